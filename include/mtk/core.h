@@ -1,0 +1,342 @@
+/*
+ * mtk core: status codes, devices, dtypes, the context, storage and tensors.
+ *
+ * Ownership in one paragraph: a context (mtk_ctx) owns every tensor created
+ * in it; tensor metadata lives in the context's arena and is freed all at
+ * once by mtk_ctx_free().  Real data lives in reference-counted storage
+ * (mtk_storage); a tensor holds one reference, views share it, and the
+ * context drops its tensors' references when it is freed.  A meta tensor
+ * has no storage at all.
+ *
+ * Errors are values: functions that can fail on user input return NULL or
+ * false and record the error on the context (the *sticky* error: the first
+ * one is kept until mtk_ctx_clear_error()).  Nothing here calls exit() or
+ * abort() on user input.
+ */
+#ifndef MTK_CORE_H
+#define MTK_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MTK_VERSION_MAJOR 0
+#define MTK_VERSION_MINOR 1
+#define MTK_VERSION_PATCH 0
+#define MTK_VERSION_STRING "0.1.0"
+
+/* Most dimensions a tensor may have (PyTorch allows more; 16 covers every
+ * model we know of and keeps tensor metadata inline). */
+#define MTK_MAX_DIMS 16
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum mtk_status {
+    MTK_OK = 0,
+    MTK_ERR_INVALID_ARGUMENT, /* a bad argument value or type            */
+    MTK_ERR_SHAPE,            /* shapes that do not fit the op           */
+    MTK_ERR_DTYPE,            /* a dtype the op does not accept          */
+    MTK_ERR_DEVICE,           /* tensors on different devices, bad device*/
+    MTK_ERR_INDEX,            /* dim or index out of range               */
+    MTK_ERR_META_NO_DATA,     /* data asked of a meta tensor             */
+    MTK_ERR_DATA_DEPENDENT,   /* output shape depends on data (on meta)  */
+    MTK_ERR_OVERFLOW,         /* a size computation overflowed           */
+    MTK_ERR_OUT_OF_MEMORY,    /* an allocation failed                    */
+    MTK_ERR_NOT_IMPLEMENTED,  /* valid, but mtk cannot do it (yet)       */
+    MTK_ERR_SYNTAX,           /* a malformed expression or file          */
+    MTK_ERR_UNKNOWN_OP,       /* no op with that name                    */
+    MTK_ERR_IO,               /* the operating system said no            */
+    MTK_STATUS_COUNT
+} mtk_status;
+
+/* The stable lower-case name of a status ("shape_error", ...), used as the
+ * "code" of JSON errors.  Never NULL. */
+const char *mtk_status_name(mtk_status status);
+
+/* ----------------------------------------------------------------- devices */
+
+/* A device is a small integer: meta, cpu, and room for accelerators
+ * (MTK_DEVICE_CUDA(n)).  Compare devices with ==. */
+typedef int32_t mtk_device;
+#define MTK_DEVICE_META ((mtk_device)0)
+#define MTK_DEVICE_CPU ((mtk_device)1)
+#define MTK_DEVICE_CUDA(n) ((mtk_device)(16 + (n)))
+
+/* Writes the PyTorch spelling ("meta", "cpu", "cuda:0") of `device` into
+ * buf (size `cap`, always NUL-terminated); returns buf. */
+const char *mtk_device_str(mtk_device device, char *buf, size_t cap);
+
+/* Parses "meta", "cpu", "cuda", "cuda:N" into *out.  Returns false (and
+ * leaves *out alone) for anything else. */
+bool mtk_device_parse(const char *text, mtk_device *out);
+
+/* ------------------------------------------------------------------ dtypes */
+
+/* The dtype enum is ordered as PyTorch's ScalarType promotion lattice is
+ * listed in mtk's table; never rely on numeric order, use the functions. */
+typedef enum mtk_dtype {
+    MTK_UINT8 = 0,
+    MTK_INT8,
+    MTK_INT16,
+    MTK_INT32,
+    MTK_INT64,
+    MTK_FLOAT16,
+    MTK_FLOAT32,
+    MTK_FLOAT64,
+    MTK_BOOL,
+    MTK_BFLOAT16,
+    MTK_FLOAT8_E5M2,
+    MTK_FLOAT8_E4M3FN,
+    MTK_DTYPE_COUNT,
+    MTK_DTYPE_UNDEFINED = -1
+} mtk_dtype;
+
+typedef enum mtk_dtype_kind {
+    MTK_KIND_BOOL,
+    MTK_KIND_UINT,
+    MTK_KIND_INT,
+    MTK_KIND_FLOAT
+} mtk_dtype_kind;
+
+/* One row of the dtype table. */
+typedef struct mtk_dtype_info {
+    mtk_dtype dtype;
+    const char *name;       /* PyTorch's name without "torch.": "float32"  */
+    const char *short_name; /* eval's short literal name: "f32"            */
+    const char *st_name;    /* safetensors' name: "F32"                    */
+    size_t size;            /* bytes per element                           */
+    mtk_dtype_kind kind;
+    bool storage_only;      /* float8: conversion only, no arithmetic on cpu */
+} mtk_dtype_info;
+
+/* The table row of a valid dtype; NULL for anything else. */
+const mtk_dtype_info *mtk_dtype_get(mtk_dtype dtype);
+/* "float32" etc.; "undefined" for an invalid dtype. */
+const char *mtk_dtype_name(mtk_dtype dtype);
+/* Element size in bytes; 0 for an invalid dtype. */
+size_t mtk_dtype_size(mtk_dtype dtype);
+/* Looks up a dtype by any of its spellings: "float32", "float", "f32",
+ * "torch.float32", "half", "bf16", "long", "int", "bool", ...  Returns
+ * MTK_DTYPE_UNDEFINED when unknown. */
+mtk_dtype mtk_dtype_from_name(const char *name);
+
+bool mtk_dtype_is_floating(mtk_dtype dtype); /* f16 bf16 f32 f64 f8 */
+bool mtk_dtype_is_integral(mtk_dtype dtype, bool include_bool);
+bool mtk_dtype_is_float8(mtk_dtype dtype);
+
+/* torch.promote_types(a, b).  Float8 types promote only with themselves:
+ * any other pair involving one returns MTK_DTYPE_UNDEFINED (PyTorch raises
+ * "Promotion for Float8 Types is not supported"). */
+mtk_dtype mtk_promote_types(mtk_dtype a, mtk_dtype b);
+
+/* ----------------------------------------------------------------- context */
+
+typedef struct mtk_ctx mtk_ctx;
+
+/* A user-supplied allocator.  alloc returns NULL on failure; free accepts
+ * NULL.  Used for the arena, storage and everything else mtk allocates. */
+typedef struct mtk_allocator {
+    void *(*alloc)(size_t size, void *user);
+    void (*free)(void *ptr, void *user);
+    void *user;
+} mtk_allocator;
+
+/* Init modes: how modules allocate their parameters (see nn). */
+typedef enum mtk_init_mode {
+    MTK_INIT_META = 0, /* no memory at all                        */
+    MTK_INIT_EMPTY,    /* uninitialized memory                     */
+    MTK_INIT_INIT      /* allocated and initialized from a seed    */
+} mtk_init_mode;
+
+/* Creates a context with the default allocator (malloc/free).  The default
+ * device is cpu, the default dtype float32, the init mode `init`, as in
+ * PyTorch.  Returns NULL only when memory is exhausted. */
+mtk_ctx *mtk_ctx_new(void);
+
+/* Same, with a caller-supplied allocator (copied; it must outlive the
+ * context).  NULL `alloc` means the default allocator. */
+mtk_ctx *mtk_ctx_new_with_allocator(const mtk_allocator *alloc);
+
+/* Frees the context, every tensor created in it and its references to
+ * storage.  Accepts NULL. */
+void mtk_ctx_free(mtk_ctx *ctx);
+
+/* Bytes the arena holds (metadata only, not tensor data). */
+size_t mtk_ctx_arena_bytes(const mtk_ctx *ctx);
+
+/* The sticky error: MTK_OK when none.  The message is owned by the context
+ * and valid until the error is cleared; "" when there is no error. */
+mtk_status mtk_ctx_status(const mtk_ctx *ctx);
+const char *mtk_ctx_message(const mtk_ctx *ctx);
+void mtk_ctx_clear_error(mtk_ctx *ctx);
+
+/* Records an error (printf-style message) unless one is already recorded.
+ * Always returns false, so callers can `return mtk_error(...)`. */
+bool mtk_error(mtk_ctx *ctx, mtk_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+bool mtk_verror(mtk_ctx *ctx, mtk_status status, const char *fmt, va_list ap);
+
+/* Default-device scope: push makes `device` the default for creation ops
+ * and modules until the matching pop (with torch.device('meta')).  Push
+ * fails (false, error set) past 64 nested scopes; pop fails on an empty
+ * stack. */
+bool mtk_ctx_push_device(mtk_ctx *ctx, mtk_device device);
+bool mtk_ctx_pop_device(mtk_ctx *ctx);
+mtk_device mtk_ctx_device(const mtk_ctx *ctx);
+
+/* Default-dtype scope (torch.set_default_dtype), floating dtypes only. */
+bool mtk_ctx_push_dtype(mtk_ctx *ctx, mtk_dtype dtype);
+bool mtk_ctx_pop_dtype(mtk_ctx *ctx);
+mtk_dtype mtk_ctx_dtype(const mtk_ctx *ctx);
+
+/* Init-mode scope, same rules. */
+bool mtk_ctx_push_init_mode(mtk_ctx *ctx, mtk_init_mode mode);
+bool mtk_ctx_pop_init_mode(mtk_ctx *ctx);
+mtk_init_mode mtk_ctx_init_mode(const mtk_ctx *ctx);
+
+/* Arena allocation: zeroed, 16-byte aligned memory that lives as long as
+ * the context.  NULL (and MTK_ERR_OUT_OF_MEMORY) on failure. */
+void *mtk_ctx_alloc(mtk_ctx *ctx, size_t size);
+/* Copies a NUL-terminated string into the arena. */
+char *mtk_ctx_strdup(mtk_ctx *ctx, const char *s);
+
+/* The context's allocator, for memory that outlives the arena pattern. */
+void *mtk_ctx_malloc(mtk_ctx *ctx, size_t size);
+void mtk_ctx_mfree(mtk_ctx *ctx, void *ptr);
+
+/* ----------------------------------------------------------------- storage */
+
+typedef enum mtk_storage_kind {
+    MTK_STORAGE_OWNED,    /* allocated by mtk, freed with the last reference */
+    MTK_STORAGE_BORROWED, /* caller's memory; mtk never frees it             */
+    MTK_STORAGE_MAPPED    /* a file mapping; released through `release`      */
+} mtk_storage_kind;
+
+typedef struct mtk_storage mtk_storage;
+
+/* Allocates `nbytes` of uninitialized cpu memory (64-byte aligned) with a
+ * reference count of 1.  NULL and MTK_ERR_OUT_OF_MEMORY on failure. */
+mtk_storage *mtk_storage_new(mtk_ctx *ctx, size_t nbytes);
+
+/* Wraps caller memory without copying; the caller keeps it alive for as
+ * long as any tensor uses it.  Reference count 1. */
+mtk_storage *mtk_storage_borrow(mtk_ctx *ctx, void *data, size_t nbytes);
+
+/* Wraps memory released by `release(data, nbytes, user)` when the last
+ * reference goes (used for file mappings).  Reference count 1. */
+mtk_storage *mtk_storage_wrap(mtk_ctx *ctx, mtk_storage_kind kind, void *data,
+                              size_t nbytes,
+                              void (*release)(void *data, size_t nbytes, void *user),
+                              void *user);
+
+void mtk_storage_retain(mtk_storage *storage);
+/* Drops one reference; frees at zero.  Accepts NULL. */
+void mtk_storage_release(mtk_storage *storage);
+void *mtk_storage_data(const mtk_storage *storage);
+size_t mtk_storage_nbytes(const mtk_storage *storage);
+mtk_storage_kind mtk_storage_kind_of(const mtk_storage *storage);
+int64_t mtk_storage_refcount(const mtk_storage *storage);
+
+/* ----------------------------------------------------------------- tensors */
+
+enum mtk_tensor_flags {
+    MTK_TENSOR_PARAMETER = 1u << 0,
+    MTK_TENSOR_BUFFER = 1u << 1,
+    MTK_TENSOR_LAZY = 1u << 2,          /* shape not known yet            */
+    MTK_TENSOR_REQUIRES_GRAD = 1u << 3,
+    MTK_TENSOR_WRAPPED_NUMBER = 1u << 4 /* a Python scalar made a tensor  */
+};
+
+/* Tensor metadata.  Fields are public to read; change them only through
+ * the API.  Strides are in elements.  `storage` is NULL on meta. */
+typedef struct mtk_tensor {
+    mtk_ctx *ctx;
+    mtk_dtype dtype;
+    int32_t ndim;
+    int64_t shape[MTK_MAX_DIMS];
+    int64_t stride[MTK_MAX_DIMS];
+    int64_t storage_offset;
+    mtk_device device;
+    uint32_t flags;
+    mtk_storage *storage;
+} mtk_tensor;
+
+/* Checks a shape (ndim <= MTK_MAX_DIMS, sizes >= 0) and computes its numel
+ * with overflow checks.  On failure sets an error naming `op` and returns
+ * false. */
+bool mtk_shape_check(mtk_ctx *ctx, const char *op, const int64_t *shape,
+                     int32_t ndim, int64_t *numel_out);
+
+/* Product of sizes; -1 on overflow (no error set). */
+int64_t mtk_shape_numel(const int64_t *shape, int32_t ndim);
+
+/* Contiguous (row-major) strides for a shape. */
+void mtk_contiguous_strides(const int64_t *shape, int32_t ndim, int64_t *stride_out);
+
+/* Channels-last strides for a 4-D (N,C,H,W) or 5-D (N,C,D,H,W) shape. */
+void mtk_channels_last_strides(const int64_t *shape, int32_t ndim, int64_t *stride_out);
+
+/* Writes "(3, 4)"-style text of a shape; returns buf. */
+const char *mtk_shape_str(const int64_t *shape, int32_t ndim, char *buf, size_t cap);
+/* Writes "[3, 4]"-style text of a shape (PyTorch's messages); returns buf. */
+const char *mtk_shape_list_str(const int64_t *shape, int32_t ndim, char *buf, size_t cap);
+
+/* Creates tensor metadata (no data) in the arena: given shape, the given
+ * strides (NULL: contiguous), offset 0, on `device`, with no storage.
+ * Used by meta functions; a cpu tensor made this way gets its storage
+ * from mtk_tensor_alloc_storage() or mtk_tensor_set_storage().  Errors: bad
+ * shape, too many dims, overflow, out of memory. */
+mtk_tensor *mtk_tensor_new(mtk_ctx *ctx, mtk_dtype dtype, const int64_t *shape,
+                           int32_t ndim, const int64_t *stride, mtk_device device);
+
+/* Gives a cpu tensor fresh uninitialized storage big enough for its shape,
+ * strides and offset.  False on overflow or out of memory. */
+bool mtk_tensor_alloc_storage(mtk_tensor *t);
+
+/* Points `t` at `storage` (taking a new reference; the context releases it
+ * when freed).  The storage must cover t's extent: false otherwise. */
+bool mtk_tensor_set_storage(mtk_tensor *t, mtk_storage *storage);
+
+/* A new cpu tensor over existing memory, without copying.  The tensor
+ * borrows `data` (the caller keeps it alive).  Strides NULL: contiguous. */
+mtk_tensor *mtk_tensor_from_data(mtk_ctx *ctx, mtk_dtype dtype, const int64_t *shape,
+                                 int32_t ndim, const int64_t *stride, void *data);
+
+/* Shallow copy of the metadata that shares the storage (a view with the
+ * same shape).  NULL propagates. */
+mtk_tensor *mtk_tensor_alias(mtk_tensor *t);
+
+int64_t mtk_tensor_numel(const mtk_tensor *t);
+size_t mtk_tensor_nbytes(const mtk_tensor *t);      /* numel * element size */
+bool mtk_tensor_is_meta(const mtk_tensor *t);
+bool mtk_tensor_is_contiguous(const mtk_tensor *t); /* PyTorch's rule   */
+bool mtk_tensor_is_channels_last(const mtk_tensor *t);   /* 4-D, is_contiguous(channels_last) */
+bool mtk_tensor_is_channels_last_3d(const mtk_tensor *t);/* 5-D */
+bool mtk_tensor_is_non_overlapping_and_dense(const mtk_tensor *t);
+
+/* Address of the first element (storage data + offset), NULL on meta. */
+void *mtk_tensor_data(const mtk_tensor *t);
+
+/* Smallest and one-past-largest element offset the tensor touches
+ * (relative to storage start); both 0 for an empty tensor.  False on
+ * overflow. */
+bool mtk_tensor_extent(const mtk_tensor *t, int64_t *lo, int64_t *hi);
+
+/* Wraps a negative dim: dim in [-ndim, ndim) -> [0, ndim).  For a 0-dim
+ * tensor the valid range is [-1, 0] as in PyTorch.  On error sets
+ * MTK_ERR_INDEX with PyTorch's message "Dimension out of range (expected
+ * to be in range of [-2, 1], but got 5)" and returns -1. */
+int32_t mtk_wrap_dim(mtk_ctx *ctx, int64_t dim, int32_t ndim);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MTK_CORE_H */

@@ -1,0 +1,15 @@
+/*
+ * mtk — meta tensor kit: tensors and models without their data.
+ * The umbrella header: include this one.
+ */
+#ifndef MTK_MTK_H
+#define MTK_MTK_H
+
+#include "mtk/core.h"
+#include "mtk/value.h"
+#include "mtk/op.h"
+#include "mtk/ops.h"
+#include "mtk/print.h"
+#include "mtk/eval.h"
+
+#endif

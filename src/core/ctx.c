@@ -1,0 +1,210 @@
+/* The context: arena for metadata, sticky error, and the scope stacks. */
+#include "ctx_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_BLOCK_MIN (64 * 1024)
+#define ALIGN16(n) (((n) + 15u) & ~(size_t)15u)
+
+static void *default_alloc(size_t size, void *user) { (void)user; return malloc(size); }
+static void default_free(void *ptr, void *user) { (void)user; free(ptr); }
+
+mtk_ctx *mtk_ctx_new(void) { return mtk_ctx_new_with_allocator(NULL); }
+
+mtk_ctx *mtk_ctx_new_with_allocator(const mtk_allocator *alloc)
+{
+    mtk_allocator a = { default_alloc, default_free, NULL };
+    if (alloc && alloc->alloc) a = *alloc;
+    if (!a.free) a.free = default_free;
+    mtk_ctx *ctx = a.alloc(sizeof *ctx, a.user);
+    if (!ctx) return NULL;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->allocator = a;
+    ctx->device_stack[0] = MTK_DEVICE_CPU;
+    ctx->device_depth = 1;
+    ctx->dtype_stack[0] = MTK_FLOAT32;
+    ctx->dtype_depth = 1;
+    ctx->init_stack[0] = MTK_INIT_INIT;
+    ctx->init_depth = 1;
+    return ctx;
+}
+
+void mtk_ctx_free(mtk_ctx *ctx)
+{
+    if (!ctx) return;
+    /* storage_ref nodes live in the arena: release storage first */
+    for (storage_ref *r = ctx->storage_refs; r; r = r->next) mtk_storage_release(r->storage);
+    arena_block *b = ctx->arena;
+    while (b) {
+        arena_block *next = b->next;
+        ctx->allocator.free(b, ctx->allocator.user);
+        b = next;
+    }
+    ctx->allocator.free(ctx, ctx->allocator.user);
+}
+
+size_t mtk_ctx_arena_bytes(const mtk_ctx *ctx) { return ctx ? ctx->arena_bytes : 0; }
+
+void *mtk_ctx_malloc(mtk_ctx *ctx, size_t size)
+{
+    void *p = ctx->allocator.alloc(size ? size : 1, ctx->allocator.user);
+    if (!p) mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "out of memory allocating %zu bytes", size);
+    return p;
+}
+
+void mtk_ctx_mfree(mtk_ctx *ctx, void *ptr)
+{
+    if (ptr) ctx->allocator.free(ptr, ctx->allocator.user);
+}
+
+void *mtk_ctx_alloc(mtk_ctx *ctx, size_t size)
+{
+    size = ALIGN16(size ? size : 1);
+    arena_block *b = ctx->arena;
+    if (!b || b->cap - b->used < size) {
+        size_t cap = size > ARENA_BLOCK_MIN ? size : ARENA_BLOCK_MIN;
+        if (b && cap < b->cap * 2 && b->cap * 2 <= 16u * 1024 * 1024) cap = b->cap * 2;
+        size_t header = ALIGN16(sizeof(arena_block));
+        if (cap > SIZE_MAX - header) {
+            mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "arena allocation of %zu bytes is too large", size);
+            return NULL;
+        }
+        arena_block *nb = ctx->allocator.alloc(header + cap, ctx->allocator.user);
+        if (!nb) {
+            mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "out of memory growing the arena by %zu bytes", cap);
+            return NULL;
+        }
+        nb->next = b;
+        nb->used = 0;
+        nb->cap = cap;
+        ctx->arena = nb;
+        ctx->arena_bytes += cap;
+        b = nb;
+    }
+    char *p = (char *)b + ALIGN16(sizeof(arena_block)) + b->used;
+    b->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+char *mtk_ctx_strdup(mtk_ctx *ctx, const char *s)
+{
+    size_t n = strlen(s);
+    char *p = mtk_ctx_alloc(ctx, n + 1);
+    if (p) memcpy(p, s, n + 1);
+    return p;
+}
+
+bool mtk_ctx_hold_storage(mtk_ctx *ctx, mtk_storage *storage)
+{
+    storage_ref *r = mtk_ctx_alloc(ctx, sizeof *r);
+    if (!r) return false;
+    r->storage = storage;
+    r->next = ctx->storage_refs;
+    ctx->storage_refs = r;
+    return true;
+}
+
+/* ---------------------------------------------------------------- errors */
+
+mtk_status mtk_ctx_status(const mtk_ctx *ctx) { return ctx->status; }
+const char *mtk_ctx_message(const mtk_ctx *ctx) { return ctx->status ? ctx->message : ""; }
+
+void mtk_ctx_clear_error(mtk_ctx *ctx)
+{
+    ctx->status = MTK_OK;
+    ctx->message[0] = '\0';
+}
+
+bool mtk_verror(mtk_ctx *ctx, mtk_status status, const char *fmt, va_list ap)
+{
+    if (!ctx || ctx->status != MTK_OK) return false; /* sticky: keep the first */
+    ctx->status = status == MTK_OK ? MTK_ERR_INVALID_ARGUMENT : status;
+    vsnprintf(ctx->message, sizeof ctx->message, fmt, ap);
+    return false;
+}
+
+bool mtk_error(mtk_ctx *ctx, mtk_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    mtk_verror(ctx, status, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static const char *const status_names[MTK_STATUS_COUNT] = {
+    [MTK_OK] = "ok",
+    [MTK_ERR_INVALID_ARGUMENT] = "invalid_argument",
+    [MTK_ERR_SHAPE] = "shape_error",
+    [MTK_ERR_DTYPE] = "dtype_error",
+    [MTK_ERR_DEVICE] = "device_error",
+    [MTK_ERR_INDEX] = "index_error",
+    [MTK_ERR_META_NO_DATA] = "meta_no_data",
+    [MTK_ERR_DATA_DEPENDENT] = "data_dependent",
+    [MTK_ERR_OVERFLOW] = "overflow",
+    [MTK_ERR_OUT_OF_MEMORY] = "out_of_memory",
+    [MTK_ERR_NOT_IMPLEMENTED] = "not_implemented",
+    [MTK_ERR_SYNTAX] = "syntax_error",
+    [MTK_ERR_UNKNOWN_OP] = "unknown_op",
+    [MTK_ERR_IO] = "io_error",
+};
+
+const char *mtk_status_name(mtk_status status)
+{
+    if ((int)status < 0 || status >= MTK_STATUS_COUNT) return "unknown";
+    return status_names[status];
+}
+
+/* ---------------------------------------------------------------- scopes */
+
+#define SCOPE_PUSH(stack, depth, value, what)                                        \
+    do {                                                                             \
+        if (ctx->depth >= SCOPE_DEPTH)                                               \
+            return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,                          \
+                             "too many nested " what " scopes (at most %d)", SCOPE_DEPTH - 1); \
+        ctx->stack[ctx->depth++] = (value);                                          \
+        return true;                                                                 \
+    } while (0)
+
+#define SCOPE_POP(depth, what)                                                       \
+    do {                                                                             \
+        if (ctx->depth <= 1)                                                         \
+            return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,                          \
+                             "pop of a " what " scope that was never pushed");       \
+        ctx->depth--;                                                                \
+        return true;                                                                 \
+    } while (0)
+
+bool mtk_ctx_push_device(mtk_ctx *ctx, mtk_device device)
+{
+    char buf[32];
+    if (device != MTK_DEVICE_META && device != MTK_DEVICE_CPU)
+        return mtk_error(ctx, MTK_ERR_DEVICE, "device %s is not supported by this build",
+                         mtk_device_str(device, buf, sizeof buf));
+    SCOPE_PUSH(device_stack, device_depth, device, "device");
+}
+bool mtk_ctx_pop_device(mtk_ctx *ctx) { SCOPE_POP(device_depth, "device"); }
+mtk_device mtk_ctx_device(const mtk_ctx *ctx) { return ctx->device_stack[ctx->device_depth - 1]; }
+
+bool mtk_ctx_push_dtype(mtk_ctx *ctx, mtk_dtype dtype)
+{
+    if (dtype != MTK_FLOAT16 && dtype != MTK_BFLOAT16 && dtype != MTK_FLOAT32 && dtype != MTK_FLOAT64)
+        return mtk_error(ctx, MTK_ERR_DTYPE,
+                         "only floating point types are supported as the default type, got %s",
+                         mtk_dtype_name(dtype));
+    SCOPE_PUSH(dtype_stack, dtype_depth, dtype, "dtype");
+}
+bool mtk_ctx_pop_dtype(mtk_ctx *ctx) { SCOPE_POP(dtype_depth, "dtype"); }
+mtk_dtype mtk_ctx_dtype(const mtk_ctx *ctx) { return ctx->dtype_stack[ctx->dtype_depth - 1]; }
+
+bool mtk_ctx_push_init_mode(mtk_ctx *ctx, mtk_init_mode mode)
+{
+    if (mode != MTK_INIT_META && mode != MTK_INIT_EMPTY && mode != MTK_INIT_INIT)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "unknown init mode %d", (int)mode);
+    SCOPE_PUSH(init_stack, init_depth, mode, "init-mode");
+}
+bool mtk_ctx_pop_init_mode(mtk_ctx *ctx) { SCOPE_POP(init_depth, "init-mode"); }
+mtk_init_mode mtk_ctx_init_mode(const mtk_ctx *ctx) { return ctx->init_stack[ctx->init_depth - 1]; }

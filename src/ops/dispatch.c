@@ -1,0 +1,325 @@
+/* The dispatcher: meta function, then output allocation and the cpu
+ * kernel; and calling ops by name with Python-style arguments. */
+#include "ops/registry.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void mtk_op_call_init(mtk_op_call *call, mtk_ctx *ctx, const mtk_op_def *op)
+{
+    memset(call, 0, sizeof *call);
+    call->ctx = ctx;
+    call->op = op;
+    call->device = mtk_ctx_device(ctx);
+    const mtk_arg_spec *specs;
+    int32_t n = mtk_op_args(op, &specs);
+    if (n < 0) n = 0;
+    call->nargs = n;
+    for (int32_t i = 0; i < n; i++)
+        if (specs[i].has_default) call->args[i] = specs[i].default_value;
+}
+
+bool mtk_call_set_outputs(mtk_op_call *call, int32_t n)
+{
+    call->nout = 0;
+    if (n <= 0) return true;
+    call->out = mtk_ctx_alloc(call->ctx, (size_t)n * sizeof *call->out);
+    call->out_view_of = mtk_ctx_alloc(call->ctx, (size_t)n * sizeof *call->out_view_of);
+    if (!call->out || !call->out_view_of) return false;
+    for (int32_t i = 0; i < n; i++) call->out_view_of[i] = -1;
+    call->nout = n;
+    return true;
+}
+
+void mtk_call_output(mtk_op_call *call, int32_t i, mtk_tensor *t, int32_t view_of)
+{
+    call->out[i] = t;
+    call->out_view_of[i] = (int8_t)view_of;
+}
+
+bool mtk_call_error(mtk_op_call *call, mtk_status status, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return mtk_error(call->ctx, status, "%s: %s", call->op->name, msg);
+}
+
+/* NULL-tensor propagation and the device the op runs on. */
+static bool check_inputs(mtk_op_call *call, bool *any_tensor)
+{
+    mtk_device device = -1, scalar_device = -1;
+    *any_tensor = false;
+    for (int32_t i = 0; i < call->nargs; i++) {
+        const mtk_value *v = &call->args[i];
+        const mtk_value *items = v;
+        int32_t n = 1;
+        if (v->kind == MTK_VALUE_LIST || v->kind == MTK_VALUE_TUPLE) items = v->as.list.items, n = v->as.list.count;
+        for (int32_t k = 0; k < n; k++) {
+            if (items[k].kind != MTK_VALUE_TENSOR) continue;
+            const mtk_tensor *t = items[k].as.tensor;
+            if (!t) {
+                if (mtk_ctx_status(call->ctx) == MTK_OK)
+                    mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "argument %d is a NULL tensor", (int)i);
+                return false;
+            }
+            *any_tensor = true;
+            /* a 0-dim cpu tensor may join tensors of any device */
+            if (t->ndim == 0 && t->device == MTK_DEVICE_CPU) {
+                scalar_device = t->device;
+                continue;
+            }
+            if (device == -1) {
+                device = t->device;
+            } else if (device != t->device) {
+                char a[32], b[32];
+                return mtk_call_error(call, MTK_ERR_DEVICE,
+                                      "Expected all tensors to be on the same device, but found at "
+                                      "least two devices, %s and %s!",
+                                      mtk_device_str(device, a, sizeof a),
+                                      mtk_device_str(t->device, b, sizeof b));
+            }
+        }
+    }
+    if (device == -1) device = scalar_device;
+    if (device != -1) call->device = device;
+    return true;
+}
+
+static bool allocate_outputs(mtk_op_call *call)
+{
+    for (int32_t i = 0; i < call->nout; i++) {
+        mtk_tensor *t = call->out[i];
+        if (!t || t->device != MTK_DEVICE_CPU || t->storage) continue;
+        int32_t src = call->out_view_of[i];
+        if (src >= 0) {
+            const mtk_tensor *in = call->args[src].as.tensor;
+            if (in && in->storage) {
+                if (!mtk_tensor_set_storage(t, in->storage)) return false;
+                continue;
+            }
+        }
+        if (!mtk_tensor_alloc_storage(t)) return false;
+    }
+    return true;
+}
+
+bool mtk_op_run(mtk_op_call *call)
+{
+    const mtk_op_def *op = call->op;
+    bool any_tensor;
+    call->result = mtk_value_none();
+    if (!check_inputs(call, &any_tensor)) return false;
+    if (!op->meta(call)) {
+        if (mtk_ctx_status(call->ctx) == MTK_OK)
+            mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "invalid arguments");
+        return false;
+    }
+    if ((op->flags & MTK_OP_DATA_DEPENDENT) && call->device == MTK_DEVICE_META)
+        return mtk_call_error(call, MTK_ERR_DATA_DEPENDENT,
+                              "the output size of %s depends on the data of its input, and a meta "
+                              "tensor has no data. Run it on a real tensor (materialize with "
+                              "to_empty() or load a checkpoint first), or use an op whose output "
+                              "size is known from shapes alone",
+                              op->name);
+    bool all_cpu = call->device == MTK_DEVICE_CPU;
+    for (int32_t i = 0; i < call->nout; i++)
+        if (!call->out[i] || call->out[i]->device != MTK_DEVICE_CPU) all_cpu = false;
+    if (!allocate_outputs(call)) return false;
+    if (all_cpu && !(op->flags & MTK_OP_NO_KERNEL)) {
+        if (!op->cpu)
+            return mtk_call_error(call, MTK_ERR_NOT_IMPLEMENTED, "no cpu kernel for this op yet");
+        if (!op->cpu(call)) {
+            if (mtk_ctx_status(call->ctx) == MTK_OK)
+                mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "cpu kernel failed");
+            return false;
+        }
+    } else if (call->device != MTK_DEVICE_META && call->device != MTK_DEVICE_CPU &&
+               !(op->flags & MTK_OP_NO_KERNEL)) {
+        char d[32];
+        return mtk_call_error(call, MTK_ERR_DEVICE, "device %s is not supported by this build",
+                              mtk_device_str(call->device, d, sizeof d));
+    }
+    if (call->result.kind == MTK_VALUE_NONE) {
+        if (op->flags & MTK_OP_INPLACE) {
+            call->result = call->args[0];
+        } else if (call->nout == 1) {
+            call->result = mtk_value_tensor(call->out[0]);
+        } else if (call->nout > 1) {
+            mtk_value tuple = mtk_value_list(call->ctx, call->nout, true);
+            if (tuple.kind == MTK_VALUE_NONE) return false;
+            for (int32_t i = 0; i < call->nout; i++) tuple.as.list.items[i] = mtk_value_tensor(call->out[i]);
+            call->result = tuple;
+        }
+    }
+    return true;
+}
+
+mtk_tensor *mtk_op_run_tensor(mtk_op_call *call)
+{
+    if (!mtk_op_run(call)) return NULL;
+    return call->result.kind == MTK_VALUE_TENSOR ? call->result.as.tensor : NULL;
+}
+
+/* ------------------------------------------------------- binding by name */
+
+static bool is_type(const mtk_arg_spec *s, const char *type) { return strcmp(s->type, type) == 0; }
+
+/* Checks and converts one argument to its spec's type. */
+static bool bind_value(mtk_ctx *ctx, const mtk_op_def *op, const mtk_arg_spec *s, int32_t pos,
+                       mtk_value v, mtk_value *out)
+{
+    const char *got = mtk_value_type_name(&v);
+    if (v.kind == MTK_VALUE_NONE) {
+        if (s->optional || is_type(s, "Any")) { *out = v; return true; }
+        goto mismatch;
+    }
+    if (is_type(s, "Any")) { *out = v; return true; }
+    if (is_type(s, "Tensor")) {
+        if (v.kind == MTK_VALUE_TENSOR) { *out = v; return true; }
+        goto mismatch;
+    }
+    if (is_type(s, "Tensor|Scalar")) {
+        if (v.kind == MTK_VALUE_TENSOR || mtk_value_is_number(&v)) { *out = v; return true; }
+        goto mismatch;
+    }
+    if (is_type(s, "Scalar")) {
+        if (mtk_value_is_number(&v)) { *out = v; return true; }
+        goto mismatch;
+    }
+    if (is_type(s, "int")) {
+        if (v.kind == MTK_VALUE_INT) { *out = v; return true; }
+        goto mismatch;
+    }
+    if (is_type(s, "float")) {
+        if (v.kind == MTK_VALUE_FLOAT) { *out = v; return true; }
+        if (v.kind == MTK_VALUE_INT || v.kind == MTK_VALUE_BOOL) {
+            *out = mtk_value_float(mtk_value_as_double(&v));
+            return true;
+        }
+        goto mismatch;
+    }
+    if (is_type(s, "bool")) {
+        if (v.kind == MTK_VALUE_BOOL) { *out = v; return true; }
+        goto mismatch;
+    }
+    if (is_type(s, "str")) {
+        if (v.kind == MTK_VALUE_STRING) { *out = v; return true; }
+        goto mismatch;
+    }
+    if (is_type(s, "ScalarType")) {
+        if (v.kind == MTK_VALUE_DTYPE) { *out = v; return true; }
+        goto mismatch;
+    }
+    if (is_type(s, "Device")) {
+        mtk_device d;
+        if (v.kind == MTK_VALUE_DEVICE) { *out = v; return true; }
+        if (v.kind == MTK_VALUE_STRING) {
+            if (!mtk_device_parse(v.as.s, &d))
+                return mtk_error(ctx, MTK_ERR_DEVICE,
+                                 "%s(): Expected one of cpu, meta, cuda device type at start of "
+                                 "device string: %s",
+                                 op->name, v.as.s);
+            *out = mtk_value_device(d);
+            return true;
+        }
+        goto mismatch;
+    }
+    if (is_type(s, "int[]")) {
+        if (v.kind == MTK_VALUE_INT) { *out = v; return true; }
+        if (v.kind == MTK_VALUE_LIST || v.kind == MTK_VALUE_TUPLE) {
+            for (int32_t i = 0; i < v.as.list.count; i++)
+                if (v.as.list.items[i].kind != MTK_VALUE_INT)
+                    return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                                     "%s(): argument '%s' (position %d) must be tuple of ints, but "
+                                     "found element of type %s at pos %d",
+                                     op->name, s->name, (int)pos + 1,
+                                     mtk_value_type_name(&v.as.list.items[i]), (int)i);
+            *out = v;
+            return true;
+        }
+        goto mismatch;
+    }
+    if (is_type(s, "Tensor[]")) {
+        if (v.kind == MTK_VALUE_LIST || v.kind == MTK_VALUE_TUPLE) {
+            for (int32_t i = 0; i < v.as.list.count; i++)
+                if (v.as.list.items[i].kind != MTK_VALUE_TENSOR)
+                    return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                                     "%s(): argument '%s' (position %d) must be tuple of Tensors, "
+                                     "not %s",
+                                     op->name, s->name, (int)pos + 1,
+                                     mtk_value_type_name(&v.as.list.items[i]));
+            *out = v;
+            return true;
+        }
+        goto mismatch;
+    }
+    return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "%s(): unknown argument type %s in signature",
+                     op->name, s->type);
+mismatch:
+    return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                     "%s(): argument '%s' (position %d) must be %s%s, not %s", op->name, s->name,
+                     (int)pos + 1, s->type, s->optional ? " or None" : "", got);
+}
+
+bool mtk_op_call_by_name(mtk_ctx *ctx, const char *name, const mtk_value *positional,
+                         int32_t npositional, const char *const *kw_names,
+                         const mtk_value *kw_values, int32_t nkw, mtk_value *result)
+{
+    *result = mtk_value_none();
+    const mtk_op_def *op = mtk_op_find(name);
+    if (!op) return mtk_error(ctx, MTK_ERR_UNKNOWN_OP, "unknown op '%s' (mtk ops lists them)", name);
+    const mtk_arg_spec *specs;
+    int32_t nspec = mtk_op_args(op, &specs);
+    if (nspec < 0) return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "%s: malformed signature", op->name);
+
+    mtk_op_call call;
+    mtk_op_call_init(&call, ctx, op);
+    bool bound[MTK_MAX_OP_ARGS] = { false };
+    int32_t npos_params = 0;
+    while (npos_params < nspec && !specs[npos_params].keyword_only) npos_params++;
+
+    int32_t pi = 0;
+    for (int32_t i = 0; i < npositional; i++) {
+        if (pi >= npos_params)
+            return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                             "%s() takes %d positional argument%s but %d were given", op->name,
+                             (int)npos_params, npos_params == 1 ? "" : "s", (int)npositional);
+        const mtk_arg_spec *s = &specs[pi];
+        mtk_value v = positional[i];
+        /* x.view(3, 4): an int[] that is the last positional gathers ints */
+        if (is_type(s, "int[]") && v.kind == MTK_VALUE_INT && pi == npos_params - 1 &&
+            i + 1 < npositional) {
+            int32_t n = npositional - i;
+            mtk_value list = mtk_value_list(ctx, n, true);
+            if (list.kind == MTK_VALUE_NONE) return false;
+            for (int32_t k = 0; k < n; k++) list.as.list.items[k] = positional[i + k];
+            v = list;
+            i = npositional - 1;
+        }
+        if (!bind_value(ctx, op, s, pi, v, &call.args[pi])) return false;
+        bound[pi++] = true;
+    }
+    for (int32_t k = 0; k < nkw; k++) {
+        int32_t j = 0;
+        while (j < nspec && strcmp(specs[j].name, kw_names[k]) != 0) j++;
+        if (j == nspec)
+            return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                             "%s() got an unexpected keyword argument '%s'", op->name, kw_names[k]);
+        if (bound[j])
+            return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                             "%s() got multiple values for argument '%s'", op->name, kw_names[k]);
+        if (!bind_value(ctx, op, &specs[j], j, kw_values[k], &call.args[j])) return false;
+        bound[j] = true;
+    }
+    for (int32_t j = 0; j < nspec; j++)
+        if (!bound[j] && !specs[j].has_default)
+            return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                             "%s() missing required argument '%s' (pos %d)", op->name,
+                             specs[j].name, (int)j + 1);
+    if (!mtk_op_run(&call)) return false;
+    *result = call.result;
+    return true;
+}

@@ -1,0 +1,12 @@
+/* Declarations of each op family's meta/cpu/cost functions and info
+ * objects, so the registry can name them. */
+#ifndef MTK_OPS_FAMILIES_H
+#define MTK_OPS_FAMILIES_H
+
+#include "ops/creation.h"
+#include "ops/view.h"
+#include "ops/elementwise.h"
+#include "ops/linalg.h"
+#include "ops/convert.h"
+
+#endif

@@ -1,0 +1,1 @@
+/* Op rows of the convert family (see registry.h for the row format). */

@@ -1,0 +1,191 @@
+/* Broadcasting, output strides and strided loops (see op_util.h). */
+#include "op_util.h"
+#include "core/scalar.h"
+
+#include <string.h>
+
+bool mtk_broadcast_shapes(mtk_ctx *ctx, const char *op, const int64_t *a, int32_t na,
+                          const int64_t *b, int32_t nb, int64_t *out, int32_t *nout)
+{
+    int32_t n = na > nb ? na : nb;
+    if (n > MTK_MAX_DIMS)
+        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: %d dimensions is more than mtk supports", op, (int)n);
+    for (int32_t i = n - 1; i >= 0; i--) {
+        int32_t ia = i - (n - na), ib = i - (n - nb);
+        int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
+        if (sa != sb && sa != 1 && sb != 1)
+            return mtk_error(ctx, MTK_ERR_SHAPE,
+                             "%s: The size of tensor a (%lld) must match the size of tensor b (%lld) "
+                             "at non-singleton dimension %d",
+                             op, (long long)sa, (long long)sb, (int)i);
+        out[i] = sa == 1 ? sb : sa;
+    }
+    *nout = n;
+    return true;
+}
+
+/* operand strides in the broadcast shape, in elements (0 = broadcast) */
+static void broadcast_elem_strides(const mtk_tensor *t, const int64_t *shape, int32_t ndim, int64_t *out)
+{
+    int32_t offset = ndim - t->ndim;
+    for (int32_t i = 0; i < ndim; i++) out[i] = 0;
+    for (int32_t i = 0; i < t->ndim; i++)
+        out[offset + i] = (t->shape[i] == 1 && shape[offset + i] != 1) ? 0 : t->stride[i];
+}
+
+void mtk_broadcast_byte_strides(const mtk_tensor *t, const int64_t *shape, int32_t ndim, int64_t *out)
+{
+    broadcast_elem_strides(t, shape, ndim, out);
+    int64_t es = (int64_t)mtk_dtype_size(t->dtype);
+    for (int32_t i = 0; i < ndim; i++) out[i] *= es;
+}
+
+/* reorder_dimensions: perm[0] is the fastest-moving dim */
+static void ti_permutation(int32_t n, const int64_t (*strides)[MTK_MAX_DIMS], const int64_t *shape,
+                           int32_t ndim, int32_t *perm)
+{
+    for (int32_t i = 0; i < ndim; i++) perm[i] = ndim - 1 - i;
+    for (int32_t i = 1; i < ndim; i++) {
+        int32_t dim1 = i;
+        for (int32_t dim0 = i - 1; dim0 >= 0; dim0--) {
+            int32_t d0 = perm[dim0], d1 = perm[dim1];
+            int comparison = 0;
+            for (int32_t k = 0; k < n; k++) {
+                int64_t s0 = strides[k][d0], s1 = strides[k][d1];
+                if (s0 == 0 || s1 == 0) continue;
+                if (s0 < s1) { comparison = -1; break; }
+                if (s0 > s1) { comparison = 1; break; }
+                if (shape[d0] > shape[d1]) { comparison = 1; break; }
+            }
+            if (comparison > 0) {
+                int32_t tmp = perm[dim0];
+                perm[dim0] = perm[dim1];
+                perm[dim1] = tmp;
+                dim1 = dim0;
+            } else if (comparison < 0) {
+                break;
+            }
+        }
+    }
+}
+
+static void strides_from_perm(const int32_t *perm, const int64_t *shape, int32_t ndim, int64_t *stride_out)
+{
+    int64_t next = 1;
+    for (int32_t i = 0; i < ndim; i++) {
+        stride_out[perm[i]] = next;
+        next *= shape[perm[i]];
+    }
+}
+
+void mtk_ti_output_strides(const mtk_tensor *const *inputs, int32_t ninputs, const int64_t *shape,
+                           int32_t ndim, int64_t *stride_out)
+{
+    /* fast setup: every operand has the broadcast shape */
+    bool same_shape = true;
+    for (int32_t k = 0; k < ninputs && same_shape; k++) {
+        const mtk_tensor *t = inputs[k];
+        if (t->ndim != ndim || memcmp(t->shape, shape, (size_t)ndim * sizeof *shape) != 0) same_shape = false;
+    }
+    if (same_shape && ninputs > 0) {
+        bool contiguous = true, channels_last = true, dense = true;
+        for (int32_t k = 0; k < ninputs; k++) {
+            contiguous &= mtk_tensor_is_contiguous(inputs[k]);
+            channels_last &= mtk_tensor_is_channels_last(inputs[k]);
+            dense &= mtk_tensor_is_non_overlapping_and_dense(inputs[k]);
+        }
+        if (contiguous) { mtk_contiguous_strides(shape, ndim, stride_out); return; }
+        if (channels_last) { mtk_channels_last_strides(shape, ndim, stride_out); return; }
+        if (dense) {
+            bool identical = true;
+            for (int32_t k = 1; k < ninputs; k++)
+                if (memcmp(inputs[k]->stride, inputs[0]->stride, (size_t)ndim * sizeof(int64_t)) != 0)
+                    identical = false;
+            if (identical) {
+                memcpy(stride_out, inputs[0]->stride, (size_t)ndim * sizeof(int64_t));
+                return;
+            }
+        }
+    }
+    if (ndim == 0) return;
+    int64_t strides[8][MTK_MAX_DIMS];
+    int32_t n = ninputs < 8 ? ninputs : 8;
+    for (int32_t k = 0; k < n; k++) broadcast_elem_strides(inputs[k], shape, ndim, strides[k]);
+    int32_t perm[MTK_MAX_DIMS];
+    if (ndim == 1) perm[0] = 0;
+    else ti_permutation(n, (const int64_t (*)[MTK_MAX_DIMS])strides, shape, ndim, perm);
+    strides_from_perm(perm, shape, ndim, stride_out);
+}
+
+void mtk_dense_strides_like(const mtk_tensor *t, int64_t *stride_out)
+{
+    if (mtk_tensor_is_non_overlapping_and_dense(t)) {
+        memcpy(stride_out, t->stride, (size_t)t->ndim * sizeof(int64_t));
+        return;
+    }
+    if (t->ndim == 0) return;
+    int64_t strides[1][MTK_MAX_DIMS];
+    memcpy(strides[0], t->stride, (size_t)t->ndim * sizeof(int64_t));
+    int32_t perm[MTK_MAX_DIMS];
+    if (t->ndim == 1) perm[0] = 0;
+    else ti_permutation(1, (const int64_t (*)[MTK_MAX_DIMS])strides, t->shape, t->ndim, perm);
+    strides_from_perm(perm, t->shape, t->ndim, stride_out);
+}
+
+void mtk_foreach_strided(int32_t n, char *const *base, const int64_t *const *strides,
+                         const int64_t *shape, int32_t ndim, mtk_inner_loop inner, void *user)
+{
+    char *ptrs[16];
+    int64_t inner_strides[16];
+    int64_t counter[MTK_MAX_DIMS] = { 0 };
+    for (int32_t i = 0; i < ndim; i++)
+        if (shape[i] == 0) return;
+    if (ndim == 0) {
+        for (int32_t k = 0; k < n; k++) ptrs[k] = base[k], inner_strides[k] = 0;
+        inner(ptrs, inner_strides, 1, user);
+        return;
+    }
+    int32_t last = ndim - 1;
+    for (int32_t k = 0; k < n; k++) inner_strides[k] = strides[k][last];
+    for (;;) {
+        for (int32_t k = 0; k < n; k++) {
+            char *p = base[k];
+            for (int32_t d = 0; d < last; d++) p += counter[d] * strides[k][d];
+            ptrs[k] = p;
+        }
+        inner(ptrs, inner_strides, shape[last], user);
+        int32_t d = last - 1;
+        while (d >= 0) {
+            if (++counter[d] < shape[d]) break;
+            counter[d] = 0;
+            d--;
+        }
+        if (d < 0) return;
+    }
+}
+
+typedef struct { mtk_dtype to, from; } copy_info;
+
+static void copy_inner(char **ptrs, const int64_t *bs, int64_t count, void *user)
+{
+    const copy_info *ci = user;
+    size_t es = mtk_dtype_size(ci->to);
+    if (ci->to == ci->from && bs[0] == (int64_t)es && bs[1] == (int64_t)es) {
+        memcpy(ptrs[0], ptrs[1], (size_t)count * es);
+        return;
+    }
+    char *d = ptrs[0], *s = ptrs[1];
+    for (int64_t i = 0; i < count; i++, d += bs[0], s += bs[1])
+        mtk_convert_element(ci->to, d, ci->from, s);
+}
+
+void mtk_copy_strided(mtk_tensor *dst, const mtk_tensor *src)
+{
+    int64_t sd[MTK_MAX_DIMS], ss[MTK_MAX_DIMS];
+    mtk_broadcast_byte_strides(dst, dst->shape, dst->ndim, sd);
+    mtk_broadcast_byte_strides(src, dst->shape, dst->ndim, ss);
+    char *base[2] = { mtk_tensor_data(dst), mtk_tensor_data(src) };
+    const int64_t *strides[2] = { sd, ss };
+    copy_info ci = { dst->dtype, src->dtype };
+    mtk_foreach_strided(2, base, strides, dst->shape, dst->ndim, copy_inner, &ci);
+}

@@ -1,0 +1,55 @@
+/* Helpers shared by op implementations: argument access, broadcasting,
+ * PyTorch's TensorIterator output-stride rule, and strided cpu loops. */
+#ifndef MTK_OP_UTIL_H
+#define MTK_OP_UTIL_H
+
+#include "mtk/op.h"
+
+/* The tensor in argument i (NULL if the argument is not a tensor). */
+static inline mtk_tensor *arg_tensor(const mtk_op_call *c, int i)
+{
+    return c->args[i].kind == MTK_VALUE_TENSOR ? c->args[i].as.tensor : NULL;
+}
+static inline bool arg_is_none(const mtk_op_call *c, int i) { return c->args[i].kind == MTK_VALUE_NONE; }
+static inline int64_t arg_int(const mtk_op_call *c, int i) { return c->args[i].as.i; }
+static inline bool arg_bool(const mtk_op_call *c, int i) { return c->args[i].as.b; }
+
+/* infer_size: broadcasts shape a with shape b into out (ndim in *nout).
+ * On mismatch sets MTK_ERR_SHAPE with PyTorch's words, prefixed by `op`:
+ * "The size of tensor a (3) must match the size of tensor b (4) at
+ * non-singleton dimension 1". */
+bool mtk_broadcast_shapes(mtk_ctx *ctx, const char *op, const int64_t *a, int32_t na,
+                          const int64_t *b, int32_t nb, int64_t *out, int32_t *nout);
+
+/* TensorIterator's output strides for an element-wise op over `inputs`
+ * (in PyTorch's operand order; 0-dim tensors stand for Python scalars)
+ * whose broadcast shape is shape[ndim].  Implements fast setup
+ * (contiguous, channels_last, identical dense strides) and otherwise the
+ * stride-sorting permutation (reorder_dimensions).  Writes stride_out. */
+void mtk_ti_output_strides(const mtk_tensor *const *inputs, int32_t ninputs,
+                           const int64_t *shape, int32_t ndim, int64_t *stride_out);
+
+/* infer_dense_strides / empty_like(preserve_format) for one tensor:
+ * same strides if non-overlapping and dense, else the TensorIterator
+ * permutation applied to contiguous strides. */
+void mtk_dense_strides_like(const mtk_tensor *t, int64_t *stride_out);
+
+/* The byte strides of `t` broadcast to shape[ndim] (right-aligned; size-1
+ * and missing dims get stride 0). */
+void mtk_broadcast_byte_strides(const mtk_tensor *t, const int64_t *shape, int32_t ndim,
+                                int64_t *byte_stride_out);
+
+/* Strided loop over shape[ndim] for `n` operands: calls inner(ptrs,
+ * byte_strides, count, user) once per innermost row, with each operand's
+ * pointer at the row start and its innermost byte stride.  A 0-dim shape
+ * is one row of one element.  strides[k] is operand k's byte-stride array
+ * (ndim entries). */
+typedef void (*mtk_inner_loop)(char **ptrs, const int64_t *byte_strides, int64_t count, void *user);
+void mtk_foreach_strided(int32_t n, char *const *base, const int64_t *const *strides,
+                         const int64_t *shape, int32_t ndim, mtk_inner_loop inner, void *user);
+
+/* Copies src into dst (same shape; any strides; converting dtype), as
+ * Tensor.copy_ does after broadcasting src to dst's shape. */
+void mtk_copy_strided(mtk_tensor *dst, const mtk_tensor *src);
+
+#endif
