@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what building (and, with --test, testing) mtk needs and is missing:
+# Debian packages with apt-get, Python test references with pip.  Prints
+# nothing when everything is already there.
+set -euo pipefail
+
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+apt_packages=(cmake make gcc pkg-config libcjson-dev libopenblas-dev libcmocka-dev)
+missing=()
+for p in "${apt_packages[@]}"; do
+    if [ "$p" = cmake ] && command -v cmake >/dev/null 2>&1; then continue; fi
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "install-deps: installing Debian packages: ${missing[*]}"
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ $want_test -eq 1 ]; then
+    py=${PYTHON:-python3}
+    if ! $py -c "import torch; assert torch.__version__.startswith('2.13.0')" >/dev/null 2>&1; then
+        echo "install-deps: installing torch==2.13.0 (CPU)"
+        $py -m pip install -q torch==2.13.0
+    fi
+    for mod in transformers safetensors pytest; do
+        if ! $py -c "import $mod" >/dev/null 2>&1; then
+            echo "install-deps: installing $mod"
+            $py -m pip install -q "$mod"
+        fi
+    done
+fi
