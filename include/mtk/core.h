@@ -202,10 +202,13 @@ bool mtk_ctx_push_init_mode(mtk_ctx *ctx, mtk_init_mode mode);
 bool mtk_ctx_pop_init_mode(mtk_ctx *ctx);
 mtk_init_mode mtk_ctx_init_mode(const mtk_ctx *ctx);
 
-/* Arena allocation: zeroed, 16-byte aligned memory that lives as long as
- * the context.  NULL (and MTK_ERR_OUT_OF_MEMORY) on failure. */
+/* Arena allocation: zeroed, 16-byte aligned memory (whatever the
+ * allocator's own alignment) that lives as long as the context.  NULL (and
+ * MTK_ERR_OUT_OF_MEMORY) on failure. */
 void *mtk_ctx_alloc(mtk_ctx *ctx, size_t size);
-/* Copies a NUL-terminated string into the arena. */
+/* Copies a NUL-terminated string into the arena.  NULL (and an error:
+ * MTK_ERR_OUT_OF_MEMORY, or MTK_ERR_INVALID_ARGUMENT for a NULL `s`) on
+ * failure. */
 char *mtk_ctx_strdup(mtk_ctx *ctx, const char *s);
 
 /* The context's allocator, for memory that outlives the arena pattern. */
@@ -281,7 +284,9 @@ int64_t mtk_shape_numel(const int64_t *shape, int32_t ndim);
 /* Contiguous (row-major) strides for a shape. */
 void mtk_contiguous_strides(const int64_t *shape, int32_t ndim, int64_t *stride_out);
 
-/* Channels-last strides for a 4-D (N,C,H,W) or 5-D (N,C,D,H,W) shape. */
+/* Channels-last strides for a 4-D (N,C,H,W) or 5-D (N,C,D,H,W) shape, as
+ * PyTorch computes them (sizes multiplied as they are, so a size-0 dim
+ * zeroes the slower strides); contiguous strides for any other ndim. */
 void mtk_channels_last_strides(const int64_t *shape, int32_t ndim, int64_t *stride_out);
 
 /* Writes "(3, 4)"-style text of a shape; returns buf. */
@@ -293,7 +298,10 @@ const char *mtk_shape_list_str(const int64_t *shape, int32_t ndim, char *buf, si
  * strides (NULL: contiguous), offset 0, on `device`, with no storage.
  * Used by meta functions; a cpu tensor made this way gets its storage
  * from mtk_tensor_alloc_storage() or mtk_tensor_set_storage().  Errors: bad
- * shape, too many dims, overflow, out of memory. */
+ * shape, too many dims, overflow, out of memory.  With NULL strides the
+ * tensor's contiguous storage size must fit in int64 bytes, as PyTorch
+ * requires of a new tensor (MTK_ERR_OVERFLOW, "Storage size calculation
+ * overflowed with sizes=[...]"). */
 mtk_tensor *mtk_tensor_new(mtk_ctx *ctx, mtk_dtype dtype, const int64_t *shape,
                            int32_t ndim, const int64_t *stride, mtk_device device);
 

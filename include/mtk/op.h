@@ -49,7 +49,10 @@ enum mtk_op_flags {
                                         `device` argument or the default scope  */
     MTK_OP_NO_KERNEL = 1u << 3,      /* meta does all the work on every device
                                         (to_empty, copy into meta, ...)         */
-    MTK_OP_INPLACE = 1u << 4         /* result is the first argument itself      */
+    MTK_OP_INPLACE = 1u << 4,        /* result is the first argument itself      */
+    MTK_OP_ANY_DEVICES = 1u << 5     /* tensor arguments may be on different
+                                        devices (copy_, to(other)): the op runs
+                                        on its first tensor argument's device   */
 };
 
 typedef bool (*mtk_meta_fn)(mtk_op_call *call);

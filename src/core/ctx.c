@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_BLOCK_MIN (64 * 1024)
+#define ARENA_BLOCK_MIN ((size_t)64 * 1024)
+#define ARENA_BLOCK_MAX ((size_t)16 * 1024 * 1024)
 #define ALIGN16(n) (((n) + 15u) & ~(size_t)15u)
 
 static void *default_alloc(size_t size, void *user) { (void)user; return malloc(size); }
@@ -59,31 +60,69 @@ void mtk_ctx_mfree(mtk_ctx *ctx, void *ptr)
     if (ptr) ctx->allocator.free(ptr, ctx->allocator.user);
 }
 
+/* A new block with room for `cap` bytes of 16-byte aligned data (the
+ * allocator may return memory aligned to less than 16). */
+static arena_block *new_block(mtk_ctx *ctx, size_t cap)
+{
+    size_t header = sizeof(arena_block) + 15;
+    if (cap > SIZE_MAX - header) {
+        mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "arena allocation of %zu bytes is too large", cap);
+        return NULL;
+    }
+    arena_block *b = ctx->allocator.alloc(header + cap, ctx->allocator.user);
+    if (!b) {
+        mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "out of memory growing the arena by %zu bytes", cap);
+        return NULL;
+    }
+    b->next = NULL;
+    b->data = (char *)(((uintptr_t)(b + 1) + 15) & ~(uintptr_t)15);
+    b->used = 0;
+    b->cap = cap;
+    ctx->arena_bytes += cap;
+    return b;
+}
+
 void *mtk_ctx_alloc(mtk_ctx *ctx, size_t size)
 {
+    ctx->arena_requests++;
+    if (ctx->arena_fail_at &&
+        (ctx->arena_requests == ctx->arena_fail_at ||
+         (ctx->arena_fail_after && ctx->arena_requests > ctx->arena_fail_at))) {
+        mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "out of memory allocating %zu bytes in the arena", size);
+        return NULL;
+    }
+    if (size > SIZE_MAX - 15) {
+        mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "arena allocation of %zu bytes is too large", size);
+        return NULL;
+    }
     size = ALIGN16(size ? size : 1);
     arena_block *b = ctx->arena;
     if (!b || b->cap - b->used < size) {
-        size_t cap = size > ARENA_BLOCK_MIN ? size : ARENA_BLOCK_MIN;
-        if (b && cap < b->cap * 2 && b->cap * 2 <= 16u * 1024 * 1024) cap = b->cap * 2;
-        size_t header = ALIGN16(sizeof(arena_block));
-        if (cap > SIZE_MAX - header) {
-            mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "arena allocation of %zu bytes is too large", size);
-            return NULL;
+        if (size > ARENA_BLOCK_MIN / 4) {
+            /* a big request gets a block of its own, linked behind the
+             * current one so that the current one keeps serving small ones */
+            arena_block *big = new_block(ctx, size);
+            if (!big) return NULL;
+            big->used = size;
+            if (b) {
+                big->next = b->next;
+                b->next = big;
+            } else {
+                ctx->arena = big;
+            }
+            memset(big->data, 0, size);
+            return big->data;
         }
-        arena_block *nb = ctx->allocator.alloc(header + cap, ctx->allocator.user);
-        if (!nb) {
-            mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "out of memory growing the arena by %zu bytes", cap);
-            return NULL;
-        }
+        /* blocks double from 64 KiB up to 16 MiB */
+        size_t cap = ARENA_BLOCK_MIN;
+        if (b && b->cap >= cap && b->cap <= ARENA_BLOCK_MAX / 2) cap = b->cap * 2;
+        arena_block *nb = new_block(ctx, cap);
+        if (!nb) return NULL;
         nb->next = b;
-        nb->used = 0;
-        nb->cap = cap;
         ctx->arena = nb;
-        ctx->arena_bytes += cap;
         b = nb;
     }
-    char *p = (char *)b + ALIGN16(sizeof(arena_block)) + b->used;
+    char *p = b->data + b->used;
     b->used += size;
     memset(p, 0, size);
     return p;
@@ -91,6 +130,10 @@ void *mtk_ctx_alloc(mtk_ctx *ctx, size_t size)
 
 char *mtk_ctx_strdup(mtk_ctx *ctx, const char *s)
 {
+    if (!s) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "strdup of a NULL string");
+        return NULL;
+    }
     size_t n = strlen(s);
     char *p = mtk_ctx_alloc(ctx, n + 1);
     if (p) memcpy(p, s, n + 1);
@@ -162,9 +205,9 @@ const char *mtk_status_name(mtk_status status)
 
 #define SCOPE_PUSH(stack, depth, value, what)                                        \
     do {                                                                             \
-        if (ctx->depth >= SCOPE_DEPTH)                                               \
+        if (ctx->depth > SCOPE_DEPTH)                                                \
             return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,                          \
-                             "too many nested " what " scopes (at most %d)", SCOPE_DEPTH - 1); \
+                             "too many nested " what " scopes (at most %d)", SCOPE_DEPTH); \
         ctx->stack[ctx->depth++] = (value);                                          \
         return true;                                                                 \
     } while (0)
@@ -173,7 +216,7 @@ const char *mtk_status_name(mtk_status status)
     do {                                                                             \
         if (ctx->depth <= 1)                                                         \
             return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,                          \
-                             "pop of a " what " scope that was never pushed");       \
+                             "pop of the " what " scope without a matching push");       \
         ctx->depth--;                                                                \
         return true;                                                                 \
     } while (0)
@@ -193,7 +236,7 @@ bool mtk_ctx_push_dtype(mtk_ctx *ctx, mtk_dtype dtype)
 {
     if (dtype != MTK_FLOAT16 && dtype != MTK_BFLOAT16 && dtype != MTK_FLOAT32 && dtype != MTK_FLOAT64)
         return mtk_error(ctx, MTK_ERR_DTYPE,
-                         "only floating point types are supported as the default type, got %s",
+                         "only floating-point types are supported as the default type (got %s)",
                          mtk_dtype_name(dtype));
     SCOPE_PUSH(dtype_stack, dtype_depth, dtype, "dtype");
 }

@@ -4,13 +4,13 @@
 
 #include "mtk/core.h"
 
-#define SCOPE_DEPTH 64
+#define SCOPE_DEPTH 64 /* nested pushes allowed per scope stack */
 #define MESSAGE_CAP 1024
 
 typedef struct arena_block {
     struct arena_block *next;
-    size_t used, cap;
-    /* data follows, 16-byte aligned */
+    char *data;       /* first byte, 16-byte aligned (whatever the allocator gave) */
+    size_t used, cap; /* bytes of data handed out, and available               */
 } arena_block;
 
 typedef struct storage_ref {
@@ -27,12 +27,22 @@ struct mtk_ctx {
     mtk_status status;
     char message[MESSAGE_CAP];
 
-    mtk_device device_stack[SCOPE_DEPTH];
-    int32_t device_depth;      /* entries used; [0] is the base */
-    mtk_dtype dtype_stack[SCOPE_DEPTH];
+    /* [0] is the base value, then up to SCOPE_DEPTH pushed scopes */
+    mtk_device device_stack[SCOPE_DEPTH + 1];
+    int32_t device_depth;      /* entries used, >= 1 */
+    mtk_dtype dtype_stack[SCOPE_DEPTH + 1];
     int32_t dtype_depth;
-    mtk_init_mode init_stack[SCOPE_DEPTH];
+    mtk_init_mode init_stack[SCOPE_DEPTH + 1];
     int32_t init_depth;
+
+    /* Fault injection for tests (tests/unit/test_oom.c): arena requests
+     * are counted, and request number `arena_fail_at` (1-based; 0: never)
+     * fails as if the allocator had, and every later one too when
+     * `arena_fail_after` is set.  The allocator itself only sees new
+     * blocks, so this reaches every mtk_ctx_alloc call site. */
+    int64_t arena_requests;
+    int64_t arena_fail_at;
+    bool arena_fail_after;
 };
 
 /* Remembers that the context holds one reference to `storage` (dropped in

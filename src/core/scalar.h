@@ -1,8 +1,16 @@
 /* Element load/store and conversion between dtypes, for cpu kernels.
  * Floats go through double, integers through int64 so that int64 values
- * stay exact.  Conversions follow PyTorch's (C++ casts; float -> int
- * truncates toward zero; half/bfloat16 round to nearest even; float8
- * e4m3fn saturates to NaN on overflow as PyTorch's does, e5m2 to inf). */
+ * stay exact.  Conversions follow PyTorch's .to() on x86 cpus (checked
+ * bit for bit by tests/unit/test_scalar.c):
+ *   - to float16/bfloat16/float8: round to nearest even; a float64 or an
+ *     int64 is first rounded to float32, as torch does;
+ *   - float8_e4m3fn has no inf: overflow and +-inf saturate to +-448;
+ *     float8_e5m2 overflows to +-inf; NaN stays NaN (0x7f with its sign);
+ *   - NaN to bfloat16 is 0x7fc0; to float16 it keeps sign and payload;
+ *   - float -> int truncates toward zero; NaN and out-of-range values give
+ *     INT32_MIN (int8/int16/int32, then wrapped) or INT64_MIN (uint8,
+ *     int64, then wrapped): -1.5 -> uint8 255, 300.0 -> int8 44;
+ *   - int -> int wraps; anything -> bool is `!= 0` (NaN is true). */
 #ifndef MTK_SCALAR_H
 #define MTK_SCALAR_H
 

@@ -20,7 +20,9 @@ bool mtk_shape_check(mtk_ctx *ctx, const char *op, const int64_t *shape, int32_t
                      int64_t *numel_out)
 {
     char buf[256];
-    if (ndim < 0 || ndim > MTK_MAX_DIMS)
+    if (ndim < 0)
+        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: invalid number of dimensions %d", op, (int)ndim);
+    if (ndim > MTK_MAX_DIMS)
         return mtk_error(ctx, MTK_ERR_SHAPE, "%s: %d dimensions is more than mtk supports (%d)",
                          op, (int)ndim, MTK_MAX_DIMS);
     for (int32_t i = 0; i < ndim; i++)
@@ -30,7 +32,8 @@ bool mtk_shape_check(mtk_ctx *ctx, const char *op, const int64_t *shape, int32_t
                              (long long)shape[i], mtk_shape_list_str(shape, ndim, buf, sizeof buf));
     int64_t n = mtk_shape_numel(shape, ndim);
     if (n < 0)
-        return mtk_error(ctx, MTK_ERR_OVERFLOW, "%s: the number of elements of shape %s overflows int64",
+        return mtk_error(ctx, MTK_ERR_OVERFLOW, "%s: Storage size calculation overflowed with sizes=%s "
+                         "(the number of elements overflows int64)",
                          op, mtk_shape_list_str(shape, ndim, buf, sizeof buf));
     if (numel_out) *numel_out = n;
     return true;
@@ -48,14 +51,16 @@ void mtk_contiguous_strides(const int64_t *shape, int32_t ndim, int64_t *stride)
 
 void mtk_channels_last_strides(const int64_t *shape, int32_t ndim, int64_t *stride)
 {
-    /* order of increasing stride: C, then spatial from last, then N */
-    int32_t order4[] = { 1, 3, 2, 0 }, order5[] = { 1, 4, 3, 2, 0 };
+    /* order of increasing stride: C, then spatial from last, then N.
+     * Unlike contiguous strides, PyTorch multiplies the sizes as they are
+     * (a size-0 dim makes the slower strides 0): (2,3,0,5) -> (0,1,15,3). */
+    static const int32_t order4[] = { 1, 3, 2, 0 }, order5[] = { 1, 4, 3, 2, 0 };
     const int32_t *order = ndim == 4 ? order4 : ndim == 5 ? order5 : NULL;
     if (!order) { mtk_contiguous_strides(shape, ndim, stride); return; }
     int64_t s = 1;
     for (int32_t k = 0; k < ndim; k++) {
         stride[order[k]] = s;
-        s *= shape[order[k]] > 1 ? shape[order[k]] : 1;
+        if (__builtin_mul_overflow(s, shape[order[k]], &s)) s = INT64_MAX;
     }
 }
 
@@ -70,6 +75,7 @@ static int append(char *buf, size_t cap, size_t *len, const char *fmt, long long
 
 const char *mtk_shape_str(const int64_t *shape, int32_t ndim, char *buf, size_t cap)
 {
+    if (cap == 0) return buf;
     size_t len = 0;
     snprintf(buf, cap, "(");
     len = strlen(buf);
@@ -81,6 +87,7 @@ const char *mtk_shape_str(const int64_t *shape, int32_t ndim, char *buf, size_t 
 
 const char *mtk_shape_list_str(const int64_t *shape, int32_t ndim, char *buf, size_t cap)
 {
+    if (cap == 0) return buf;
     size_t len = 0;
     snprintf(buf, cap, "[");
     len = strlen(buf);
@@ -103,6 +110,15 @@ int32_t mtk_wrap_dim(mtk_ctx *ctx, int64_t dim, int32_t ndim)
 
 /* ------------------------------------------------------ contiguity rules */
 
+/* (The products below cannot overflow for a tensor whose numel fits in
+ * int64, which mtk_tensor_new checks; the saturating multiply keeps a
+ * hand-edited tensor from being undefined behaviour.) */
+static int64_t mul_saturating(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 bool mtk_tensor_is_contiguous(const mtk_tensor *t)
 {
     if (mtk_tensor_numel(t) == 0) return true;
@@ -110,20 +126,21 @@ bool mtk_tensor_is_contiguous(const mtk_tensor *t)
     for (int32_t i = t->ndim - 1; i >= 0; i--) {
         if (t->shape[i] == 1) continue;
         if (t->stride[i] != expected) return false;
-        expected *= t->shape[i];
+        expected = mul_saturating(expected, t->shape[i]);
     }
     return true;
 }
 
+/* PyTorch's channels-last contiguity: like is_contiguous in the dim order
+ * C, W, H, N (C, W, H, D, N), but with no shortcut for empty tensors. */
 static bool channels_last_order(const mtk_tensor *t, const int32_t *order, int32_t n)
 {
-    if (mtk_tensor_numel(t) == 0) return true;
     int64_t expected = 1;
     for (int32_t k = 0; k < n; k++) {
         int32_t d = order[k];
         if (t->shape[d] == 1) continue;
         if (t->stride[d] != expected) return false;
-        expected *= t->shape[d];
+        expected = mul_saturating(expected, t->shape[d]);
     }
     return true;
 }
@@ -166,7 +183,7 @@ bool mtk_tensor_is_non_overlapping_and_dense(const mtk_tensor *t)
         int64_t size = t->shape[perm[i]];
         if (size < 2) return true;
         if (t->stride[perm[i]] != require) return false;
-        require *= size;
+        require = mul_saturating(require, size);
     }
     return true;
 }

@@ -4,6 +4,24 @@
 
 #include <string.h>
 
+/* PyTorch's storage-size rule for a fresh contiguous tensor: the product
+ * of the sizes (in uint64, an overflow anywhere counts even when a later
+ * size is 0) times the element size must fit in int64. */
+static bool check_storage_size(mtk_ctx *ctx, const int64_t *shape, int32_t ndim, size_t esize)
+{
+    uint64_t bytes = 1;
+    bool overflow = false;
+    for (int32_t i = 0; i < ndim; i++) overflow |= __builtin_mul_overflow(bytes, (uint64_t)shape[i], &bytes);
+    overflow |= __builtin_mul_overflow(bytes, (uint64_t)esize, &bytes);
+    if (overflow || bytes > (uint64_t)INT64_MAX) {
+        char buf[256];
+        return mtk_error(ctx, MTK_ERR_OVERFLOW, "tensor: Storage size calculation overflowed with sizes=%s "
+                         "(the size in bytes overflows int64)",
+                         mtk_shape_list_str(shape, ndim, buf, sizeof buf));
+    }
+    return true;
+}
+
 mtk_tensor *mtk_tensor_new(mtk_ctx *ctx, mtk_dtype dtype, const int64_t *shape, int32_t ndim,
                            const int64_t *stride, mtk_device device)
 {
@@ -12,6 +30,7 @@ mtk_tensor *mtk_tensor_new(mtk_ctx *ctx, mtk_dtype dtype, const int64_t *shape, 
         return NULL;
     }
     if (!mtk_shape_check(ctx, "tensor", shape, ndim, NULL)) return NULL;
+    if (!stride && !check_storage_size(ctx, shape, ndim, mtk_dtype_size(dtype))) return NULL;
     mtk_tensor *t = mtk_ctx_alloc(ctx, sizeof *t);
     if (!t) return NULL;
     t->ctx = ctx;
@@ -51,8 +70,11 @@ bool mtk_tensor_alloc_storage(mtk_tensor *t)
     mtk_ctx *ctx = t->ctx;
     int64_t lo, hi;
     size_t esize = mtk_dtype_size(t->dtype);
-    if (!mtk_tensor_extent(t, &lo, &hi) || lo < 0 || (uint64_t)hi > SIZE_MAX / esize)
+    if (!mtk_tensor_extent(t, &lo, &hi) || (uint64_t)hi > SIZE_MAX / esize)
         return mtk_error(ctx, MTK_ERR_OVERFLOW, "tensor storage size overflows");
+    if (lo < 0)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                         "the tensor's strides and offset reach before the start of its storage");
     mtk_storage *s = mtk_storage_new(ctx, (size_t)hi * esize);
     if (!s) return false;
     if (!mtk_ctx_hold_storage(ctx, s)) {
@@ -84,11 +106,16 @@ mtk_tensor *mtk_tensor_from_data(mtk_ctx *ctx, mtk_dtype dtype, const int64_t *s
     mtk_tensor *t = mtk_tensor_new(ctx, dtype, shape, ndim, stride, MTK_DEVICE_CPU);
     if (!t) return NULL;
     int64_t lo, hi;
-    if (!mtk_tensor_extent(t, &lo, &hi) || lo < 0) {
+    size_t esize = mtk_dtype_size(dtype);
+    if (!mtk_tensor_extent(t, &lo, &hi) || (uint64_t)hi > SIZE_MAX / esize) {
+        mtk_error(ctx, MTK_ERR_OVERFLOW, "from_data: the tensor's extent in bytes overflows");
+        return NULL;
+    }
+    if (lo < 0) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "from_data: strides reach before the data pointer");
         return NULL;
     }
-    mtk_storage *s = mtk_storage_borrow(ctx, data, (size_t)hi * mtk_dtype_size(dtype));
+    mtk_storage *s = mtk_storage_borrow(ctx, data, (size_t)hi * esize);
     if (!s) return NULL;
     bool ok = mtk_tensor_set_storage(t, s);
     mtk_storage_release(s); /* the tensor holds its own reference now */

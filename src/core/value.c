@@ -6,6 +6,10 @@
 mtk_value mtk_value_list(mtk_ctx *ctx, int32_t count, bool is_tuple)
 {
     mtk_value v = mtk_value_none();
+    if (count < 0) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "a list of %d items", (int)count);
+        return v;
+    }
     mtk_value *items = mtk_ctx_alloc(ctx, (size_t)(count > 0 ? count : 1) * sizeof *items);
     if (!items) return v;
     v.kind = is_tuple ? MTK_VALUE_TUPLE : MTK_VALUE_LIST;

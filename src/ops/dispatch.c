@@ -2,6 +2,7 @@
  * kernel; and calling ops by name with Python-style arguments. */
 #include "ops/registry.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,7 @@ bool mtk_call_set_outputs(mtk_op_call *call, int32_t n)
 
 void mtk_call_output(mtk_op_call *call, int32_t i, mtk_tensor *t, int32_t view_of)
 {
+    assert(i >= 0 && i < call->nout && view_of >= -1 && view_of < MTK_MAX_OP_ARGS);
     call->out[i] = t;
     call->out_view_of[i] = (int8_t)view_of;
 }
@@ -61,11 +63,18 @@ static bool check_inputs(mtk_op_call *call, bool *any_tensor)
             if (items[k].kind != MTK_VALUE_TENSOR) continue;
             const mtk_tensor *t = items[k].as.tensor;
             if (!t) {
+                /* normally an earlier op failed and its error is already set */
+                const mtk_arg_spec *specs;
                 if (mtk_ctx_status(call->ctx) == MTK_OK)
-                    mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "argument %d is a NULL tensor", (int)i);
+                    mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "argument '%s' is a NULL tensor",
+                                   mtk_op_args(call->op, &specs) > i ? specs[i].name : "?");
                 return false;
             }
             *any_tensor = true;
+            if (call->op->flags & MTK_OP_ANY_DEVICES) {
+                if (device == -1) device = t->device;
+                continue;
+            }
             /* a 0-dim cpu tensor may join tensors of any device */
             if (t->ndim == 0 && t->device == MTK_DEVICE_CPU) {
                 scalar_device = t->device;
@@ -94,7 +103,7 @@ static bool allocate_outputs(mtk_op_call *call)
         mtk_tensor *t = call->out[i];
         if (!t || t->device != MTK_DEVICE_CPU || t->storage) continue;
         int32_t src = call->out_view_of[i];
-        if (src >= 0) {
+        if (src >= 0 && src < call->nargs && call->args[src].kind == MTK_VALUE_TENSOR) {
             const mtk_tensor *in = call->args[src].as.tensor;
             if (in && in->storage) {
                 if (!mtk_tensor_set_storage(t, in->storage)) return false;
@@ -104,6 +113,16 @@ static bool allocate_outputs(mtk_op_call *call)
         if (!mtk_tensor_alloc_storage(t)) return false;
     }
     return true;
+}
+
+/* Whether the signature returns a list of tensors ("-> Tensor[]"). */
+static bool returns_sequence(const mtk_op_def *op)
+{
+    const char *arrow = strstr(op->signature, "->");
+    if (!arrow) return false;
+    arrow += 2;
+    while (*arrow == ' ') arrow++;
+    return strncmp(arrow, "Tensor[]", 8) == 0;
 }
 
 bool mtk_op_run(mtk_op_call *call)
@@ -145,6 +164,12 @@ bool mtk_op_run(mtk_op_call *call)
     if (call->result.kind == MTK_VALUE_NONE) {
         if (op->flags & MTK_OP_INPLACE) {
             call->result = call->args[0];
+        } else if (returns_sequence(op)) {
+            /* "-> Tensor[]": a tuple, even of one or no tensors (split, unbind) */
+            mtk_value tuple = mtk_value_list(call->ctx, call->nout, true);
+            if (tuple.kind == MTK_VALUE_NONE) return false;
+            for (int32_t i = 0; i < call->nout; i++) tuple.as.list.items[i] = mtk_value_tensor(call->out[i]);
+            call->result = tuple;
         } else if (call->nout == 1) {
             call->result = mtk_value_tensor(call->out[0]);
         } else if (call->nout > 1) {
@@ -167,10 +192,27 @@ mtk_tensor *mtk_op_run_tensor(mtk_op_call *call)
 
 static bool is_type(const mtk_arg_spec *s, const char *type) { return strcmp(s->type, type) == 0; }
 
-/* Checks and converts one argument to its spec's type. */
+/* A signature type as PyTorch's argument parser names it in messages. */
+static const char *python_type_name(const mtk_arg_spec *s)
+{
+    static const struct { const char *type, *python; } names[] = {
+        { "Tensor|Scalar", "Tensor" }, { "Scalar", "Number" },
+        { "int[]", "tuple of ints" },  { "Tensor[]", "tuple of Tensors" },
+        { "ScalarType", "torch.dtype" }, { "Device", "torch.device" },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (is_type(s, names[i].type)) return names[i].python;
+    return s->type;
+}
+
+/* Checks and converts one argument to its spec's type.  `pos` is the
+ * 0-based position of a positional argument, -1 for a keyword one (whose
+ * messages name no position, as PyTorch's). */
 static bool bind_value(mtk_ctx *ctx, const mtk_op_def *op, const mtk_arg_spec *s, int32_t pos,
                        mtk_value v, mtk_value *out)
 {
+    char where[32] = "";
+    if (pos >= 0) snprintf(where, sizeof where, " (position %d)", (int)pos + 1);
     const char *got = mtk_value_type_name(&v);
     if (v.kind == MTK_VALUE_NONE) {
         if (s->optional || is_type(s, "Any")) { *out = v; return true; }
@@ -233,9 +275,9 @@ static bool bind_value(mtk_ctx *ctx, const mtk_op_def *op, const mtk_arg_spec *s
             for (int32_t i = 0; i < v.as.list.count; i++)
                 if (v.as.list.items[i].kind != MTK_VALUE_INT)
                     return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                                     "%s(): argument '%s' (position %d) must be tuple of ints, but "
+                                     "%s(): argument '%s'%s must be tuple of ints, but "
                                      "found element of type %s at pos %d",
-                                     op->name, s->name, (int)pos + 1,
+                                     op->name, s->name, where,
                                      mtk_value_type_name(&v.as.list.items[i]), (int)i);
             *out = v;
             return true;
@@ -247,9 +289,9 @@ static bool bind_value(mtk_ctx *ctx, const mtk_op_def *op, const mtk_arg_spec *s
             for (int32_t i = 0; i < v.as.list.count; i++)
                 if (v.as.list.items[i].kind != MTK_VALUE_TENSOR)
                     return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                                     "%s(): argument '%s' (position %d) must be tuple of Tensors, "
+                                     "%s(): argument '%s'%s must be tuple of Tensors, "
                                      "not %s",
-                                     op->name, s->name, (int)pos + 1,
+                                     op->name, s->name, where,
                                      mtk_value_type_name(&v.as.list.items[i]));
             *out = v;
             return true;
@@ -259,9 +301,8 @@ static bool bind_value(mtk_ctx *ctx, const mtk_op_def *op, const mtk_arg_spec *s
     return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "%s(): unknown argument type %s in signature",
                      op->name, s->type);
 mismatch:
-    return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                     "%s(): argument '%s' (position %d) must be %s%s, not %s", op->name, s->name,
-                     (int)pos + 1, s->type, s->optional ? " or None" : "", got);
+    return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s(): argument '%s'%s must be %s, not %s",
+                     op->name, s->name, where, python_type_name(s), got);
 }
 
 bool mtk_op_call_by_name(mtk_ctx *ctx, const char *name, const mtk_value *positional,
@@ -269,8 +310,10 @@ bool mtk_op_call_by_name(mtk_ctx *ctx, const char *name, const mtk_value *positi
                          const mtk_value *kw_values, int32_t nkw, mtk_value *result)
 {
     *result = mtk_value_none();
-    const mtk_op_def *op = mtk_op_find(name);
-    if (!op) return mtk_error(ctx, MTK_ERR_UNKNOWN_OP, "unknown op '%s' (mtk ops lists them)", name);
+    const mtk_op_def *op = name ? mtk_op_find(name) : NULL;
+    if (!op)
+        return mtk_error(ctx, MTK_ERR_UNKNOWN_OP, "unknown op '%s' (mtk ops lists them)",
+                         name ? name : "(null)");
     const mtk_arg_spec *specs;
     int32_t nspec = mtk_op_args(op, &specs);
     if (nspec < 0) return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "%s: malformed signature", op->name);
@@ -283,10 +326,20 @@ bool mtk_op_call_by_name(mtk_ctx *ctx, const char *name, const mtk_value *positi
 
     int32_t pi = 0;
     for (int32_t i = 0; i < npositional; i++) {
-        if (pi >= npos_params)
-            return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                             "%s() takes %d positional argument%s but %d were given", op->name,
-                             (int)npos_params, npos_params == 1 ? "" : "s", (int)npositional);
+        if (pi >= npos_params) {
+            /* PyTorch's words: "linear() takes from 2 to 3 positional arguments but 4 were given" */
+            int32_t required = 0;
+            while (required < npos_params && !specs[required].has_default) required++;
+            char takes[64];
+            if (required == npos_params)
+                snprintf(takes, sizeof takes, "%d positional argument%s", (int)npos_params,
+                         npos_params == 1 ? "" : "s");
+            else
+                snprintf(takes, sizeof takes, "from %d to %d positional arguments", (int)required,
+                         (int)npos_params);
+            return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s() takes %s but %d %s given",
+                             op->name, takes, (int)npositional, npositional == 1 ? "was" : "were");
+        }
         const mtk_arg_spec *s = &specs[pi];
         mtk_value v = positional[i];
         /* x.view(3, 4): an int[] that is the last positional gathers ints */
@@ -311,14 +364,26 @@ bool mtk_op_call_by_name(mtk_ctx *ctx, const char *name, const mtk_value *positi
         if (bound[j])
             return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                              "%s() got multiple values for argument '%s'", op->name, kw_names[k]);
-        if (!bind_value(ctx, op, &specs[j], j, kw_values[k], &call.args[j])) return false;
+        if (!bind_value(ctx, op, &specs[j], -1, kw_values[k], &call.args[j])) return false;
         bound[j] = true;
     }
-    for (int32_t j = 0; j < nspec; j++)
-        if (!bound[j] && !specs[j].has_default)
-            return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                             "%s() missing required argument '%s' (pos %d)", op->name,
-                             specs[j].name, (int)j + 1);
+    /* PyTorch's words: linear() missing 2 required positional arguments: "input", "weight" */
+    char missing[256] = "";
+    size_t len = 0;
+    int32_t nmissing = 0;
+    bool keyword_missing = false;
+    for (int32_t j = 0; j < nspec; j++) {
+        if (bound[j] || specs[j].has_default) continue;
+        keyword_missing |= specs[j].keyword_only;
+        int n = snprintf(missing + len, sizeof missing - len, "%s\"%s\"", nmissing ? ", " : "",
+                         specs[j].name);
+        if (n > 0) len = len + (size_t)n < sizeof missing ? len + (size_t)n : sizeof missing - 1;
+        nmissing++;
+    }
+    if (nmissing)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s() missing %d required %sargument%s: %s",
+                         op->name, (int)nmissing, keyword_missing ? "" : "positional ",
+                         nmissing == 1 ? "" : "s", missing);
     if (!mtk_op_run(&call)) return false;
     *result = call.result;
     return true;

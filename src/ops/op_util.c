@@ -2,6 +2,7 @@
 #include "op_util.h"
 #include "core/scalar.h"
 
+#include <assert.h>
 #include <string.h>
 
 bool mtk_broadcast_shapes(mtk_ctx *ctx, const char *op, const int64_t *a, int32_t na,
@@ -27,6 +28,7 @@ bool mtk_broadcast_shapes(mtk_ctx *ctx, const char *op, const int64_t *a, int32_
 /* operand strides in the broadcast shape, in elements (0 = broadcast) */
 static void broadcast_elem_strides(const mtk_tensor *t, const int64_t *shape, int32_t ndim, int64_t *out)
 {
+    assert(t->ndim <= ndim); /* callers broadcast to a shape at least as long */
     int32_t offset = ndim - t->ndim;
     for (int32_t i = 0; i < ndim; i++) out[i] = 0;
     for (int32_t i = 0; i < t->ndim; i++)
@@ -69,51 +71,67 @@ static void ti_permutation(int32_t n, const int64_t (*strides)[MTK_MAX_DIMS], co
     }
 }
 
+/* dense strides laying dims out in perm order (perm[0] fastest); a size-0
+ * dim counts as 1, as PyTorch's make_contiguous_strides_for and
+ * infer_dense_strides do */
 static void strides_from_perm(const int32_t *perm, const int64_t *shape, int32_t ndim, int64_t *stride_out)
 {
     int64_t next = 1;
     for (int32_t i = 0; i < ndim; i++) {
         stride_out[perm[i]] = next;
-        next *= shape[perm[i]];
+        next *= shape[perm[i]] > 1 ? shape[perm[i]] : 1;
+    }
+}
+
+void mtk_expand_strides(const mtk_tensor *t, const int64_t *shape, int32_t ndim, int64_t *out)
+{
+    for (int32_t i = ndim - 1; i >= 0; i--) {
+        int32_t d = t->ndim - (ndim - i);
+        int64_t size, stride;
+        if (d >= 0) {
+            size = t->shape[d];
+            stride = t->stride[d];
+        } else {
+            size = 1;
+            stride = i + 1 < ndim ? shape[i + 1] * out[i + 1] : 0;
+        }
+        if (size != shape[i]) stride = 0;
+        out[i] = stride;
     }
 }
 
 void mtk_ti_output_strides(const mtk_tensor *const *inputs, int32_t ninputs, const int64_t *shape,
                            int32_t ndim, int64_t *stride_out)
 {
-    /* fast setup: every operand has the broadcast shape */
-    bool same_shape = true;
-    for (int32_t k = 0; k < ninputs && same_shape; k++) {
+    /* the operands torch's meta sees: cpu scalars (0-dim cpu tensors,
+     * Python numbers) drop out, the rest are expanded to the shape */
+    enum { MAX_OPERANDS = 8 };
+    int64_t strides[MAX_OPERANDS][MTK_MAX_DIMS];
+    int32_t n = 0;
+    bool contiguous = true, channels_last = true;
+    for (int32_t k = 0; k < ninputs && n < MAX_OPERANDS; k++) {
         const mtk_tensor *t = inputs[k];
-        if (t->ndim != ndim || memcmp(t->shape, shape, (size_t)ndim * sizeof *shape) != 0) same_shape = false;
-    }
-    if (same_shape && ninputs > 0) {
-        bool contiguous = true, channels_last = true, dense = true;
-        for (int32_t k = 0; k < ninputs; k++) {
-            contiguous &= mtk_tensor_is_contiguous(inputs[k]);
-            channels_last &= mtk_tensor_is_channels_last(inputs[k]);
-            dense &= mtk_tensor_is_non_overlapping_and_dense(inputs[k]);
-        }
-        if (contiguous) { mtk_contiguous_strides(shape, ndim, stride_out); return; }
-        if (channels_last) { mtk_channels_last_strides(shape, ndim, stride_out); return; }
-        if (dense) {
-            bool identical = true;
-            for (int32_t k = 1; k < ninputs; k++)
-                if (memcmp(inputs[k]->stride, inputs[0]->stride, (size_t)ndim * sizeof(int64_t)) != 0)
-                    identical = false;
-            if (identical) {
-                memcpy(stride_out, inputs[0]->stride, (size_t)ndim * sizeof(int64_t));
-                return;
-            }
-        }
+        if (t->ndim == 0 && t->device == MTK_DEVICE_CPU) continue;
+        mtk_tensor view = *t;
+        view.ndim = ndim;
+        memcpy(view.shape, shape, (size_t)ndim * sizeof *shape);
+        if (t->ndim == ndim && memcmp(t->shape, shape, (size_t)ndim * sizeof *shape) == 0)
+            memcpy(view.stride, t->stride, (size_t)ndim * sizeof *shape);
+        else
+            mtk_expand_strides(t, shape, ndim, view.stride);
+        memcpy(strides[n++], view.stride, (size_t)ndim * sizeof *shape);
+        contiguous &= mtk_tensor_is_contiguous(&view);
+        channels_last &= mtk_tensor_is_channels_last(&view);
     }
     if (ndim == 0) return;
-    int64_t strides[8][MTK_MAX_DIMS];
-    int32_t n = ninputs < 8 ? ninputs : 8;
-    for (int32_t k = 0; k < n; k++) broadcast_elem_strides(inputs[k], shape, ndim, strides[k]);
     int32_t perm[MTK_MAX_DIMS];
-    if (ndim == 1) perm[0] = 0;
-    else ti_permutation(n, (const int64_t (*)[MTK_MAX_DIMS])strides, shape, ndim, perm);
+    if (n == 0 || ndim == 1 || (contiguous && !channels_last)) {
+        for (int32_t i = 0; i < ndim; i++) perm[i] = ndim - 1 - i;
+    } else if (channels_last && !contiguous) {
+        perm[0] = 1, perm[1] = 3, perm[2] = 2, perm[3] = 0;
+    } else {
+        ti_permutation(n, (const int64_t (*)[MTK_MAX_DIMS])strides, shape, ndim, perm);
+    }
     strides_from_perm(perm, shape, ndim, stride_out);
 }
 
@@ -138,6 +156,7 @@ void mtk_foreach_strided(int32_t n, char *const *base, const int64_t *const *str
     char *ptrs[16];
     int64_t inner_strides[16];
     int64_t counter[MTK_MAX_DIMS] = { 0 };
+    assert(n >= 0 && n <= 16 && ndim >= 0 && ndim <= MTK_MAX_DIMS);
     for (int32_t i = 0; i < ndim; i++)
         if (shape[i] == 0) return;
     if (ndim == 0) {

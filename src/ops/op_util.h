@@ -21,13 +21,26 @@ static inline bool arg_bool(const mtk_op_call *c, int i) { return c->args[i].as.
 bool mtk_broadcast_shapes(mtk_ctx *ctx, const char *op, const int64_t *a, int32_t na,
                           const int64_t *b, int32_t nb, int64_t *out, int32_t *nout);
 
-/* TensorIterator's output strides for an element-wise op over `inputs`
- * (in PyTorch's operand order; 0-dim tensors stand for Python scalars)
- * whose broadcast shape is shape[ndim].  Implements fast setup
- * (contiguous, channels_last, identical dense strides) and otherwise the
- * stride-sorting permutation (reorder_dimensions).  Writes stride_out. */
+/* The output strides torch's meta device gives an element-wise op over
+ * `inputs` (in PyTorch's operand order) whose broadcast shape is
+ * shape[ndim]: the rule of torch._prims (compute_elementwise_output_
+ * logical_to_physical_perm), which the meta kernels of element-wise ops
+ * use.  0-dim cpu tensors (cpu scalars, wrapped Python numbers) do not
+ * take part; the other inputs are expanded to the shape as Tensor.expand
+ * does.  All contiguous (and not all channels-last) gives contiguous
+ * strides, all channels-last (and not all contiguous) channels-last ones,
+ * anything else TensorIterator's stride-sorting permutation (ties broken
+ * by size); sizes 0 count as 1.  (PyTorch's cpu TensorIterator differs
+ * only in corner cases: size-1 dims with odd strides, inputs that are
+ * both contiguous and channels-last.)  Writes stride_out. */
 void mtk_ti_output_strides(const mtk_tensor *const *inputs, int32_t ninputs,
                            const int64_t *shape, int32_t ndim, int64_t *stride_out);
+
+/* The strides of t.expand(shape[ndim]) as PyTorch computes them
+ * (inferExpandGeometry): a broadcast dim gets stride 0, a kept dim keeps
+ * its stride, a new leading size-1 dim gets size * stride of the dim after
+ * it.  `t` must broadcast to the shape. */
+void mtk_expand_strides(const mtk_tensor *t, const int64_t *shape, int32_t ndim, int64_t *stride_out);
 
 /* infer_dense_strides / empty_like(preserve_format) for one tensor:
  * same strides if non-overlapping and dense, else the TensorIterator
@@ -39,7 +52,7 @@ void mtk_dense_strides_like(const mtk_tensor *t, int64_t *stride_out);
 void mtk_broadcast_byte_strides(const mtk_tensor *t, const int64_t *shape, int32_t ndim,
                                 int64_t *byte_stride_out);
 
-/* Strided loop over shape[ndim] for `n` operands: calls inner(ptrs,
+/* Strided loop over shape[ndim] for `n` (at most 16) operands: calls inner(ptrs,
  * byte_strides, count, user) once per innermost row, with each operand's
  * pointer at the row start and its innermost byte stride.  A 0-dim shape
  * is one row of one element.  strides[k] is operand k's byte-stride array

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,11 +52,23 @@ static bool parse_default(const char *text, mtk_value *out)
     return false;
 }
 
+/* The ')' that closes the '(' at `open` (the return type may hold more
+ * parentheses: "-> (Tensor values, Tensor indices)"); NULL if none. */
+static const char *matching_paren(const char *open)
+{
+    int depth = 0;
+    for (const char *p = open; *p; p++) {
+        if (*p == '(' || *p == '[') depth++;
+        if ((*p == ')' || *p == ']') && --depth == 0) return *p == ')' ? p : NULL;
+    }
+    return NULL;
+}
+
 static int32_t parse_one(const char *sig, mtk_arg_spec *specs)
 {
-    const char *p = strchr(sig, '(');
-    const char *close = strrchr(sig, ')');
-    if (!p || !close || close < p) return -1;
+    const char *p = sig ? strchr(sig, '(') : NULL;
+    const char *close = p ? matching_paren(p) : NULL;
+    if (!p || !close) return -1;
     p++;
     int32_t count = 0;
     bool kw_only = false;
@@ -96,8 +109,8 @@ static int32_t parse_one(const char *sig, mtk_arg_spec *specs)
                 char *def = dup_range(eq + 1, te);
                 if (!def) return -1;
                 s->has_default = true;
-                bool ok = parse_default(def, &s->default_value);
-                if (s->default_value.kind != MTK_VALUE_STRING) free(def);
+                bool ok = parse_default(def, &s->default_value); /* strings are copied */
+                free(def);
                 if (!ok) return -1;
             }
         }
@@ -117,9 +130,13 @@ static void parse_all(void)
 int32_t mtk_op_args(const mtk_op_def *op, const mtk_arg_spec **specs_out)
 {
     pthread_once(&parse_once, parse_all);
-    if (!parsed) return -1;
-    int32_t i = (int32_t)(op - mtk_op_at(0));
-    if (i < 0 || i >= (int32_t)OPID_COUNT) return -1;
+    if (!parsed || !op) return -1;
+    /* the row's index, without pointer arithmetic on a pointer that may
+     * not point into the table */
+    uintptr_t first = (uintptr_t)mtk_op_by_id((mtk_op_id)0), at = (uintptr_t)op;
+    if (at < first || (at - first) % sizeof(mtk_op_def) != 0) return -1;
+    uintptr_t i = (at - first) / sizeof(mtk_op_def);
+    if (i >= (uintptr_t)OPID_COUNT) return -1;
     if (specs_out) *specs_out = parsed[i].specs;
     return parsed[i].count;
 }

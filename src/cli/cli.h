@@ -1,0 +1,47 @@
+/* Shared pieces of the `mtk` command line: the command table's entry
+ * points, exit statuses, error printing and option parsing. */
+#ifndef MTK_CLI_H
+#define MTK_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+/* Exit statuses of every command. */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_ERROR 1 /* the command ran and failed          */
+#define CLI_EXIT_USAGE 2 /* bad options or arguments            */
+
+/* Each command's entry point: argv[0] is the command's name ("eval"),
+ * the rest its arguments; returns the exit status. */
+#define MTK_CLI_COMMAND(name, summary) int cli_##name(int argc, char **argv);
+#include "cli/commands.h"
+#undef MTK_CLI_COMMAND
+
+/* Prints "mtk: error: <message>" and a newline to stderr. */
+void cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* Prints a usage error ("mtk: error: <message>", then "Try 'mtk
+ * <command> --help'.") to stderr and returns CLI_EXIT_USAGE.  `command`
+ * NULL means mtk itself. */
+int cli_usage_error(const char *command, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Starts option parsing of a new argv (resets getopt's state). */
+void cli_options_reset(void);
+
+/* getopt_long over argv for `command`, with GNU argument permutation
+ * (options may follow operands; "--" ends options).  Returns the option's
+ * value, -1 at the end of options (optind then indexes the first
+ * operand), or '?' after printing a usage error for an unknown option or
+ * a missing option argument (the caller returns CLI_EXIT_USAGE). */
+int cli_getopt(const char *command, int argc, char **argv, const char *shortopts,
+               const struct option *longopts);
+
+#endif

@@ -1,0 +1,6 @@
+/* The subcommands of `mtk`, one row each: MTK_CLI_COMMAND(name, summary)
+ * runs `int cli_<name>(int argc, char **argv)` from src/cli/cli_<name>.c.
+ * Adding a command is one row here and its file.  No include guard:
+ * expanded once per use of MTK_CLI_COMMAND. */
+MTK_CLI_COMMAND(eval, "evaluate a PyTorch expression on meta (or cpu) tensors")
+MTK_CLI_COMMAND(ops, "list the ops mtk knows, with their signatures")

@@ -1,0 +1,354 @@
+/* The eval language's evaluator: walks the syntax tree, resolves names,
+ * makes tensor literals on the default device and calls ops through the
+ * op table (mtk_op_call_by_name).  It knows no op's C function. */
+#include "mtk/eval.h"
+#include "mtk/op.h"
+#include "eval/parser.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct evaluator {
+    mtk_ctx *ctx;
+    int32_t error_column; /* where the first failure was found */
+} evaluator;
+
+/* Marks node `n` as where evaluation failed (innermost first wins). */
+static bool fail_at(evaluator *ev, const node *n)
+{
+    if (!ev->error_column) ev->error_column = n->column;
+    return false;
+}
+
+static bool error_at(evaluator *ev, const node *n, mtk_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static bool error_at(evaluator *ev, const node *n, mtk_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    mtk_verror(ev->ctx, status, fmt, ap);
+    va_end(ap);
+    return fail_at(ev, n);
+}
+
+static bool eval_node(evaluator *ev, const node *n, mtk_value *out);
+
+/* ------------------------------------------------------------------ names */
+
+/* A dtype named in an expression; `bare` names follow Python's types
+ * (float -> float64, int -> int64) as torch maps them, torch.X and the
+ * short names follow torch.  Returns MTK_DTYPE_UNDEFINED when unknown. */
+static mtk_dtype dtype_named(const char *name, bool bare)
+{
+    if (bare && strcmp(name, "float") == 0) return MTK_FLOAT64;
+    if (bare && strcmp(name, "int") == 0) return MTK_INT64;
+    if (strcmp(name, "b") == 0) return MTK_DTYPE_UNDEFINED; /* an alias, not a name */
+    return mtk_dtype_from_name(name);
+}
+
+static bool resolve_name(evaluator *ev, const node *n, mtk_value *out)
+{
+    static const struct { const char *name; int kind; } constants[] = {
+        { "True", 1 }, { "true", 1 }, { "False", 0 }, { "false", 0 }, { "None", 2 },
+        { "inf", 3 }, { "math.inf", 3 }, { "torch.inf", 3 },
+        { "nan", 4 }, { "math.nan", 4 }, { "torch.nan", 4 },
+    };
+    const char *name = n->name;
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++) {
+        if (strcmp(name, constants[i].name) != 0) continue;
+        switch (constants[i].kind) {
+        case 0: *out = mtk_value_bool(false); break;
+        case 1: *out = mtk_value_bool(true); break;
+        case 2: *out = mtk_value_none(); break;
+        case 3: *out = mtk_value_float(INFINITY); break;
+        default: *out = mtk_value_float(NAN); break;
+        }
+        return true;
+    }
+    mtk_dtype dtype = dtype_named(name, strchr(name, '.') == NULL);
+    if (dtype != MTK_DTYPE_UNDEFINED) {
+        *out = mtk_value_dtype(dtype);
+        return true;
+    }
+    if (mtk_op_find(name))
+        return error_at(ev, n, MTK_ERR_INVALID_ARGUMENT, "'%s' is an op: call it, as in %s(...)", name,
+                        name);
+    return error_at(ev, n, MTK_ERR_INVALID_ARGUMENT, "name '%s' is not defined", name);
+}
+
+/* ------------------------------------------------------- tensor literals */
+
+static bool make_literal(evaluator *ev, const node *n, mtk_value *out)
+{
+    mtk_ctx *ctx = ev->ctx;
+    mtk_dtype dtype = dtype_named(n->name, false);
+    if (dtype == MTK_DTYPE_UNDEFINED)
+        return error_at(ev, n, MTK_ERR_DTYPE,
+                        "unknown dtype '%s' in the tensor literal %s (a literal is DTYPE[sizes] "
+                        "with DTYPE one of f32 f16 bf16 f64 i64 i32 i16 i8 u8 bool, or a long "
+                        "name such as float32)",
+                        n->name, n->source);
+    if (!mtk_shape_check(ctx, n->source, n->shape, n->ndim, NULL)) return fail_at(ev, n);
+    mtk_device device = mtk_ctx_device(ctx);
+    mtk_tensor *t = mtk_tensor_new(ctx, dtype, n->shape, n->ndim, NULL, device);
+    if (!t) return fail_at(ev, n);
+    if (device == MTK_DEVICE_CPU) {
+        if (!mtk_tensor_alloc_storage(t)) return fail_at(ev, n);
+        memset(mtk_tensor_data(t), 0, mtk_tensor_nbytes(t));
+    }
+    *out = mtk_value_tensor(t);
+    return true;
+}
+
+/* ------------------------------------------------------------- builtins */
+
+/* float(x): a number or a string such as 'inf', '-inf', 'nan', '1e-3'. */
+static bool builtin_float(evaluator *ev, const node *n, const mtk_value *args, mtk_value *out)
+{
+    const mtk_value *v = &args[0];
+    if (mtk_value_is_number(v)) {
+        *out = mtk_value_float(mtk_value_as_double(v));
+        return true;
+    }
+    if (v->kind != MTK_VALUE_STRING)
+        return error_at(ev, n, MTK_ERR_INVALID_ARGUMENT,
+                        "float() argument must be a string or a real number, not '%s'",
+                        mtk_value_type_name(v));
+    const char *s = v->as.s;
+    while (isspace((unsigned char)*s)) s++;
+    const char *body = s + (*s == '+' || *s == '-');
+    double sign = *s == '-' ? -1.0 : 1.0;
+    size_t len = strlen(body);
+    while (len && isspace((unsigned char)body[len - 1])) len--;
+    if ((len == 3 && strncasecmp(body, "inf", 3) == 0) || (len == 8 && strncasecmp(body, "infinity", 8) == 0)) {
+        *out = mtk_value_float(sign * INFINITY);
+        return true;
+    }
+    if (len == 3 && strncasecmp(body, "nan", 3) == 0) {
+        *out = mtk_value_float(NAN);
+        return true;
+    }
+    char *end;
+    double d = strtod(s, &end);
+    while (isspace((unsigned char)*end)) end++;
+    if (end == s || *end || isalpha((unsigned char)*body) || strchr(s, 'x') || strchr(s, 'X'))
+        return error_at(ev, n, MTK_ERR_INVALID_ARGUMENT, "could not convert string to float: '%s'",
+                        v->as.s);
+    *out = mtk_value_float(d);
+    return true;
+}
+
+/* torch.device('meta'). */
+static bool builtin_device(evaluator *ev, const node *n, const mtk_value *args, mtk_value *out)
+{
+    mtk_device device;
+    if (args[0].kind == MTK_VALUE_DEVICE) {
+        *out = args[0];
+        return true;
+    }
+    if (args[0].kind != MTK_VALUE_STRING)
+        return error_at(ev, n, MTK_ERR_INVALID_ARGUMENT, "device(): argument 'type' must be str, not %s",
+                        mtk_value_type_name(&args[0]));
+    if (!mtk_device_parse(args[0].as.s, &device))
+        return error_at(ev, n, MTK_ERR_DEVICE,
+                        "Expected one of cpu, cuda, meta device type at start of device string: %s",
+                        args[0].as.s);
+    *out = mtk_value_device(device);
+    return true;
+}
+
+typedef bool (*builtin_fn)(evaluator *ev, const node *n, const mtk_value *args, mtk_value *out);
+
+static const struct builtin {
+    const char *name;
+    builtin_fn fn;
+} builtins[] = {
+    { "float", builtin_float },
+    { "torch.device", builtin_device },
+    { "device", builtin_device },
+};
+
+static const struct builtin *find_builtin(const node *n)
+{
+    if (n->is_method) return NULL;
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        if (strcmp(n->name, builtins[i].name) == 0) return &builtins[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ calls */
+
+/* The op name without torch./F. prefixes, as mtk_op_find reads it. */
+static const char *bare_op_name(const char *name)
+{
+    static const char *const prefixes[] = { "torch.nn.functional.", "torch.", "F.", "nn.functional." };
+    for (size_t p = 0; p < sizeof prefixes / sizeof prefixes[0]; p++) {
+        size_t n = strlen(prefixes[p]);
+        if (strncmp(name, prefixes[p], n) == 0) return name + n;
+    }
+    return name;
+}
+
+/* Edit distance of two short strings (insert, delete, substitute), or
+ * any value above `cutoff` once it is sure to exceed it. */
+static int edit_distance(const char *a, const char *b, int cutoff)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    if (na > 48 || nb > 48) return cutoff + 1;
+    int row[49];
+    for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diag = row[0];
+        int row_min = row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+            if (best < row_min) row_min = best;
+        }
+        if (row_min > cutoff) return cutoff + 1; /* rows never decrease */
+    }
+    return row[nb];
+}
+
+static bool unknown_op(evaluator *ev, const node *n)
+{
+    const char *bare = bare_op_name(n->name);
+    const char *best = NULL;
+    int limit = (int)strlen(bare) / 4 + 1; /* a typo or two, more for longer names */
+    if (limit > 3) limit = 3;
+    int best_distance = limit + 1;
+    size_t bare_len = strlen(bare);
+    for (int32_t i = 0; i < mtk_op_count(); i++) {
+        const char *candidate = mtk_op_at(i)->name;
+        size_t len = strlen(candidate);
+        if ((len > bare_len ? len - bare_len : bare_len - len) >= (size_t)best_distance) continue;
+        int d = edit_distance(bare, candidate, best_distance - 1);
+        if (d < best_distance) {
+            best = candidate;
+            best_distance = d;
+        }
+    }
+    if (best)
+        return error_at(ev, n, MTK_ERR_UNKNOWN_OP, "unknown op '%s'; did you mean '%s'? (mtk ops lists them)",
+                        n->name, best);
+    return error_at(ev, n, MTK_ERR_UNKNOWN_OP, "unknown op '%s' (mtk ops lists them)", n->name);
+}
+
+static bool eval_call(evaluator *ev, const node *n, mtk_value *out)
+{
+    const struct builtin *builtin = find_builtin(n);
+    if (!builtin && !mtk_op_find(n->name)) return unknown_op(ev, n); /* before the arguments, as Python */
+    mtk_value *args = mtk_ctx_alloc(ev->ctx, (size_t)(n->count ? n->count : 1) * sizeof *args);
+    if (!args) return fail_at(ev, n);
+    for (int32_t i = 0; i < n->count; i++)
+        if (!eval_node(ev, n->items[i], &args[i])) return false;
+    int32_t npositional = n->count - n->nkw;
+    if (builtin) {
+        if (n->nkw > 0 || npositional != 1)
+            return error_at(ev, n, MTK_ERR_INVALID_ARGUMENT, "%s() takes exactly one positional argument",
+                            n->name);
+        return builtin->fn(ev, n, args, out);
+    }
+    if (!mtk_op_call_by_name(ev->ctx, n->name, args, npositional, n->kw_names, args + npositional,
+                             n->nkw, out))
+        return fail_at(ev, n);
+    return true;
+}
+
+/* --------------------------------------------------------- unary - and + */
+
+static bool eval_sign(evaluator *ev, const node *n, mtk_value *out)
+{
+    mtk_value v;
+    if (!eval_node(ev, n->items[0], &v)) return false;
+    bool negate = n->kind == NODE_NEGATE;
+    switch (v.kind) {
+    case MTK_VALUE_BOOL: *out = mtk_value_int(negate ? -(int64_t)v.as.b : (int64_t)v.as.b); return true;
+    case MTK_VALUE_FLOAT: *out = mtk_value_float(negate ? -v.as.f : v.as.f); return true;
+    case MTK_VALUE_INT:
+        if (negate && v.as.i == INT64_MIN)
+            return error_at(ev, n, MTK_ERR_OVERFLOW, "-(%lld) does not fit in int64", (long long)v.as.i);
+        *out = mtk_value_int(negate ? -v.as.i : v.as.i);
+        return true;
+    case MTK_VALUE_TENSOR:
+        if (!negate) {
+            *out = v;
+            return true;
+        }
+        if (!mtk_op_find("neg"))
+            return error_at(ev, n, MTK_ERR_NOT_IMPLEMENTED, "unary - of a tensor needs the op 'neg'");
+        if (!mtk_op_call_by_name(ev->ctx, "neg", &v, 1, NULL, NULL, 0, out)) return fail_at(ev, n);
+        return true;
+    default:
+        return error_at(ev, n, MTK_ERR_INVALID_ARGUMENT, "bad operand type for unary %c: '%s'",
+                        negate ? '-' : '+', mtk_value_type_name(&v));
+    }
+}
+
+/* ------------------------------------------------------------------ nodes */
+
+static bool eval_node(evaluator *ev, const node *n, mtk_value *out)
+{
+    *out = mtk_value_none();
+    switch (n->kind) {
+    case NODE_CONST: *out = n->constant; return true;
+    case NODE_NAME: return resolve_name(ev, n, out);
+    case NODE_TENSOR: return make_literal(ev, n, out);
+    case NODE_CALL: return eval_call(ev, n, out);
+    case NODE_NEGATE:
+    case NODE_PLUS: return eval_sign(ev, n, out);
+    case NODE_LIST:
+    case NODE_TUPLE: {
+        mtk_value seq = mtk_value_list(ev->ctx, n->count, n->kind == NODE_TUPLE);
+        if (seq.kind == MTK_VALUE_NONE) return fail_at(ev, n);
+        for (int32_t i = 0; i < n->count; i++)
+            if (!eval_node(ev, n->items[i], &seq.as.list.items[i])) return false;
+        *out = seq;
+        return true;
+    }
+    }
+    return error_at(ev, n, MTK_ERR_INVALID_ARGUMENT, "bad syntax tree node %d", (int)n->kind);
+}
+
+bool mtk_eval_text(mtk_ctx *ctx, const char *text, size_t len, mtk_value *result,
+                   int32_t *error_column)
+{
+    int32_t column = 0;
+    *result = mtk_value_none();
+    if (error_column) *error_column = 0;
+    if (mtk_ctx_status(ctx) != MTK_OK) return false;
+    node *root = mtk_parse_expression(ctx, text, len, &column);
+    if (root) {
+        evaluator ev = { ctx, 0 };
+        mtk_value v;
+        if (eval_node(&ev, root, &v) && mtk_ctx_status(ctx) == MTK_OK) {
+            *result = v;
+            return true;
+        }
+        if (mtk_ctx_status(ctx) == MTK_OK)
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "evaluation failed without a message");
+        column = ev.error_column ? ev.error_column : root->column;
+    }
+    if (error_column) *error_column = column;
+    return false;
+}
+
+bool mtk_eval(mtk_ctx *ctx, const char *expr, mtk_value *result)
+{
+    if (!expr) {
+        *result = mtk_value_none();
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "mtk_eval: NULL expression");
+    }
+    return mtk_eval_text(ctx, expr, strlen(expr), result, NULL);
+}
