@@ -5,7 +5,7 @@ set -euo pipefail
 mtk=${1:-build/mtk}
 
 show() {
-    printf '\n$ mtk eval %q\n' "$1"
+    printf '\n$ mtk eval "%s"\n' "$1"
     "$mtk" eval "$1" || true
 }
 
