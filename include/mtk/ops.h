@@ -8,5 +8,9 @@
 #include "mtk/ops/elementwise.h"
 #include "mtk/ops/linalg.h"
 #include "mtk/ops/convert.h"
+#include "mtk/ops/nn.h"
+#include "mtk/ops/conv.h"
+#include "mtk/ops/index.h"
+#include "mtk/ops/reduce.h"
 
 #endif

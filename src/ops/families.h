@@ -8,5 +8,9 @@
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
 #include "ops/convert.h"
+#include "ops/nn.h"
+#include "ops/conv.h"
+#include "ops/index.h"
+#include "ops/reduce.h"
 
 #endif

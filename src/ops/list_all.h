@@ -5,3 +5,7 @@
 #include "ops/list_elementwise.h"
 #include "ops/list_linalg.h"
 #include "ops/list_convert.h"
+#include "ops/list_reduce.h"
+#include "ops/list_index.h"
+#include "ops/list_conv.h"
+#include "ops/list_nn.h"

@@ -1,0 +1,16 @@
+/* Typed C API of the nn ops.  Every function takes the context first,
+ * returns NULL (error on the context) on failure, and passes a NULL tensor
+ * argument through as NULL without a new error. */
+#ifndef MTK_OPS_NN_PUBLIC_H
+#define MTK_OPS_NN_PUBLIC_H
+
+#include "mtk/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1 @@
+/* Op rows of the nn family (see registry.h for the row format). */

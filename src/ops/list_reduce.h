@@ -1,0 +1,1 @@
+/* Op rows of the reduce family (see registry.h for the row format). */
