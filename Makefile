@@ -11,7 +11,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 PYTHON     ?= python3
 PREFIX     ?= /usr/local
 
-.PHONY: all deps test-deps run test test-release test-asan bench install clean
+.PHONY: all deps test-deps run test test-release test-asan bench install clean fuzz-deps fuzz test-fuzz
 
 all: $(BUILD)/mtk
 
@@ -36,23 +36,52 @@ run: deps
 test: test-deps
 	@$(MAKE) --no-print-directory test-release
 	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory test-fuzz
 
 test-release: all
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 	MTK_BIN=$(abspath $(BUILD)/mtk) scripts/run-pytest.sh $(PYTHON)
 
-test-asan:
+test-asan: all
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMTK_SANITIZE=ON -DMTK_BUILD_BENCH=OFF >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
-	MTK_BIN=$(abspath $(ASAN_BUILD)/mtk) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	MTK_BIN=$(abspath $(ASAN_BUILD)/mtk) MTK_LIB=$(abspath $(BUILD)/libmtk.so) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    scripts/run-pytest.sh $(PYTHON)
 
 bench: all
 	$(PYTHON) bench/run.py --build $(BUILD)
 
+# libFuzzer target for the safetensors header parser, built with clang
+# (installed by `scripts/install-deps.sh --fuzz`) from the core and io
+# sources.  `make fuzz` runs it for FUZZ_SECONDS; `make test-fuzz` for 10 s.
+# New inputs go to $(FUZZ_BUILD)/corpus; tests/io/corpus seeds it.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGET  := $(FUZZ_BUILD)/fuzz_st_header
+FUZZ_SOURCES := fuzz/fuzz_st_header.c $(wildcard src/core/*.c) $(wildcard src/io/*.c)
+
+fuzz-deps:
+	@scripts/install-deps.sh --fuzz
+
+$(FUZZ_TARGET): $(FUZZ_SOURCES) $(wildcard include/mtk/*.h src/core/*.h src/io/*.h)
+	@mkdir -p $(FUZZ_BUILD)
+	clang -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc \
+	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	    $(FUZZ_SOURCES) $$(pkg-config --libs libcjson) -lm -pthread -o $@
+
+fuzz: fuzz-deps
+	@$(MAKE) --no-print-directory $(FUZZ_TARGET)
+	@mkdir -p $(FUZZ_BUILD)/corpus
+	$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
+	    -dict=fuzz/safetensors.dict -artifact_prefix=$(FUZZ_BUILD)/ -print_final_stats=1 \
+	    $(FUZZ_BUILD)/corpus tests/io/corpus
+
+test-fuzz:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
+
 install: all
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
