@@ -1,5 +1,6 @@
 # mtk — the two commands of the README:
-#   make run    installs what is missing, builds, and runs the main job
+#   make run    installs what is missing, builds, and runs the main job:
+#               mtk summary llama-3-8b --input 1x2048 (make tour: the tour)
 #   make test   installs what is missing, builds, and runs every test
 #               (C unit tests, PyTorch oracle tests, then all again under
 #               AddressSanitizer + UndefinedBehaviorSanitizer)
@@ -11,12 +12,12 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 PYTHON     ?= python3
 PREFIX     ?= /usr/local
 
-.PHONY: all deps test-deps run test test-release test-asan bench install clean fuzz-deps fuzz test-fuzz
+.PHONY: all deps test-deps run tour test test-release test-asan bench install clean fuzz-deps fuzz test-fuzz
 
 all: $(BUILD)/mtk
 
 $(BUILD)/Makefile: CMakeLists.txt
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 
 $(BUILD)/mtk: $(BUILD)/Makefile FORCE
 	cmake --build $(BUILD) -j$(JOBS)
@@ -30,6 +31,10 @@ test-deps:
 	@scripts/install-deps.sh --test
 
 run: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/mtk summary llama-3-8b --input 1x2048
+
+tour: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/tour.sh $(BUILD)/mtk
 

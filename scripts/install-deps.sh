@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Installs what building (and, with --test, testing) mtk needs and is missing:
-# Debian packages with apt-get, Python test references with pip.  Prints
+# Debian packages with apt-get, Python test references with pip.  --fuzz adds
+# clang and its libFuzzer runtime (make fuzz, make test-fuzz).  Prints
 # nothing when everything is already there.
 set -euo pipefail
 
 want_test=0
-[ "${1:-}" = "--test" ] && want_test=1
+want_fuzz=0
+for arg in "$@"; do
+    case "$arg" in
+    --test) want_test=1 ;;
+    --fuzz) want_fuzz=1 ;;
+    esac
+done
 
 apt_packages=(cmake make gcc pkg-config libcjson-dev libopenblas-dev libcmocka-dev)
+[ $want_fuzz -eq 1 ] && apt_packages+=(clang libclang-rt-dev)
 missing=()
 for p in "${apt_packages[@]}"; do
     if [ "$p" = cmake ] && command -v cmake >/dev/null 2>&1; then continue; fi

@@ -71,8 +71,9 @@ typedef int32_t mtk_device;
  * buf (size `cap`, always NUL-terminated); returns buf. */
 const char *mtk_device_str(mtk_device device, char *buf, size_t cap);
 
-/* Parses "meta", "cpu", "cuda", "cuda:N" into *out.  Returns false (and
- * leaves *out alone) for anything else. */
+/* Parses "meta", "cpu", "cuda", "cuda:N" into *out; "meta:N" and "cpu:N"
+ * mean meta and cpu, as in PyTorch.  N is decimal without sign or leading
+ * zeros.  Returns false (and leaves *out alone) for anything else. */
 bool mtk_device_parse(const char *text, mtk_device *out);
 
 /* ------------------------------------------------------------------ dtypes */
@@ -202,10 +203,31 @@ bool mtk_ctx_push_init_mode(mtk_ctx *ctx, mtk_init_mode mode);
 bool mtk_ctx_pop_init_mode(mtk_ctx *ctx);
 mtk_init_mode mtk_ctx_init_mode(const mtk_ctx *ctx);
 
+/* The op observer: `hook(user, call)` runs after every op call that
+ * succeeds (the call's arguments and outputs are final), until replaced.
+ * nn's tracing installs one for a forward pass; NULL removes it.  One
+ * observer at a time: set returns nothing, read the previous one first
+ * with mtk_ctx_op_hook() to restore it. */
+struct mtk_op_call;
+typedef void (*mtk_op_hook)(void *user, const struct mtk_op_call *call);
+void mtk_ctx_set_op_hook(mtk_ctx *ctx, mtk_op_hook hook, void *user);
+/* The installed observer (NULL: none); its user pointer in *user_out when
+ * user_out is not NULL. */
+mtk_op_hook mtk_ctx_op_hook(const mtk_ctx *ctx, void **user_out);
+
+/* The default generator (torch.manual_seed): nn's `init` mode draws the
+ * seed of each module's initialization from it, so a model built after
+ * the same seed gets the same values.  A new context starts as if seeded
+ * with 0.  mtk_ctx_next_seed returns a fresh 64-bit seed and advances. */
+void mtk_ctx_manual_seed(mtk_ctx *ctx, uint64_t seed);
+uint64_t mtk_ctx_next_seed(mtk_ctx *ctx);
+
 /* Arena allocation: zeroed, 16-byte aligned memory (whatever the
  * allocator's own alignment) that lives as long as the context.  NULL (and
  * MTK_ERR_OUT_OF_MEMORY) on failure. */
 void *mtk_ctx_alloc(mtk_ctx *ctx, size_t size);
+/* The same without zeroing, for callers that write every byte they use. */
+void *mtk_ctx_alloc_uninit(mtk_ctx *ctx, size_t size);
 /* Copies a NUL-terminated string into the arena.  NULL (and an error:
  * MTK_ERR_OUT_OF_MEMORY, or MTK_ERR_INVALID_ARGUMENT for a NULL `s`) on
  * failure. */

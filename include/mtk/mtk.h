@@ -11,5 +11,8 @@
 #include "mtk/ops.h"
 #include "mtk/print.h"
 #include "mtk/eval.h"
+#include "mtk/nn.h"
+#include "mtk/io.h"
+#include "mtk/models.h"
 
 #endif

@@ -16,9 +16,16 @@
  * outputs (or shares the input's storage for views) and calls the kernel.
  *
  * Signature types: Tensor, Tensor?, Tensor[], Scalar, Scalar?, Tensor|Scalar,
- * int, int?, int[], int[]?, float, float?, bool, bool?, str, str?,
- * ScalarType?, Device?, Any, Any?.  A `*` starts keyword-only arguments.
- * An `int[]` given as separate positional ints collects them (x.view(3, 4)).
+ * int, int?, int[], int[]?, int[1], int[1]?, int..., float, float?, bool,
+ * bool?, str, str?, ScalarType?, Device?, Any, Any?.  A `*` starts
+ * keyword-only arguments.  As PyTorch's parser: an `int[]` is a list or
+ * tuple, never a lone int (a bool counts as an int after its first item);
+ * an `int...` is an int[] in var-args position (the last positional
+ * parameter: zeros(int... size), view(Tensor input, int... size)) that
+ * gathers the trailing positional ints (x.view(3, 4), zeros(3)); an
+ * `int[1]` also takes a lone int anywhere (sum(x, 1)).  A type without '?'
+ * refuses None even with a None default (the argument may only be left
+ * out: eye(n, m=None)).
  */
 #ifndef MTK_OP_H
 #define MTK_OP_H
@@ -92,6 +99,15 @@ struct mtk_op_call {
     int8_t *out_view_of;      /* per output: arg index it aliases, -1  */
     int32_t nout;
     mtk_value result;         /* what the call returns                 */
+    uint32_t keyword_args;    /* bit i: args[i] was given by keyword
+                                 (mtk_op_call_by_name; 0 in typed calls),
+                                 for ops whose PyTorch overloads tell
+                                 keywords apart (arange(start=3))       */
+    uint32_t given_args;      /* bit i: args[i] was given by the caller,
+                                 by position or keyword (mtk_op_call_by_name;
+                                 0 in typed calls), for ops whose PyTorch
+                                 overloads tell an omitted argument from
+                                 an explicit None (max(x) / max(x, None)) */
 };
 
 /* ---- for op implementations ---- */
@@ -132,7 +148,9 @@ int32_t mtk_op_args(const mtk_op_def *op, const mtk_arg_spec **specs_out);
  * false at once without a new error. */
 bool mtk_op_run(mtk_op_call *call);
 
-/* Starts a call of `op` with all args None; the caller sets args. */
+/* Starts a call of `op`: nargs from the signature, every argument its
+ * default (None where it has none); the caller sets args.  Arguments past
+ * nargs are left unset. */
 void mtk_op_call_init(mtk_op_call *call, mtk_ctx *ctx, const mtk_op_def *op);
 
 /* Calls an op by name with Python-style positional and keyword arguments

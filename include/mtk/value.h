@@ -65,7 +65,8 @@ bool mtk_value_is_number(const mtk_value *v);
 double mtk_value_as_double(const mtk_value *v);
 
 /* Reads an int-list argument: an INT (one item) or a LIST/TUPLE of INTs
- * (bools are refused, as PyTorch refuses them in sizes).  At most `cap`
+ * (bools are refused; the binder has already made a bool after a list's
+ * first item an int, as PyTorch reads it).  At most `cap`
  * items.  On a mismatch sets MTK_ERR_INVALID_ARGUMENT naming op and arg
  * and returns -1; else returns the count. */
 int32_t mtk_value_to_ints(mtk_ctx *ctx, const mtk_value *v, int64_t *out, int32_t cap,

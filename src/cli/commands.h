@@ -4,3 +4,7 @@
  * expanded once per use of MTK_CLI_COMMAND. */
 MTK_CLI_COMMAND(eval, "evaluate a PyTorch expression on meta (or cpu) tensors")
 MTK_CLI_COMMAND(ops, "list the ops mtk knows, with their signatures")
+MTK_CLI_COMMAND(summary, "summarize a model: parameters, shapes and FLOPs per module")
+MTK_CLI_COMMAND(models, "list the built-in models: family, class, parameter count")
+MTK_CLI_COMMAND(inspect, "validate a safetensors checkpoint and list its tensors")
+MTK_CLI_COMMAND(convert, "rewrite a safetensors checkpoint: dtype, shards")

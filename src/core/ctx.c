@@ -84,6 +84,13 @@ static arena_block *new_block(mtk_ctx *ctx, size_t cap)
 
 void *mtk_ctx_alloc(mtk_ctx *ctx, size_t size)
 {
+    void *p = mtk_ctx_alloc_uninit(ctx, size);
+    if (p) memset(p, 0, ALIGN16(size ? size : 1));
+    return p;
+}
+
+void *mtk_ctx_alloc_uninit(mtk_ctx *ctx, size_t size)
+{
     ctx->arena_requests++;
     if (ctx->arena_fail_at &&
         (ctx->arena_requests == ctx->arena_fail_at ||
@@ -110,7 +117,6 @@ void *mtk_ctx_alloc(mtk_ctx *ctx, size_t size)
             } else {
                 ctx->arena = big;
             }
-            memset(big->data, 0, size);
             return big->data;
         }
         /* blocks double from 64 KiB up to 16 MiB */
@@ -124,7 +130,6 @@ void *mtk_ctx_alloc(mtk_ctx *ctx, size_t size)
     }
     char *p = b->data + b->used;
     b->used += size;
-    memset(p, 0, size);
     return p;
 }
 
@@ -148,6 +153,31 @@ bool mtk_ctx_hold_storage(mtk_ctx *ctx, mtk_storage *storage)
     r->next = ctx->storage_refs;
     ctx->storage_refs = r;
     return true;
+}
+
+/* ---------------------------------------------------- observer and seed */
+
+void mtk_ctx_set_op_hook(mtk_ctx *ctx, mtk_op_hook hook, void *user)
+{
+    ctx->op_hook = hook;
+    ctx->op_hook_user = hook ? user : NULL;
+}
+
+mtk_op_hook mtk_ctx_op_hook(const mtk_ctx *ctx, void **user_out)
+{
+    if (user_out) *user_out = ctx->op_hook_user;
+    return ctx->op_hook;
+}
+
+void mtk_ctx_manual_seed(mtk_ctx *ctx, uint64_t seed) { ctx->seed_state = seed; }
+
+uint64_t mtk_ctx_next_seed(mtk_ctx *ctx)
+{
+    /* splitmix64: a Weyl sequence through a 64-bit mixer */
+    uint64_t z = (ctx->seed_state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
 }
 
 /* ---------------------------------------------------------------- errors */

@@ -35,6 +35,13 @@ struct mtk_ctx {
     mtk_init_mode init_stack[SCOPE_DEPTH + 1];
     int32_t init_depth;
 
+    /* The op observer (nn's tracing; NULL: none), called by the
+     * dispatcher after every op that succeeds, and the state of the
+     * default generator (mtk_ctx_manual_seed). */
+    mtk_op_hook op_hook;
+    void *op_hook_user;
+    uint64_t seed_state;
+
     /* Fault injection for tests (tests/unit/test_oom.c): arena requests
      * are counted, and request number `arena_fail_at` (1-based; 0: never)
      * fails as if the allocator had, and every later one too when

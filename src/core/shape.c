@@ -121,11 +121,12 @@ static int64_t mul_saturating(int64_t a, int64_t b)
 
 bool mtk_tensor_is_contiguous(const mtk_tensor *t)
 {
-    if (mtk_tensor_numel(t) == 0) return true;
+    /* the stride scan first: an empty tensor (a size-0 dim) is contiguous
+     * whatever its strides, which only matters when the scan fails */
     int64_t expected = 1;
     for (int32_t i = t->ndim - 1; i >= 0; i--) {
         if (t->shape[i] == 1) continue;
-        if (t->stride[i] != expected) return false;
+        if (t->stride[i] != expected) return mtk_tensor_numel(t) == 0;
         expected = mul_saturating(expected, t->shape[i]);
     }
     return true;

@@ -37,9 +37,9 @@ mtk_tensor *mtk_tensor_new(mtk_ctx *ctx, mtk_dtype dtype, const int64_t *shape, 
     t->dtype = dtype;
     t->ndim = ndim;
     t->device = device;
-    if (ndim > 0) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    for (int32_t i = 0; i < ndim; i++) t->shape[i] = shape[i]; /* a few dims: no memcpy call */
     if (stride) {
-        if (ndim > 0) memcpy(t->stride, stride, (size_t)ndim * sizeof *stride);
+        for (int32_t i = 0; i < ndim; i++) t->stride[i] = stride[i];
     } else {
         mtk_contiguous_strides(shape, ndim, t->stride);
     }

@@ -20,9 +20,18 @@ mtk_value mtk_value_list(mtk_ctx *ctx, int32_t count, bool is_tuple)
 
 mtk_value mtk_value_int_list(mtk_ctx *ctx, const int64_t *items, int32_t count)
 {
-    mtk_value v = mtk_value_list(ctx, count, false);
-    if (v.kind == MTK_VALUE_NONE) return v;
-    for (int32_t i = 0; i < count; i++) v.as.list.items[i] = mtk_value_int(items[i]);
+    mtk_value v = mtk_value_none();
+    if (count < 0) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "a list of %d items", (int)count);
+        return v;
+    }
+    /* every item is written: no need to zero the memory first */
+    mtk_value *list = mtk_ctx_alloc_uninit(ctx, (size_t)(count > 0 ? count : 1) * sizeof *list);
+    if (!list) return v;
+    for (int32_t i = 0; i < count; i++) list[i] = mtk_value_int(items[i]);
+    v.kind = MTK_VALUE_LIST;
+    v.as.list.items = list;
+    v.as.list.count = count;
     return v;
 }
 

@@ -92,12 +92,19 @@ static bool invalid_to_call(mtk_op_call *call, int32_t npos)
                           got);
 }
 
-static bool read_device(mtk_op_call *call, const mtk_value *v, mtk_device *out)
+/* A device argument: a device, an accelerator index, or a string.  A
+ * string naming an index of meta or cpu ("meta:0") sets *indexed: torch
+ * then sees a device other than its tensors' (which have no index) and
+ * copies. */
+static bool read_device(mtk_op_call *call, const mtk_value *v, mtk_device *out, bool *indexed)
 {
     if (v->kind == MTK_VALUE_DEVICE) { *out = v->as.device; return true; }
     if (v->kind == MTK_VALUE_INT && v->as.i >= 0) { *out = MTK_DEVICE_CUDA(v->as.i); return true; }
     if (v->kind == MTK_VALUE_STRING) {
-        if (mtk_device_parse(v->as.s, out)) return true;
+        if (mtk_device_parse(v->as.s, out)) {
+            *indexed |= strchr(v->as.s, ':') != NULL && (*out == MTK_DEVICE_META || *out == MTK_DEVICE_CPU);
+            return true;
+        }
         return mtk_call_error(call, MTK_ERR_DEVICE,
                               "Expected one of cpu, meta, cuda device type at start of device string: %s",
                               v->as.s);
@@ -112,7 +119,8 @@ static bool is_none_or(const mtk_value *v, mtk_value_kind kind)
 
 /* Sorts to()'s positional slots into its three overloads:
  *   to(dtype, non_blocking, copy), to(device, dtype, non_blocking, copy),
- *   to(other, non_blocking, copy). */
+ *   to(other, non_blocking, copy); `other` may be a Python float or bool,
+ *   which torch wraps into a cpu tensor (an int is a device index). */
 bool mtk_to_meta(mtk_op_call *call)
 {
     mtk_tensor *input = arg_tensor(call, 0);
@@ -125,8 +133,14 @@ bool mtk_to_meta(mtk_op_call *call)
     bool copy = arg_bool(call, TO_COPY);
     bool kw_device = !arg_is_none(call, TO_DEVICE), kw_dtype = !arg_is_none(call, TO_DTYPE);
     const mtk_value *flags = NULL; /* the positional non_blocking, copy */
+    bool indexed = false;
 
-    if (npos > 0 && pos[0].kind == MTK_VALUE_DTYPE) {
+    if (npos > 0 && (pos[0].kind == MTK_VALUE_FLOAT || pos[0].kind == MTK_VALUE_BOOL)) {
+        if (npos > 3 || kw_device || kw_dtype) return invalid_to_call(call, npos);
+        dtype = pos[0].kind == MTK_VALUE_BOOL ? MTK_BOOL : MTK_FLOAT64;
+        device = MTK_DEVICE_CPU;
+        flags = &pos[1];
+    } else if (npos > 0 && pos[0].kind == MTK_VALUE_DTYPE) {
         if (npos > 3 || kw_device || kw_dtype) return invalid_to_call(call, npos);
         dtype = pos[0].as.dtype;
         flags = &pos[1];
@@ -138,7 +152,7 @@ bool mtk_to_meta(mtk_op_call *call)
     } else if (npos > 0) {
         if (pos[0].kind != MTK_VALUE_NONE) {
             if (kw_device) return invalid_to_call(call, npos);
-            if (!read_device(call, &pos[0], &device))
+            if (!read_device(call, &pos[0], &device, &indexed))
                 return mtk_ctx_status(call->ctx) == MTK_OK ? invalid_to_call(call, npos) : false;
         }
         if (!is_none_or(&pos[1], MTK_VALUE_DTYPE) || (pos[1].kind == MTK_VALUE_DTYPE && kw_dtype))
@@ -153,7 +167,9 @@ bool mtk_to_meta(mtk_op_call *call)
                 return invalid_to_call(call, npos);
         if (nflags > 1 && flags[1].kind == MTK_VALUE_BOOL) copy = copy || flags[1].as.b;
     }
-    if (kw_device) device = call->args[TO_DEVICE].as.device;
+    if (kw_device && !read_device(call, &call->args[TO_DEVICE], &device, &indexed))
+        return mtk_ctx_status(call->ctx) == MTK_OK ? invalid_to_call(call, npos) : false;
+    copy = copy || indexed;
     if (kw_dtype) dtype = call->args[TO_DTYPE].as.dtype;
 
     mtk_memory_format format;
@@ -179,16 +195,21 @@ bool mtk_convert_copy_cpu(mtk_op_call *call)
 
 /* ------------------------------------------------------ to_empty, clone */
 
-/* to_empty(device=): same shape, dtype and dense strides, uninitialized
- * memory on the device (none on meta).  No kernel: the dispatcher
- * allocates the cpu storage. */
+/* to_empty(device=): same shape and dtype, uninitialized memory on the
+ * device (none on meta), with the strides of torch.empty_like(input,
+ * device=device): for a meta input torch runs its reference, whose
+ * strides follow the element-wise rule (contiguous when the input is, a
+ * size-0 tensor included); for a real one its kernel, which keeps
+ * non-overlapping dense strides.  No kernel: the dispatcher allocates
+ * the cpu storage. */
 bool mtk_to_empty_meta(mtk_op_call *call)
 {
     const mtk_tensor *input = arg_tensor(call, 0);
     mtk_device device = call->args[1].as.device;
     if (!check_device_supported(call, device)) return false;
     int64_t stride[MTK_MAX_DIMS];
-    mtk_dense_strides_like(input, stride);
+    if (input->device == MTK_DEVICE_META) mtk_ti_output_strides(&input, 1, input->shape, input->ndim, stride);
+    else mtk_dense_strides_like(input, stride);
     mtk_tensor *out = mtk_tensor_new(call->ctx, input->dtype, input->shape, input->ndim, stride, device);
     if (!out || !mtk_call_set_outputs(call, 1)) return false;
     mtk_call_output(call, 0, out, -1);
@@ -215,7 +236,8 @@ bool mtk_clone_meta(mtk_op_call *call)
  * it only checks; out of a meta tensor into a real one it cannot. */
 bool mtk_copy__meta(mtk_op_call *call)
 {
-    mtk_tensor *self = arg_tensor(call, 0), *src = arg_tensor(call, 1);
+    mtk_tensor *self = arg_tensor(call, 0), *src = mtk_call_operand(call, 1); /* a number: a cpu scalar */
+    if (!src) return false;
     if (self->device != MTK_DEVICE_META && src->device == MTK_DEVICE_META) return meta_copy_error(call);
     int64_t shape[MTK_MAX_DIMS];
     int32_t ndim;
@@ -250,7 +272,8 @@ static bool partially_overlap(const mtk_tensor *a, const mtk_tensor *b)
 
 bool mtk_copy__cpu(mtk_op_call *call)
 {
-    mtk_tensor *self = arg_tensor(call, 0), *src = arg_tensor(call, 1);
+    mtk_tensor *self = arg_tensor(call, 0), *src = mtk_call_operand(call, 1);
+    if (!src) return false;
     for (int32_t i = 0; i < self->ndim; i++)
         if (self->shape[i] > 1 && self->stride[i] == 0)
             return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,

@@ -114,16 +114,34 @@ static bool number_ge(const mtk_value *a, const mtk_value *b)
     return mtk_value_as_double(a) >= mtk_value_as_double(b);
 }
 
+/* Sorts arange's arguments into PyTorch's overloads, arange(end) and
+ * arange(start, end, step=1): the signature lets each be left out (None)
+ * and this refuses the combinations no overload takes. */
+static bool arange_overload(mtk_op_call *call, arange_plan *p)
+{
+    bool has_start = !arg_is_none(call, 0), has_end = !arg_is_none(call, 1), has_step = !arg_is_none(call, 2);
+    bool start_by_keyword = call->keyword_args & 1u;
+    p->start = call->args[0];
+    p->end = call->args[1];
+    p->step = has_step ? call->args[2] : mtk_value_int(1);
+    if (!has_end && (!has_start || start_by_keyword)) /* arange(), arange(start=3) */
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "missing 1 required positional arguments: \"end\"");
+    if (has_step && !(has_start && has_end)) /* arange(5, step=2), arange(end=5, step=2) */
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                              "received an invalid combination of arguments: a step needs both start and end");
+    if (!has_end) { /* arange(end) */
+        p->end = p->start;
+        p->start = mtk_value_int(0);
+    } else if (!has_start) { /* arange(end=5) */
+        p->start = mtk_value_int(0);
+    }
+    return true;
+}
+
 static bool arange_plan_make(mtk_op_call *call, mtk_dtype *dtype_out, arange_plan *p)
 {
     char a[40], b[40];
-    p->start = call->args[0];
-    p->end = call->args[1];
-    p->step = call->args[2];
-    if (p->end.kind == MTK_VALUE_NONE) { /* arange(end) */
-        p->end = p->start;
-        p->start = mtk_value_int(0);
-    }
+    if (!arange_overload(call, p)) return false;
     double step = mtk_value_as_double(&p->step);
     if (step == 0) return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "step must be nonzero");
     if ((step > 0 && !number_ge(&p->end, &p->start)) || (step < 0 && !number_ge(&p->start, &p->end)))

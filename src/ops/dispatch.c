@@ -8,26 +8,34 @@
 
 void mtk_op_call_init(mtk_op_call *call, mtk_ctx *ctx, const mtk_op_def *op)
 {
-    memset(call, 0, sizeof *call);
+    /* only what a call reads is set: args past nargs stay unset */
     call->ctx = ctx;
     call->op = op;
     call->device = mtk_ctx_device(ctx);
-    const mtk_arg_spec *specs;
-    int32_t n = mtk_op_args(op, &specs);
-    if (n < 0) n = 0;
+    call->out = NULL;
+    call->out_view_of = NULL;
+    call->nout = 0;
+    call->result = mtk_value_none();
+    call->keyword_args = 0;
+    call->given_args = 0;
+    const mtk_op_sig *sig = mtk_op_sig_of(op);
+    int32_t n = sig && sig->count > 0 ? sig->count : 0;
     call->nargs = n;
-    for (int32_t i = 0; i < n; i++)
-        if (specs[i].has_default) call->args[i] = specs[i].default_value;
+    if (n) memcpy(call->args, sig->defaults, (size_t)n * sizeof *call->args);
 }
 
 bool mtk_call_set_outputs(mtk_op_call *call, int32_t n)
 {
     call->nout = 0;
     if (n <= 0) return true;
-    call->out = mtk_ctx_alloc(call->ctx, (size_t)n * sizeof *call->out);
-    call->out_view_of = mtk_ctx_alloc(call->ctx, (size_t)n * sizeof *call->out_view_of);
-    if (!call->out || !call->out_view_of) return false;
-    for (int32_t i = 0; i < n; i++) call->out_view_of[i] = -1;
+    /* one arena block, every byte written: the tensor slots, then the view_of bytes */
+    call->out = mtk_ctx_alloc_uninit(call->ctx, (size_t)n * (sizeof *call->out + sizeof *call->out_view_of));
+    if (!call->out) return false;
+    call->out_view_of = (int8_t *)(call->out + n);
+    for (int32_t i = 0; i < n; i++) {
+        call->out[i] = NULL;
+        call->out_view_of[i] = -1;
+    }
     call->nout = n;
     return true;
 }
@@ -115,16 +123,6 @@ static bool allocate_outputs(mtk_op_call *call)
     return true;
 }
 
-/* Whether the signature returns a list of tensors ("-> Tensor[]"). */
-static bool returns_sequence(const mtk_op_def *op)
-{
-    const char *arrow = strstr(op->signature, "->");
-    if (!arrow) return false;
-    arrow += 2;
-    while (*arrow == ' ') arrow++;
-    return strncmp(arrow, "Tensor[]", 8) == 0;
-}
-
 bool mtk_op_run(mtk_op_call *call)
 {
     const mtk_op_def *op = call->op;
@@ -164,7 +162,7 @@ bool mtk_op_run(mtk_op_call *call)
     if (call->result.kind == MTK_VALUE_NONE) {
         if (op->flags & MTK_OP_INPLACE) {
             call->result = call->args[0];
-        } else if (returns_sequence(op)) {
+        } else if (mtk_op_sig_of(op)->returns_sequence) {
             /* "-> Tensor[]": a tuple, even of one or no tensors (split, unbind) */
             mtk_value tuple = mtk_value_list(call->ctx, call->nout, true);
             if (tuple.kind == MTK_VALUE_NONE) return false;
@@ -179,6 +177,9 @@ bool mtk_op_run(mtk_op_call *call)
             call->result = tuple;
         }
     }
+    void *hook_user;
+    mtk_op_hook hook = mtk_ctx_op_hook(call->ctx, &hook_user);
+    if (hook) hook(hook_user, call); /* tracing (nn): records the finished call */
     return true;
 }
 
@@ -190,119 +191,160 @@ mtk_tensor *mtk_op_run_tensor(mtk_op_call *call)
 
 /* ------------------------------------------------------- binding by name */
 
-static bool is_type(const mtk_arg_spec *s, const char *type) { return strcmp(s->type, type) == 0; }
-
 /* A signature type as PyTorch's argument parser names it in messages. */
-static const char *python_type_name(const mtk_arg_spec *s)
+static const char *python_type_name(const mtk_arg_spec *s, mtk_arg_type type)
 {
-    static const struct { const char *type, *python; } names[] = {
-        { "Tensor|Scalar", "Tensor" }, { "Scalar", "Number" },
-        { "int[]", "tuple of ints" },  { "Tensor[]", "tuple of Tensors" },
-        { "ScalarType", "torch.dtype" }, { "Device", "torch.device" },
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (is_type(s, names[i].type)) return names[i].python;
-    return s->type;
+    switch (type) {
+    case MTK_ARG_TENSOR_OR_SCALAR: return "Tensor";
+    case MTK_ARG_SCALAR: return "Number";
+    case MTK_ARG_INT_LIST:
+    case MTK_ARG_INT_OR_LIST: return "tuple of ints";
+    case MTK_ARG_TENSOR_LIST: return "tuple of Tensors";
+    case MTK_ARG_DTYPE: return "torch.dtype";
+    case MTK_ARG_DEVICE: return "torch.device";
+    default: return s->type;
+    }
+}
+
+/* An int list as PyTorch's parser reads one: a list or tuple whose first
+ * item is an int (not a bool) and whose later items are ints or bools (a
+ * bool reads as 0 or 1).  *out gets it with the bools made ints. */
+static bool bind_int_list(mtk_ctx *ctx, const mtk_op_def *op, const mtk_arg_spec *s, const char *where,
+                          mtk_value v, mtk_value *out)
+{
+    const mtk_value *items = v.as.list.items;
+    int32_t n = v.as.list.count, nbool = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (items[i].kind == MTK_VALUE_INT) continue;
+        if (items[i].kind == MTK_VALUE_BOOL && i > 0) {
+            nbool++;
+            continue;
+        }
+        if (i == 0)
+            return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                             "%s(): argument '%s'%s must be tuple of ints, but found element of type %s "
+                             "at pos 0",
+                             op->name, s->name, where, mtk_value_type_name(&items[i]));
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, /* PyTorch's words, position-less and 1-based */
+                         "%s(): argument '%s' failed to unpack the object at pos %d with error \"type "
+                         "must be tuple of ints,but got %s\"",
+                         op->name, s->name, (int)i + 1, mtk_value_type_name(&items[i]));
+    }
+    *out = v;
+    if (!nbool) return true;
+    mtk_value copy = mtk_value_list(ctx, n, v.kind == MTK_VALUE_TUPLE);
+    if (copy.kind == MTK_VALUE_NONE) return false;
+    for (int32_t i = 0; i < n; i++)
+        copy.as.list.items[i] = items[i].kind == MTK_VALUE_BOOL ? mtk_value_int(items[i].as.b) : items[i];
+    *out = copy;
+    return true;
 }
 
 /* Checks and converts one argument to its spec's type.  `pos` is the
  * 0-based position of a positional argument, -1 for a keyword one (whose
  * messages name no position, as PyTorch's). */
-static bool bind_value(mtk_ctx *ctx, const mtk_op_def *op, const mtk_arg_spec *s, int32_t pos,
-                       mtk_value v, mtk_value *out)
+static bool bind_value(mtk_ctx *ctx, const mtk_op_def *op, const mtk_arg_spec *s, mtk_arg_type type,
+                       int32_t pos, mtk_value v, mtk_value *out)
 {
     char where[32] = "";
     if (pos >= 0) snprintf(where, sizeof where, " (position %d)", (int)pos + 1);
-    const char *got = mtk_value_type_name(&v);
+    bool ok = false;
     if (v.kind == MTK_VALUE_NONE) {
-        if (s->optional || is_type(s, "Any")) { *out = v; return true; }
-        goto mismatch;
-    }
-    if (is_type(s, "Any")) { *out = v; return true; }
-    if (is_type(s, "Tensor")) {
-        if (v.kind == MTK_VALUE_TENSOR) { *out = v; return true; }
-        goto mismatch;
-    }
-    if (is_type(s, "Tensor|Scalar")) {
-        if (v.kind == MTK_VALUE_TENSOR || mtk_value_is_number(&v)) { *out = v; return true; }
-        goto mismatch;
-    }
-    if (is_type(s, "Scalar")) {
-        if (mtk_value_is_number(&v)) { *out = v; return true; }
-        goto mismatch;
-    }
-    if (is_type(s, "int")) {
-        if (v.kind == MTK_VALUE_INT) { *out = v; return true; }
-        goto mismatch;
-    }
-    if (is_type(s, "float")) {
-        if (v.kind == MTK_VALUE_FLOAT) { *out = v; return true; }
-        if (v.kind == MTK_VALUE_INT || v.kind == MTK_VALUE_BOOL) {
-            *out = mtk_value_float(mtk_value_as_double(&v));
-            return true;
-        }
-        goto mismatch;
-    }
-    if (is_type(s, "bool")) {
-        if (v.kind == MTK_VALUE_BOOL) { *out = v; return true; }
-        goto mismatch;
-    }
-    if (is_type(s, "str")) {
-        if (v.kind == MTK_VALUE_STRING) { *out = v; return true; }
-        goto mismatch;
-    }
-    if (is_type(s, "ScalarType")) {
-        if (v.kind == MTK_VALUE_DTYPE) { *out = v; return true; }
-        goto mismatch;
-    }
-    if (is_type(s, "Device")) {
-        mtk_device d;
-        if (v.kind == MTK_VALUE_DEVICE) { *out = v; return true; }
-        if (v.kind == MTK_VALUE_STRING) {
-            if (!mtk_device_parse(v.as.s, &d))
-                return mtk_error(ctx, MTK_ERR_DEVICE,
-                                 "%s(): Expected one of cpu, meta, cuda device type at start of "
-                                 "device string: %s",
-                                 op->name, v.as.s);
-            *out = mtk_value_device(d);
-            return true;
-        }
-        goto mismatch;
-    }
-    if (is_type(s, "int[]")) {
-        if (v.kind == MTK_VALUE_INT) { *out = v; return true; }
-        if (v.kind == MTK_VALUE_LIST || v.kind == MTK_VALUE_TUPLE) {
-            for (int32_t i = 0; i < v.as.list.count; i++)
-                if (v.as.list.items[i].kind != MTK_VALUE_INT)
-                    return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                                     "%s(): argument '%s'%s must be tuple of ints, but "
-                                     "found element of type %s at pos %d",
-                                     op->name, s->name, where,
-                                     mtk_value_type_name(&v.as.list.items[i]), (int)i);
-            *out = v;
-            return true;
-        }
-        goto mismatch;
-    }
-    if (is_type(s, "Tensor[]")) {
-        if (v.kind == MTK_VALUE_LIST || v.kind == MTK_VALUE_TUPLE) {
+        /* a type without '?' refuses None even when None is its default
+         * (eye(n, m=None): m may be left out, not passed as None) */
+        ok = s->optional || type == MTK_ARG_ANY;
+    } else {
+        switch (type) {
+        case MTK_ARG_ANY: ok = true; break;
+        case MTK_ARG_TENSOR: ok = v.kind == MTK_VALUE_TENSOR; break;
+        case MTK_ARG_TENSOR_OR_SCALAR: ok = v.kind == MTK_VALUE_TENSOR || mtk_value_is_number(&v); break;
+        case MTK_ARG_SCALAR: ok = mtk_value_is_number(&v); break;
+        case MTK_ARG_INT: ok = v.kind == MTK_VALUE_INT; break;
+        case MTK_ARG_BOOL: ok = v.kind == MTK_VALUE_BOOL; break;
+        case MTK_ARG_STR: ok = v.kind == MTK_VALUE_STRING; break;
+        case MTK_ARG_DTYPE: ok = v.kind == MTK_VALUE_DTYPE; break;
+        case MTK_ARG_FLOAT:
+            if (v.kind == MTK_VALUE_INT || v.kind == MTK_VALUE_BOOL) v = mtk_value_float(mtk_value_as_double(&v));
+            ok = v.kind == MTK_VALUE_FLOAT;
+            break;
+        case MTK_ARG_DEVICE:
+            if (v.kind == MTK_VALUE_STRING) {
+                mtk_device d;
+                if (!mtk_device_parse(v.as.s, &d))
+                    return mtk_error(ctx, MTK_ERR_DEVICE,
+                                     "%s(): Expected one of cpu, meta, cuda device type at start of "
+                                     "device string: %s",
+                                     op->name, v.as.s);
+                v = mtk_value_device(d);
+            }
+            ok = v.kind == MTK_VALUE_DEVICE;
+            break;
+        case MTK_ARG_INT_OR_LIST:
+            if (v.kind == MTK_VALUE_INT) { /* int[1]: one int stands for a list (sum(x, 1)) */
+                ok = true;
+                break;
+            }
+            /* fall through */
+        case MTK_ARG_INT_LIST:
+            if (v.kind == MTK_VALUE_LIST || v.kind == MTK_VALUE_TUPLE)
+                return bind_int_list(ctx, op, s, where, v, out);
+            break;
+        case MTK_ARG_TENSOR_LIST:
+            if (v.kind != MTK_VALUE_LIST && v.kind != MTK_VALUE_TUPLE) break;
             for (int32_t i = 0; i < v.as.list.count; i++)
                 if (v.as.list.items[i].kind != MTK_VALUE_TENSOR)
                     return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                                     "%s(): argument '%s'%s must be tuple of Tensors, "
-                                     "not %s",
-                                     op->name, s->name, where,
-                                     mtk_value_type_name(&v.as.list.items[i]));
-            *out = v;
-            return true;
+                                     "%s(): argument '%s'%s must be tuple of Tensors, not %s", op->name,
+                                     s->name, where, mtk_value_type_name(&v.as.list.items[i]));
+            ok = true;
+            break;
+        case MTK_ARG_UNKNOWN:
+            return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "%s(): unknown argument type %s in signature",
+                             op->name, s->type);
         }
-        goto mismatch;
     }
-    return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "%s(): unknown argument type %s in signature",
-                     op->name, s->type);
-mismatch:
-    return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s(): argument '%s'%s must be %s, not %s",
-                     op->name, s->name, where, python_type_name(s), got);
+    if (ok) {
+        *out = v;
+        return true;
+    }
+    return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s(): argument '%s'%s must be %s, not %s", op->name,
+                     s->name, where, python_type_name(s, type), mtk_value_type_name(&v));
+}
+
+/* PyTorch's words: "linear() takes from 2 to 3 positional arguments but 4
+ * were given" */
+static bool too_many_positionals(mtk_ctx *ctx, const mtk_op_def *op, const mtk_op_sig *sig, int32_t given)
+{
+    int32_t required = 0, npos = sig->npositional;
+    while (required < npos && !sig->specs[required].has_default) required++;
+    char takes[64];
+    if (required == npos)
+        snprintf(takes, sizeof takes, "%d positional argument%s", (int)npos, npos == 1 ? "" : "s");
+    else
+        snprintf(takes, sizeof takes, "from %d to %d positional arguments", (int)required, (int)npos);
+    return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s() takes %s but %d %s given", op->name, takes,
+                     (int)given, given == 1 ? "was" : "were");
+}
+
+/* PyTorch's words: linear() missing 2 required positional arguments:
+ * "input", "weight" */
+static bool report_missing(mtk_ctx *ctx, const mtk_op_def *op, const mtk_op_sig *sig, const bool *bound)
+{
+    char missing[256] = "";
+    size_t len = 0;
+    int32_t nmissing = 0;
+    bool keyword_missing = false;
+    for (int32_t j = 0; j < sig->count; j++) {
+        if (bound[j] || sig->specs[j].has_default) continue;
+        keyword_missing |= sig->specs[j].keyword_only;
+        int n = snprintf(missing + len, sizeof missing - len, "%s\"%s\"", nmissing ? ", " : "",
+                         sig->specs[j].name);
+        if (n > 0) len = len + (size_t)n < sizeof missing ? len + (size_t)n : sizeof missing - 1;
+        nmissing++;
+    }
+    if (!nmissing) return true;
+    return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s() missing %d required %sargument%s: %s", op->name,
+                     (int)nmissing, keyword_missing ? "" : "positional ", nmissing == 1 ? "" : "s", missing);
 }
 
 bool mtk_op_call_by_name(mtk_ctx *ctx, const char *name, const mtk_value *positional,
@@ -314,76 +356,46 @@ bool mtk_op_call_by_name(mtk_ctx *ctx, const char *name, const mtk_value *positi
     if (!op)
         return mtk_error(ctx, MTK_ERR_UNKNOWN_OP, "unknown op '%s' (mtk ops lists them)",
                          name ? name : "(null)");
-    const mtk_arg_spec *specs;
-    int32_t nspec = mtk_op_args(op, &specs);
-    if (nspec < 0) return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "%s: malformed signature", op->name);
+    const mtk_op_sig *sig = mtk_op_sig_of(op);
+    if (!sig || sig->count < 0) return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "%s: malformed signature", op->name);
 
     mtk_op_call call;
     mtk_op_call_init(&call, ctx, op);
     bool bound[MTK_MAX_OP_ARGS] = { false };
-    int32_t npos_params = 0;
-    while (npos_params < nspec && !specs[npos_params].keyword_only) npos_params++;
-
     int32_t pi = 0;
     for (int32_t i = 0; i < npositional; i++) {
-        if (pi >= npos_params) {
-            /* PyTorch's words: "linear() takes from 2 to 3 positional arguments but 4 were given" */
-            int32_t required = 0;
-            while (required < npos_params && !specs[required].has_default) required++;
-            char takes[64];
-            if (required == npos_params)
-                snprintf(takes, sizeof takes, "%d positional argument%s", (int)npos_params,
-                         npos_params == 1 ? "" : "s");
-            else
-                snprintf(takes, sizeof takes, "from %d to %d positional arguments", (int)required,
-                         (int)npos_params);
-            return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s() takes %s but %d %s given",
-                             op->name, takes, (int)npositional, npositional == 1 ? "was" : "were");
-        }
-        const mtk_arg_spec *s = &specs[pi];
+        if (pi >= sig->npositional) return too_many_positionals(ctx, op, sig, npositional);
         mtk_value v = positional[i];
-        /* x.view(3, 4): an int[] that is the last positional gathers ints */
-        if (is_type(s, "int[]") && v.kind == MTK_VALUE_INT && pi == npos_params - 1 &&
-            i + 1 < npositional) {
+        /* x.view(3, 4): the var-args int list gathers the ints from here on
+         * (a lone int too: zeros(3)); its first item must be an int */
+        if (pi == sig->varargs && v.kind == MTK_VALUE_INT) {
             int32_t n = npositional - i;
-            mtk_value list = mtk_value_list(ctx, n, true);
-            if (list.kind == MTK_VALUE_NONE) return false;
-            for (int32_t k = 0; k < n; k++) list.as.list.items[k] = positional[i + k];
-            v = list;
+            v = mtk_value_list(ctx, n, true);
+            if (v.kind == MTK_VALUE_NONE) return false;
+            for (int32_t k = 0; k < n; k++) v.as.list.items[k] = positional[i + k];
             i = npositional - 1;
         }
-        if (!bind_value(ctx, op, s, pi, v, &call.args[pi])) return false;
+        if (!bind_value(ctx, op, &sig->specs[pi], (mtk_arg_type)sig->types[pi], pi, v, &call.args[pi]))
+            return false;
+        call.given_args |= 1u << pi;
         bound[pi++] = true;
     }
     for (int32_t k = 0; k < nkw; k++) {
         int32_t j = 0;
-        while (j < nspec && strcmp(specs[j].name, kw_names[k]) != 0) j++;
-        if (j == nspec)
+        while (j < sig->count && strcmp(sig->specs[j].name, kw_names[k]) != 0) j++;
+        if (j == sig->count)
             return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                              "%s() got an unexpected keyword argument '%s'", op->name, kw_names[k]);
         if (bound[j])
             return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                              "%s() got multiple values for argument '%s'", op->name, kw_names[k]);
-        if (!bind_value(ctx, op, &specs[j], -1, kw_values[k], &call.args[j])) return false;
+        if (!bind_value(ctx, op, &sig->specs[j], (mtk_arg_type)sig->types[j], -1, kw_values[k], &call.args[j]))
+            return false;
         bound[j] = true;
+        call.keyword_args |= 1u << j;
+        call.given_args |= 1u << j;
     }
-    /* PyTorch's words: linear() missing 2 required positional arguments: "input", "weight" */
-    char missing[256] = "";
-    size_t len = 0;
-    int32_t nmissing = 0;
-    bool keyword_missing = false;
-    for (int32_t j = 0; j < nspec; j++) {
-        if (bound[j] || specs[j].has_default) continue;
-        keyword_missing |= specs[j].keyword_only;
-        int n = snprintf(missing + len, sizeof missing - len, "%s\"%s\"", nmissing ? ", " : "",
-                         specs[j].name);
-        if (n > 0) len = len + (size_t)n < sizeof missing ? len + (size_t)n : sizeof missing - 1;
-        nmissing++;
-    }
-    if (nmissing)
-        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s() missing %d required %sargument%s: %s",
-                         op->name, (int)nmissing, keyword_missing ? "" : "positional ",
-                         nmissing == 1 ? "" : "s", missing);
+    if (!report_missing(ctx, op, sig, bound)) return false;
     if (!mtk_op_run(&call)) return false;
     *result = call.result;
     return true;

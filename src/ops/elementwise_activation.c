@@ -183,7 +183,17 @@ static bool selu_params(mtk_op_call *call, mtk_dtype dtype, ew_params *p)
 
 static bool leaky_relu_params(mtk_op_call *call, mtk_dtype dtype, ew_params *p)
 {
-    (void)dtype;
+    /* torch's meta takes an integral input when the slope is an int (a
+     * bool input: a bool slope); its cpu kernel has floats only */
+    const mtk_value *slope = &call->args[1];
+    const char *type = NULL;
+    if (dtype == MTK_BOOL && slope->kind != MTK_VALUE_BOOL) type = "bool";
+    else if (mtk_dtype_is_integral(dtype, false) && slope->kind == MTK_VALUE_FLOAT) type = "int";
+    if (type)
+        return mtk_call_error(call, MTK_ERR_DTYPE,
+                              "negative_slope argument of type <class '%s'> cannot be safely cast to type "
+                              "<class '%s'>!",
+                              mtk_value_type_name(slope), type);
     p->f[0] = ew_arg_double(call, 1);
     return true;
 }
@@ -223,7 +233,7 @@ const ew_activation_info mtk_ew_info_SOFTPLUS = FLOAT_ONLY("softplus_cpu", 0, so
 const ew_activation_info mtk_ew_info_MISH = FLOAT_ONLY("mish_cpu", 1, NULL, EW_R_MISH, mish);
 const ew_activation_info mtk_ew_info_ELU = REJECTS_INT("elu_cpu", 2, elu_params, EW_R_ELU, elu);
 const ew_activation_info mtk_ew_info_SELU = REJECTS_INT("elu_cpu", 1, selu_params, EW_R_SELU, elu);
-const ew_activation_info mtk_ew_info_LEAKY_RELU = REJECTS_INT("leaky_relu_cpu", 2, leaky_relu_params, EW_R_LEAKY_RELU, leaky_relu);
+const ew_activation_info mtk_ew_info_LEAKY_RELU = FLOAT_ONLY("leaky_relu_cpu", 2, leaky_relu_params, EW_R_LEAKY_RELU, leaky_relu);
 const ew_activation_info mtk_ew_info_RELU6 = { false, "clamp_scalar_cpu", EW_INTS | EW_FLOATS, 1, relu6_params, EW_R_HARDTANH,
                                                { hardtanh_f32, hardtanh_f64, hardtanh_i64 } };
 const ew_activation_info mtk_ew_info_HARDSWISH = FLOAT_ONLY("hardswish_cpu", 1, NULL, EW_R_HARDSWISH, hardswish);
@@ -244,7 +254,8 @@ bool mtk_ew_activation_meta(mtk_op_call *call)
     memset(&params, 0, sizeof params);
     if (info->params && !info->params(call, x->dtype, &params)) return false;
     if (info->inplace_arg > 0 && arg_bool(call, info->inplace_arg)) return ew_set_inplace_output(call, 0, x->dtype);
-    ew_lay out = ew_lay_activation(info->recipe, ew_lay_of(x), info->recipe == EW_R_GELU && params.i[0]);
+    ew_lay out = ew_lay_activation(info->recipe, ew_lay_of(x, call->device),
+                                   info->recipe == EW_R_GELU && params.i[0]);
     return ew_set_output(call, x->dtype, &out);
 }
 

@@ -9,6 +9,7 @@
  * powers) run in the cpu function. */
 #include "ops/elementwise_kernel.h"
 #include "ops/elementwise_arith.h"
+#include "core/scalar.h"
 
 #include <string.h>
 
@@ -17,9 +18,39 @@ static bool both_numbers(const mtk_op_call *call)
     return mtk_value_is_number(&call->args[0]) && mtk_value_is_number(&call->args[1]);
 }
 
+/* rsub's overloads, rsub(input, Tensor other, *, alpha=1) and
+ * rsub(input, Scalar other, Scalar alpha=1): an alpha given by position
+ * needs a number `other`, and torch's parser makes a 0-dim tensor one (its
+ * item(), which a meta tensor cannot give).  An omitted alpha is 1.  The
+ * call's arguments are left in that normal form. */
+static bool rsub_arguments(mtk_op_call *call)
+{
+    mtk_value *other = &call->args[1], *alpha = &call->args[2];
+    bool positional_alpha = alpha->kind != MTK_VALUE_NONE && !(call->keyword_args & (1u << 2));
+    if (alpha->kind == MTK_VALUE_NONE) { /* omitted: 1, as if given by keyword (the cpu pass sees that) */
+        *alpha = mtk_value_int(1);
+        call->keyword_args |= 1u << 2;
+    }
+    if (!positional_alpha || other->kind != MTK_VALUE_TENSOR) return true;
+    const mtk_tensor *t = other->as.tensor;
+    if (t->ndim != 0)
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                              "rsub() received an invalid combination of arguments - got (Tensor, Tensor, %s): "
+                              "alpha goes by keyword when other is a tensor",
+                              mtk_value_type_name(alpha));
+    const void *data = mtk_tensor_data(t);
+    if (!data)
+        return mtk_call_error(call, MTK_ERR_META_NO_DATA, "Tensor.item() cannot be called on meta tensors");
+    if (t->dtype == MTK_BOOL) *other = mtk_value_bool(mtk_load_i64(t->dtype, data) != 0);
+    else if (mtk_dtype_is_floating(t->dtype)) *other = mtk_value_float(mtk_load_f64(t->dtype, data));
+    else *other = mtk_value_int(mtk_load_i64(t->dtype, data));
+    return true;
+}
+
 /* The operands in PyTorch's iteration order. */
 static bool operands(mtk_op_call *call, const ew_binary_info *info, mtk_tensor **a, mtk_tensor **b)
 {
+    if (info == &mtk_ew_info_RSUB && !rsub_arguments(call)) return false;
     if (both_numbers(call) && !info->numbers_only_ok)
         return mtk_error(call->ctx, MTK_ERR_INVALID_ARGUMENT,
                          "%s() received an invalid combination of arguments - got (%s, %s)",
@@ -52,9 +83,18 @@ static void binary_dtypes(mtk_ctx *ctx, ew_binary_kind kind, mtk_dtype common, m
     if (kind == EW_BINARY_POW && common == MTK_BOOL) *result = MTK_INT64; /* torch's meta; cpu refuses */
 }
 
+/* pow(bool tensor, True or False): torch's cpu kernel copies the base or
+ * fills ones, in bool (its meta says int64; other bool pows fail on cpu) */
+static bool bool_pow_on_cpu(const mtk_op_call *call, const ew_binary_info *info, mtk_dtype common)
+{
+    return info->kind == EW_BINARY_POW && common == MTK_BOOL && call->device == MTK_DEVICE_CPU &&
+           call->args[0].kind == MTK_VALUE_TENSOR && call->args[1].kind == MTK_VALUE_BOOL;
+}
+
 /* the common dtype: torch's meta rule (float8 wins) or result_type's */
 static mtk_dtype common_dtype(mtk_ctx *ctx, const mtk_tensor *a, const mtk_tensor *b, bool meta)
 {
+    if (a->dtype == b->dtype) return a->dtype; /* every promotion rule agrees */
     mtk_value v[2] = { mtk_value_tensor((mtk_tensor *)a), mtk_value_tensor((mtk_tensor *)b) };
     return meta ? mtk_meta_result_type(ctx, v, 2) : mtk_result_type(ctx, v, 2);
 }
@@ -80,15 +120,25 @@ bool mtk_ew_binary_meta(mtk_op_call *call)
     const ew_binary_info *info = call->op->info;
     mtk_tensor *a = NULL, *b = NULL;
     if (!operands(call, info, &a, &b)) return false;
+    /* two Python numbers are two wrapped cpu tensors: the op runs on cpu
+     * whatever the default device (torch.add(1, 2) is a cpu tensor) */
+    if (both_numbers(call)) call->device = MTK_DEVICE_CPU;
     mtk_dtype common = common_dtype(call->ctx, a, b, true);
     if (common == MTK_DTYPE_UNDEFINED) return false;
     if (info->check && !info->check(call, a, b, common)) return false;
     mtk_dtype compute, result;
     binary_dtypes(call->ctx, resolve_kind(call, info), common, &compute, &result);
+    if (bool_pow_on_cpu(call, info, common)) { /* the cpu's unary TensorIterator over the base */
+        ew_lay out = ew_lay_elem1(ew_lay_of(a, call->device));
+        return ew_set_output(call, MTK_BOOL, &out);
+    }
     int64_t shape[MTK_MAX_DIMS];
     int32_t ndim;
     if (!mtk_broadcast_shapes(call->ctx, call->op->name, a->shape, a->ndim, b->shape, b->ndim, shape, &ndim))
         return false;
+    ew_recipe recipe = call_recipe(call, info);
+    const mtk_tensor *ins[2] = { a, b };
+    if (recipe == EW_R_PRIM && ew_plain_contiguous(ins, 2)) return ew_set_contiguous_output(call, result, shape, ndim);
     /* the reference converts its inputs to opmath of the computation */
     mtk_dtype convert_to = info->kind == EW_BINARY_POW && common == MTK_BOOL ? MTK_INT64 : ew_opmath(compute);
     ew_lay_options opt = { false, false, 0.0 };
@@ -97,7 +147,7 @@ bool mtk_ew_binary_meta(mtk_op_call *call)
         opt.base_is_number = mtk_value_is_number(&call->args[0]);
         opt.number = mtk_value_as_double(&call->args[opt.exponent_is_number ? 1 : 0]);
     }
-    ew_lay out = ew_lay_binary(call_recipe(call, info), ew_lay_of(a), ew_lay_of(b), convert_to, &opt);
+    ew_lay out = ew_lay_binary(recipe, ew_lay_of(a, call->device), ew_lay_of(b, call->device), convert_to, &opt);
     return ew_set_output(call, result, &out);
 }
 
@@ -110,6 +160,7 @@ bool mtk_ew_binary_cpu(mtk_op_call *call)
     if (common == MTK_DTYPE_UNDEFINED) return false;
     mtk_dtype compute, result;
     binary_dtypes(call->ctx, resolve_kind(call, info), common, &compute, &result);
+    if (bool_pow_on_cpu(call, info, common)) compute = MTK_BOOL;
     const char *kernel_name = info->kernel_name;
     if (info->kind == EW_BINARY_DIV && !arg_is_none(call, 2))
         kernel_name = strcmp(call->args[2].as.s, "trunc") == 0 ? "div_trunc_cpu" : "div_floor_cpu";
@@ -256,9 +307,14 @@ static bool prepare_pow(mtk_op_call *call, const mtk_tensor *a, const mtk_tensor
                         const ew_fns **fns)
 {
     mtk_dtype common = common_dtype(call->ctx, a, b, false);
+    const mtk_value *exponent = &call->args[1];
+    if (bool_pow_on_cpu(call, call->op->info, common)) { /* x ** True: x; x ** False: ones */
+        ew_param_set(p, 0, exponent);
+        *fns = ew_pow_scalar_fns(p->f[0], false);
+        return true;
+    }
     if (common == MTK_BOOL)
         return mtk_call_error(call, MTK_ERR_DTYPE, "\"pow\" not implemented for 'Bool'");
-    const mtk_value *exponent = &call->args[1];
     if (!mtk_value_is_number(exponent) || call->args[0].kind != MTK_VALUE_TENSOR) return true;
     if (mtk_dtype_is_integral(a->dtype, true) && exponent->kind != MTK_VALUE_FLOAT &&
         exponent->kind == MTK_VALUE_INT && exponent->as.i < 0)

@@ -373,11 +373,23 @@ bool ew_number_fits(mtk_op_call *call, const mtk_value *v, mtk_dtype dtype)
 
 bool ew_set_output(mtk_op_call *call, mtk_dtype dtype, const ew_lay *layout)
 {
-    mtk_tensor *t = mtk_tensor_new(call->ctx, dtype, layout->t.shape, layout->t.ndim, layout->t.stride,
-                                   call->device);
+    return ew_set_output_strided(call, dtype, layout->t.shape, layout->t.ndim, layout->t.stride);
+}
+
+bool ew_set_output_strided(mtk_op_call *call, mtk_dtype dtype, const int64_t *shape, int32_t ndim,
+                           const int64_t *stride)
+{
+    mtk_tensor *t = mtk_tensor_new(call->ctx, dtype, shape, ndim, stride, call->device);
     if (!t || !mtk_call_set_outputs(call, 1)) return false;
     mtk_call_output(call, 0, t, -1);
     return true;
+}
+
+bool ew_set_contiguous_output(mtk_op_call *call, mtk_dtype dtype, const int64_t *shape, int32_t ndim)
+{
+    int64_t stride[MTK_MAX_DIMS];
+    mtk_contiguous_strides(shape, ndim, stride);
+    return ew_set_output_strided(call, dtype, shape, ndim, stride);
 }
 
 bool ew_can_cast(mtk_dtype from, mtk_dtype to)

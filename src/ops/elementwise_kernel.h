@@ -106,7 +106,8 @@ typedef struct ew_lay_options {
     double number;           /* that number          */
 } ew_lay_options;
 
-ew_lay ew_lay_of(const mtk_tensor *t);
+/* The layout of an operand of an op running on `op_device`. */
+ew_lay ew_lay_of(const mtk_tensor *t, mtk_device op_device);
 ew_lay ew_lay_scalar(void); /* scalar_tensor(x) on the op's device */
 ew_lay ew_lay_number(void); /* a Python number */
 /* one primitive element-wise op over n operands (broadcasting) */
@@ -135,8 +136,22 @@ ew_lay ew_lay_clamp(ew_lay a, const ew_lay *min, const ew_lay *max, mtk_dtype co
 /* ------------------------------------------------------- meta helpers */
 
 /* Makes the call's single output: a fresh tensor of `dtype` with the
- * shape and strides of `layout`.  False on error. */
+ * shape and strides of `layout` (or given ones).  False on error. */
 bool ew_set_output(mtk_op_call *call, mtk_dtype dtype, const ew_lay *layout);
+bool ew_set_output_strided(mtk_op_call *call, mtk_dtype dtype, const int64_t *shape, int32_t ndim,
+                           const int64_t *stride);
+
+/* The fast path of a recipe that is one primitive over its (converted)
+ * inputs (EW_R_PRIM, EW_R_EMPTY_LIKE): when `ew_plain_contiguous` holds --
+ * the inputs are tensors of one shape, all contiguous, not 4-D
+ * (mtk_ti_all_contiguous) -- torch's rule gives contiguous strides (a
+ * dtype conversion keeps a contiguous layout), which
+ * ew_set_contiguous_output makes without replaying the recipe. */
+static inline bool ew_plain_contiguous(const mtk_tensor *const *inputs, int32_t n)
+{
+    return mtk_ti_all_contiguous(inputs, n, inputs[0]->shape, inputs[0]->ndim);
+}
+bool ew_set_contiguous_output(mtk_op_call *call, mtk_dtype dtype, const int64_t *shape, int32_t ndim);
 
 /* Makes the output of an in-place call (`inplace=True`): the input tensor
  * in argument `arg` itself, which must be able to hold `result_dtype`

@@ -12,13 +12,16 @@
 
 #include <string.h>
 
-ew_lay ew_lay_of(const mtk_tensor *t)
+ew_lay ew_lay_of(const mtk_tensor *t, mtk_device op_device)
 {
     ew_lay l;
     l.t = *t;
     l.t.storage = NULL;
+    /* a 0-dim cpu tensor is a "cpu scalar" only among tensors of another
+     * device; in an op on cpu it is an operand like any other, as a 0-dim
+     * meta tensor is on meta (torch's cpu TensorIterator agrees) */
     if (t->flags & MTK_TENSOR_WRAPPED_NUMBER) l.kind = EW_LAY_NUMBER;
-    else if (t->ndim == 0 && t->device == MTK_DEVICE_CPU) l.kind = EW_LAY_CPU_SCALAR;
+    else if (t->ndim == 0 && t->device == MTK_DEVICE_CPU && op_device != MTK_DEVICE_CPU) l.kind = EW_LAY_CPU_SCALAR;
     else l.kind = EW_LAY_TENSOR;
     return l;
 }
@@ -43,13 +46,16 @@ ew_lay ew_lay_number(void)
     return l;
 }
 
-/* numbers and cpu scalars are 0-dim cpu tensors to mtk_ti_output_strides */
+/* numbers and cpu scalars are 0-dim cpu tensors to mtk_ti_output_strides;
+ * every other operand takes part, whatever its device */
 static void as_operand(const ew_lay *l, mtk_tensor *out)
 {
     *out = l->t;
     if (l->kind != EW_LAY_TENSOR) {
         out->ndim = 0;
         out->device = MTK_DEVICE_CPU;
+    } else {
+        out->device = MTK_DEVICE_META;
     }
 }
 
@@ -184,8 +190,11 @@ ew_lay ew_lay_activation(ew_recipe recipe, ew_lay a, bool tanh_approximation)
     switch (recipe) {
     case EW_R_EMPTY_LIKE:
         return a.kind == EW_LAY_TENSOR ? ew_lay_elem1(a) : a;
-    case EW_R_RELU: /* where(le(a, 0), 0, a) */
-        return ew_lay_elem3(ew_lay_elem1(x), s, x);
+    case EW_R_RELU: { /* where(le(a, 0), 0, a); a bool `a` meets the int 0 as int64 */
+        bool promotes = x.t.dtype == MTK_BOOL;
+        ew_lay le = ew_lay_elem1(ew_lay_convert(x, promotes));   /* prims.convert_element_type */
+        return ew_lay_elem3(le, s, ew_lay_to(x, promotes));       /* where.ScalarSelf: Tensor.to */
+    }
     case EW_R_GELU:
         if (tanh_approximation) { /* 0.5*a * (1 + tanh(k * (a + c * a*a*a))) */
             ew_lay cube = ew_lay_elem2(ew_lay_elem2(x, x), x);
@@ -201,8 +210,10 @@ ew_lay ew_lay_activation(ew_recipe recipe, ew_lay a, bool tanh_approximation)
         return ew_lay_elem1(ew_lay_elem3(ew_lay_elem1(x), x, ew_lay_elem1(ew_lay_elem1(x))));
     case EW_R_SOFTPLUS:
         return softplus_chain(x);
-    case EW_R_MISH: /* a * tanh(softplus(a)) */
-        return ew_lay_elem2(x, ew_lay_elem1(softplus_chain(x)));
+    case EW_R_MISH: /* a * tanh(softplus(a)); tanh makes an integral a's softplus float, so
+                        the product converts a itself */
+        return ew_lay_elem2(ew_lay_convert(x, !mtk_dtype_is_floating(x.t.dtype)),
+                            ew_lay_elem1(softplus_chain(x)));
     case EW_R_HARDTANH:
         return clamp_chain(x, &number, &number);
     case EW_R_HARDSWISH:

@@ -150,9 +150,12 @@ bool mtk_ew_unary_meta(mtk_op_call *call)
     mtk_dtype dtype = result_dtype(call->ctx, info, x->dtype);
     if (info->inplace_arg > 0 && arg_bool(call, info->inplace_arg))
         return ew_set_inplace_output(call, 0, dtype);
+    bool one_primitive = info->recipe == EW_R_PRIM || info->recipe == EW_R_EMPTY_LIKE;
+    if (one_primitive && ew_plain_contiguous((const mtk_tensor *const *)&x, 1))
+        return ew_set_contiguous_output(call, dtype, x->shape, x->ndim);
     /* the reference converts to opmath of the result (of the input for predicates) */
     mtk_dtype compute = ew_opmath(info->kind == EW_UNARY_BOOL ? x->dtype : dtype);
-    ew_lay out = ew_lay_unary(info->recipe, ew_lay_of(x), compute);
+    ew_lay out = ew_lay_unary(info->recipe, ew_lay_of(x, call->device), compute);
     return ew_set_output(call, dtype, &out);
 }
 
@@ -217,7 +220,7 @@ static void round_f64(double *o, const double *const *in, int64_t n, ew_params *
 bool mtk_ew_round_meta(mtk_op_call *call)
 {
     mtk_tensor *x = arg_tensor(call, 0);
-    ew_lay out = ew_lay_elem1(ew_lay_of(x)); /* torch's meta: empty_like */
+    ew_lay out = ew_lay_elem1(ew_lay_of(x, call->device)); /* torch's meta: empty_like */
     return ew_set_output(call, x->dtype, &out);
 }
 

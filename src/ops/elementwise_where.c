@@ -61,7 +61,8 @@ bool mtk_ew_where_meta(mtk_op_call *call)
                               &ndim2))
         return false;
     (void)shape2, (void)ndim2; /* the layout has the same shape */
-    ew_lay out = ew_lay_where(ew_lay_of(ops[0]), ew_lay_of(ops[1]), ew_lay_of(ops[2]), dtype);
+    mtk_device d = call->device;
+    ew_lay out = ew_lay_where(ew_lay_of(ops[0], d), ew_lay_of(ops[1], d), ew_lay_of(ops[2], d), dtype);
     return ew_set_output(call, dtype, &out);
 }
 
@@ -218,9 +219,9 @@ bool mtk_ew_clamp_meta(mtk_op_call *call)
     ew_lay bounds[2];
     int32_t k = 1;
     for (int32_t i = 0; i < 2; i++)
-        if ((i == 0 && f.has_min) || (i == 1 && f.has_max)) bounds[i] = ew_lay_of(f.ops[k++]);
-    ew_lay out = ew_lay_clamp(ew_lay_of(x), f.has_min ? &bounds[0] : NULL, f.has_max ? &bounds[1] : NULL,
-                              ew_opmath(dtype));
+        if ((i == 0 && f.has_min) || (i == 1 && f.has_max)) bounds[i] = ew_lay_of(f.ops[k++], call->device);
+    ew_lay out = ew_lay_clamp(ew_lay_of(x, call->device), f.has_min ? &bounds[0] : NULL,
+                              f.has_max ? &bounds[1] : NULL, ew_opmath(dtype));
     return ew_set_output(call, dtype, &out);
 }
 

@@ -1,11 +1,19 @@
 /* The linalg family's plans, meta function, FLOPs and typed API:
- * matmul, mm, bmm, dot, mv and linear, validated as PyTorch's cpu does.
+ * matmul, mm, bmm, dot, mv and linear, validated as PyTorch does.
  *
  * torch.matmul decomposes by the operands' dims (and, for N-D @ 1-D/2-D,
  * by the larger operand's strides: "folding") into dot, mv, mm or bmm;
  * each has its own error messages and FlopCounterMode counts only mm,
- * addmm and bmm.  The plan records that decomposition. */
+ * addmm and bmm.  The plan records that decomposition.
+ *
+ * Mixed dtypes follow torch device by device.  Its cpu kernels of mm, mv
+ * and addmm refuse them; its meta device runs Python decompositions that
+ * take them: mm gives its first operand's dtype, mv and addmm (linear
+ * with a bias) the promoted dtype, and linear's bias is added out of
+ * place (promoting, broadcasting) where the cpu adds it in place.  dot
+ * and bmm refuse on both. */
 #include "ops/linalg.h"
+#include "ops/elementwise_kernel.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "mtk/ops/linalg.h"
@@ -64,6 +72,21 @@ static mtk_tensor squeezed0(const mtk_tensor *x)
 
 static bool requires_grad(const mtk_tensor *t) { return (t->flags & MTK_TENSOR_REQUIRES_GRAD) != 0; }
 
+/* Whether the call follows torch's meta device (lenient on dtypes) rather
+ * than its cpu kernels. */
+static bool meta_rules(const mtk_op_call *call) { return call->device == MTK_DEVICE_META; }
+
+/* The dtype torch's meta decompositions give (their type promotion: a
+ * 0-dim operand counts less than one with dims).  `c` may be NULL.
+ * Without a context (cost functions) nothing is checked. */
+static mtk_dtype promoted(mtk_ctx *ctx, const mtk_tensor *a, const mtk_tensor *b, const mtk_tensor *c)
+{
+    if (!ctx) return a->dtype;
+    mtk_value v[3] = { mtk_value_tensor((mtk_tensor *)a), mtk_value_tensor((mtk_tensor *)b),
+                       c ? mtk_value_tensor((mtk_tensor *)c) : mtk_value_none() };
+    return mtk_meta_result_type(ctx, v, 3);
+}
+
 /* Describes out = a @ b as a broadcast batched product (sizes already
  * checked): batch dims are a's and b's leading dims broadcast together, a
  * vector operand is a 1-row (a) or 1-column (b) matrix whose dim is
@@ -81,6 +104,7 @@ static bool describe_product(mtk_ctx *ctx, const mtk_op_call *call, const mtk_te
         p->b_batch_stride[i] = ib >= 0 && b->shape[ib] != 1 ? b->stride[ib] : 0;
     }
     int32_t la = a->ndim - 1, lb = b->ndim - 1;
+    p->out_dtype = a->dtype;
     p->k = a->shape[la];
     p->a_stride_k = a->stride[la];
     p->m = a->ndim >= 2 ? a->shape[la - 1] : 1;
@@ -98,7 +122,7 @@ static bool describe_product(mtk_ctx *ctx, const mtk_op_call *call, const mtk_te
 static bool check_same_dtype_mm(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tensor *a,
                                 const mtk_tensor *b)
 {
-    if (a->dtype == b->dtype) return true;
+    if (a->dtype == b->dtype || meta_rules(call)) return true;
     return plan_error(ctx, call, MTK_ERR_DTYPE,
                       "expected m1 and m2 to have the same dtype, but got: %s != %s",
                       mtk_dtype_name(a->dtype), mtk_dtype_name(b->dtype));
@@ -153,7 +177,9 @@ static bool plan_mv_of(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tensor *
     if (!check_same_dtype_mm(ctx, call, a, b)) return false;
     p->path = MTK_MM_MV;
     p->flops = 0;
-    return describe_product(ctx, call, a, b, p);
+    if (!describe_product(ctx, call, a, b, p)) return false;
+    p->out_dtype = promoted(ctx, a, b, NULL); /* torch's meta: (mat * vec).sum(1) */
+    return p->out_dtype != MTK_DTYPE_UNDEFINED;
 }
 
 /* mm(a, b); a may be a vector standing for a 1-row matrix (matmul's
@@ -237,7 +263,10 @@ static bool plan_matmul_of(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tens
             p->path = MTK_MM_MV;
             p->flops = 0;
         }
-        return describe_product(ctx, call, a, b, p);
+        if (!describe_product(ctx, call, a, b, p)) return false;
+        /* mm gives t1's dtype, mv the promoted one */
+        p->out_dtype = p->path == MTK_MM_MM ? t1.dtype : promoted(ctx, a, b, NULL);
+        return p->out_dtype != MTK_DTYPE_UNDEFINED;
     }
     /* a 3-D operand with batch 1 that requires grad is squeezed first */
     if (da == 3 && db == 3 && a->shape[0] != b->shape[0]) {
@@ -282,6 +311,11 @@ static int32_t squeezed_ndim(const mtk_tensor *t)
 static bool check_addmm(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tensor *bias,
                         const mtk_tensor *mat1, int64_t rows, int64_t cols, const mtk_tensor *mat2)
 {
+    if (meta_rules(call)) { /* torch's meta: mm's checks; the bias is added (promoting) afterwards */
+        if (mat2->ndim != 2) return plan_error(ctx, call, MTK_ERR_SHAPE, "b must be 2D");
+        if (cols != mat2->shape[0]) return mm_shape_error(ctx, call, rows, cols, mat2->shape[0], mat2->shape[1]);
+        return true;
+    }
     if (bias->dtype != mat2->dtype)
         return plan_error(ctx, call, MTK_ERR_DTYPE, "self and mat2 must have the same dtype, but got %s and %s",
                           mtk_dtype_name(bias->dtype), mtk_dtype_name(mat2->dtype));
@@ -337,6 +371,69 @@ static bool check_add_inplace(mtk_ctx *ctx, const mtk_op_call *call, const mtk_t
     return true;
 }
 
+/* linear's addmm on torch's meta device: mm over the input flattened to
+ * (rows, cols), then `out + bias` (promoting, broadcasting: the bias may
+ * give a 2-D input's result more dims, which the cpu's addmm refuses);
+ * an N-D input's result is viewed back to (*lead, n). */
+static bool meta_addmm(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tensor *bias, const mtk_tensor *input,
+                       const mtk_tensor *weight_t, mtk_mm_plan *p)
+{
+    if (!ctx) return true; /* a cost function: the product is all it needs */
+    p->out_dtype = promoted(ctx, bias, input, weight_t);
+    if (p->out_dtype == MTK_DTYPE_UNDEFINED) return false;
+    int64_t product_shape[2] = { p->bias_rows, weight_t->shape[1] }; /* (rows, n) */
+    int64_t shape[MTK_MAX_DIMS];
+    int32_t ndim;
+    if (!mtk_broadcast_shapes(ctx, call->op->name, product_shape, 2, bias->shape, bias->ndim, shape, &ndim))
+        return false;
+    if (input->ndim == 2) {
+        memcpy(p->out_shape, shape, (size_t)ndim * sizeof *shape);
+        p->out_ndim = ndim;
+        return true;
+    }
+    /* result.view(*lead, result.size(1)) */
+    int64_t n = shape[ndim - 1];
+    p->out_ndim = input->ndim;
+    memcpy(p->out_shape, input->shape, (size_t)(input->ndim - 1) * sizeof *p->out_shape);
+    p->out_shape[input->ndim - 1] = n;
+    int64_t have = mtk_shape_numel(shape, ndim), want = mtk_shape_numel(p->out_shape, p->out_ndim);
+    if (have != want) {
+        char s1[160];
+        return plan_error(ctx, call, MTK_ERR_SHAPE, "shape '%s' is invalid for input of size %lld",
+                          mtk_shape_list_str(p->out_shape, p->out_ndim, s1, sizeof s1), (long long)have);
+    }
+    return true;
+}
+
+/* linear's `out + bias` on torch's meta device: out of place, so the bias
+ * promotes and broadcasts, and the result has element-wise strides. */
+static bool meta_add(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tensor *bias, mtk_mm_plan *p)
+{
+    if (!ctx) return true;
+    mtk_tensor product_out; /* the matmul result: contiguous */
+    memset(&product_out, 0, sizeof product_out);
+    product_out.dtype = p->out_dtype;
+    product_out.ndim = p->out_ndim;
+    product_out.device = call->device;
+    memcpy(product_out.shape, p->out_shape, (size_t)p->out_ndim * sizeof *p->out_shape);
+    mtk_contiguous_strides(product_out.shape, product_out.ndim, product_out.stride);
+    mtk_dtype common = promoted(ctx, &product_out, bias, NULL);
+    if (common == MTK_DTYPE_UNDEFINED) return false;
+    int64_t shape[MTK_MAX_DIMS];
+    int32_t ndim;
+    if (!mtk_broadcast_shapes(ctx, call->op->name, product_out.shape, product_out.ndim, bias->shape, bias->ndim,
+                              shape, &ndim))
+        return false;
+    ew_lay sum = ew_lay_binary(EW_R_PRIM, ew_lay_of(&product_out, call->device), ew_lay_of(bias, call->device),
+                               ew_opmath(common), NULL);
+    p->out_dtype = common;
+    p->out_ndim = sum.t.ndim;
+    memcpy(p->out_shape, sum.t.shape, (size_t)sum.t.ndim * sizeof *sum.t.shape);
+    memcpy(p->out_stride, sum.t.stride, (size_t)sum.t.ndim * sizeof *sum.t.stride);
+    p->has_out_stride = true;
+    return true;
+}
+
 /* F.linear as torch's cpu runs it: addmm for 2-D input with bias; the
  * flattened addmm for contiguous input with a vector-like contiguous bias;
  * otherwise matmul(input, weight.t()) then add_(bias). */
@@ -359,12 +456,14 @@ static bool plan_linear(mtk_ctx *ctx, const mtk_op_call *call, mtk_mm_plan *p)
         p->flops = 2 * rows * wt.shape[1] * cols;
         p->bias = MTK_BIAS_FUSED;
         p->bias_rows = rows;
-        return describe_product(ctx, call, input, &wt, p);
+        if (!describe_product(ctx, call, input, &wt, p)) return false;
+        return !meta_rules(call) || meta_addmm(ctx, call, bias, input, &wt, p);
     }
     if (!plan_matmul_of(ctx, call, input, &wt, p)) return false;
     p->bias = MTK_BIAS_NONE;
     if (!bias) return true;
     p->bias = MTK_BIAS_ADD;
+    if (meta_rules(call)) return meta_add(ctx, call, bias, p);
     return check_add_inplace(ctx, call, bias, input->dtype, p->out_shape, p->out_ndim);
 }
 
@@ -404,14 +503,24 @@ const mtk_linalg_info mtk_linalg_dot_info = { plan_dot };
 const mtk_linalg_info mtk_linalg_mv_info = { plan_mv };
 const mtk_linalg_info mtk_linalg_linear_info = { plan_linear };
 
+/* A plan about to be made: the fields a planner may leave alone (every
+ * successful one describes the product; the arrays are not cleared). */
+static void plan_init(mtk_mm_plan *p)
+{
+    p->flops = 0;
+    p->bias = MTK_BIAS_NONE;
+    p->bias_rows = 0;
+    p->has_out_stride = false;
+}
+
 bool mtk_linalg_meta(mtk_op_call *call)
 {
     const mtk_linalg_info *info = call->op->info;
     mtk_mm_plan plan;
-    memset(&plan, 0, sizeof plan);
+    plan_init(&plan);
     if (!info->plan(call->ctx, call, &plan)) return false;
-    const mtk_tensor *input = arg_tensor(call, 0);
-    mtk_tensor *out = mtk_tensor_new(call->ctx, input->dtype, plan.out_shape, plan.out_ndim, NULL, call->device);
+    mtk_tensor *out = mtk_tensor_new(call->ctx, plan.out_dtype, plan.out_shape, plan.out_ndim,
+                                     plan.has_out_stride ? plan.out_stride : NULL, call->device);
     if (!out || !mtk_call_set_outputs(call, 1)) return false;
     mtk_call_output(call, 0, out, -1);
     return true;
@@ -422,7 +531,7 @@ mtk_op_cost mtk_linalg_cost(const mtk_op_call *call)
     const mtk_linalg_info *info = call->op->info;
     mtk_mm_plan plan;
     mtk_op_cost cost = { 0, 0 };
-    memset(&plan, 0, sizeof plan);
+    plan_init(&plan);
     if (info->plan(NULL, call, &plan)) cost.flops = plan.flops;
     return cost;
 }

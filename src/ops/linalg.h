@@ -40,6 +40,11 @@ typedef struct mtk_mm_plan {
     int64_t a_stride_m, a_stride_k, b_stride_k, b_stride_n;
     int32_t out_ndim;
     int64_t out_shape[MTK_MAX_DIMS];
+    mtk_dtype out_dtype;          /* the input's, except where torch's
+                                     meta promotes (see linalg.c)       */
+    bool has_out_stride;          /* out_stride set (meta's bias add);
+                                     otherwise the output is contiguous */
+    int64_t out_stride[MTK_MAX_DIMS];
     mtk_mm_bias bias;
     int64_t bias_rows; /* MTK_BIAS_FUSED: rows of the flattened output */
 } mtk_mm_plan;

@@ -1,7 +1,7 @@
 /* Op rows of the convert family (see registry.h for the row format). */
 MTK_OP(TO, "to",
        "to(Tensor input, Any? arg1=None, Any? arg2=None, Any? arg3=None, Any? arg4=None, *, "
-       "Device? device=None, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, "
+       "Any? device=None, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, "
        "Any? memory_format=None) -> Tensor",
        mtk_to_meta, mtk_convert_copy_cpu, NULL, MTK_OP_VIEW | MTK_OP_ANY_DEVICES, NULL)
 MTK_OP(TYPE_AS, "type_as", "type_as(Tensor input, Tensor other) -> Tensor",
@@ -10,7 +10,7 @@ MTK_OP(TO_EMPTY, "to_empty", "to_empty(Tensor input, *, Device device) -> Tensor
        mtk_to_empty_meta, NULL, NULL, MTK_OP_NO_KERNEL, NULL)
 MTK_OP(CLONE, "clone", "clone(Tensor input, *, Any? memory_format=None) -> Tensor",
        mtk_clone_meta, mtk_convert_copy_cpu, NULL, 0, NULL)
-MTK_OP(COPY_, "copy_", "copy_(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
+MTK_OP(COPY_, "copy_", "copy_(Tensor self, Tensor|Scalar src, bool non_blocking=False) -> Tensor",
        mtk_copy__meta, mtk_copy__cpu, NULL, MTK_OP_INPLACE | MTK_OP_ANY_DEVICES, NULL)
 MTK_OP(ITEM, "item", "item(Tensor input) -> Scalar",
        mtk_item_meta, mtk_item_cpu, NULL, 0, NULL)

@@ -79,7 +79,7 @@ EW_ACTIVATION_OP(SOFTPLUS, "softplus", "softplus(Tensor input, Scalar beta=1, Sc
 EW_ACTIVATION_OP(MISH, "mish", "mish(Tensor input, bool inplace=False) -> Tensor")
 EW_ACTIVATION_OP(ELU, "elu", "elu(Tensor input, float alpha=1.0, bool inplace=False) -> Tensor")
 EW_ACTIVATION_OP(SELU, "selu", "selu(Tensor input, bool inplace=False) -> Tensor")
-EW_ACTIVATION_OP(LEAKY_RELU, "leaky_relu", "leaky_relu(Tensor input, float negative_slope=0.01, bool inplace=False) -> Tensor")
+EW_ACTIVATION_OP(LEAKY_RELU, "leaky_relu", "leaky_relu(Tensor input, Scalar negative_slope=0.01, bool inplace=False) -> Tensor")
 EW_ACTIVATION_OP(RELU6, "relu6", "relu6(Tensor input, bool inplace=False) -> Tensor")
 EW_ACTIVATION_OP(HARDSWISH, "hardswish", "hardswish(Tensor input, bool inplace=False) -> Tensor")
 EW_ACTIVATION_OP(HARDSIGMOID, "hardsigmoid", "hardsigmoid(Tensor input, bool inplace=False) -> Tensor")
@@ -88,7 +88,7 @@ EW_ACTIVATION_OP(HARDTANH, "hardtanh", "hardtanh(Tensor input, float min_val=-1.
 /* ---- binary arithmetic */
 EW_BINARY_OP(ADD, "add", "add(Tensor|Scalar input, Tensor|Scalar other, *, Scalar alpha=1) -> Tensor")
 EW_BINARY_OP(SUB, "sub", "sub(Tensor|Scalar input, Tensor|Scalar other, *, Scalar alpha=1) -> Tensor")
-EW_BINARY_OP(RSUB, "rsub", "rsub(Tensor input, Tensor|Scalar other, *, Scalar alpha=1) -> Tensor")
+EW_BINARY_OP(RSUB, "rsub", "rsub(Tensor input, Tensor|Scalar other, Scalar alpha=None) -> Tensor")
 EW_BINARY_OP(MUL, "mul", "mul(Tensor|Scalar input, Tensor|Scalar other) -> Tensor")
 EW_BINARY_OP(DIV, "div", "div(Tensor|Scalar input, Tensor|Scalar other, *, str? rounding_mode=None) -> Tensor")
 EW_BINARY_OP(TRUE_DIVIDE, "true_divide", "true_divide(Tensor|Scalar input, Tensor|Scalar other) -> Tensor")

@@ -73,14 +73,30 @@ static void ti_permutation(int32_t n, const int64_t (*strides)[MTK_MAX_DIMS], co
 
 /* dense strides laying dims out in perm order (perm[0] fastest); a size-0
  * dim counts as 1, as PyTorch's make_contiguous_strides_for and
- * infer_dense_strides do */
+ * infer_dense_strides do (saturating as mtk_contiguous_strides does, so
+ * the identity order gives exactly its strides) */
 static void strides_from_perm(const int32_t *perm, const int64_t *shape, int32_t ndim, int64_t *stride_out)
 {
     int64_t next = 1;
     for (int32_t i = 0; i < ndim; i++) {
         stride_out[perm[i]] = next;
-        next *= shape[perm[i]] > 1 ? shape[perm[i]] : 1;
+        if (__builtin_mul_overflow(next, shape[perm[i]] > 1 ? shape[perm[i]] : 1, &next)) next = INT64_MAX;
     }
+}
+
+bool mtk_ti_all_contiguous(const mtk_tensor *const *inputs, int32_t ninputs, const int64_t *shape,
+                           int32_t ndim)
+{
+    if (ndim == 4) return false; /* contiguous and channels-last at once: a tie to break */
+    for (int32_t k = 0; k < ninputs; k++) {
+        const mtk_tensor *t = inputs[k];
+        if (t->flags & MTK_TENSOR_WRAPPED_NUMBER) return false;
+        if (t->ndim != ndim) return false;
+        for (int32_t i = 0; i < ndim; i++)
+            if (t->shape[i] != shape[i]) return false;
+        if (!mtk_tensor_is_contiguous(t)) return false;
+    }
+    return true;
 }
 
 void mtk_expand_strides(const mtk_tensor *t, const int64_t *shape, int32_t ndim, int64_t *out)
@@ -106,6 +122,10 @@ void mtk_ti_output_strides(const mtk_tensor *const *inputs, int32_t ninputs, con
     /* the operands torch's meta sees: cpu scalars (0-dim cpu tensors,
      * Python numbers) drop out, the rest are expanded to the shape */
     enum { MAX_OPERANDS = 8 };
+    if (mtk_ti_all_contiguous(inputs, ninputs, shape, ndim)) { /* the common case, decided at once */
+        mtk_contiguous_strides(shape, ndim, stride_out);
+        return;
+    }
     int64_t strides[MAX_OPERANDS][MTK_MAX_DIMS];
     int32_t n = 0;
     bool contiguous = true, channels_last = true;

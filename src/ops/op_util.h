@@ -36,6 +36,14 @@ bool mtk_broadcast_shapes(mtk_ctx *ctx, const char *op, const int64_t *a, int32_
 void mtk_ti_output_strides(const mtk_tensor *const *inputs, int32_t ninputs,
                            const int64_t *shape, int32_t ndim, int64_t *stride_out);
 
+/* The fast path of mtk_ti_output_strides: true when every input is a
+ * tensor (not a wrapped number) of exactly shape[ndim], contiguous, and
+ * ndim is not 4 (where contiguous and channels-last can tie).  The rule
+ * then gives contiguous strides (mtk_contiguous_strides), whatever the
+ * inputs' devices: a 0-dim cpu scalar among them has ndim 0 = ndim. */
+bool mtk_ti_all_contiguous(const mtk_tensor *const *inputs, int32_t ninputs, const int64_t *shape,
+                           int32_t ndim);
+
 /* The strides of t.expand(shape[ndim]) as PyTorch computes them
  * (inferExpandGeometry): a broadcast dim gets stride 0, a kept dim keeps
  * its stride, a new leading size-1 dim gets size * stride of the dim after

@@ -16,6 +16,42 @@ typedef enum mtk_op_id {
     OPID_COUNT
 } mtk_op_id;
 
+/* A signature's argument types, as the binder checks them. */
+typedef enum mtk_arg_type {
+    MTK_ARG_UNKNOWN = 0,
+    MTK_ARG_TENSOR,
+    MTK_ARG_TENSOR_OR_SCALAR,
+    MTK_ARG_SCALAR,
+    MTK_ARG_INT,
+    MTK_ARG_INT_LIST,    /* int[] (a list) and int... (var-args)        */
+    MTK_ARG_INT_OR_LIST, /* int[1]: a list or a lone int, anywhere      */
+    MTK_ARG_FLOAT,
+    MTK_ARG_BOOL,
+    MTK_ARG_STR,
+    MTK_ARG_DTYPE,
+    MTK_ARG_DEVICE,
+    MTK_ARG_ANY,
+    MTK_ARG_TENSOR_LIST
+} mtk_arg_type;
+
+/* An op's signature as the dispatcher reads it, parsed once for all ops
+ * (thread-safe) and never freed. */
+typedef struct mtk_op_sig {
+    const mtk_arg_spec *specs;
+    int32_t count;                      /* arguments; -1: malformed      */
+    int32_t npositional;                /* arguments before the '*'      */
+    int32_t varargs;                    /* the int[] that gathers
+                                           trailing ints (view(x, 2, 3)),
+                                           or -1                         */
+    bool returns_sequence;              /* "-> Tensor[]"                 */
+    uint8_t types[MTK_MAX_OP_ARGS];     /* mtk_arg_type of each argument */
+    mtk_value defaults[MTK_MAX_OP_ARGS];/* default, or None              */
+} mtk_op_sig;
+
+/* The parsed signature of a row of the table; NULL for anything else or
+ * when memory ran out at the first use. */
+const mtk_op_sig *mtk_op_sig_of(const mtk_op_def *op);
+
 /* The row of an op id (never NULL for a valid id). */
 const mtk_op_def *mtk_op_by_id(mtk_op_id id);
 

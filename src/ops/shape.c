@@ -99,6 +99,13 @@ bool mtk_movedim_meta(mtk_op_call *call)
 {
     const mtk_tensor *x = arg_tensor(call, 0);
     char a[256], b[256];
+    /* PyTorch's overloads: two ints, or two lists */
+    if ((call->args[1].kind == MTK_VALUE_INT) != (call->args[2].kind == MTK_VALUE_INT))
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                              "received an invalid combination of arguments - got (%s, %s), but expected one "
+                              "of: (int source, int destination) | (tuple of ints source, tuple of ints "
+                              "destination)",
+                              mtk_value_type_name(&call->args[1]), mtk_value_type_name(&call->args[2]));
     int64_t src[MTK_MAX_DIMS], dst[MTK_MAX_DIMS];
     int32_t nsrc = mtk_view_ints(call, 1, src, "source");
     int32_t ndst = nsrc < 0 ? -1 : mtk_view_ints(call, 2, dst, "destination");

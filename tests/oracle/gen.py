@@ -3,7 +3,10 @@
 `generate(seed, count)` returns `count` expressions; `generate_for_op(...)`
 returns expressions of one op.  Every op is one row of the OPS table at the
 bottom (name, family, builder, valid dtypes, flags); a new op slots in as a
-new row, usually reusing a builder.
+new row, usually reusing a builder.  The op library's families keep their
+builders and rows in tests/oracle/gen_ops_<family>.py (`rows(Op)` returns
+them); every such module present is imported, in sorted order, and its
+rows appended to OPS.
 
 A builder gets the generator `g`, its row and `ok` (whether to try a valid
 call) and returns a Call.  About a quarter of the cases are invalid: the
@@ -20,6 +23,10 @@ Inputs are built inside the expression.  In "meta" mode they are literals
 so cpu values can be compared.
 """
 
+import glob
+import importlib
+import os
+import sys
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence
 
@@ -178,6 +185,32 @@ OPS: List[Op] = [
     Op("copy_", "convert", b_copy_),
 ]
 
+# ------------------------------------------------ the op library's families
+
+FAMILY_FUNCTIONAL: set = set()   # family ops also spelled F.X / torch.nn.functional.X
+
+
+def _family_modules():
+    """Every op family's generator module, tests/oracle/gen_ops_*.py, in
+    sorted order (none is fine).  Each defines builders and `rows(Op)`
+    returning its rows of OPS; optionally FUNCTIONAL, the names that may
+    also be spelled torch.nn.functional.X (family ops are otherwise always
+    spelled by their bare name), and TORCH_BINDINGS (see torch_eval)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    for path in sorted(glob.glob(os.path.join(here, "gen_ops_*.py"))):
+        yield importlib.import_module(os.path.basename(path)[:-3])
+
+
+FAMILY_OPS: List[Op] = []
+for _module in _family_modules():
+    FAMILY_OPS.extend(_module.rows(Op))
+    FAMILY_FUNCTIONAL |= set(getattr(_module, "FUNCTIONAL", ()))
+OPS += FAMILY_OPS
+if os.environ.get("MTK_ORACLE_FAMILIES"):   # e.g. "view,linalg": test only these families
+    OPS = [op for op in OPS if op.family in os.environ["MTK_ORACLE_FAMILIES"].split(",")]
+
 OPS_BY_NAME = {op.name: op for op in OPS}
 
 # ------------------------------------------------------- generic mutations
@@ -223,11 +256,16 @@ METHOD_ONLY = {"view", "expand", "repeat", "to", "to_empty", "item", "contiguous
 FUNCTIONAL = {"linear", "relu"} | set(ACTIVATIONS)
 
 
+_FAMILY_NAMES = {op.name for op in FAMILY_OPS}
+
+
 def _spell(g: Gen, call: Call) -> Call:
-    """Now and then the qualified spelling of the op's name."""
-    if call.name in FUNCTIONAL and g.chance(0.1):
+    """Now and then the qualified spelling of the op's name (a family's op
+    only as F.X, where its module allows: torch.batch_norm is not
+    F.batch_norm)."""
+    if call.name in FUNCTIONAL | FAMILY_FUNCTIONAL and g.chance(0.1):
         call.name = g.pick(["torch.nn.functional.", "F."]) + call.name
-    elif call.name not in METHOD_ONLY | FUNCTIONAL and g.chance(0.04):
+    elif call.name not in METHOD_ONLY | FUNCTIONAL | _FAMILY_NAMES and g.chance(0.04):
         call.name = "torch." + call.name
     return call
 
@@ -241,6 +279,11 @@ def build_case(g: Gen, op: Op, ok: Optional[bool] = None) -> str:
     if g.chance(0.35):
         return str(mutate(g, op.build(g, op, True)))
     return str(_spell(g, op.build(g, op, False)))
+
+
+def ops_of(families: Optional[Sequence[str]] = None) -> List[Op]:
+    """The table's rows of some families (all rows for None)."""
+    return [op for op in OPS if families is None or op.family in families]
 
 
 def generate(seed: int, count: int, mode: str = "meta",

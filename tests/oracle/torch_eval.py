@@ -3,10 +3,12 @@
 The expression language of `mtk eval` is Python call syntax plus tensor
 literals (`f32[3,4]`, `bf16[]`), `true`/`false`, and method-only ops written as
 functions (`view(x, [2, 6])`, `to(x, f16)`, `item(x)`).  `evaluate()` rewrites
-the literals into calls, binds every name to torch (torch.X, then
-torch.nn.functional.X, then a Tensor-method wrapper) and runs the expression
-under `with torch.device(DEVICE)`, so it means exactly what it means in
-PyTorch.  The answer has the shape of `mtk eval --json`'s answer:
+the literals into calls, binds every name generically (see `resolve`: the
+method forms of METHODS, the op families' own TORCH_BINDINGS, torch.X,
+torch.nn.functional.X, torch.linalg.X, then a Tensor-method wrapper; dotted
+names through `torch`, `F`, `nn.functional`, `linalg`, ...) and runs the
+expression under `with torch.device(DEVICE)`, so it means exactly what it
+means in PyTorch.  A new op needs no edit here.  The answer has the shape of `mtk eval --json`'s answer:
 
     {"shape": [3, 5], "dtype": "float32", "stride": [5, 1],
      "storage_offset": 0, "device": "meta"}          one tensor
@@ -21,17 +23,20 @@ device usable as a specification:
     result's metadata is carried back to meta;
   * data-dependent ops (nonzero, masked_select, unique) on a meta input are an
     error whatever torch does (mtk's meta device refuses them by design).
-When torch's meta kernel accepts a call that its cpu kernel refuses ("...
-not implemented for 'Bool'", mixed dtypes in mm), torch contradicts itself;
-the outcome records that in `Outcome.lax` and the test accepts either an
-error or torch's meta answer from mtk.
+Where torch's meta kernel accepts a call that its cpu kernel refuses ("...
+not implemented for 'Bool'", mixed dtypes in mm), truth on meta is torch's
+meta answer, as everywhere else: mtk follows each device.
 """
 
 import ast
+import glob
+import importlib
 import math
+import os
 import re
+import sys
 import warnings
-from typing import Any, NamedTuple, Optional
+from typing import Any, Dict, NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -234,18 +239,66 @@ METHODS = {
 }
 
 
+_FAMILY_BINDINGS: Dict[str, Any] = {}
+_FAMILY_BINDINGS_LOADED = False
+
+
+def family_bindings() -> Dict[str, Any]:
+    """name -> torch callable, from the TORCH_BINDINGS of every op family's
+    generator module (tests/oracle/gen_ops_*.py) that defines one: names
+    whose torch meaning is not the generic one (`batch_norm` is
+    F.batch_norm, not torch.batch_norm; `rope` is mtk's own op)."""
+    global _FAMILY_BINDINGS_LOADED
+    if not _FAMILY_BINDINGS_LOADED:
+        _FAMILY_BINDINGS_LOADED = True
+        here = os.path.dirname(os.path.abspath(__file__))
+        if here not in sys.path:
+            sys.path.insert(0, here)
+        for path in sorted(glob.glob(os.path.join(here, "gen_ops_*.py"))):
+            module = importlib.import_module(os.path.basename(path)[:-3])
+            bindings = getattr(module, "TORCH_BINDINGS", None)   # a mapping, maybe lazy
+            if bindings is not None:
+                _FAMILY_BINDINGS.update({k: bindings[k] for k in list(bindings.keys())})
+    return _FAMILY_BINDINGS
+
+
+def _function(module, name: str):
+    fn = getattr(module, name, None)
+    return fn if callable(fn) and not isinstance(fn, type) else None
+
+
+# the namespaces an expression may spell (torch.linalg.vector_norm,
+# F.softmax, linalg.vector_norm, nn.functional.gelu)
+NAMESPACES = {"torch": torch, "nn": torch.nn, "functional": F, "F": F,
+              "linalg": torch.linalg, "special": torch.special, "fft": torch.fft}
+
+
 def resolve(name: str):
-    """The torch callable an op name means, or None."""
+    """The torch callable an op name means, or None: a method form of
+    METHODS, a family's own binding, torch.X, torch.nn.functional.X,
+    torch.linalg.X, then the Tensor method X.  A dotted name
+    ("linalg.vector_norm", "torch.nn.functional.gelu") is looked up in its
+    namespace."""
+    if "." in name:
+        parts = name.split(".")
+        if parts[0] == "torch":
+            parts = parts[1:]
+        module = torch
+        for part in parts[:-1]:
+            module = NAMESPACES.get(part) if module is torch else getattr(module, part, None)
+            if module is None:
+                return None
+        return resolve(parts[-1]) if module is torch else _function(module, parts[-1])
     if name in METHODS:
         return METHODS[name]
-    fn = getattr(torch, name, None)
-    if callable(fn) and not isinstance(fn, type):
+    fn = family_bindings().get(name)
+    if fn is not None:
         return fn
-    fn = getattr(F, name, None)
-    if callable(fn) and not isinstance(fn, type):
-        return fn
-    fn = getattr(torch.Tensor, name, None)
-    if callable(fn):
+    for module in (torch, F, torch.linalg):
+        fn = _function(module, name)
+        if fn is not None:
+            return fn
+    if callable(getattr(torch.Tensor, name, None)):
         return lambda x, *a, **k: getattr(x, name)(*a, **k)
     return None
 
@@ -254,7 +307,6 @@ def resolve(name: str):
 
 class Outcome(NamedTuple):
     result: Any              # the JSON-like answer
-    lax: Optional[str]       # torch's meta/cpu disagreement, if any
 
 
 def _describe(value: Any, values: bool) -> Any:
@@ -287,11 +339,10 @@ def _describe(value: Any, values: bool) -> Any:
 
 
 class _Run:
-    """State of one evaluation: the device and what the op wrappers saw."""
+    """State of one evaluation: the device the literals live on."""
 
     def __init__(self, device: str):
         self.device = device
-        self.lax: Optional[str] = None
 
     def literal(self, name: str, shape: list):
         dtype = DTYPES[name]
@@ -315,8 +366,6 @@ class _Run:
                     raise DataDependentError("%s: the output size depends on the data "
                                              "of its input" % name) from None
                 return self._on_cpu(fn, args, kwargs)
-            if meta_in and self.lax is None:
-                self._check_cpu_agrees(name, fn, args, kwargs)
             return out
         return call
 
@@ -328,38 +377,30 @@ class _Run:
         out = fn(*cargs, **ckw)
         return _map_tensors(out, lambda t: _restride(t, "meta"))
 
-    def _check_cpu_agrees(self, name, fn, args, kwargs):
-        """Notes where torch's cpu kernel refuses a call its meta kernel took
-        (a dtype it has no kernel for, mixed dtypes in mm, ...).  A refusal
-        that only zero-filled data causes (integer division by zero) is not
-        one."""
-        try:
-            self._on_cpu(fn, args, kwargs)
-        except Exception as exc:  # noqa: BLE001 - any refusal is noted
-            msg = str(exc).split("\n")[0]
-            if "ZeroDivisionError" not in msg:
-                self.lax = "%s: torch cpu refuses what torch meta accepts: %s" % (name, msg)
-
 
 class _Module:
-    """`torch`, `torch.nn`, `torch.nn.functional` and `F` inside expressions:
-    attribute access resolves an op name through the run's wrappers."""
+    """A namespace inside expressions (`torch`, `F`, `nn`, `linalg`, ...):
+    attribute access gives a sub-namespace, a dtype, or an op resolved in
+    this namespace and wrapped by the run."""
 
-    def __init__(self, run: "_Run", functional: bool):
-        self._run, self._functional = run, functional
+    def __init__(self, run: "_Run", module):
+        self._run, self._module = run, module
 
     def __getattr__(self, name: str):
-        if name in ("nn", "functional"):
-            return _Module(self._run, True)
-        if isinstance(getattr(torch, name, None), torch.dtype):
+        if self._module is torch and isinstance(getattr(torch, name, None), torch.dtype):
             return getattr(torch, name)
-        if self._functional:
-            fn = getattr(F, name, None)
-        elif name in METHODS:          # torch.reshape exists, torch.view does not
-            fn = getattr(torch, name, None)
+        sub = getattr(self._module, name, None)
+        if sub is not None and type(sub) is type(torch):
+            return _Module(self._run, sub)
+        if self._module is torch:
+            # torch.X is torch's function X (torch.reshape exists, torch.view
+            # does not), else what the bare name means
+            fn = _function(torch, name)
+            if fn is None and name not in METHODS:
+                fn = resolve(name)
         else:
-            fn = resolve(name)
-        if not callable(fn):
+            fn = _function(self._module, name)
+        if fn is None:
             raise AttributeError("module has no attribute '%s'" % name)
         return self._run.wrap(name, fn)
 
@@ -384,7 +425,7 @@ def _evaluate(run: "_Run", expr: str, device: str, values: bool) -> Outcome:
         tree = ast.parse(source, mode="eval")
         namespace = {"__builtins__": {}, "__lit__": run.literal,
                      "true": True, "false": False, "True": True, "False": False,
-                     "None": None, "torch": _Module(run, False), "F": _Module(run, True)}
+                     "None": None}
         for name in _names(tree):
             if name in namespace:
                 continue
@@ -394,15 +435,18 @@ def _evaluate(run: "_Run", expr: str, device: str, values: bool) -> Outcome:
             if name in DTYPES:
                 namespace[name] = DTYPES[name]
                 continue
+            if name in NAMESPACES:
+                namespace[name] = _Module(run, NAMESPACES[name])
+                continue
             fn = resolve(name)
             if fn is not None:
                 namespace[name] = run.wrap(name, fn)
         code = compile(tree, "<expr>", "eval")
         with torch.device(device):
             value = eval(code, namespace)  # noqa: S307 - the oracle's own input
-        return Outcome(_describe(value, values), run.lax)
+        return Outcome(_describe(value, values))
     except Exception as exc:  # noqa: BLE001 - errors are answers
-        return Outcome(_error(exc), run.lax)
+        return Outcome(_error(exc))
 
 
 if __name__ == "__main__":
@@ -412,4 +456,4 @@ if __name__ == "__main__":
     for line in sys.stdin:
         if line.strip():
             o = evaluate(line, dev, values=dev == "cpu")
-            print(json.dumps(o.result) + ("  # lax: " + o.lax if o.lax else ""))
+            print(json.dumps(o.result))

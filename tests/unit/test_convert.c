@@ -210,6 +210,25 @@ static void to_empty_gives_uninitialized_cpu_memory_from_meta(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* torch's Module.to_empty is empty_like(t, device=...): for a meta t torch
+ * runs its reference (the element-wise stride rule: contiguous when t is,
+ * an empty t included), for a real t its kernel (dense strides kept) */
+static void to_empty_strides_follow_empty_like_of_the_input_device(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* t(i32[1,3]) and transpose(bf16[3,3,2,0], 0, 1) */
+    mtk_tensor *col = meta(ctx, MTK_INT32, 2, SHAPE(3, 1), SHAPE(1, 3));
+    mtk_tensor *empty = meta(ctx, MTK_BFLOAT16, 4, SHAPE(3, 3, 2, 0), SHAPE(2, 6, 1, 1));
+    assert_strides(mtk_to_empty(ctx, col, MTK_DEVICE_CPU), 2, SHAPE(1, 1));
+    assert_strides(mtk_to_empty(ctx, empty, MTK_DEVICE_CPU), 4, SHAPE(6, 2, 1, 1));
+    assert_strides(mtk_to_empty(ctx, empty, MTK_DEVICE_META), 4, SHAPE(6, 2, 1, 1));
+    int32_t data[3] = { 0 };
+    mtk_tensor *real_col = mtk_tensor_from_data(ctx, MTK_INT32, SHAPE(3, 1), 2, SHAPE(1, 3), data);
+    assert_strides(mtk_to_empty(ctx, real_col, MTK_DEVICE_CPU), 2, SHAPE(1, 3));
+    mtk_ctx_free(ctx);
+}
+
 static void clone_preserves_dense_strides(void **state)
 {
     (void)state;
@@ -255,6 +274,54 @@ static void copy_from_meta_into_cpu_fails_with_hint(void **state)
     mtk_tensor *self = mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(3, 4), 2, NULL, buf);
     assert_null(mtk_copy_(ctx, self, meta(ctx, MTK_FLOAT32, 1, SHAPE(4), NULL)));
     assert_error(ctx, MTK_ERR_META_NO_DATA, "copy_: Cannot copy out of meta tensor; no data!");
+    mtk_ctx_free(ctx);
+}
+
+/* torch's parser takes a Python number for copy_'s src (and to's other) */
+static void copy_and_to_take_python_numbers(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    int32_t buf[3] = { 7, 7, 7 };
+    mtk_tensor *self = mtk_tensor_from_data(ctx, MTK_INT32, SHAPE(3), 1, NULL, buf);
+    mtk_value r = call(ctx, "copy_", 2, (mtk_value[]){ mtk_value_tensor(self), mtk_value_float(2.5) }, 0, NULL, NULL);
+    assert_ptr_equal(r.as.tensor, self);
+    assert_int_equal(buf[0], 2);
+    assert_int_equal(buf[2], 2);
+    call(ctx, "copy_", 2, (mtk_value[]){ mtk_value_tensor(self), mtk_value_bool(true) }, 0, NULL, NULL);
+    assert_int_equal(buf[1], 1);
+    mtk_tensor *m = meta(ctx, MTK_INT32, 2, SHAPE(3, 1), NULL);
+    r = call(ctx, "copy_", 2, (mtk_value[]){ mtk_value_tensor(m), mtk_value_bool(true) }, 0, NULL, NULL);
+    assert_ptr_equal(r.as.tensor, m);
+    /* x.to(1.5) is x.to(a float64 cpu tensor): a copy out of meta fails */
+    r = call(ctx, "to", 2, (mtk_value[]){ mtk_value_tensor(self), mtk_value_float(1.5) }, 0, NULL, NULL);
+    assert_int_equal(r.as.tensor->dtype, MTK_FLOAT64);
+    assert_int_equal(r.as.tensor->device, MTK_DEVICE_CPU);
+    r = call(ctx, "to", 2, (mtk_value[]){ mtk_value_tensor(m), mtk_value_float(1.5) }, 0, NULL, NULL);
+    assert_int_equal(r.kind, MTK_VALUE_NONE);
+    assert_error(ctx, MTK_ERR_META_NO_DATA, "Cannot copy out of meta tensor");
+    mtk_ctx_free(ctx);
+}
+
+/* 'meta:0' and 'cpu:0' are meta and cpu, but not the device of a tensor
+ * (which has no index): torch copies */
+static void to_a_device_with_an_index_copies(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *m = meta(ctx, MTK_FLOAT32, 2, SHAPE(3, 1), SHAPE(2, 1)); /* narrow(f32[3,2], 1, 0, 1) */
+    mtk_value r = call(ctx, "to", 2, (mtk_value[]){ mtk_value_tensor(m), mtk_value_string("meta") }, 0, NULL, NULL);
+    assert_ptr_equal(r.as.tensor, m);
+    r = call(ctx, "to", 2, (mtk_value[]){ mtk_value_tensor(m), mtk_value_string("meta:0") }, 0, NULL, NULL);
+    assert_ptr_not_equal(r.as.tensor, m);
+    assert_int_equal(r.as.tensor->device, MTK_DEVICE_META);
+    assert_strides(r.as.tensor, 2, SHAPE(1, 1));
+    r = call(ctx, "to", 1, (mtk_value[]){ mtk_value_tensor(m) }, 1, (const char *[]){ "device" },
+             (mtk_value[]){ mtk_value_string("meta:0") });
+    assert_ptr_not_equal(r.as.tensor, m);
+    r = call(ctx, "to", 2, (mtk_value[]){ mtk_value_tensor(m), mtk_value_string("meta:01") }, 0, NULL, NULL);
+    assert_int_equal(r.kind, MTK_VALUE_NONE);
+    assert_error(ctx, MTK_ERR_DEVICE, "meta:01");
     mtk_ctx_free(ctx);
 }
 
@@ -446,7 +513,10 @@ int main(void)
         cmocka_unit_test(to_binds_dtype_device_and_keywords_by_name),
         cmocka_unit_test(to_a_tensor_and_type_as_take_its_dtype_and_device),
         cmocka_unit_test(to_empty_gives_uninitialized_cpu_memory_from_meta),
+        cmocka_unit_test(to_empty_strides_follow_empty_like_of_the_input_device),
         cmocka_unit_test(clone_preserves_dense_strides),
+        cmocka_unit_test(copy_and_to_take_python_numbers),
+        cmocka_unit_test(to_a_device_with_an_index_copies),
         cmocka_unit_test(copy_into_meta_checks_shapes_and_does_nothing),
         cmocka_unit_test(copy_from_meta_into_cpu_fails_with_hint),
         cmocka_unit_test(copy_broadcasts_and_converts_on_cpu),

@@ -112,8 +112,8 @@ static void every_row_binds_the_types_it_declares(void **state)
 {
     (void)state;
     static const char *const known[] = { "Tensor", "Tensor[]", "Scalar", "Tensor|Scalar", "int",
-                                         "int[]", "float", "bool", "str", "ScalarType", "Device",
-                                         "Any" };
+                                         "int[]", "int...", "int[1]", "float", "bool", "str", "ScalarType",
+                                         "Device", "Any" };
     for (int32_t i = 0; i < mtk_op_count(); i++) {
         const mtk_op_def *op = mtk_op_at(i);
         const mtk_arg_spec *specs;
@@ -150,16 +150,24 @@ static void call_init_fills_the_defaults(void **state)
 {
     mtk_ctx *ctx = *state;
     mtk_op_call call;
+    mtk_op_call_init(&call, ctx, mtk_op_find("softplus"));
+    /* softplus(Tensor input, Scalar beta=1, Scalar threshold=20) */
+    assert_int_equal(call.nargs, 3);
+    assert_int_equal(call.args[0].kind, MTK_VALUE_NONE);
+    assert_int_equal(call.args[1].kind, MTK_VALUE_INT);
+    assert_int_equal(call.args[1].as.i, 1);
+    assert_int_equal(call.args[2].as.i, 20);
+    assert_int_equal(call.keyword_args, 0);
+    assert_null(call.out);
+    assert_int_equal(call.nout, 0);
+    assert_int_equal(call.device, MTK_DEVICE_CPU);
     mtk_op_call_init(&call, ctx, mtk_op_find("arange"));
-    /* arange(Scalar start=0, Scalar? end=None, Scalar step=1, *, ScalarType? dtype=None, ...) */
+    /* arange(Scalar start=None, Scalar end=None, Scalar step=None, *, ScalarType? dtype=None, ...) */
     assert_int_equal(call.nargs, 6);
-    assert_int_equal(call.args[0].kind, MTK_VALUE_INT);
-    assert_int_equal(call.args[0].as.i, 0);
-    assert_int_equal(call.args[1].kind, MTK_VALUE_NONE);
-    assert_int_equal(call.args[2].as.i, 1);
+    assert_int_equal(call.args[0].kind, MTK_VALUE_NONE);
+    assert_int_equal(call.args[2].kind, MTK_VALUE_NONE);
     assert_int_equal(call.args[5].kind, MTK_VALUE_BOOL);
     assert_false(call.args[5].as.b);
-    assert_int_equal(call.device, MTK_DEVICE_CPU);
     mtk_op_call_init(&call, ctx, mtk_op_find("gelu"));
     /* gelu(Tensor input, *, str approximate='none') */
     assert_int_equal(call.args[1].kind, MTK_VALUE_STRING);
@@ -240,7 +248,7 @@ static void creation_follows_the_default_dtype_scope(void **state)
     assert_int_equal(CALL(ctx, "zeros", I(2))->dtype, MTK_FLOAT32);
     assert_true(mtk_ctx_push_dtype(ctx, MTK_FLOAT64));
     assert_int_equal(CALL(ctx, "zeros", I(2))->dtype, MTK_FLOAT64);
-    assert_int_equal(CALL(ctx, "full", I(2), F(1.5))->dtype, MTK_FLOAT64);
+    assert_int_equal(CALL(ctx, "full", mtk_value_int_list(ctx, (int64_t[]){ 2 }, 1), F(1.5))->dtype, MTK_FLOAT64);
     assert_int_equal(CALL(ctx, "arange", I(3))->dtype, MTK_INT64);
     assert_true(mtk_ctx_pop_dtype(ctx));
 }
@@ -332,17 +340,85 @@ static void type_errors_use_python_words(void **state)
     assert_fails_with(ctx, "zeros", (mtk_value[]){ mtk_value_bool(true) }, 1, NULL, NULL, 0,
                       MTK_ERR_INVALID_ARGUMENT,
                       "zeros(): argument 'size' (position 1) must be tuple of ints, not bool");
-    /* torch.zeros((2, 'a')) (torch words it "failed to unpack the object at pos 2") */
+    /* torch.zeros((2, 'a')): a bad item after the first */
     mtk_value bad = mtk_value_list(ctx, 2, true);
     bad.as.list.items[0] = I(2);
     bad.as.list.items[1] = S("a");
     assert_fails_with(ctx, "zeros", (mtk_value[]){ bad }, 1, NULL, NULL, 0, MTK_ERR_INVALID_ARGUMENT,
-                      "zeros(): argument 'size' (position 1) must be tuple of ints, but found element "
-                      "of type str at pos 1");
+                      "zeros(): argument 'size' failed to unpack the object at pos 2 with error \"type must "
+                      "be tuple of ints,but got str\"");
     /* torch.zeros(2, 'a') gathers, then finds the str */
     assert_fails_with(ctx, "zeros", (mtk_value[]){ I(2), S("a") }, 2, NULL, NULL, 0, MTK_ERR_INVALID_ARGUMENT,
-                      "zeros(): argument 'size' (position 1) must be tuple of ints, but found element "
-                      "of type str at pos 1");
+                      "zeros(): argument 'size' failed to unpack the object at pos 2 with error \"type must "
+                      "be tuple of ints,but got str\"");
+    /* torch.zeros(('a', 2)): a bad first item */
+    bad = mtk_value_list(ctx, 2, true);
+    bad.as.list.items[0] = S("a");
+    bad.as.list.items[1] = I(2);
+    assert_fails_with(ctx, "zeros", (mtk_value[]){ bad }, 1, NULL, NULL, 0, MTK_ERR_INVALID_ARGUMENT,
+                      "zeros(): argument 'size' (position 1) must be tuple of ints, but found element of "
+                      "type str at pos 0");
+}
+
+/* PyTorch's int lists: a lone int stands for one only in var-args
+ * position ("int...": zeros(3), x.view(6)) or for an int[1] (squeeze(x, 1)); a bool
+ * reads as an int after the first item; None only where the type says so.
+ * Messages from torch 2.13.0. */
+static void int_lists_bind_as_pytorch_parses_them(void **state)
+{
+    mtk_ctx *ctx = *state;
+    static const int64_t s21[2] = { 2, 1 }, s6[1] = { 6 }, s32[2] = { 3, 2 };
+    mtk_value b1 = mtk_value_bool(true);
+    assert_shape(CALL(ctx, "zeros", I(2), b1), 2, s21);               /* torch.zeros(2, True) */
+    mtk_value l = mtk_value_list(ctx, 2, false);
+    l.as.list.items[0] = I(2);
+    l.as.list.items[1] = b1;
+    assert_shape(CALL(ctx, "zeros", l), 2, s21);                      /* torch.zeros([2, True]) */
+    mtk_tensor *x = CALL(ctx, "zeros", I(6));
+    assert_shape(x, 1, s6);
+    assert_shape(CALL(ctx, "view", T(x), I(3), I(2)), 2, s32);         /* x.view(3, 2) */
+    assert_fails_with(ctx, "view", (mtk_value[]){ T(x), b1, I(6) }, 3, NULL, NULL, 0, MTK_ERR_INVALID_ARGUMENT,
+                      "view(): argument 'size' (position 2) must be tuple of ints, not bool");
+    assert_fails_with(ctx, "zeros", NULL, 0, (const char *[]){ "size" }, (mtk_value[]){ I(3) }, 1,
+                      MTK_ERR_INVALID_ARGUMENT, "zeros(): argument 'size' must be tuple of ints, not int");
+    assert_fails_with(ctx, "full", (mtk_value[]){ I(3), F(1.5) }, 2, NULL, NULL, 0, MTK_ERR_INVALID_ARGUMENT,
+                      "full(): argument 'size' (position 1) must be tuple of ints, not int");
+    mtk_tensor *col = CALL(ctx, "zeros", I(6), I(1));
+    assert_fails_with(ctx, "unflatten", (mtk_value[]){ T(col), I(0), I(6) }, 3, NULL, NULL, 0,
+                      MTK_ERR_INVALID_ARGUMENT,
+                      "unflatten(): argument 'sizes' (position 3) must be tuple of ints, not int");
+    assert_shape(CALL(ctx, "squeeze", T(col), I(1)), 1, s6);           /* squeeze(x, 1): int[1] */
+    assert_fails_with(ctx, "squeeze", (mtk_value[]){ T(col), mtk_value_none() }, 2, NULL, NULL, 0,
+                      MTK_ERR_INVALID_ARGUMENT,
+                      "squeeze(): argument 'dim' (position 2) must be tuple of ints, not NoneType");
+    assert_fails_with(ctx, "eye", (mtk_value[]){ I(4), mtk_value_none() }, 2, NULL, NULL, 0,
+                      MTK_ERR_INVALID_ARGUMENT, "eye(): argument 'm' (position 2) must be int, not NoneType");
+}
+
+/* arange's overloads, arange(end) and arange(start, end, step=1) */
+static void arange_binds_like_its_overloads(void **state)
+{
+    mtk_ctx *ctx = *state;
+    static const int64_t s5[1] = { 5 }, s4[1] = { 4 }, s2[1] = { 2 };
+    assert_shape(CALL(ctx, "arange", I(5)), 1, s5);
+    assert_shape(callt(ctx, "arange", NULL, 0, (const char *[]){ "end" }, (mtk_value[]){ I(5) }, 1), 1, s5);
+    assert_shape(callt(ctx, "arange", NULL, 0, (const char *[]){ "start", "end" }, (mtk_value[]){ I(1), I(5) }, 2),
+                 1, s4);
+    assert_shape(callt(ctx, "arange", (mtk_value[]){ I(1) }, 1, (const char *[]){ "end", "step" },
+                       (mtk_value[]){ I(5), I(2) }, 2),
+                 1, s2);
+    mtk_value r;
+    assert_false(mtk_op_call_by_name(ctx, "arange", NULL, 0, (const char *[]){ "start" }, (mtk_value[]){ I(3) },
+                                     1, &r)); /* arange(start=3) */
+    mtk_ctx_clear_error(ctx);
+    assert_false(mtk_op_call_by_name(ctx, "arange", (mtk_value[]){ I(5) }, 1, (const char *[]){ "step" },
+                                     (mtk_value[]){ I(2) }, 1, &r)); /* arange(5, step=2) */
+    mtk_ctx_clear_error(ctx);
+    assert_false(mtk_op_call_by_name(ctx, "arange", NULL, 0, (const char *[]){ "dtype" },
+                                     (mtk_value[]){ mtk_value_dtype(MTK_INT32) }, 1, &r)); /* arange(dtype=i32) */
+    mtk_ctx_clear_error(ctx);
+    assert_fails_with(ctx, "arange", (mtk_value[]){ I(2), mtk_value_none(), I(3) }, 3, NULL, NULL, 0,
+                      MTK_ERR_INVALID_ARGUMENT, "arange(): argument 'end' (position 2) must be Number, not NoneType");
 }
 
 /* A binding error is not overwritten by later ones, and leaves no result. */
@@ -412,7 +488,7 @@ static void mixed_devices_are_refused(void **state)
 static void cpu_outputs_get_storage_and_kernels_fill_them(void **state)
 {
     mtk_ctx *ctx = *state;
-    mtk_tensor *f = CALL(ctx, "full", I(2), F(1.5));
+    mtk_tensor *f = CALL(ctx, "full", mtk_value_int_list(ctx, (int64_t[]){ 2 }, 1), F(1.5));
     assert_non_null(f->storage);
     assert_int_equal(mtk_storage_refcount(f->storage), 1);
     assert_true(((float *)mtk_tensor_data(f))[0] == 1.5f && ((float *)mtk_tensor_data(f))[1] == 1.5f);
@@ -493,7 +569,7 @@ static void data_dependent_ops_fail_on_meta_and_run_on_cpu(void **state)
 static void op_run_runs_a_hand_bound_call(void **state)
 {
     mtk_ctx *ctx = *state;
-    mtk_tensor *x = CALL(ctx, "full", I(2), F(-3.0));
+    mtk_tensor *x = CALL(ctx, "full", mtk_value_int_list(ctx, (int64_t[]){ 2 }, 1), F(-3.0));
     mtk_op_call call;
     mtk_op_call_init(&call, ctx, mtk_op_find("neg"));
     call.args[0] = T(x);
@@ -522,6 +598,8 @@ int main(void)
         TEST(keyword_errors_use_python_words),
         TEST(missing_and_extra_arguments_use_python_words),
         TEST(type_errors_use_python_words),
+        TEST(int_lists_bind_as_pytorch_parses_them),
+        TEST(arange_binds_like_its_overloads),
         TEST(binding_errors_are_sticky),
         TEST(null_tensor_from_a_failed_op_propagates_quietly),
         TEST(null_tensor_without_an_error_is_reported),

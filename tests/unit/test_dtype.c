@@ -238,7 +238,17 @@ static void devices_print_and_parse_like_torch(void **state)
     assert_int_equal(d, MTK_DEVICE_CUDA(0));
     assert_true(mtk_device_parse("cuda:12", &d));
     assert_int_equal(d, MTK_DEVICE_CUDA(12));
+    /* torch.device('meta:0') and 'cpu:3' are meta and cpu */
+    assert_true(mtk_device_parse("meta:0", &d));
+    assert_int_equal(d, MTK_DEVICE_META);
+    assert_true(mtk_device_parse("cpu:3", &d));
+    assert_int_equal(d, MTK_DEVICE_CPU);
     d = MTK_DEVICE_CPU;
+    assert_false(mtk_device_parse("meta:01", &d)); /* torch: Invalid device string */
+    assert_false(mtk_device_parse("cpu:-1", &d));
+    assert_false(mtk_device_parse("cpu: 0", &d));
+    assert_false(mtk_device_parse("cpu:", &d));
+    assert_false(mtk_device_parse("metal", &d));
     assert_false(mtk_device_parse("cuda:", &d));
     assert_false(mtk_device_parse("cuda:-1", &d));
     assert_false(mtk_device_parse("cuda:1x", &d));

@@ -135,6 +135,39 @@ static void unary_ops_make_non_dense_inputs_dense_in_their_order(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* A 0-dim cpu tensor is a "cpu scalar" that drops out of the stride rule
+ * only among tensors of another device; on cpu it takes part as a 0-dim
+ * meta tensor does on meta (torch: (1, 1) on both, (3, 1) for a cpu
+ * scalar with a meta tensor). */
+static void zero_dim_cpu_operands_take_part_on_cpu(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* select(movedim(f16[2,3,1], 1, 2), 0, -1): shape (1, 3), strides (1, 1) */
+    mtk_tensor *y = mtk_tensor_new(ctx, MTK_FLOAT16, SHAPE(1, 3), 2, SHAPE(1, 1), MTK_DEVICE_CPU);
+    assert_true(mtk_tensor_alloc_storage(y));
+    mtk_tensor *s = cpu(ctx, MTK_INT16, 0, NULL, VALUES(0));
+    assert_layout(mtk_ge(ctx, s, y), MTK_BOOL, 2, SHAPE(1, 3), SHAPE(1, 1));
+    mtk_tensor *ym = meta(ctx, MTK_FLOAT16, 2, SHAPE(1, 3), SHAPE(1, 1));
+    assert_layout(mtk_ge(ctx, meta(ctx, MTK_INT16, 0, NULL, NULL), ym), MTK_BOOL, 2, SHAPE(1, 3), SHAPE(1, 1));
+    assert_layout(mtk_ge(ctx, s, ym), MTK_BOOL, 2, SHAPE(1, 3), SHAPE(3, 1));
+    mtk_ctx_free(ctx);
+}
+
+/* relu is where(le(x, 0), 0, x) on torch's meta; a bool x meets the int 0
+ * as int64, which converts (and so re-lays out) a non-dense input */
+static void relu_of_a_bool_converts_in_its_decomposition(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* transpose(narrow(bool[1,3,2,3], 3, -1, 1), 0, 3) */
+    const int64_t *shape = SHAPE(1, 3, 2, 1), *stride = SHAPE(1, 6, 3, 18);
+    assert_layout(mtk_relu(ctx, meta(ctx, MTK_BOOL, 4, shape, stride)), MTK_BOOL, 4, shape, SHAPE(6, 2, 1, 2));
+    assert_layout(mtk_relu(ctx, meta(ctx, MTK_INT32, 4, shape, stride)), MTK_INT32, 4, shape, SHAPE(1, 2, 1, 6));
+    assert_layout(mtk_relu(ctx, meta(ctx, MTK_FLOAT16, 4, shape, stride)), MTK_FLOAT16, 4, shape, SHAPE(6, 2, 1, 2));
+    mtk_ctx_free(ctx);
+}
+
 /* torch's meta (its Python references) lays out size-1 dims by sorting,
  * not as TensorIterator's contiguous fast path does; relu is
  * where(x <= 0, 0, x), whose scalar tensor changes the outcome */
@@ -542,12 +575,71 @@ static void ops_called_by_name_accept_numbers_where_torch_does(void **state)
     const char *inplace[1] = { "inplace" };
     mtk_value yes[1] = { mtk_value_bool(true) };
     assert_ptr_equal(by_name(ctx, "F.relu", 1, rl, 1, inplace, yes), y);
+    /* two numbers are two wrapped cpu tensors: torch.true_divide(1, True)
+     * is a cpu tensor whatever the default device */
+    assert_true(mtk_ctx_push_device(ctx, MTK_DEVICE_META));
+    mtk_value one_true[2] = { mtk_value_int(1), mtk_value_bool(true) };
+    mtk_tensor *q = by_name(ctx, "true_divide", 2, one_true, 0, NULL, NULL);
+    assert_non_null(q);
+    assert_int_equal(q->device, MTK_DEVICE_CPU);
+    assert_int_equal(q->dtype, MTK_FLOAT32);
+    assert_values(q, 1, VALUES(1));
+    assert_null(by_name(ctx, "sub", 2, one_true, 0, NULL, NULL)); /* its cpu kernel refuses bools */
+    assert_error(ctx, MTK_ERR_DTYPE, "Subtraction, the `-` operator, with a bool tensor");
+    assert_true(mtk_ctx_pop_device(ctx));
+    /* rsub(x, other, alpha) is other - alpha * x; a positional alpha needs
+     * a number `other` (torch: rsub(x, 10, 2) = [8, 4]) */
+    mtk_value rs_alpha[3] = { mtk_value_tensor(x), mtk_value_int(10), mtk_value_int(2) };
+    assert_values(by_name(ctx, "rsub", 3, rs_alpha, 0, NULL, NULL), 2, VALUES(8, 4));
+    mtk_value rs_tensor[3] = { mtk_value_tensor(x), mtk_value_tensor(x), mtk_value_int(2) };
+    assert_null(by_name(ctx, "rsub", 3, rs_tensor, 0, NULL, NULL));
+    assert_error(ctx, MTK_ERR_INVALID_ARGUMENT, "rsub() received an invalid combination of arguments");
     assert_values(y, 2, VALUES(0, 3));
     mtk_value bad[3] = { mtk_value_tensor(x), mtk_value_tensor(x), mtk_value_string("round") };
     const char *mode[1] = { "rounding_mode" };
     assert_null(by_name(ctx, "div", 2, bad, 1, mode, &bad[2]));
     assert_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                  "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'");
+    mtk_ctx_free(ctx);
+}
+
+/* pow(bool tensor, True/False): torch's cpu copies the base or fills
+ * ones, in bool; its meta says int64; bool ** bool tensor fails on cpu */
+static void bool_to_a_bool_power_follows_each_device(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *b = cpu(ctx, MTK_BOOL, 1, SHAPE(2), VALUES(1, 0));
+    mtk_tensor *t = mtk_pow_scalar(ctx, b, mtk_value_bool(true));
+    assert_int_equal(t->dtype, MTK_BOOL);
+    assert_values(t, 2, VALUES(1, 0));
+    assert_values(mtk_pow_scalar(ctx, b, mtk_value_bool(false)), 2, VALUES(1, 1));
+    assert_int_equal(mtk_pow_scalar(ctx, meta(ctx, MTK_BOOL, 1, SHAPE(2), NULL), mtk_value_bool(true))->dtype,
+                     MTK_INT64);
+    assert_null(mtk_pow(ctx, b, b));
+    assert_error(ctx, MTK_ERR_DTYPE, "\"pow\" not implemented for 'Bool'");
+    mtk_ctx_free(ctx);
+}
+
+/* F.leaky_relu: torch's meta takes an integral input when the slope is an
+ * int (a bool input: a bool slope); the cpu kernel has floats only */
+static void leaky_relu_takes_integers_with_an_int_slope_on_meta(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_value u8[2] = { mtk_value_tensor(meta(ctx, MTK_UINT8, 1, SHAPE(3), NULL)), mtk_value_int(1) };
+    mtk_tensor *t = by_name(ctx, "leaky_relu", 2, u8, 0, NULL, NULL);
+    assert_non_null(t);
+    assert_int_equal(t->dtype, MTK_UINT8);
+    u8[1] = mtk_value_float(0.5);
+    assert_null(by_name(ctx, "leaky_relu", 2, u8, 0, NULL, NULL));
+    assert_error(ctx, MTK_ERR_DTYPE, "negative_slope argument of type <class 'float'> cannot be safely cast");
+    mtk_value flag[2] = { mtk_value_tensor(meta(ctx, MTK_BOOL, 1, SHAPE(3), NULL)), mtk_value_int(1) };
+    assert_null(by_name(ctx, "leaky_relu", 2, flag, 0, NULL, NULL));
+    assert_error(ctx, MTK_ERR_DTYPE, "to type <class 'bool'>");
+    mtk_value on_cpu[2] = { mtk_value_tensor(cpu(ctx, MTK_UINT8, 1, SHAPE(3), VALUES(1, 2, 3))), mtk_value_int(1) };
+    assert_null(by_name(ctx, "leaky_relu", 2, on_cpu, 0, NULL, NULL));
+    assert_error(ctx, MTK_ERR_DTYPE, "\"leaky_relu_cpu\" not implemented for 'Byte'");
     mtk_ctx_free(ctx);
 }
 
@@ -656,6 +748,10 @@ int main(void)
         cmocka_unit_test(float8_has_no_arithmetic_kernels_on_cpu),
         cmocka_unit_test(where_wants_a_bool_condition),
         cmocka_unit_test(ops_called_by_name_accept_numbers_where_torch_does),
+        cmocka_unit_test(zero_dim_cpu_operands_take_part_on_cpu),
+        cmocka_unit_test(relu_of_a_bool_converts_in_its_decomposition),
+        cmocka_unit_test(bool_to_a_bool_power_follows_each_device),
+        cmocka_unit_test(leaky_relu_takes_integers_with_an_int_slope_on_meta),
         cmocka_unit_test(positive_returns_the_input_and_cost_counts_elements),
         cmocka_unit_test(null_inputs_pass_through_without_a_new_error),
         cmocka_unit_test(ops_report_out_of_memory_at_every_allocation),

@@ -24,6 +24,19 @@ static mtk_tensor *meta(mtk_ctx *ctx, mtk_dtype dtype, int32_t ndim, const int64
 #define META(ctx, dtype, ...) meta(ctx, dtype, NDIM(__VA_ARGS__), SHAPE(__VA_ARGS__))
 #define META0(ctx, dtype) meta(ctx, dtype, 0, NULL)
 
+/* A cpu tensor with uninitialized data (for calls that fail before any
+ * kernel reads it). */
+static mtk_tensor *cpu(mtk_ctx *ctx, mtk_dtype dtype, int32_t ndim, const int64_t *shape)
+{
+    mtk_tensor *t = mtk_tensor_new(ctx, dtype, shape, ndim, NULL, MTK_DEVICE_CPU);
+    assert_non_null(t);
+    assert_true(mtk_tensor_alloc_storage(t));
+    return t;
+}
+
+#define CPU(ctx, dtype, ...) cpu(ctx, dtype, NDIM(__VA_ARGS__), SHAPE(__VA_ARGS__))
+#define CPU0(ctx, dtype) cpu(ctx, dtype, 0, NULL)
+
 static void assert_shape(const mtk_tensor *t, int32_t ndim, const int64_t *shape)
 {
     assert_non_null(t);
@@ -156,17 +169,47 @@ static void matmul_errors_use_torch_words(void **state)
 
 /* torch's cpu refuses mixed dtypes (its meta kernels of mm/mv do not):
  * mtk refuses them on every device, so meta predicts the real run. */
-static void matmul_refuses_mixed_dtypes_on_every_device(void **state)
+/* torch's cpu kernels refuse mixed dtypes in every product */
+static void mixed_dtypes_are_refused_on_cpu(void **state)
 {
     (void)state;
     mtk_ctx *ctx = mtk_ctx_new();
-    assert_null(mtk_matmul(ctx, META(ctx, MTK_FLOAT32, 3, 4), META(ctx, MTK_FLOAT16, 4, 5)));
+    assert_null(mtk_matmul(ctx, CPU(ctx, MTK_FLOAT32, 3, 4), CPU(ctx, MTK_FLOAT16, 4, 5)));
     assert_error(ctx, MTK_ERR_DTYPE, "expected m1 and m2 to have the same dtype, but got: float32 != float16");
-    assert_null(mtk_mm(ctx, META(ctx, MTK_FLOAT16, 3, 4), META(ctx, MTK_FLOAT32, 4, 5)));
+    assert_null(mtk_mm(ctx, CPU(ctx, MTK_FLOAT16, 3, 4), CPU(ctx, MTK_FLOAT32, 4, 5)));
     assert_error(ctx, MTK_ERR_DTYPE, "float16 != float32");
+    assert_null(mtk_mv(ctx, CPU(ctx, MTK_FLOAT16, 3, 4), CPU(ctx, MTK_FLOAT32, 4)));
+    assert_error(ctx, MTK_ERR_DTYPE, "float16 != float32");
+    assert_null(mtk_dot(ctx, CPU(ctx, MTK_FLOAT32, 4), CPU(ctx, MTK_FLOAT16, 4)));
+    assert_error(ctx, MTK_ERR_DTYPE, "expected both vectors to have same dtype");
+    assert_null(mtk_bmm(ctx, CPU(ctx, MTK_FLOAT32, 2, 3, 4), CPU(ctx, MTK_FLOAT16, 2, 4, 5)));
+    assert_error(ctx, MTK_ERR_DTYPE, "expected scalar type float32 but found float16");
+    assert_null(mtk_linear(ctx, CPU(ctx, MTK_FLOAT32, 3, 4), CPU(ctx, MTK_FLOAT16, 5, 4), NULL));
+    assert_error(ctx, MTK_ERR_DTYPE, "float32 != float16");
+    mtk_ctx_free(ctx);
+}
+
+/* torch's meta device runs Python decompositions that take mixed dtypes
+ * in mm (the first operand's dtype) and mv (promoted); dot and bmm refuse
+ * them there too */
+static void mixed_dtypes_follow_torch_meta_on_meta(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *t = mtk_matmul(ctx, META(ctx, MTK_FLOAT32, 3, 4), META(ctx, MTK_FLOAT16, 4, 5));
+    assert_shape(t, 2, SHAPE(3, 5));
+    assert_int_equal(t->dtype, MTK_FLOAT32);
+    assert_int_equal(mtk_mm(ctx, META(ctx, MTK_FLOAT16, 3, 4), META(ctx, MTK_FLOAT32, 4, 5))->dtype, MTK_FLOAT16);
+    assert_int_equal(mtk_matmul(ctx, META(ctx, MTK_INT64, 4), META(ctx, MTK_FLOAT32, 4, 5))->dtype, MTK_INT64);
+    assert_int_equal(mtk_mv(ctx, META(ctx, MTK_FLOAT16, 3, 4), META(ctx, MTK_FLOAT32, 4))->dtype, MTK_FLOAT32);
+    assert_int_equal(mtk_mv(ctx, META(ctx, MTK_INT32, 3, 4), META(ctx, MTK_INT64, 4))->dtype, MTK_INT64);
+    assert_int_equal(mtk_linear(ctx, META(ctx, MTK_FLOAT32, 3, 4), META(ctx, MTK_FLOAT16, 5, 4), NULL)->dtype,
+                     MTK_FLOAT32);
     assert_null(mtk_dot(ctx, META(ctx, MTK_FLOAT32, 4), META(ctx, MTK_FLOAT16, 4)));
     assert_error(ctx, MTK_ERR_DTYPE, "expected both vectors to have same dtype");
     assert_null(mtk_bmm(ctx, META(ctx, MTK_FLOAT32, 2, 3, 4), META(ctx, MTK_FLOAT16, 2, 4, 5)));
+    assert_error(ctx, MTK_ERR_DTYPE, "expected scalar type float32 but found float16");
+    assert_null(mtk_matmul(ctx, META(ctx, MTK_FLOAT32, 2, 3, 4), META(ctx, MTK_FLOAT16, 2, 4, 5)));
     assert_error(ctx, MTK_ERR_DTYPE, "expected scalar type float32 but found float16");
     mtk_ctx_free(ctx);
 }
@@ -277,30 +320,59 @@ static void linear_handles_1d_input_and_bias_broadcasting(void **state)
     mtk_ctx_free(ctx);
 }
 
-/* the errors of torch's cpu paths (its meta decomposition is laxer) */
+/* the errors of torch's cpu paths: addmm expands the bias in place, the
+ * matmul path adds it in place */
 static void linear_bias_errors_follow_torch_cpu(void **state)
 {
     (void)state;
     mtk_ctx *ctx = mtk_ctx_new();
-    mtk_tensor *w = META(ctx, MTK_FLOAT32, 5, 4);
-    assert_null(mtk_linear(ctx, META(ctx, MTK_FLOAT32, 3, 4), w, META(ctx, MTK_FLOAT32, 4)));
+    mtk_tensor *w = CPU(ctx, MTK_FLOAT32, 5, 4);
+    assert_null(mtk_linear(ctx, CPU(ctx, MTK_FLOAT32, 3, 4), w, CPU(ctx, MTK_FLOAT32, 4)));
     assert_error(ctx, MTK_ERR_SHAPE, "The expanded size of the tensor (5) must match the existing size (4) at non-singleton dimension 1");
-    assert_null(mtk_linear(ctx, META(ctx, MTK_FLOAT32, 3, 4), w, META(ctx, MTK_FLOAT32, 2, 3, 5)));
+    assert_null(mtk_linear(ctx, CPU(ctx, MTK_FLOAT32, 3, 4), w, CPU(ctx, MTK_FLOAT32, 2, 3, 5)));
     assert_error(ctx, MTK_ERR_SHAPE, "the number of sizes provided (2) must be greater or equal");
-    assert_null(mtk_linear(ctx, META(ctx, MTK_FLOAT32, 2, 3, 4), w, META(ctx, MTK_FLOAT32, 3, 1)));
+    assert_null(mtk_linear(ctx, CPU(ctx, MTK_FLOAT32, 2, 3, 4), w, CPU(ctx, MTK_FLOAT32, 3, 1)));
     assert_error(ctx, MTK_ERR_SHAPE, "Target sizes: [6, 5].  Tensor sizes: [3, 1]");
-    assert_null(mtk_linear(ctx, META(ctx, MTK_FLOAT32, 2, 3, 4), w, META(ctx, MTK_FLOAT32, 4, 2, 3, 5)));
+    assert_null(mtk_linear(ctx, CPU(ctx, MTK_FLOAT32, 2, 3, 4), w, CPU(ctx, MTK_FLOAT32, 4, 2, 3, 5)));
     assert_error(ctx, MTK_ERR_SHAPE, "output with shape [2, 3, 5] doesn't match the broadcast shape [4, 2, 3, 5]");
-    assert_null(mtk_linear(ctx, META(ctx, MTK_FLOAT32, 3, 4), w, META(ctx, MTK_FLOAT16, 5)));
+    assert_null(mtk_linear(ctx, CPU(ctx, MTK_FLOAT32, 3, 4), w, CPU(ctx, MTK_FLOAT16, 5)));
     assert_error(ctx, MTK_ERR_DTYPE, "self and mat2 must have the same dtype, but got float16 and float32");
-    assert_null(mtk_linear(ctx, META(ctx, MTK_FLOAT32, 3, 4), META(ctx, MTK_FLOAT32, 2, 5, 4), NULL));
+    assert_null(mtk_linear(ctx, CPU(ctx, MTK_FLOAT32, 3, 4), CPU(ctx, MTK_FLOAT32, 2, 5, 4), NULL));
     assert_error(ctx, MTK_ERR_SHAPE, "t() expects a tensor with <= 2 dimensions, but self is 3D");
-    assert_null(mtk_linear(ctx, META0(ctx, MTK_FLOAT32), w, NULL));
+    assert_null(mtk_linear(ctx, CPU0(ctx, MTK_FLOAT32), w, NULL));
     assert_error(ctx, MTK_ERR_SHAPE, "both arguments to linear need to be at least 1D, but they are 0D and 2D");
-    assert_null(mtk_linear(ctx, META(ctx, MTK_FLOAT32, 3, 4), META(ctx, MTK_FLOAT32, 4), META(ctx, MTK_FLOAT32, 3)));
+    assert_null(mtk_linear(ctx, CPU(ctx, MTK_FLOAT32, 3, 4), CPU(ctx, MTK_FLOAT32, 4), CPU(ctx, MTK_FLOAT32, 3)));
     assert_error(ctx, MTK_ERR_SHAPE, "mat2 must be a matrix, got 1-D tensor");
-    assert_null(mtk_linear(ctx, META(ctx, MTK_FLOAT32, 3, 4), META(ctx, MTK_FLOAT32, 5, 3), NULL));
+    assert_null(mtk_linear(ctx, CPU(ctx, MTK_FLOAT32, 3, 4), CPU(ctx, MTK_FLOAT32, 5, 3), NULL));
     assert_error(ctx, MTK_ERR_SHAPE, "mat1 and mat2 shapes cannot be multiplied (3x4 and 3x5)");
+    mtk_ctx_free(ctx);
+}
+
+/* torch's meta device decomposes linear: addmm promotes to the bias's
+ * dtype and broadcasts it out of place, as does the matmul path's add */
+static void linear_bias_on_meta_promotes_and_broadcasts(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *w = META(ctx, MTK_FLOAT32, 5, 4);
+    mtk_tensor *t = mtk_linear(ctx, META(ctx, MTK_FLOAT32, 3, 4), w, META(ctx, MTK_FLOAT16, 5));
+    assert_shape(t, 2, SHAPE(3, 5));
+    assert_int_equal(t->dtype, MTK_FLOAT32);
+    t = mtk_linear(ctx, META(ctx, MTK_FLOAT16, 3, 4), META(ctx, MTK_FLOAT16, 5, 4), META(ctx, MTK_FLOAT32, 5));
+    assert_int_equal(t->dtype, MTK_FLOAT32);
+    t = mtk_linear(ctx, META(ctx, MTK_INT64, 2, 3, 4), META(ctx, MTK_INT64, 5, 4), META(ctx, MTK_FLOAT32, 5));
+    assert_shape(t, 3, SHAPE(2, 3, 5));
+    assert_int_equal(t->dtype, MTK_FLOAT32);
+    t = mtk_linear(ctx, META(ctx, MTK_FLOAT32, 3, 4), w, META(ctx, MTK_FLOAT32, 2, 3, 5));
+    assert_shape(t, 3, SHAPE(2, 3, 5));
+    assert_contiguous(t);
+    t = mtk_linear(ctx, META(ctx, MTK_FLOAT32, 2, 3, 4), w, META(ctx, MTK_FLOAT32, 4, 2, 3, 5));
+    assert_shape(t, 4, SHAPE(4, 2, 3, 5));
+    assert_contiguous(t);
+    assert_null(mtk_linear(ctx, META(ctx, MTK_FLOAT32, 3, 4), w, META(ctx, MTK_FLOAT32, 4)));
+    assert_error(ctx, MTK_ERR_SHAPE, "must match the size of tensor b (4)");
+    assert_null(mtk_linear(ctx, META(ctx, MTK_FLOAT32, 2, 3, 4), w, META(ctx, MTK_FLOAT32, 3, 1)));
+    assert_error(ctx, MTK_ERR_SHAPE, "must match the size of tensor b (3)");
     mtk_ctx_free(ctx);
 }
 
@@ -480,7 +552,8 @@ int main(void)
         cmocka_unit_test(matmul_of_transposed_operands_is_contiguous),
         cmocka_unit_test(matmul_keeps_dtype_of_every_dtype_on_meta),
         cmocka_unit_test(matmul_errors_use_torch_words),
-        cmocka_unit_test(matmul_refuses_mixed_dtypes_on_every_device),
+        cmocka_unit_test(mixed_dtypes_are_refused_on_cpu),
+        cmocka_unit_test(mixed_dtypes_follow_torch_meta_on_meta),
         cmocka_unit_test(mm_bmm_dot_mv_check_their_ranks),
         cmocka_unit_test(null_inputs_pass_through_without_a_new_error),
         cmocka_unit_test(matmul_flops_follow_flop_counter_mode),
@@ -488,6 +561,7 @@ int main(void)
         cmocka_unit_test(linear_flops_leave_out_the_bias),
         cmocka_unit_test(linear_handles_1d_input_and_bias_broadcasting),
         cmocka_unit_test(linear_bias_errors_follow_torch_cpu),
+        cmocka_unit_test(linear_bias_on_meta_promotes_and_broadcasts),
         cmocka_unit_test(linear_is_reachable_by_name_with_keyword_bias),
         cmocka_unit_test(mm_on_cpu_matches_torch),
         cmocka_unit_test(matmul_broadcasts_batch_dims_on_cpu),

@@ -1,0 +1,199 @@
+/* mtk models: the built-in models with their family, class, dtype and
+ * parameter count (each built on the meta device to count it). */
+#include "cli/cli.h"
+#include "mtk/mtk.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: mtk models [--json] [--families]\n"
+    "\n"
+    "Lists the built-in models: name, family (transformers model_type),\n"
+    "class, dtype and parameter count (tied parameters once), each built on\n"
+    "the meta device from its embedded config.json (the model's published\n"
+    "one on the Hugging Face Hub), then the demo models.  Any of them is a\n"
+    "MODEL for 'mtk summary', as is a config.json or a directory holding one.\n"
+    "\n"
+    "options:\n"
+    "  -f, --families  list the supported families and their classes instead\n"
+    "  -j, --json      one JSON document: {models: [{name, hf_id, family,\n"
+    "                  class, dtype, params, example_input}]} (or {families:\n"
+    "                  [{model_type, classes, default_class, input}]})\n"
+    "  -h, --help      show this help and exit\n"
+    "\n"
+    "Exit status: 0 on success, 1 on an error, 2 on a usage error.\n";
+
+/* 8030261248 -> "8,030,261,248" */
+static const char *grouped(int64_t v, char *buf, size_t cap)
+{
+    char digits[32];
+    snprintf(digits, sizeof digits, "%" PRId64, v);
+    size_t n = strlen(digits), len = 0;
+    for (size_t i = 0; i < n && len + 2 < cap; i++) {
+        if (i > 0 && digits[i - 1] != '-' && (n - i) % 3 == 0) buf[len++] = ',';
+        buf[len++] = digits[i];
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+static cJSON *json_int(int64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    return cJSON_CreateRaw(buf);
+}
+
+static const char *input_name(mtk_model_input_kind kind)
+{
+    switch (kind) {
+    case MTK_MODEL_INPUT_TOKEN_IDS: return "token_ids";
+    case MTK_MODEL_INPUT_PIXELS: return "pixels";
+    default: return "tensor";
+    }
+}
+
+static int print_json(cJSON *root)
+{
+    char *text = root ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    if (!text) {
+        cli_error("out of memory");
+        return CLI_EXIT_ERROR;
+    }
+    puts(text);
+    cJSON_free(text);
+    return CLI_EXIT_OK;
+}
+
+static int list_families(bool json)
+{
+    cJSON *root = json ? cJSON_CreateObject() : NULL;
+    cJSON *list = json ? cJSON_AddArrayToObject(root, "families") : NULL;
+    if (!json) printf("%-10s %-10s %s\n", "Family", "Input", "Classes (the first built when a config names none)");
+    for (int32_t i = 0; i < mtk_model_family_count(); i++) {
+        const mtk_model_family_info *f = mtk_model_family_at(i);
+        if (json) {
+            cJSON *row = cJSON_CreateObject();
+            cJSON_AddStringToObject(row, "model_type", f->model_type);
+            cJSON *classes = cJSON_AddArrayToObject(row, "classes");
+            for (int32_t k = 0; f->architectures[k]; k++)
+                cJSON_AddItemToArray(classes, cJSON_CreateString(f->architectures[k]));
+            cJSON_AddStringToObject(row, "default_class", f->default_architecture);
+            cJSON_AddStringToObject(row, "input", input_name(f->input));
+            cJSON_AddItemToArray(list, row);
+            continue;
+        }
+        printf("%-10s %-10s %s", f->model_type, input_name(f->input), f->default_architecture);
+        for (int32_t k = 0; f->architectures[k]; k++)
+            if (strcmp(f->architectures[k], f->default_architecture) != 0) printf(", %s", f->architectures[k]);
+        printf("\n");
+    }
+    return json ? print_json(root) : CLI_EXIT_OK;
+}
+
+typedef struct model_row {
+    const char *name, *hf_id, *family, *class_name, *example;
+    mtk_dtype dtype;
+    int64_t params;
+} model_row;
+
+/* Builds `name` on meta and fills its row; false with the error set. */
+static bool describe(mtk_ctx *ctx, const char *name, const char *hf_id, model_row *row)
+{
+    mtk_model_resolve_options options = { .dtype = MTK_DTYPE_UNDEFINED, .meta = true };
+    mtk_model_info info;
+    mtk_module *m = mtk_model_resolve(ctx, name, &options, &info);
+    if (!m) return false;
+    int64_t params = mtk_module_num_parameters(m, false);
+    if (params < 0) {
+        /* a lazy demo model: known only after an input */
+        mtk_ctx_clear_error(ctx);
+        mtk_param_stats st;
+        if (!mtk_module_param_stats(m, &st)) return false;
+        params = st.total;
+    }
+    *row = (model_row){ .name = name, .hf_id = hf_id, .family = info.family, .class_name = info.architecture,
+                        .example = info.example_input, .dtype = info.dtype, .params = params };
+    return true;
+}
+
+int cli_models(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "families", no_argument, NULL, 'f' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    bool json = false, families = false;
+    int opt;
+    cli_options_reset();
+    while ((opt = cli_getopt("models", argc, argv, "jfh", longopts)) != -1) {
+        switch (opt) {
+        case 'j': json = true; break;
+        case 'f': families = true; break;
+        case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
+        default: return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind != argc) return cli_usage_error("models", "unexpected argument '%s'", argv[optind]);
+    if (families) return list_families(json);
+
+    mtk_ctx *ctx = mtk_ctx_new();
+    if (!ctx) {
+        cli_error("out of memory");
+        return CLI_EXIT_ERROR;
+    }
+    int32_t nbuiltin = mtk_builtin_model_count(), n = nbuiltin + mtk_model_count();
+    bool failed = false;
+    model_row *rows = mtk_ctx_alloc(ctx, (size_t)n * sizeof *rows);
+    for (int32_t i = 0; rows && i < n; i++) {
+        bool ok = i < nbuiltin ? describe(ctx, mtk_builtin_model_at(i)->name, mtk_builtin_model_at(i)->hf_id, &rows[i])
+                               : describe(ctx, mtk_model_at(i - nbuiltin)->name, "", &rows[i]);
+        if (!ok) {
+            /* one broken model does not hide the others: its row says why */
+            const char *name = i < nbuiltin ? mtk_builtin_model_at(i)->name : mtk_model_at(i - nbuiltin)->name;
+            cli_error("%s", mtk_ctx_message(ctx));
+            rows[i] = (model_row){ .name = name, .hf_id = i < nbuiltin ? mtk_builtin_model_at(i)->hf_id : "",
+                                   .family = "?", .class_name = "?", .dtype = MTK_DTYPE_UNDEFINED, .params = -1 };
+            mtk_ctx_clear_error(ctx);
+            failed = true;
+        }
+    }
+    if (!rows) {
+        cli_error("out of memory");
+        mtk_ctx_free(ctx);
+        return CLI_EXIT_ERROR;
+    }
+    int status = CLI_EXIT_OK;
+    if (json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON *list = cJSON_AddArrayToObject(root, "models");
+        for (int32_t i = 0; list && i < n; i++) {
+            cJSON *row = cJSON_CreateObject();
+            cJSON_AddStringToObject(row, "name", rows[i].name);
+            cJSON_AddStringToObject(row, "hf_id", rows[i].hf_id);
+            cJSON_AddStringToObject(row, "family", rows[i].family);
+            cJSON_AddStringToObject(row, "class", rows[i].class_name);
+            cJSON_AddStringToObject(row, "dtype", mtk_dtype_name(rows[i].dtype));
+            cJSON_AddItemToObject(row, "params", rows[i].params >= 0 ? json_int(rows[i].params) : cJSON_CreateNull());
+            cJSON_AddStringToObject(row, "example_input", rows[i].example ? rows[i].example : "");
+            cJSON_AddItemToArray(list, row);
+        }
+        status = print_json(root);
+    } else {
+        printf("%-22s %-10s %-28s %-9s %17s  %s\n", "Name", "Family", "Class", "Dtype", "Params", "Hugging Face");
+        for (int32_t i = 0; i < n; i++) {
+            char num[48];
+            printf("%-22s %-10s %-28s %-9s %17s  %s\n", rows[i].name, rows[i].family, rows[i].class_name,
+                   rows[i].params >= 0 ? mtk_dtype_name(rows[i].dtype) : "?",
+                   rows[i].params >= 0 ? grouped(rows[i].params, num, sizeof num) : "error", rows[i].hf_id);
+        }
+    }
+    mtk_ctx_free(ctx);
+    return failed ? CLI_EXIT_ERROR : status;
+}

@@ -1,0 +1,243 @@
+/* mtk summary: builds a model on the meta device and prints its summary
+ * (mtk_summary_new / mtk_summary_text / mtk_summary_json). */
+#include "cli/cli.h"
+#include "mtk/mtk.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: mtk summary [--input SHAPE]... [--depth N] [--dtype D] [--json] MODEL\n"
+    "\n"
+    "Builds MODEL on the meta device (no memory for its weights) and prints a\n"
+    "summary like Lightning's ModelSummary: each module's name, type and\n"
+    "parameter count down to --depth, then trainable, non-trainable and total\n"
+    "parameters and their memory by dtype.  With --input, a forward pass on a\n"
+    "meta tensor of that shape is traced first: the table gains each module's\n"
+    "in and out sizes and FLOPs (as torch.utils.flop_counter counts them), and\n"
+    "lazy modules (LazyLinear, LazyConv*, LazyBatchNorm*) get their shapes, so\n"
+    "their parameters are counted.  Without it, lazy parameters are reported as\n"
+    "uninitialized.\n"
+    "\n"
+    "MODEL is a built-in model name ('mtk models' lists them), a Hugging Face\n"
+    "config.json, or a directory holding one.  Language models take --input as\n"
+    "token ids BxS (int64), ViT as pixels BxCxHxW.  Demo models:\n"
+    "%s"
+    "\n"
+    "  mtk summary llama-3-8b --input 1x2048\n"
+    "  mtk summary path/to/config.json --input 4x512 --depth 4\n"
+    "  mtk summary lazynet --input 1x3x32x32 --json\n"
+    "\n"
+    "options:\n"
+    "  -i, --input SHAPE  an example input: sizes separated by 'x' or ','\n"
+    "                     (1x3x32x32, [1, 10]), optionally ':DTYPE' (1x16:int64);\n"
+    "                     repeat for a model with several inputs\n"
+    "  -d, --depth N      rows down to depth N (1: the model's children; -1: all;\n"
+    "                     default 3); identical layers are one row\n"
+    "                     (\"layers.0-79 | 80 \u00d7 LlamaDecoderLayer\")\n"
+    "  -t, --dtype D      build the model (and float inputs) in floating dtype D\n"
+    "                     (float32, float16, bfloat16, float64; default: the\n"
+    "                     config's torch_dtype)\n"
+    "  -j, --json         print one JSON document: total_params,\n"
+    "                     trainable_params, non_trainable_params,\n"
+    "                     uninitialized_params, param_bytes, param_bytes_by_dtype,\n"
+    "                     flops (null without --input), input_shapes,\n"
+    "                     output_shapes, uninitialized_modules, notes, model\n"
+    "                     {name, source, family, class, dtype}, and modules\n"
+    "                     (one per module, not collapsed):\n"
+    "                     [{name, type, depth, params, uninitialized_params,\n"
+    "                     in_shapes, out_shapes, flops}]\n"
+    "  -h, --help         show this help and exit\n"
+    "\n"
+    "Exit status: 0 on success, 1 on an error (unknown model, a forward that\n"
+    "fails on the input), 2 on a usage error.\n";
+
+static void print_usage(void)
+{
+    char models[2048] = "";
+    size_t len = 0;
+    for (int32_t i = 0; i < mtk_model_count() && len < sizeof models; i++) {
+        const mtk_model_entry *e = mtk_model_at(i);
+        len += (size_t)snprintf(models + len, sizeof models - len, "  %-10s %s\n", e->name, e->description);
+    }
+    printf(usage, models);
+}
+
+#define MAX_INPUTS MTK_MODULE_MAX_IO
+
+typedef struct input_spec {
+    int64_t shape[MTK_MAX_DIMS];
+    int32_t ndim;
+    mtk_dtype dtype; /* UNDEFINED: the model's dtype */
+} input_spec;
+
+/* "1x3x32x32", "1,10", "[1, 10]", "(2,)", "[]", with an optional
+ * ":dtype".  False with a message for anything else. */
+static bool parse_shape(const char *text, input_spec *out, char *err, size_t errcap)
+{
+    memset(out, 0, sizeof *out);
+    out->dtype = MTK_DTYPE_UNDEFINED;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *colon = strrchr(buf, ':');
+    if (colon) {
+        *colon = '\0';
+        out->dtype = mtk_dtype_from_name(colon + 1);
+        if (out->dtype == MTK_DTYPE_UNDEFINED) {
+            snprintf(err, errcap, "unknown dtype '%s' in --input %s", colon + 1, text);
+            return false;
+        }
+    }
+    const char *p = buf;
+    while (isspace((unsigned char)*p) || *p == '[' || *p == '(') p++;
+    for (;;) {
+        while (isspace((unsigned char)*p)) p++;
+        if (*p == '\0' || *p == ']' || *p == ')') break;
+        if (!isdigit((unsigned char)*p)) {
+            snprintf(err, errcap, "bad --input '%s': sizes are non-negative integers separated by 'x' or ','", text);
+            return false;
+        }
+        if (out->ndim == MTK_MAX_DIMS) {
+            snprintf(err, errcap, "--input '%s' has more than %d dims", text, MTK_MAX_DIMS);
+            return false;
+        }
+        errno = 0;
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (errno) {
+            snprintf(err, errcap, "--input '%s': a size is too large", text);
+            return false;
+        }
+        out->shape[out->ndim++] = v;
+        p = end;
+        while (isspace((unsigned char)*p)) p++;
+        if (*p == 'x' || *p == 'X' || *p == ',') p++;
+    }
+    while (*p == ']' || *p == ')' || isspace((unsigned char)*p)) p++;
+    if (*p) {
+        snprintf(err, errcap, "bad --input '%s': unexpected '%c'", text, *p);
+        return false;
+    }
+    return true;
+}
+
+/* {"name", "source", "family", "class", "dtype"} of the model, printed
+ * (NULL on out of memory; free with cJSON_free). */
+static char *model_json(const mtk_model_info *info)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddStringToObject(o, "name", info->name);
+    cJSON_AddStringToObject(o, "source", info->source);
+    cJSON_AddStringToObject(o, "family", info->family);
+    cJSON_AddStringToObject(o, "class", info->architecture);
+    cJSON_AddStringToObject(o, "dtype", mtk_dtype_name(info->dtype));
+    char *out = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return out;
+}
+
+static int fail(mtk_ctx *ctx)
+{
+    cli_error("%s", mtk_ctx_message(ctx));
+    mtk_ctx_free(ctx);
+    return CLI_EXIT_ERROR;
+}
+
+int cli_summary(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "input", required_argument, NULL, 'i' }, { "depth", required_argument, NULL, 'd' },
+        { "dtype", required_argument, NULL, 't' }, { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
+    };
+    input_spec inputs[MAX_INPUTS];
+    int32_t ninputs = 0, depth = 3;
+    mtk_dtype dtype = MTK_DTYPE_UNDEFINED;
+    bool json = false;
+    char err[512];
+    int opt;
+    cli_options_reset();
+    while ((opt = cli_getopt("summary", argc, argv, "i:d:t:jh", longopts)) != -1) {
+        switch (opt) {
+        case 'i':
+            if (ninputs == MAX_INPUTS) return cli_usage_error("summary", "at most %d --input options", MAX_INPUTS);
+            if (!parse_shape(optarg, &inputs[ninputs++], err, sizeof err)) return cli_usage_error("summary", "%s", err);
+            break;
+        case 'd': {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (errno || *end || end == optarg || v < -1 || v > 1000)
+                return cli_usage_error("summary", "--depth takes an integer from -1 to 1000, not '%s'", optarg);
+            depth = (int32_t)v;
+            break;
+        }
+        case 't':
+            dtype = mtk_dtype_from_name(optarg);
+            if (dtype != MTK_FLOAT32 && dtype != MTK_FLOAT16 && dtype != MTK_BFLOAT16 && dtype != MTK_FLOAT64)
+                return cli_usage_error("summary",
+                                       "--dtype takes a floating dtype (float32, float16, bfloat16, float64), not '%s'",
+                                       optarg);
+            break;
+        case 'j': json = true; break;
+        case 'h': print_usage(); return CLI_EXIT_OK;
+        default: return CLI_EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 1)
+        return cli_usage_error("summary", argc - optind == 0 ? "no MODEL given" : "one MODEL, got %d",
+                               argc - optind);
+    const char *model_name = argv[optind];
+
+    mtk_ctx *ctx = mtk_ctx_new();
+    if (!ctx) {
+        cli_error("out of memory");
+        return CLI_EXIT_ERROR;
+    }
+    /* everything on meta: no memory for weights or activations */
+    if (!mtk_ctx_push_device(ctx, MTK_DEVICE_META) || !mtk_ctx_push_init_mode(ctx, MTK_INIT_META) ||
+        (dtype != MTK_DTYPE_UNDEFINED && !mtk_ctx_push_dtype(ctx, dtype)))
+        return fail(ctx);
+    mtk_model_resolve_options options = { .dtype = dtype, .meta = true };
+    mtk_model_info info;
+    mtk_module *model = mtk_model_resolve(ctx, model_name, &options, &info);
+    if (!model) return fail(ctx);
+    mtk_tensor *tensors[MAX_INPUTS];
+    for (int32_t i = 0; i < ninputs; i++) {
+        mtk_dtype d = inputs[i].dtype != MTK_DTYPE_UNDEFINED ? inputs[i].dtype : info.input_dtype;
+        tensors[i] = mtk_tensor_new(ctx, d, inputs[i].shape, inputs[i].ndim, NULL, MTK_DEVICE_META);
+        if (!tensors[i]) return fail(ctx);
+    }
+    mtk_summary *summary = mtk_summary_new(model, tensors, ninputs);
+    if (!summary) return fail(ctx);
+    for (int32_t i = 0; i < info.nnotes; i++)
+        if (ninputs > 0 && !mtk_summary_add_note(summary, info.notes[i])) return fail(ctx);
+    char *text = json ? mtk_summary_json(summary, depth) : mtk_summary_text(summary, depth);
+    if (!text) return fail(ctx);
+    if (json && text[0] == '{') {
+        /* the model's identity first, then the summary's fields */
+        char *identity = model_json(&info);
+        if (!identity) {
+            cli_error("out of memory");
+            mtk_ctx_free(ctx);
+            return CLI_EXIT_ERROR;
+        }
+        printf("{\"model\":%s,", identity);
+        cJSON_free(identity);
+        text++;
+    } else if (!json) {
+        printf("%s: %s (%s, %s), %s\n", info.name, info.architecture,
+               strcmp(info.source, "demo") == 0 ? "demo model" : info.family,
+               strcmp(info.source, "demo") == 0 ? "mtk's nn registry" : info.source, mtk_dtype_name(info.dtype));
+    }
+    fputs(text, stdout);
+    if (json) fputc('\n', stdout);
+    mtk_summary_free(summary);
+    mtk_ctx_free(ctx);
+    return CLI_EXIT_OK;
+}

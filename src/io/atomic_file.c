@@ -1,0 +1,113 @@
+/* Atomic file replacement: write a temporary file in the target's
+ * directory, fsync it, rename it over the target, fsync the directory.
+ * A reader sees the old file or the whole new one, never a part. */
+#include "io_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *copy_string(mtk_ctx *ctx, const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *copy = mtk_ctx_malloc(ctx, len);
+    if (copy) memcpy(copy, s, len);
+    return copy;
+}
+
+bool atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path)
+{
+    static unsigned counter;
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (*base == '\0') return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: not a file name", path);
+    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+    size_t cap = strlen(path) + 64;
+    f->path = copy_string(ctx, path);
+    f->tmp_path = mtk_ctx_malloc(ctx, cap);
+    if (!f->path || !f->tmp_path) {
+        atomic_abandon(ctx, f);
+        return false;
+    }
+    for (int attempt = 0; attempt < 100; attempt++) {
+        /* hidden, so that a directory scan for *.safetensors never sees it */
+        snprintf(f->tmp_path, cap, "%.*s.%s.tmp-%ld-%u", (int)dir_len, path, base, (long)getpid(), counter++);
+        f->fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (f->fd >= 0 || errno != EEXIST) break;
+    }
+    if (f->fd < 0) {
+        mtk_error(ctx, MTK_ERR_IO, "%s: cannot create a temporary file next to it: %s", path, strerror(errno));
+        mtk_ctx_mfree(ctx, f->tmp_path); /* nothing was created */
+        f->tmp_path = NULL;
+        atomic_abandon(ctx, f);
+        return false;
+    }
+    return true;
+}
+
+bool atomic_write(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes)
+{
+    const char *p = buf;
+    while (nbytes > 0) {
+        ssize_t n = write(f->fd, p, nbytes < ((size_t)1 << 30) ? nbytes : ((size_t)1 << 30));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return mtk_error(ctx, MTK_ERR_IO, "%s: cannot write: %s", f->path, strerror(n < 0 ? errno : EIO));
+        p += n;
+        nbytes -= (size_t)n;
+    }
+    return true;
+}
+
+bool atomic_finish(mtk_ctx *ctx, atomic_file *f)
+{
+    int fd = f->fd;
+    f->fd = -1;
+    if (fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        return mtk_error(ctx, MTK_ERR_IO, "%s: cannot sync to disk: %s", f->path, strerror(e));
+    }
+    if (close(fd) != 0) return mtk_error(ctx, MTK_ERR_IO, "%s: cannot close: %s", f->path, strerror(errno));
+    return true;
+}
+
+/* fsync of the directory holding `path`, so that the rename is durable. */
+static bool sync_directory(mtk_ctx *ctx, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return mtk_error(ctx, MTK_ERR_IO, "%s: cannot open its directory to sync it: %s", path, strerror(errno));
+    bool ok = fsync(fd) == 0 || errno == EINVAL; /* some file systems cannot sync a directory */
+    int e = errno;
+    close(fd);
+    return ok || mtk_error(ctx, MTK_ERR_IO, "%s: cannot sync its directory: %s", path, strerror(e));
+}
+
+bool atomic_commit(mtk_ctx *ctx, atomic_file *f)
+{
+    if (rename(f->tmp_path, f->path) != 0)
+        return mtk_error(ctx, MTK_ERR_IO, "%s: cannot replace it: %s", f->path, strerror(errno));
+    mtk_ctx_mfree(ctx, f->tmp_path);
+    f->tmp_path = NULL;
+    return sync_directory(ctx, f->path);
+}
+
+void atomic_abandon(mtk_ctx *ctx, atomic_file *f)
+{
+    if (f->fd >= 0) close(f->fd);
+    if (f->tmp_path) unlink(f->tmp_path);
+    mtk_ctx_mfree(ctx, f->tmp_path);
+    mtk_ctx_mfree(ctx, f->path);
+    f->fd = -1;
+    f->tmp_path = f->path = NULL;
+}

@@ -1,0 +1,129 @@
+/* Internal layout of io's objects, shared by src/io's files only. */
+#ifndef MTK_IO_INTERNAL_H
+#define MTK_IO_INTERNAL_H
+
+#include "mtk/io.h"
+
+struct mtk_st_file {
+    mtk_ctx *ctx;
+    char *path;              /* as given to open (or the memory label)       */
+    int fd;                  /* open for pread; -1 for a memory image        */
+    const uint8_t *bytes;    /* the whole file image (the mapping)           */
+    uint64_t size;           /* bytes in the image                           */
+    uint64_t header_size;    /* N: the JSON header's length                  */
+    uint64_t data_start;     /* 8 + N                                        */
+    mtk_storage *mapping;    /* one reference held by the file               */
+
+    mtk_st_info *tensors;    /* by data offset                               */
+    int64_t tensor_count;
+    const mtk_st_info **by_name; /* the same, sorted by name (bsearch)       */
+    const char **meta_keys;  /* __metadata__, sorted by key                  */
+    const char **meta_values;
+    int64_t meta_count;
+    char *strings;           /* one block holding every name, key and value  */
+};
+
+/* Parses and validates the header of file->bytes (file->size bytes) and
+ * fills header_size, data_start, tensors, by_name and the metadata.  On a
+ * violation sets MTK_ERR_SYNTAX ("<path>: ...") and returns false; what
+ * was allocated is freed by st_file_free_tables. */
+bool st_parse_header(mtk_st_file *file);
+void st_file_free_tables(mtk_st_file *file);
+
+/* Converts `count` elements from src (safetensors dtype `from`) to dst
+ * (`to`), or copies them when the dtypes are equal.  The caller checked
+ * that a conversion exists (st_check_conversion). */
+void st_convert(mtk_st_dtype to, void *dst, mtk_st_dtype from, const void *src, size_t count);
+
+/* True when a tensor of `dtype` can become an mtk tensor (it has an mtk
+ * dtype); else sets MTK_ERR_DTYPE naming the tensor `name`. */
+bool st_check_readable(mtk_ctx *ctx, const char *name, mtk_st_dtype dtype);
+
+/* True when `from` can become `to`: equal dtypes always; otherwise both
+ * must have an mtk dtype.  Else sets MTK_ERR_DTYPE naming `name`. */
+bool st_check_conversion(mtk_ctx *ctx, const char *name, mtk_st_dtype from, mtk_st_dtype to);
+
+/* Reads `nbytes` at data offset `offset` of the file into dst: pread on
+ * a mapped file (the fastest copy out of the page cache), memcpy from a
+ * memory image.  st_pread touches no context (safe in worker threads) and
+ * returns 0 or an errno; st_read_bytes sets MTK_ERR_IO. */
+int st_pread(const mtk_st_file *file, uint64_t offset, void *dst, size_t nbytes);
+bool st_read_bytes(mtk_ctx *ctx, const mtk_st_file *file, uint64_t offset, void *dst, size_t nbytes);
+
+/* The checks of mtk_st_read_into: the tensor exists, dst is a real tensor
+ * of the same shape and a dtype it converts to (*to). */
+bool st_check_read(mtk_ctx *ctx, mtk_st_file *file, const char *name, mtk_tensor *dst, const mtk_st_info **info,
+                   mtk_st_dtype *to);
+/* Scatters contiguous `src` (dtype `from`, t's shape) into t's strides. */
+void st_scatter_strided(mtk_tensor *t, mtk_st_dtype to, const uint8_t *src, mtk_st_dtype from);
+
+/* Atomic files: a temporary file next to `path`, renamed over it by
+ * atomic_commit after an fsync.  atomic_abandon removes the temporary. */
+typedef struct atomic_file {
+    int fd;
+    char *path;     /* the final path (owned)       */
+    char *tmp_path; /* the temporary's path (owned) */
+} atomic_file;
+
+bool atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path);
+/* Writes all of buf, retrying short writes. */
+bool atomic_write(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes);
+/* fsyncs and closes the temporary (it stays under its temporary name). */
+bool atomic_finish(mtk_ctx *ctx, atomic_file *f);
+/* Renames the finished temporary over the final path, then fsyncs the
+ * directory. */
+bool atomic_commit(mtk_ctx *ctx, atomic_file *f);
+/* Closes and removes the temporary if it is still there; frees names. */
+void atomic_abandon(mtk_ctx *ctx, atomic_file *f);
+
+/* Builds the header bytes of a file with these tensors, already in file
+ * order, and metadata (sorted by key): the compact JSON padded with spaces
+ * to a multiple of 8, preceded by its 8-byte length.  Returns a buffer
+ * from mtk_ctx_malloc (*size_out bytes), or NULL with an error. */
+typedef struct st_header_entry {
+    const char *name;
+    mtk_st_dtype dtype;
+    int32_t ndim;
+    const int64_t *shape;
+    uint64_t nbytes;
+} st_header_entry;
+
+uint8_t *st_build_header(mtk_ctx *ctx, const st_header_entry *entries, int64_t count,
+                         const char *const *meta_keys, const char *const *meta_values,
+                         int64_t meta_count, size_t *size_out);
+
+#endif
+
+/* ------------------------------------------------------------ the writer */
+
+typedef enum st_entry_kind { ENTRY_TENSOR, ENTRY_BYTES, ENTRY_FILE } st_entry_kind;
+
+/* One tensor to write and where its bytes come from. */
+typedef struct st_entry {
+    char *name;
+    st_entry_kind kind;
+    mtk_st_dtype dtype; /* as written                 */
+    int32_t ndim;
+    int64_t shape[MTK_MAX_DIMS];
+    uint64_t nbytes;    /* as written                 */
+    const mtk_tensor *tensor;  /* ENTRY_TENSOR        */
+    const void *bytes;         /* ENTRY_BYTES         */
+    mtk_st_file *file;         /* ENTRY_FILE          */
+    const mtk_st_info *info;   /* ENTRY_FILE          */
+} st_entry;
+
+struct mtk_st_writer {
+    mtk_ctx *ctx;
+    st_entry *entries; /* in the order they were added */
+    int64_t count, cap;
+    char **meta_keys, **meta_values; /* kept sorted by key */
+    int64_t meta_count, meta_cap;
+};
+
+/* Checks the writer's names are distinct (MTK_ERR_INVALID_ARGUMENT). */
+bool st_writer_check_names(mtk_st_writer *w);
+
+/* Writes the entries `subset` (n of them, pointers into w->entries;
+ * reordered in place into file order) with the writer's metadata to a
+ * finished temporary file for `path` (*out: commit or abandon it). */
+bool st_writer_write_temp(mtk_st_writer *w, st_entry **subset, int64_t n, const char *path, atomic_file *out);

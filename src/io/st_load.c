@@ -1,0 +1,240 @@
+/* Copies out of a safetensors file: whole tensors (pread straight into the
+ * destination when no conversion is needed), dtype conversion, slices
+ * along one dimension, and filling an existing tensor. */
+#include "io_internal.h"
+#include "core/scalar.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Reads of at most this many bytes per pread (Linux caps one at ~2 GiB). */
+#define READ_CHUNK ((size_t)1 << 30)
+
+int st_pread(const mtk_st_file *f, uint64_t offset, void *dst, size_t nbytes)
+{
+    uint64_t at = f->data_start + offset;
+    if (f->fd < 0) {
+        if (nbytes) memcpy(dst, f->bytes + at, nbytes);
+        return 0;
+    }
+    char *out = dst;
+    while (nbytes > 0) {
+        ssize_t n = pread(f->fd, out, nbytes < READ_CHUNK ? nbytes : READ_CHUNK, (off_t)at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return errno;
+        if (n == 0) return EIO; /* the file was truncated under us */
+        out += n;
+        at += (uint64_t)n;
+        nbytes -= (size_t)n;
+    }
+    return 0;
+}
+
+bool st_read_bytes(mtk_ctx *ctx, const mtk_st_file *f, uint64_t offset, void *dst, size_t nbytes)
+{
+    int e = st_pread(f, offset, dst, nbytes);
+    if (e == 0) return true;
+    return mtk_error(ctx, MTK_ERR_IO, "%s: cannot read %zu bytes at data offset %llu: %s", f->path, nbytes,
+                     (unsigned long long)offset, strerror(e));
+}
+
+bool st_check_readable(mtk_ctx *ctx, const char *name, mtk_st_dtype dtype)
+{
+    if (mtk_st_dtype_to_mtk(dtype) != MTK_DTYPE_UNDEFINED) return true;
+    return mtk_error(ctx, MTK_ERR_DTYPE,
+                     "tensor '%s' is %s, which mtk has no dtype for: it can be listed and copied as it is, "
+                     "not read as a tensor or converted",
+                     name, mtk_st_dtype_name(dtype));
+}
+
+bool st_check_conversion(mtk_ctx *ctx, const char *name, mtk_st_dtype from, mtk_st_dtype to)
+{
+    if (from == to && from != MTK_ST_DTYPE_INVALID) return true;
+    return st_check_readable(ctx, name, from) && st_check_readable(ctx, name, to);
+}
+
+/* ------------------------------------------------------------ conversion */
+
+static uint16_t load_u16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static float load_f32(const uint8_t *p) { float v; memcpy(&v, p, 4); return v; }
+
+/* Element i of a float16-like source as float32 (exact). */
+static bool load_as_f32(mtk_st_dtype from, const uint8_t *src, size_t i, float *out)
+{
+    switch (from) {
+    case MTK_ST_BF16: *out = mtk_bf16_to_f32(load_u16(src + 2 * i)); return true;
+    case MTK_ST_F16: *out = mtk_f16_to_f32(load_u16(src + 2 * i)); return true;
+    case MTK_ST_F8_E4M3: *out = mtk_f8e4m3fn_to_f32(src[i]); return true;
+    case MTK_ST_F8_E5M2: *out = mtk_f8e5m2_to_f32(src[i]); return true;
+    case MTK_ST_F32: *out = load_f32(src + 4 * i); return true;
+    default: return false;
+    }
+}
+
+void st_convert(mtk_st_dtype to, void *dst, mtk_st_dtype from, const void *src, size_t count)
+{
+    const uint8_t *in = src;
+    uint8_t *out = dst;
+    if (to == from) {
+        if (count) memcpy(dst, src, count * mtk_st_dtype_size(to));
+        return;
+    }
+    float f;
+    /* The common float paths, one call per element instead of a switch. */
+    if (to == MTK_ST_F32 && load_as_f32(from, in, 0, &f)) {
+        for (size_t i = 0; i < count; i++) {
+            load_as_f32(from, in, i, &f);
+            memcpy(out + 4 * i, &f, 4);
+        }
+        return;
+    }
+    if (from == MTK_ST_F32 && (to == MTK_ST_BF16 || to == MTK_ST_F16)) {
+        for (size_t i = 0; i < count; i++) {
+            uint16_t h = to == MTK_ST_BF16 ? mtk_f32_to_bf16(load_f32(in + 4 * i)) : mtk_f32_to_f16(load_f32(in + 4 * i));
+            memcpy(out + 2 * i, &h, 2);
+        }
+        return;
+    }
+    mtk_dtype mto = mtk_st_dtype_to_mtk(to), mfrom = mtk_st_dtype_to_mtk(from);
+    size_t tsize = mtk_dtype_size(mto), fsize = mtk_dtype_size(mfrom);
+    /* mtk_convert_element reads and writes through typed pointers: go
+     * through aligned locals, as the file's bytes may be unaligned. */
+    for (size_t i = 0; i < count; i++) {
+        uint64_t a, b;
+        memcpy(&a, in + i * fsize, fsize);
+        mtk_convert_element(mto, &b, mfrom, &a);
+        memcpy(out + i * tsize, &b, tsize);
+    }
+}
+
+/* ------------------------------------------------------------ tensors */
+
+static const mtk_st_info *lookup(mtk_ctx *ctx, mtk_st_file *f, const char *name)
+{
+    if (!f) return NULL;
+    const mtk_st_info *info = mtk_st_find(f, name);
+    if (!info) mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: no tensor named '%s'", f->path, name ? name : "(null)");
+    return info;
+}
+
+/* The safetensors dtype a load converts to (`dtype` undefined: the file's). */
+static bool target_dtype(mtk_ctx *ctx, const mtk_st_info *info, mtk_dtype dtype, mtk_st_dtype *out)
+{
+    *out = dtype == MTK_DTYPE_UNDEFINED ? info->dtype : mtk_st_dtype_from_mtk(dtype);
+    if (dtype != MTK_DTYPE_UNDEFINED && *out == MTK_ST_DTYPE_INVALID)
+        return mtk_error(ctx, MTK_ERR_DTYPE, "tensor '%s': cannot convert to dtype %d", info->name, (int)dtype);
+    return st_check_readable(ctx, info->name, info->dtype);
+}
+
+/* Copies `count` elements at byte offset `offset` of the data into dst,
+ * converting; pread when no conversion is needed. */
+static bool copy_out(mtk_ctx *ctx, const mtk_st_file *f, mtk_st_dtype from, uint64_t offset, mtk_st_dtype to,
+                     void *dst, size_t count)
+{
+    if (from == to) return st_read_bytes(ctx, f, offset, dst, count * mtk_st_dtype_size(from));
+    st_convert(to, dst, from, f->bytes + f->data_start + offset, count);
+    return true;
+}
+
+mtk_tensor *mtk_st_load(mtk_ctx *ctx, mtk_st_file *f, const char *name, mtk_dtype dtype)
+{
+    const mtk_st_info *info = lookup(ctx, f, name);
+    mtk_st_dtype to;
+    if (!info || !target_dtype(ctx, info, dtype, &to)) return NULL;
+    mtk_tensor *t = mtk_tensor_new(ctx, mtk_st_dtype_to_mtk(to), info->shape, info->ndim, NULL, MTK_DEVICE_CPU);
+    if (!t || !mtk_tensor_alloc_storage(t)) return NULL;
+    if (!copy_out(ctx, f, info->dtype, info->begin, to, mtk_tensor_data(t), (size_t)info->numel)) return NULL;
+    return t;
+}
+
+mtk_tensor *mtk_st_load_slice(mtk_ctx *ctx, mtk_st_file *f, const char *name, int32_t dim, int64_t start,
+                              int64_t stop, mtk_dtype dtype)
+{
+    const mtk_st_info *info = lookup(ctx, f, name);
+    mtk_st_dtype to;
+    if (!info || !target_dtype(ctx, info, dtype, &to)) return NULL;
+    if (info->ndim == 0) {
+        mtk_error(ctx, MTK_ERR_INDEX, "load_slice: tensor '%s' is 0-dim: it has no dimension to slice", name);
+        return NULL;
+    }
+    int32_t d = mtk_wrap_dim(ctx, dim, info->ndim);
+    if (d < 0) return NULL;
+    if (start < 0 || stop < start || stop > info->shape[d]) {
+        mtk_error(ctx, MTK_ERR_INDEX,
+                  "load_slice: [%lld:%lld] is out of range for dim %d of tensor '%s' (size %lld); "
+                  "need 0 <= start <= stop <= size",
+                  (long long)start, (long long)stop, (int)d, name, (long long)info->shape[d]);
+        return NULL;
+    }
+    int64_t shape[MTK_MAX_DIMS];
+    memcpy(shape, info->shape, sizeof shape);
+    shape[d] = stop - start;
+    mtk_tensor *t = mtk_tensor_new(ctx, mtk_st_dtype_to_mtk(to), shape, info->ndim, NULL, MTK_DEVICE_CPU);
+    if (!t || !mtk_tensor_alloc_storage(t)) return NULL;
+    /* (outer, size, inner) -> (outer, stop - start, inner): one block per outer index */
+    int64_t outer = 1, inner = 1;
+    for (int32_t i = 0; i < d; i++) outer *= info->shape[i];
+    for (int32_t i = d + 1; i < info->ndim; i++) inner *= info->shape[i];
+    size_t block = (size_t)((stop - start) * inner), fsize = mtk_st_dtype_size(info->dtype);
+    size_t tsize = mtk_st_dtype_size(to);
+    uint8_t *out = mtk_tensor_data(t);
+    for (int64_t o = 0; block > 0 && o < outer; o++) {
+        uint64_t offset = info->begin + (uint64_t)((o * info->shape[d] + start) * inner) * fsize;
+        if (!copy_out(ctx, f, info->dtype, offset, to, out + (size_t)o * block * tsize, block)) return NULL;
+    }
+    return t;
+}
+
+/* Scatters contiguous `src` (dtype `from`, t's shape) into t's strides. */
+void st_scatter_strided(mtk_tensor *t, mtk_st_dtype to, const uint8_t *src, mtk_st_dtype from)
+{
+    int64_t index[MTK_MAX_DIMS] = { 0 };
+    int64_t numel = mtk_tensor_numel(t);
+    size_t fsize = mtk_st_dtype_size(from), tsize = mtk_st_dtype_size(to);
+    uint8_t *base = (uint8_t *)mtk_storage_data(t->storage);
+    for (int64_t i = 0; i < numel; i++) {
+        int64_t offset = t->storage_offset;
+        for (int32_t k = 0; k < t->ndim; k++) offset += index[k] * t->stride[k];
+        st_convert(to, base + (size_t)offset * tsize, from, src + (size_t)i * fsize, 1);
+        for (int32_t k = t->ndim - 1; k >= 0; k--) {
+            if (++index[k] < t->shape[k]) break;
+            index[k] = 0;
+        }
+    }
+}
+
+bool st_check_read(mtk_ctx *ctx, mtk_st_file *f, const char *name, mtk_tensor *dst, const mtk_st_info **info_out,
+                   mtk_st_dtype *to)
+{
+    const mtk_st_info *info = lookup(ctx, f, name);
+    if (!info) return false;
+    if (!dst) return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "read_into: no destination for tensor '%s'", name);
+    if (mtk_tensor_is_meta(dst) || !dst->storage)
+        return mtk_error(ctx, MTK_ERR_META_NO_DATA,
+                         "read_into: tensor '%s' would be read into a tensor without data (meta); "
+                         "use to_empty(device='cpu') first",
+                         name);
+    if (!target_dtype(ctx, info, dst->dtype, to)) return false;
+    bool same = info->ndim == dst->ndim;
+    for (int32_t i = 0; same && i < info->ndim; i++) same = info->shape[i] == dst->shape[i];
+    if (!same) {
+        char a[256], b[256];
+        return mtk_error(ctx, MTK_ERR_SHAPE, "read_into: tensor '%s' has shape %s in %s but the destination is %s",
+                         name, mtk_shape_list_str(info->shape, info->ndim, a, sizeof a), f->path,
+                         mtk_shape_list_str(dst->shape, dst->ndim, b, sizeof b));
+    }
+    *info_out = info;
+    return true;
+}
+
+bool mtk_st_read_into(mtk_ctx *ctx, mtk_st_file *f, const char *name, mtk_tensor *dst)
+{
+    const mtk_st_info *info;
+    mtk_st_dtype to;
+    if (!f || !st_check_read(ctx, f, name, dst, &info, &to)) return false;
+    if (mtk_tensor_is_contiguous(dst))
+        return copy_out(ctx, f, info->dtype, info->begin, to, mtk_tensor_data(dst), (size_t)info->numel);
+    st_scatter_strided(dst, to, f->bytes + f->data_start + info->begin, info->dtype);
+    return true;
+}

@@ -1,0 +1,129 @@
+/* Reading many tensors with worker threads: every read is checked in the
+ * caller's thread, then cut into chunks of at most CHUNK_BYTES that the
+ * workers take in turn (pread, or conversion out of the mapping), so that
+ * a few huge tensors keep every thread busy too.  Workers never touch the
+ * context: the first failure is kept and reported after the join. */
+#include "io_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CHUNK_BYTES ((uint64_t)16 << 20)
+
+/* A piece of one tensor: elements [first, first + count). */
+typedef struct chunk {
+    const mtk_st_file *file;
+    const mtk_st_info *info;
+    mtk_st_dtype to;
+    uint8_t *dst; /* the destination's first element */
+    int64_t first, count;
+} chunk;
+
+typedef struct work {
+    chunk *chunks;
+    int64_t count;
+    atomic_llong next;
+    atomic_int error;          /* first errno, 0 if none */
+    atomic_llong failed_chunk; /* its chunk */
+} work;
+
+static void do_chunk(work *w, int64_t i)
+{
+    const chunk *c = &w->chunks[i];
+    size_t fsize = mtk_st_dtype_size(c->info->dtype), tsize = mtk_st_dtype_size(c->to);
+    uint64_t offset = c->info->begin + (uint64_t)c->first * fsize;
+    uint8_t *dst = c->dst + (size_t)c->first * tsize;
+    if (c->info->dtype == c->to) {
+        int e = st_pread(c->file, offset, dst, (size_t)c->count * fsize);
+        int none = 0;
+        if (e && atomic_compare_exchange_strong(&w->error, &none, e)) atomic_store(&w->failed_chunk, i);
+    } else {
+        st_convert(c->to, dst, c->info->dtype, c->file->bytes + c->file->data_start + offset, (size_t)c->count);
+    }
+}
+
+static void *worker(void *arg)
+{
+    work *w = arg;
+    for (int64_t i; (i = atomic_fetch_add(&w->next, 1)) < w->count && atomic_load(&w->error) == 0;) do_chunk(w, i);
+    return NULL;
+}
+
+/* Chunks of every contiguous read (strided ones are done here, serially). */
+static int64_t plan(const mtk_st_read *reads, int64_t count, chunk *chunks, const mtk_st_info **infos,
+                    const mtk_st_dtype *tos)
+{
+    int64_t n = 0;
+    for (int64_t r = 0; r < count; r++) {
+        mtk_tensor *dst = reads[r].dst;
+        if (!mtk_tensor_is_contiguous(dst)) {
+            const mtk_st_file *f = reads[r].file;
+            st_scatter_strided(dst, tos[r], f->bytes + f->data_start + infos[r]->begin, infos[r]->dtype);
+            continue;
+        }
+        size_t esize = mtk_st_dtype_size(infos[r]->dtype) > mtk_st_dtype_size(tos[r]) ? mtk_st_dtype_size(infos[r]->dtype)
+                                                                                      : mtk_st_dtype_size(tos[r]);
+        int64_t per = (int64_t)(CHUNK_BYTES / esize);
+        for (int64_t first = 0; first < infos[r]->numel; first += per) {
+            int64_t left = infos[r]->numel - first;
+            chunks[n++] = (chunk){ reads[r].file, infos[r], tos[r], mtk_tensor_data(dst), first, left < per ? left : per };
+        }
+    }
+    return n;
+}
+
+/* Chunks needed: one per CHUNK_BYTES (of the wider dtype) of each read. */
+static int64_t chunks_needed(const mtk_st_read *reads, int64_t count, const mtk_st_info **infos, const mtk_st_dtype *tos)
+{
+    int64_t n = 0;
+    for (int64_t r = 0; r < count; r++) {
+        size_t esize = mtk_st_dtype_size(infos[r]->dtype) > mtk_st_dtype_size(tos[r]) ? mtk_st_dtype_size(infos[r]->dtype)
+                                                                                      : mtk_st_dtype_size(tos[r]);
+        int64_t per = (int64_t)(CHUNK_BYTES / esize);
+        if (mtk_tensor_is_contiguous(reads[r].dst)) n += (infos[r]->numel + per - 1) / per;
+    }
+    return n;
+}
+
+bool mtk_st_read_into_many(mtk_ctx *ctx, const mtk_st_read *reads, int64_t count, int32_t threads)
+{
+    if (count < 0 || (count > 0 && !reads))
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "read_into_many: no reads given");
+    size_t n = (size_t)(count ? count : 1);
+    const mtk_st_info **infos = mtk_ctx_malloc(ctx, n * sizeof *infos);
+    mtk_st_dtype *tos = mtk_ctx_malloc(ctx, n * sizeof *tos);
+    bool ok = infos && tos;
+    for (int64_t r = 0; ok && r < count; r++)
+        ok = reads[r].file && st_check_read(ctx, reads[r].file, reads[r].name, reads[r].dst, &infos[r], &tos[r]);
+    work w = { 0 };
+    int64_t planned = ok ? chunks_needed(reads, count, infos, tos) : 0;
+    w.chunks = ok ? mtk_ctx_malloc(ctx, (size_t)(planned ? planned : 1) * sizeof *w.chunks) : NULL;
+    ok = ok && w.chunks;
+    if (ok) {
+        w.count = plan(reads, count, w.chunks, infos, tos);
+        atomic_init(&w.next, 0);
+        atomic_init(&w.error, 0);
+        atomic_init(&w.failed_chunk, -1);
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        int32_t wanted = threads > 0 ? threads : (int32_t)(cpus > 0 ? cpus : 1);
+        if (wanted > 64) wanted = 64;
+        if (wanted > w.count) wanted = (int32_t)(w.count > 0 ? w.count : 1);
+        pthread_t ids[64];
+        int32_t started = 0;
+        for (; started < wanted - 1; started++) /* the caller's thread is one of them */
+            if (pthread_create(&ids[started], NULL, worker, &w) != 0) break;
+        worker(&w);
+        for (int32_t i = 0; i < started; i++) pthread_join(ids[i], NULL);
+        int e = atomic_load(&w.error);
+        if (e) {
+            const chunk *c = &w.chunks[atomic_load(&w.failed_chunk)];
+            ok = mtk_error(ctx, MTK_ERR_IO, "%s: cannot read tensor '%s': %s", c->file->path, c->info->name, strerror(e));
+        }
+    }
+    mtk_ctx_mfree(ctx, w.chunks);
+    mtk_ctx_mfree(ctx, (void *)infos);
+    mtk_ctx_mfree(ctx, tos);
+    return ok;
+}

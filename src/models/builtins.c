@@ -1,0 +1,294 @@
+/* The built-in models: each a copy of the published config.json of the
+ * model on the Hugging Face Hub (hf_id), so nothing is downloaded.  The
+ * values are the published ones (fields transformers ignores for the
+ * architecture, such as tokenizer ids, are kept as published; a few
+ * bookkeeping fields, transformers_version and the like, are left out).
+ * vit-base-patch16-224 says "num_labels": 1000 instead of listing its
+ * 1000 id2label names, which transformers treats the same.
+ * Adding a model is one row. */
+#include "models/config.h"
+
+#include <string.h>
+
+static const mtk_builtin_model builtins[] = {
+    { "llama-2-7b", "meta-llama/Llama-2-7b-hf",
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"bos_token_id\": 1, \"eos_token_id\": 2,"
+      " \"hidden_act\": \"silu\", \"hidden_size\": 4096, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 11008, \"max_position_embeddings\": 4096, \"model_type\": \"llama\","
+      " \"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 32,"
+      " \"pretraining_tp\": 1, \"rms_norm_eps\": 1e-05, \"rope_scaling\": null, \"rope_theta\": 10000.0,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"float16\", \"use_cache\": true,"
+      " \"vocab_size\": 32000}",
+      "1x4096" },
+    { "llama-2-13b", "meta-llama/Llama-2-13b-hf",
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"bos_token_id\": 1, \"eos_token_id\": 2,"
+      " \"hidden_act\": \"silu\", \"hidden_size\": 5120, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 13824, \"max_position_embeddings\": 4096, \"model_type\": \"llama\","
+      " \"num_attention_heads\": 40, \"num_hidden_layers\": 40, \"num_key_value_heads\": 40,"
+      " \"pretraining_tp\": 1, \"rms_norm_eps\": 1e-05, \"rope_scaling\": null, \"rope_theta\": 10000.0,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"float16\", \"use_cache\": true,"
+      " \"vocab_size\": 32000}",
+      "1x4096" },
+    { "llama-2-70b", "meta-llama/Llama-2-70b-hf",
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"bos_token_id\": 1, \"eos_token_id\": 2,"
+      " \"hidden_act\": \"silu\", \"hidden_size\": 8192, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 28672, \"max_position_embeddings\": 4096, \"model_type\": \"llama\","
+      " \"num_attention_heads\": 64, \"num_hidden_layers\": 80, \"num_key_value_heads\": 8,"
+      " \"pretraining_tp\": 1, \"rms_norm_eps\": 1e-05, \"rope_scaling\": null, \"rope_theta\": 10000.0,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"float16\", \"use_cache\": true,"
+      " \"vocab_size\": 32000}",
+      "1x4096" },
+    { "llama-3-8b", "meta-llama/Meta-Llama-3-8B",
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 128000, \"eos_token_id\": 128001, \"hidden_act\": \"silu\", \"hidden_size\": 4096,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 14336, \"max_position_embeddings\": 8192,"
+      " \"model_type\": \"llama\", \"num_attention_heads\": 32, \"num_hidden_layers\": 32,"
+      " \"num_key_value_heads\": 8, \"pretraining_tp\": 1, \"rms_norm_eps\": 1e-05, \"rope_scaling\": null,"
+      " \"rope_theta\": 500000.0, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": true, \"vocab_size\": 128256}",
+      "1x2048" },
+    { "llama-3-70b", "meta-llama/Meta-Llama-3-70B",
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 128000, \"eos_token_id\": 128001, \"hidden_act\": \"silu\", \"hidden_size\": 8192,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 28672, \"max_position_embeddings\": 8192,"
+      " \"model_type\": \"llama\", \"num_attention_heads\": 64, \"num_hidden_layers\": 80,"
+      " \"num_key_value_heads\": 8, \"pretraining_tp\": 1, \"rms_norm_eps\": 1e-05, \"rope_scaling\": null,"
+      " \"rope_theta\": 500000.0, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": true, \"vocab_size\": 128256}",
+      "1x4096" },
+    { "llama-3.1-8b", "meta-llama/Llama-3.1-8B",
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 128000, \"eos_token_id\": 128001, \"hidden_act\": \"silu\", \"hidden_size\": 4096,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 14336, \"max_position_embeddings\": 131072,"
+      " \"mlp_bias\": false, \"model_type\": \"llama\", \"num_attention_heads\": 32,"
+      " \"num_hidden_layers\": 32, \"num_key_value_heads\": 8, \"pretraining_tp\": 1,"
+      " \"rms_norm_eps\": 1e-05, \"rope_scaling\": {\"factor\": 8.0, \"low_freq_factor\": 1.0,"
+      " \"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 8192, \"rope_type\": \"llama3\"},"
+      " \"rope_theta\": 500000.0, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": true, \"vocab_size\": 128256}",
+      "1x4096" },
+    { "llama-3.1-70b", "meta-llama/Llama-3.1-70B",
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 128000, \"eos_token_id\": 128001, \"hidden_act\": \"silu\", \"hidden_size\": 8192,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 28672, \"max_position_embeddings\": 131072,"
+      " \"mlp_bias\": false, \"model_type\": \"llama\", \"num_attention_heads\": 64,"
+      " \"num_hidden_layers\": 80, \"num_key_value_heads\": 8, \"pretraining_tp\": 1,"
+      " \"rms_norm_eps\": 1e-05, \"rope_scaling\": {\"factor\": 8.0, \"low_freq_factor\": 1.0,"
+      " \"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 8192, \"rope_type\": \"llama3\"},"
+      " \"rope_theta\": 500000.0, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": true, \"vocab_size\": 128256}",
+      "1x4096" },
+    { "llama-3.1-405b", "meta-llama/Llama-3.1-405B",
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 128000, \"eos_token_id\": 128001, \"hidden_act\": \"silu\", \"hidden_size\": 16384,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 53248, \"max_position_embeddings\": 131072,"
+      " \"mlp_bias\": false, \"model_type\": \"llama\", \"num_attention_heads\": 128,"
+      " \"num_hidden_layers\": 126, \"num_key_value_heads\": 8, \"pretraining_tp\": 1,"
+      " \"rms_norm_eps\": 1e-05, \"rope_scaling\": {\"factor\": 8.0, \"low_freq_factor\": 1.0,"
+      " \"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 8192, \"rope_type\": \"llama3\"},"
+      " \"rope_theta\": 500000.0, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": true, \"vocab_size\": 128256}",
+      "1x4096" },
+    { "llama-3.2-1b", "meta-llama/Llama-3.2-1B",
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 128000, \"eos_token_id\": 128001, \"hidden_act\": \"silu\", \"hidden_size\": 2048,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 8192, \"max_position_embeddings\": 131072,"
+      " \"mlp_bias\": false, \"model_type\": \"llama\", \"num_attention_heads\": 32,"
+      " \"num_hidden_layers\": 16, \"num_key_value_heads\": 8, \"pretraining_tp\": 1,"
+      " \"rms_norm_eps\": 1e-05, \"rope_scaling\": {\"factor\": 32.0, \"low_freq_factor\": 1.0,"
+      " \"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 8192, \"rope_type\": \"llama3\"},"
+      " \"rope_theta\": 500000.0, \"tie_word_embeddings\": true, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": true, \"vocab_size\": 128256, \"head_dim\": 64}",
+      "1x4096" },
+    { "llama-3.2-3b", "meta-llama/Llama-3.2-3B",
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 128000, \"eos_token_id\": 128001, \"hidden_act\": \"silu\", \"hidden_size\": 3072,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 8192, \"max_position_embeddings\": 131072,"
+      " \"mlp_bias\": false, \"model_type\": \"llama\", \"num_attention_heads\": 24,"
+      " \"num_hidden_layers\": 28, \"num_key_value_heads\": 8, \"pretraining_tp\": 1,"
+      " \"rms_norm_eps\": 1e-05, \"rope_scaling\": {\"factor\": 32.0, \"low_freq_factor\": 1.0,"
+      " \"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 8192, \"rope_type\": \"llama3\"},"
+      " \"rope_theta\": 500000.0, \"tie_word_embeddings\": true, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": true, \"vocab_size\": 128256, \"head_dim\": 128}",
+      "1x4096" },
+    { "mistral-7b", "mistralai/Mistral-7B-v0.1",
+      "{\"architectures\": [\"MistralForCausalLM\"], \"bos_token_id\": 1, \"eos_token_id\": 2,"
+      " \"hidden_act\": \"silu\", \"hidden_size\": 4096, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 14336, \"max_position_embeddings\": 32768, \"model_type\": \"mistral\","
+      " \"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 8,"
+      " \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, \"sliding_window\": 4096,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"vocab_size\": 32000}",
+      "1x4096" },
+    { "mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1",
+      "{\"architectures\": [\"MixtralForCausalLM\"], \"attention_dropout\": 0.0, \"bos_token_id\": 1,"
+      " \"eos_token_id\": 2, \"hidden_act\": \"silu\", \"hidden_size\": 4096, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 14336, \"max_position_embeddings\": 32768, \"model_type\": \"mixtral\","
+      " \"num_attention_heads\": 32, \"num_experts_per_tok\": 2, \"num_hidden_layers\": 32,"
+      " \"num_key_value_heads\": 8, \"num_local_experts\": 8, \"output_router_logits\": false,"
+      " \"rms_norm_eps\": 1e-05, \"rope_theta\": 1000000.0, \"router_aux_loss_coef\": 0.02,"
+      " \"sliding_window\": null, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": true, \"vocab_size\": 32000}",
+      "1x4096" },
+    { "mixtral-8x22b", "mistralai/Mixtral-8x22B-v0.1",
+      "{\"architectures\": [\"MixtralForCausalLM\"], \"attention_dropout\": 0.0, \"bos_token_id\": 1,"
+      " \"eos_token_id\": 2, \"hidden_act\": \"silu\", \"hidden_size\": 6144, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 16384, \"max_position_embeddings\": 65536, \"model_type\": \"mixtral\","
+      " \"num_attention_heads\": 48, \"num_experts_per_tok\": 2, \"num_hidden_layers\": 56,"
+      " \"num_key_value_heads\": 8, \"num_local_experts\": 8, \"output_router_logits\": false,"
+      " \"rms_norm_eps\": 1e-05, \"rope_theta\": 1000000.0, \"router_aux_loss_coef\": 0.001,"
+      " \"sliding_window\": null, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": true, \"vocab_size\": 32000}",
+      "1x4096" },
+    { "qwen2-7b", "Qwen/Qwen2-7B",
+      "{\"architectures\": [\"Qwen2ForCausalLM\"], \"attention_dropout\": 0.0, \"bos_token_id\": 151643,"
+      " \"eos_token_id\": 151643, \"hidden_act\": \"silu\", \"hidden_size\": 3584,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 18944, \"max_position_embeddings\": 131072,"
+      " \"max_window_layers\": 28, \"model_type\": \"qwen2\", \"num_attention_heads\": 28,"
+      " \"num_hidden_layers\": 28, \"num_key_value_heads\": 4, \"rms_norm_eps\": 1e-06,"
+      " \"rope_theta\": 1000000.0, \"sliding_window\": 131072, \"tie_word_embeddings\": false,"
+      " \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"use_sliding_window\": false,"
+      " \"vocab_size\": 152064}",
+      "1x4096" },
+    { "qwen2.5-7b", "Qwen/Qwen2.5-7B",
+      "{\"architectures\": [\"Qwen2ForCausalLM\"], \"attention_dropout\": 0.0, \"bos_token_id\": 151643,"
+      " \"eos_token_id\": 151643, \"hidden_act\": \"silu\", \"hidden_size\": 3584,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 18944, \"max_position_embeddings\": 131072,"
+      " \"max_window_layers\": 28, \"model_type\": \"qwen2\", \"num_attention_heads\": 28,"
+      " \"num_hidden_layers\": 28, \"num_key_value_heads\": 4, \"rms_norm_eps\": 1e-06,"
+      " \"rope_theta\": 1000000.0, \"sliding_window\": 131072, \"tie_word_embeddings\": false,"
+      " \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"use_sliding_window\": false,"
+      " \"vocab_size\": 152064}",
+      "1x4096" },
+    { "qwen2.5-72b", "Qwen/Qwen2.5-72B",
+      "{\"architectures\": [\"Qwen2ForCausalLM\"], \"attention_dropout\": 0.0, \"bos_token_id\": 151643,"
+      " \"eos_token_id\": 151643, \"hidden_act\": \"silu\", \"hidden_size\": 8192,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 29568, \"max_position_embeddings\": 131072,"
+      " \"max_window_layers\": 80, \"model_type\": \"qwen2\", \"num_attention_heads\": 64,"
+      " \"num_hidden_layers\": 80, \"num_key_value_heads\": 8, \"rms_norm_eps\": 1e-05,"
+      " \"rope_theta\": 1000000.0, \"sliding_window\": 131072, \"tie_word_embeddings\": false,"
+      " \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"use_sliding_window\": false,"
+      " \"vocab_size\": 152064}",
+      "1x4096" },
+    { "gemma-2b", "google/gemma-2b",
+      "{\"architectures\": [\"GemmaForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 2, \"eos_token_id\": 1, \"head_dim\": 256, \"hidden_act\": \"gelu\","
+      " \"hidden_size\": 2048, \"initializer_range\": 0.02, \"intermediate_size\": 16384,"
+      " \"max_position_embeddings\": 8192, \"model_type\": \"gemma\", \"num_attention_heads\": 8,"
+      " \"num_hidden_layers\": 18, \"num_key_value_heads\": 1, \"pad_token_id\": 0, \"rms_norm_eps\": 1e-06,"
+      " \"rope_scaling\": null, \"rope_theta\": 10000.0, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"vocab_size\": 256000}",
+      "1x4096" },
+    { "gemma-7b", "google/gemma-7b",
+      "{\"architectures\": [\"GemmaForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 2, \"eos_token_id\": 1, \"head_dim\": 256, \"hidden_act\": \"gelu\","
+      " \"hidden_size\": 3072, \"initializer_range\": 0.02, \"intermediate_size\": 24576,"
+      " \"max_position_embeddings\": 8192, \"model_type\": \"gemma\", \"num_attention_heads\": 16,"
+      " \"num_hidden_layers\": 28, \"num_key_value_heads\": 16, \"pad_token_id\": 0,"
+      " \"rms_norm_eps\": 1e-06, \"rope_scaling\": null, \"rope_theta\": 10000.0,"
+      " \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"vocab_size\": 256000}",
+      "1x4096" },
+    { "gemma-2-9b", "google/gemma-2-9b",
+      "{\"architectures\": [\"Gemma2ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"attn_logit_softcapping\": 50.0, \"bos_token_id\": 2, \"cache_implementation\": \"hybrid\","
+      " \"eos_token_id\": 1, \"final_logit_softcapping\": 30.0, \"head_dim\": 256,"
+      " \"hidden_act\": \"gelu_pytorch_tanh\", \"hidden_activation\": \"gelu_pytorch_tanh\","
+      " \"hidden_size\": 3584, \"initializer_range\": 0.02, \"intermediate_size\": 14336,"
+      " \"max_position_embeddings\": 8192, \"model_type\": \"gemma2\", \"num_attention_heads\": 16,"
+      " \"num_hidden_layers\": 42, \"num_key_value_heads\": 8, \"pad_token_id\": 0,"
+      " \"query_pre_attn_scalar\": 256, \"rms_norm_eps\": 1e-06, \"rope_theta\": 10000.0,"
+      " \"sliding_window\": 4096, \"torch_dtype\": \"float32\", \"use_cache\": true, \"vocab_size\": 256000}",
+      "1x4096" },
+    { "gemma-2-27b", "google/gemma-2-27b",
+      "{\"architectures\": [\"Gemma2ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"attn_logit_softcapping\": 50.0, \"bos_token_id\": 2, \"cache_implementation\": \"hybrid\","
+      " \"eos_token_id\": 1, \"final_logit_softcapping\": 30.0, \"head_dim\": 128,"
+      " \"hidden_act\": \"gelu_pytorch_tanh\", \"hidden_activation\": \"gelu_pytorch_tanh\","
+      " \"hidden_size\": 4608, \"initializer_range\": 0.02, \"intermediate_size\": 36864,"
+      " \"max_position_embeddings\": 8192, \"model_type\": \"gemma2\", \"num_attention_heads\": 32,"
+      " \"num_hidden_layers\": 46, \"num_key_value_heads\": 16, \"pad_token_id\": 0,"
+      " \"query_pre_attn_scalar\": 144, \"rms_norm_eps\": 1e-06, \"rope_theta\": 10000.0,"
+      " \"sliding_window\": 4096, \"torch_dtype\": \"float32\", \"use_cache\": true, \"vocab_size\": 256000}",
+      "1x4096" },
+    { "phi-3-mini", "microsoft/Phi-3-mini-4k-instruct",
+      "{\"architectures\": [\"Phi3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 1, \"embd_pdrop\": 0.0, \"eos_token_id\": 32000, \"hidden_act\": \"silu\","
+      " \"hidden_size\": 3072, \"initializer_range\": 0.02, \"intermediate_size\": 8192,"
+      " \"max_position_embeddings\": 4096, \"model_type\": \"phi3\", \"num_attention_heads\": 32,"
+      " \"num_hidden_layers\": 32, \"num_key_value_heads\": 32,"
+      " \"original_max_position_embeddings\": 4096, \"pad_token_id\": 32000, \"resid_pdrop\": 0.0,"
+      " \"rms_norm_eps\": 1e-05, \"rope_scaling\": null, \"rope_theta\": 10000.0, \"sliding_window\": 2047,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"vocab_size\": 32064}",
+      "1x4096" },
+    { "gpt2", "openai-community/gpt2",
+      "{\"activation_function\": \"gelu_new\", \"architectures\": [\"GPT2LMHeadModel\"], \"attn_pdrop\": 0.1,"
+      " \"bos_token_id\": 50256, \"embd_pdrop\": 0.1, \"eos_token_id\": 50256, \"initializer_range\": 0.02,"
+      " \"layer_norm_epsilon\": 1e-05, \"model_type\": \"gpt2\", \"n_ctx\": 1024, \"n_embd\": 768,"
+      " \"n_head\": 12, \"n_layer\": 12, \"n_positions\": 1024, \"resid_pdrop\": 0.1,"
+      " \"summary_activation\": null, \"summary_first_dropout\": 0.1, \"summary_proj_to_labels\": true,"
+      " \"summary_type\": \"cls_index\", \"summary_use_proj\": true, \"vocab_size\": 50257}",
+      "1x1024" },
+    { "gpt2-medium", "openai-community/gpt2-medium",
+      "{\"activation_function\": \"gelu_new\", \"architectures\": [\"GPT2LMHeadModel\"], \"attn_pdrop\": 0.1,"
+      " \"bos_token_id\": 50256, \"embd_pdrop\": 0.1, \"eos_token_id\": 50256, \"initializer_range\": 0.02,"
+      " \"layer_norm_epsilon\": 1e-05, \"model_type\": \"gpt2\", \"n_ctx\": 1024, \"n_embd\": 1024,"
+      " \"n_head\": 16, \"n_layer\": 24, \"n_positions\": 1024, \"resid_pdrop\": 0.1,"
+      " \"summary_activation\": null, \"summary_first_dropout\": 0.1, \"summary_proj_to_labels\": true,"
+      " \"summary_type\": \"cls_index\", \"summary_use_proj\": true, \"vocab_size\": 50257}",
+      "1x1024" },
+    { "gpt2-large", "openai-community/gpt2-large",
+      "{\"activation_function\": \"gelu_new\", \"architectures\": [\"GPT2LMHeadModel\"], \"attn_pdrop\": 0.1,"
+      " \"bos_token_id\": 50256, \"embd_pdrop\": 0.1, \"eos_token_id\": 50256, \"initializer_range\": 0.02,"
+      " \"layer_norm_epsilon\": 1e-05, \"model_type\": \"gpt2\", \"n_ctx\": 1024, \"n_embd\": 1280,"
+      " \"n_head\": 20, \"n_layer\": 36, \"n_positions\": 1024, \"resid_pdrop\": 0.1,"
+      " \"summary_activation\": null, \"summary_first_dropout\": 0.1, \"summary_proj_to_labels\": true,"
+      " \"summary_type\": \"cls_index\", \"summary_use_proj\": true, \"vocab_size\": 50257}",
+      "1x1024" },
+    { "gpt2-xl", "openai-community/gpt2-xl",
+      "{\"activation_function\": \"gelu_new\", \"architectures\": [\"GPT2LMHeadModel\"], \"attn_pdrop\": 0.1,"
+      " \"bos_token_id\": 50256, \"embd_pdrop\": 0.1, \"eos_token_id\": 50256, \"initializer_range\": 0.02,"
+      " \"layer_norm_epsilon\": 1e-05, \"model_type\": \"gpt2\", \"n_ctx\": 1024, \"n_embd\": 1600,"
+      " \"n_head\": 25, \"n_layer\": 48, \"n_positions\": 1024, \"resid_pdrop\": 0.1,"
+      " \"summary_activation\": null, \"summary_first_dropout\": 0.1, \"summary_proj_to_labels\": true,"
+      " \"summary_type\": \"cls_index\", \"summary_use_proj\": true, \"vocab_size\": 50257}",
+      "1x1024" },
+    { "bert-base-uncased", "google-bert/bert-base-uncased",
+      "{\"architectures\": [\"BertForMaskedLM\"], \"attention_probs_dropout_prob\": 0.1,"
+      " \"gradient_checkpointing\": false, \"hidden_act\": \"gelu\", \"hidden_dropout_prob\": 0.1,"
+      " \"hidden_size\": 768, \"initializer_range\": 0.02, \"intermediate_size\": 3072,"
+      " \"layer_norm_eps\": 1e-12, \"max_position_embeddings\": 512, \"model_type\": \"bert\","
+      " \"num_attention_heads\": 12, \"num_hidden_layers\": 12, \"pad_token_id\": 0,"
+      " \"position_embedding_type\": \"absolute\", \"type_vocab_size\": 2, \"use_cache\": true,"
+      " \"vocab_size\": 30522}",
+      "1x512" },
+    { "bert-large-uncased", "google-bert/bert-large-uncased",
+      "{\"architectures\": [\"BertForMaskedLM\"], \"attention_probs_dropout_prob\": 0.1,"
+      " \"gradient_checkpointing\": false, \"hidden_act\": \"gelu\", \"hidden_dropout_prob\": 0.1,"
+      " \"hidden_size\": 1024, \"initializer_range\": 0.02, \"intermediate_size\": 4096,"
+      " \"layer_norm_eps\": 1e-12, \"max_position_embeddings\": 512, \"model_type\": \"bert\","
+      " \"num_attention_heads\": 16, \"num_hidden_layers\": 24, \"pad_token_id\": 0,"
+      " \"position_embedding_type\": \"absolute\", \"type_vocab_size\": 2, \"use_cache\": true,"
+      " \"vocab_size\": 30522}",
+      "1x512" },
+    { "vit-base-patch16-224", "google/vit-base-patch16-224",
+      "{\"architectures\": [\"ViTForImageClassification\"], \"attention_probs_dropout_prob\": 0.0,"
+      " \"hidden_act\": \"gelu\", \"hidden_dropout_prob\": 0.0, \"hidden_size\": 768, \"image_size\": 224,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 3072, \"layer_norm_eps\": 1e-12,"
+      " \"model_type\": \"vit\", \"num_attention_heads\": 12, \"num_channels\": 3, \"num_hidden_layers\": 12,"
+      " \"num_labels\": 1000, \"patch_size\": 16, \"qkv_bias\": true}",
+      "1x3x224x224" },
+};
+
+#define BUILTIN_COUNT ((int32_t)(sizeof builtins / sizeof builtins[0]))
+
+int32_t mtk_builtin_model_count(void) { return BUILTIN_COUNT; }
+
+const mtk_builtin_model *mtk_builtin_model_at(int32_t i) { return i >= 0 && i < BUILTIN_COUNT ? &builtins[i] : NULL; }
+
+const mtk_builtin_model *mtk_builtin_model_find(const char *name)
+{
+    for (int32_t i = 0; name && i < BUILTIN_COUNT; i++)
+        if (strcmp(builtins[i].name, name) == 0) return &builtins[i];
+    return NULL;
+}

@@ -1,0 +1,389 @@
+/* Hugging Face config.json: reading, parsing, typed field accessors with
+ * transformers' defaults, and errors that name the config and the field. */
+#include "models/config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Config files are small; anything past this is not a config.json. */
+#define CONFIG_MAX_BYTES (16u << 20)
+
+/* ------------------------------------------------------------- errors */
+
+bool cfg_fail(const model_config *c, const char *field, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (field) return mtk_error(c->ctx, MTK_ERR_INVALID_ARGUMENT, "%s: field '%s': %s", c->origin, field, msg);
+    return mtk_error(c->ctx, MTK_ERR_INVALID_ARGUMENT, "%s: %s", c->origin, msg);
+}
+
+bool cfg_ok(const model_config *c) { return mtk_ctx_status(c->ctx) == MTK_OK; }
+
+void cfg_note(model_config *c, const char *note)
+{
+    for (int32_t i = 0; i < c->nnotes; i++)
+        if (strcmp(c->notes[i], note) == 0) return;
+    if (c->nnotes < MODEL_MAX_NOTES) c->notes[c->nnotes++] = note;
+}
+
+/* ---------------------------------------------------------- accessors */
+
+static const cJSON *obj_get(const cJSON *obj, const char *key)
+{
+    const cJSON *item = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+    return item && !cJSON_IsNull(item) ? item : NULL;
+}
+
+const cJSON *cfg_get(const model_config *c, const char *key) { return obj_get(c->root, key); }
+
+bool cfg_has(const model_config *c, const char *key) { return cfg_get(c, key) != NULL; }
+
+/* "rope_scaling.factor" or "factor" into buf. */
+static const char *field_name(const char *obj_name, const char *key, char *buf, size_t cap)
+{
+    if (!obj_name) return key;
+    snprintf(buf, cap, "%s.%s", obj_name, key);
+    return buf;
+}
+
+static int64_t item_int(const model_config *c, const cJSON *item, const char *field, int64_t dflt)
+{
+    if (!item) return dflt;
+    if (cJSON_IsBool(item)) {
+        cfg_fail(c, field, "expected an integer, got %s", cJSON_IsTrue(item) ? "true" : "false");
+        return dflt;
+    }
+    if (!cJSON_IsNumber(item)) {
+        cfg_fail(c, field, "expected an integer, got %s", cJSON_IsString(item) ? "a string" : "a list or object");
+        return dflt;
+    }
+    double v = item->valuedouble;
+    if (v != floor(v) || !(fabs(v) < 9.0e15)) {
+        cfg_fail(c, field, "expected an integer, got %g", v);
+        return dflt;
+    }
+    return (int64_t)v;
+}
+
+static double item_float(const model_config *c, const cJSON *item, const char *field, double dflt)
+{
+    if (!item) return dflt;
+    if (!cJSON_IsNumber(item)) {
+        cfg_fail(c, field, "expected a number");
+        return dflt;
+    }
+    return item->valuedouble;
+}
+
+static const char *item_string(const model_config *c, const cJSON *item, const char *field, const char *dflt)
+{
+    if (!item) return dflt;
+    if (!cJSON_IsString(item)) {
+        cfg_fail(c, field, "expected a string");
+        return dflt;
+    }
+    return item->valuestring;
+}
+
+int64_t cfg_int(const model_config *c, const char *key, int64_t dflt)
+{
+    return item_int(c, cfg_get(c, key), key, dflt);
+}
+
+int64_t cfg_int_required(const model_config *c, const char *key)
+{
+    const cJSON *item = cfg_get(c, key);
+    if (!item) {
+        cfg_fail(c, NULL, "missing required field '%s'", key);
+        return 0;
+    }
+    return item_int(c, item, key, 0);
+}
+
+static int64_t check_positive(const model_config *c, const char *key, int64_t v)
+{
+    if (v <= 0 && cfg_ok(c)) {
+        cfg_fail(c, key, "must be a positive integer, got %lld", (long long)v);
+        return 0;
+    }
+    return v;
+}
+
+int64_t cfg_positive(const model_config *c, const char *key, int64_t dflt)
+{
+    return check_positive(c, key, cfg_int(c, key, dflt));
+}
+
+int64_t cfg_positive_required(const model_config *c, const char *key)
+{
+    return check_positive(c, key, cfg_int_required(c, key));
+}
+
+double cfg_float(const model_config *c, const char *key, double dflt)
+{
+    return item_float(c, cfg_get(c, key), key, dflt);
+}
+
+bool cfg_bool(const model_config *c, const char *key, bool dflt)
+{
+    const cJSON *item = cfg_get(c, key);
+    if (!item) return dflt;
+    if (!cJSON_IsBool(item)) {
+        cfg_fail(c, key, "expected true or false");
+        return dflt;
+    }
+    return cJSON_IsTrue(item);
+}
+
+const char *cfg_string(const model_config *c, const char *key, const char *dflt)
+{
+    return item_string(c, cfg_get(c, key), key, dflt);
+}
+
+int32_t cfg_int_list(const model_config *c, const char *key, int64_t *out, int32_t cap)
+{
+    const cJSON *item = cfg_get(c, key);
+    if (!item) return -1;
+    if (!cJSON_IsArray(item)) {
+        cfg_fail(c, key, "expected a list of integers");
+        return -1;
+    }
+    int32_t n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, item)
+    {
+        int64_t v = item_int(c, e, key, 0);
+        if (!cfg_ok(c)) return -1;
+        if (n < cap) out[n] = v;
+        n++;
+    }
+    return n < cap ? n : cap;
+}
+
+int64_t cfg_obj_int(const model_config *c, const cJSON *obj, const char *obj_name, const char *key, int64_t dflt)
+{
+    char buf[128];
+    return item_int(c, obj_get(obj, key), field_name(obj_name, key, buf, sizeof buf), dflt);
+}
+
+double cfg_obj_float(const model_config *c, const cJSON *obj, const char *obj_name, const char *key, double dflt)
+{
+    char buf[128];
+    return item_float(c, obj_get(obj, key), field_name(obj_name, key, buf, sizeof buf), dflt);
+}
+
+const char *cfg_obj_string(const model_config *c, const cJSON *obj, const char *obj_name, const char *key,
+                           const char *dflt)
+{
+    char buf[128];
+    return item_string(c, obj_get(obj, key), field_name(obj_name, key, buf, sizeof buf), dflt);
+}
+
+bool cfg_attention(const model_config *c, const char *hidden_key, const char *heads_key, const char *kv_key,
+                   int64_t kv_default, const char *head_dim_key, int64_t head_dim_default,
+                   cfg_attention_dims *out)
+{
+    memset(out, 0, sizeof *out);
+    out->hidden = cfg_positive_required(c, hidden_key);
+    out->heads = cfg_positive_required(c, heads_key);
+    if (!cfg_ok(c)) return false;
+    out->kv_heads = kv_key ? cfg_positive(c, kv_key, kv_default > 0 ? kv_default : out->heads) : out->heads;
+    if (!cfg_ok(c)) return false;
+    if (out->heads % out->kv_heads != 0)
+        return cfg_fail(c, kv_key, "%s=%lld must divide %s=%lld", kv_key, (long long)out->kv_heads, heads_key,
+                        (long long)out->heads);
+    if (head_dim_key && cfg_has(c, head_dim_key)) {
+        out->head_dim = cfg_positive(c, head_dim_key, 0);
+        return cfg_ok(c);
+    }
+    if (head_dim_default > 0) {
+        out->head_dim = head_dim_default;
+        return true;
+    }
+    if (out->hidden % out->heads != 0)
+        return cfg_fail(c, hidden_key, "%s=%lld is not divisible by %s=%lld (and no %s is given)", hidden_key,
+                        (long long)out->hidden, heads_key, (long long)out->heads,
+                        head_dim_key ? head_dim_key : "head_dim");
+    out->head_dim = out->hidden / out->heads;
+    return true;
+}
+
+/* ------------------------------------------------------------ parsing */
+
+/* "line L, column C" of byte offset `at` in text. */
+static void where(const char *text, size_t at, int *line, int *col)
+{
+    *line = 1, *col = 1;
+    for (size_t i = 0; i < at && text[i]; i++) {
+        if (text[i] == '\n') (*line)++, *col = 1;
+        else (*col)++;
+    }
+}
+
+mtk_model_config *mtk_model_config_parse(mtk_ctx *ctx, const char *json_text, const char *origin)
+{
+    if (!json_text) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "config: no JSON text");
+        return NULL;
+    }
+    mtk_model_config *c = mtk_ctx_alloc(ctx, sizeof *c);
+    if (!c) return NULL;
+    c->ctx = ctx;
+    c->origin = mtk_ctx_strdup(ctx, origin ? origin : "config.json");
+    if (!c->origin) return NULL;
+    const char *end = NULL;
+    c->root = cJSON_ParseWithOpts(json_text, &end, true);
+    if (!c->root) {
+        size_t at = end ? (size_t)(end - json_text) : 0;
+        int line, col;
+        where(json_text, at, &line, &col);
+        mtk_error(ctx, MTK_ERR_SYNTAX, "%s: bad JSON at line %d, column %d", c->origin, line, col);
+        return NULL;
+    }
+    if (!cJSON_IsObject(c->root)) {
+        cfg_fail(c, NULL, "a config.json is a JSON object");
+        mtk_model_config_free(c);
+        return NULL;
+    }
+    c->model_type = cfg_string(c, "model_type", NULL);
+    if (!c->model_type) {
+        if (cfg_ok(c)) cfg_fail(c, NULL, "missing required field 'model_type' (supported: %s)", model_family_names(ctx));
+        mtk_model_config_free(c);
+        return NULL;
+    }
+    const model_family *family = model_family_lookup(c->model_type);
+    if (!family) {
+        cfg_fail(c, "model_type", "unknown model_type '%s' (supported: %s)", c->model_type, model_family_names(ctx));
+        mtk_model_config_free(c);
+        return NULL;
+    }
+    /* the class: architectures[0], or the family's default */
+    const cJSON *archs = cfg_get(c, "architectures");
+    c->architecture = family->info.default_architecture;
+    if (archs) {
+        const cJSON *first = cJSON_IsArray(archs) ? cJSON_GetArrayItem(archs, 0) : NULL;
+        if (!cJSON_IsArray(archs) || (first && !cJSON_IsString(first))) {
+            cfg_fail(c, "architectures", "expected a list of class names");
+            mtk_model_config_free(c);
+            return NULL;
+        }
+        if (first) c->architecture = first->valuestring;
+    }
+    /* torch_dtype (transformers < 5) or dtype (>= 5) */
+    c->dtype = MTK_FLOAT32;
+    const char *dtype_key = cfg_has(c, "torch_dtype") ? "torch_dtype" : "dtype";
+    const char *dtype = cfg_string(c, dtype_key, NULL);
+    if (dtype) {
+        mtk_dtype d = mtk_dtype_from_name(dtype);
+        if (!mtk_dtype_is_floating(d) || mtk_dtype_is_float8(d)) {
+            if (strcmp(dtype, "auto") != 0) {
+                cfg_fail(c, dtype_key, "'%s' is not a floating dtype (float32, float16, bfloat16, float64)", dtype);
+                mtk_model_config_free(c);
+                return NULL;
+            }
+        } else {
+            c->dtype = d;
+        }
+    }
+    if (!cfg_ok(c)) {
+        mtk_model_config_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+mtk_model_config *mtk_model_config_load(mtk_ctx *ctx, const char *path)
+{
+    if (!path) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "config: no path");
+        return NULL;
+    }
+    char joined[4096];
+    struct stat st;
+    const char *file = path;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        int n = snprintf(joined, sizeof joined, "%s/config.json", path);
+        if (n < 0 || (size_t)n >= sizeof joined) {
+            mtk_error(ctx, MTK_ERR_IO, "%s: path too long", path);
+            return NULL;
+        }
+        file = joined;
+        if (stat(file, &st) != 0) {
+            mtk_error(ctx, MTK_ERR_IO, "%s: a directory without a config.json", path);
+            return NULL;
+        }
+    }
+    FILE *f = fopen(file, "rb");
+    if (!f) {
+        mtk_error(ctx, MTK_ERR_IO, "%s: %s", file, strerror(errno));
+        return NULL;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 16384;
+            if (cap > CONFIG_MAX_BYTES) {
+                free(text);
+                fclose(f);
+                mtk_error(ctx, MTK_ERR_IO, "%s: larger than %u MiB; not a config.json", file, CONFIG_MAX_BYTES >> 20);
+                return NULL;
+            }
+            char *grown = realloc(text, cap);
+            if (!grown) {
+                free(text);
+                fclose(f);
+                mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "%s: out of memory", file);
+                return NULL;
+            }
+            text = grown;
+        }
+        size_t got = fread(text + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0) break;
+    }
+    bool read_error = ferror(f);
+    fclose(f);
+    if (read_error) {
+        free(text);
+        mtk_error(ctx, MTK_ERR_IO, "%s: read error", file);
+        return NULL;
+    }
+    text[len] = '\0';
+    if (strlen(text) != len) {
+        free(text);
+        mtk_error(ctx, MTK_ERR_SYNTAX, "%s: bad JSON (a NUL byte in the file)", file);
+        return NULL;
+    }
+    mtk_model_config *c = mtk_model_config_parse(ctx, text, file);
+    free(text);
+    return c;
+}
+
+void mtk_model_config_free(mtk_model_config *config)
+{
+    if (!config) return;
+    cJSON_Delete(config->root);
+    config->root = NULL;
+}
+
+const char *mtk_model_config_model_type(const mtk_model_config *config) { return config ? config->model_type : NULL; }
+
+const char *mtk_model_config_architecture(const mtk_model_config *config)
+{
+    return config ? config->architecture : NULL;
+}
+
+mtk_dtype mtk_model_config_dtype(const mtk_model_config *config)
+{
+    return config ? config->dtype : MTK_DTYPE_UNDEFINED;
+}

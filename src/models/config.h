@@ -1,0 +1,125 @@
+/* Internal interface of the model zoo (src/models): the parsed config with
+ * its typed accessors, the family table and the families' builders.
+ *
+ * A family is one file, src/models/family_<model_type>.c, exporting one
+ * builder (declared below) that reads the config through the cfg_*
+ * accessors and builds the class `architecture` with transformers' exact
+ * names.  Accessors follow one rule for errors: a field that is present
+ * but of the wrong type or out of range sets the context's sticky error
+ * naming the config and the field, and returns the default; the builder
+ * checks cfg_ok() (or a NULL module) once before returning. */
+#ifndef MTK_MODELS_CONFIG_H
+#define MTK_MODELS_CONFIG_H
+
+#include "mtk/models.h"
+#include "mtk/nn.h"
+
+#include <cjson/cJSON.h>
+
+#define MODEL_MAX_NOTES 4
+
+struct mtk_model_config {
+    mtk_ctx *ctx;
+    cJSON *root;                 /* owned; freed by mtk_model_config_free   */
+    const char *origin;          /* path or built-in name, for messages     */
+    const char *model_type;      /* "llama"                                 */
+    const char *architecture;    /* architectures[0] or the family default  */
+    mtk_dtype dtype;             /* torch_dtype, float32 when absent        */
+    const char *notes[MODEL_MAX_NOTES]; /* added by the builder (cfg_note)  */
+    int32_t nnotes;
+};
+
+typedef mtk_model_config model_config;
+
+/* ------------------------------------------------------------ accessors */
+
+/* The raw item of a top-level field; NULL when absent or JSON null. */
+const cJSON *cfg_get(const model_config *c, const char *key);
+bool cfg_has(const model_config *c, const char *key);
+
+/* An integer field (JSON number with no fraction).  Absent or null: `dflt`.
+ * Wrong type: error, `dflt`. */
+int64_t cfg_int(const model_config *c, const char *key, int64_t dflt);
+/* A required integer field: error "missing required field 'key'" when
+ * absent. */
+int64_t cfg_int_required(const model_config *c, const char *key);
+/* cfg_int / cfg_int_required that must be > 0 (error naming the field and
+ * the value otherwise). */
+int64_t cfg_positive(const model_config *c, const char *key, int64_t dflt);
+int64_t cfg_positive_required(const model_config *c, const char *key);
+/* A number field (int or float). */
+double cfg_float(const model_config *c, const char *key, double dflt);
+/* A boolean field. */
+bool cfg_bool(const model_config *c, const char *key, bool dflt);
+/* A string field (in the JSON; valid until the config is freed). */
+const char *cfg_string(const model_config *c, const char *key, const char *dflt);
+/* A list of integers; returns the count (at most `cap`), -1 when absent,
+ * -1 with an error when not a list of integers. */
+int32_t cfg_int_list(const model_config *c, const char *key, int64_t *out, int32_t cap);
+
+/* Fields of a nested object (rope_scaling): the same rules, the message
+ * naming "object.key".  `obj` may be NULL (every field absent). */
+int64_t cfg_obj_int(const model_config *c, const cJSON *obj, const char *obj_name, const char *key, int64_t dflt);
+double cfg_obj_float(const model_config *c, const cJSON *obj, const char *obj_name, const char *key, double dflt);
+const char *cfg_obj_string(const model_config *c, const cJSON *obj, const char *obj_name, const char *key,
+                           const char *dflt);
+
+/* Sets an error about a field: "<origin>: <field>: <message>".  Returns
+ * false. */
+bool cfg_fail(const model_config *c, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Whether no error is set on the context. */
+bool cfg_ok(const model_config *c);
+
+/* Common derived sizes of attention configs, with transformers' defaults
+ * and checks: hidden and heads required and > 0; kv heads (kv_key NULL:
+ * none, = heads) > 0 dividing heads, `kv_default` when absent (0: heads);
+ * head_dim (head_dim_key NULL: none) when present, else `head_dim_default`
+ * when > 0 (gemma's 256), else hidden / heads (hidden must divide then).
+ * Messages name the fields as given. */
+typedef struct cfg_attention_dims {
+    int64_t hidden;      /* hidden_size                         */
+    int64_t heads;       /* num_attention_heads                 */
+    int64_t kv_heads;    /* num_key_value_heads (default heads) */
+    int64_t head_dim;    /* head_dim (default hidden / heads)   */
+} cfg_attention_dims;
+bool cfg_attention(const model_config *c, const char *hidden_key, const char *heads_key, const char *kv_key,
+                   int64_t kv_default, const char *head_dim_key, int64_t head_dim_default,
+                   cfg_attention_dims *out);
+
+/* Adds a note the summary must show (a static or arena string). */
+void cfg_note(model_config *c, const char *note);
+
+/* ------------------------------------------------------------- families */
+
+/* Builds class `architecture` of the family from the config, per the
+ * context's scopes.  NULL with the error set. */
+typedef mtk_module *(*model_family_builder)(model_config *c, const char *architecture);
+
+typedef struct model_family {
+    mtk_model_family_info info;
+    model_family_builder build;
+} model_family;
+
+/* The family table (src/models/families.c). */
+const model_family *model_family_lookup(const char *model_type);
+/* "llama, mistral, ..." in the arena (for error messages). */
+const char *model_family_names(mtk_ctx *ctx);
+/* "LlamaModel, LlamaForCausalLM" of one family, in the arena. */
+const char *model_family_architectures(mtk_ctx *ctx, const model_family *f);
+
+/* One builder per family file (src/models/family_<model_type>.c). */
+mtk_module *family_llama_build(model_config *c, const char *architecture);
+mtk_module *family_mistral_build(model_config *c, const char *architecture);
+mtk_module *family_mixtral_build(model_config *c, const char *architecture);
+mtk_module *family_qwen2_build(model_config *c, const char *architecture);
+mtk_module *family_qwen2_moe_build(model_config *c, const char *architecture);
+mtk_module *family_gemma_build(model_config *c, const char *architecture);
+mtk_module *family_gemma2_build(model_config *c, const char *architecture);
+mtk_module *family_phi3_build(model_config *c, const char *architecture);
+mtk_module *family_gpt2_build(model_config *c, const char *architecture);
+mtk_module *family_gpt_neox_build(model_config *c, const char *architecture);
+mtk_module *family_bert_build(model_config *c, const char *architecture);
+mtk_module *family_vit_build(model_config *c, const char *architecture);
+
+#endif

@@ -1,0 +1,125 @@
+/* The decoder-only LLMs of the zoo (llama, mistral, mixtral, qwen2,
+ * qwen2_moe, gemma, gemma2, phi3) are one architecture with switches:
+ * RMSNorm, rotary embedding, (grouped-query) causal attention, a gated MLP
+ * or a mixture of experts.  A family file reads its config into a
+ * decoder_spec and calls decoder_build, which builds transformers' module
+ * tree with the family's class names ("LlamaDecoderLayer") and exact
+ * state-dict keys.
+ *
+ *   decoder_rope.c     rope settings (rope_parameters / rope_scaling) and
+ *                      the rotary embedding module (inv_freq buffers)
+ *   decoder_blocks.c   RMSNorm, scaled embedding, attention, MLP
+ *   decoder_moe.c      router, experts and the sparse MoE blocks
+ *   decoder_model.c    decoder layer, base model, causal LM, the common
+ *                      config fields */
+#ifndef MTK_MODELS_DECODER_H
+#define MTK_MODELS_DECODER_H
+
+#include "models/config.h"
+
+typedef enum rope_kind { ROPE_DEFAULT, ROPE_LINEAR, ROPE_DYNAMIC, ROPE_LLAMA3 } rope_kind;
+
+/* Rotary embedding settings, as transformers' rope init functions read
+ * them. */
+typedef struct rope_spec {
+    rope_kind kind;
+    double theta;                 /* rope_theta                                   */
+    double factor;                /* linear, dynamic, llama3                      */
+    double low_freq_factor;       /* llama3                                       */
+    double high_freq_factor;      /* llama3                                       */
+    int64_t original_max_position;/* llama3: original_max_position_embeddings     */
+    int64_t max_position;         /* max_position_embeddings (dynamic)            */
+    int64_t dim;                  /* rotated dims: int(head_dim * partial_rotary_factor) */
+} rope_spec;
+
+typedef enum moe_kind {
+    MOE_NONE,
+    MOE_MIXTRAL,   /* gate (router), experts                                     */
+    MOE_QWEN2      /* gate, experts, shared_expert, shared_expert_gate           */
+} moe_kind;
+
+#define DECODER_MAX_MLP_ONLY 256
+
+typedef struct decoder_spec {
+    const char *prefix;          /* class name prefix: "Llama" -> LlamaModel, ... */
+    int64_t vocab, hidden, layers, intermediate;
+    cfg_attention_dims attn;
+    bool qkv_bias, o_bias, mlp_bias;
+    bool fused_qkv;              /* phi3: qkv_proj (registered after o_proj)      */
+    bool fused_gate_up;          /* phi3: gate_up_proj, activation_fn             */
+    const char *act;             /* hidden_act ("silu")                           */
+    double eps;                  /* rms_norm_eps                                  */
+    bool norm_plus_one;          /* gemma: weight starts at 0, x * (1 + w)        */
+    bool scaled_embedding;       /* gemma: <Prefix>TextScaledWordEmbedding        */
+    bool sandwich_norms;         /* gemma2: pre/post_feedforward_layernorm        */
+    bool eager_attention;        /* gemma2: matmul-softmax-matmul (softcapping)   */
+    double attn_scale;           /* head_dim^-0.5 unless the family says         */
+    double attn_softcap;         /* 0: none                                       */
+    double final_softcap;        /* 0: none                                       */
+    double resid_dropout;        /* phi3: resid_attn/mlp_dropout children; < 0 none */
+    int64_t padding_idx;         /* pad_token_id or MTK_NN_NO_PADDING_IDX         */
+    bool tie_embeddings;
+    double initializer_range;
+    rope_spec rope;
+    moe_kind moe;
+    int64_t experts, top_k, moe_intermediate, shared_intermediate;
+    bool norm_topk_prob;
+    int64_t sparse_step;         /* qwen2_moe decoder_sparse_step                 */
+    int64_t mlp_only[DECODER_MAX_MLP_ONLY];
+    int32_t n_mlp_only;
+} decoder_spec;
+
+/* Family defaults for the fields decoder_read_common reads. */
+typedef struct decoder_defaults {
+    int64_t kv_heads;            /* 0: num_attention_heads                       */
+    int64_t head_dim;            /* 0: hidden_size / num_attention_heads         */
+    double eps;
+    bool tie_embeddings;
+    const char *act;
+    int64_t pad_token_id;        /* MTK_NN_NO_PADDING_IDX: None                  */
+    double rope_theta;
+} decoder_defaults;
+
+/* Reads what every family shares: vocab_size, hidden_size,
+ * intermediate_size, num_hidden_layers, num_attention_heads (required),
+ * num_key_value_heads, head_dim, rms_norm_eps, hidden_act,
+ * tie_word_embeddings, pad_token_id, initializer_range, and the rope
+ * settings (decoder_read_rope).  Sets attn_scale = head_dim^-0.5, no
+ * biases, no MoE.  False with the error naming the field. */
+bool decoder_read_common(model_config *c, decoder_spec *spec, const char *prefix, const decoder_defaults *d);
+
+/* rope_parameters (transformers 5) or rope_scaling + rope_theta (older
+ * configs), partial_rotary_factor; rope types default, linear, dynamic,
+ * llama3 (others: an error naming them).  Needs spec->attn.head_dim. */
+bool decoder_read_rope(model_config *c, decoder_spec *spec, double default_theta);
+
+/* Builds <Prefix>Model or <Prefix>ForCausalLM (architecture) from the spec.
+ * MoE specs add the balanced-routing note to the config. */
+mtk_module *decoder_build(model_config *c, const decoder_spec *spec, const char *architecture);
+
+/* ---------------------------------------------------------- internals */
+
+/* The family's module types, named "<Prefix>DecoderLayer" etc., made once
+ * per build in the arena. */
+typedef struct decoder_types {
+    mtk_module_type causal_lm, model, layer, attention, mlp, norm, rotary, embedding;
+    mtk_module_type moe_block, router, experts;
+} decoder_types;
+
+bool decoder_types_init(mtk_ctx *ctx, decoder_types *t, const char *prefix);
+
+/* Builders of the pieces (decoder_rope.c, decoder_blocks.c, decoder_moe.c);
+ * NULL with the error set. */
+mtk_module *decoder_rotary(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
+mtk_module *decoder_norm(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
+mtk_module *decoder_embedding(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
+mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
+mtk_module *decoder_mlp(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t intermediate);
+mtk_module *decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
+
+/* Module type callbacks defined in the piece files, for decoder_types_init. */
+extern const mtk_module_type decoder_rotary_base, decoder_norm_base, decoder_embedding_base,
+    decoder_attention_base, decoder_mlp_base, decoder_moe_block_base, decoder_router_base,
+    decoder_experts_base;
+
+#endif

@@ -1,0 +1,294 @@
+/* The dense blocks of the decoder families: <Prefix>RMSNorm,
+ * <Prefix>TextScaledWordEmbedding (gemma), <Prefix>Attention and
+ * <Prefix>MLP, with transformers' parameter names and forward shapes. */
+#include "models/decoder.h"
+#include "mtk/ops.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* ---------------------------------------------------------------- RMSNorm */
+
+typedef struct norm_config {
+    int64_t hidden;
+    double eps;
+    bool plus_one; /* gemma: weight starts at 0, the output is x * (1 + w) */
+} norm_config;
+
+static void norm_repr(const mtk_module *m, char *buf, size_t cap)
+{
+    const norm_config *c = mtk_module_config(m);
+    snprintf(buf, cap, "(%lld,), eps=%g", (long long)c->hidden, c->eps);
+}
+
+static bool norm_reset(mtk_module *m, mtk_rng *rng)
+{
+    (void)rng;
+    const norm_config *c = mtk_module_config(m);
+    mtk_tensor *w = mtk_module_param_at(m, 0, NULL);
+    return c->plus_one ? mtk_init_zeros_(w) : mtk_init_ones_(w);
+}
+
+/* (..., hidden) -> (..., hidden) */
+static bool norm_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const norm_config *c = mtk_module_config(m);
+    mtk_tensor *w = mtk_module_param_at(m, 0, NULL);
+    if (c->plus_one) {
+        mtk_tensor *normed = mtk_rms_norm(ctx, io->in[0], &c->hidden, 1, NULL, c->eps);
+        mtk_tensor *scale = mtk_add_scalar(ctx, w, mtk_value_float(1.0));
+        io->out[0] = mtk_mul(ctx, normed, scale);
+    } else {
+        io->out[0] = mtk_rms_norm(ctx, io->in[0], &c->hidden, 1, w, c->eps);
+    }
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+const mtk_module_type decoder_norm_base = { "RMSNorm", norm_forward, norm_reset, norm_repr };
+
+mtk_module *decoder_norm(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+{
+    mtk_module *m = mtk_module_new(ctx, &t->norm, sizeof(norm_config));
+    if (!m) return NULL;
+    *(norm_config *)mtk_module_config(m) = (norm_config){ spec->hidden, spec->eps, spec->norm_plus_one };
+    if (!mtk_module_new_parameter(m, "weight", &spec->hidden, 1)) return NULL;
+    return mtk_module_finish(m);
+}
+
+/* ------------------------------------------------- scaled embedding (gemma) */
+
+typedef struct embedding_config {
+    int64_t vocab, hidden, padding_idx;
+    float scale; /* torch.tensor(hidden ** 0.5): float32 */
+} embedding_config;
+
+static void embedding_repr(const mtk_module *m, char *buf, size_t cap)
+{
+    const embedding_config *c = mtk_module_config(m);
+    int n = snprintf(buf, cap, "%lld, %lld", (long long)c->vocab, (long long)c->hidden);
+    if (c->padding_idx != MTK_NN_NO_PADDING_IDX && n > 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, ", padding_idx=%lld", (long long)c->padding_idx);
+}
+
+/* Embedding.reset_parameters (N(0, 1), the padding row zeroed) and the
+ * embed_scale buffer. */
+static bool embedding_reset(mtk_module *m, mtk_rng *rng)
+{
+    const embedding_config *c = mtk_module_config(m);
+    mtk_tensor *w = mtk_module_param_at(m, 0, NULL);
+    if (!mtk_init_normal_(w, 0.0, 1.0, rng)) return false;
+    if (c->padding_idx != MTK_NN_NO_PADDING_IDX && !mtk_tensor_is_meta(w)) {
+        mtk_tensor *row = mtk_select(mtk_module_ctx(m), w, 0, c->padding_idx);
+        if (!row || !mtk_init_zeros_(row)) return false;
+    }
+    return mtk_init_constant_(mtk_module_buffer_at(m, 0, NULL, NULL), c->scale);
+}
+
+/* ids (B, S) -> (B, S, hidden) * embed_scale */
+static bool embedding_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const embedding_config *c = mtk_module_config(m);
+    mtk_tensor *w = mtk_module_param_at(m, 0, NULL);
+    mtk_tensor *scale = mtk_module_buffer_at(m, 0, NULL, NULL);
+    mtk_tensor *rows = mtk_embedding(ctx, io->in[0], w, c->padding_idx != MTK_NN_NO_PADDING_IDX, c->padding_idx);
+    io->out[0] = mtk_mul(ctx, rows, mtk_to_dtype(ctx, scale, w->dtype));
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+const mtk_module_type decoder_embedding_base = { "TextScaledWordEmbedding", embedding_forward, embedding_reset,
+                                                 embedding_repr };
+
+mtk_module *decoder_embedding(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+{
+    if (!spec->scaled_embedding) return mtk_nn_embedding(ctx, spec->vocab, spec->hidden, spec->padding_idx);
+    mtk_module *m = mtk_module_new(ctx, &t->embedding, sizeof(embedding_config));
+    if (!m) return NULL;
+    *(embedding_config *)mtk_module_config(m) =
+        (embedding_config){ spec->vocab, spec->hidden, spec->padding_idx, (float)sqrt((double)spec->hidden) };
+    int64_t shape[2] = { spec->vocab, spec->hidden };
+    if (!mtk_module_new_parameter(m, "weight", shape, 2) ||
+        !mtk_module_new_buffer(m, "embed_scale", NULL, 0, MTK_FLOAT32, false))
+        return NULL;
+    return mtk_module_finish(m);
+}
+
+/* -------------------------------------------------------------- attention */
+
+typedef struct attention_config {
+    int64_t heads, kv_heads, head_dim, rotary_dim;
+    double scale, softcap;
+    bool fused_qkv, eager;
+} attention_config;
+
+/* (B, S, n * head_dim) -> (B, n, S, head_dim) */
+static mtk_tensor *split_heads(mtk_ctx *ctx, mtk_tensor *x, int64_t n, int64_t head_dim)
+{
+    if (!x) return NULL;
+    int64_t shape[4] = { x->shape[0], x->shape[1], n, head_dim };
+    return mtk_transpose(ctx, mtk_view(ctx, x, shape, 4), 1, 2);
+}
+
+/* apply_rotary_pos_emb on the first rotary_dim dims of (B, n, S, head_dim)
+ * (all of them unless partial_rotary_factor < 1). */
+static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tensor *sin, int64_t rotary_dim)
+{
+    if (!x) return NULL;
+    int64_t head_dim = x->shape[3];
+    if (rotary_dim == head_dim) return mtk_rope(ctx, x, cos, sin, false);
+    mtk_tensor *parts[2] = { mtk_rope(ctx, mtk_narrow(ctx, x, -1, 0, rotary_dim), cos, sin, false),
+                             mtk_narrow(ctx, x, -1, rotary_dim, head_dim - rotary_dim) };
+    return mtk_cat(ctx, parts, 2, -1);
+}
+
+/* repeat_kv: (B, kv, S, D) -> (B, kv * n_rep, S, D) */
+static mtk_tensor *repeat_kv(mtk_ctx *ctx, mtk_tensor *x, int64_t n_rep)
+{
+    if (!x || n_rep == 1) return x;
+    int64_t b = x->shape[0], kv = x->shape[1], s = x->shape[2], d = x->shape[3];
+    int64_t expanded[5] = { b, kv, n_rep, s, d }, merged[4] = { b, kv * n_rep, s, d };
+    return mtk_reshape(ctx, mtk_expand(ctx, mtk_unsqueeze(ctx, x, 2), expanded, 5), merged, 4);
+}
+
+/* eager_attention_forward with a causal mask: softmax(q k^T * scale
+ * [softcapped]) v; (B, H, S, D) each -> (B, H, S, D) */
+static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_tensor *q, mtk_tensor *k,
+                                   mtk_tensor *v)
+{
+    int64_t n_rep = c->heads / c->kv_heads;
+    k = repeat_kv(ctx, k, n_rep);
+    v = repeat_kv(ctx, v, n_rep);
+    mtk_tensor *scores = mtk_mul_scalar(ctx, mtk_matmul(ctx, q, mtk_transpose(ctx, k, 2, 3)),
+                                        mtk_value_float(c->scale)); /* (B, H, S, S) */
+    if (c->softcap > 0) {
+        scores = mtk_div_scalar(ctx, scores, mtk_value_float(c->softcap));
+        scores = mtk_mul_scalar(ctx, mtk_tanh(ctx, scores), mtk_value_float(c->softcap));
+    }
+    if (scores) {
+        /* the causal mask: 0 on and below the diagonal, -inf above */
+        int64_t s = scores->shape[2], t = scores->shape[3], mshape[4] = { 1, 1, s, t };
+        mtk_tensor *mask = mtk_triu(ctx, mtk_full(ctx, mshape, 4, -INFINITY, scores->dtype), 1);
+        scores = mtk_add(ctx, scores, mask);
+    }
+    mtk_tensor *probs = mtk_to_dtype(ctx, mtk_softmax(ctx, scores, -1, MTK_FLOAT32), q ? q->dtype : MTK_FLOAT32);
+    return mtk_matmul(ctx, probs, v);
+}
+
+/* forward(x (B, S, hidden), cos, sin (1, S, rotary_dim)) -> (B, S, hidden) */
+static bool attention_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const attention_config *c = mtk_module_config(m);
+    mtk_tensor *x = io->in[0], *cos = io->in[1], *sin = io->in[2];
+    if (io->nin != 3)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: takes hidden states, cos and sin", mtk_module_type_name(m));
+    if (x->ndim != 3)
+        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dims",
+                         mtk_module_type_name(m), (int)x->ndim);
+    int64_t q_size = c->heads * c->head_dim, kv_size = c->kv_heads * c->head_dim;
+    mtk_tensor *q, *k, *v;
+    if (c->fused_qkv) {
+        /* children: o_proj, qkv_proj */
+        mtk_tensor *qkv = mtk_module_forward(mtk_module_child_at(m, 1, NULL), x); /* (B, S, q + 2 kv) */
+        q = mtk_narrow(ctx, qkv, -1, 0, q_size);
+        k = mtk_narrow(ctx, qkv, -1, q_size, kv_size);
+        v = mtk_narrow(ctx, qkv, -1, q_size + kv_size, kv_size);
+    } else {
+        /* children: q_proj, k_proj, v_proj, o_proj */
+        q = mtk_module_forward(mtk_module_child_at(m, 0, NULL), x);
+        k = mtk_module_forward(mtk_module_child_at(m, 1, NULL), x);
+        v = mtk_module_forward(mtk_module_child_at(m, 2, NULL), x);
+    }
+    q = rotate(ctx, split_heads(ctx, q, c->heads, c->head_dim), cos, sin, c->rotary_dim);    /* (B, H, S, D)  */
+    k = rotate(ctx, split_heads(ctx, k, c->kv_heads, c->head_dim), cos, sin, c->rotary_dim); /* (B, KV, S, D) */
+    v = split_heads(ctx, v, c->kv_heads, c->head_dim);
+    mtk_tensor *attn = c->eager ? eager_attention(ctx, c, q, k, v)
+                                : mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale,
+                                                                   c->kv_heads != c->heads);
+    int64_t merged[3] = { x->shape[0], x->shape[1], q_size };
+    attn = mtk_reshape(ctx, mtk_transpose(ctx, attn, 1, 2), merged, 3); /* (B, S, H * D) */
+    io->out[0] = mtk_module_forward(mtk_module_child_at(m, c->fused_qkv ? 0 : 3, NULL), attn);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+const mtk_module_type decoder_attention_base = { "Attention", attention_forward, NULL, NULL };
+
+mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+{
+    const cfg_attention_dims *a = &spec->attn;
+    mtk_module *m = mtk_module_new(ctx, &t->attention, sizeof(attention_config));
+    if (!m) return NULL;
+    *(attention_config *)mtk_module_config(m) = (attention_config){
+        .heads = a->heads, .kv_heads = a->kv_heads, .head_dim = a->head_dim, .rotary_dim = spec->rope.dim,
+        .scale = spec->attn_scale, .softcap = spec->attn_softcap, .fused_qkv = spec->fused_qkv,
+        .eager = spec->eager_attention,
+    };
+    int64_t q_size = a->heads * a->head_dim, kv_size = a->kv_heads * a->head_dim;
+    bool ok;
+    if (spec->fused_qkv) {
+        ok = mtk_module_add(m, "o_proj", mtk_nn_linear(ctx, q_size, spec->hidden, spec->o_bias)) &&
+             mtk_module_add(m, "qkv_proj", mtk_nn_linear(ctx, spec->hidden, q_size + 2 * kv_size, spec->qkv_bias));
+    } else {
+        ok = mtk_module_add(m, "q_proj", mtk_nn_linear(ctx, spec->hidden, q_size, spec->qkv_bias)) &&
+             mtk_module_add(m, "k_proj", mtk_nn_linear(ctx, spec->hidden, kv_size, spec->qkv_bias)) &&
+             mtk_module_add(m, "v_proj", mtk_nn_linear(ctx, spec->hidden, kv_size, spec->qkv_bias)) &&
+             mtk_module_add(m, "o_proj", mtk_nn_linear(ctx, q_size, spec->hidden, spec->o_bias));
+    }
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* -------------------------------------------------------------------- MLP */
+
+typedef struct mlp_config {
+    int64_t intermediate;
+    bool fused; /* phi3: gate_up_proj, down_proj, activation_fn */
+} mlp_config;
+
+/* down(act(gate(x)) * up(x)): (..., hidden) -> (..., hidden) */
+static bool mlp_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const mlp_config *c = mtk_module_config(m);
+    mtk_tensor *x = io->in[0], *gate, *up;
+    mtk_module *down, *act;
+    if (c->fused) {
+        mtk_tensor *both = mtk_module_forward(mtk_module_child_at(m, 0, NULL), x); /* (..., 2 I) */
+        gate = mtk_narrow(ctx, both, -1, 0, c->intermediate);
+        up = mtk_narrow(ctx, both, -1, c->intermediate, c->intermediate);
+        down = mtk_module_child_at(m, 1, NULL);
+        act = mtk_module_child_at(m, 2, NULL);
+    } else {
+        gate = mtk_module_forward(mtk_module_child_at(m, 0, NULL), x);
+        up = mtk_module_forward(mtk_module_child_at(m, 1, NULL), x);
+        down = mtk_module_child_at(m, 2, NULL);
+        act = mtk_module_child_at(m, 3, NULL);
+    }
+    io->out[0] = mtk_module_forward(down, mtk_mul(ctx, mtk_module_forward(act, gate), up));
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+const mtk_module_type decoder_mlp_base = { "MLP", mlp_forward, NULL, NULL };
+
+mtk_module *decoder_mlp(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t intermediate)
+{
+    mtk_module *m = mtk_module_new(ctx, &t->mlp, sizeof(mlp_config));
+    if (!m) return NULL;
+    *(mlp_config *)mtk_module_config(m) = (mlp_config){ intermediate, spec->fused_gate_up };
+    bool ok;
+    if (spec->fused_gate_up) {
+        ok = mtk_module_add(m, "gate_up_proj", mtk_nn_linear(ctx, spec->hidden, 2 * intermediate, spec->mlp_bias)) &&
+             mtk_module_add(m, "down_proj", mtk_nn_linear(ctx, intermediate, spec->hidden, spec->mlp_bias)) &&
+             mtk_module_add(m, "activation_fn", mtk_nn_activation(ctx, spec->act));
+    } else {
+        ok = mtk_module_add(m, "gate_proj", mtk_nn_linear(ctx, spec->hidden, intermediate, spec->mlp_bias)) &&
+             mtk_module_add(m, "up_proj", mtk_nn_linear(ctx, spec->hidden, intermediate, spec->mlp_bias)) &&
+             mtk_module_add(m, "down_proj", mtk_nn_linear(ctx, intermediate, spec->hidden, spec->mlp_bias)) &&
+             mtk_module_add(m, "act_fn", mtk_nn_activation(ctx, spec->act));
+    }
+    return ok ? mtk_module_finish(m) : NULL;
+}

@@ -1,0 +1,231 @@
+/* The decoder-only model: <Prefix>DecoderLayer, <Prefix>Model (embed_tokens,
+ * layers, norm, rotary_emb), <Prefix>ForCausalLM (model, lm_head, tied to
+ * the embedding when tie_word_embeddings), and the config fields every
+ * decoder family shares. */
+#include "models/decoder.h"
+#include "mtk/ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ types */
+
+/* A copy of `base` named prefix + base->name, in the arena. */
+static bool named_type(mtk_ctx *ctx, mtk_module_type *out, const mtk_module_type *base, const char *prefix)
+{
+    size_t n = strlen(prefix) + strlen(base->name) + 1;
+    char *name = mtk_ctx_alloc(ctx, n);
+    if (!name) return false;
+    snprintf(name, n, "%s%s", prefix, base->name);
+    *out = *base;
+    out->name = name;
+    return true;
+}
+
+static bool layer_forward(mtk_module *m, mtk_module_io *io);
+static bool model_forward(mtk_module *m, mtk_module_io *io);
+static bool causal_lm_forward(mtk_module *m, mtk_module_io *io);
+
+static const mtk_module_type layer_base = { "DecoderLayer", layer_forward, NULL, NULL };
+static const mtk_module_type model_base = { "Model", model_forward, NULL, NULL };
+static const mtk_module_type causal_lm_base = { "ForCausalLM", causal_lm_forward, NULL, NULL };
+
+bool decoder_types_init(mtk_ctx *ctx, decoder_types *t, const char *prefix)
+{
+    return named_type(ctx, &t->causal_lm, &causal_lm_base, prefix) && named_type(ctx, &t->model, &model_base, prefix) &&
+           named_type(ctx, &t->layer, &layer_base, prefix) &&
+           named_type(ctx, &t->attention, &decoder_attention_base, prefix) &&
+           named_type(ctx, &t->mlp, &decoder_mlp_base, prefix) && named_type(ctx, &t->norm, &decoder_norm_base, prefix) &&
+           named_type(ctx, &t->rotary, &decoder_rotary_base, prefix) &&
+           named_type(ctx, &t->embedding, &decoder_embedding_base, prefix) &&
+           named_type(ctx, &t->moe_block, &decoder_moe_block_base, prefix) &&
+           named_type(ctx, &t->router, &decoder_router_base, prefix) &&
+           named_type(ctx, &t->experts, &decoder_experts_base, prefix);
+}
+
+/* ---------------------------------------------------------- decoder layer */
+
+typedef struct layer_config {
+    bool sandwich; /* gemma2: post_attention_layernorm on the attention output,
+                      pre/post_feedforward_layernorm around the MLP */
+    bool dropout;  /* phi3: resid_attn_dropout, resid_mlp_dropout       */
+} layer_config;
+
+/* Child indices, in registration order. */
+enum { L_ATTN, L_MLP, L_INPUT_NORM, L_POST_ATTN_NORM, L_PRE_FF_NORM, L_POST_FF_NORM };
+enum { L_ATTN_DROPOUT = 4, L_MLP_DROPOUT = 5 };
+
+static mtk_module *child(mtk_module *m, int32_t i) { return mtk_module_child_at(m, i, NULL); }
+
+/* forward(x (B, S, hidden), cos, sin) -> (B, S, hidden) */
+static bool layer_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const layer_config *c = mtk_module_config(m);
+    mtk_tensor *x = io->in[0];
+    mtk_module_io attn = { .in = { mtk_module_forward(child(m, L_INPUT_NORM), x), io->in[1], io->in[2] }, .nin = 3 };
+    if (!mtk_module_call(child(m, L_ATTN), &attn)) return false;
+    mtk_tensor *h = attn.out[0];
+    if (c->sandwich) h = mtk_module_forward(child(m, L_POST_ATTN_NORM), h);
+    if (c->dropout) h = mtk_module_forward(child(m, L_ATTN_DROPOUT), h);
+    x = mtk_add(ctx, x, h);
+    h = mtk_module_forward(child(m, c->sandwich ? L_PRE_FF_NORM : L_POST_ATTN_NORM), x);
+    h = mtk_module_forward(child(m, L_MLP), h);
+    if (c->sandwich) h = mtk_module_forward(child(m, L_POST_FF_NORM), h);
+    if (c->dropout) h = mtk_module_forward(child(m, L_MLP_DROPOUT), h);
+    io->out[0] = mtk_add(ctx, x, h);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static bool layer_is_sparse(const decoder_spec *spec, int64_t index)
+{
+    if (spec->moe == MOE_NONE) return false;
+    if (spec->moe == MOE_MIXTRAL) return true;
+    for (int32_t i = 0; i < spec->n_mlp_only; i++)
+        if (spec->mlp_only[i] == index) return false;
+    return spec->experts > 0 && (index + 1) % spec->sparse_step == 0;
+}
+
+static mtk_module *decoder_layer(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t index)
+{
+    mtk_module *m = mtk_module_new(ctx, &t->layer, sizeof(layer_config));
+    if (!m) return NULL;
+    layer_config *c = mtk_module_config(m);
+    c->sandwich = spec->sandwich_norms;
+    c->dropout = spec->resid_dropout >= 0;
+    mtk_module *mlp = layer_is_sparse(spec, index) ? decoder_moe(ctx, t, spec) : decoder_mlp(ctx, t, spec, spec->intermediate);
+    bool ok = mtk_module_add(m, "self_attn", decoder_attention(ctx, t, spec)) && mtk_module_add(m, "mlp", mlp) &&
+              mtk_module_add(m, "input_layernorm", decoder_norm(ctx, t, spec)) &&
+              mtk_module_add(m, "post_attention_layernorm", decoder_norm(ctx, t, spec));
+    if (ok && c->sandwich)
+        ok = mtk_module_add(m, "pre_feedforward_layernorm", decoder_norm(ctx, t, spec)) &&
+             mtk_module_add(m, "post_feedforward_layernorm", decoder_norm(ctx, t, spec));
+    if (ok && c->dropout)
+        ok = mtk_module_add(m, "resid_attn_dropout", mtk_nn_dropout(ctx, spec->resid_dropout)) &&
+             mtk_module_add(m, "resid_mlp_dropout", mtk_nn_dropout(ctx, spec->resid_dropout));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* ------------------------------------------------------------ base model */
+
+enum { M_EMBED, M_LAYERS, M_NORM, M_ROTARY };
+
+/* forward(input_ids (B, S) int64) -> last hidden state (B, S, hidden) */
+static bool model_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    mtk_tensor *ids = io->in[0];
+    if (ids->ndim != 2 || !mtk_dtype_is_integral(ids->dtype, false))
+        return mtk_error(ctx, MTK_ERR_SHAPE,
+                         "%s: expects token ids (batch, sequence) of an integer dtype, got %d dims of %s (try "
+                         "--input BxS, e.g. 1x2048)",
+                         mtk_module_type_name(m), (int)ids->ndim, mtk_dtype_name(ids->dtype));
+    mtk_tensor *h = mtk_module_forward(child(m, M_EMBED), ids); /* (B, S, hidden) */
+    mtk_module_io rotary = { .in = { h }, .nin = 1 };
+    if (!h || !mtk_module_call(child(m, M_ROTARY), &rotary)) return false;
+    mtk_module *layers = child(m, M_LAYERS);
+    for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) {
+        mtk_module_io layer = { .in = { h, rotary.out[0], rotary.out[1] }, .nin = 3 };
+        if (!mtk_module_call(child(layers, i), &layer)) return false;
+        h = layer.out[0];
+    }
+    io->out[0] = mtk_module_forward(child(m, M_NORM), h);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static mtk_module *base_model(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+{
+    mtk_module *m = mtk_module_new(ctx, &t->model, 0);
+    mtk_module *layers = mtk_nn_module_list(ctx);
+    if (!m || !layers) return NULL;
+    for (int64_t i = 0; i < spec->layers; i++)
+        if (!mtk_nn_module_list_append(layers, decoder_layer(ctx, t, spec, i))) return NULL;
+    bool ok = mtk_module_add(m, "embed_tokens", decoder_embedding(ctx, t, spec)) &&
+              mtk_module_add(m, "layers", layers) && mtk_module_add(m, "norm", decoder_norm(ctx, t, spec)) &&
+              mtk_module_add(m, "rotary_emb", decoder_rotary(ctx, t, spec));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* -------------------------------------------------------------- causal LM */
+
+typedef struct causal_lm_config {
+    double final_softcap; /* gemma2: logits = tanh(logits / cap) * cap */
+} causal_lm_config;
+
+/* forward(input_ids (B, S)) -> logits (B, S, vocab) */
+static bool causal_lm_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const causal_lm_config *c = mtk_module_config(m);
+    mtk_tensor *logits = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), io->in[0]));
+    if (c->final_softcap > 0) {
+        logits = mtk_div_scalar(ctx, logits, mtk_value_float(c->final_softcap));
+        logits = mtk_mul_scalar(ctx, mtk_tanh(ctx, logits), mtk_value_float(c->final_softcap));
+    }
+    io->out[0] = logits;
+    io->nout = 1;
+    return logits != NULL;
+}
+
+static const char moe_note[] =
+    "MoE routing depends on the data: on meta each expert is assumed to get tokens x top_k / num_experts "
+    "tokens (balanced routing); the experts' FLOPs are those of that balance";
+
+mtk_module *decoder_build(model_config *c, const decoder_spec *spec, const char *architecture)
+{
+    mtk_ctx *ctx = c->ctx;
+    decoder_types *t = mtk_ctx_alloc(ctx, sizeof *t);
+    if (!t || !decoder_types_init(ctx, t, spec->prefix)) return NULL;
+    if (spec->moe != MOE_NONE) cfg_note(c, moe_note);
+    size_t n = strlen(architecture);
+    bool causal_lm = n > 11 && strcmp(architecture + n - 11, "ForCausalLM") == 0;
+    mtk_module *model = base_model(ctx, t, spec);
+    if (!model || !causal_lm) return model;
+    mtk_module *m = mtk_module_new(ctx, &t->causal_lm, sizeof(causal_lm_config));
+    if (!m) return NULL;
+    ((causal_lm_config *)mtk_module_config(m))->final_softcap = spec->final_softcap;
+    if (!mtk_module_add(m, "model", model) ||
+        !mtk_module_add(m, "lm_head", mtk_nn_linear(ctx, spec->hidden, spec->vocab, false)))
+        return NULL;
+    if (spec->tie_embeddings && !mtk_module_tie(m, "lm_head.weight", "model.embed_tokens.weight")) return NULL;
+    return mtk_module_finish(m);
+}
+
+/* ---------------------------------------------------------- common fields */
+
+bool decoder_read_common(model_config *c, decoder_spec *spec, const char *prefix, const decoder_defaults *d)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->prefix = prefix;
+    spec->vocab = cfg_positive_required(c, "vocab_size");
+    spec->layers = cfg_int_required(c, "num_hidden_layers");
+    if (cfg_ok(c) && spec->layers < 0)
+        return cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)spec->layers);
+    spec->intermediate = cfg_positive_required(c, "intermediate_size");
+    if (!cfg_ok(c)) return false;
+    if (!cfg_attention(c, "hidden_size", "num_attention_heads", "num_key_value_heads", d->kv_heads, "head_dim",
+                       d->head_dim, &spec->attn))
+        return false;
+    spec->hidden = spec->attn.hidden;
+    spec->eps = cfg_float(c, "rms_norm_eps", d->eps);
+    spec->act = cfg_string(c, "hidden_act", d->act);
+    spec->tie_embeddings = cfg_bool(c, "tie_word_embeddings", d->tie_embeddings);
+    spec->initializer_range = cfg_float(c, "initializer_range", 0.02);
+    /* an explicit null is None; an absent field the family's default */
+    const cJSON *pad = cJSON_GetObjectItemCaseSensitive(c->root, "pad_token_id");
+    spec->padding_idx = pad && cJSON_IsNull(pad) ? MTK_NN_NO_PADDING_IDX : cfg_int(c, "pad_token_id", d->pad_token_id);
+    if (!cfg_ok(c)) return false;
+    if (!(spec->eps > 0)) return cfg_fail(c, "rms_norm_eps", "must be positive, got %g", spec->eps);
+    if (spec->padding_idx != MTK_NN_NO_PADDING_IDX &&
+        (spec->padding_idx >= spec->vocab || spec->padding_idx < -spec->vocab))
+        return cfg_fail(c, "pad_token_id", "%lld is not a row of the embedding (vocab_size %lld): "
+                        "Padding_idx must be within num_embeddings", (long long)spec->padding_idx, (long long)spec->vocab);
+    if (spec->padding_idx < 0 && spec->padding_idx != MTK_NN_NO_PADDING_IDX) spec->padding_idx += spec->vocab;
+    spec->attn_scale = 1.0 / sqrt((double)spec->attn.head_dim);
+    spec->resid_dropout = -1;
+    spec->sparse_step = 1;
+    return decoder_read_rope(c, spec, d->rope_theta);
+}

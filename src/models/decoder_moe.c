@@ -1,0 +1,180 @@
+/* Mixture-of-experts blocks (mixtral, qwen2_moe) as transformers 5 lays
+ * them out: <Prefix>SparseMoeBlock with a <Prefix>TopKRouter `gate`
+ * (weight (E, hidden)) and <Prefix>Experts `experts` holding all experts in
+ * two 3-D parameters, gate_up_proj (E, 2 I, hidden) and down_proj
+ * (E, hidden, I); qwen2_moe adds a dense shared_expert and its
+ * shared_expert_gate.
+ *
+ * Which tokens go to which expert depends on the data.  On meta the
+ * experts assume balanced routing: of the T * top_k (token, expert) pairs
+ * each expert gets T * top_k / E (the first T * top_k % E experts one
+ * more), computed as at most two batched matmuls, so shapes and FLOPs are
+ * those of a perfectly balanced router.  On a real device the routing is
+ * not implemented yet. */
+#include "models/decoder.h"
+#include "mtk/ops.h"
+
+#include <stdio.h>
+
+/* ----------------------------------------------------------------- router */
+
+typedef struct router_config {
+    int64_t experts, top_k;
+    bool norm_topk;          /* renormalize the top-k probabilities */
+    double initializer_range;
+} router_config;
+
+static bool normal_reset(mtk_module *m, mtk_rng *rng, double std)
+{
+    for (int32_t i = 0; i < mtk_module_param_count(m); i++)
+        if (!mtk_init_normal_(mtk_module_param_at(m, i, NULL), 0.0, std, rng)) return false;
+    return true;
+}
+
+static bool router_reset(mtk_module *m, mtk_rng *rng)
+{
+    return normal_reset(m, rng, ((const router_config *)mtk_module_config(m))->initializer_range);
+}
+
+/* x (T, hidden) -> logits (T, E), top-k weights (T, k), top-k indices (T, k) */
+static bool router_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const router_config *c = mtk_module_config(m);
+    mtk_tensor *logits = mtk_linear(ctx, io->in[0], mtk_module_param_at(m, 0, NULL), NULL);
+    mtk_tensor *probs = mtk_softmax(ctx, logits, -1, MTK_FLOAT32);
+    mtk_tensor *values = NULL, *indices = NULL;
+    if (probs && !mtk_topk(ctx, probs, c->top_k, -1, true, true, &values, &indices)) return false;
+    if (c->norm_topk) {
+        int64_t last = -1;
+        values = mtk_div(ctx, values, mtk_sum(ctx, values, &last, 1, true, MTK_DTYPE_UNDEFINED));
+    }
+    io->out[0] = logits;
+    io->out[1] = logits ? mtk_to_dtype(ctx, values, logits->dtype) : NULL;
+    io->out[2] = indices;
+    io->nout = 3;
+    return io->out[1] && io->out[2];
+}
+
+const mtk_module_type decoder_router_base = { "TopKRouter", router_forward, router_reset, NULL };
+
+/* ---------------------------------------------------------------- experts */
+
+typedef struct experts_config {
+    int64_t experts, top_k, intermediate;
+    double initializer_range;
+} experts_config;
+
+static bool experts_reset(mtk_module *m, mtk_rng *rng)
+{
+    return normal_reset(m, rng, ((const experts_config *)mtk_module_config(m))->initializer_range);
+}
+
+/* `count` experts from `first` on, each on `tokens` tokens of x (T, H):
+ * (count, tokens, H) -> (count, tokens, H). */
+static mtk_tensor *expert_group(mtk_module *m, mtk_tensor *x, int64_t first, int64_t count, int64_t tokens)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const experts_config *c = mtk_module_config(m);
+    int64_t hidden = x->shape[1], routed[3] = { count, tokens, hidden };
+    /* the tokens routed to each expert (which ones is data: on meta, a slice stands for them) */
+    mtk_tensor *in = mtk_expand(ctx, mtk_unsqueeze(ctx, mtk_narrow(ctx, x, 0, 0, tokens), 0), routed, 3);
+    mtk_tensor *gate_up = mtk_narrow(ctx, mtk_module_param_at(m, 0, NULL), 0, first, count); /* (n, 2I, H) */
+    mtk_tensor *down = mtk_narrow(ctx, mtk_module_param_at(m, 1, NULL), 0, first, count);    /* (n, H, I)  */
+    mtk_tensor *h = mtk_bmm(ctx, in, mtk_transpose(ctx, gate_up, 1, 2));                     /* (n, t, 2I) */
+    mtk_tensor *gate = mtk_narrow(ctx, h, -1, 0, c->intermediate);
+    mtk_tensor *up = mtk_narrow(ctx, h, -1, c->intermediate, c->intermediate);
+    h = mtk_mul(ctx, mtk_module_forward(mtk_module_child_at(m, 0, NULL), gate), up);          /* (n, t, I)  */
+    return mtk_bmm(ctx, h, mtk_transpose(ctx, down, 1, 2));                                  /* (n, t, H)  */
+}
+
+/* forward(x (T, H), top_k_index (T, k), top_k_weights (T, k)) -> (T, H) */
+static bool experts_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const experts_config *c = mtk_module_config(m);
+    mtk_tensor *x = io->in[0];
+    if (!mtk_tensor_is_meta(x))
+        return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED,
+                         "%s: routing tokens to experts on a real device is not implemented yet (on meta, mtk "
+                         "assumes balanced routing)",
+                         mtk_module_type_name(m));
+    if (x->ndim != 2)
+        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected tokens (T, hidden), got %d dims", mtk_module_type_name(m),
+                         (int)x->ndim);
+    int64_t pairs = x->shape[0] * c->top_k;
+    int64_t base = pairs / c->experts, extra = pairs % c->experts;
+    /* experts [0, extra) get base + 1 tokens, the others base */
+    if (extra > 0 && !expert_group(m, x, 0, extra, base + 1)) return false;
+    if (base > 0 && !expert_group(m, x, extra, c->experts - extra, base)) return false;
+    io->out[0] = mtk_zeros_like(ctx, x); /* the weighted sum of the experts' outputs, per token */
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+const mtk_module_type decoder_experts_base = { "Experts", experts_forward, experts_reset, NULL };
+
+/* ------------------------------------------------------------------ block */
+
+typedef struct moe_config {
+    bool shared; /* qwen2_moe: shared_expert + shared_expert_gate */
+} moe_config;
+
+/* (B, S, H) -> (B, S, H) */
+static bool moe_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const moe_config *c = mtk_module_config(m);
+    mtk_tensor *x = io->in[0];
+    if (x->ndim != 3)
+        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dims",
+                         mtk_module_type_name(m), (int)x->ndim);
+    int64_t tokens[2] = { x->shape[0] * x->shape[1], x->shape[2] };
+    mtk_tensor *flat = mtk_view(ctx, x, tokens, 2); /* (T, H) */
+    mtk_tensor *shared = NULL;
+    if (c->shared) shared = mtk_module_forward(mtk_module_child_at(m, 2, NULL), flat);
+    mtk_module_io route = { .in = { flat }, .nin = 1 };
+    if (!mtk_module_call(mtk_module_child_at(m, 0, NULL), &route)) return false;
+    mtk_module_io expert = { .in = { flat, route.out[2], route.out[1] }, .nin = 3 };
+    if (!mtk_module_call(mtk_module_child_at(m, 1, NULL), &expert)) return false;
+    mtk_tensor *out = expert.out[0];
+    if (c->shared) {
+        mtk_tensor *gate = mtk_sigmoid(ctx, mtk_module_forward(mtk_module_child_at(m, 3, NULL), flat)); /* (T, 1) */
+        out = mtk_add(ctx, out, mtk_mul(ctx, gate, shared));
+    }
+    io->out[0] = mtk_reshape(ctx, out, x->shape, 3);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+const mtk_module_type decoder_moe_block_base = { "SparseMoeBlock", moe_forward, NULL, NULL };
+
+mtk_module *decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+{
+    mtk_module *router = mtk_module_new(ctx, &t->router, sizeof(router_config));
+    mtk_module *experts = mtk_module_new(ctx, &t->experts, sizeof(experts_config));
+    mtk_module *block = mtk_module_new(ctx, &t->moe_block, sizeof(moe_config));
+    if (!router || !experts || !block) return NULL;
+    *(router_config *)mtk_module_config(router) =
+        (router_config){ spec->experts, spec->top_k, spec->moe == MOE_MIXTRAL || spec->norm_topk_prob,
+                         spec->initializer_range };
+    *(experts_config *)mtk_module_config(experts) =
+        (experts_config){ spec->experts, spec->top_k, spec->moe_intermediate, spec->initializer_range };
+    ((moe_config *)mtk_module_config(block))->shared = spec->moe == MOE_QWEN2;
+    int64_t router_shape[2] = { spec->experts, spec->hidden };
+    int64_t gate_up_shape[3] = { spec->experts, 2 * spec->moe_intermediate, spec->hidden };
+    int64_t down_shape[3] = { spec->experts, spec->hidden, spec->moe_intermediate };
+    if (!mtk_module_new_parameter(router, "weight", router_shape, 2) ||
+        !mtk_module_new_parameter(experts, "gate_up_proj", gate_up_shape, 3) ||
+        !mtk_module_new_parameter(experts, "down_proj", down_shape, 3) ||
+        !mtk_module_add(experts, "act_fn", mtk_nn_activation(ctx, spec->act)))
+        return NULL;
+    if (!mtk_module_add(block, "gate", mtk_module_finish(router)) ||
+        !mtk_module_add(block, "experts", mtk_module_finish(experts)))
+        return NULL;
+    if (spec->moe == MOE_QWEN2 &&
+        (!mtk_module_add(block, "shared_expert", decoder_mlp(ctx, t, spec, spec->shared_intermediate)) ||
+         !mtk_module_add(block, "shared_expert_gate", mtk_nn_linear(ctx, spec->hidden, 1, false))))
+        return NULL;
+    return mtk_module_finish(block);
+}

@@ -1,0 +1,175 @@
+/* Rotary position embedding of the decoder families: the rope settings of
+ * a config, and the <Prefix>RotaryEmbedding module whose non-persistent
+ * float32 buffers inv_freq and original_inv_freq are computed as
+ * transformers computes them (in float32 arithmetic) whenever the module
+ * gets memory. */
+#include "models/decoder.h"
+#include "mtk/ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- settings */
+
+static const struct {
+    const char *name;
+    rope_kind kind;
+} rope_kinds[] = {
+    { "default", ROPE_DEFAULT }, { "linear", ROPE_LINEAR }, { "dynamic", ROPE_DYNAMIC }, { "llama3", ROPE_LLAMA3 },
+};
+
+bool decoder_read_rope(model_config *c, decoder_spec *spec, double default_theta)
+{
+    rope_spec *r = &spec->rope;
+    memset(r, 0, sizeof *r);
+    /* transformers 5 writes rope_parameters; older configs rope_scaling
+     * (or nothing) with rope_theta beside it */
+    const char *obj_name = cfg_has(c, "rope_parameters") ? "rope_parameters" : "rope_scaling";
+    const cJSON *obj = cfg_get(c, obj_name);
+    if (obj && !cJSON_IsObject(obj)) return cfg_fail(c, obj_name, "expected an object or null");
+    double theta = cfg_float(c, "rope_theta", default_theta);
+    r->theta = cfg_obj_float(c, obj, obj_name, "rope_theta", theta);
+    double partial = cfg_float(c, "partial_rotary_factor", 1.0);
+    partial = cfg_obj_float(c, obj, obj_name, "partial_rotary_factor", partial);
+    const char *type = cfg_obj_string(c, obj, obj_name, "type", "default");
+    type = cfg_obj_string(c, obj, obj_name, "rope_type", type);
+    if (!cfg_ok(c)) return false;
+    if (!(r->theta > 0)) return cfg_fail(c, "rope_theta", "must be positive, got %g", r->theta);
+    if (!(partial > 0 && partial <= 1)) return cfg_fail(c, "partial_rotary_factor", "must be in (0, 1], got %g", partial);
+    bool known = false;
+    for (size_t i = 0; i < sizeof rope_kinds / sizeof rope_kinds[0]; i++)
+        if (strcmp(rope_kinds[i].name, type) == 0) r->kind = rope_kinds[i].kind, known = true;
+    if (!known) {
+        char field[64];
+        snprintf(field, sizeof field, "%s.rope_type", obj_name);
+        return mtk_error(c->ctx, MTK_ERR_NOT_IMPLEMENTED,
+                         "%s: field '%s': rope type '%s' is not supported (supported: default, linear, dynamic, llama3)",
+                         c->origin, field, type);
+    }
+    r->max_position = cfg_positive(c, "max_position_embeddings", 2048);
+    r->dim = (int64_t)((double)spec->attn.head_dim * partial);
+    if (r->dim < 2 || r->dim % 2 != 0)
+        return cfg_fail(c, "partial_rotary_factor", "gives %lld rotary dims of head_dim %lld; they must be even and >= 2",
+                        (long long)r->dim, (long long)spec->attn.head_dim);
+    if (r->kind == ROPE_DEFAULT) return cfg_ok(c);
+    const cJSON *factor = obj ? cJSON_GetObjectItemCaseSensitive(obj, "factor") : NULL;
+    if (!factor || cJSON_IsNull(factor)) {
+        char field[64];
+        snprintf(field, sizeof field, "%s.factor", obj_name);
+        return cfg_fail(c, NULL, "missing required field '%s' (rope type '%s')", field, type);
+    }
+    r->factor = cfg_obj_float(c, obj, obj_name, "factor", 1.0);
+    if (cfg_ok(c) && !(r->factor >= 1.0) && r->kind != ROPE_LINEAR)
+        return cfg_fail(c, obj_name, "factor must be >= 1, got %g", r->factor);
+    if (cfg_ok(c) && !(r->factor > 0)) return cfg_fail(c, obj_name, "factor must be positive, got %g", r->factor);
+    if (r->kind == ROPE_LLAMA3) {
+        r->low_freq_factor = cfg_obj_float(c, obj, obj_name, "low_freq_factor", NAN);
+        r->high_freq_factor = cfg_obj_float(c, obj, obj_name, "high_freq_factor", NAN);
+        /* a top-level original_max_position_embeddings wins (Phi-3 style) */
+        int64_t original = cfg_obj_int(c, obj, obj_name, "original_max_position_embeddings", r->max_position);
+        r->original_max_position = cfg_int(c, "original_max_position_embeddings", original);
+        if (!cfg_ok(c)) return false;
+        if (isnan(r->low_freq_factor) || isnan(r->high_freq_factor))
+            return cfg_fail(c, NULL, "missing required field '%s.%s' (rope type 'llama3')", obj_name,
+                            isnan(r->low_freq_factor) ? "low_freq_factor" : "high_freq_factor");
+        if (!(r->high_freq_factor > r->low_freq_factor) || !(r->low_freq_factor > 0))
+            return cfg_fail(c, obj_name, "llama3 rope needs 0 < low_freq_factor < high_freq_factor, got %g and %g",
+                            r->low_freq_factor, r->high_freq_factor);
+        if (r->original_max_position <= 0)
+            return cfg_fail(c, "original_max_position_embeddings", "must be positive");
+    }
+    return cfg_ok(c);
+}
+
+/* --------------------------------------------------------------- inv_freq */
+
+/* Fills out[dim / 2] as transformers' rope init functions do, in float32
+ * arithmetic: 1 / theta ** (arange(0, dim, 2) / dim), then the type's
+ * scaling. */
+static void compute_inv_freq(const rope_spec *r, float *out)
+{
+    int64_t half = r->dim / 2;
+    double base = r->theta;
+    if (r->kind == ROPE_DYNAMIC) {
+        /* at construction seq_len = max_position_embeddings */
+        double dim = (double)r->dim;
+        double seq = (double)r->max_position;
+        base = base * pow(r->factor * seq / (double)r->max_position - (r->factor - 1.0), dim / (dim - 2.0));
+    }
+    for (int64_t i = 0; i < half; i++) {
+        float exponent = (float)(2 * i) / (float)r->dim;
+        out[i] = 1.0f / powf((float)base, exponent);
+    }
+    if (r->kind == ROPE_LINEAR)
+        for (int64_t i = 0; i < half; i++) out[i] /= (float)r->factor;
+    if (r->kind == ROPE_LLAMA3) {
+        float factor = (float)r->factor, low = (float)r->low_freq_factor, high = (float)r->high_freq_factor;
+        float old_len = (float)r->original_max_position;
+        float low_wavelen = (float)((double)r->original_max_position / r->low_freq_factor);
+        float high_wavelen = (float)((double)r->original_max_position / r->high_freq_factor);
+        for (int64_t i = 0; i < half; i++) {
+            float wavelen = (float)(2.0 * M_PI) / out[i];
+            float llama = wavelen > low_wavelen ? out[i] / factor : out[i];
+            float smooth = (old_len / wavelen - low) / (high - low);
+            float smoothed = (1.0f - smooth) * llama / factor + smooth * llama;
+            bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+            out[i] = medium ? smoothed : llama;
+        }
+    }
+}
+
+/* ----------------------------------------------------------------- module */
+
+typedef struct rotary_config {
+    rope_spec rope;
+} rotary_config;
+
+/* Recomputes both buffers (cpu); meta ones have nothing to fill. */
+static bool rotary_reset(mtk_module *m, mtk_rng *rng)
+{
+    (void)rng;
+    const rotary_config *cfg = mtk_module_config(m);
+    for (int32_t i = 0; i < mtk_module_buffer_count(m); i++) {
+        mtk_tensor *t = mtk_module_buffer_at(m, i, NULL, NULL);
+        if (!t || mtk_tensor_is_meta(t) || t->dtype != MTK_FLOAT32 || !mtk_tensor_is_contiguous(t)) continue;
+        compute_inv_freq(&cfg->rope, mtk_tensor_data(t));
+    }
+    return true;
+}
+
+/* forward(x (B, S, hidden)) -> cos, sin (1, S, dim) in x's dtype, for
+ * positions 0..S-1. */
+static bool rotary_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    mtk_tensor *x = io->in[0];
+    if (x->ndim < 2)
+        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dims",
+                         mtk_module_type_name(m), (int)x->ndim);
+    mtk_tensor *inv_freq = mtk_module_buffer_at(m, 0, NULL, NULL);
+    int64_t seq = x->shape[x->ndim - 2];
+    mtk_tensor *positions = mtk_arange_int(ctx, 0, seq, 1, MTK_INT64);          /* (S)          */
+    positions = mtk_to_dtype(ctx, mtk_unsqueeze(ctx, positions, 0), MTK_FLOAT32); /* (1, S)     */
+    mtk_tensor *freqs = mtk_mul(ctx, mtk_unsqueeze(ctx, positions, -1), inv_freq);  /* (1, S, dim/2) */
+    mtk_tensor *both[2] = { freqs, freqs };
+    mtk_tensor *emb = mtk_cat(ctx, both, 2, -1);                                 /* (1, S, dim)  */
+    io->out[0] = mtk_to_dtype(ctx, mtk_cos(ctx, emb), x->dtype);
+    io->out[1] = mtk_to_dtype(ctx, mtk_sin(ctx, emb), x->dtype);
+    io->nout = 2;
+    return io->out[0] && io->out[1];
+}
+
+const mtk_module_type decoder_rotary_base = { "RotaryEmbedding", rotary_forward, rotary_reset, NULL };
+
+mtk_module *decoder_rotary(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+{
+    mtk_module *m = mtk_module_new(ctx, &t->rotary, sizeof(rotary_config));
+    if (!m) return NULL;
+    ((rotary_config *)mtk_module_config(m))->rope = spec->rope;
+    int64_t half = spec->rope.dim / 2;
+    if (!mtk_module_new_buffer(m, "inv_freq", &half, 1, MTK_FLOAT32, false) ||
+        !mtk_module_new_buffer(m, "original_inv_freq", &half, 1, MTK_FLOAT32, false))
+        return NULL;
+    return mtk_module_finish(m);
+}

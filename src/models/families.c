@@ -1,0 +1,84 @@
+/* The family table: one row per transformers model_type, with the classes
+ * mtk builds for it and the builder (src/models/family_<model_type>.c). */
+#include "models/config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define ARCHS(...) (const char *const[]){ __VA_ARGS__, NULL }
+
+static const model_family families[] = {
+    { { "llama", ARCHS("LlamaModel", "LlamaForCausalLM"), "LlamaModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      family_llama_build },
+    { { "mistral", ARCHS("MistralModel", "MistralForCausalLM"), "MistralModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      family_mistral_build },
+    { { "mixtral", ARCHS("MixtralModel", "MixtralForCausalLM"), "MixtralModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      family_mixtral_build },
+    { { "qwen2", ARCHS("Qwen2Model", "Qwen2ForCausalLM"), "Qwen2Model", MTK_MODEL_INPUT_TOKEN_IDS },
+      family_qwen2_build },
+    { { "qwen2_moe", ARCHS("Qwen2MoeModel", "Qwen2MoeForCausalLM"), "Qwen2MoeModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      family_qwen2_moe_build },
+    { { "gemma", ARCHS("GemmaModel", "GemmaForCausalLM"), "GemmaModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      family_gemma_build },
+    { { "gemma2", ARCHS("Gemma2Model", "Gemma2ForCausalLM"), "Gemma2Model", MTK_MODEL_INPUT_TOKEN_IDS },
+      family_gemma2_build },
+    { { "phi3", ARCHS("Phi3Model", "Phi3ForCausalLM"), "Phi3Model", MTK_MODEL_INPUT_TOKEN_IDS },
+      family_phi3_build },
+    { { "gpt2", ARCHS("GPT2Model", "GPT2LMHeadModel"), "GPT2Model", MTK_MODEL_INPUT_TOKEN_IDS },
+      family_gpt2_build },
+    { { "gpt_neox", ARCHS("GPTNeoXModel", "GPTNeoXForCausalLM"), "GPTNeoXModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      family_gpt_neox_build },
+    { { "bert", ARCHS("BertModel", "BertForMaskedLM", "BertForSequenceClassification"), "BertModel",
+        MTK_MODEL_INPUT_TOKEN_IDS },
+      family_bert_build },
+    { { "vit", ARCHS("ViTModel", "ViTForImageClassification"), "ViTModel", MTK_MODEL_INPUT_PIXELS },
+      family_vit_build },
+};
+
+#define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))
+
+int32_t mtk_model_family_count(void) { return FAMILY_COUNT; }
+
+const mtk_model_family_info *mtk_model_family_at(int32_t i)
+{
+    return i >= 0 && i < FAMILY_COUNT ? &families[i].info : NULL;
+}
+
+const model_family *model_family_lookup(const char *model_type)
+{
+    for (int32_t i = 0; model_type && i < FAMILY_COUNT; i++)
+        if (strcmp(families[i].info.model_type, model_type) == 0) return &families[i];
+    return NULL;
+}
+
+const mtk_model_family_info *mtk_model_family_find(const char *model_type)
+{
+    const model_family *f = model_family_lookup(model_type);
+    return f ? &f->info : NULL;
+}
+
+/* Joins strings with ", " into the arena. */
+static const char *join(mtk_ctx *ctx, const char *const *items, int32_t n)
+{
+    size_t len = 1;
+    for (int32_t i = 0; i < n; i++) len += strlen(items[i]) + 2;
+    char *out = mtk_ctx_alloc(ctx, len);
+    if (!out) return "";
+    size_t at = 0;
+    for (int32_t i = 0; i < n; i++) at += (size_t)snprintf(out + at, len - at, "%s%s", i ? ", " : "", items[i]);
+    return out;
+}
+
+const char *model_family_names(mtk_ctx *ctx)
+{
+    const char *names[FAMILY_COUNT];
+    for (int32_t i = 0; i < FAMILY_COUNT; i++) names[i] = families[i].info.model_type;
+    return join(ctx, names, FAMILY_COUNT);
+}
+
+const char *model_family_architectures(mtk_ctx *ctx, const model_family *f)
+{
+    int32_t n = 0;
+    while (f->info.architectures[n]) n++;
+    return join(ctx, f->info.architectures, n);
+}

@@ -1,0 +1,8 @@
+/* placeholder until the gemma2 family lands */
+#include "models/config.h"
+
+mtk_module *family_gemma2_build(model_config *c, const char *architecture)
+{
+    mtk_error(c->ctx, MTK_ERR_NOT_IMPLEMENTED, "%s: the gemma2 family (%s) is not built yet", c->origin, architecture);
+    return NULL;
+}

@@ -1,0 +1,147 @@
+/* Building a model from a config, and resolving a MODEL argument: a
+ * built-in of the zoo, a demo model of the nn registry, a config.json or
+ * a directory holding one. */
+#include "models/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+mtk_module *mtk_model_build_config(mtk_ctx *ctx, mtk_model_config *c, mtk_dtype dtype)
+{
+    if (!c) return NULL;
+    if (!c->root) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: the config was freed before the build", c->origin);
+        return NULL;
+    }
+    const model_family *f = model_family_lookup(c->model_type);
+    if (!f) {
+        cfg_fail(c, "model_type", "unknown model_type '%s' (supported: %s)", c->model_type, model_family_names(ctx));
+        return NULL;
+    }
+    bool known = false;
+    for (int32_t i = 0; f->info.architectures[i] && !known; i++)
+        known = strcmp(f->info.architectures[i], c->architecture) == 0;
+    if (!known) {
+        cfg_fail(c, "architectures", "unsupported architecture '%s' for model_type '%s' (supported: %s)",
+                 c->architecture, c->model_type, model_family_architectures(ctx, f));
+        return NULL;
+    }
+    if (dtype == MTK_DTYPE_UNDEFINED) dtype = c->dtype;
+    if (!mtk_ctx_push_dtype(ctx, dtype)) return NULL;
+    mtk_module *m = f->build(c, c->architecture);
+    mtk_ctx_pop_dtype(ctx);
+    if (m && !cfg_ok(c)) m = NULL;
+    if (!m && cfg_ok(c))
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: building %s failed", c->origin, c->architecture);
+    return m;
+}
+
+/* ------------------------------------------------------------ resolving */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Every name a MODEL may be, for the unknown-name error. */
+static const char *known_names(mtk_ctx *ctx)
+{
+    size_t cap = 64;
+    for (int32_t i = 0; i < mtk_builtin_model_count(); i++) cap += strlen(mtk_builtin_model_at(i)->name) + 2;
+    for (int32_t i = 0; i < mtk_model_count(); i++) cap += strlen(mtk_model_at(i)->name) + 2;
+    char *out = mtk_ctx_alloc(ctx, cap);
+    if (!out) return "";
+    size_t len = 0;
+    for (int32_t i = 0; i < mtk_builtin_model_count(); i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", mtk_builtin_model_at(i)->name);
+    for (int32_t i = 0; i < mtk_model_count(); i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", mtk_model_at(i)->name);
+    return out;
+}
+
+/* Builds from a parsed config (which it frees) and fills the info. */
+static mtk_module *build_and_describe(mtk_ctx *ctx, mtk_model_config *c, const mtk_model_resolve_options *opt,
+                                      mtk_model_info *info)
+{
+    if (!c) return NULL;
+    mtk_dtype dtype = opt && opt->dtype != MTK_DTYPE_UNDEFINED ? opt->dtype : c->dtype;
+    mtk_module *m = mtk_model_build_config(ctx, c, dtype);
+    if (m && info) {
+        const model_family *f = model_family_lookup(c->model_type);
+        info->family = f->info.model_type;
+        info->architecture = mtk_module_type_name(m);
+        info->dtype = dtype;
+        info->input = f->info.input;
+        info->input_dtype = f->info.input == MTK_MODEL_INPUT_TOKEN_IDS ? MTK_INT64 : dtype;
+        for (int32_t i = 0; i < c->nnotes && i < 4; i++) info->notes[info->nnotes++] = c->notes[i];
+    }
+    mtk_model_config_free(c);
+    return m;
+}
+
+static mtk_module *resolve(mtk_ctx *ctx, const char *model, const mtk_model_resolve_options *opt,
+                           mtk_model_info *info)
+{
+    const mtk_builtin_model *b = mtk_builtin_model_find(model);
+    if (b) {
+        if (info) info->source = "built-in", info->example_input = b->example_input;
+        return build_and_describe(ctx, mtk_model_config_parse(ctx, b->config_json, b->name), opt, info);
+    }
+    const mtk_model_entry *demo = mtk_model_find(model);
+    if (demo) {
+        mtk_dtype dtype = opt && opt->dtype != MTK_DTYPE_UNDEFINED ? opt->dtype : mtk_ctx_dtype(ctx);
+        if (!mtk_ctx_push_dtype(ctx, dtype)) return NULL;
+        mtk_module *m = demo->build(ctx, NULL);
+        mtk_ctx_pop_dtype(ctx);
+        if (m && info) {
+            info->source = "demo", info->family = "demo";
+            info->architecture = mtk_module_type_name(m);
+            info->dtype = info->input_dtype = dtype;
+            info->input = MTK_MODEL_INPUT_TENSOR;
+            info->example_input = demo->example_input;
+        }
+        return m;
+    }
+    struct stat st;
+    if (stat(model, &st) == 0) {
+        if (!S_ISDIR(st.st_mode) && !ends_with(model, ".json")) {
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                      "%s: not a config.json (a MODEL is a built-in name, a config.json or a directory holding one)",
+                      model);
+            return NULL;
+        }
+        if (info) info->source = "config.json";
+        return build_and_describe(ctx, mtk_model_config_load(ctx, model), opt, info);
+    }
+    if (strchr(model, '/') || ends_with(model, ".json")) {
+        mtk_error(ctx, MTK_ERR_IO, "%s: %s", model, strerror(errno));
+        return NULL;
+    }
+    mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+              "unknown model '%s' (built-in models: %s; or a config.json path or a directory holding one)", model,
+              known_names(ctx));
+    return NULL;
+}
+
+mtk_module *mtk_model_resolve(mtk_ctx *ctx, const char *model, const mtk_model_resolve_options *options,
+                              mtk_model_info *info)
+{
+    if (info) memset(info, 0, sizeof *info);
+    if (!model || !*model) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "no model named");
+        return NULL;
+    }
+    if (info) info->name = model;
+    bool meta = options && options->meta;
+    if (meta && !mtk_ctx_push_device(ctx, MTK_DEVICE_META)) return NULL;
+    if (meta && !mtk_ctx_push_init_mode(ctx, MTK_INIT_META)) {
+        mtk_ctx_pop_device(ctx);
+        return NULL;
+    }
+    mtk_module *m = resolve(ctx, model, options, info);
+    if (meta) mtk_ctx_pop_init_mode(ctx), mtk_ctx_pop_device(ctx);
+    return m;
+}

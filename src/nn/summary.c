@@ -1,0 +1,528 @@
+/* Model summaries (Lightning's ModelSummary, torchinfo): one row per
+ * module with its parameter count, and with an example input the in/out
+ * sizes and FLOPs of its first call from a traced forward; totals by
+ * dtype; lazy parameters reported as uninitialized with what to do. */
+#include "nn/module_internal.h"
+#include "nn/trace_internal.h"
+#include "nn/walk.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct summary_row {
+    const char *name;
+    const char *type;
+    int32_t depth;
+    int64_t params;          /* initialized parameters of the subtree */
+    int32_t lazy;            /* lazy parameter tensors of the subtree  */
+    mtk_tensor *const *in;
+    int32_t nin;
+    mtk_tensor *const *out;
+    int32_t nout;
+    int32_t calls;
+    int64_t flops;
+} summary_row;
+
+#define MAX_NOTES 16
+
+struct mtk_summary {
+    mtk_ctx *ctx;
+    mtk_module *root;
+    summary_row *rows;       /* pre-order, the root first */
+    int32_t nrows;
+    mtk_param_stats stats;
+    bool traced;
+    int64_t flops;
+    mtk_tensor *inputs[MTK_MODULE_MAX_IO];
+    int32_t ninputs;
+    mtk_tensor *outputs[MTK_MODULE_MAX_IO];
+    int32_t noutputs;
+    const char **lazy_names; /* modules holding lazy tensors */
+    int32_t nlazy;
+    const char *notes[MAX_NOTES];
+    int32_t nnotes;
+};
+
+static bool subtree_stats(mtk_module *m, mtk_param_stats *st)
+{
+    ptrset seen;
+    ptrset_init(&seen, m->ctx);
+    memset(st, 0, sizeof *st);
+    bool ok = nn_collect_stats(m, &seen, st);
+    ptrset_free(&seen);
+    return ok;
+}
+
+mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t ninputs)
+{
+    if (!m) return NULL;
+    mtk_ctx *ctx = m->ctx;
+    if (ninputs < 0 || ninputs > MTK_MODULE_MAX_IO) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "summary: %d inputs (at most %d)", (int)ninputs, MTK_MODULE_MAX_IO);
+        return NULL;
+    }
+    mtk_summary *s = mtk_ctx_alloc(ctx, sizeof *s);
+    if (!s) return NULL;
+    s->ctx = ctx;
+    s->root = m;
+    mtk_trace *tr = NULL;
+    if (ninputs > 0) {
+        tr = mtk_trace_begin(m);
+        if (!tr) return NULL;
+        mtk_module_io io = { .nin = ninputs };
+        memcpy(io.in, inputs, (size_t)ninputs * sizeof *inputs);
+        bool ok = mtk_module_call(m, &io);
+        mtk_trace_end(tr);
+        if (!ok) return NULL;
+        s->traced = true;
+        s->flops = mtk_trace_flops(tr);
+        memcpy(s->inputs, inputs, (size_t)ninputs * sizeof *inputs);
+        s->ninputs = ninputs;
+        memcpy(s->outputs, io.out, sizeof s->outputs);
+        s->noutputs = io.nout;
+    }
+    if (!mtk_module_param_stats(m, &s->stats)) return NULL;
+    mtk_named_module *mods;
+    int32_t n = mtk_module_named_modules(m, &mods);
+    if (n < 0) return NULL;
+    s->rows = mtk_ctx_alloc(ctx, (size_t)(n ? n : 1) * sizeof *s->rows);
+    s->lazy_names = mtk_ctx_alloc(ctx, (size_t)(n ? n : 1) * sizeof *s->lazy_names);
+    if (!s->rows || !s->lazy_names) return NULL;
+    for (int32_t i = 0; i < n; i++) {
+        summary_row *r = &s->rows[i];
+        mtk_param_stats st;
+        if (!subtree_stats(mods[i].module, &st)) return NULL;
+        *r = (summary_row){ .name = mods[i].name, .type = mods[i].module->type->name, .depth = mods[i].depth,
+                            .params = st.total, .lazy = st.uninitialized };
+        if (nn_module_has_lazy(mods[i].module)) s->lazy_names[s->nlazy++] = mods[i].name;
+        /* the trace listed the same modules in the same order */
+        const mtk_trace_module *t = tr && i < mtk_trace_module_count(tr) ? mtk_trace_module_at(tr, i) : NULL;
+        if (t && t->module == mods[i].module) {
+            r->in = t->inputs, r->nin = t->ninputs;
+            r->out = t->outputs, r->nout = t->noutputs;
+            r->calls = t->calls;
+            r->flops = t->flops;
+        }
+    }
+    s->nrows = n;
+    return s;
+}
+
+void mtk_summary_free(mtk_summary *summary) { (void)summary; /* arena memory: freed with the context */ }
+
+bool mtk_summary_add_note(mtk_summary *s, const char *note)
+{
+    if (!s || !note) return false;
+    if (s->nnotes == MAX_NOTES)
+        return mtk_error(s->ctx, MTK_ERR_INVALID_ARGUMENT, "summary: at most %d notes", MAX_NOTES);
+    const char *copy = mtk_ctx_strdup(s->ctx, note);
+    if (!copy) return false;
+    s->notes[s->nnotes++] = copy;
+    return true;
+}
+
+/* --------------------------------------------------------- formatting */
+
+/* 72234 -> "72,234". */
+static const char *grouped(int64_t v, char *buf, size_t cap)
+{
+    char digits[32];
+    snprintf(digits, sizeof digits, "%" PRId64, v < 0 ? -v : v);
+    size_t n = strlen(digits), len = 0;
+    if (v < 0 && len + 1 < cap) buf[len++] = '-';
+    for (size_t i = 0; i < n && len + 2 < cap; i++) {
+        if (i > 0 && (n - i) % 3 == 0) buf[len++] = ',';
+        buf[len++] = digits[i];
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+/* 1536 -> "1.5 KiB". */
+static const char *human_bytes(int64_t bytes, char *buf, size_t cap)
+{
+    static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+    if (bytes < 1024) {
+        snprintf(buf, cap, "%" PRId64 " B", bytes);
+        return buf;
+    }
+    double v = (double)bytes / 1024.0;
+    int u = 0;
+    while (v >= 1024.0 && u < 4) v /= 1024.0, u++;
+    snprintf(buf, cap, "%.1f %s", v, units[u]);
+    return buf;
+}
+
+/* "[1, 10]", "[[1, 10], [1, 20]]", "?" (not called). */
+static const char *shapes_text(mtk_tensor *const *ts, int32_t n, bool called, char *buf, size_t cap)
+{
+    if (!called || n == 0) {
+        snprintf(buf, cap, "?");
+        return buf;
+    }
+    size_t len = 0;
+    if (n > 1) len += (size_t)snprintf(buf + len, cap - len, "[");
+    for (int32_t i = 0; i < n && len < cap; i++) {
+        char one[256];
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "",
+                                mtk_shape_list_str(ts[i]->shape, ts[i]->ndim, one, sizeof one));
+    }
+    if (n > 1 && len < cap) snprintf(buf + len, cap - len, "]");
+    return buf;
+}
+
+static bool row_shown(const mtk_summary *s, int32_t i, int32_t depth)
+{
+    const summary_row *r = &s->rows[i];
+    if (r->depth == 0) return s->nrows == 1; /* the root only when it is all there is */
+    return depth < 0 || r->depth <= depth;
+}
+
+typedef struct text {
+    mtk_ctx *ctx;
+    char *data;
+    size_t len, cap;
+    bool failed;
+} text;
+
+static void add(text *t, const char *fmt, ...)
+{
+    if (t->failed) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->data ? t->data + t->len : NULL, t->data ? t->cap - t->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->failed = true;
+            return;
+        }
+        if (t->data && t->len + (size_t)n < t->cap) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        while (cap < t->len + (size_t)n + 1) cap *= 2;
+        char *grown = mtk_ctx_alloc(t->ctx, cap);
+        if (!grown) {
+            t->failed = true;
+            return;
+        }
+        if (t->data) memcpy(grown, t->data, t->len + 1);
+        t->data = grown;
+        t->cap = cap;
+    }
+}
+
+/* ----------------------------------------------- collapsing repeated layers */
+
+/* One row of the text table: a module, or a run of `count` identical
+ * modules shown once under a range name ("layers.0-79"). */
+typedef struct display_row {
+    int32_t row;
+    int64_t count;
+    const char *name;
+} display_row;
+
+/* The index past row i's subtree (rows are pre-order). */
+static int32_t subtree_end(const mtk_summary *s, int32_t i)
+{
+    int32_t j = i + 1;
+    while (j < s->nrows && s->rows[j].depth > s->rows[i].depth) j++;
+    return j;
+}
+
+/* The last dotted component of a name, and whether it is an integer. */
+static const char *last_part(const char *name, int64_t *index)
+{
+    const char *dot = strrchr(name, '.');
+    const char *p = dot ? dot + 1 : name;
+    if (!*p) return NULL;
+    int64_t v = 0;
+    for (const char *q = p; *q; q++) {
+        if (*q < '0' || *q > '9' || v > INT64_MAX / 10 - 9) return NULL;
+        v = v * 10 + (*q - '0');
+    }
+    *index = v;
+    return p;
+}
+
+static bool same_shapes(mtk_tensor *const *a, int32_t na, mtk_tensor *const *b, int32_t nb)
+{
+    if (na != nb) return false;
+    for (int32_t i = 0; i < na; i++) {
+        if (a[i] == b[i]) continue;
+        if (!a[i] || !b[i] || a[i]->dtype != b[i]->dtype || a[i]->ndim != b[i]->ndim ||
+            memcmp(a[i]->shape, b[i]->shape, (size_t)a[i]->ndim * sizeof a[i]->shape[0]) != 0)
+            return false;
+    }
+    return true;
+}
+
+static bool same_row(const summary_row *a, const summary_row *b)
+{
+    return strcmp(a->type, b->type) == 0 && a->params == b->params && a->lazy == b->lazy &&
+           a->calls == b->calls && a->flops == b->flops && same_shapes(a->in, a->nin, b->in, b->nin) &&
+           same_shapes(a->out, a->nout, b->out, b->nout);
+}
+
+/* How many siblings from row i on are identical and named i, i+1, ... */
+static int64_t run_length(const mtk_summary *s, int32_t i, int32_t *run_end)
+{
+    int64_t first;
+    *run_end = subtree_end(s, i);
+    const char *part = last_part(s->rows[i].name, &first);
+    if (!part || s->rows[i].depth == 0) return 1;
+    size_t prefix = (size_t)(part - s->rows[i].name);
+    int32_t size = *run_end - i;
+    int64_t count = 1;
+    for (int32_t j = *run_end; j + size <= s->nrows; j += size) {
+        int64_t index;
+        const char *pj = last_part(s->rows[j].name, &index);
+        if (s->rows[j].depth != s->rows[i].depth || !pj || index != first + count ||
+            (size_t)(pj - s->rows[j].name) != prefix || strncmp(s->rows[j].name, s->rows[i].name, prefix) != 0 ||
+            subtree_end(s, j) - j != size)
+            break;
+        bool same = true;
+        for (int32_t k = 0; k < size && same; k++) same = same_row(&s->rows[i + k], &s->rows[j + k]);
+        if (!same) break;
+        count++;
+        *run_end = j + size;
+    }
+    return count;
+}
+
+/* The rows of the text table, repeated layers collapsed.  Returns the
+ * count, -1 on out of memory. */
+static int32_t display_rows(const mtk_summary *s, int32_t depth, display_row **out)
+{
+    display_row *rows = mtk_ctx_alloc(s->ctx, (size_t)(s->nrows ? s->nrows : 1) * sizeof *rows);
+    if (!rows) return -1;
+    struct rename {
+        int32_t end, resume;  /* the first member's subtree end; where the run ends */
+        const char *from, *to;
+        int64_t count;
+    } stack[64];
+    int32_t top = 0, n = 0;
+    for (int32_t i = 0; i < s->nrows;) {
+        if (top > 0 && i >= stack[top - 1].end) {
+            i = stack[--top].resume;
+            continue;
+        }
+        const summary_row *r = &s->rows[i];
+        int64_t outer = top ? stack[top - 1].count : 1;
+        const char *name = r->name;
+        if (top) {
+            size_t from = strlen(stack[top - 1].from);
+            char *renamed = mtk_ctx_alloc(s->ctx, strlen(stack[top - 1].to) + strlen(name) - from + 1);
+            if (!renamed) return -1;
+            sprintf(renamed, "%s%s", stack[top - 1].to, name + from);
+            name = renamed;
+        }
+        int32_t run_end;
+        int64_t run = (depth < 0 || r->depth <= depth) && top < 64 ? run_length(s, i, &run_end) : 1;
+        if (run > 1) {
+            int64_t first;
+            const char *part = last_part(name, &first);
+            size_t prefix = (size_t)(part - name);
+            char *ranged = mtk_ctx_alloc(s->ctx, prefix + 48);
+            if (!ranged) return -1;
+            sprintf(ranged, "%.*s%" PRId64 "-%" PRId64, (int)prefix, name, first, first + run - 1);
+            stack[top++] = (struct rename){ .end = subtree_end(s, i), .resume = run_end, .from = r->name,
+                                            .to = ranged, .count = outer * run };
+            name = ranged;
+        }
+        if (row_shown(s, i, depth)) rows[n++] = (display_row){ .row = i, .count = outer * run, .name = name };
+        i++;
+    }
+    *out = rows;
+    return n;
+}
+
+enum { COL_INDEX, COL_NAME, COL_TYPE, COL_PARAMS, COL_IN, COL_OUT, COL_FLOPS, NCOLS };
+
+/* The cells of one row (strings in the arena). */
+static bool row_cells(const mtk_summary *s, const display_row *d, int32_t index, char **cells)
+{
+    const summary_row *r = &s->rows[d->row];
+    char buf[1024], num[48];
+    snprintf(buf, sizeof buf, "%d", (int)index);
+    cells[COL_INDEX] = mtk_ctx_strdup(s->ctx, buf);
+    cells[COL_NAME] = mtk_ctx_strdup(s->ctx, r->depth == 0 ? "(root)" : d->name);
+    if (d->count > 1) snprintf(buf, sizeof buf, "%" PRId64 " \u00d7 %s", d->count, r->type);
+    cells[COL_TYPE] = mtk_ctx_strdup(s->ctx, d->count > 1 ? buf : r->type);
+    if (r->lazy && r->params == 0) snprintf(buf, sizeof buf, "?");
+    else if (r->lazy) snprintf(buf, sizeof buf, "%s + ?", grouped(r->params * d->count, num, sizeof num));
+    else grouped(r->params * d->count, buf, sizeof buf);
+    cells[COL_PARAMS] = mtk_ctx_strdup(s->ctx, buf);
+    cells[COL_IN] = mtk_ctx_strdup(s->ctx, shapes_text(r->in, r->nin, r->calls > 0, buf, sizeof buf));
+    cells[COL_OUT] = mtk_ctx_strdup(s->ctx, shapes_text(r->out, r->nout, r->calls > 0, buf, sizeof buf));
+    cells[COL_FLOPS] = mtk_ctx_strdup(s->ctx, r->calls > 0 ? grouped(r->flops * d->count, num, sizeof num) : "?");
+    for (int c = 0; c < NCOLS; c++)
+        if (!cells[c]) return false;
+    return true;
+}
+
+/* Columns a UTF-8 string takes (its code points: "×" is one). */
+static size_t text_width(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+static void add_row(text *t, char *const *cells, const size_t *width, int ncols)
+{
+    size_t start = t->len;
+    for (int c = 0; c < ncols; c++)
+        add(t, "%s%-*s", c == 0 ? "" : " | ", (int)(width[c] + strlen(cells[c]) - text_width(cells[c])), cells[c]);
+    while (!t->failed && t->len > start && t->data[t->len - 1] == ' ') t->data[--t->len] = '\0';
+    add(t, "\n");
+}
+
+char *mtk_summary_text(const mtk_summary *s, int32_t depth)
+{
+    if (!s) return NULL;
+    text t = { .ctx = s->ctx };
+    int ncols = s->traced ? NCOLS : COL_PARAMS + 1;
+    static const char *const headers[NCOLS] = { "", "Name", "Type", "Params", "In sizes", "Out sizes", "FLOPs" };
+    size_t width[NCOLS];
+    for (int c = 0; c < NCOLS; c++) width[c] = strlen(headers[c]);
+    char **cells = mtk_ctx_alloc(s->ctx, (size_t)(s->nrows ? s->nrows : 1) * NCOLS * sizeof *cells);
+    if (!cells) return NULL;
+    display_row *drows;
+    int32_t shown = display_rows(s, depth, &drows);
+    if (shown < 0) return NULL;
+    for (int32_t i = 0; i < shown; i++) {
+        char **row = cells + (size_t)i * NCOLS;
+        if (!row_cells(s, &drows[i], i, row)) return NULL;
+        for (int c = 0; c < NCOLS; c++)
+            if (text_width(row[c]) > width[c]) width[c] = text_width(row[c]);
+    }
+    size_t rule = 0;
+    for (int c = 0; c < ncols; c++) rule += width[c] + (c ? 3 : 0);
+    add_row(&t, (char *const *)headers, width, ncols);
+    for (size_t i = 0; i < rule; i++) add(&t, "-");
+    add(&t, "\n");
+    for (int32_t i = 0; i < shown; i++) add_row(&t, cells + (size_t)i * NCOLS, width, ncols);
+    for (size_t i = 0; i < rule; i++) add(&t, "-");
+    add(&t, "\n");
+
+    /* totals, Lightning-style: the value in a 10-wide column */
+    const mtk_param_stats *st = &s->stats;
+    char v[64], b[64];
+    add(&t, "%-10s %s\n", grouped(st->trainable, v, sizeof v), "Trainable params");
+    add(&t, "%-10s %s\n", grouped(st->non_trainable, v, sizeof v), "Non-trainable params");
+    add(&t, "%-10s %s\n", grouped(st->total, v, sizeof v), "Total params");
+    add(&t, "%-10s %s", human_bytes(st->bytes, v, sizeof v), "Params memory");
+    int kinds = 0;
+    for (int d = 0; d < MTK_DTYPE_COUNT; d++) {
+        if (!st->count_by_dtype[d]) continue;
+        add(&t, "%s%s: %s in %s", kinds++ ? ", " : " (", mtk_dtype_name((mtk_dtype)d),
+            human_bytes(st->bytes_by_dtype[d], b, sizeof b), grouped(st->count_by_dtype[d], v, sizeof v));
+    }
+    add(&t, "%s\n", kinds ? " params)" : "");
+    if (st->buffer_elements) add(&t, "%-10s %s\n", human_bytes(st->buffer_bytes, v, sizeof v), "Buffers memory");
+    if (s->traced) {
+        add(&t, "%-10s %s\n", grouped(s->flops, v, sizeof v), "Forward FLOPs");
+        char shapes[1024];
+        add(&t, "Input sizes: %s\n", shapes_text(s->inputs, s->ninputs, true, shapes, sizeof shapes));
+        add(&t, "Output sizes: %s\n", shapes_text(s->outputs, s->noutputs, true, shapes, sizeof shapes));
+    }
+    for (int32_t i = 0; i < s->nnotes; i++) add(&t, "Note: %s\n", s->notes[i]);
+    if (st->uninitialized) {
+        add(&t, "Uninitialized: %d lazy parameter%s in %d module%s (", (int)st->uninitialized,
+            st->uninitialized == 1 ? "" : "s", (int)s->nlazy, s->nlazy == 1 ? "" : "s");
+        for (int32_t i = 0; i < s->nlazy && i < 8; i++) {
+            const char *type = "?";
+            for (int32_t k = 0; k < s->nrows; k++)
+                if (s->rows[k].name == s->lazy_names[i]) type = s->rows[k].type;
+            add(&t, "%s%s: %s", i ? ", " : "", *s->lazy_names[i] ? s->lazy_names[i] : "(root)", type);
+        }
+        add(&t, "%s) have no shape until the first forward and are not counted above. "
+            "Give an example input (--input SHAPE) to make the count exact.\n", s->nlazy > 8 ? ", ..." : "");
+    }
+    return t.failed ? NULL : t.data;
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+/* int64 exactly (cJSON numbers are doubles). */
+static cJSON *json_int(int64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    return cJSON_CreateRaw(buf);
+}
+
+static cJSON *json_shape(const mtk_tensor *t)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int32_t d = 0; a && d < t->ndim; d++) cJSON_AddItemToArray(a, json_int(t->shape[d]));
+    return a;
+}
+
+static cJSON *json_shapes(mtk_tensor *const *ts, int32_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int32_t i = 0; a && i < n; i++) cJSON_AddItemToArray(a, json_shape(ts[i]));
+    return a;
+}
+
+char *mtk_summary_json(const mtk_summary *s, int32_t depth)
+{
+    if (!s) return NULL;
+    const mtk_param_stats *st = &s->stats;
+    cJSON *root = cJSON_CreateObject();
+    if (!root) {
+        mtk_error(s->ctx, MTK_ERR_OUT_OF_MEMORY, "summary: out of memory");
+        return NULL;
+    }
+    cJSON_AddItemToObject(root, "total_params", json_int(st->total));
+    cJSON_AddItemToObject(root, "trainable_params", json_int(st->trainable));
+    cJSON_AddItemToObject(root, "non_trainable_params", json_int(st->non_trainable));
+    cJSON_AddItemToObject(root, "uninitialized_params", json_int(st->uninitialized));
+    cJSON_AddItemToObject(root, "param_bytes", json_int(st->bytes));
+    cJSON *by_dtype = cJSON_CreateObject();
+    for (int d = 0; by_dtype && d < MTK_DTYPE_COUNT; d++)
+        if (st->count_by_dtype[d])
+            cJSON_AddItemToObject(by_dtype, mtk_dtype_name((mtk_dtype)d), json_int(st->bytes_by_dtype[d]));
+    cJSON_AddItemToObject(root, "param_bytes_by_dtype", by_dtype);
+    cJSON_AddItemToObject(root, "buffer_bytes", json_int(st->buffer_bytes));
+    cJSON_AddItemToObject(root, "flops", s->traced ? json_int(s->flops) : cJSON_CreateNull());
+    cJSON_AddItemToObject(root, "input_shapes", json_shapes(s->inputs, s->ninputs));
+    cJSON_AddItemToObject(root, "output_shapes", json_shapes(s->outputs, s->noutputs));
+    cJSON *lazy = cJSON_CreateArray();
+    for (int32_t i = 0; lazy && i < s->nlazy; i++) cJSON_AddItemToArray(lazy, cJSON_CreateString(s->lazy_names[i]));
+    cJSON_AddItemToObject(root, "uninitialized_modules", lazy);
+    cJSON *notes = cJSON_CreateArray();
+    for (int32_t i = 0; notes && i < s->nnotes; i++) cJSON_AddItemToArray(notes, cJSON_CreateString(s->notes[i]));
+    cJSON_AddItemToObject(root, "notes", notes);
+    cJSON *modules = cJSON_CreateArray();
+    for (int32_t i = 0; modules && i < s->nrows; i++) {
+        if (!row_shown(s, i, depth)) continue;
+        const summary_row *r = &s->rows[i];
+        cJSON *row = cJSON_CreateObject();
+        if (!row) break;
+        cJSON_AddStringToObject(row, "name", r->name);
+        cJSON_AddStringToObject(row, "type", r->type);
+        cJSON_AddItemToObject(row, "depth", json_int(r->depth));
+        cJSON_AddItemToObject(row, "params", json_int(r->params));
+        cJSON_AddItemToObject(row, "uninitialized_params", json_int(r->lazy));
+        bool called = r->calls > 0;
+        cJSON_AddItemToObject(row, "in_shapes", called ? json_shapes(r->in, r->nin) : cJSON_CreateArray());
+        cJSON_AddItemToObject(row, "out_shapes", called ? json_shapes(r->out, r->nout) : cJSON_CreateArray());
+        cJSON_AddItemToObject(row, "flops", called ? json_int(r->flops) : cJSON_CreateNull());
+        cJSON_AddItemToArray(modules, row);
+    }
+    cJSON_AddItemToObject(root, "modules", modules);
+    char *printed = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    char *out = printed ? mtk_ctx_strdup(s->ctx, printed) : NULL;
+    cJSON_free(printed);
+    if (!printed) mtk_error(s->ctx, MTK_ERR_OUT_OF_MEMORY, "summary: out of memory printing JSON");
+    return out;
+}

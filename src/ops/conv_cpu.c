@@ -1,0 +1,403 @@
+/* The cpu kernel of every convolution: im2col + GEMM (OpenBLAS sgemm /
+ * dgemm) for the floating dtypes — float16 and bfloat16 computed in
+ * float32 and rounded once — and GEMM + col2im for transposed ones;
+ * integers in plain loops that wrap as the dtype does.  Work is split
+ * over (batch, group) pairs across threads; columns are processed in
+ * chunks so the column buffer stays small.  Inputs of any strides are
+ * gathered into contiguous buffers of the compute type first. */
+#include "ops/conv.h"
+#include "ops/op_util.h"
+#include "core/scalar.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <string.h>
+
+typedef enum { COMPUTE_F32, COMPUTE_F64, COMPUTE_INT } compute_kind;
+
+#define COL_BUDGET_BYTES ((int64_t)8 << 20) /* per worker column buffer */
+
+/* A 5-D view (N, C, D, H, W) of a batched-or-not 1-D to 3-D tensor:
+ * element strides, missing dims with stride 0. */
+typedef struct view5 {
+    const char *base;
+    mtk_dtype dtype;
+    int64_t stride[5];
+} view5;
+
+static view5 make_view5(const mtk_tensor *t, int32_t spatial, bool batched)
+{
+    view5 v = { mtk_tensor_data(t), t->dtype, { 0, 0, 0, 0, 0 } };
+    int32_t d = 0;
+    if (batched) v.stride[0] = t->stride[d++];
+    v.stride[1] = t->stride[d++];
+    for (int32_t i = 0; i < spatial; i++) v.stride[2 + (3 - spatial) + i] = t->stride[d++];
+    return v;
+}
+
+/* A weight (O, I, kD, kH, kW) as a 5-D view. */
+static view5 weight_view5(const mtk_tensor *w, int32_t spatial)
+{
+    view5 v = { mtk_tensor_data(w), w->dtype, { w->stride[0], w->stride[1], 0, 0, 0 } };
+    for (int32_t i = 0; i < spatial; i++) v.stride[2 + (3 - spatial) + i] = w->stride[2 + i];
+    return v;
+}
+
+/* Copies the (c0 .. c0+nc, D, H, W) block of batch n of `v` into a
+ * contiguous buffer of the compute type. */
+static void gather_block(const view5 *v, int64_t n, int64_t c0, int64_t nc, const int64_t *size,
+                         compute_kind kind, void *dst)
+{
+    size_t es = mtk_dtype_size(v->dtype);
+    int64_t i = 0;
+    for (int64_t c = 0; c < nc; c++)
+        for (int64_t d = 0; d < size[0]; d++)
+            for (int64_t h = 0; h < size[1]; h++) {
+                const char *row = v->base + (n * v->stride[0] + (c0 + c) * v->stride[1] + d * v->stride[2] +
+                                             h * v->stride[3]) * (int64_t)es;
+                int64_t sw = v->stride[4] * (int64_t)es;
+                if (kind == COMPUTE_F32) {
+                    float *o = (float *)dst + i;
+                    if (v->dtype == MTK_FLOAT32)
+                        for (int64_t w = 0; w < size[2]; w++) memcpy(&o[w], row + w * sw, sizeof(float));
+                    else
+                        for (int64_t w = 0; w < size[2]; w++) o[w] = (float)mtk_load_f64(v->dtype, row + w * sw);
+                } else if (kind == COMPUTE_F64) {
+                    double *o = (double *)dst + i;
+                    for (int64_t w = 0; w < size[2]; w++) o[w] = mtk_load_f64(v->dtype, row + w * sw);
+                } else {
+                    int64_t *o = (int64_t *)dst + i;
+                    for (int64_t w = 0; w < size[2]; w++) o[w] = mtk_load_i64(v->dtype, row + w * sw);
+                }
+                i += size[2];
+            }
+}
+
+/* ------------------------------------------------------------ the job */
+
+typedef struct conv_job {
+    const mtk_conv_plan *p;
+    compute_kind kind;
+    size_t cs;                 /* compute element size             */
+    view5 in;
+    const void *weight;        /* contiguous compute-typed weight  */
+    const double *bias;        /* per output channel, or NULL       */
+    const int64_t *ibias;      /* the same for integer outputs      */
+    mtk_tensor *out;
+    bool out_direct;           /* out's dtype is the compute type   */
+    int64_t cg, og;            /* channels per group: in, out       */
+    int64_t kvol, in_vol, out_vol;
+    int64_t chunk;             /* columns per GEMM                  */
+    void **xbuf, **colbuf, **obuf; /* per worker scratch            */
+} conv_job;
+
+/* rows (c, kd, kh, kw) x columns [l0, l0 + nl) of the im2col matrix of
+ * the gathered input x (cg, D, H, W) */
+static void im2col(const conv_job *j, const void *x, void *col, int64_t l0, int64_t nl)
+{
+    const mtk_conv_plan *p = j->p;
+    const int64_t *is = p->in_size, *os = p->out_size;
+    int64_t row = 0;
+    for (int64_t c = 0; c < j->cg; c++)
+        for (int64_t kd = 0; kd < p->kernel[0]; kd++)
+            for (int64_t kh = 0; kh < p->kernel[1]; kh++)
+                for (int64_t kw = 0; kw < p->kernel[2]; kw++, row++) {
+                    int64_t l = l0;
+                    int64_t od = l / (os[1] * os[2]), oh = (l / os[2]) % os[1], ow = l % os[2];
+                    for (int64_t t = 0; t < nl; t++) {
+                        int64_t id = od * p->stride[0] - p->pad[0] + kd * p->dilation[0];
+                        int64_t ih = oh * p->stride[1] - p->pad[1] + kh * p->dilation[1];
+                        int64_t iw = ow * p->stride[2] - p->pad[2] + kw * p->dilation[2];
+                        bool in = id >= 0 && id < is[0] && ih >= 0 && ih < is[1] && iw >= 0 && iw < is[2];
+                        int64_t src = ((c * is[0] + id) * is[1] + ih) * is[2] + iw;
+                        int64_t dst = row * nl + t;
+                        if (j->kind == COMPUTE_F32) ((float *)col)[dst] = in ? ((const float *)x)[src] : 0.0f;
+                        else ((double *)col)[dst] = in ? ((const double *)x)[src] : 0.0;
+                        if (++ow == os[2]) {
+                            ow = 0;
+                            if (++oh == os[1]) oh = 0, od++;
+                        }
+                    }
+                }
+}
+
+/* out_g[, l0 .. l0+nl) += col2im of col rows (c, kd, kh, kw) x input
+ * positions [l0, l0 + nl) (transposed convolution) */
+static void col2im(const conv_job *j, const void *col, void *outg, int64_t l0, int64_t nl)
+{
+    const mtk_conv_plan *p = j->p;
+    const int64_t *is = p->in_size, *os = p->out_size;
+    int64_t row = 0;
+    for (int64_t c = 0; c < j->og; c++)
+        for (int64_t kd = 0; kd < p->kernel[0]; kd++)
+            for (int64_t kh = 0; kh < p->kernel[1]; kh++)
+                for (int64_t kw = 0; kw < p->kernel[2]; kw++, row++) {
+                    int64_t l = l0;
+                    int64_t id = l / (is[1] * is[2]), ih = (l / is[2]) % is[1], iw = l % is[2];
+                    for (int64_t t = 0; t < nl; t++) {
+                        int64_t od = id * p->stride[0] - p->pad[0] + kd * p->dilation[0];
+                        int64_t oh = ih * p->stride[1] - p->pad[1] + kh * p->dilation[1];
+                        int64_t ow = iw * p->stride[2] - p->pad[2] + kw * p->dilation[2];
+                        if (od >= 0 && od < os[0] && oh >= 0 && oh < os[1] && ow >= 0 && ow < os[2]) {
+                            int64_t dst = ((c * os[0] + od) * os[1] + oh) * os[2] + ow, src = row * nl + t;
+                            if (j->kind == COMPUTE_F32) ((float *)outg)[dst] += ((const float *)col)[src];
+                            else ((double *)outg)[dst] += ((const double *)col)[src];
+                        }
+                        if (++iw == is[2]) {
+                            iw = 0;
+                            if (++ih == is[1]) ih = 0, id++;
+                        }
+                    }
+                }
+}
+
+/* ------------------------------------------------- integer kernels */
+
+static void conv_int(const conv_job *j, const int64_t *x, uint64_t *outg, int64_t g)
+{
+    const mtk_conv_plan *p = j->p;
+    const int64_t *is = p->in_size, *os = p->out_size;
+    const int64_t *w = (const int64_t *)j->weight + g * j->og * j->cg * j->kvol;
+    for (int64_t o = 0; o < j->og; o++)
+        for (int64_t od = 0; od < os[0]; od++)
+            for (int64_t oh = 0; oh < os[1]; oh++)
+                for (int64_t ow = 0; ow < os[2]; ow++) {
+                    uint64_t acc = 0;
+                    const int64_t *wo = w + o * j->cg * j->kvol;
+                    for (int64_t c = 0; c < j->cg; c++)
+                        for (int64_t kd = 0; kd < p->kernel[0]; kd++)
+                            for (int64_t kh = 0; kh < p->kernel[1]; kh++)
+                                for (int64_t kw = 0; kw < p->kernel[2]; kw++) {
+                                    int64_t id = od * p->stride[0] - p->pad[0] + kd * p->dilation[0];
+                                    int64_t ih = oh * p->stride[1] - p->pad[1] + kh * p->dilation[1];
+                                    int64_t iw = ow * p->stride[2] - p->pad[2] + kw * p->dilation[2];
+                                    if (id < 0 || id >= is[0] || ih < 0 || ih >= is[1] || iw < 0 || iw >= is[2])
+                                        continue;
+                                    int64_t xi = ((c * is[0] + id) * is[1] + ih) * is[2] + iw;
+                                    int64_t wi = ((c * p->kernel[0] + kd) * p->kernel[1] + kh) * p->kernel[2] + kw;
+                                    acc += (uint64_t)x[xi] * (uint64_t)wo[wi];
+                                }
+                    outg[((o * os[0] + od) * os[1] + oh) * os[2] + ow] = acc;
+                }
+}
+
+static void conv_transpose_int(const conv_job *j, const int64_t *x, uint64_t *outg, int64_t g)
+{
+    const mtk_conv_plan *p = j->p;
+    const int64_t *is = p->in_size, *os = p->out_size;
+    /* weight (in_channels, og, k...): group g's rows */
+    const int64_t *w = (const int64_t *)j->weight + g * j->cg * j->og * j->kvol;
+    memset(outg, 0, (size_t)(j->og * j->out_vol) * sizeof *outg);
+    for (int64_t c = 0; c < j->cg; c++)
+        for (int64_t id = 0; id < is[0]; id++)
+            for (int64_t ih = 0; ih < is[1]; ih++)
+                for (int64_t iw = 0; iw < is[2]; iw++) {
+                    uint64_t xv = (uint64_t)x[((c * is[0] + id) * is[1] + ih) * is[2] + iw];
+                    for (int64_t o = 0; o < j->og; o++)
+                        for (int64_t kd = 0; kd < p->kernel[0]; kd++)
+                            for (int64_t kh = 0; kh < p->kernel[1]; kh++)
+                                for (int64_t kw = 0; kw < p->kernel[2]; kw++) {
+                                    int64_t od = id * p->stride[0] - p->pad[0] + kd * p->dilation[0];
+                                    int64_t oh = ih * p->stride[1] - p->pad[1] + kh * p->dilation[1];
+                                    int64_t ow = iw * p->stride[2] - p->pad[2] + kw * p->dilation[2];
+                                    if (od < 0 || od >= os[0] || oh < 0 || oh >= os[1] || ow < 0 || ow >= os[2])
+                                        continue;
+                                    int64_t wi = (((c * j->og + o) * p->kernel[0] + kd) * p->kernel[1] + kh) *
+                                                     p->kernel[2] + kw;
+                                    outg[((o * os[0] + od) * os[1] + oh) * os[2] + ow] += xv * (uint64_t)w[wi];
+                                }
+                }
+}
+
+/* ------------------------------------------------------- one task */
+
+/* Stores the (og, out_vol) block of output channels for (n, g) from the
+ * compute-typed buffer `acc`, adding the bias. */
+static void store_block(const conv_job *j, int64_t n, int64_t g, const void *acc)
+{
+    mtk_tensor *out = j->out;
+    int64_t first = (n * j->p->out_channels + g * j->og) * j->out_vol;
+    size_t es = mtk_dtype_size(out->dtype);
+    char *dst = (char *)mtk_tensor_data(out) + first * (int64_t)es;
+    for (int64_t o = 0; o < j->og; o++) {
+        double b = j->bias ? j->bias[g * j->og + o] : 0.0;
+        for (int64_t l = 0; l < j->out_vol; l++) {
+            int64_t i = o * j->out_vol + l;
+            char *e = dst + i * (int64_t)es;
+            if (j->kind == COMPUTE_F32) {
+                float v = ((const float *)acc)[i];
+                if (j->bias) v = (float)((double)v + b);
+                mtk_store_f64(out->dtype, e, v);
+            } else if (j->kind == COMPUTE_F64) {
+                mtk_store_f64(out->dtype, e, ((const double *)acc)[i] + b);
+            } else {
+                uint64_t v = ((const uint64_t *)acc)[i] + (j->ibias ? (uint64_t)j->ibias[g * j->og + o] : 0);
+                mtk_store_i64(out->dtype, e, (int64_t)v);
+            }
+        }
+    }
+}
+
+static void add_bias_inplace(const conv_job *j, void *acc, int64_t g)
+{
+    if (!j->bias) return;
+    for (int64_t o = 0; o < j->og; o++) {
+        double b = j->bias[g * j->og + o];
+        for (int64_t l = 0; l < j->out_vol; l++) {
+            int64_t i = o * j->out_vol + l;
+            if (j->kind == COMPUTE_F32) ((float *)acc)[i] = (float)((double)((float *)acc)[i] + b);
+            else ((double *)acc)[i] += b;
+        }
+    }
+}
+
+static void gemm(compute_kind kind, bool trans_a, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+                 const void *b, int64_t ldb, void *c, int64_t ldc)
+{
+    enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+    if (kind == COMPUTE_F32)
+        cblas_sgemm(CblasRowMajor, ta, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, c,
+                    (int)ldc);
+    else
+        cblas_dgemm(CblasRowMajor, ta, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0, c,
+                    (int)ldc);
+}
+
+static void run_task(int64_t task, int32_t worker, void *user)
+{
+    const conv_job *j = user;
+    const mtk_conv_plan *p = j->p;
+    int64_t n = task / p->groups, g = task % p->groups;
+    void *x = j->xbuf[worker], *col = j->colbuf[worker];
+    /* the output block: straight into `out` when it has the compute type */
+    void *acc = j->out_direct ? (char *)mtk_tensor_data(j->out) +
+                                    (n * p->out_channels + g * j->og) * j->out_vol * (int64_t)j->cs
+                              : j->obuf[worker];
+    gather_block(&j->in, n, g * j->cg, j->cg, p->in_size, j->kind, x);
+
+    if (j->kind == COMPUTE_INT) {
+        if (p->transposed) conv_transpose_int(j, x, acc, g);
+        else conv_int(j, x, acc, g);
+        store_block(j, n, g, acc);
+        return;
+    }
+    if (!p->transposed) {
+        /* out_g (og x L) = W_g (og x cg*K) @ col (cg*K x L) */
+        const char *wg = (const char *)j->weight + g * j->og * j->cg * j->kvol * (int64_t)j->cs;
+        int64_t rows = j->cg * j->kvol;
+        bool identity = j->kvol == 1 && p->stride[0] * p->stride[1] * p->stride[2] == 1 &&
+                        p->pad[0] + p->pad[1] + p->pad[2] == 0 && j->in_vol == j->out_vol;
+        for (int64_t l0 = 0; l0 < j->out_vol; l0 += j->chunk) {
+            int64_t nl = j->out_vol - l0 < j->chunk ? j->out_vol - l0 : j->chunk;
+            const void *b = col;
+            int64_t ldb = nl;
+            if (identity) b = (const char *)x + l0 * (int64_t)j->cs, ldb = j->in_vol; /* 1x1: x is col */
+            else im2col(j, x, col, l0, nl);
+            gemm(j->kind, false, j->og, nl, rows, wg, rows, b, ldb, (char *)acc + l0 * (int64_t)j->cs, j->out_vol);
+        }
+    } else {
+        /* col (og*K x Lin) = W_g^T ((cg) x og*K)^T @ x (cg x Lin); col2im */
+        const char *wg = (const char *)j->weight + g * j->cg * j->og * j->kvol * (int64_t)j->cs;
+        int64_t rows = j->og * j->kvol;
+        memset(acc, 0, (size_t)(j->og * j->out_vol) * j->cs);
+        for (int64_t l0 = 0; l0 < j->in_vol; l0 += j->chunk) {
+            int64_t nl = j->in_vol - l0 < j->chunk ? j->in_vol - l0 : j->chunk;
+            gemm(j->kind, true, rows, nl, j->cg, wg, rows, (const char *)x + l0 * (int64_t)j->cs, j->in_vol, col, nl);
+            col2im(j, col, acc, l0, nl);
+        }
+    }
+    if (j->out_direct) add_bias_inplace(j, acc, g);
+    else store_block(j, n, g, acc);
+}
+
+/* ------------------------------------------------------------ kernel */
+
+bool mtk_conv_cpu(mtk_op_call *call)
+{
+    mtk_conv_plan plan;
+    if (!mtk_conv_make_plan(call->ctx, call, true, &plan)) return false;
+    mtk_tensor *out = call->out[0];
+    if (plan.empty || mtk_tensor_numel(out) == 0) return true;
+    const mtk_tensor *input = arg_tensor(call, 0), *weight = arg_tensor(call, 1), *bias = arg_tensor(call, 2);
+    mtk_ctx *ctx = call->ctx;
+
+    conv_job j;
+    memset(&j, 0, sizeof j);
+    j.p = &plan;
+    j.kind = input->dtype == MTK_FLOAT64 ? COMPUTE_F64 : mtk_dtype_is_floating(input->dtype) ? COMPUTE_F32 : COMPUTE_INT;
+    j.cs = j.kind == COMPUTE_F32 ? sizeof(float) : sizeof(double); /* int64 has double's size */
+    j.in = make_view5(input, plan.spatial, plan.batched);
+    j.out = out;
+    j.out_direct = (j.kind == COMPUTE_F32 && out->dtype == MTK_FLOAT32) || (j.kind == COMPUTE_F64);
+    j.cg = plan.in_channels / plan.groups;
+    j.og = plan.out_channels / plan.groups;
+    j.kvol = plan.kernel[0] * plan.kernel[1] * plan.kernel[2];
+    j.in_vol = plan.in_size[0] * plan.in_size[1] * plan.in_size[2];
+    j.out_vol = plan.out_size[0] * plan.out_size[1] * plan.out_size[2];
+    int64_t rows = plan.transposed ? j.og * j.kvol : j.cg * j.kvol;
+    int64_t cols = plan.transposed ? j.in_vol : j.out_vol;
+    j.chunk = rows > 0 ? COL_BUDGET_BYTES / (rows * (int64_t)j.cs) : cols;
+    if (j.chunk < 1) j.chunk = 1;
+    if (j.chunk > cols) j.chunk = cols;
+    if (j.kind != COMPUTE_INT &&
+        (rows > INT_MAX || cols > INT_MAX || j.og > INT_MAX || j.cg * j.kvol > INT_MAX || j.out_vol > INT_MAX))
+        return mtk_call_error(call, MTK_ERR_NOT_IMPLEMENTED, "matrix sizes beyond INT_MAX are not supported");
+
+    int64_t ntasks = plan.batch * plan.groups;
+    int32_t workers = mtk_conv_workers(ntasks);
+    /* weight and bias in the compute type, then per-worker scratch */
+    int64_t wcount = mtk_tensor_numel(weight);
+    size_t x_bytes = (size_t)(j.cg * j.in_vol) * j.cs;
+    size_t col_bytes = j.kind == COMPUTE_INT ? 1 : (size_t)(rows * j.chunk) * j.cs;
+    size_t o_bytes = j.out_direct ? 1 : (size_t)(j.og * j.out_vol) * j.cs;
+    void *wbuf = mtk_ctx_malloc(ctx, (size_t)wcount * j.cs + 1);
+    double *bbuf = bias ? mtk_ctx_malloc(ctx, (size_t)bias->shape[0] * sizeof(double)) : NULL;
+    void *scratch[3][256];
+    memset(scratch, 0, sizeof scratch);
+    bool ok = wbuf && (!bias || bbuf);
+    for (int32_t w = 0; ok && w < workers; w++) {
+        scratch[0][w] = mtk_ctx_malloc(ctx, x_bytes + 1);
+        scratch[1][w] = mtk_ctx_malloc(ctx, col_bytes);
+        scratch[2][w] = mtk_ctx_malloc(ctx, o_bytes);
+        ok = scratch[0][w] && scratch[1][w] && scratch[2][w];
+    }
+    if (ok) {
+        view5 wv = weight_view5(weight, plan.spatial);
+        int64_t wsize[3] = { plan.kernel[0], plan.kernel[1], plan.kernel[2] };
+        /* (O, I, k...) contiguous: one gather per output-ish row */
+        for (int64_t o = 0; o < weight->shape[0]; o++)
+            gather_block(&wv, o, 0, weight->shape[1], wsize, j.kind,
+                         (char *)wbuf + o * weight->shape[1] * j.kvol * (int64_t)j.cs);
+        if (bias) {
+            size_t es = mtk_dtype_size(bias->dtype);
+            for (int64_t i = 0; i < bias->shape[0]; i++) {
+                const char *e = (const char *)mtk_tensor_data(bias) + i * bias->stride[0] * (int64_t)es;
+                if (j.kind == COMPUTE_INT) {
+                    /* cast to the output dtype (the slow kernels copy the bias into the output) */
+                    char tmp[8];
+                    mtk_convert_element(out->dtype, tmp, bias->dtype, e);
+                    ((int64_t *)bbuf)[i] = mtk_load_i64(out->dtype, tmp);
+                } else if (!plan.transposed) {
+                    char tmp[8];
+                    mtk_convert_element(out->dtype, tmp, bias->dtype, e);
+                    bbuf[i] = mtk_load_f64(out->dtype, tmp);
+                } else {
+                    bbuf[i] = mtk_load_f64(bias->dtype, e);
+                }
+            }
+        }
+        j.weight = wbuf;
+        if (j.kind == COMPUTE_INT) j.ibias = (const int64_t *)bbuf;
+        else j.bias = bbuf;
+        j.xbuf = scratch[0];
+        j.colbuf = scratch[1];
+        j.obuf = scratch[2];
+        mtk_conv_parallel_for(ntasks, workers, run_task, &j);
+    }
+    for (int32_t w = 0; w < workers; w++)
+        for (int k = 0; k < 3; k++) mtk_ctx_mfree(ctx, scratch[k][w]);
+    mtk_ctx_mfree(ctx, wbuf);
+    mtk_ctx_mfree(ctx, bbuf);
+    if (!ok) return mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "%s: out of memory", call->op->name);
+    return true;
+}

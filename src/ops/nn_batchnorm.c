@@ -1,0 +1,307 @@
+/* F.batch_norm and F.instance_norm.
+ *
+ * batch_norm normalizes each channel (dim 1) over the batch and spatial
+ * dims: with training, by the batch's statistics, updating running_mean
+ * and running_var in place (momentum, unbiased variance) as torch does on
+ * cpu; else by the running statistics.  Its output keeps the input's
+ * layout (torch's meta: empty_like).  instance_norm normalizes each
+ * (sample, channel) and is contiguous; as torch, its running statistics
+ * take the mean over the batch of the per-sample updates. */
+#include "ops/nn.h"
+#include "ops/op_util.h"
+#include "ops/registry.h"
+#include "mtk/ops/nn.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { ARG_INPUT, ARG_RUNNING_MEAN, ARG_RUNNING_VAR, ARG_WEIGHT, ARG_BIAS, ARG_TRAINING, ARG_MOMENTUM, ARG_EPS };
+
+/* torch.Size([1, 3]) */
+static const char *torch_size(const int64_t *shape, int32_t n, char *buf, size_t cap)
+{
+    char list[200];
+    snprintf(buf, cap, "torch.Size(%s)", mtk_shape_list_str(shape, n, list, sizeof list));
+    return buf;
+}
+
+/* _batch_norm_impl_index's checks, for `features` channels; the
+ * parameters are already repeated (instance_norm) when `repeat` > 1. */
+static bool check_batch_norm_params(mtk_op_call *call, int64_t features, int64_t repeat, bool training)
+{
+    const mtk_tensor *rm = arg_tensor(call, ARG_RUNNING_MEAN), *rv = arg_tensor(call, ARG_RUNNING_VAR);
+    int64_t n = features;
+    if (rm) {
+        if (mtk_tensor_numel(rm) * repeat != n)
+            return mtk_call_error(call, MTK_ERR_SHAPE, "running_mean should contain %lld elements not %lld",
+                                  (long long)n, (long long)(mtk_tensor_numel(rm) * repeat));
+    } else if (!training) {
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "running_mean must be defined in evaluation mode");
+    }
+    if (rv) {
+        if (mtk_tensor_numel(rv) * repeat != n)
+            return mtk_call_error(call, MTK_ERR_SHAPE, "running_var should contain %lld elements not %lld",
+                                  (long long)n, (long long)(mtk_tensor_numel(rv) * repeat));
+    } else if (!training) {
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "running_var must be defined in evaluation mode");
+    }
+    const mtk_tensor *w = arg_tensor(call, ARG_WEIGHT), *b = arg_tensor(call, ARG_BIAS);
+    if (w && mtk_tensor_numel(w) * repeat != n)
+        return mtk_call_error(call, MTK_ERR_SHAPE, "weight should contain %lld elements not %lld", (long long)n,
+                              (long long)(mtk_tensor_numel(w) * repeat));
+    if (b && mtk_tensor_numel(b) * repeat != n)
+        return mtk_call_error(call, MTK_ERR_SHAPE, "bias should contain %lld elements not %lld", (long long)n,
+                              (long long)(mtk_tensor_numel(b) * repeat));
+    return true;
+}
+
+/* The cpu-only checks torch makes of the running statistics and dtypes. */
+static bool check_cpu_stats(mtk_op_call *call, bool training)
+{
+    const mtk_tensor *x = arg_tensor(call, ARG_INPUT);
+    const mtk_tensor *rm = arg_tensor(call, ARG_RUNNING_MEAN), *rv = arg_tensor(call, ARG_RUNNING_VAR);
+    const mtk_tensor *w = arg_tensor(call, ARG_WEIGHT), *b = arg_tensor(call, ARG_BIAS);
+    if (!mtk_dtype_is_floating(x->dtype) || mtk_dtype_is_float8(x->dtype))
+        return nn_cpu_dtype_error(call, "batch_norm", x->dtype);
+    if ((rm == NULL) != (rv == NULL))
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                              "running_mean and running_var must either both be None or neither be None");
+    const mtk_tensor *stats[] = { rm, rv };
+    for (int32_t i = 0; i < 2; i++)
+        if (stats[i] && stats[i]->ndim != 1)
+            return mtk_call_error(call, MTK_ERR_SHAPE, "TensorAccessor expected 1 dims but tensor has %d",
+                                  (int)stats[i]->ndim);
+    /* torch checks the running statistics first when training */
+    const mtk_tensor *train_order[4] = { rm, rv, w, b }, *eval_order[4] = { w, b, rm, rv };
+    return nn_check_param_dtypes(call, x, training ? train_order : eval_order, 4);
+}
+
+/* ------------------------------------------------------------ the kernel */
+
+/* Statistics of `groups` groups of `count` elements each: group g takes
+ * elements at values[(o * groups + g) * inner + i] for o < outer, i <
+ * inner (a channel of (N, C, spatial) is outer = N, inner = spatial). */
+typedef struct stats_job {
+    const double *values;
+    int64_t groups, outer, inner;
+    double *mean, *var; /* biased variance */
+} stats_job;
+
+static void channel_stats(int64_t begin, int64_t end, void *user)
+{
+    const stats_job *job = user;
+    int64_t count = job->outer * job->inner;
+    for (int64_t g = begin; g < end; g++) {
+        double sum = 0, sq = 0;
+        for (int64_t o = 0; o < job->outer; o++) {
+            const double *v = job->values + (o * job->groups + g) * job->inner;
+            for (int64_t i = 0; i < job->inner; i++) sum += v[i];
+        }
+        double mean = count ? sum / (double)count : NAN;
+        for (int64_t o = 0; o < job->outer; o++) {
+            const double *v = job->values + (o * job->groups + g) * job->inner;
+            for (int64_t i = 0; i < job->inner; i++) sq += (v[i] - mean) * (v[i] - mean);
+        }
+        job->mean[g] = mean;
+        job->var[g] = count ? sq / (double)count : NAN;
+    }
+}
+
+typedef struct apply_job {
+    double *values;
+    int64_t groups, inner;
+    const double *mean, *rstd, *weight, *bias; /* per group; weight/bias per channel */
+    int64_t channels;                          /* weight index = group % channels    */
+} apply_job;
+
+static void apply_affine(int64_t begin, int64_t end, void *user)
+{
+    const apply_job *job = user;
+    for (int64_t row = begin; row < end; row++) {
+        int64_t g = row % job->groups, c = g % job->channels;
+        double *v = job->values + row * job->inner;
+        double scale = job->rstd[g] * (job->weight ? job->weight[c] : 1.0);
+        double shift = job->bias ? job->bias[c] : 0.0;
+        for (int64_t i = 0; i < job->inner; i++) v[i] = (v[i] - job->mean[g]) * scale + shift;
+    }
+}
+
+/* Normalizes x viewed as (outer, groups, inner) per group; channels =
+ * number of distinct weight/running-stat entries (groups % channels picks
+ * one).  Updates the running statistics when training. */
+static bool run_batch_norm(mtk_op_call *call, int64_t outer, int64_t groups, int64_t inner, int64_t channels,
+                           bool training)
+{
+    mtk_ctx *ctx = call->ctx;
+    const mtk_tensor *x = arg_tensor(call, ARG_INPUT);
+    mtk_tensor *rm_t = arg_tensor(call, ARG_RUNNING_MEAN), *rv_t = arg_tensor(call, ARG_RUNNING_VAR);
+    double momentum = call->args[ARG_MOMENTUM].as.f, eps = call->args[ARG_EPS].as.f;
+    double *values = nn_gather(ctx, x), *w = nn_gather(ctx, arg_tensor(call, ARG_WEIGHT));
+    double *b = nn_gather(ctx, arg_tensor(call, ARG_BIAS));
+    double *rm = nn_gather(ctx, rm_t), *rv = nn_gather(ctx, rv_t);
+    double *mean = nn_alloc(ctx, groups), *rstd = nn_alloc(ctx, groups);
+    bool ok = values && mean && rstd && (!arg_tensor(call, ARG_WEIGHT) || w) && (!arg_tensor(call, ARG_BIAS) || b) &&
+              (!rm_t || rm) && (!rv_t || rv);
+    if (ok) {
+        if (training) {
+            stats_job sj = { values, groups, outer, inner, mean, rstd };
+            nn_parallel(groups, 1, channel_stats, &sj);
+            int64_t count = outer * inner;
+            // running = (1 - momentum) * running + momentum * batch stat, averaged over repeats
+            if (count > 0) {
+                int64_t repeats = groups / channels;
+                for (int64_t c = 0; c < channels; c++) {
+                    double m_sum = 0, v_sum = 0;
+                    for (int64_t r = 0; r < repeats; r++) {
+                        m_sum += mean[r * channels + c];
+                        v_sum += rstd[r * channels + c] * (double)count / (double)(count - 1);
+                    }
+                    if (rm) rm[c] = (1 - momentum) * rm[c] + momentum * m_sum / (double)repeats;
+                    if (rv) rv[c] = (1 - momentum) * rv[c] + momentum * v_sum / (double)repeats;
+                }
+            }
+            for (int64_t g = 0; g < groups; g++) rstd[g] = 1.0 / sqrt(rstd[g] + eps);
+        } else {
+            for (int64_t g = 0; g < groups; g++) {
+                mean[g] = rm[g % channels];
+                rstd[g] = 1.0 / sqrt(rv[g % channels] + eps);
+            }
+        }
+        apply_job aj = { values, groups, inner, mean, rstd, w, b, channels };
+        nn_parallel(outer * groups, 1 + 4096 / (inner + 1), apply_affine, &aj);
+        nn_scatter(call->out[0], values);
+        if (training && outer * inner > 0) {
+            if (rm) nn_scatter(rm_t, rm);
+            if (rv) nn_scatter(rv_t, rv);
+        }
+    }
+    double *buffers[] = { values, w, b, rm, rv, mean, rstd };
+    for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) mtk_ctx_mfree(ctx, buffers[i]);
+    return ok;
+}
+
+/* ----------------------------------------------------------- batch_norm */
+
+bool mtk_nn_batch_norm_meta(mtk_op_call *call)
+{
+    const mtk_tensor *x = arg_tensor(call, ARG_INPUT);
+    bool training = arg_bool(call, ARG_TRAINING);
+    char buf[256];
+    if (training) {
+        // F.batch_norm's _verify_batch_size
+        if (x->ndim == 0) return mtk_call_error(call, MTK_ERR_INDEX, "tuple index out of range");
+        if (x->shape[0] * nn_prod(x->shape, 2, x->ndim) == 1)
+            return mtk_call_error(call, MTK_ERR_SHAPE,
+                                  "Expected more than 1 value per channel when training, got input size %s",
+                                  torch_size(x->shape, x->ndim, buf, sizeof buf));
+    }
+    if (!check_batch_norm_params(call, x->ndim >= 2 ? x->shape[1] : 0, 1, training)) return false;
+    if (training && !mtk_dtype_is_floating(x->dtype))
+        return mtk_call_error(call, MTK_ERR_DTYPE,
+                              "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                              "complex dtype. Got: %s",
+                              mtk_dtype_cpp_name(x->dtype));
+    if (x->dtype == MTK_BOOL)
+        return mtk_call_error(call, MTK_ERR_DTYPE,
+                              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                              "`logical_xor()` operator instead.");
+    // torch's meta decomposes into element-wise ops over the input
+    int64_t stride[MTK_MAX_DIMS];
+    const mtk_tensor *operands[1] = { x };
+    mtk_ti_output_strides(operands, 1, x->shape, x->ndim, stride);
+    return nn_set_output(call, x->dtype, x->shape, x->ndim, stride);
+}
+
+bool mtk_nn_batch_norm_cpu(mtk_op_call *call)
+{
+    const mtk_tensor *x = arg_tensor(call, ARG_INPUT);
+    bool training = arg_bool(call, ARG_TRAINING);
+    if (!check_cpu_stats(call, training)) return false;
+    if (x->ndim < 2) return true; /* C = 0: nothing to normalize */
+    int64_t channels = x->shape[1];
+    return run_batch_norm(call, x->shape[0], channels, nn_prod(x->shape, 2, x->ndim), channels, training);
+}
+
+/* -------------------------------------------------------- instance_norm */
+
+bool mtk_nn_instance_norm_meta(mtk_op_call *call)
+{
+    const mtk_tensor *x = arg_tensor(call, ARG_INPUT);
+    bool use_input_stats = arg_bool(call, ARG_TRAINING);
+    char buf[256];
+    if (use_input_stats && nn_prod(x->shape, 2, x->ndim) == 1)
+        return mtk_call_error(call, MTK_ERR_SHAPE,
+                              "Expected more than 1 spatial element when training, got input size %s",
+                              torch_size(x->shape, x->ndim, buf, sizeof buf));
+    if (!use_input_stats && (!arg_tensor(call, ARG_RUNNING_MEAN) || !arg_tensor(call, ARG_RUNNING_VAR)))
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                              "Expected running_mean and running_var to be defined when use_input_stats is false");
+    if (x->ndim < 2)
+        return mtk_call_error(call, MTK_ERR_INDEX, "Dimension out of range (expected to be in range of [-%d, %d], but got 1)",
+                              x->ndim ? (int)x->ndim : 1, x->ndim ? (int)x->ndim - 1 : 0);
+    if (!mtk_dtype_is_floating(x->dtype))
+        return mtk_call_error(call, MTK_ERR_DTYPE,
+                              "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                              "complex dtype. Got: %s",
+                              mtk_dtype_cpp_name(x->dtype));
+    // batch_norm over x.view(1, N * C, ...) with the parameters repeated N times
+    int64_t n = x->shape[0];
+    if (!check_batch_norm_params(call, n * x->shape[1], n, use_input_stats)) return false;
+    return nn_set_output(call, x->dtype, x->shape, x->ndim, NULL);
+}
+
+/* Whether a tensor has two elements at one address (a stride 0 over a
+ * dim of size > 1): torch's copy_ into it refuses. */
+static bool overlaps(const mtk_tensor *t)
+{
+    for (int32_t i = 0; t && i < t->ndim; i++)
+        if (t->stride[i] == 0 && t->shape[i] > 1) return true;
+    return false;
+}
+
+bool mtk_nn_instance_norm_cpu(mtk_op_call *call)
+{
+    const mtk_tensor *x = arg_tensor(call, ARG_INPUT);
+    bool use_input_stats = arg_bool(call, ARG_TRAINING);
+    if (!check_cpu_stats(call, use_input_stats)) return false;
+    /* with use_input_stats the running statistics are written back with copy_ */
+    if (use_input_stats && (overlaps(arg_tensor(call, ARG_RUNNING_MEAN)) || overlaps(arg_tensor(call, ARG_RUNNING_VAR))))
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                              "unsupported operation: more than one element of the written-to tensor refers to a "
+                              "single memory location. Please clone() the tensor before performing the operation.");
+    int64_t channels = x->shape[1];
+    return run_batch_norm(call, 1, x->shape[0] * channels, nn_prod(x->shape, 2, x->ndim), channels, use_input_stats);
+}
+
+/* ------------------------------------------------------------- typed API */
+
+static mtk_tensor *run_norm_call(mtk_ctx *ctx, mtk_op_id id, mtk_tensor *input, mtk_tensor *running_mean,
+                                 mtk_tensor *running_var, mtk_tensor *weight, mtk_tensor *bias, bool training,
+                                 double momentum, double eps)
+{
+    mtk_op_call call;
+    mtk_op_call_init(&call, ctx, mtk_op_by_id(id));
+    mtk_tensor *tensors[] = { input, running_mean, running_var, weight, bias };
+    for (int32_t i = 0; i < 5; i++) call.args[i] = tensors[i] ? mtk_value_tensor(tensors[i]) : mtk_value_none();
+    call.args[0] = mtk_value_tensor(input);
+    call.args[ARG_TRAINING] = mtk_value_bool(training);
+    call.args[ARG_MOMENTUM] = mtk_value_float(momentum);
+    call.args[ARG_EPS] = mtk_value_float(eps);
+    return mtk_op_run_tensor(&call);
+}
+
+mtk_tensor *mtk_batch_norm(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *running_mean, mtk_tensor *running_var,
+                           mtk_tensor *weight, mtk_tensor *bias, bool training, double momentum, double eps)
+{
+    return run_norm_call(ctx, OPID_BATCH_NORM, input, running_mean, running_var, weight, bias, training, momentum,
+                         eps);
+}
+
+mtk_tensor *mtk_instance_norm(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *running_mean, mtk_tensor *running_var,
+                              mtk_tensor *weight, mtk_tensor *bias, bool use_input_stats, double momentum,
+                              double eps)
+{
+    return run_norm_call(ctx, OPID_INSTANCE_NORM, input, running_mean, running_var, weight, bias, use_input_stats,
+                         momentum, eps);
+}

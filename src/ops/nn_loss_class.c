@@ -1,0 +1,299 @@
+/* F.nll_loss and F.cross_entropy.
+ *
+ * Input (C), (N, C) or (N, C, d1, ...); class-index targets (), (N) or
+ * (N, d1, ...) with torch's checks and words (nll_loss_nd: 1-D/2-D go to
+ * nll_loss, 4-D to nll_loss2d, others are reshaped to 4-D after a target
+ * size check).  cross_entropy also takes class-probability targets (a
+ * floating target of the input's shape) and label smoothing, as torch's
+ * cross_entropy_loss composes them.  'mean' of class indices divides by
+ * the summed weights of the targets that are not ignore_index (NaN when
+ * that is 0).  Values in double, one rounding. */
+#include "ops/nn.h"
+#include "ops/op_util.h"
+#include "ops/registry.h"
+#include "ops/elementwise.h"
+#include "mtk/ops/nn.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { ARG_INPUT, ARG_TARGET, ARG_WEIGHT, ARG_SIZE_AVERAGE, ARG_IGNORE, ARG_REDUCE, ARG_REDUCTION, ARG_SMOOTHING };
+
+typedef struct class_plan {
+    int reduction;
+    bool probabilities;         /* cross_entropy with a probability target */
+    int32_t class_dim;          /* 0 for a 1-D input, else 1                */
+    int64_t classes, outer, inner; /* input as (outer, classes, inner)      */
+    int64_t shape[MTK_MAX_DIMS];/* the 'none' output shape                  */
+    int32_t ndim;
+    mtk_dtype dtype;
+    double smoothing;
+} class_plan;
+
+static const char *list(const int64_t *shape, int32_t n, char *buf, size_t cap)
+{
+    return mtk_shape_list_str(shape, n, buf, cap);
+}
+
+static bool index_dtype_ok(mtk_dtype d, bool cpu)
+{
+    return d == MTK_INT64 || d == MTK_UINT8 || (!cpu && d == MTK_INT32);
+}
+
+/* nll_loss_nd's checks for class-index targets. */
+static bool plan_nll(mtk_op_call *call, const mtk_tensor *x, const mtk_tensor *t, const mtk_tensor *w, class_plan *p)
+{
+    char a[256], b[256];
+    if (x->ndim < 1) return mtk_call_error(call, MTK_ERR_SHAPE, "Expected 1 or more dimensions (got 0)");
+    if (x->ndim != 1 && (t->ndim < 1 || x->shape[0] != t->shape[0]))
+        return mtk_call_error(call, MTK_ERR_SHAPE, "Expected input batch_size (%lld) to match target batch_size (%lld).",
+                              (long long)x->shape[0], (long long)(t->ndim ? t->shape[0] : 1));
+    if (x->ndim <= 2) {
+        if (t->ndim > 1)
+            return mtk_call_error(call, MTK_ERR_SHAPE, "0D or 1D target tensor expected, multi-target not supported");
+        if (!(x->ndim == 1 && t->ndim == 0) && x->shape[0] != t->shape[0])
+            return mtk_call_error(call, MTK_ERR_SHAPE, "size mismatch (got input: %s, target: %s)",
+                                  list(x->shape, x->ndim, a, sizeof a), list(t->shape, t->ndim, b, sizeof b));
+        int64_t classes = x->shape[x->ndim - 1];
+        if (w && !(w->ndim == 1 && w->shape[0] == classes))
+            return mtk_call_error(call, MTK_ERR_SHAPE,
+                                  "weight tensor should be defined either for all %lld classes or no classes but got "
+                                  "weight tensor of shape: %s",
+                                  (long long)classes, list(w->shape, w->ndim, a, sizeof a));
+    } else {
+        // (N, C, d1, ...): the target must be (N, d1, ...)
+        int64_t want[MTK_MAX_DIMS];
+        want[0] = x->shape[0];
+        memcpy(want + 1, x->shape + 2, (size_t)(x->ndim - 2) * sizeof *want);
+        bool fits = t->ndim == x->ndim - 1 && memcmp(t->shape, want, (size_t)t->ndim * sizeof *want) == 0;
+        if (x->ndim != 4 && !fits)
+            return mtk_call_error(call, MTK_ERR_SHAPE, "Expected target size %s, got %s", list(want, x->ndim - 1, a, sizeof a),
+                                  list(t->shape, t->ndim, b, sizeof b));
+        if (x->ndim == 4 && t->ndim != 3)
+            return mtk_call_error(call, MTK_ERR_SHAPE,
+                                  "only batches of spatial targets supported (3D tensors) but got targets of dimension: %d",
+                                  (int)t->ndim);
+        if (w && mtk_tensor_numel(w) != x->shape[1])
+            return mtk_call_error(call, MTK_ERR_SHAPE, "weight tensor should be defined either for all or no classes");
+        if (!fits)
+            return mtk_call_error(call, MTK_ERR_SHAPE,
+                                  "input and target batch or spatial sizes don't match: target %s, input %s",
+                                  list(t->shape, t->ndim, a, sizeof a), list(x->shape, x->ndim, b, sizeof b));
+    }
+    if (!index_dtype_ok(t->dtype, false))
+        return mtk_call_error(call, MTK_ERR_DTYPE, "expected target dtype to be Long or Byte, but got %s",
+                              mtk_dtype_cpp_name(t->dtype));
+    p->dtype = x->dtype;
+    // 'none' output: the target's shape (a 1-D input gives a 0-dim loss)
+    p->ndim = x->ndim == 1 ? 0 : t->ndim;
+    memcpy(p->shape, t->shape, (size_t)p->ndim * sizeof *p->shape);
+    return true;
+}
+
+static bool plan_class_loss(mtk_op_call *call, bool cross_entropy, class_plan *p)
+{
+    const mtk_tensor *x = arg_tensor(call, ARG_INPUT), *t = arg_tensor(call, ARG_TARGET);
+    const mtk_tensor *w = arg_tensor(call, ARG_WEIGHT);
+    memset(p, 0, sizeof *p);
+    p->reduction = nn_reduction_arg(call, ARG_REDUCTION, ARG_SIZE_AVERAGE, ARG_REDUCE);
+    if (p->reduction < 0) return false;
+    p->smoothing = cross_entropy ? call->args[ARG_SMOOTHING].as.f : 0.0;
+    p->class_dim = x->ndim == 1 ? 0 : 1;
+    p->probabilities = cross_entropy && x->ndim == t->ndim &&
+                       memcmp(x->shape, t->shape, (size_t)x->ndim * sizeof *x->shape) == 0;
+    if (p->probabilities) {
+        char a[256];
+        if (!mtk_dtype_is_floating(t->dtype))
+            return mtk_call_error(call, MTK_ERR_DTYPE, "Expected floating point type for target with class probabilities, got %s",
+                                  mtk_dtype_cpp_name(t->dtype));
+        if (arg_int(call, ARG_IGNORE) >= 0)
+            return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "ignore_index is not supported for floating point target");
+        if (!(p->smoothing >= 0.0 && p->smoothing <= 1.0))
+            return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "label_smoothing must be between 0.0 and 1.0. Got: %g",
+                                  p->smoothing);
+        if (x->ndim == 0) return mtk_call_error(call, MTK_ERR_INDEX,
+                                                "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+        int64_t classes = x->shape[p->class_dim];
+        if (w && !(w->ndim == 1 && w->shape[0] == classes))
+            return mtk_call_error(call, MTK_ERR_SHAPE,
+                                  "cross_entropy: weight tensor should be defined either for all %lld classes or no "
+                                  "classes but got weight tensor of shape: %s",
+                                  (long long)classes, list(w->shape, w->ndim, a, sizeof a));
+        mtk_value values[3] = { mtk_value_tensor((mtk_tensor *)x), mtk_value_tensor((mtk_tensor *)t),
+                                w ? mtk_value_tensor((mtk_tensor *)w) : mtk_value_none() };
+        p->dtype = mtk_result_type(call->ctx, values, 3);
+        if (p->dtype == MTK_DTYPE_UNDEFINED) return false;
+        // 'none': the input without its class dim
+        p->ndim = 0;
+        for (int32_t i = 0; i < x->ndim; i++)
+            if (i != p->class_dim) p->shape[p->ndim++] = x->shape[i];
+    } else {
+        if (cross_entropy && p->smoothing > 1.0)
+            return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "label_smoothing must be between 0.0 and 1.0. Got: %g",
+                                  p->smoothing);
+        if (!plan_nll(call, x, t, w, p)) return false;
+    }
+    if (x->dtype == MTK_BOOL)
+        return mtk_call_error(call, MTK_ERR_DTYPE,
+                              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                              "invert a mask, use the `~` or `logical_not()` operator instead.");
+    /* torch's meta takes an integer input for nll_loss; its cpu does not */
+    if (!mtk_dtype_is_floating(x->dtype) && (cross_entropy || call->device != MTK_DEVICE_META))
+        return mtk_call_error(call, MTK_ERR_DTYPE, "\"%s\" not implemented for '%s'",
+                              cross_entropy ? "log_softmax_lastdim_kernel_impl" : "nll_loss_forward_reduce_cuda_kernel_2d_index",
+                              mtk_dtype_cpp_name(x->dtype));
+    p->classes = x->shape[p->class_dim];
+    p->outer = p->class_dim == 1 ? x->shape[0] : 1;
+    p->inner = nn_prod(x->shape, p->class_dim + 1, x->ndim);
+    return true;
+}
+
+static bool class_meta(mtk_op_call *call, bool cross_entropy)
+{
+    class_plan p;
+    if (!plan_class_loss(call, cross_entropy, &p)) return false;
+    if (p.reduction != NN_REDUCE_NONE) return nn_set_output(call, p.dtype, NULL, 0, NULL);
+    return nn_set_output(call, p.dtype, p.shape, p.ndim, NULL);
+}
+
+bool mtk_nn_nll_loss_meta(mtk_op_call *call) { return class_meta(call, false); }
+bool mtk_nn_cross_entropy_meta(mtk_op_call *call) { return class_meta(call, true); }
+
+/* ------------------------------------------------------------ the kernel */
+
+/* log_softmax over the classes of x viewed as (outer, classes, inner). */
+static void log_softmax_classes(double *x, const class_plan *p)
+{
+    for (int64_t o = 0; o < p->outer; o++)
+        for (int64_t i = 0; i < p->inner; i++) {
+            double *v = x + o * p->classes * p->inner + i;
+            double max = -INFINITY, sum = 0;
+            for (int64_t c = 0; c < p->classes; c++)
+                if (v[c * p->inner] > max || isnan(v[c * p->inner])) max = v[c * p->inner];
+            if (max == -INFINITY) max = 0;
+            for (int64_t c = 0; c < p->classes; c++) sum += exp(v[c * p->inner] - max);
+            double lse = max + log(sum);
+            for (int64_t c = 0; c < p->classes; c++) v[c * p->inner] -= lse;
+        }
+}
+
+static bool class_cpu(mtk_op_call *call, bool cross_entropy)
+{
+    class_plan p;
+    if (!plan_class_loss(call, cross_entropy, &p)) return false;
+    const mtk_tensor *x_t = arg_tensor(call, ARG_INPUT), *t_t = arg_tensor(call, ARG_TARGET);
+    const mtk_tensor *w_t = arg_tensor(call, ARG_WEIGHT);
+    if (mtk_dtype_is_float8(p.dtype)) return nn_cpu_dtype_error(call, "log_softmax_lastdim_kernel_impl", p.dtype);
+    if (!p.probabilities && !index_dtype_ok(t_t->dtype, true))
+        return mtk_call_error(call, MTK_ERR_DTYPE, "expected target dtype to be Long or Byte, but got %s",
+                              mtk_dtype_cpp_name(t_t->dtype));
+    if (w_t && w_t->dtype != x_t->dtype && !p.probabilities)
+        return mtk_call_error(call, MTK_ERR_DTYPE, "expected scalar type %s but found %s", mtk_dtype_cpp_name(x_t->dtype),
+                              mtk_dtype_cpp_name(w_t->dtype));
+    mtk_ctx *ctx = call->ctx;
+    int64_t rows = p.outer * p.inner; /* one loss per (outer, inner) */
+    double *x = nn_gather(ctx, x_t), *t = nn_gather(ctx, t_t), *w = nn_gather(ctx, w_t);
+    double *loss = nn_alloc(ctx, rows);
+    bool ok = x && t && loss && (!w_t || w);
+    if (ok && cross_entropy) {
+        /* torch's log_softmax runs in the input's dtype: round through it */
+        log_softmax_classes(x, &p);
+        nn_round(x, mtk_tensor_numel(x_t), x_t->dtype);
+    }
+    double total = 0, weight_total = 0, smooth_total = 0;
+    int64_t ignore = arg_int(call, ARG_IGNORE);
+    for (int64_t r = 0; ok && r < rows; r++) {
+        int64_t o = r / p.inner, i = r % p.inner;
+        const double *v = x + o * p.classes * p.inner + i;
+        if (p.probabilities) {
+            // -(sum_c log_p[c] * target[c] * weight[c]), target smoothed
+            const double *tv = t + o * p.classes * p.inner + i;
+            double s = 0;
+            for (int64_t c = 0; c < p.classes; c++) {
+                double target = tv[c * p.inner] * (1 - p.smoothing) + p.smoothing / (double)p.classes;
+                s += v[c * p.inner] * target * (w ? w[c] : 1.0);
+            }
+            loss[r] = -s;
+            total += -s;
+            continue;
+        }
+        int64_t cls = (int64_t)t[r];
+        if (cls == ignore) {
+            loss[r] = 0;
+            continue;
+        }
+        if (cls < 0 || cls >= p.classes) {
+            ok = mtk_call_error(call, MTK_ERR_INDEX, "Target %lld is out of bounds.", (long long)cls);
+            break;
+        }
+        double wc = w ? w[cls] : 1.0;
+        double l = -wc * v[cls * p.inner];
+        weight_total += wc;
+        if (p.smoothing > 0) {
+            // (1 - eps) * nll + eps / C * -(sum_c w[c] * log_p[c])
+            double smooth = 0;
+            for (int64_t c = 0; c < p.classes; c++) smooth -= v[c * p.inner] * (w ? w[c] : 1.0);
+            smooth_total += smooth;
+            l = (1 - p.smoothing) * l + p.smoothing / (double)p.classes * smooth;
+        }
+        loss[r] = l;
+        total += -wc * v[cls * p.inner];
+    }
+    if (ok) {
+        if (p.reduction == NN_REDUCE_NONE) {
+            nn_scatter(call->out[0], loss);
+        } else {
+            double value;
+            if (p.probabilities) {
+                value = p.reduction == NN_REDUCE_SUM ? total : total / (double)rows;
+            } else {
+                double nll = p.reduction == NN_REDUCE_SUM ? total : total / weight_total;
+                double smooth = p.reduction == NN_REDUCE_SUM ? smooth_total : smooth_total / weight_total;
+                value = p.smoothing > 0 ? (1 - p.smoothing) * nll + p.smoothing / (double)p.classes * smooth : nll;
+            }
+            nn_scatter(call->out[0], &value);
+        }
+    }
+    double *buffers[] = { x, t, w, loss };
+    for (int32_t i = 0; i < 4; i++) mtk_ctx_mfree(ctx, buffers[i]);
+    return ok;
+}
+
+bool mtk_nn_nll_loss_cpu(mtk_op_call *call) { return class_cpu(call, false); }
+bool mtk_nn_cross_entropy_cpu(mtk_op_call *call) { return class_cpu(call, true); }
+
+/* ------------------------------------------------------------- typed API */
+
+static mtk_tensor *run_class(mtk_ctx *ctx, mtk_op_id id, mtk_tensor *input, mtk_tensor *target, mtk_tensor *weight,
+                             int64_t ignore_index, const char *reduction)
+{
+    mtk_op_call call;
+    mtk_op_call_init(&call, ctx, mtk_op_by_id(id));
+    call.args[ARG_INPUT] = mtk_value_tensor(input);
+    call.args[ARG_TARGET] = mtk_value_tensor(target);
+    call.args[ARG_WEIGHT] = weight ? mtk_value_tensor(weight) : mtk_value_none();
+    call.args[ARG_IGNORE] = mtk_value_int(ignore_index);
+    call.args[ARG_REDUCTION] = mtk_value_string(reduction ? reduction : "mean");
+    return mtk_op_run_tensor(&call);
+}
+
+mtk_tensor *mtk_cross_entropy(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, mtk_tensor *weight,
+                              int64_t ignore_index, const char *reduction, double label_smoothing)
+{
+    mtk_op_call call;
+    mtk_op_call_init(&call, ctx, mtk_op_by_id(OPID_CROSS_ENTROPY));
+    call.args[ARG_INPUT] = mtk_value_tensor(input);
+    call.args[ARG_TARGET] = mtk_value_tensor(target);
+    call.args[ARG_WEIGHT] = weight ? mtk_value_tensor(weight) : mtk_value_none();
+    call.args[ARG_IGNORE] = mtk_value_int(ignore_index);
+    call.args[ARG_REDUCTION] = mtk_value_string(reduction ? reduction : "mean");
+    call.args[ARG_SMOOTHING] = mtk_value_float(label_smoothing);
+    return mtk_op_run_tensor(&call);
+}
+
+mtk_tensor *mtk_nll_loss(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, mtk_tensor *weight,
+                         int64_t ignore_index, const char *reduction)
+{
+    return run_class(ctx, OPID_NLL_LOSS, input, target, weight, ignore_index, reduction);
+}

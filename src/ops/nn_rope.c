@@ -1,0 +1,118 @@
+/* rope(x, cos, sin, interleaved=False): rotary position embedding, mtk's
+ * op for what Hugging Face models compose by hand (docs/ops.md):
+ *
+ *   out = x * cos + rotate(x) * sin
+ *
+ * rotate is Llama's rotate_half, cat(-x2, x1) of the two halves of the last
+ * dim; with interleaved, GPT-J's rotate_every_two, which maps each pair
+ * (x[2i], x[2i+1]) to (-x[2i+1], x[2i]).  x is (..., S, D) with D even.
+ * cos and sin have one shape, D in their last dim, and either broadcast
+ * to x (without growing it), or are (B, S, D) against a 4-D x (B, H, S, D),
+ * taken as cos.unsqueeze(1) the way apply_rotary_pos_emb does.  The result
+ * is contiguous, of dtype result_type(x, cos, sin). */
+#include "ops/nn.h"
+#include "ops/op_util.h"
+#include "ops/registry.h"
+#include "ops/elementwise.h"
+#include "mtk/ops/nn.h"
+
+#include <string.h>
+
+/* cos/sin as seen against x: unsqueezed at 1 when (B, S, D) meets 4-D x */
+static mtk_tensor aligned(const mtk_tensor *t, const mtk_tensor *x)
+{
+    mtk_tensor v = *t;
+    if (t->ndim == 3 && x->ndim == 4) {
+        v.ndim = 4;
+        v.shape[0] = t->shape[0], v.stride[0] = t->stride[0];
+        v.shape[1] = 1, v.stride[1] = t->shape[1] * t->stride[1];
+        for (int32_t i = 1; i < 3; i++) v.shape[i + 1] = t->shape[i], v.stride[i + 1] = t->stride[i];
+    }
+    return v;
+}
+
+static bool check_rope(mtk_op_call *call, mtk_dtype *dtype)
+{
+    const mtk_tensor *x = arg_tensor(call, 0), *cos = arg_tensor(call, 1), *sin = arg_tensor(call, 2);
+    char a[200], b[200];
+    if (x->ndim < 1 || x->shape[x->ndim - 1] % 2 != 0)
+        return mtk_call_error(call, MTK_ERR_SHAPE, "x must have an even last dim (the rotary dim), but got shape %s",
+                              mtk_shape_list_str(x->shape, x->ndim, a, sizeof a));
+    if (cos->ndim != sin->ndim || memcmp(cos->shape, sin->shape, (size_t)cos->ndim * sizeof *cos->shape) != 0)
+        return mtk_call_error(call, MTK_ERR_SHAPE, "cos and sin must have the same shape, but got %s and %s",
+                              mtk_shape_list_str(cos->shape, cos->ndim, a, sizeof a),
+                              mtk_shape_list_str(sin->shape, sin->ndim, b, sizeof b));
+    mtk_tensor c = aligned(cos, x);
+    bool ok = c.ndim >= 1 && c.ndim <= x->ndim && c.shape[c.ndim - 1] == x->shape[x->ndim - 1];
+    for (int32_t i = 1; ok && i <= c.ndim; i++) {
+        int64_t cs = c.shape[c.ndim - i], xs = x->shape[x->ndim - i];
+        ok = cs == xs || cs == 1;
+    }
+    if (!ok)
+        return mtk_call_error(call, MTK_ERR_SHAPE,
+                              "cos/sin of shape %s do not fit x of shape %s: expected (S, D), (B, S, D) with a 4-D x, "
+                              "or a shape that broadcasts to x with D = x.shape[-1]",
+                              mtk_shape_list_str(cos->shape, cos->ndim, a, sizeof a),
+                              mtk_shape_list_str(x->shape, x->ndim, b, sizeof b));
+    mtk_value values[3] = { call->args[0], call->args[1], call->args[2] };
+    *dtype = mtk_result_type(call->ctx, values, 3);
+    if (*dtype == MTK_DTYPE_UNDEFINED) return false;
+    if (*dtype == MTK_BOOL)
+        return mtk_call_error(call, MTK_ERR_DTYPE, "rope needs numbers, not bool tensors");
+    return true;
+}
+
+bool mtk_nn_rope_meta(mtk_op_call *call)
+{
+    const mtk_tensor *x = arg_tensor(call, 0);
+    mtk_dtype dtype;
+    if (!check_rope(call, &dtype)) return false;
+    return nn_set_output(call, dtype, x->shape, x->ndim, NULL);
+}
+
+bool mtk_nn_rope_cpu(mtk_op_call *call)
+{
+    const mtk_tensor *x_t = arg_tensor(call, 0);
+    mtk_dtype dtype;
+    if (!check_rope(call, &dtype)) return false;
+    if (mtk_dtype_is_float8(dtype)) return nn_cpu_dtype_error(call, "rope", dtype);
+    mtk_ctx *ctx = call->ctx;
+    mtk_tensor c = aligned(arg_tensor(call, 1), x_t), s = aligned(arg_tensor(call, 2), x_t);
+    double *x = nn_gather(ctx, x_t);
+    double *cos = nn_gather_as(ctx, &c, x_t->shape, x_t->ndim), *sin = nn_gather_as(ctx, &s, x_t->shape, x_t->ndim);
+    bool ok = x && cos && sin;
+    if (ok) {
+        bool interleaved = arg_bool(call, 3);
+        int64_t d = x_t->shape[x_t->ndim - 1], half = d / 2, n = mtk_tensor_numel(x_t);
+        // out (..., D) = x * cos + rotate(x) * sin, row by row (cos holds the result)
+        for (int64_t row = 0; row < n; row += d) {
+            const double *xr = x + row;
+            for (int64_t j = 0; j < d; j++) {
+                double rotated = interleaved ? (j % 2 == 0 ? -xr[j + 1] : xr[j - 1])
+                                             : (j < half ? -xr[j + half] : xr[j - half]);
+                cos[row + j] = xr[j] * cos[row + j];
+                sin[row + j] = rotated * sin[row + j];
+            }
+        }
+        /* torch's composition rounds each product and the sum to the dtype */
+        nn_round(cos, n, dtype);
+        nn_round(sin, n, dtype);
+        for (int64_t i = 0; i < n; i++) cos[i] += sin[i];
+        nn_scatter(call->out[0], cos);
+    }
+    mtk_ctx_mfree(ctx, x);
+    mtk_ctx_mfree(ctx, cos);
+    mtk_ctx_mfree(ctx, sin);
+    return ok;
+}
+
+mtk_tensor *mtk_rope(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tensor *sin, bool interleaved)
+{
+    mtk_op_call call;
+    mtk_op_call_init(&call, ctx, mtk_op_by_id(OPID_ROPE));
+    call.args[0] = mtk_value_tensor(x);
+    call.args[1] = mtk_value_tensor(cos);
+    call.args[2] = mtk_value_tensor(sin);
+    call.args[3] = mtk_value_bool(interleaved);
+    return mtk_op_run_tensor(&call);
+}

@@ -1,0 +1,82 @@
+"""The transformers side of the zoo oracle: a model from a config.json dict,
+built under torch.device('meta') as `from_config` builds it (the class named
+by architectures[0], the family's base model when there is none, in the
+config's dtype), described the way zoo_probe describes mtk's."""
+import json
+import os
+import warnings
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+transformers.logging.set_verbosity_error()
+warnings.filterwarnings("ignore")
+
+BASE_CLASS = {
+    "llama": "LlamaModel", "mistral": "MistralModel", "mixtral": "MixtralModel", "qwen2": "Qwen2Model",
+    "qwen2_moe": "Qwen2MoeModel", "gemma": "GemmaModel", "gemma2": "Gemma2Model", "phi3": "Phi3Model",
+    "gpt2": "GPT2Model", "gpt_neox": "GPTNeoXModel", "bert": "BertModel", "vit": "ViTModel",
+}
+MOE_FAMILIES = {"mixtral", "qwen2_moe"}
+
+
+def dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def hf_config(cfg_dict, directory):
+    """transformers' config for a config.json dict, read back from `directory`
+    as from_pretrained reads it."""
+    path = os.path.join(directory, "config.json")
+    with open(path, "w") as f:
+        json.dump(cfg_dict, f)
+    config = transformers.AutoConfig.from_pretrained(directory)
+    if cfg_dict["model_type"] in MOE_FAMILIES:
+        # the default grouped_mm kernel wants bf16; batched_mm runs on meta
+        config._experts_implementation = "batched_mm"
+    return config
+
+
+def hf_model(config):
+    """The model of `config` on the meta device, as from_config builds it."""
+    arch = (config.architectures or [BASE_CLASS[config.model_type]])[0]
+    cls = getattr(transformers, arch)
+    with torch.device("meta"):
+        model = cls._from_config(config)
+    model.eval()
+    return model
+
+
+def describe(model):
+    """params, buffers, state_dict and counts, in zoo_probe's layout."""
+    params = [[n, list(p.shape), dtype_name(p.dtype), p.requires_grad] for n, p in model.named_parameters()]
+    modules = dict(model.named_modules())
+    buffers = []
+    for name, b in model.named_buffers():
+        owner, _, local = name.rpartition(".")
+        persistent = local not in modules[owner]._non_persistent_buffers_set
+        buffers.append([name, list(b.shape), dtype_name(b.dtype), persistent])
+    state_dict = [[k, list(v.shape), dtype_name(v.dtype)] for k, v in model.state_dict().items()]
+    total = sum(p.numel() for p in model.parameters())
+    return {"type": type(model).__name__, "params": params, "buffers": buffers, "state_dict": state_dict,
+            "num_params": total, "trainable_params": sum(p.numel() for p in model.parameters() if p.requires_grad)}
+
+
+def forward(model, shape):
+    """[[shape, dtype]] of the model's tensor outputs for an input of `shape`
+    (token ids, or pixels for ViT), and the FLOPs torch's counter counts."""
+    if model.config.model_type == "vit":
+        kwargs = {"pixel_values": torch.empty(*shape, device="meta", dtype=model.dtype)}
+    else:
+        # use_cache stays on: without a cache, transformers' mask code looks
+        # for packed sequences in the position ids, which needs their values
+        kwargs = {"input_ids": torch.empty(*shape, device="meta", dtype=torch.long)}
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        out = model(**kwargs)
+    tensors = [out[k] for k in ("logits", "last_hidden_state", "pooler_output") if out.get(k) is not None]
+    return {"outputs": [[list(t.shape), dtype_name(t.dtype)] for t in tensors],
+            "flops": counter.get_total_flops()}

@@ -1,0 +1,263 @@
+"""Random small Hugging Face configs for the zoo oracle, per family.
+
+Each generator takes a random.Random and returns one config.json dict
+(model_type, architectures and the family's fields), small enough that
+transformers builds and runs it on the meta device in a few milliseconds:
+odd sizes, GQA ratios, head_dim overrides, tied and untied embeddings,
+with and without biases, the family's optional parts switched on and off.
+Configs are seeded, so a failure reproduces.
+"""
+import random
+
+DTYPES = ["float32", "float32", "bfloat16", "float16"]
+
+
+def _odd(rng, lo, hi):
+    """An odd integer in [lo, hi]."""
+    return rng.randrange(lo | 1, hi + 1, 2)
+
+
+def _heads(rng, max_heads=8):
+    """(num_attention_heads, num_key_value_heads): a GQA ratio that divides."""
+    heads = rng.choice([h for h in range(1, max_heads + 1)])
+    divisors = [k for k in range(1, heads + 1) if heads % k == 0]
+    return heads, rng.choice(divisors)
+
+
+def _arch(rng, archs):
+    """Some configs name no class (the family's base model is built)."""
+    return {} if rng.random() < 0.2 else {"architectures": [rng.choice(archs)]}
+
+
+def _decoder_common(rng, archs, head_dim_override=True):
+    heads, kv = _heads(rng)
+    head_dim = rng.choice([4, 6, 8, 10, 16])
+    hidden = heads * head_dim
+    cfg = {
+        "vocab_size": _odd(rng, 33, 211),
+        "num_hidden_layers": rng.randint(1, 3),
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv,
+        "intermediate_size": _odd(rng, 9, 97),
+        "max_position_embeddings": rng.choice([64, 128, 256]),
+        "tie_word_embeddings": rng.random() < 0.5,
+        "torch_dtype": rng.choice(DTYPES),
+        **_arch(rng, archs),
+    }
+    if head_dim_override and rng.random() < 0.4:
+        # hidden need not be heads * head_dim when head_dim is given (but
+        # transformers 5 still wants it to divide by heads for some families)
+        cfg["head_dim"] = head_dim
+        hidden = heads * rng.choice([3, 5, 7, 9])
+    cfg["hidden_size"] = hidden
+    return cfg
+
+
+def llama(rng):
+    cfg = _decoder_common(rng, ["LlamaModel", "LlamaForCausalLM"])
+    cfg.update(model_type="llama", attention_bias=rng.random() < 0.5, mlp_bias=rng.random() < 0.3,
+               rms_norm_eps=1e-5, rope_theta=rng.choice([10000.0, 500000.0]))
+    if rng.random() < 0.4:
+        cfg["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                               "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
+    return cfg
+
+
+def mistral(rng):
+    cfg = _decoder_common(rng, ["MistralModel", "MistralForCausalLM"])
+    cfg.update(model_type="mistral", sliding_window=rng.choice([None, 16, 4096]))
+    return cfg
+
+
+def mixtral(rng):
+    cfg = _decoder_common(rng, ["MixtralModel", "MixtralForCausalLM"])
+    experts = rng.randint(2, 6)
+    cfg.update(model_type="mixtral", num_local_experts=experts, num_experts_per_tok=rng.randint(1, experts))
+    return cfg
+
+
+def qwen2(rng):
+    cfg = _decoder_common(rng, ["Qwen2Model", "Qwen2ForCausalLM"], head_dim_override=False)
+    cfg.update(model_type="qwen2", use_sliding_window=False)
+    return cfg
+
+
+def qwen2_moe(rng):
+    cfg = _decoder_common(rng, ["Qwen2MoeModel", "Qwen2MoeForCausalLM"], head_dim_override=False)
+    experts = rng.randint(2, 6)
+    layers = cfg["num_hidden_layers"]
+    cfg.update(model_type="qwen2_moe", num_experts=experts, num_experts_per_tok=rng.randint(1, experts),
+               moe_intermediate_size=_odd(rng, 5, 31), shared_expert_intermediate_size=_odd(rng, 5, 41),
+               decoder_sparse_step=rng.choice([1, 1, 2]), norm_topk_prob=rng.random() < 0.5,
+               mlp_only_layers=sorted(rng.sample(range(layers), rng.randint(0, layers - 1))) if layers > 1 else [],
+               qkv_bias=rng.random() < 0.7)
+    return cfg
+
+
+def gemma(rng):
+    cfg = _decoder_common(rng, ["GemmaModel", "GemmaForCausalLM"])
+    cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
+    cfg.update(model_type="gemma", hidden_act="gelu_pytorch_tanh", pad_token_id=0, bos_token_id=2,
+               eos_token_id=1, attention_bias=rng.random() < 0.3)
+    return cfg
+
+
+def gemma2(rng):
+    cfg = _decoder_common(rng, ["Gemma2Model", "Gemma2ForCausalLM"])
+    cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
+    cfg.update(model_type="gemma2", hidden_activation="gelu_pytorch_tanh", pad_token_id=0, bos_token_id=2,
+               eos_token_id=1, query_pre_attn_scalar=cfg["head_dim"], sliding_window=16,
+               final_logit_softcapping=rng.choice([None, 30.0]), attn_logit_softcapping=rng.choice([None, 50.0]))
+    return cfg
+
+
+def phi3(rng):
+    cfg = _decoder_common(rng, ["Phi3Model", "Phi3ForCausalLM"], head_dim_override=False)
+    cfg.update(model_type="phi3", pad_token_id=0, bos_token_id=1, eos_token_id=2,
+               partial_rotary_factor=rng.choice([1.0, 1.0, 0.5]))
+    return cfg
+
+
+def gpt2(rng):
+    heads = rng.randint(1, 6)
+    cfg = {
+        "model_type": "gpt2",
+        "vocab_size": _odd(rng, 33, 211),
+        "n_positions": rng.choice([32, 64, 128]),
+        "n_embd": heads * rng.choice([4, 6, 8, 10]),
+        "n_layer": rng.randint(1, 3),
+        "n_head": heads,
+        "n_inner": rng.choice([None, _odd(rng, 9, 97)]),
+        "activation_function": rng.choice(["gelu_new", "gelu", "relu"]),
+        "tie_word_embeddings": rng.random() < 0.7,
+        "add_cross_attention": rng.random() < 0.25,
+        "scale_attn_by_inverse_layer_idx": rng.random() < 0.3,
+        "bos_token_id": 0,
+        "eos_token_id": 0,
+        "torch_dtype": rng.choice(DTYPES),
+        **_arch(rng, ["GPT2Model", "GPT2LMHeadModel"]),
+    }
+    return cfg
+
+
+def gpt_neox(rng):
+    heads = rng.randint(1, 6)
+    head_dim = rng.choice([4, 8, 12, 16])
+    return {
+        "model_type": "gpt_neox",
+        "vocab_size": _odd(rng, 33, 211),
+        "hidden_size": heads * head_dim,
+        "num_hidden_layers": rng.randint(1, 3),
+        "num_attention_heads": heads,
+        "intermediate_size": _odd(rng, 9, 97),
+        "max_position_embeddings": rng.choice([64, 128]),
+        "rotary_pct": rng.choice([0.25, 0.5, 1.0]),
+        "rotary_emb_base": rng.choice([10000, 50000]),
+        "use_parallel_residual": rng.random() < 0.6,
+        "attention_bias": rng.random() < 0.7,
+        "tie_word_embeddings": rng.random() < 0.4,
+        "hidden_act": rng.choice(["gelu", "gelu_new", "relu"]),
+        "bos_token_id": 0,
+        "eos_token_id": 0,
+        "torch_dtype": rng.choice(DTYPES),
+        **_arch(rng, ["GPTNeoXModel", "GPTNeoXForCausalLM"]),
+    }
+
+
+def bert(rng):
+    heads = rng.randint(1, 6)
+    cfg = {
+        "model_type": "bert",
+        "vocab_size": _odd(rng, 33, 211),
+        "hidden_size": heads * rng.choice([4, 6, 8, 10]),
+        "num_hidden_layers": rng.randint(1, 3),
+        "num_attention_heads": heads,
+        "intermediate_size": _odd(rng, 9, 97),
+        "max_position_embeddings": rng.choice([32, 64, 128]),
+        "type_vocab_size": rng.randint(1, 3),
+        "pad_token_id": rng.choice([0, 1]),
+        "hidden_act": rng.choice(["gelu", "gelu_new", "relu"]),
+        "tie_word_embeddings": rng.random() < 0.7,
+        "torch_dtype": rng.choice(DTYPES),
+        **_arch(rng, ["BertModel", "BertForMaskedLM", "BertForSequenceClassification"]),
+    }
+    if rng.random() < 0.5:
+        labels = rng.randint(1, 5)
+        cfg["id2label"] = {str(i): "LABEL_%d" % i for i in range(labels)}
+        cfg["label2id"] = {"LABEL_%d" % i: i for i in range(labels)}
+    return cfg
+
+
+def vit(rng):
+    heads = rng.randint(1, 6)
+    patch = rng.choice([2, 4, 5, 8])
+    cfg = {
+        "model_type": "vit",
+        "hidden_size": heads * rng.choice([4, 6, 8, 10]),
+        "num_hidden_layers": rng.randint(1, 3),
+        "num_attention_heads": heads,
+        "intermediate_size": _odd(rng, 9, 97),
+        "image_size": patch * rng.randint(2, 6),
+        "patch_size": patch,
+        "num_channels": rng.choice([1, 3, 4]),
+        "qkv_bias": rng.random() < 0.7,
+        "hidden_act": rng.choice(["gelu", "gelu_new", "relu"]),
+        "torch_dtype": rng.choice(DTYPES),
+        **_arch(rng, ["ViTModel", "ViTForImageClassification"]),
+    }
+    if rng.random() < 0.5:
+        labels = rng.randint(1, 7)
+        cfg["id2label"] = {str(i): "LABEL_%d" % i for i in range(labels)}
+        cfg["label2id"] = {"LABEL_%d" % i: i for i in range(labels)}
+    if rng.random() < 0.3:
+        cfg["pooler_output_size"] = _odd(rng, 5, 41)
+    return cfg
+
+
+GENERATORS = {
+    "llama": llama, "mistral": mistral, "mixtral": mixtral, "qwen2": qwen2, "qwen2_moe": qwen2_moe,
+    "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
+    "vit": vit,
+}
+
+# Classes each family must build (every one is covered by a forced case).
+ARCHITECTURES = {
+    "llama": ["LlamaModel", "LlamaForCausalLM"],
+    "mistral": ["MistralModel", "MistralForCausalLM"],
+    "mixtral": ["MixtralModel", "MixtralForCausalLM"],
+    "qwen2": ["Qwen2Model", "Qwen2ForCausalLM"],
+    "qwen2_moe": ["Qwen2MoeModel", "Qwen2MoeForCausalLM"],
+    "gemma": ["GemmaModel", "GemmaForCausalLM"],
+    "gemma2": ["Gemma2Model", "Gemma2ForCausalLM"],
+    "phi3": ["Phi3Model", "Phi3ForCausalLM"],
+    "gpt2": ["GPT2Model", "GPT2LMHeadModel"],
+    "gpt_neox": ["GPTNeoXModel", "GPTNeoXForCausalLM"],
+    "bert": ["BertModel", "BertForMaskedLM", "BertForSequenceClassification"],
+    "vit": ["ViTModel", "ViTForImageClassification"],
+}
+
+RANDOM_PER_FAMILY = 4
+
+
+def cases():
+    """(case id, config dict): every class of every family once, then
+    RANDOM_PER_FAMILY random configs per family."""
+    out = []
+    for family, gen in GENERATORS.items():
+        for i, arch in enumerate(ARCHITECTURES[family]):
+            cfg = gen(random.Random("%s-arch-%d" % (family, i)))
+            cfg["architectures"] = [arch]
+            out.append(("%s-%s" % (family, arch), cfg))
+        for i in range(RANDOM_PER_FAMILY):
+            out.append(("%s-random%d" % (family, i), gen(random.Random("%s-%d" % (family, i)))))
+    return out
+
+
+def input_shapes(cfg, rng):
+    """Two random forward inputs for a config: BxS token ids, or BxCxHxW
+    pixels at the config's image size for ViT (which requires it)."""
+    if cfg["model_type"] == "vit":
+        size = cfg["image_size"]
+        return [(rng.randint(1, 3), cfg.get("num_channels", 3), size, size) for _ in range(2)]
+    limit = cfg.get("n_positions", cfg.get("max_position_embeddings", 64))
+    return [(rng.randint(1, 3), rng.randint(1, min(limit, 23))) for _ in range(2)]

@@ -1,0 +1,219 @@
+"""The zoo oracle: models of every family built by mtk (zoo_probe, on meta)
+and by transformers (the class named by architectures[0], under
+torch.device('meta'), as from_config builds it), compared on state-dict
+keys, shapes and dtypes, parameters (tied ones once, with requires_grad),
+buffers (persistent or not), parameter counts, and forward output shapes,
+dtypes and FLOPs (torch.utils.flop_counter) for random inputs.
+
+Random small configs cover every class of every family; built-in models
+are compared in full when small, and big ones (over BIG_PARAMS) on a
+two-layer copy of their config, their full key list and count then
+extrapolated layer by layer (transformers on meta takes seconds for a 70B
+model: too slow here).  Published parameter counts must come out exactly.
+"""
+import copy
+import json
+import random
+import re
+
+import pytest
+
+import hf_oracle
+import random_configs
+
+BIG_PARAMS = 1_000_000_000
+
+# MoE forward FLOPs differ by design: mtk assumes balanced routing
+# (tokens * top_k / experts per expert), transformers' batched_mm on meta
+# runs every routed token through its expert.
+FLOPS_UNCOMPARABLE = hf_oracle.MOE_FAMILIES
+
+PUBLISHED_COUNTS = {
+    "llama-3-8b": 8_030_261_248,
+    "llama-3-70b": 70_553_706_496,
+    "mistral-7b": 7_241_732_096,
+    "mixtral-8x7b": 46_702_792_704,
+    "gpt2": 124_439_808,
+    "bert-base-uncased": 109_514_298,  # BertForMaskedLM
+}
+
+LAYER_COUNT_KEY = {"gpt2": "n_layer"}
+
+
+# ------------------------------------------------------------ comparisons
+
+def _named(rows):
+    return {r[0]: r[1:] for r in rows}
+
+
+def assert_same_tensors(got, want, what):
+    """Two [[name, shape, dtype, ...]] lists: same names in the same order,
+    same shapes, dtypes and flags, with a readable diff."""
+    g, w = _named(got), _named(want)
+    missing = [n for n in w if n not in g]
+    extra = [n for n in g if n not in w]
+    assert not missing and not extra, "%s: missing in mtk %s; not in transformers %s" % (what, missing[:20],
+                                                                                         extra[:20])
+    wrong = ["%s: mtk %s, transformers %s" % (n, g[n], w[n]) for n in w if g[n] != w[n]]
+    assert not wrong, "%s differ:\n  %s" % (what, "\n  ".join(wrong[:20]))
+    assert [r[0] for r in got] == [r[0] for r in want], "%s: same names, other order" % what
+
+
+def assert_same_model(got, want):
+    assert "error" not in got, got.get("error")
+    assert got["type"] == want["type"]
+    assert_same_tensors(got["state_dict"], want["state_dict"], "state dict")
+    assert_same_tensors(got["params"], want["params"], "parameters")
+    assert_same_tensors(got["buffers"], want["buffers"], "buffers")
+    assert got["num_params"] == want["num_params"]
+    assert got["trainable_params"] == want["trainable_params"]
+
+
+def assert_same_forward(got, want, family):
+    assert "error" not in got, got.get("error")
+    assert got["outputs"] == want["outputs"]
+    if family not in FLOPS_UNCOMPARABLE:
+        assert got["flops"] == want["flops"]
+
+
+# ----------------------------------------------------- random small configs
+
+RANDOM_CASES = random_configs.cases()
+
+
+@pytest.fixture(scope="module")
+def random_answers(zoo_probe, tmp_path_factory):
+    """mtk's answers for every random case, from one zoo_probe run:
+    {case id: (config dir, input shapes, answer)}."""
+    requests, dirs = [], {}
+    for case_id, cfg in RANDOM_CASES:
+        directory = tmp_path_factory.mktemp(case_id)
+        (directory / "config.json").write_text(json.dumps(cfg))
+        shapes = random_configs.input_shapes(cfg, random.Random(case_id))
+        dirs[case_id] = (directory, shapes)
+        requests.append((str(directory / "config.json"), shapes))
+    answers = zoo_probe(requests)
+    return {case_id: (*dirs[case_id], answer) for (case_id, _), answer in zip(RANDOM_CASES, answers)}
+
+
+@pytest.mark.parametrize("case_id,cfg", RANDOM_CASES, ids=[c[0] for c in RANDOM_CASES])
+def test_random_config_matches_transformers(case_id, cfg, random_answers):
+    directory, shapes, got = random_answers[case_id]
+    model = hf_oracle.hf_model(hf_oracle.hf_config(cfg, str(directory)))
+    assert_same_model(got, hf_oracle.describe(model))
+    assert len(got["forwards"]) == len(shapes)
+    for shape, forward in zip(shapes, got["forwards"]):
+        assert_same_forward(forward, hf_oracle.forward(model, shape), cfg["model_type"])
+
+
+# ---------------------------------------------------------- built-in models
+
+def _layer_key(cfg):
+    return LAYER_COUNT_KEY.get(cfg["model_type"], "num_hidden_layers")
+
+
+LAYER_RE = re.compile(r"^(.*?\.(?:layers|h|layer)\.)(\d+)(\..*)$")
+
+
+def expand_layers(rows, layers):
+    """The [[name, ...]] list of a two-layer model, extended to `layers`
+    layers by repeating layer 1 (layers are alike within a family)."""
+    prefix, block0, block1, suffix = [], [], [], []
+    for row in rows:
+        m = LAYER_RE.match(row[0])
+        if not m:
+            (suffix if block0 else prefix).append(row)
+        else:
+            assert not suffix, "layer keys after the layers: %s" % row[0]
+            (block0 if m.group(2) == "0" else block1).append(row)
+    renamed = [[LAYER_RE.sub(r"\g<1>0\3", r[0]), *r[1:]] for r in block1]
+    assert renamed == block0, "layers 0 and 1 differ: cannot extrapolate"
+    out = prefix + block0
+    for i in range(1, layers):
+        out += [[LAYER_RE.sub(r"\g<1>%d\3" % i, r[0]), *r[1:]] for r in block1]
+    return out + suffix
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _small_input(entry):
+    """The example input with a short sequence (transformers' forward on meta
+    stays fast): 1x3x224x224 pixels stay as they are."""
+    shape = [int(d) for d in entry["example_input"].split("x")]
+    return shape if len(shape) == 4 else [1, 8]
+
+
+@pytest.fixture(scope="module")
+def builtin_answers(zoo_probe, builtin_models):
+    names = sorted(builtin_models)
+    answers = zoo_probe([(name, [_small_input(builtin_models[name])]) for name in names])
+    return dict(zip(names, answers))
+
+
+def test_builtin_models_cover_the_issue(builtin_models):
+    required = {
+        "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b", "llama-3.1-8b", "llama-3.1-70b",
+        "llama-3.1-405b", "llama-3.2-1b", "llama-3.2-3b", "mistral-7b", "mixtral-8x7b", "mixtral-8x22b",
+        "qwen2-7b", "qwen2.5-7b", "qwen2.5-72b", "gemma-2b", "gemma-7b", "gemma-2-9b", "gemma-2-27b",
+        "phi-3-mini", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased",
+        "vit-base-patch16-224",
+    }
+    assert required <= set(builtin_models), sorted(required - set(builtin_models))
+
+
+def builtin_names():
+    # the list is only known from the library; collect a fixed superset
+    # and skip names the build does not have
+    return sorted({
+        "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b", "llama-3.1-8b", "llama-3.1-70b",
+        "llama-3.1-405b", "llama-3.2-1b", "llama-3.2-3b", "mistral-7b", "mixtral-8x7b", "mixtral-8x22b",
+        "qwen2-7b", "qwen2.5-7b", "qwen2.5-72b", "gemma-2b", "gemma-7b", "gemma-2-9b", "gemma-2-27b",
+        "phi-3-mini", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased",
+        "vit-base-patch16-224", "pythia-160m",
+    })
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo_probe, tmp_path):
+    if name not in builtin_models:
+        pytest.skip("%s is not a built-in of this build" % name)
+    entry, got = builtin_models[name], builtin_answers[name]
+    cfg = entry["config"]
+    assert "error" not in got, got.get("error")
+    shape = _small_input(entry)
+    if got["num_params"] <= BIG_PARAMS:
+        model = hf_oracle.hf_model(hf_oracle.hf_config(cfg, str(tmp_path)))
+        assert_same_model(got, hf_oracle.describe(model))
+        assert_same_forward(got["forwards"][0], hf_oracle.forward(model, shape), cfg["model_type"])
+        return
+    # big: the same config with two layers, compared in full ...
+    layers = cfg[_layer_key(cfg)]
+    small = copy.deepcopy(cfg)
+    small[_layer_key(cfg)] = 2
+    (tmp_path / "config.json").write_text(json.dumps(small))
+    model = hf_oracle.hf_model(hf_oracle.hf_config(small, str(tmp_path)))
+    want = hf_oracle.describe(model)
+    got_small = zoo_probe([(str(tmp_path / "config.json"), [shape])])[0]
+    assert_same_model(got_small, want)
+    assert_same_forward(got_small["forwards"][0], hf_oracle.forward(model, shape), cfg["model_type"])
+    # ... then the full model's keys and count, extrapolated layer by layer
+    assert_same_tensors(got["state_dict"], expand_layers(want["state_dict"], layers), "state dict")
+    assert_same_tensors(got["params"], expand_layers(want["params"], layers), "parameters")
+    per_layer = sum(_numel(r[1]) for r in want["params"] if LAYER_RE.match(r[0])
+                    and LAYER_RE.match(r[0]).group(2) == "1")
+    assert got["num_params"] == want["num_params"] + (layers - 2) * per_layer
+    # output shapes do not depend on the number of layers
+    assert got["forwards"][0]["outputs"] == got_small["forwards"][0]["outputs"]
+
+
+@pytest.mark.parametrize("name,count", sorted(PUBLISHED_COUNTS.items()))
+def test_published_parameter_count(name, count, mtk):
+    result = mtk("summary", name, "--json", "--depth", "1")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["total_params"] == count

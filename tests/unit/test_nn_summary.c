@@ -1,0 +1,269 @@
+/* Tracing and summaries: ops recorded with their module paths, per-module
+ * in/out shapes and FLOPs (FlopCounterMode's counts, taken from torch
+ * 2.13), summary text and JSON, the model registry. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "mtk/mtk.h"
+
+#define SHAPE(...) ((const int64_t[]){ __VA_ARGS__ })
+
+static mtk_ctx *meta_ctx(void)
+{
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_ctx_push_device(ctx, MTK_DEVICE_META);
+    return ctx;
+}
+
+static mtk_tensor *meta_input(mtk_ctx *ctx, int32_t ndim, const int64_t *shape)
+{
+    return mtk_tensor_new(ctx, MTK_FLOAT32, shape, ndim, NULL, MTK_DEVICE_META);
+}
+
+static void assert_contains(const char *text, const char *part)
+{
+    assert_non_null(text);
+    if (!strstr(text, part)) fail_msg("text lacks '%s':\n%s", part, text);
+}
+
+/* ---------------------------------------------------------------- trace */
+
+static void trace_records_ops_with_their_module_paths(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    mtk_trace *tr = mtk_trace_begin(net);
+    assert_non_null(tr);
+    mtk_tensor *y = mtk_module_forward(net, meta_input(ctx, 2, SHAPE(1, 10)));
+    mtk_trace_end(tr);
+    assert_non_null(y);
+    assert_int_equal(mtk_trace_op_count(tr), 3);
+    const char *ops[3] = { "linear", "relu", "linear" }, *paths[3] = { "0", "1", "2" };
+    const int64_t flops[3] = { 400, 0, 40 }; /* 2*M*N*K, as FlopCounterMode */
+    for (int i = 0; i < 3; i++) {
+        const mtk_trace_op *op = mtk_trace_op_at(tr, i);
+        assert_string_equal(op->op, ops[i]);
+        assert_string_equal(op->module, paths[i]);
+        assert_int_equal(op->flops, flops[i]);
+    }
+    const mtk_trace_op *first = mtk_trace_op_at(tr, 0);
+    assert_int_equal(first->ninputs, 3); /* input, weight, bias */
+    assert_int_equal(first->outputs[0]->shape[1], 20);
+    assert_int_equal(mtk_trace_flops(tr), 440);
+    const mtk_trace_module *root = mtk_trace_module_at(tr, 0);
+    assert_string_equal(root->name, "");
+    assert_int_equal(root->flops, 440);
+    assert_int_equal(root->calls, 1);
+    assert_int_equal(root->outputs[0]->shape[1], 1);
+    /* ops after the trace ended are not recorded */
+    mtk_module_forward(net, meta_input(ctx, 2, SHAPE(1, 10)));
+    assert_int_equal(mtk_trace_op_count(tr), 3);
+    assert_null(mtk_ctx_op_hook(ctx, NULL));
+    mtk_trace_free(tr);
+    mtk_ctx_free(ctx);
+}
+
+static void one_trace_at_a_time(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    mtk_trace *tr = mtk_trace_begin(net);
+    assert_null(mtk_trace_begin(net));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_INVALID_ARGUMENT);
+    mtk_ctx_clear_error(ctx);
+    mtk_trace_free(tr);
+    mtk_trace *again = mtk_trace_begin(net);
+    assert_non_null(again);
+    mtk_trace_free(again);
+    mtk_ctx_free(ctx);
+}
+
+static void transformer_layer_flops_match_flop_counter(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_transformer_options o = mtk_transformer_defaults();
+    o.dim_feedforward = 256;
+    mtk_module *layer = mtk_nn_transformer_encoder_layer(ctx, 64, 4, &o);
+    mtk_trace *tr = mtk_trace_begin(layer);
+    mtk_tensor *y = mtk_module_forward(layer, meta_input(ctx, 3, SHAPE(10, 2, 64)));
+    mtk_trace_end(tr);
+    if (!y) fail_msg("%s", mtk_ctx_message(ctx));
+    /* torch: FlopCounterMode over TransformerEncoderLayer(64, 4, 256) on (10, 2, 64) */
+    assert_int_equal(mtk_trace_flops(tr), 2017280);
+    for (int32_t i = 0; i < mtk_trace_module_count(tr); i++) {
+        const mtk_trace_module *m = mtk_trace_module_at(tr, i);
+        if (!strcmp(m->name, "linear1")) assert_int_equal(m->flops, 2 * 20 * 64 * 256);
+        if (!strcmp(m->name, "self_attn.out_proj")) assert_int_equal(m->calls, 1);
+    }
+    mtk_ctx_free(ctx);
+}
+
+/* -------------------------------------------------------------- summary */
+
+static void summary_of_simplenet_with_an_input(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    mtk_tensor *x = meta_input(ctx, 2, SHAPE(1, 10));
+    mtk_summary *s = mtk_summary_new(net, &x, 1);
+    assert_non_null(s);
+    char *text = mtk_summary_text(s, 1);
+    assert_contains(text, "  | Name | Type   | Params | In sizes | Out sizes | FLOPs\n");
+    assert_contains(text, "0 | 0    | Linear | 220    | [1, 10]  | [1, 20]   | 400\n");
+    assert_contains(text, "2 | 2    | Linear | 21     | [1, 20]  | [1, 1]    | 40\n");
+    assert_contains(text, "241        Trainable params\n");
+    assert_contains(text, "0          Non-trainable params\n");
+    assert_contains(text, "241        Total params\n");
+    assert_contains(text, "964 B      Params memory (float32: 964 B in 241 params)\n");
+    assert_contains(text, "440        Forward FLOPs\n");
+    assert_contains(text, "Output sizes: [1, 1]\n");
+    mtk_summary_free(s);
+    mtk_ctx_free(ctx);
+}
+
+static void summary_of_a_lazy_model_without_an_input_says_what_to_do(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_lazynet(ctx, NULL);
+    mtk_summary *s = mtk_summary_new(net, NULL, 0);
+    char *text = mtk_summary_text(s, 1);
+    assert_contains(text, "3 | 3    | LazyLinear | ?\n");
+    assert_contains(text, "224        Total params\n");
+    assert_contains(text, "Uninitialized: 2 lazy parameters in 1 module (3: LazyLinear)");
+    assert_contains(text, "--input SHAPE");
+    assert_null(strstr(text, "In sizes"));
+    cJSON *json = cJSON_Parse(mtk_summary_json(s, 1));
+    assert_non_null(json);
+    assert_int_equal(cJSON_GetObjectItem(json, "total_params")->valuedouble, 224);
+    assert_int_equal(cJSON_GetObjectItem(json, "uninitialized_params")->valuedouble, 2);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(json, "flops")));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(json, "output_shapes")), 0);
+    cJSON_Delete(json);
+    mtk_ctx_free(ctx);
+}
+
+static void summary_of_a_lazy_model_with_an_input_counts_everything(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_lazynet(ctx, NULL);
+    mtk_tensor *x = meta_input(ctx, 4, SHAPE(1, 3, 32, 32));
+    mtk_summary *s = mtk_summary_new(net, &x, 1);
+    if (!s) fail_msg("%s", mtk_ctx_message(ctx));
+    char *text = mtk_summary_text(s, -1);
+    assert_contains(text, "72,234     Total params\n");
+    assert_contains(text, "| Linear  | 72,010 | [1, 7200]      | [1, 10]        | 144,000\n");
+    assert_null(strstr(text, "Uninitialized"));
+    cJSON *json = cJSON_Parse(mtk_summary_json(s, -1));
+    assert_int_equal(cJSON_GetObjectItem(json, "total_params")->valuedouble, 72234);
+    assert_int_equal(cJSON_GetObjectItem(json, "trainable_params")->valuedouble, 72234);
+    assert_int_equal(cJSON_GetObjectItem(json, "non_trainable_params")->valuedouble, 0);
+    assert_int_equal(cJSON_GetObjectItem(json, "uninitialized_params")->valuedouble, 0);
+    assert_int_equal(cJSON_GetObjectItem(json, "param_bytes")->valuedouble, 72234 * 4);
+    assert_int_equal(cJSON_GetObjectItem(json, "flops")->valuedouble, 388800 + 144000);
+    cJSON *out = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "output_shapes"), 0);
+    assert_int_equal(cJSON_GetArraySize(out), 2);
+    assert_int_equal(cJSON_GetArrayItem(out, 1)->valuedouble, 10);
+    cJSON *modules = cJSON_GetObjectItem(json, "modules");
+    assert_int_equal(cJSON_GetArraySize(modules), 4);
+    cJSON *conv = cJSON_GetArrayItem(modules, 0);
+    assert_string_equal(cJSON_GetObjectItem(conv, "name")->valuestring, "0");
+    assert_string_equal(cJSON_GetObjectItem(conv, "type")->valuestring, "Conv2d");
+    assert_int_equal(cJSON_GetObjectItem(conv, "params")->valuedouble, 224);
+    assert_int_equal(cJSON_GetObjectItem(conv, "flops")->valuedouble, 388800);
+    cJSON *conv_out = cJSON_GetArrayItem(cJSON_GetObjectItem(conv, "out_shapes"), 0);
+    assert_int_equal(cJSON_GetArrayItem(conv_out, 3)->valuedouble, 30);
+    cJSON_Delete(json);
+    mtk_ctx_free(ctx);
+}
+
+static void summary_depth_limits_the_rows(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *layer = mtk_nn_transformer_encoder_layer(ctx, 16, 2, NULL);
+    mtk_summary *s = mtk_summary_new(layer, NULL, 0);
+    cJSON *one = cJSON_Parse(mtk_summary_json(s, 1)), *all = cJSON_Parse(mtk_summary_json(s, -1));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(one, "modules")), 8);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(all, "modules")), 9); /* + self_attn.out_proj */
+    assert_contains(mtk_summary_text(s, -1), "self_attn.out_proj | NonDynamicallyQuantizableLinear");
+    cJSON_Delete(one);
+    cJSON_Delete(all);
+    mtk_ctx_free(ctx);
+}
+
+static void summary_counts_dtypes_and_frozen_parameters(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_ctx_push_dtype(ctx, MTK_BFLOAT16);
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    mtk_ctx_pop_dtype(ctx);
+    mtk_module_requires_grad_(mtk_module_child(net, "2"), false);
+    mtk_summary *s = mtk_summary_new(net, NULL, 0);
+    char *text = mtk_summary_text(s, 1);
+    assert_contains(text, "220        Trainable params\n");
+    assert_contains(text, "21         Non-trainable params\n");
+    assert_contains(text, "(bfloat16: 482 B in 241 params)");
+    mtk_ctx_free(ctx);
+}
+
+static void a_failing_forward_fails_the_summary(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    mtk_tensor *x = meta_input(ctx, 2, SHAPE(1, 9));
+    assert_null(mtk_summary_new(net, &x, 1));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_SHAPE);
+    mtk_ctx_clear_error(ctx);
+    assert_null(mtk_ctx_op_hook(ctx, NULL)); /* the trace ended */
+    mtk_ctx_free(ctx);
+}
+
+/* ------------------------------------------------------------- registry */
+
+static void registry_builds_models_by_name(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    assert_true(mtk_model_count() >= 2);
+    assert_non_null(mtk_model_find("lazynet"));
+    mtk_module *m = mtk_model_build(ctx, "simplenet");
+    assert_int_equal(mtk_module_num_parameters(m, false), 241);
+    assert_null(mtk_model_build(ctx, "resnet9000"));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_INVALID_ARGUMENT);
+    assert_contains(mtk_ctx_message(ctx), "built-in models: simplenet, lazynet");
+    mtk_ctx_clear_error(ctx);
+    assert_null(mtk_model_build(ctx, "/nonexistent/config.json"));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_IO);
+    mtk_ctx_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(trace_records_ops_with_their_module_paths),
+        cmocka_unit_test(one_trace_at_a_time),
+        cmocka_unit_test(transformer_layer_flops_match_flop_counter),
+        cmocka_unit_test(summary_of_simplenet_with_an_input),
+        cmocka_unit_test(summary_of_a_lazy_model_without_an_input_says_what_to_do),
+        cmocka_unit_test(summary_of_a_lazy_model_with_an_input_counts_everything),
+        cmocka_unit_test(summary_depth_limits_the_rows),
+        cmocka_unit_test(summary_counts_dtypes_and_frozen_parameters),
+        cmocka_unit_test(a_failing_forward_fails_the_summary),
+        cmocka_unit_test(registry_builds_models_by_name),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
