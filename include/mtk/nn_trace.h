@@ -114,12 +114,12 @@ int32_t mtk_model_count(void);
 const mtk_model_entry *mtk_model_at(int32_t i);
 const mtk_model_entry *mtk_model_find(const char *name);
 
-/* Builds the model a MODEL argument names (a built-in name, a Hugging
- * Face config.json, or a directory holding one) per the context's scopes
+/* Builds a demo model of this registry by name per the context's scopes
  * (use a meta device scope to build it without memory).  Errors:
- * MTK_ERR_INVALID_ARGUMENT for an unknown name (listing the built-in
- * ones), MTK_ERR_IO for an unreadable path, MTK_ERR_NOT_IMPLEMENTED for a
- * config.json until the model zoo lands. */
+ * MTK_ERR_INVALID_ARGUMENT for an unknown name (listing the demo ones),
+ * MTK_ERR_IO for an unreadable path, MTK_ERR_NOT_IMPLEMENTED for a
+ * config.json: Hugging Face models and the zoo's built-ins are resolved
+ * by mtk_model_resolve (mtk/models.h), which also knows these. */
 mtk_module *mtk_model_build(mtk_ctx *ctx, const char *model);
 
 /* The built-in demo models (also in the registry). */

@@ -278,6 +278,15 @@ static const mtk_builtin_model builtins[] = {
       " \"model_type\": \"vit\", \"num_attention_heads\": 12, \"num_channels\": 3, \"num_hidden_layers\": 12,"
       " \"num_labels\": 1000, \"patch_size\": 16, \"qkv_bias\": true}",
       "1x3x224x224" },
+    { "pythia-160m", "EleutherAI/pythia-160m",
+      "{\"architectures\": [\"GPTNeoXForCausalLM\"], \"bos_token_id\": 0, \"eos_token_id\": 0,"
+      " \"hidden_act\": \"gelu\", \"hidden_size\": 768, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 3072, \"layer_norm_eps\": 1e-05, \"max_position_embeddings\": 2048,"
+      " \"model_type\": \"gpt_neox\", \"num_attention_heads\": 12, \"num_hidden_layers\": 12,"
+      " \"rotary_emb_base\": 10000, \"rotary_pct\": 0.25, \"tie_word_embeddings\": false,"
+      " \"torch_dtype\": \"float16\", \"use_cache\": true, \"use_parallel_residual\": true,"
+      " \"vocab_size\": 50304}",
+      "1x2048" },
 };
 
 #define BUILTIN_COUNT ((int32_t)(sizeof builtins / sizeof builtins[0]))

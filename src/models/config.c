@@ -250,7 +250,7 @@ mtk_model_config *mtk_model_config_parse(mtk_ctx *ctx, const char *json_text, co
         return NULL;
     }
     if (!cJSON_IsObject(c->root)) {
-        cfg_fail(c, NULL, "a config.json is a JSON object");
+        cfg_fail(c, NULL, "not a config.json: expected a JSON object");
         mtk_model_config_free(c);
         return NULL;
     }

@@ -61,7 +61,8 @@ mtk_module *decoder_norm(mtk_ctx *ctx, const decoder_types *t, const decoder_spe
 
 typedef struct embedding_config {
     int64_t vocab, hidden, padding_idx;
-    float scale; /* torch.tensor(hidden ** 0.5): float32 */
+    double scale; /* hidden ** 0.5, stored in the model's dtype (torch.tensor
+                     under the default dtype transformers sets) */
 } embedding_config;
 
 static void embedding_repr(const mtk_module *m, char *buf, size_t cap)
@@ -108,10 +109,10 @@ mtk_module *decoder_embedding(mtk_ctx *ctx, const decoder_types *t, const decode
     mtk_module *m = mtk_module_new(ctx, &t->embedding, sizeof(embedding_config));
     if (!m) return NULL;
     *(embedding_config *)mtk_module_config(m) =
-        (embedding_config){ spec->vocab, spec->hidden, spec->padding_idx, (float)sqrt((double)spec->hidden) };
+        (embedding_config){ spec->vocab, spec->hidden, spec->padding_idx, sqrt((double)spec->hidden) };
     int64_t shape[2] = { spec->vocab, spec->hidden };
     if (!mtk_module_new_parameter(m, "weight", shape, 2) ||
-        !mtk_module_new_buffer(m, "embed_scale", NULL, 0, MTK_FLOAT32, false))
+        !mtk_module_new_buffer(m, "embed_scale", NULL, 0, MTK_DTYPE_UNDEFINED, false))
         return NULL;
     return mtk_module_finish(m);
 }
@@ -170,7 +171,9 @@ static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_
     if (scores) {
         /* the causal mask: 0 on and below the diagonal, -inf above */
         int64_t s = scores->shape[2], t = scores->shape[3], mshape[4] = { 1, 1, s, t };
+        if (!mtk_ctx_push_device(ctx, scores->device)) return NULL;
         mtk_tensor *mask = mtk_triu(ctx, mtk_full(ctx, mshape, 4, -INFINITY, scores->dtype), 1);
+        mtk_ctx_pop_device(ctx);
         scores = mtk_add(ctx, scores, mask);
     }
     mtk_tensor *probs = mtk_to_dtype(ctx, mtk_softmax(ctx, scores, -1, MTK_FLOAT32), q ? q->dtype : MTK_FLOAT32);

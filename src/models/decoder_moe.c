@@ -107,7 +107,7 @@ static bool experts_forward(mtk_module *m, mtk_module_io *io)
     /* experts [0, extra) get base + 1 tokens, the others base */
     if (extra > 0 && !expert_group(m, x, 0, extra, base + 1)) return false;
     if (base > 0 && !expert_group(m, x, extra, c->experts - extra, base)) return false;
-    io->out[0] = mtk_zeros_like(ctx, x); /* the weighted sum of the experts' outputs, per token */
+    io->out[0] = mtk_zeros_like(ctx, x, MTK_DTYPE_UNDEFINED); /* the weighted sum of the experts' outputs, per token */
     io->nout = 1;
     return io->out[0] != NULL;
 }

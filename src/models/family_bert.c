@@ -1,9 +1,436 @@
-/* PLACEHOLDER written by the zoo infrastructure so the family table links;
- * the bert family's engineer replaces this file. */
-#include "models/config.h"
+/* The bert family: BertModel (with its pooler), BertForMaskedLM (no pooler;
+ * the MLM head's decoder tied to the word embeddings and its bias to
+ * cls.predictions.bias when tie_word_embeddings, the default) and
+ * BertForSequenceClassification (pooler, dropout, classifier), as
+ * transformers builds them.  BertEmbeddings holds the non-persistent int64
+ * buffers position_ids (arange) and token_type_ids (zeros), both
+ * (1, max_position_embeddings), computed whenever they get memory.
+ *
+ * Config fields (transformers' defaults): vocab_size 30522, hidden_size 768,
+ * num_hidden_layers 12, num_attention_heads 12, intermediate_size 3072,
+ * hidden_act "gelu", hidden_dropout_prob and attention_probs_dropout_prob
+ * 0.1, max_position_embeddings 512, type_vocab_size 2, layer_norm_eps
+ * 1e-12, pad_token_id 0, classifier_dropout (hidden_dropout_prob when
+ * null), is_decoder (causal self-attention), add_cross_attention,
+ * tie_word_embeddings true, id2label / num_labels (2). */
+#include "models/blocks.h"
+#include "mtk/ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct bert_spec {
+    int64_t vocab, hidden, layers, heads, head_dim, intermediate, positions, type_vocab, labels;
+    int64_t padding_idx;
+    const char *act;
+    double eps, hidden_dropout, attention_dropout, classifier_dropout, initializer_range;
+    bool is_decoder, cross_attention, tie;
+} bert_spec;
+
+static mtk_module *child(mtk_module *m, int32_t i) { return blocks_child(m, i); }
+
+static mtk_module *layer_norm(mtk_ctx *ctx, const bert_spec *s)
+{
+    return mtk_nn_layer_norm(ctx, &s->hidden, 1, s->eps, true, true);
+}
+
+/* ------------------------------------------------------------ embeddings */
+
+enum { E_WORD, E_POSITION, E_TOKEN_TYPE, E_NORM, E_DROPOUT };
+
+/* position_ids = arange(max_position_embeddings), token_type_ids = zeros. */
+static bool embeddings_reset(mtk_module *m, mtk_rng *rng)
+{
+    (void)rng;
+    for (int32_t i = 0; i < mtk_module_buffer_count(m); i++) {
+        const char *name;
+        mtk_tensor *t = mtk_module_buffer_at(m, i, &name, NULL);
+        if (!t || mtk_tensor_is_meta(t)) continue;
+        if (strcmp(name, "token_type_ids") == 0) {
+            if (!mtk_init_zeros_(t)) return false;
+        } else if (t->dtype == MTK_INT64 && mtk_tensor_is_contiguous(t)) {
+            int64_t *data = mtk_tensor_data(t);
+            for (int64_t k = 0; k < mtk_tensor_numel(t); k++) data[k] = k;
+        }
+    }
+    return true;
+}
+
+/* input_ids (B, S) -> word + token type (0) + position embeddings,
+ * normalized: (B, S, H) */
+static bool embeddings_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    mtk_tensor *ids = io->in[0];
+    int64_t seq = ids->shape[1];
+    mtk_tensor *position_ids = mtk_narrow(ctx, mtk_module_find_tensor(m, "position_ids"), 1, 0, seq); /* (1, S) */
+    int64_t bs[2] = { ids->shape[0], seq };
+    mtk_tensor *token_type_ids = mtk_expand(ctx, mtk_narrow(ctx, mtk_module_find_tensor(m, "token_type_ids"), 1, 0, seq),
+                                            bs, 2); /* (B, S) */
+    mtk_tensor *h = mtk_module_forward(child(m, E_WORD), ids);
+    h = mtk_add(ctx, h, mtk_module_forward(child(m, E_TOKEN_TYPE), token_type_ids));
+    h = mtk_add(ctx, h, mtk_module_forward(child(m, E_POSITION), position_ids));
+    h = mtk_module_forward(child(m, E_NORM), h);
+    io->out[0] = mtk_module_forward(child(m, E_DROPOUT), h);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type embeddings_type = { "BertEmbeddings", embeddings_forward, embeddings_reset, NULL };
+
+static mtk_module *embeddings(mtk_ctx *ctx, const bert_spec *s)
+{
+    mtk_module *m = mtk_module_new(ctx, &embeddings_type, 0);
+    if (!m) return NULL;
+    int64_t shape[2] = { 1, s->positions };
+    bool ok = mtk_module_add(m, "word_embeddings", mtk_nn_embedding(ctx, s->vocab, s->hidden, s->padding_idx)) &&
+              mtk_module_add(m, "position_embeddings",
+                             mtk_nn_embedding(ctx, s->positions, s->hidden, MTK_NN_NO_PADDING_IDX)) &&
+              mtk_module_add(m, "token_type_embeddings",
+                             mtk_nn_embedding(ctx, s->type_vocab, s->hidden, MTK_NN_NO_PADDING_IDX)) &&
+              mtk_module_add(m, "LayerNorm", layer_norm(ctx, s)) &&
+              mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, s->hidden_dropout)) &&
+              mtk_module_new_buffer(m, "position_ids", shape, 2, MTK_INT64, false) &&
+              mtk_module_new_buffer(m, "token_type_ids", shape, 2, MTK_INT64, false);
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* ------------------------------------------------------------- attention */
+
+typedef struct self_attention_config {
+    int64_t heads, head_dim;
+    bool causal;
+} self_attention_config;
+
+/* softmax(q k^T / sqrt(d)) v over all positions (causal when is_decoder):
+ * (B, S, H) -> (B, S, H) */
+static bool self_attention_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const self_attention_config *c = mtk_module_config(m);
+    mtk_tensor *x = io->in[0];
+    mtk_tensor *q = blocks_split_heads(ctx, mtk_module_forward(child(m, 0), x), c->heads, c->head_dim);
+    mtk_tensor *k = blocks_split_heads(ctx, mtk_module_forward(child(m, 1), x), c->heads, c->head_dim);
+    mtk_tensor *v = blocks_split_heads(ctx, mtk_module_forward(child(m, 2), x), c->heads, c->head_dim);
+    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, c->causal,
+                                                        1.0 / sqrt((double)c->head_dim), false);
+    io->out[0] = blocks_merge_heads(ctx, attn);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static bool cross_attention_forward(mtk_module *m, mtk_module_io *io)
+{
+    (void)io;
+    return mtk_error(mtk_module_ctx(m), MTK_ERR_NOT_IMPLEMENTED,
+                     "BertCrossAttention needs encoder hidden states, which a summary does not take");
+}
+
+static const mtk_module_type self_attention_type = { "BertSelfAttention", self_attention_forward, NULL, NULL };
+static const mtk_module_type cross_attention_type = { "BertCrossAttention", cross_attention_forward, NULL, NULL };
+
+/* BertSelfOutput / BertOutput: LayerNorm(dropout(dense(h)) + input).
+ * io: h, input -> (B, S, H) */
+static bool output_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    mtk_tensor *h = mtk_module_forward(child(m, 2), mtk_module_forward(child(m, 0), io->in[0]));
+    io->out[0] = mtk_module_forward(child(m, 1), mtk_add(ctx, h, io->in[1]));
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type self_output_type = { "BertSelfOutput", output_forward, NULL, NULL };
+static const mtk_module_type output_type = { "BertOutput", output_forward, NULL, NULL };
+
+/* dense, LayerNorm, dropout */
+static mtk_module *output(mtk_ctx *ctx, const mtk_module_type *type, const bert_spec *s, int64_t in_features)
+{
+    mtk_module *m = mtk_module_new(ctx, type, 0);
+    bool ok = m && mtk_module_add(m, "dense", mtk_nn_linear(ctx, in_features, s->hidden, true)) &&
+              mtk_module_add(m, "LayerNorm", layer_norm(ctx, s)) &&
+              mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, s->hidden_dropout));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* BertAttention: output(self(x), x) */
+static bool attention_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_tensor *h = mtk_module_forward(child(m, 0), io->in[0]);
+    io->out[0] = mtk_module_forward2(child(m, 1), h, io->in[0]);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type attention_type = { "BertAttention", attention_forward, NULL, NULL };
+
+static mtk_module *attention(mtk_ctx *ctx, const bert_spec *s, bool cross)
+{
+    mtk_module *self = mtk_module_new(ctx, cross ? &cross_attention_type : &self_attention_type,
+                                      sizeof(self_attention_config));
+    if (!self) return NULL;
+    *(self_attention_config *)mtk_module_config(self) =
+        (self_attention_config){ s->heads, s->head_dim, s->is_decoder && !cross };
+    int64_t all_heads = s->heads * s->head_dim;
+    bool ok = mtk_module_add(self, "query", mtk_nn_linear(ctx, s->hidden, all_heads, true)) &&
+              mtk_module_add(self, "key", mtk_nn_linear(ctx, s->hidden, all_heads, true)) &&
+              mtk_module_add(self, "value", mtk_nn_linear(ctx, s->hidden, all_heads, true)) &&
+              mtk_module_add(self, "dropout", mtk_nn_dropout(ctx, s->attention_dropout));
+    mtk_module *m = ok ? mtk_module_new(ctx, &attention_type, 0) : NULL;
+    ok = m && mtk_module_add(m, "self", mtk_module_finish(self)) &&
+         mtk_module_add(m, "output", output(ctx, &self_output_type, s, s->hidden));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* ----------------------------------------------------------------- layer */
+
+/* BertIntermediate: act(dense(x)) */
+static bool intermediate_forward(mtk_module *m, mtk_module_io *io)
+{
+    io->out[0] = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), io->in[0]));
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type intermediate_type = { "BertIntermediate", intermediate_forward, NULL, NULL };
+
+/* attention, then output(intermediate(a), a); (B, S, H) -> (B, S, H) */
+static bool layer_forward(mtk_module *m, mtk_module_io *io)
+{
+    int32_t n = mtk_module_child_count(m); /* attention, [crossattention], intermediate, output */
+    mtk_tensor *a = mtk_module_forward(child(m, 0), io->in[0]);
+    mtk_tensor *h = mtk_module_forward(child(m, n - 2), a);
+    io->out[0] = mtk_module_forward2(child(m, n - 1), h, a);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type layer_type = { "BertLayer", layer_forward, NULL, NULL };
+
+static mtk_module *layer(const model_config *c, const bert_spec *s)
+{
+    mtk_ctx *ctx = c->ctx;
+    mtk_module *inter = mtk_module_new(ctx, &intermediate_type, 0);
+    bool ok = inter && mtk_module_add(inter, "dense", mtk_nn_linear(ctx, s->hidden, s->intermediate, true)) &&
+              mtk_module_add(inter, "intermediate_act_fn", blocks_activation(c, "hidden_act", s->act));
+    mtk_module *m = ok ? mtk_module_new(ctx, &layer_type, 0) : NULL;
+    ok = m && mtk_module_add(m, "attention", attention(ctx, s, false));
+    if (ok && s->cross_attention) ok = mtk_module_add(m, "crossattention", attention(ctx, s, true));
+    ok = ok && mtk_module_add(m, "intermediate", mtk_module_finish(inter)) &&
+         mtk_module_add(m, "output", output(ctx, &output_type, s, s->intermediate));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* BertEncoder: the layers in turn */
+static bool encoder_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_module *layers = child(m, 0);
+    mtk_tensor *h = io->in[0];
+    for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) h = mtk_module_forward(child(layers, i), h);
+    io->out[0] = h;
+    io->nout = 1;
+    return h != NULL;
+}
+
+static const mtk_module_type encoder_type = { "BertEncoder", encoder_forward, NULL, NULL };
+
+/* ---------------------------------------------------------------- pooler */
+
+/* tanh(dense(h[:, 0])): (B, S, H) -> (B, H) */
+static bool pooler_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_tensor *first = mtk_select(mtk_module_ctx(m), io->in[0], 1, 0);
+    io->out[0] = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), first));
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type pooler_type = { "BertPooler", pooler_forward, NULL, NULL };
+
+/* ------------------------------------------------------------- BertModel */
+
+typedef struct bert_model_config {
+    int64_t positions;
+} bert_model_config;
+
+/* input_ids (B, S) -> last hidden state (B, S, H) [, pooler output (B, H)] */
+static bool model_forward(mtk_module *m, mtk_module_io *io)
+{
+    const bert_model_config *c = mtk_module_config(m);
+    if (!blocks_check_token_ids(m, io->in[0], c->positions, "max_position_embeddings")) return false;
+    mtk_tensor *h = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), io->in[0]));
+    io->out[0] = h;
+    io->nout = 1;
+    if (mtk_module_child_count(m) == 3) {
+        io->out[1] = mtk_module_forward(child(m, 2), h);
+        io->nout = 2;
+    }
+    return io->out[0] && io->out[io->nout - 1];
+}
+
+static const mtk_module_type model_type = { "BertModel", model_forward, NULL, NULL };
+
+static mtk_module *bert_model(const model_config *c, const bert_spec *s, bool pooler)
+{
+    mtk_ctx *ctx = c->ctx;
+    mtk_module *layers = mtk_nn_module_list(ctx);
+    mtk_module *encoder = mtk_module_new(ctx, &encoder_type, 0);
+    if (!layers || !encoder) return NULL;
+    for (int64_t i = 0; i < s->layers; i++)
+        if (!mtk_nn_module_list_append(layers, layer(c, s))) return NULL;
+    mtk_module *m = mtk_module_new(ctx, &model_type, sizeof(bert_model_config));
+    if (!m || !mtk_module_add(encoder, "layer", layers)) return NULL;
+    ((bert_model_config *)mtk_module_config(m))->positions = s->positions;
+    bool ok = mtk_module_add(m, "embeddings", embeddings(ctx, s)) &&
+              mtk_module_add(m, "encoder", mtk_module_finish(encoder));
+    if (ok && pooler) {
+        mtk_module *p = mtk_module_new(ctx, &pooler_type, 0);
+        ok = p && mtk_module_add(p, "dense", mtk_nn_linear(ctx, s->hidden, s->hidden, true)) &&
+             mtk_module_add(p, "activation", mtk_nn_activation(ctx, "Tanh")) &&
+             mtk_module_add(m, "pooler", mtk_module_finish(p));
+    }
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* ------------------------------------------------------- BertForMaskedLM */
+
+/* BertPredictionHeadTransform: LayerNorm(act(dense(h))) */
+static bool transform_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_tensor *h = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), io->in[0]));
+    io->out[0] = mtk_module_forward(child(m, 2), h);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+/* BertLMPredictionHead: decoder(transform(h)): (B, S, H) -> (B, S, vocab) */
+static bool prediction_forward(mtk_module *m, mtk_module_io *io)
+{
+    io->out[0] = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), io->in[0]));
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+/* The head's own bias: zeros, as transformers initializes it. */
+static bool prediction_reset(mtk_module *m, mtk_rng *rng)
+{
+    (void)rng;
+    return mtk_init_zeros_(mtk_module_find_tensor(m, "bias"));
+}
+
+/* Single-child wrappers (BertOnlyMLMHead, BertEncoder's callers). */
+static bool first_child_forward(mtk_module *m, mtk_module_io *io)
+{
+    io->out[0] = mtk_module_forward(child(m, 0), io->in[0]);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type transform_type = { "BertPredictionHeadTransform", transform_forward, NULL, NULL };
+static const mtk_module_type prediction_type = { "BertLMPredictionHead", prediction_forward, prediction_reset, NULL };
+static const mtk_module_type mlm_head_type = { "BertOnlyMLMHead", first_child_forward, NULL, NULL };
+
+/* input_ids (B, S) -> prediction scores (B, S, vocab) */
+static bool masked_lm_forward(mtk_module *m, mtk_module_io *io)
+{
+    io->out[0] = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), io->in[0]));
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type masked_lm_type = { "BertForMaskedLM", masked_lm_forward, NULL, NULL };
+
+static mtk_module *masked_lm(const model_config *c, const bert_spec *s)
+{
+    mtk_ctx *ctx = c->ctx;
+    mtk_module *transform = mtk_module_new(ctx, &transform_type, 0);
+    bool ok = transform && mtk_module_add(transform, "dense", mtk_nn_linear(ctx, s->hidden, s->hidden, true)) &&
+              mtk_module_add(transform, "transform_act_fn", blocks_activation(c, "hidden_act", s->act)) &&
+              mtk_module_add(transform, "LayerNorm", layer_norm(ctx, s));
+    mtk_module *predictions = ok ? mtk_module_new(ctx, &prediction_type, 0) : NULL;
+    ok = predictions && mtk_module_add(predictions, "transform", mtk_module_finish(transform)) &&
+         mtk_module_add(predictions, "decoder", mtk_nn_linear(ctx, s->hidden, s->vocab, true)) &&
+         mtk_module_new_parameter(predictions, "bias", &s->vocab, 1);
+    mtk_module *head = ok ? mtk_module_new(ctx, &mlm_head_type, 0) : NULL;
+    ok = head && mtk_module_add(head, "predictions", mtk_module_finish(predictions));
+    mtk_module *m = ok ? mtk_module_new(ctx, &masked_lm_type, 0) : NULL;
+    ok = m && mtk_module_add(m, "bert", bert_model(c, s, false)) && mtk_module_add(m, "cls", mtk_module_finish(head));
+    if (ok && s->tie)
+        ok = mtk_module_tie(m, "cls.predictions.decoder.weight", "bert.embeddings.word_embeddings.weight") &&
+             mtk_module_tie(m, "cls.predictions.decoder.bias", "cls.predictions.bias");
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* ------------------------------------------ BertForSequenceClassification */
+
+/* input_ids (B, S) -> logits (B, num_labels) from the pooled output */
+static bool sequence_classification_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_module_io bert = { .in = { io->in[0] }, .nin = 1 };
+    if (!mtk_module_call(child(m, 0), &bert)) return false;
+    mtk_tensor *pooled = mtk_module_forward(child(m, 1), bert.out[1]);
+    io->out[0] = mtk_module_forward(child(m, 2), pooled);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type sequence_classification_type = { "BertForSequenceClassification",
+                                                              sequence_classification_forward, NULL, NULL };
+
+static mtk_module *sequence_classification(const model_config *c, const bert_spec *s)
+{
+    mtk_ctx *ctx = c->ctx;
+    mtk_module *m = mtk_module_new(ctx, &sequence_classification_type, 0);
+    bool ok = m && mtk_module_add(m, "bert", bert_model(c, s, true)) &&
+              mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, s->classifier_dropout)) &&
+              mtk_module_add(m, "classifier", mtk_nn_linear(ctx, s->hidden, s->labels, true));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* --------------------------------------------------------------- config */
+
+static bool read_spec(model_config *c, bert_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->vocab = cfg_positive(c, "vocab_size", 30522);
+    s->hidden = cfg_positive(c, "hidden_size", 768);
+    s->heads = cfg_positive(c, "num_attention_heads", 12);
+    s->layers = cfg_int(c, "num_hidden_layers", 12);
+    if (cfg_ok(c) && s->layers < 0)
+        return cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)s->layers);
+    s->intermediate = cfg_positive(c, "intermediate_size", 3072);
+    s->positions = cfg_positive(c, "max_position_embeddings", 512);
+    s->type_vocab = cfg_positive(c, "type_vocab_size", 2);
+    s->act = cfg_string(c, "hidden_act", "gelu");
+    s->eps = blocks_eps(c, "layer_norm_eps", 1e-12);
+    s->hidden_dropout = blocks_dropout(c, "hidden_dropout_prob", 0.1);
+    s->attention_dropout = blocks_dropout(c, "attention_probs_dropout_prob", 0.1);
+    s->classifier_dropout = blocks_dropout(c, "classifier_dropout", s->hidden_dropout);
+    s->is_decoder = cfg_bool(c, "is_decoder", false);
+    s->cross_attention = cfg_bool(c, "add_cross_attention", false);
+    s->tie = cfg_bool(c, "tie_word_embeddings", true);
+    s->labels = blocks_num_labels(c);
+    /* an explicit null is no padding row; absent is transformers' 0 */
+    const cJSON *pad = cJSON_GetObjectItemCaseSensitive(c->root, "pad_token_id");
+    s->padding_idx = pad && cJSON_IsNull(pad) ? MTK_NN_NO_PADDING_IDX : cfg_int(c, "pad_token_id", 0);
+    if (!cfg_ok(c)) return false;
+    if (s->hidden % s->heads != 0)
+        return cfg_fail(c, "hidden_size", "hidden_size=%lld is not a multiple of num_attention_heads=%lld",
+                        (long long)s->hidden, (long long)s->heads);
+    s->head_dim = s->hidden / s->heads;
+    if (s->padding_idx != MTK_NN_NO_PADDING_IDX && (s->padding_idx >= s->vocab || s->padding_idx < -s->vocab))
+        return cfg_fail(c, "pad_token_id", "%lld is not a row of the embedding (vocab_size %lld): Padding_idx must be "
+                        "within num_embeddings", (long long)s->padding_idx, (long long)s->vocab);
+    if (s->padding_idx < 0 && s->padding_idx != MTK_NN_NO_PADDING_IDX) s->padding_idx += s->vocab;
+    return true;
+}
 
 mtk_module *family_bert_build(model_config *c, const char *architecture)
 {
-    mtk_error(c->ctx, MTK_ERR_NOT_IMPLEMENTED, "%s: the bert family (%s) is not built yet", c->origin, architecture);
-    return NULL;
+    bert_spec s;
+    if (!read_spec(c, &s)) return NULL;
+    if (strcmp(architecture, "BertForMaskedLM") == 0) return masked_lm(c, &s);
+    if (strcmp(architecture, "BertForSequenceClassification") == 0) return sequence_classification(c, &s);
+    return bert_model(c, &s, true);
 }

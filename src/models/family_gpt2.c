@@ -1,9 +1,283 @@
-/* PLACEHOLDER written by the zoo infrastructure so the family table links;
- * the gpt2 family's engineer replaces this file. */
-#include "models/config.h"
+/* The gpt2 family: GPT2Model and GPT2LMHeadModel as transformers builds
+ * them, with its Conv1D layers (weights stored (in, out), the transpose of
+ * a Linear's), the optional cross-attention of add_cross_attention, and
+ * the LM head tied to wte when tie_word_embeddings (the default).
+ *
+ * Config fields (transformers' defaults): vocab_size 50257, n_positions
+ * 1024, n_embd 768, n_layer 12, n_head 12 (or their names hidden_size,
+ * max_position_embeddings, num_hidden_layers, num_attention_heads), n_inner
+ * (4 * n_embd when null), activation_function "gelu_new",
+ * layer_norm_epsilon 1e-5, resid/embd/attn_pdrop 0.1, scale_attn_weights,
+ * scale_attn_by_inverse_layer_idx, add_cross_attention,
+ * tie_word_embeddings. */
+#include "models/blocks.h"
+#include "mtk/ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct gpt2_spec {
+    int64_t vocab, positions, embed, layers, heads, inner;
+    const char *act;
+    double eps, resid_pdrop, embd_pdrop, attn_pdrop;
+    bool scale_attn_weights, scale_by_layer, cross_attention, tie;
+} gpt2_spec;
+
+/* ---------------------------------------------------------------- Conv1D */
+
+typedef struct conv1d_config {
+    int64_t nf, nx; /* out and in features */
+} conv1d_config;
+
+static void conv1d_repr(const mtk_module *m, char *buf, size_t cap)
+{
+    const conv1d_config *c = mtk_module_config(m);
+    snprintf(buf, cap, "nf=%lld, nx=%lld", (long long)c->nf, (long long)c->nx);
+}
+
+/* Conv1D.__init__: weight N(0, 0.02), bias zeros. */
+static bool conv1d_reset(mtk_module *m, mtk_rng *rng)
+{
+    return mtk_init_normal_(mtk_module_find_tensor(m, "weight"), 0.0, 0.02, rng) &&
+           mtk_init_zeros_(mtk_module_find_tensor(m, "bias"));
+}
+
+/* x @ weight + bias: (..., nx) -> (..., nf) */
+static bool conv1d_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    mtk_tensor *y = mtk_matmul(ctx, io->in[0], mtk_module_find_tensor(m, "weight"));
+    io->out[0] = mtk_add(ctx, y, mtk_module_find_tensor(m, "bias"));
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type conv1d_type = { "Conv1D", conv1d_forward, conv1d_reset, conv1d_repr };
+
+/* Conv1D(nf, nx): weight (nx, nf), bias (nf). */
+static mtk_module *conv1d(mtk_ctx *ctx, int64_t nf, int64_t nx)
+{
+    mtk_module *m = mtk_module_new(ctx, &conv1d_type, sizeof(conv1d_config));
+    if (!m) return NULL;
+    *(conv1d_config *)mtk_module_config(m) = (conv1d_config){ nf, nx };
+    int64_t wshape[2] = { nx, nf };
+    if (!mtk_module_new_parameter(m, "weight", wshape, 2) || !mtk_module_new_parameter(m, "bias", &nf, 1))
+        return NULL;
+    return mtk_module_finish(m);
+}
+
+/* ------------------------------------------------------------- attention */
+
+typedef struct attention_config {
+    int64_t embed, heads, head_dim;
+    double scale;
+    bool cross; /* children c_attn (2E), q_attn, c_proj, ...; unused without encoder states */
+} attention_config;
+
+enum { A_C_ATTN, A_C_PROJ, A_ATTN_DROPOUT, A_RESID_DROPOUT };
+
+/* causal self-attention: (B, S, E) -> (B, S, E) */
+static bool attention_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const attention_config *c = mtk_module_config(m);
+    if (c->cross)
+        return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED,
+                         "GPT2Attention: cross-attention needs encoder hidden states, which a summary does not take");
+    mtk_tensor *qkv = mtk_module_forward(blocks_child(m, A_C_ATTN), io->in[0]); /* (B, S, 3E) */
+    mtk_tensor *q = mtk_narrow(ctx, qkv, -1, 0, c->embed);
+    mtk_tensor *k = mtk_narrow(ctx, qkv, -1, c->embed, c->embed);
+    mtk_tensor *v = mtk_narrow(ctx, qkv, -1, 2 * c->embed, c->embed);
+    q = blocks_split_heads(ctx, q, c->heads, c->head_dim); /* (B, H, S, D) */
+    k = blocks_split_heads(ctx, k, c->heads, c->head_dim);
+    v = blocks_split_heads(ctx, v, c->heads, c->head_dim);
+    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale, false);
+    mtk_tensor *out = mtk_module_forward(blocks_child(m, A_C_PROJ), blocks_merge_heads(ctx, attn));
+    io->out[0] = mtk_module_forward(blocks_child(m, A_RESID_DROPOUT), out);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type attention_type = { "GPT2Attention", attention_forward, NULL, NULL };
+
+static mtk_module *attention(mtk_ctx *ctx, const gpt2_spec *s, int64_t layer, bool cross)
+{
+    mtk_module *m = mtk_module_new(ctx, &attention_type, sizeof(attention_config));
+    if (!m) return NULL;
+    int64_t head_dim = s->embed / s->heads;
+    double scale = s->scale_attn_weights ? 1.0 / sqrt((double)head_dim) : 1.0;
+    if (s->scale_by_layer) scale /= (double)(layer + 1);
+    *(attention_config *)mtk_module_config(m) = (attention_config){ s->embed, s->heads, head_dim, scale, cross };
+    bool ok = cross ? mtk_module_add(m, "c_attn", conv1d(ctx, 2 * s->embed, s->embed)) &&
+                          mtk_module_add(m, "q_attn", conv1d(ctx, s->embed, s->embed))
+                    : mtk_module_add(m, "c_attn", conv1d(ctx, 3 * s->embed, s->embed));
+    ok = ok && mtk_module_add(m, "c_proj", conv1d(ctx, s->embed, s->embed)) &&
+         mtk_module_add(m, "attn_dropout", mtk_nn_dropout(ctx, s->attn_pdrop)) &&
+         mtk_module_add(m, "resid_dropout", mtk_nn_dropout(ctx, s->resid_pdrop));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* ------------------------------------------------------------------- MLP */
+
+enum { P_C_FC, P_C_PROJ, P_ACT, P_DROPOUT };
+
+/* dropout(c_proj(act(c_fc(x)))): (B, S, E) -> (B, S, E) */
+static bool mlp_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_tensor *h = mtk_module_forward(blocks_child(m, P_C_FC), io->in[0]); /* (B, S, inner) */
+    h = mtk_module_forward(blocks_child(m, P_ACT), h);
+    h = mtk_module_forward(blocks_child(m, P_C_PROJ), h);
+    io->out[0] = mtk_module_forward(blocks_child(m, P_DROPOUT), h);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type mlp_type = { "GPT2MLP", mlp_forward, NULL, NULL };
+
+static mtk_module *mlp(const model_config *c, const gpt2_spec *s)
+{
+    mtk_ctx *ctx = c->ctx;
+    mtk_module *m = mtk_module_new(ctx, &mlp_type, 0);
+    bool ok = m && mtk_module_add(m, "c_fc", conv1d(ctx, s->inner, s->embed)) &&
+              mtk_module_add(m, "c_proj", conv1d(ctx, s->embed, s->inner)) &&
+              mtk_module_add(m, "act", blocks_activation(c, "activation_function", s->act)) &&
+              mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, s->resid_pdrop));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* ----------------------------------------------------------------- block */
+
+enum { B_LN_1, B_ATTN, B_LN_2 };
+
+/* x + attn(ln_1(x)), then + mlp(ln_2(.)): (B, S, E) -> (B, S, E) */
+static bool block_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    int32_t mlp_index = mtk_module_child_count(m) - 1; /* after crossattention, ln_cross_attn if any */
+    mtk_tensor *x = io->in[0];
+    mtk_tensor *h = mtk_module_forward(blocks_child(m, B_ATTN), mtk_module_forward(blocks_child(m, B_LN_1), x));
+    x = mtk_add(ctx, h, x);
+    h = mtk_module_forward(blocks_child(m, mlp_index), mtk_module_forward(blocks_child(m, B_LN_2), x));
+    io->out[0] = mtk_add(ctx, x, h);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type block_type = { "GPT2Block", block_forward, NULL, NULL };
+
+static mtk_module *block(const model_config *c, const gpt2_spec *s, int64_t layer)
+{
+    mtk_ctx *ctx = c->ctx;
+    mtk_module *m = mtk_module_new(ctx, &block_type, 0);
+    bool ok = m && mtk_module_add(m, "ln_1", mtk_nn_layer_norm(ctx, &s->embed, 1, s->eps, true, true)) &&
+              mtk_module_add(m, "attn", attention(ctx, s, layer, false)) &&
+              mtk_module_add(m, "ln_2", mtk_nn_layer_norm(ctx, &s->embed, 1, s->eps, true, true));
+    if (ok && s->cross_attention)
+        ok = mtk_module_add(m, "crossattention", attention(ctx, s, layer, true)) &&
+             mtk_module_add(m, "ln_cross_attn", mtk_nn_layer_norm(ctx, &s->embed, 1, s->eps, true, true));
+    ok = ok && mtk_module_add(m, "mlp", mlp(c, s));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* ------------------------------------------------------------ GPT2Model */
+
+typedef struct gpt2_model_config {
+    int64_t positions;
+} gpt2_model_config;
+
+enum { M_WTE, M_WPE, M_DROP, M_H, M_LN_F };
+
+/* input_ids (B, S) -> last hidden state (B, S, E) */
+static bool model_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const gpt2_model_config *c = mtk_module_config(m);
+    mtk_tensor *ids = io->in[0];
+    if (!blocks_check_token_ids(m, ids, c->positions, "n_positions")) return false;
+    mtk_tensor *h = mtk_module_forward(blocks_child(m, M_WTE), ids);                    /* (B, S, E) */
+    mtk_tensor *positions = mtk_unsqueeze(ctx, blocks_positions(ctx, ids->shape[1], ids), 0); /* (1, S) */
+    h = mtk_add(ctx, h, mtk_module_forward(blocks_child(m, M_WPE), positions));
+    h = mtk_module_forward(blocks_child(m, M_DROP), h);
+    mtk_module *layers = blocks_child(m, M_H);
+    for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) h = mtk_module_forward(blocks_child(layers, i), h);
+    io->out[0] = mtk_module_forward(blocks_child(m, M_LN_F), h);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type model_type = { "GPT2Model", model_forward, NULL, NULL };
+
+static mtk_module *model(const model_config *c, const gpt2_spec *s)
+{
+    mtk_ctx *ctx = c->ctx;
+    mtk_module *m = mtk_module_new(ctx, &model_type, sizeof(gpt2_model_config));
+    mtk_module *h = mtk_nn_module_list(ctx);
+    if (!m || !h) return NULL;
+    ((gpt2_model_config *)mtk_module_config(m))->positions = s->positions;
+    for (int64_t i = 0; i < s->layers; i++)
+        if (!mtk_nn_module_list_append(h, block(c, s, i))) return NULL;
+    bool ok = mtk_module_add(m, "wte", mtk_nn_embedding(ctx, s->vocab, s->embed, MTK_NN_NO_PADDING_IDX)) &&
+              mtk_module_add(m, "wpe", mtk_nn_embedding(ctx, s->positions, s->embed, MTK_NN_NO_PADDING_IDX)) &&
+              mtk_module_add(m, "drop", mtk_nn_dropout(ctx, s->embd_pdrop)) && mtk_module_add(m, "h", h) &&
+              mtk_module_add(m, "ln_f", mtk_nn_layer_norm(ctx, &s->embed, 1, s->eps, true, true));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* ------------------------------------------------------ GPT2LMHeadModel */
+
+/* input_ids (B, S) -> logits (B, S, vocab) */
+static bool lm_head_model_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_tensor *h = mtk_module_forward(blocks_child(m, 0), io->in[0]);
+    io->out[0] = mtk_module_forward(blocks_child(m, 1), h);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type lm_head_model_type = { "GPT2LMHeadModel", lm_head_model_forward, NULL, NULL };
+
+/* --------------------------------------------------------------- config */
+
+static bool read_spec(model_config *c, gpt2_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->vocab = cfg_positive(c, "vocab_size", 50257);
+    s->positions = blocks_positive_alias(c, "n_positions", "max_position_embeddings", 1024);
+    s->embed = blocks_positive_alias(c, "n_embd", "hidden_size", 768);
+    s->heads = blocks_positive_alias(c, "n_head", "num_attention_heads", 12);
+    const char *layers_key = !cfg_has(c, "n_layer") && cfg_has(c, "num_hidden_layers") ? "num_hidden_layers" : "n_layer";
+    s->layers = cfg_int(c, layers_key, 12);
+    if (cfg_ok(c) && s->layers < 0)
+        return cfg_fail(c, layers_key, "must be a non-negative integer, got %lld", (long long)s->layers);
+    s->inner = cfg_has(c, "n_inner") ? cfg_positive(c, "n_inner", 0) : 4 * s->embed;
+    s->act = cfg_string(c, "activation_function", "gelu_new");
+    s->eps = blocks_eps(c, "layer_norm_epsilon", 1e-5);
+    s->resid_pdrop = blocks_dropout(c, "resid_pdrop", 0.1);
+    s->embd_pdrop = blocks_dropout(c, "embd_pdrop", 0.1);
+    s->attn_pdrop = blocks_dropout(c, "attn_pdrop", 0.1);
+    s->scale_attn_weights = cfg_bool(c, "scale_attn_weights", true);
+    s->scale_by_layer = cfg_bool(c, "scale_attn_by_inverse_layer_idx", false);
+    s->cross_attention = cfg_bool(c, "add_cross_attention", false);
+    s->tie = cfg_bool(c, "tie_word_embeddings", true);
+    if (!cfg_ok(c)) return false;
+    if (s->embed % s->heads != 0)
+        return cfg_fail(c, "n_embd", "n_embd=%lld is not divisible by n_head=%lld", (long long)s->embed,
+                        (long long)s->heads);
+    return true;
+}
 
 mtk_module *family_gpt2_build(model_config *c, const char *architecture)
 {
-    mtk_error(c->ctx, MTK_ERR_NOT_IMPLEMENTED, "%s: the gpt2 family (%s) is not built yet", c->origin, architecture);
-    return NULL;
+    gpt2_spec s;
+    if (!read_spec(c, &s)) return NULL;
+    mtk_module *base = model(c, &s);
+    if (!base || strcmp(architecture, "GPT2Model") == 0) return base;
+    mtk_ctx *ctx = c->ctx;
+    mtk_module *m = mtk_module_new(ctx, &lm_head_model_type, 0);
+    if (!m || !mtk_module_add(m, "transformer", base) ||
+        !mtk_module_add(m, "lm_head", mtk_nn_linear(ctx, s.embed, s.vocab, false)))
+        return NULL;
+    if (s.tie && !mtk_module_tie(m, "lm_head.weight", "transformer.wte.weight")) return NULL;
+    return mtk_module_finish(m);
 }

@@ -1,9 +1,286 @@
-/* PLACEHOLDER written by the zoo infrastructure so the family table links;
- * the gpt_neox family's engineer replaces this file. */
-#include "models/config.h"
+/* The gpt_neox family (Pythia, GPT-NeoX-20B): GPTNeoXModel and
+ * GPTNeoXForCausalLM as transformers builds them: a fused query_key_value
+ * projection, partial rotary embedding (rotary_pct of each head), parallel
+ * or sequential residuals, LayerNorms with biases, and an untied lm_head
+ * unless tie_word_embeddings.  The rotary embedding module is the decoder
+ * families' (decoder_rope.c) named GPTNeoXRotaryEmbedding.
+ *
+ * Config fields (transformers' defaults): vocab_size 50432, hidden_size
+ * 6144, num_hidden_layers 44, num_attention_heads 64, intermediate_size
+ * 24576, hidden_act "gelu", rotary_pct 0.25, rotary_emb_base 10000 (or
+ * rope_parameters / rope_scaling), max_position_embeddings 2048,
+ * layer_norm_eps 1e-5, attention_dropout and hidden_dropout 0,
+ * use_parallel_residual true, attention_bias true, tie_word_embeddings
+ * false. */
+#include "models/blocks.h"
+#include "models/decoder.h"
+#include "mtk/ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct neox_spec {
+    int64_t vocab, hidden, layers, heads, head_dim, intermediate;
+    const char *act;
+    double eps, attention_dropout, hidden_dropout;
+    bool parallel_residual, bias, tie;
+    decoder_spec rope; /* only .rope is used: the rotary embedding's settings */
+} neox_spec;
+
+static mtk_module *child(mtk_module *m, int32_t i) { return blocks_child(m, i); }
+
+/* ------------------------------------------------------------- attention */
+
+typedef struct attention_config {
+    int64_t heads, head_dim, rotary_dim;
+} attention_config;
+
+/* apply_rotary_pos_emb on the first rotary_dim dims of (B, H, S, D). */
+static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tensor *sin, int64_t rotary_dim)
+{
+    if (!x) return NULL;
+    int64_t head_dim = x->shape[3];
+    if (rotary_dim == head_dim) return mtk_rope(ctx, x, cos, sin, false);
+    mtk_tensor *parts[2] = { mtk_rope(ctx, mtk_narrow(ctx, x, -1, 0, rotary_dim), cos, sin, false),
+                             mtk_narrow(ctx, x, -1, rotary_dim, head_dim - rotary_dim) };
+    return mtk_cat(ctx, parts, 2, -1);
+}
+
+/* forward(x (B, S, E), cos, sin (1, S, rotary_dim)) -> (B, S, E) */
+static bool attention_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const attention_config *c = mtk_module_config(m);
+    mtk_tensor *x = io->in[0];
+    if (io->nin != 3 || x->ndim != 3)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "GPTNeoXAttention: takes hidden states (B, S, E), cos and sin");
+    mtk_tensor *qkv = mtk_module_forward(child(m, 0), x); /* (B, S, 3E) */
+    if (!qkv) return false;
+    /* view (B, S, H, 3D), heads first, then q, k, v side by side in each head */
+    int64_t shape[4] = { x->shape[0], x->shape[1], c->heads, 3 * c->head_dim };
+    qkv = mtk_transpose(ctx, mtk_view(ctx, qkv, shape, 4), 1, 2); /* (B, H, S, 3D) */
+    mtk_tensor *parts[3] = { NULL, NULL, NULL };
+    if (qkv && mtk_chunk(ctx, qkv, 3, -1, parts, 3) != 3) return false;
+    mtk_tensor *q = rotate(ctx, parts[0], io->in[1], io->in[2], c->rotary_dim);
+    mtk_tensor *k = rotate(ctx, parts[1], io->in[1], io->in[2], c->rotary_dim);
+    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, parts[2], NULL, 0.0, true,
+                                                        1.0 / sqrt((double)c->head_dim), false);
+    io->out[0] = mtk_module_forward(child(m, 1), blocks_merge_heads(ctx, attn));
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type attention_type = { "GPTNeoXAttention", attention_forward, NULL, NULL };
+
+static mtk_module *attention(mtk_ctx *ctx, const neox_spec *s)
+{
+    mtk_module *m = mtk_module_new(ctx, &attention_type, sizeof(attention_config));
+    if (!m) return NULL;
+    *(attention_config *)mtk_module_config(m) = (attention_config){ s->heads, s->head_dim, s->rope.rope.dim };
+    bool ok = mtk_module_add(m, "query_key_value", mtk_nn_linear(ctx, s->hidden, 3 * s->hidden, s->bias)) &&
+              mtk_module_add(m, "dense", mtk_nn_linear(ctx, s->hidden, s->hidden, s->bias));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* ------------------------------------------------------------------- MLP */
+
+/* dense_4h_to_h(act(dense_h_to_4h(x))) */
+static bool mlp_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_tensor *h = mtk_module_forward(child(m, 0), io->in[0]);
+    h = mtk_module_forward(child(m, 2), h);
+    io->out[0] = mtk_module_forward(child(m, 1), h);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type mlp_type = { "GPTNeoXMLP", mlp_forward, NULL, NULL };
+
+static mtk_module *mlp(const model_config *c, const neox_spec *s)
+{
+    mtk_ctx *ctx = c->ctx;
+    mtk_module *m = mtk_module_new(ctx, &mlp_type, 0);
+    bool ok = m && mtk_module_add(m, "dense_h_to_4h", mtk_nn_linear(ctx, s->hidden, s->intermediate, true)) &&
+              mtk_module_add(m, "dense_4h_to_h", mtk_nn_linear(ctx, s->intermediate, s->hidden, true)) &&
+              mtk_module_add(m, "act", blocks_activation(c, "hidden_act", s->act));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* ----------------------------------------------------------------- layer */
+
+typedef struct layer_config {
+    bool parallel_residual;
+} layer_config;
+
+enum { L_INPUT_NORM, L_POST_ATTN_NORM, L_ATTN_DROPOUT, L_MLP_DROPOUT, L_ATTN, L_MLP };
+
+/* parallel: x + attn(ln1(x)) + mlp(ln2(x)); sequential: h = x + attn(ln1(x)),
+ * h + mlp(ln2(h)).  (B, S, E), cos, sin -> (B, S, E) */
+static bool layer_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const layer_config *c = mtk_module_config(m);
+    mtk_tensor *x = io->in[0];
+    mtk_module_io attn = { .in = { mtk_module_forward(child(m, L_INPUT_NORM), x), io->in[1], io->in[2] }, .nin = 3 };
+    if (!mtk_module_call(child(m, L_ATTN), &attn)) return false;
+    mtk_tensor *a = mtk_module_forward(child(m, L_ATTN_DROPOUT), attn.out[0]);
+    if (c->parallel_residual) {
+        mtk_tensor *f = mtk_module_forward(child(m, L_MLP), mtk_module_forward(child(m, L_POST_ATTN_NORM), x));
+        f = mtk_module_forward(child(m, L_MLP_DROPOUT), f);
+        io->out[0] = mtk_add(ctx, mtk_add(ctx, f, a), x);
+    } else {
+        a = mtk_add(ctx, a, x);
+        mtk_tensor *f = mtk_module_forward(child(m, L_MLP), mtk_module_forward(child(m, L_POST_ATTN_NORM), a));
+        f = mtk_module_forward(child(m, L_MLP_DROPOUT), f);
+        io->out[0] = mtk_add(ctx, f, a);
+    }
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type layer_type = { "GPTNeoXLayer", layer_forward, NULL, NULL };
+
+static mtk_module *layer(const model_config *c, const neox_spec *s)
+{
+    mtk_ctx *ctx = c->ctx;
+    mtk_module *m = mtk_module_new(ctx, &layer_type, sizeof(layer_config));
+    if (!m) return NULL;
+    ((layer_config *)mtk_module_config(m))->parallel_residual = s->parallel_residual;
+    bool ok = mtk_module_add(m, "input_layernorm", mtk_nn_layer_norm(ctx, &s->hidden, 1, s->eps, true, true)) &&
+              mtk_module_add(m, "post_attention_layernorm", mtk_nn_layer_norm(ctx, &s->hidden, 1, s->eps, true, true)) &&
+              mtk_module_add(m, "post_attention_dropout", mtk_nn_dropout(ctx, s->hidden_dropout)) &&
+              mtk_module_add(m, "post_mlp_dropout", mtk_nn_dropout(ctx, s->hidden_dropout)) &&
+              mtk_module_add(m, "attention", attention(ctx, s)) && mtk_module_add(m, "mlp", mlp(c, s));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* ----------------------------------------------------------------- model */
+
+enum { M_EMBED_IN, M_EMB_DROPOUT, M_LAYERS, M_FINAL_NORM, M_ROTARY };
+
+/* input_ids (B, S) -> last hidden state (B, S, E) */
+static bool model_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    mtk_tensor *ids = io->in[0];
+    if (!blocks_check_token_ids(m, ids, 0, NULL)) return false;
+    mtk_tensor *h = mtk_module_forward(child(m, M_EMBED_IN), ids); /* (B, S, E) */
+    h = mtk_module_forward(child(m, M_EMB_DROPOUT), h);
+    if (!h) return false;
+    /* cos, sin (1, S, rotary_dim), made on the device of the hidden states */
+    mtk_module_io rotary = { .in = { h }, .nin = 1 };
+    if (!mtk_ctx_push_device(ctx, h->device)) return false;
+    bool ok = mtk_module_call(child(m, M_ROTARY), &rotary);
+    mtk_ctx_pop_device(ctx);
+    if (!ok) return false;
+    mtk_module *layers = child(m, M_LAYERS);
+    for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) {
+        mtk_module_io io_layer = { .in = { h, rotary.out[0], rotary.out[1] }, .nin = 3 };
+        if (!mtk_module_call(child(layers, i), &io_layer)) return false;
+        h = io_layer.out[0];
+    }
+    io->out[0] = mtk_module_forward(child(m, M_FINAL_NORM), h);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type model_type = { "GPTNeoXModel", model_forward, NULL, NULL };
+
+static mtk_module *model(const model_config *c, const neox_spec *s)
+{
+    mtk_ctx *ctx = c->ctx;
+    decoder_types *types = mtk_ctx_alloc(ctx, sizeof *types);
+    if (!types || !decoder_types_init(ctx, types, "GPTNeoX")) return NULL;
+    mtk_module *m = mtk_module_new(ctx, &model_type, 0);
+    mtk_module *layers = mtk_nn_module_list(ctx);
+    if (!m || !layers) return NULL;
+    for (int64_t i = 0; i < s->layers; i++)
+        if (!mtk_nn_module_list_append(layers, layer(c, s))) return NULL;
+    bool ok = mtk_module_add(m, "embed_in", mtk_nn_embedding(ctx, s->vocab, s->hidden, MTK_NN_NO_PADDING_IDX)) &&
+              mtk_module_add(m, "emb_dropout", mtk_nn_dropout(ctx, s->hidden_dropout)) &&
+              mtk_module_add(m, "layers", layers) &&
+              mtk_module_add(m, "final_layer_norm", mtk_nn_layer_norm(ctx, &s->hidden, 1, s->eps, true, true)) &&
+              mtk_module_add(m, "rotary_emb", decoder_rotary(ctx, types, &s->rope));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* input_ids (B, S) -> logits (B, S, vocab) */
+static bool causal_lm_forward(mtk_module *m, mtk_module_io *io)
+{
+    io->out[0] = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), io->in[0]));
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type causal_lm_type = { "GPTNeoXForCausalLM", causal_lm_forward, NULL, NULL };
+
+/* --------------------------------------------------------------- config */
+
+/* The rotary settings: rope_parameters / rope_scaling as the decoder
+ * families read them, with GPT-NeoX's legacy rotary_emb_base (theta) and
+ * rotary_pct (the rotated share of each head, 0.25 by default). */
+static bool read_rope(model_config *c, neox_spec *s)
+{
+    const char *obj_name = cfg_has(c, "rope_parameters") ? "rope_parameters" : "rope_scaling";
+    const cJSON *obj = cfg_get(c, obj_name);
+    bool partial_given = cfg_has(c, "partial_rotary_factor") ||
+                         (cJSON_IsObject(obj) && cJSON_GetObjectItemCaseSensitive(obj, "partial_rotary_factor"));
+    double theta = cfg_float(c, "rotary_emb_base", 10000.0);
+    double pct = cfg_float(c, "rotary_pct", 0.25);
+    if (!cfg_ok(c)) return false;
+    memset(&s->rope, 0, sizeof s->rope);
+    /* with no partial_rotary_factor, read the rest with a stand-in head
+     * size that always gives valid dims, then apply rotary_pct */
+    s->rope.attn.head_dim = partial_given ? s->head_dim : 2;
+    if (!decoder_read_rope(c, &s->rope, theta)) return false;
+    if (partial_given) return true;
+    if (!(pct > 0 && pct <= 1)) return cfg_fail(c, "rotary_pct", "must be in (0, 1], got %g", pct);
+    int64_t dim = (int64_t)((double)s->head_dim * pct);
+    if (dim < 2 || dim % 2 != 0)
+        return cfg_fail(c, "rotary_pct", "rotary_pct=%g of the head size %lld gives %lld rotary dims; mtk supports an "
+                        "even number, at least 2", pct, (long long)s->head_dim, (long long)dim);
+    s->rope.rope.dim = dim;
+    return true;
+}
+
+static bool read_spec(model_config *c, neox_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->vocab = cfg_positive(c, "vocab_size", 50432);
+    s->hidden = cfg_positive(c, "hidden_size", 6144);
+    s->heads = cfg_positive(c, "num_attention_heads", 64);
+    s->layers = cfg_int(c, "num_hidden_layers", 44);
+    if (cfg_ok(c) && s->layers < 0)
+        return cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)s->layers);
+    s->intermediate = cfg_positive(c, "intermediate_size", 24576);
+    s->act = cfg_string(c, "hidden_act", "gelu");
+    s->eps = blocks_eps(c, "layer_norm_eps", 1e-5);
+    s->attention_dropout = blocks_dropout(c, "attention_dropout", 0.0);
+    s->hidden_dropout = blocks_dropout(c, "hidden_dropout", 0.0);
+    s->parallel_residual = cfg_bool(c, "use_parallel_residual", true);
+    s->bias = cfg_bool(c, "attention_bias", true);
+    s->tie = cfg_bool(c, "tie_word_embeddings", false);
+    if (!cfg_ok(c)) return false;
+    if (s->hidden % s->heads != 0)
+        return cfg_fail(c, "hidden_size", "hidden_size=%lld is not divisible by num_attention_heads=%lld",
+                        (long long)s->hidden, (long long)s->heads);
+    s->head_dim = s->hidden / s->heads;
+    /* max_position_embeddings is read (and checked) with the rope settings */
+    return read_rope(c, s);
+}
 
 mtk_module *family_gpt_neox_build(model_config *c, const char *architecture)
 {
-    mtk_error(c->ctx, MTK_ERR_NOT_IMPLEMENTED, "%s: the gpt_neox family (%s) is not built yet", c->origin, architecture);
-    return NULL;
+    neox_spec s;
+    if (!read_spec(c, &s)) return NULL;
+    mtk_module *base = model(c, &s);
+    if (!base || strcmp(architecture, "GPTNeoXModel") == 0) return base;
+    mtk_ctx *ctx = c->ctx;
+    mtk_module *m = mtk_module_new(ctx, &causal_lm_type, 0);
+    if (!m || !mtk_module_add(m, "gpt_neox", base) ||
+        !mtk_module_add(m, "lm_head", mtk_nn_linear(ctx, s.hidden, s.vocab, false)))
+        return NULL;
+    if (s.tie && !mtk_module_tie(m, "lm_head.weight", "gpt_neox.embed_in.weight")) return NULL;
+    return mtk_module_finish(m);
 }

@@ -1,8 +1,12 @@
-/* placeholder until the mistral family lands */
-#include "models/config.h"
+/* mistral: Mistral 7B (MistralModel, MistralForCausalLM): Llama's layers
+ * without biases; the sliding window changes the mask, not the shapes. */
+#include "models/decoder.h"
 
 mtk_module *family_mistral_build(model_config *c, const char *architecture)
 {
-    mtk_error(c->ctx, MTK_ERR_NOT_IMPLEMENTED, "%s: the mistral family (%s) is not built yet", c->origin, architecture);
-    return NULL;
+    static const decoder_defaults defaults = { .kv_heads = 8, .eps = 1e-6, .tie_embeddings = false, .act = "silu",
+                                               .pad_token_id = MTK_NN_NO_PADDING_IDX, .rope_theta = 10000.0 };
+    decoder_spec spec;
+    if (!decoder_read_common(c, &spec, "Mistral", &defaults)) return NULL;
+    return decoder_build(c, &spec, architecture);
 }

@@ -1,8 +1,19 @@
-/* placeholder until the phi3 family lands */
-#include "models/config.h"
+/* phi3: Phi-3 (Phi3Model, Phi3ForCausalLM): fused qkv_proj (registered
+ * after o_proj, as transformers does) and gate_up_proj, residual dropouts,
+ * partial_rotary_factor. */
+#include "models/decoder.h"
 
 mtk_module *family_phi3_build(model_config *c, const char *architecture)
 {
-    mtk_error(c->ctx, MTK_ERR_NOT_IMPLEMENTED, "%s: the phi3 family (%s) is not built yet", c->origin, architecture);
-    return NULL;
+    static const decoder_defaults defaults = { .kv_heads = 0, .eps = 1e-5, .tie_embeddings = false, .act = "silu",
+                                               .pad_token_id = 32000, .rope_theta = 10000.0 };
+    decoder_spec spec;
+    if (!decoder_read_common(c, &spec, "Phi3", &defaults)) return NULL;
+    spec.fused_qkv = true;
+    spec.fused_gate_up = true;
+    spec.resid_dropout = cfg_float(c, "resid_pdrop", 0.0);
+    if (!cfg_ok(c)) return NULL;
+    if (!(spec.resid_dropout >= 0 && spec.resid_dropout <= 1))
+        return cfg_fail(c, "resid_pdrop", "must be in [0, 1], got %g", spec.resid_dropout), NULL;
+    return decoder_build(c, &spec, architecture);
 }

@@ -55,10 +55,10 @@ static const char *known_names(mtk_ctx *ctx)
     char *out = mtk_ctx_alloc(ctx, cap);
     if (!out) return "";
     size_t len = 0;
-    for (int32_t i = 0; i < mtk_builtin_model_count(); i++)
-        len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", mtk_builtin_model_at(i)->name);
     for (int32_t i = 0; i < mtk_model_count(); i++)
         len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", mtk_model_at(i)->name);
+    for (int32_t i = 0; i < mtk_builtin_model_count(); i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", mtk_builtin_model_at(i)->name);
     return out;
 }
 

@@ -57,8 +57,8 @@ const mtk_model_entry *mtk_model_find(const char *name)
 static mtk_module *build_from_config_json(mtk_ctx *ctx, const char *path)
 {
     mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED,
-              "%s: models from a Hugging Face config.json are not supported by this build yet (the "
-              "built-in models are listed by 'mtk summary --help')",
+              "%s: Hugging Face configs are built by the model zoo, which sits above nn: use "
+              "mtk_model_resolve (mtk/models.h), as 'mtk summary' does",
               path);
     return NULL;
 }

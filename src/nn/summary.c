@@ -411,13 +411,18 @@ char *mtk_summary_text(const mtk_summary *s, int32_t depth)
     for (size_t i = 0; i < rule; i++) add(&t, "-");
     add(&t, "\n");
 
-    /* totals, Lightning-style: the value in a 10-wide column */
+    /* totals, Lightning-style: the values in a column 10 wide, or as wide
+     * as the widest (a 405B model's counts) */
     const mtk_param_stats *st = &s->stats;
     char v[64], b[64];
-    add(&t, "%-10s %s\n", grouped(st->trainable, v, sizeof v), "Trainable params");
-    add(&t, "%-10s %s\n", grouped(st->non_trainable, v, sizeof v), "Non-trainable params");
-    add(&t, "%-10s %s\n", grouped(st->total, v, sizeof v), "Total params");
-    add(&t, "%-10s %s", human_bytes(st->bytes, v, sizeof v), "Params memory");
+    int w = 10;
+    int64_t widest[2] = { st->total, s->traced ? s->flops : 0 };
+    for (int i = 0; i < 2; i++)
+        if ((int)strlen(grouped(widest[i], v, sizeof v)) > w) w = (int)strlen(v);
+    add(&t, "%-*s %s\n", w, grouped(st->trainable, v, sizeof v), "Trainable params");
+    add(&t, "%-*s %s\n", w, grouped(st->non_trainable, v, sizeof v), "Non-trainable params");
+    add(&t, "%-*s %s\n", w, grouped(st->total, v, sizeof v), "Total params");
+    add(&t, "%-*s %s", w, human_bytes(st->bytes, v, sizeof v), "Params memory");
     int kinds = 0;
     for (int d = 0; d < MTK_DTYPE_COUNT; d++) {
         if (!st->count_by_dtype[d]) continue;
@@ -425,9 +430,9 @@ char *mtk_summary_text(const mtk_summary *s, int32_t depth)
             human_bytes(st->bytes_by_dtype[d], b, sizeof b), grouped(st->count_by_dtype[d], v, sizeof v));
     }
     add(&t, "%s\n", kinds ? " params)" : "");
-    if (st->buffer_elements) add(&t, "%-10s %s\n", human_bytes(st->buffer_bytes, v, sizeof v), "Buffers memory");
+    if (st->buffer_elements) add(&t, "%-*s %s\n", w, human_bytes(st->buffer_bytes, v, sizeof v), "Buffers memory");
     if (s->traced) {
-        add(&t, "%-10s %s\n", grouped(s->flops, v, sizeof v), "Forward FLOPs");
+        add(&t, "%-*s %s\n", w, grouped(s->flops, v, sizeof v), "Forward FLOPs");
         char shapes[1024];
         add(&t, "Input sizes: %s\n", shapes_text(s->inputs, s->ninputs, true, shapes, sizeof shapes));
         add(&t, "Output sizes: %s\n", shapes_text(s->outputs, s->noutputs, true, shapes, sizeof shapes));

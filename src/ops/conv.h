@@ -1,6 +1,12 @@
-/* The conv op family: convolutions (conv.c, conv_cpu.c), pooling
- * (pool.c, pool_cpu.c) and interpolation (interp.c, interp_cpu.c), with
- * the meta/cpu/cost functions named by list_conv.h.
+/* The conv op family: convolutions (conv.c, conv_plan.c, conv_cpu.c),
+ * pooling (pool*.c) and interpolation (interp.c, interp_cpu.c), with the
+ * meta/cpu/cost functions named by list_conv.h.
+ *
+ * Plans take `for_cpu`: the call runs on cpu.  torch's meta kernels check
+ * less than its cpu kernels (a convolution's bias size, an empty pooling
+ * plane): mtk follows torch on each device, so a meta call accepts what
+ * torch's meta device accepts and a cpu call refuses what torch's cpu
+ * refuses, the cpu kernels' dtype coverage included.
  *
  * Each op is described by one *plan* that the meta function, the cpu
  * kernel and the cost function all start from (as linalg's): the
@@ -13,6 +19,13 @@
 #include "mtk/op.h"
 
 /* ------------------------------------------------------------- conv */
+
+/* Argument positions of the convolution signatures (list_conv.h). */
+enum {
+    MTK_CONV_ARG_INPUT, MTK_CONV_ARG_WEIGHT, MTK_CONV_ARG_BIAS, MTK_CONV_ARG_STRIDE, MTK_CONV_ARG_PADDING,
+    MTK_CONV_ARG_DILATION = 5, MTK_CONV_ARG_GROUPS = 6,                               /* conv{1,2,3}d */
+    MTK_CONV_ARG_OUTPUT_PADDING = 5, MTK_CONV_ARG_T_GROUPS = 6, MTK_CONV_ARG_T_DILATION = 7 /* transposed  */
+};
 
 /* The info object of each convolution row. */
 typedef struct mtk_conv_info {
@@ -42,9 +55,10 @@ typedef struct mtk_conv_plan {
     int64_t flops;          /* as FlopCounterMode's conv_flop_count   */
 } mtk_conv_plan;
 
-/* Builds the plan of a convolution call, validating as torch does (cpu
- * rules on every device, except the cpu kernels' dtype coverage, which
- * only `for_cpu` checks).  Errors go to `ctx` (NULL: silent). */
+/* Builds the plan of a convolution call, validating as torch does on the
+ * call's device (torch's meta kernel, or its cpu path when `for_cpu`).
+ * Errors go to `ctx` (NULL: silent).  A meta plan describes only the
+ * output (`empty` is set: it never runs). */
 bool mtk_conv_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk_conv_plan *plan);
 
 bool mtk_conv_meta(mtk_op_call *call);
@@ -76,7 +90,6 @@ typedef struct mtk_pool_plan {
     mtk_pool_kind kind;
     int32_t spatial;
     bool with_indices;      /* return_indices                         */
-    bool float_only_cpu;    /* max_pool1d without indices: floats only */
     int64_t batch, channels; /* batch 1 for an unbatched input         */
     int64_t in_size[3], out_size[3];
     int64_t kernel[3], stride[3], pad[3], dilation[3];
@@ -87,6 +100,8 @@ typedef struct mtk_pool_plan {
     int64_t out_stride[MTK_MAX_DIMS];
 } mtk_pool_plan;
 
+/* Builds the plan of a pooling call (torch's checks for the call's
+ * device, see above).  Errors go to `ctx` (NULL: silent). */
 bool mtk_pool_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk_pool_plan *plan);
 
 bool mtk_pool_meta(mtk_op_call *call);
@@ -112,13 +127,15 @@ typedef struct mtk_interp_plan {
     int64_t in_size[3], out_size[3];
     double scale[3];        /* user scale factor per dim, 0: none     */
     bool nearest_fast_path; /* torch's channels-last nearest kernel   */
-    bool first_row_only;    /* torch's antialias kernel for one output
-                               column reads only the first row        */
+    bool first_row_only;    /* torch's contiguous antialias kernel, for
+                               one output column, repeats output row 0 */
     int32_t out_ndim;
     int64_t out_shape[MTK_MAX_DIMS];
     int64_t out_stride[MTK_MAX_DIMS];
 } mtk_interp_plan;
 
+/* Builds the plan of an interpolate call (F.interpolate's rules, then the
+ * upsample op's checks for the call's device).  Errors go to `ctx`. */
 bool mtk_interp_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk_interp_plan *plan);
 
 bool mtk_interp_meta(mtk_op_call *call);
@@ -167,10 +184,11 @@ typedef struct mtk_planes {
 mtk_planes mtk_planes_of(const mtk_tensor *t, int32_t spatial);
 char *mtk_plane_at(const mtk_planes *p, int64_t index);
 
-/* Runs task(i, worker, user) for every i in [0, ntasks) on up to
- * mtk_conv_num_threads() threads (worker in [0, workers)); returns the
- * number of workers used, so callers can size per-worker scratch first
- * with mtk_conv_workers(ntasks). */
+/* mtk_conv_workers: how many workers a parallel-for of `ntasks` tasks
+ * uses (at most mtk_conv_num_threads()), so callers can size per-worker
+ * scratch first.  mtk_conv_parallel_for runs task(i, worker, user) for
+ * every i in [0, ntasks) on that many threads (worker in [0, workers));
+ * it returns when all are done. */
 typedef void (*mtk_conv_task)(int64_t i, int32_t worker, void *user);
 int32_t mtk_conv_workers(int64_t ntasks);
 void mtk_conv_parallel_for(int64_t ntasks, int32_t workers, mtk_conv_task task, void *user);

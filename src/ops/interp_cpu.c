@@ -318,8 +318,25 @@ static bool interp_u8(mtk_op_call *call, const mtk_interp_plan *plan)
 
 /* ------------------------------------------------------------ kernel */
 
+typedef double (*load_fn)(const char *p);
+
+static double load_f32(const char *p)
+{
+    float f;
+    memcpy(&f, p, sizeof f);
+    return f;
+}
+
+static double load_f64(const char *p)
+{
+    double f;
+    memcpy(&f, p, sizeof f);
+    return f;
+}
+
 typedef struct interp_job {
     const mtk_interp_plan *p;
+    load_fn load; /* float32 / float64 inputs; NULL: mtk_load_f64 */
     mtk_planes in, out;
     axis_taps taps[3];
     bool round_to_int; /* uint8 */
@@ -353,7 +370,7 @@ static void interp_plane(int64_t plane, int32_t worker, void *user)
                             if (ic < 0) continue;
                             double wc = tw->weight[ow * tw->count + c];
                             const char *pc = pb + ic * j->in.stride[2];
-                            sc += wc * mtk_load_f64(j->in.dtype, pc);
+                            sc += wc * (j->load ? j->load(pc) : mtk_load_f64(j->in.dtype, pc));
                         }
                         sb += wb * sc;
                     }
@@ -385,6 +402,7 @@ bool mtk_interp_cpu(mtk_op_call *call)
     j.p = &plan;
     j.in = mtk_planes_of(input, plan.spatial);
     j.out = mtk_planes_of(out, plan.spatial);
+    j.load = input->dtype == MTK_FLOAT32 ? load_f32 : input->dtype == MTK_FLOAT64 ? load_f64 : NULL;
     j.round_to_int = input->dtype == MTK_UINT8 && plan.mode != MTK_INTERP_NEAREST &&
                      plan.mode != MTK_INTERP_NEAREST_EXACT;
     bool ok = true;
@@ -403,16 +421,19 @@ bool mtk_interp_cpu(mtk_op_call *call)
             ok = false;
             continue;
         }
-        if (d == 1 && plan.first_row_only) {
-            /* torch's contiguous antialias kernel, for an output one
-             * column wide, gives every output row the first input row
-             * (its channels-last kernel interpolates); we follow it */
-            t->count = 1;
-            for (int64_t o = 0; o < n; o++) t->index[o] = 0, t->weight[o] = 1;
-        } else if (skip) {
+        if (skip) {
             for (int64_t o = 0; o < n; o++) t->index[o] = o, t->weight[o] = 1;
         } else if (plan.antialias) {
             aa_taps(&plan, dbl, d, t);
+            if (d == 1 && plan.first_row_only) {
+                /* torch's contiguous antialias kernel, for an output one
+                 * column wide, repeats output row 0 in every row (its
+                 * channels-last kernel does not); we follow it */
+                for (int64_t o = 1; o < n; o++) {
+                    memcpy(t->index + o * t->count, t->index, (size_t)t->count * sizeof *t->index);
+                    memcpy(t->weight + o * t->count, t->weight, (size_t)t->count * sizeof *t->weight);
+                }
+            }
         } else if (plan.mode == MTK_INTERP_LINEAR) {
             linear_taps(&plan, dbl, d, t);
         } else if (plan.mode == MTK_INTERP_BICUBIC) {

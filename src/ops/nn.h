@@ -136,6 +136,12 @@ bool nn_cpu_dtype_error(mtk_op_call *call, const char *kernel, mtk_dtype dtype);
  * (torch._prims_common.are_strides_like_channels_last). */
 bool nn_strides_like_channels_last(const mtk_tensor *t);
 
+/* The strides of an element-wise op between x and a contiguous tensor of
+ * stats_shape[x->ndim] that broadcasts to x (a normalization's mean or
+ * weight, as torch's meta decompositions compute `x - mean`): the
+ * TensorIterator rule over both.  False (error set) when out of memory. */
+bool nn_strides_with_stats(mtk_op_call *call, const mtk_tensor *x, const int64_t *stats_shape, int64_t *stride_out);
+
 /* A tensor with shape[ndim] on the call's device with the given strides
  * (NULL: contiguous) as output slot 0 of a one-output call. */
 bool nn_set_output(mtk_op_call *call, mtk_dtype dtype, const int64_t *shape, int32_t ndim,

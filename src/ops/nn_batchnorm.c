@@ -207,9 +207,10 @@ bool mtk_nn_batch_norm_meta(mtk_op_call *call)
                               "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                               "`logical_xor()` operator instead.");
     // torch's meta decomposes into element-wise ops over the input
-    int64_t stride[MTK_MAX_DIMS];
-    const mtk_tensor *operands[1] = { x };
-    mtk_ti_output_strides(operands, 1, x->shape, x->ndim, stride);
+    // (x - mean) with mean of shape [1, C, 1, ...]
+    int64_t stride[MTK_MAX_DIMS], stats_shape[MTK_MAX_DIMS];
+    for (int32_t d = 0; d < x->ndim; d++) stats_shape[d] = d == 1 ? x->shape[1] : 1;
+    if (!nn_strides_with_stats(call, x, stats_shape, stride)) return false;
     return nn_set_output(call, x->dtype, x->shape, x->ndim, stride);
 }
 

@@ -201,6 +201,15 @@ bool nn_strides_like_channels_last(const mtk_tensor *t)
     return true;
 }
 
+bool nn_strides_with_stats(mtk_op_call *call, const mtk_tensor *x, const int64_t *stats_shape, int64_t *stride_out)
+{
+    mtk_tensor *stats = mtk_tensor_new(call->ctx, x->dtype, stats_shape, x->ndim, NULL, MTK_DEVICE_META);
+    if (!stats) return false;
+    const mtk_tensor *operands[2] = { x, stats };
+    mtk_ti_output_strides(operands, 2, x->shape, x->ndim, stride_out);
+    return true;
+}
+
 bool nn_set_output(mtk_op_call *call, mtk_dtype dtype, const int64_t *shape, int32_t ndim, const int64_t *stride)
 {
     mtk_tensor *out = mtk_tensor_new(call->ctx, dtype, shape, ndim, stride, call->device);

@@ -192,9 +192,10 @@ static void adaptive_plane(const pool_job *j, int64_t plane)
                     continue;
                 }
                 double sum = 0;
-                if (p->spatial == 3) {
+                if (p->spatial == 3 && os[0] * os[1] * os[2] != 1) {
                     /* torch's 3-D kernel sums in the input's dtype, then
-                     * divides by kd, kh and kw in turn */
+                     * divides by kd, kh and kw in turn (an output of one
+                     * element is a mean, summed in float) */
                     mtk_dtype dt = j->in.dtype;
                     for (int64_t d = start[0]; d < end[0]; d++)
                         for (int64_t h = start[1]; h < end[1]; h++)

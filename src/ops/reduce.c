@@ -1,7 +1,7 @@
 /* The reduce family's meta function, cpu kernel entry and cost, shared by
  * every row of list_reduce.h (see reduce.h). */
 #include "ops/reduce_kernel.h"
-#include "mtk/ops/elementwise.h"
+#include "ops/registry.h"
 
 #include <string.h>
 
@@ -36,23 +36,31 @@ RED_INFO(NANMEDIAN, MTK_RED_NANMEDIAN)
 RED_INFO(MODE, MTK_RED_MODE)
 #undef RED_INFO
 
+/* max(x, other) / min(x, other) are maximum / minimum: a call of that row
+ * over the same tensors, whose meta and cpu functions do the work. */
+static void start_binary(mtk_op_call *sub, const mtk_op_call *call, const red_desc *d)
+{
+    mtk_op_call_init(sub, call->ctx, mtk_op_by_id(d->kind == MTK_RED_MAX ? OPID_MAXIMUM : OPID_MINIMUM));
+    sub->args[0] = mtk_value_tensor(arg_tensor(call, 0));
+    sub->args[1] = mtk_value_tensor(d->binary_other);
+    sub->device = call->device;
+}
+
 bool mtk_reduce_meta(mtk_op_call *call)
 {
     red_desc d;
     if (!red_describe(call, &d)) return false;
     if (d.binary_other) {
-        /* max(x, other) is maximum(x, other): run it whole and hand its
-         * result back (no outputs of our own for the kernel to fill) */
-        mtk_tensor *input = arg_tensor(call, 0);
-        mtk_tensor *r = d.kind == MTK_RED_MAX ? mtk_maximum(call->ctx, input, d.binary_other)
-                                              : mtk_minimum(call->ctx, input, d.binary_other);
-        if (!r) return false;
-        call->result = mtk_value_tensor(r);
-        return mtk_call_set_outputs(call, 0);
+        mtk_op_call sub;
+        start_binary(&sub, call, &d);
+        if (!sub.op->meta(&sub) || sub.nout != 1 || !mtk_call_set_outputs(call, 1)) return false;
+        mtk_call_output(call, 0, sub.out[0], -1);
+        return true;
     }
     if (!mtk_call_set_outputs(call, d.nout)) return false;
     for (int32_t k = 0; k < d.nout; k++) {
-        mtk_tensor *t = mtk_tensor_new(call->ctx, d.out_dtype[k], d.out_shape, d.out_ndim, d.out_stride[k], call->device);
+        mtk_tensor *t =
+            mtk_tensor_new(call->ctx, d.out_dtype[k], d.out_shape, d.out_ndim, d.out_stride[k], call->device);
         if (!t) return false;
         mtk_call_output(call, k, t, -1);
     }
@@ -61,9 +69,16 @@ bool mtk_reduce_meta(mtk_op_call *call)
 
 bool mtk_reduce_cpu(mtk_op_call *call)
 {
-    if (call->result.kind != MTK_VALUE_NONE) return true; /* max(x, other): done by the meta step */
     red_desc d;
     if (!red_describe(call, &d)) return false;
+    if (d.binary_other) {
+        mtk_op_call sub;
+        start_binary(&sub, call, &d);
+        sub.out = call->out;
+        sub.out_view_of = call->out_view_of;
+        sub.nout = call->nout;
+        return sub.op->cpu(&sub);
+    }
     if (d.cpu_refusal[0]) return mtk_call_error(call, d.cpu_status, "%s", d.cpu_refusal);
     switch (d.kind) {
     case MTK_RED_CUMSUM:
@@ -81,10 +96,6 @@ bool mtk_reduce_cpu(mtk_op_call *call)
 mtk_op_cost mtk_reduce_cost(const mtk_op_call *call)
 {
     mtk_op_cost cost = { 0, 0 };
-    if (call->result.kind == MTK_VALUE_TENSOR && call->nout == 0) {
-        cost.elementwise = mtk_tensor_numel(call->result.as.tensor); /* max(x, other) */
-        return cost;
-    }
     for (int32_t k = 0; k < call->nout; k++)
         if (call->out[k]) cost.elementwise += mtk_tensor_numel(call->out[k]);
     return cost;

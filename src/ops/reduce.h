@@ -81,8 +81,8 @@ MTK_REDUCE_INFO(MODE)
 #undef MTK_REDUCE_INFO
 
 /* Shared by every row: meta (outputs of the description), the cpu kernel,
- * and the cost (elements read, no FLOPs: FlopCounterMode counts none of
- * these ops). */
+ * and the cost (elements produced, no FLOPs: FlopCounterMode counts none
+ * of these ops). */
 bool mtk_reduce_meta(mtk_op_call *call);
 bool mtk_reduce_cpu(mtk_op_call *call);
 mtk_op_cost mtk_reduce_cost(const mtk_op_call *call);

@@ -166,14 +166,16 @@ static void start_var(mtk_op_call *call, mtk_ctx *ctx, mtk_op_id id, mtk_tensor 
     call->args[4] = mtk_value_float(correction);
 }
 
-mtk_tensor *mtk_var(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, double correction, bool keepdim)
+mtk_tensor *mtk_var(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, double correction,
+                    bool keepdim)
 {
     mtk_op_call call;
     start_var(&call, ctx, OPID_VAR, input, dims, ndims, correction, keepdim);
     return mtk_op_run_tensor(&call);
 }
 
-mtk_tensor *mtk_std(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, double correction, bool keepdim)
+mtk_tensor *mtk_std(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, double correction,
+                    bool keepdim)
 {
     mtk_op_call call;
     start_var(&call, ctx, OPID_STD, input, dims, ndims, correction, keepdim);

@@ -4,13 +4,17 @@
  * The plan splits the input's dims into kept dims (one output element per
  * position) and reduced dims, drops size-1 dims, orders both by stride
  * (the fastest-moving memory dim innermost) and merges dims that are
- * contiguous with each other.  Two loop shapes:
+ * contiguous with each other.  Three loop shapes:
  *   rows:  the innermost reduced dim is the fastest in memory (sum(x, -1)):
  *          per output element, rows of the reduced dims are loaded into a
  *          buffer and fed to the accumulator;
- *   lanes: a kept dim is faster (sum(x, 0) of a row-major matrix): a tile
- *          of up to LANES output elements along it takes one loaded row of
- *          neighbours per reduced position, one element per accumulator.
+ *   tile lanes: a kept dim is faster (sum(x, 0) of a row-major matrix), or
+ *          each output reduces few elements: a tile of up to LANES output
+ *          elements along the fastest kept dim takes one loaded row of
+ *          neighbours per reduced position, one element per accumulator;
+ *   row tiles: that kept dim is narrow (under 8) but each output reduces
+ *          many elements (sum(x, 0) of an (n, 4) matrix): rows, for the few
+ *          outputs of a tile in turn, chunk by chunk while in cache.
  * Work is split among threads by output elements, or, when there are too
  * few of those (a full reduction), by reduced positions, each thread
  * keeping partial accumulators that are merged at the end. */
@@ -29,6 +33,9 @@ typedef struct loop_dim {
     int64_t out_stride[2];  /* bytes, per output (kept dims)                */
 } loop_dim;
 
+/* the loop shapes (see the top of the file) */
+typedef enum loop_shape { ROWS, TILE_LANES, ROW_TILES } loop_shape;
+
 typedef struct plan {
     int32_t nk, nr;               /* kept and reduced loop dims, outer first */
     loop_dim k[MTK_MAX_DIMS], r[MTK_MAX_DIMS];
@@ -40,7 +47,7 @@ typedef struct plan {
     bool floating;                /* accumulate as double (else int64)        */
     const red_op *op;
     red_params params;
-    bool lanes;
+    loop_shape loops;
     /* units of work: rows -> one output element each; lanes -> a tile   */
     int64_t n_units, tiles_per_outer;
     int64_t n_positions;          /* reduced positions a unit walks: rows
@@ -220,19 +227,25 @@ static void make_plan(const red_desc *d, mtk_tensor *const *out, plan *p)
     sort_dims(p->k, p->nk);
     p->nr = coalesce(p->r, p->nr, d->nout, true);
     p->nk = coalesce(p->k, p->nk, d->nout, false);
+    /* lanes when a kept dim is faster in memory than the reduced ones;
+     * also when each output reduces few elements (rows would be tiny) and
+     * never for a narrow tile over many reduced elements (rows are long) */
     int64_t r_inner = p->nr ? abs64(p->r[p->nr - 1].in_stride) : INT64_MAX;
-    p->lanes = p->nk > 0 && abs64(p->k[p->nk - 1].in_stride) < r_inner;
-    if (p->lanes) {
-        int64_t inner = p->k[p->nk - 1].size;
-        p->tiles_per_outer = (inner + LANES - 1) / LANES;
-        p->n_units = p->n_out / inner * p->tiles_per_outer;
-        p->n_positions = p->n_red;
-        p->accs_per_unit = LANES;
-    } else {
+    int64_t k_size = p->nk ? p->k[p->nk - 1].size : 0;
+    if (p->nk == 0) p->loops = ROWS;
+    else if (p->n_red <= 32 && k_size >= 8) p->loops = TILE_LANES;
+    else if (k_size < 8 && p->n_red > 64) p->loops = ROW_TILES;
+    else p->loops = abs64(p->k[p->nk - 1].in_stride) < r_inner ? TILE_LANES : ROWS;
+    int64_t rows = p->n_red == 0 ? 0 : p->nr ? p->n_red / p->r[p->nr - 1].size : 1;
+    if (p->loops == ROWS) {
         p->n_units = p->n_out;
-        if (p->n_red == 0) p->n_positions = 0;
-        else p->n_positions = p->nr ? p->n_red / p->r[p->nr - 1].size : 1;
+        p->n_positions = rows;
         p->accs_per_unit = 1;
+    } else {
+        p->tiles_per_outer = (k_size + LANES - 1) / LANES;
+        p->n_units = p->n_out / k_size * p->tiles_per_outer;
+        p->n_positions = p->loops == TILE_LANES ? p->n_red : rows;
+        p->accs_per_unit = LANES;
     }
 }
 
@@ -286,7 +299,7 @@ static void feed_unit(const plan *p, int64_t u, int64_t r0, int64_t r1, red_acc 
     double fbuf[CHUNK > LANES ? CHUNK : LANES];
     int64_t ibuf[CHUNK > LANES ? CHUNK : LANES];
     int64_t base, idx_unused;
-    if (p->lanes) {
+    if (p->loops == TILE_LANES) {
         const loop_dim *inner = &p->k[p->nk - 1];
         int64_t outer = u / p->tiles_per_outer, j0 = (u % p->tiles_per_outer) * LANES;
         int64_t cnt = inner->size - j0 < LANES ? inner->size - j0 : LANES;
@@ -307,8 +320,19 @@ static void feed_unit(const plan *p, int64_t u, int64_t r0, int64_t r1, red_acc 
         }
         return;
     }
-    int64_t out_unused[2];
-    locate(p->k, p->nk, u, &base, out_unused, &idx_unused);
+    /* rows: one output element (ROWS), or each of a narrow tile of them
+     * in turn while the rows' memory is in cache (ROW_TILES) */
+    int64_t out_unused[2], lanes = 1, lane_stride = 0;
+    if (p->loops == ROW_TILES) {
+        const loop_dim *inner = &p->k[p->nk - 1];
+        int64_t outer = u / p->tiles_per_outer, j0 = (u % p->tiles_per_outer) * LANES;
+        lanes = inner->size - j0 < LANES ? inner->size - j0 : LANES;
+        lane_stride = inner->in_stride;
+        locate(p->k, p->nk - 1, outer, &base, NULL, &idx_unused);
+        base += j0 * inner->in_stride;
+    } else {
+        locate(p->k, p->nk, u, &base, out_unused, &idx_unused);
+    }
     loop_dim row = p->nr ? p->r[p->nr - 1] : (loop_dim){ 1, 0, 0, { 0, 0 } };
     int32_t nouter = p->nr ? p->nr - 1 : 0;
     odometer o;
@@ -318,12 +342,15 @@ static void feed_unit(const plan *p, int64_t u, int64_t r0, int64_t r1, red_acc 
         for (int64_t j = 0; j < row.size; j += CHUNK) {
             int64_t cnt = row.size - j < CHUNK ? row.size - j : CHUNK;
             int64_t idx0 = o.idx + j * row.idx_stride;
-            if (p->floating) {
-                red_load_f64(src + j * row.in_stride, row.in_stride, cnt, p->src, p->cast, fbuf);
-                p->op->row_f64(accs, fbuf, cnt, idx0, row.idx_stride, &p->params);
-            } else {
-                red_load_i64(src + j * row.in_stride, row.in_stride, cnt, p->src, p->cast, ibuf);
-                p->op->row_i64(accs, ibuf, cnt, idx0, row.idx_stride, &p->params);
+            for (int64_t l = 0; l < lanes; l++) {
+                const char *at = src + l * lane_stride + j * row.in_stride;
+                if (p->floating) {
+                    red_load_f64(at, row.in_stride, cnt, p->src, p->cast, fbuf);
+                    p->op->row_f64(&accs[l], fbuf, cnt, idx0, row.idx_stride, &p->params);
+                } else {
+                    red_load_i64(at, row.in_stride, cnt, p->src, p->cast, ibuf);
+                    p->op->row_i64(&accs[l], ibuf, cnt, idx0, row.idx_stride, &p->params);
+                }
             }
         }
         odo_next(&o, p->r, nouter);
@@ -333,7 +360,7 @@ static void feed_unit(const plan *p, int64_t u, int64_t r0, int64_t r1, red_acc 
 /* Number of accumulators of unit u (a last tile may be short). */
 static int64_t unit_accs(const plan *p, int64_t u)
 {
-    if (!p->lanes) return 1;
+    if (p->loops == ROWS) return 1;
     int64_t inner = p->k[p->nk - 1].size, j0 = (u % p->tiles_per_outer) * LANES;
     return inner - j0 < LANES ? inner - j0 : LANES;
 }
@@ -348,7 +375,7 @@ static void finish_unit(const plan *p, int64_t u, const red_acc *accs)
 {
     int64_t in_unused, idx_unused, out_off[2];
     char *dst[2];
-    if (p->lanes) {
+    if (p->loops != ROWS) {
         const loop_dim *inner = &p->k[p->nk - 1];
         int64_t outer = u / p->tiles_per_outer, j0 = (u % p->tiles_per_outer) * LANES;
         locate(p->k, p->nk - 1, outer, &in_unused, out_off, &idx_unused);

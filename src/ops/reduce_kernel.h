@@ -42,9 +42,50 @@ typedef struct red_desc {
  * False with the error set (prefixed by the op name) on a bad call. */
 bool red_describe(mtk_op_call *call, red_desc *d);
 
-/* Number of elements of the input that one output element reduces (the
- * product of reduced sizes; 1 for a 0-dim input). */
-int64_t red_reduced_count(const red_desc *d);
+/* Helpers of the description step (reduce_desc.c), shared with
+ * reduce_norm.c.  red_fail sets an error naming the op and returns false;
+ * red_refuse_on_cpu notes that torch's cpu kernel refuses what its meta
+ * device accepted (the first note wins); red_refuse_dtype_on_cpu notes
+ * "\"kernel\" not implemented for 'Float8_e5m2'", which torch only reaches
+ * when the input has elements. */
+bool red_fail(mtk_op_call *call, mtk_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void red_refuse_on_cpu(red_desc *d, mtk_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void red_refuse_dtype_on_cpu(red_desc *d, const char *kernel, mtk_dtype dtype);
+
+/* Wraps a dim of an ndim-D tensor (0-dim: -1 and 0), naming the op in the
+ * error ("Dimension out of range (expected to be in range of ...)"). */
+bool red_wrap_dim(mtk_op_call *call, int64_t dim, int32_t ndim, int32_t *out);
+
+/* What an empty dim list means to an op. */
+typedef enum red_empty_dims {
+    RED_EMPTY_ALL,          /* sum(x, []): every dim                         */
+    RED_EMPTY_NONE,         /* all(x, []): no dim, the result is x's shape   */
+    RED_EMPTY_NONE_ON_META  /* nansum(x, []): none on meta, every dim on cpu */
+} red_empty_dims;
+
+/* Reads a dim argument (None: every dim; an int; a list/tuple of ints,
+ * wrapped, repeats refused with torch's words) into d->reduce; *ndims
+ * gets the number of dims given (-1 for None). */
+bool red_read_dims(mtk_op_call *call, red_desc *d, const mtk_value *v, red_empty_dims empty, const char *arg,
+                   int32_t *ndims);
+
+/* Output shape and strides from d->reduce and d->keepdim (see there). */
+void red_shape_outputs(const mtk_op_call *call, red_desc *d);
+
+/* An optional dtype argument: MTK_DTYPE_UNDEFINED when None. */
+mtk_dtype red_opt_dtype(const mtk_op_call *call, int i);
+
+/* torch.norm and linalg.vector_norm (reduce_norm.c). */
+bool red_describe_norm(mtk_op_call *call, red_desc *d);
+bool red_describe_vector_norm(mtk_op_call *call, red_desc *d);
 
 /* --------------------------------------------------------- the engine */
 
@@ -117,7 +158,7 @@ bool red_scan_run(mtk_ctx *ctx, const red_desc *d, mtk_tensor *const *out);
 /* median / nanmedian / mode (reduce_sort.c). */
 bool red_sort_run(mtk_ctx *ctx, const red_desc *d, mtk_tensor *const *out);
 
-/* the nuclear norm, torch.norm(x, 'nuc') (reduce_nuclear.c) */
+/* the nuclear norm, torch.norm(x, 'nuc') (reduce_norm.c) */
 bool red_nuclear_run(mtk_ctx *ctx, const red_desc *d, mtk_tensor *const *out);
 
 /* ------------------------------------------------------------ threads */

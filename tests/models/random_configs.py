@@ -142,7 +142,7 @@ def gpt2(rng):
 
 def gpt_neox(rng):
     heads = rng.randint(1, 6)
-    head_dim = rng.choice([4, 8, 12, 16])
+    head_dim = rng.choice([8, 16, 24])  # rotary dims (head_dim * rotary_pct) even
     return {
         "model_type": "gpt_neox",
         "vocab_size": _odd(rng, 33, 211),
@@ -238,11 +238,40 @@ ARCHITECTURES = {
 
 RANDOM_PER_FAMILY = 4
 
+# Corners the random generators do not reach, named.
+FIXED_CASES = [
+    # GPT2Config's attribute_map: the common names instead of n_embd & co.
+    ("gpt2-common-names", {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 97,
+                           "hidden_size": 24, "num_attention_heads": 3, "num_hidden_layers": 2,
+                           "max_position_embeddings": 40, "bos_token_id": 0, "eos_token_id": 0}),
+    ("gpt2-no-scaling", {"model_type": "gpt2", "vocab_size": 50, "n_embd": 16, "n_head": 2, "n_layer": 1,
+                         "n_positions": 16, "scale_attn_weights": False, "bos_token_id": 0, "eos_token_id": 0}),
+    ("gpt_neox-sequential-rope-linear", {
+        "model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], "vocab_size": 61, "hidden_size": 32,
+        "num_attention_heads": 2, "num_hidden_layers": 2, "intermediate_size": 40, "rotary_pct": 0.5,
+        "use_parallel_residual": False, "rope_scaling": {"type": "linear", "factor": 2.0},
+        "max_position_embeddings": 64, "bos_token_id": 0, "eos_token_id": 0}),
+    ("bert-decoder-no-padding", {"model_type": "bert", "architectures": ["BertForMaskedLM"], "vocab_size": 71,
+                                 "hidden_size": 20, "num_attention_heads": 4, "num_hidden_layers": 2,
+                                 "intermediate_size": 33, "max_position_embeddings": 30, "is_decoder": True,
+                                 "pad_token_id": None, "tie_word_embeddings": False}),
+    ("bert-cross-attention", {"model_type": "bert", "architectures": ["BertModel"], "vocab_size": 40,
+                              "hidden_size": 12, "num_attention_heads": 2, "num_hidden_layers": 1,
+                              "intermediate_size": 7, "max_position_embeddings": 16, "is_decoder": True,
+                              "add_cross_attention": True}),
+    ("vit-rectangular", {"model_type": "vit", "architectures": ["ViTModel"], "hidden_size": 18,
+                         "num_attention_heads": 3, "num_hidden_layers": 1, "intermediate_size": 11,
+                         "image_size": [12, 20], "patch_size": [4, 5], "num_channels": 2}),
+    ("vit-no-labels", {"model_type": "vit", "architectures": ["ViTForImageClassification"], "hidden_size": 16,
+                       "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": 9,
+                       "image_size": 8, "patch_size": 4, "num_labels": 0}),
+]
+
 
 def cases():
-    """(case id, config dict): every class of every family once, then
-    RANDOM_PER_FAMILY random configs per family."""
-    out = []
+    """(case id, config dict): every class of every family once,
+    RANDOM_PER_FAMILY random configs per family, then FIXED_CASES."""
+    out = list(FIXED_CASES)
     for family, gen in GENERATORS.items():
         for i, arch in enumerate(ARCHITECTURES[family]):
             cfg = gen(random.Random("%s-arch-%d" % (family, i)))
@@ -258,6 +287,7 @@ def input_shapes(cfg, rng):
     pixels at the config's image size for ViT (which requires it)."""
     if cfg["model_type"] == "vit":
         size = cfg["image_size"]
-        return [(rng.randint(1, 3), cfg.get("num_channels", 3), size, size) for _ in range(2)]
+        height, width = size if isinstance(size, list) else (size, size)
+        return [(rng.randint(1, 3), cfg.get("num_channels", 3), height, width) for _ in range(2)]
     limit = cfg.get("n_positions", cfg.get("max_position_embeddings", 64))
     return [(rng.randint(1, 3), rng.randint(1, min(limit, 23))) for _ in range(2)]

@@ -5,6 +5,10 @@
  *   zoo_probe --builtins
  *       one JSON document: [{"name", "hf_id", "example_input", "config"}]
  *       for every built-in model (config: its embedded config.json text);
+ *   zoo_probe --buffers MODEL
+ *       builds MODEL on cpu (the init mode, seed 0) and prints
+ *       {"buffers": {name: [values]}}, every buffer flattened, so computed
+ *       buffers (rotary inv_freq, bert position_ids) can be checked;
  *   zoo_probe
  *       reads lines "MODEL | INPUTS" from stdin, MODEL a built-in name or a
  *       config.json path, INPUTS ';'-separated shapes ("2x7", "1x3x224x224",
@@ -228,9 +232,40 @@ static int print_builtins(void)
     return 0;
 }
 
+static int print_buffer_values(const char *model)
+{
+    mtk_ctx *ctx = mtk_ctx_new();
+    if (!ctx) return 1;
+    mtk_ctx_manual_seed(ctx, 0);
+    mtk_named_tensor *buffers = NULL;
+    mtk_module *m = mtk_model_resolve(ctx, model, NULL, NULL);
+    int32_t n = m ? mtk_module_named_buffers(m, &buffers) : -1;
+    if (n < 0) {
+        printf("{\"error\": ");
+        print_json_string(mtk_ctx_message(ctx));
+        printf("}\n");
+        mtk_ctx_free(ctx);
+        return 0;
+    }
+    printf("{\"buffers\": {");
+    for (int32_t i = 0; i < n; i++) {
+        mtk_tensor *values = mtk_contiguous(ctx, mtk_to_dtype(ctx, buffers[i].tensor, MTK_FLOAT64));
+        printf("%s", i ? ", " : "");
+        print_json_string(buffers[i].name);
+        printf(": [");
+        const double *data = values ? mtk_tensor_data(values) : NULL;
+        for (int64_t k = 0; data && k < mtk_tensor_numel(values); k++) printf("%s%.17g", k ? ", " : "", data[k]);
+        printf("]");
+    }
+    printf("}}\n");
+    mtk_ctx_free(ctx);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--builtins") == 0) return print_builtins();
+    if (argc > 2 && strcmp(argv[1], "--buffers") == 0) return print_buffer_values(argv[2]);
     char line[8192];
     while (fgets(line, sizeof line, stdin)) {
         if (!*trim(line)) continue;

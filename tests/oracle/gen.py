@@ -222,9 +222,10 @@ def mutate(g: Gen, call: Call) -> Call:
     """A generic invalid variant of a valid call."""
     args, kwargs = list(call.args), list(call.kwargs)
     kinds = ["replace", "replace", "replace", "drop", "extra", "keyword", "unknown"]
-    if call.name in ACTIVATIONS or call.name in ("add", "sub"):
+    if call.name in ACTIVATIONS or call.name in ("add", "sub", "relu"):
         # no extra positional where torch reads one as something else:
-        # F.silu(x, 'x') is a truthy `inplace`; sub(x, 2.0, y) is the
+        # F.silu(x, 'x') and F.relu(x, 7) are a truthy `inplace` (Python
+        # wrappers do not check its type); sub(x, 2.0, y) is the
         # deprecated sub(input, alpha, other)
         kinds.remove("extra")
     v = g.pick(kinds)

@@ -15,7 +15,11 @@ from typing import List, Optional, Sequence
 
 from gen_inputs import Call, Gen, Tx, _lst
 
-CONV_DTYPES = ("float32", "float32", "float32", "float64", "float16", "bfloat16", "int64")
+# float16/bfloat16 convolutions are left out: torch 2.13's cpu kernels for
+# them (oneDNN) give wrong values for channels-last or dilated inputs and
+# all zeros for some 3-D ones, and crash on some strided dilated ones;
+# mtk computes them in float32 and rounds once (tests/unit/test_conv.c)
+CONV_DTYPES = ("float32", "float32", "float32", "float64", "int64")
 POOL_DTYPES = ("float32", "float32", "float64", "float16", "bfloat16")
 AVG_DTYPES = ("float32", "float32", "float64", "bfloat16", "int64")
 MAX_DTYPES = ("float32", "float32", "float64", "float16", "int64", "int32", "uint8")

@@ -4,8 +4,8 @@ The expression language of `mtk eval` is Python call syntax plus tensor
 literals (`f32[3,4]`, `bf16[]`), `true`/`false`, and method-only ops written as
 functions (`view(x, [2, 6])`, `to(x, f16)`, `item(x)`).  `evaluate()` rewrites
 the literals into calls, binds every name generically (see `resolve`: the
-method forms of METHODS, the op families' own TORCH_BINDINGS, torch.X,
-torch.nn.functional.X, torch.linalg.X, then a Tensor-method wrapper; dotted
+method forms of METHODS, the op families' own TORCH_BINDINGS,
+torch.nn.functional.X, torch.X, torch.linalg.X, then a Tensor-method wrapper; dotted
 names through `torch`, `F`, `nn.functional`, `linalg`, ...) and runs the
 expression under `with torch.device(DEVICE)`, so it means exactly what it
 means in PyTorch.  A new op needs no edit here.  The answer has the shape of `mtk eval --json`'s answer:
@@ -72,8 +72,9 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 
 # Ops whose output size depends on the input's data: an error on meta.
-DATA_DEPENDENT = {"nonzero", "masked_select", "unique", "unique_consecutive",
-                  "argwhere", "repeat_interleave"}
+# (repeat_interleave is not here: torch's meta decides, from whether the
+# output size is known -- an int `repeats` or an `output_size`.)
+DATA_DEPENDENT = {"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere"}
 
 # ------------------------------------------------------ literal rewriting
 
@@ -134,7 +135,7 @@ def error_code(exc: BaseException) -> str:
     """A best guess of mtk's error code for a torch exception (for reports;
     the oracle compares error/no-error, not codes)."""
     msg = str(exc)
-    if isinstance(exc, DataDependentError):
+    if isinstance(exc, DataDependentError) or "without output_size" in msg:
         return "data_dependent"
     if "Cannot copy out of meta tensor" in msg or "cannot be called on meta tensors" in msg:
         return "meta_no_data"
@@ -275,8 +276,11 @@ NAMESPACES = {"torch": torch, "nn": torch.nn, "functional": F, "F": F,
 
 def resolve(name: str):
     """The torch callable an op name means, or None: a method form of
-    METHODS, a family's own binding, torch.X, torch.nn.functional.X,
-    torch.linalg.X, then the Tensor method X.  A dotted name
+    METHODS, a family's own binding, torch.nn.functional.X, torch.X,
+    torch.linalg.X, then the Tensor method X.  (torch.nn.functional first:
+    where both exist, mtk's signature is the functional one --
+    F.max_pool2d's return_indices, F.embedding(input, weight), F.relu's
+    inplace -- and elsewhere they are the same function.)  A dotted name
     ("linalg.vector_norm", "torch.nn.functional.gelu") is looked up in its
     namespace."""
     if "." in name:
@@ -294,7 +298,7 @@ def resolve(name: str):
     fn = family_bindings().get(name)
     if fn is not None:
         return fn
-    for module in (torch, F, torch.linalg):
+    for module in (F, torch, torch.linalg):
         fn = _function(module, name)
         if fn is not None:
             return fn

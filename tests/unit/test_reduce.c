@@ -199,14 +199,16 @@ static void reducing_an_empty_dim(void **state)
     assert_null(mtk_amax(ctx, x, DIMS(0), false));
     assert_error(ctx, MTK_ERR_INDEX, "amax(): Expected reduction dim 0 to have non-zero size.");
     assert_null(mtk_argmax(ctx, x, NULL, false));
-    assert_error(ctx, MTK_ERR_INVALID_ARGUMENT, "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
+    assert_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                 "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
     assert_meta(mtk_amax(ctx, x, DIMS(1), false), MTK_FLOAT32, 1, SHAPE(0), NULL);
     /* max(x) of an empty tensor: meta accepts, cpu refuses, as torch */
     assert_meta(mtk_max(ctx, x), MTK_FLOAT32, 0, NULL, NULL);
     float unused = 0;
     mtk_tensor *c = mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(0, 4), 2, NULL, &unused);
     assert_null(mtk_max(ctx, c));
-    assert_error(ctx, MTK_ERR_INVALID_ARGUMENT, "max(): Expected reduction dim to be specified for input.numel() == 0.");
+    assert_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                 "max(): Expected reduction dim to be specified for input.numel() == 0.");
     /* sum, prod, mean, all, any of nothing */
     mtk_tensor *s = mtk_sum(ctx, c, DIMS(0), false, NONE);
     static const double zeros[4] = { 0, 0, 0, 0 }, nans[4] = { NAN, NAN, NAN, NAN };
@@ -326,6 +328,12 @@ static void logsumexp_and_norms_match_torch(void **state)
         { 3, 10.771366119384766, { 4.0694260597229, 8.358678817749023, 8.179924011230469, 3.7084298133850098 } },
         { 0.5, 383.7969665527344, { 13.873723983764648, 38.97056198120117, 31.7104434967041, 15.93725299835205 } },
     };
+    /* torch.norm(x, 'nuc'): the sum of the singular values */
+    mtk_value args[2] = { mtk_value_tensor(x), mtk_value_string("nuc") };
+    mtk_value r;
+    assert_true(mtk_op_call_by_name(ctx, "norm", args, 2, NULL, NULL, 0, &r));
+    static const double nuclear[1] = { 21.824020385742188 };
+    assert_floats_near(r.as.tensor, nuclear, 1, 1e-5);
     for (size_t k = 0; k < sizeof norms / sizeof norms[0]; k++) {
         assert_floats_near(mtk_vector_norm(ctx, x, norms[k].ord, NULL, 0, false, NONE), &norms[k].all, 1, 1e-5);
         assert_floats_near(mtk_vector_norm(ctx, x, norms[k].ord, DIMS(0), false, NONE), norms[k].dim0, 4, 1e-5);

@@ -1,0 +1,124 @@
+"""The gpt2, gpt_neox, bert and vit families beyond shapes: computed
+buffers (bert's position_ids / token_type_ids, GPT-NeoX's rotary inv_freq)
+get transformers' values when the model gets memory; bad configs fail with
+the config and the field named; bad inputs fail as transformers does (or
+with the limit named where transformers on meta would not notice)."""
+import json
+import subprocess
+
+import pytest
+import torch
+
+import hf_oracle
+
+TINY = {
+    "bert": {"model_type": "bert", "architectures": ["BertModel"], "vocab_size": 50, "hidden_size": 8,
+             "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": 12,
+             "max_position_embeddings": 17, "type_vocab_size": 3},
+    "gpt_neox": {"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], "vocab_size": 50,
+                 "hidden_size": 64, "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": 12,
+                 "rotary_pct": 0.25, "rotary_emb_base": 10000, "max_position_embeddings": 32},
+    "gpt_neox-rope-linear": {"model_type": "gpt_neox", "architectures": ["GPTNeoXModel"], "vocab_size": 50,
+                             "hidden_size": 96, "num_attention_heads": 2, "num_hidden_layers": 1,
+                             "intermediate_size": 12, "rotary_pct": 0.5, "rotary_emb_base": 50000,
+                             "rope_scaling": {"type": "linear", "factor": 4.0}, "max_position_embeddings": 32},
+    "gpt_neox-rope-parameters": {"model_type": "gpt_neox", "vocab_size": 50, "hidden_size": 48,
+                                 "num_attention_heads": 3, "num_hidden_layers": 1, "intermediate_size": 12,
+                                 "rope_parameters": {"rope_type": "default", "rope_theta": 1000.0,
+                                                     "partial_rotary_factor": 0.5}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_computed_buffers_get_transformers_values(name, zoo_probe_bin, tmp_path):
+    cfg = TINY[name]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    out = subprocess.run([zoo_probe_bin, "--buffers", str(tmp_path / "config.json")], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert "error" not in got, got.get("error")
+    config = hf_oracle.hf_config(cfg, str(tmp_path))
+    arch = (config.architectures or [hf_oracle.BASE_CLASS[config.model_type]])[0]
+    model = getattr(hf_oracle.transformers, arch)._from_config(config)  # on cpu: buffers with values
+    want = {n: b.flatten().double().tolist() for n, b in model.named_buffers()}
+    assert sorted(got["buffers"]) == sorted(want)
+    for buffer_name, values in want.items():
+        # float32 buffers (inv_freq) within one ulp: torch's vectorized pow
+        # and libm's powf may round the last bit differently
+        torch.testing.assert_close(torch.tensor(got["buffers"][buffer_name]), torch.tensor(values),
+                                   rtol=1.2e-7, atol=0, msg=buffer_name)
+
+
+# (family config, what the error must say)
+BAD_CONFIGS = [
+    ({"model_type": "gpt2", "n_embd": 10, "n_head": 3}, "n_embd=10 is not divisible by n_head=3"),
+    ({"model_type": "gpt2", "n_head": 0}, "'n_head': must be a positive integer, got 0"),
+    ({"model_type": "gpt2", "n_layer": -2}, "'n_layer': must be a non-negative integer, got -2"),
+    ({"model_type": "gpt2", "activation_function": "nope"}, "'activation_function'"),
+    ({"model_type": "gpt2", "attn_pdrop": 1.5}, "'attn_pdrop': a dropout probability is in [0, 1], got 1.5"),
+    ({"model_type": "gpt2", "n_embd": "768"}, "'n_embd': expected an integer"),
+    ({"model_type": "gpt_neox", "hidden_size": 30, "num_attention_heads": 4},
+     "hidden_size=30 is not divisible by num_attention_heads=4"),
+    ({"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 4, "rotary_pct": 0.1},
+     "'rotary_pct': rotary_pct=0.1 of the head size 16 gives 1 rotary dims"),
+    ({"model_type": "gpt_neox", "rotary_pct": 0}, "'rotary_pct': must be in (0, 1], got 0"),
+    ({"model_type": "gpt_neox", "layer_norm_eps": -1}, "'layer_norm_eps': must be positive, got -1"),
+    ({"model_type": "bert", "hidden_size": 10, "num_attention_heads": 4},
+     "hidden_size=10 is not a multiple of num_attention_heads=4"),
+    ({"model_type": "bert", "vocab_size": 100, "pad_token_id": 100}, "'pad_token_id': 100 is not a row"),
+    ({"model_type": "bert", "id2label": [1, 2]}, "'id2label': expected an object"),
+    ({"model_type": "bert", "architectures": ["BertForTokenClassification"]},
+     "unsupported architecture 'BertForTokenClassification'"),
+    ({"model_type": "vit", "image_size": 16, "patch_size": 32}, "'patch_size': a 32 x 32 patch does not fit"),
+    ({"model_type": "vit", "image_size": [224, 224, 3]}, "'image_size': expected an integer or a list of two"),
+    ({"model_type": "vit", "hidden_size": 10, "num_attention_heads": 4},
+     "hidden_size=10 is not a multiple of num_attention_heads=4"),
+    ({"model_type": "vit", "num_labels": -1}, "'num_labels': must be >= 0, got -1"),
+    ({"model_type": "vit", "pooler_act": "nope"}, "'pooler_act'"),
+]
+
+
+@pytest.mark.parametrize("cfg,message", BAD_CONFIGS, ids=[m for _, m in BAD_CONFIGS])
+def test_bad_config_names_the_field(cfg, message, mtk, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    result = mtk("summary", str(path))
+    assert result.returncode == 1, result.stdout
+    assert result.stderr.startswith("mtk: error: %s:" % path), result.stderr
+    assert message in result.stderr
+
+
+# (MODEL, --input, what the error must say)
+BAD_INPUTS = [
+    ("gpt2", "1x1025", "a sequence of 1025 tokens is longer than the 1024 positions the model has (n_positions)"),
+    ("bert-base-uncased", "2x513", "longer than the 512 positions the model has (max_position_embeddings)"),
+    ("gpt2", "2x3x4", "GPT2Model: expects token ids (batch, sequence) of an integer dtype, got 3 dims"),
+    ("pythia-160m", "8:float32", "GPTNeoXModel: expects token ids (batch, sequence) of an integer dtype"),
+    ("vit-base-patch16-224", "1x3x200x200", "Input image size (200*200) doesn't match model (224*224)."),
+    ("vit-base-patch16-224", "1x1x224x224", "Expected 3 but got 1."),
+    ("vit-base-patch16-224", "1x224x224", "expects pixel values (batch, channels, height, width)"),
+]
+
+
+@pytest.mark.parametrize("model,shape,message", BAD_INPUTS, ids=[m for _, _, m in BAD_INPUTS])
+def test_bad_input_is_an_error(model, shape, message, mtk, builtin_models):
+    if model not in builtin_models:
+        pytest.skip("%s is not a built-in of this build" % model)
+    result = mtk("summary", model, "--input", shape)
+    assert result.returncode == 1, result.stdout
+    assert message in result.stderr
+
+
+@pytest.mark.parametrize("model,shape,output", [
+    ("gpt2", "2x1024", [[2, 1024, 50257]]),
+    ("bert-base-uncased", "3x128", [[3, 128, 30522]]),
+    ("vit-base-patch16-224", "4x3x224x224", [[4, 1000]]),
+    ("pythia-160m", "1x4096", [[1, 4096, 50304]]),  # rotary: no position limit
+])
+def test_summary_of_builtin(model, shape, output, mtk, builtin_models):
+    if model not in builtin_models:
+        pytest.skip("%s is not a built-in of this build" % model)
+    result = mtk("summary", model, "--input", shape, "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["output_shapes"] == output

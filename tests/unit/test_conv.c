@@ -1,0 +1,603 @@
+/* Convolutions, pooling and interpolation: shapes, strides and errors as
+ * torch 2.13 reports them (meta and cpu), FLOPs as FlopCounterMode counts
+ * them, and cpu values computed by torch (tests/oracle/gen_ops_conv.py
+ * generates the random cases these were picked from). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "mtk/mtk.h"
+#include "ops/registry.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+#define SHAPE(...) ((const int64_t[]){ __VA_ARGS__ })
+#define NDIM(...) ((int32_t)(sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)))
+#define META(ctx, dtype, ...) mtk_tensor_new(ctx, dtype, SHAPE(__VA_ARGS__), NDIM(__VA_ARGS__), NULL, MTK_DEVICE_META)
+#define VALUES(...) ((const double[]){ __VA_ARGS__ }), (int64_t)(sizeof((const double[]){ __VA_ARGS__ }) / sizeof(double))
+
+static void assert_shape(const mtk_tensor *t, int32_t ndim, const int64_t *shape)
+{
+    if (!t) fail_msg("no tensor: %s", "see the context's error");
+    assert_int_equal(t->ndim, ndim);
+    for (int32_t i = 0; i < ndim; i++) assert_int_equal(t->shape[i], shape[i]);
+}
+
+static void assert_strides(const mtk_tensor *t, const int64_t *stride)
+{
+    for (int32_t i = 0; i < t->ndim; i++) assert_int_equal(t->stride[i], stride[i]);
+}
+
+static void assert_error(mtk_ctx *ctx, const char *text)
+{
+    assert_int_not_equal(mtk_ctx_status(ctx), MTK_OK);
+    if (!strstr(mtk_ctx_message(ctx), text)) fail_msg("message '%s' lacks '%s'", mtk_ctx_message(ctx), text);
+    mtk_ctx_clear_error(ctx);
+}
+
+/* torch.linspace(lo, hi, numel(shape)).reshape(shape) on cpu */
+static mtk_tensor *lin(mtk_ctx *ctx, mtk_dtype dtype, double lo, double hi, int32_t ndim, const int64_t *shape)
+{
+    return mtk_reshape(ctx, mtk_linspace(ctx, lo, hi, mtk_shape_numel(shape, ndim), dtype), shape, ndim);
+}
+#define LIN(ctx, lo, hi, ...) lin(ctx, MTK_FLOAT32, lo, hi, NDIM(__VA_ARGS__), SHAPE(__VA_ARGS__))
+
+static mtk_tensor *floats(mtk_ctx *ctx, const double *v, int64_t n)
+{
+    mtk_tensor *t = mtk_linspace(ctx, 0, 0, n, MTK_FLOAT32);
+    if (!t) return NULL;
+    for (int64_t i = 0; i < n; i++) ((float *)mtk_tensor_data(t))[i] = (float)v[i];
+    return t;
+}
+
+/* element i of a contiguous-or-not cpu tensor, in logical order */
+static double value_at(const mtk_tensor *t, int64_t i)
+{
+    int64_t off = 0;
+    for (int32_t d = t->ndim - 1; d >= 0; d--) {
+        off += (i % t->shape[d]) * t->stride[d];
+        i /= t->shape[d];
+    }
+    const char *p = (const char *)mtk_tensor_data(t) + off * (int64_t)mtk_dtype_size(t->dtype);
+    switch (t->dtype) {
+    case MTK_FLOAT32: { float f; memcpy(&f, p, sizeof f); return f; }
+    case MTK_FLOAT64: { double f; memcpy(&f, p, sizeof f); return f; }
+    case MTK_INT64: { int64_t v; memcpy(&v, p, sizeof v); return (double)v; }
+    case MTK_UINT8: return *(const uint8_t *)p;
+    default: {
+        mtk_tensor *f = mtk_to_dtype(t->ctx, (mtk_tensor *)t, MTK_FLOAT64);
+        return value_at(f, 0); /* only called on 1-element views below */
+    }
+    }
+}
+
+/* values in logical order within rtol/atol (NaN equals NaN) */
+static void assert_values(const mtk_tensor *t, const double *want, int64_t n, double rtol, double atol)
+{
+    if (!t) fail_msg("no tensor: %s", mtk_ctx_message(NULL));
+    assert_int_equal(mtk_tensor_numel(t), n);
+    mtk_tensor *f = t->dtype == MTK_FLOAT16 || t->dtype == MTK_BFLOAT16 ? mtk_to_dtype(t->ctx, (mtk_tensor *)t, MTK_FLOAT64)
+                                                                          : (mtk_tensor *)t;
+    for (int64_t i = 0; i < n; i++) {
+        double got = value_at(f, i);
+        if (isnan(want[i]) && isnan(got)) continue;
+        if (!(fabs(got - want[i]) <= atol + rtol * fabs(want[i])))
+            fail_msg("element %lld: got %.9g, want %.9g", (long long)i, got, want[i]);
+    }
+}
+#define F32 1e-5, 1e-6
+
+static mtk_conv_args conv_args(int64_t stride, int64_t padding, int64_t dilation, int64_t groups)
+{
+    mtk_conv_args a = mtk_conv_args_default();
+    for (int i = 0; i < 3; i++) a.stride[i] = stride, a.padding[i] = padding, a.dilation[i] = dilation;
+    a.groups = groups;
+    return a;
+}
+
+/* FLOPs the table's cost function reports for the op just run by name */
+static int64_t flops_by_name(mtk_ctx *ctx, const char *name, const mtk_value *args, int32_t n)
+{
+    const mtk_op_def *op = mtk_op_find(name);
+    mtk_op_call call;
+    mtk_op_call_init(&call, ctx, op);
+    for (int32_t i = 0; i < n; i++) call.args[i] = args[i];
+    assert_true(mtk_op_run(&call));
+    return op->cost(&call).flops;
+}
+
+/* ---------------------------------------------------------- convolution */
+
+/* output shapes of torch's meta device, every one contiguous */
+static void conv_shapes_follow_torch_on_meta(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_conv_args a = conv_args(2, 1, 1, 1);
+    mtk_tensor *out = mtk_conv2d(ctx, META(ctx, MTK_FLOAT32, 2, 3, 8, 8), META(ctx, MTK_FLOAT32, 4, 3, 3, 3), NULL, &a);
+    assert_shape(out, 4, SHAPE(2, 4, 4, 4));
+    assert_strides(out, SHAPE(64, 16, 4, 1));
+    /* unbatched input: (C, H, W) in, (C_out, H, W) out */
+    out = mtk_conv2d(ctx, META(ctx, MTK_FLOAT32, 3, 5, 5), META(ctx, MTK_FLOAT32, 8, 3, 3, 3), NULL, NULL);
+    assert_shape(out, 3, SHAPE(8, 3, 3));
+    /* stride, padding, dilation per dim */
+    a = conv_args(1, 0, 1, 1);
+    a.stride[0] = 2, a.stride[1] = 3, a.padding[0] = 1, a.padding[1] = 2, a.dilation[0] = 2;
+    out = mtk_conv2d(ctx, META(ctx, MTK_FLOAT32, 2, 3, 5, 5), META(ctx, MTK_FLOAT32, 8, 3, 3, 3), NULL, &a);
+    assert_shape(out, 4, SHAPE(2, 8, 2, 3));
+    /* 'same' keeps the size, even with an even kernel */
+    a = conv_args(1, 0, 1, 1);
+    a.padding_mode = MTK_CONV_PADDING_SAME;
+    out = mtk_conv2d(ctx, META(ctx, MTK_FLOAT32, 1, 3, 5, 6), META(ctx, MTK_FLOAT32, 8, 3, 4, 2), NULL, &a);
+    assert_shape(out, 4, SHAPE(1, 8, 5, 6));
+    out = mtk_conv1d(ctx, META(ctx, MTK_FLOAT16, 3, 5), META(ctx, MTK_FLOAT16, 8, 3, 3), NULL, NULL);
+    assert_shape(out, 2, SHAPE(8, 3));
+    assert_int_equal(out->dtype, MTK_FLOAT16);
+    out = mtk_conv3d(ctx, META(ctx, MTK_FLOAT32, 2, 3, 5, 5, 5), META(ctx, MTK_FLOAT32, 8, 3, 3, 3, 3), NULL, NULL);
+    assert_shape(out, 5, SHAPE(2, 8, 3, 3, 3));
+    /* transposed: (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1 */
+    a = conv_args(2, 0, 1, 2);
+    a.output_padding[0] = a.output_padding[1] = 1;
+    out = mtk_conv_transpose2d(ctx, META(ctx, MTK_FLOAT32, 1, 4, 5, 5), META(ctx, MTK_FLOAT32, 4, 2, 3, 3), NULL, &a);
+    assert_shape(out, 4, SHAPE(1, 4, 12, 12));
+    /* zero channels in: zero channels out */
+    out = mtk_conv2d(ctx, META(ctx, MTK_FLOAT32, 2, 0, 5, 5), META(ctx, MTK_FLOAT32, 8, 0, 3, 3), NULL, NULL);
+    assert_shape(out, 4, SHAPE(2, 0, 3, 3));
+    mtk_ctx_free(ctx);
+}
+
+/* torch 2.13's meta kernel leaves channels-last inputs' outputs contiguous */
+static void conv_of_channels_last_input_is_contiguous_as_torch_meta(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *x = mtk_permute(ctx, META(ctx, MTK_FLOAT32, 2, 8, 8, 3), SHAPE(0, 3, 1, 2), 4);
+    mtk_tensor *out = mtk_conv2d(ctx, x, META(ctx, MTK_FLOAT32, 4, 3, 3, 3), NULL, NULL);
+    assert_strides(out, SHAPE(144, 36, 6, 1));
+    mtk_ctx_free(ctx);
+}
+
+static void conv_errors_keep_torch_words(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new_with_allocator(NULL);
+    mtk_ctx_push_device(ctx, MTK_DEVICE_CPU);
+    mtk_tensor *x = mtk_tensor_new(ctx, MTK_FLOAT32, SHAPE(1, 4, 32, 32), 4, NULL, MTK_DEVICE_CPU);
+    mtk_tensor *w = mtk_tensor_new(ctx, MTK_FLOAT32, SHAPE(8, 3, 3, 3), 4, NULL, MTK_DEVICE_CPU);
+    assert_true(mtk_tensor_alloc_storage(x) && mtk_tensor_alloc_storage(w));
+    assert_null(mtk_conv2d(ctx, x, w, NULL, NULL));
+    assert_error(ctx, "Given groups=1, weight of size [8, 3, 3, 3], expected input[1, 4, 32, 32] to have 3 "
+                      "channels, but got 4 channels instead");
+    assert_null(mtk_conv2d(ctx, META(ctx, MTK_FLOAT32, 1, 3, 2, 2), META(ctx, MTK_FLOAT32, 8, 3, 3, 3), NULL, NULL));
+    assert_error(ctx, "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel size can't "
+                      "be greater than actual input size");
+    mtk_conv_args a = conv_args(2, 0, 1, 1);
+    a.padding_mode = MTK_CONV_PADDING_SAME;
+    assert_null(mtk_conv2d(ctx, META(ctx, MTK_FLOAT32, 1, 3, 5, 5), META(ctx, MTK_FLOAT32, 8, 3, 3, 3), NULL, &a));
+    assert_error(ctx, "padding='same' is not supported for strided convolutions");
+    assert_null(mtk_conv2d(ctx, META(ctx, MTK_FLOAT32, 3, 5), META(ctx, MTK_FLOAT32, 8, 3, 3, 3), NULL, NULL));
+    assert_error(ctx, "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [3, 5]");
+    mtk_ctx_free(ctx);
+}
+
+/* torch's meta kernel only checks channels, kernel fit and output size;
+ * its cpu path refuses a bias of the wrong size or a negative padding */
+static void conv_meta_accepts_what_only_cpu_refuses(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *out = mtk_conv2d(ctx, META(ctx, MTK_FLOAT32, 1, 3, 5, 5), META(ctx, MTK_FLOAT32, 8, 3, 3, 3),
+                                 META(ctx, MTK_FLOAT32, 7), NULL);
+    assert_shape(out, 4, SHAPE(1, 8, 3, 3));
+    mtk_conv_args a = conv_args(2, 1, 1, 1);
+    a.output_padding[0] = a.output_padding[1] = 2; /* not below stride: cpu refuses */
+    out = mtk_conv_transpose2d(ctx, META(ctx, MTK_FLOAT32, 1, 3, 5, 5), META(ctx, MTK_FLOAT32, 3, 4, 3, 3), NULL, &a);
+    assert_shape(out, 4, SHAPE(1, 4, 11, 11));
+
+    mtk_tensor *x = LIN(ctx, -1, 1, 1, 3, 5, 5), *w = LIN(ctx, -1, 1, 8, 3, 3, 3), *b = LIN(ctx, 0, 1, 7);
+    assert_null(mtk_conv2d(ctx, x, w, b, NULL));
+    assert_error(ctx, "Given weight of size [8, 3, 3, 3], expected bias to be 1-dimensional with 8 elements, but "
+                      "got bias of size [7] instead");
+    assert_null(mtk_conv_transpose2d(ctx, x, LIN(ctx, -1, 1, 3, 4, 3, 3), NULL, &a));
+    assert_error(ctx, "output padding must be smaller than either stride or dilation");
+    mtk_ctx_free(ctx);
+}
+
+static void conv2d_values_match_torch(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* groups 2, stride 2, padding 1, bias */
+    mtk_conv_args a = conv_args(2, 1, 1, 2);
+    mtk_tensor *bias = floats(ctx, VALUES(0.1, -0.2, 0.3, -0.4));
+    mtk_tensor *out = mtk_conv2d(ctx, LIN(ctx, -1, 1, 1, 4, 5, 5), LIN(ctx, -0.5, 0.5, 4, 2, 3, 3), bias, &a);
+    assert_shape(out, 4, SHAPE(1, 4, 3, 3));
+    assert_values(out,
+                  VALUES(2.171987295150757, 3.1368472576141357, 2.0718307495117188, 2.7248401641845703,
+                         3.899829149246216, 2.5336320400238037, 1.4481291770935059, 2.01008677482605,
+                         1.2933419942855835, 0.478901743888855, 0.8394083380699158, 0.5016646385192871,
+                         0.7961588501930237, 1.2950917482376099, 0.7893299460411072, 0.3696401119232178,
+                         0.6345425844192505, 0.3377721309661865, 0.8377721309661865, 1.13454270362854,
+                         0.8696401119232178, 1.289330005645752, 1.7950918674468994, 1.296158790588379,
+                         1.0016645193099976, 1.3394081592559814, 0.9789018034934998, 0.793341875076294,
+                         1.5100868940353394, 0.9481291770935059, 2.0336320400238037, 3.399829149246216,
+                         2.2248401641845703, 1.5718308687210083, 2.6368470191955566, 1.6719876527786255),
+                  F32);
+    /* dilation 2, asymmetric padding, a transposed (non-contiguous) input */
+    a = conv_args(1, 0, 2, 1);
+    a.padding[0] = 1;
+    mtk_tensor *x = mtk_transpose(ctx, LIN(ctx, -1, 1, 1, 2, 5, 5), 2, 3);
+    out = mtk_conv2d(ctx, x, LIN(ctx, -1, 1, 1, 2, 3, 3), NULL, &a);
+    assert_values(out, VALUES(3.7118849754333496, 5.7839131355285645, 3.7118852138519287), F32);
+    /* padding='same' with an even kernel pads more on the right */
+    a = conv_args(1, 0, 1, 1);
+    a.padding_mode = MTK_CONV_PADDING_SAME;
+    out = mtk_conv2d(ctx, LIN(ctx, -1, 1, 1, 2, 4, 4), LIN(ctx, -1, 1, 1, 2, 2, 2), NULL, &a);
+    assert_values(out,
+                  VALUES(2.691244125366211, 2.69124436378479, 2.69124436378479, 1.4193549156188965, 2.691244125366211,
+                         2.691244125366211, 2.691244125366211, 1.2718894481658936, 2.69124436378479, 2.69124436378479,
+                         2.691244125366211, 1.1244239807128906, 0.8294931054115295, 0.7557603716850281,
+                         0.6820276379585266, 0.1751151978969574),
+                  F32);
+    mtk_ctx_free(ctx);
+}
+
+static void conv1d_conv3d_and_transposed_values_match_torch(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_conv_args a = conv_args(2, 0, 1, 1);
+    mtk_tensor *out = mtk_conv1d(ctx, LIN(ctx, -1, 1, 2, 6), LIN(ctx, -1, 1, 3, 2, 2), floats(ctx, VALUES(1, 2, 3)), &a);
+    assert_shape(out, 2, SHAPE(3, 3)); /* unbatched */
+    assert_values(out,
+                  VALUES(2.487603187561035, 1.4297521114349365, 0.3719007968902588, 2.4297518730163574,
+                         2.4297521114349365, 2.4297518730163574, 2.371900796890259, 3.4297521114349365,
+                         4.487603187561035),
+                  F32);
+    out = mtk_conv3d(ctx, LIN(ctx, -1, 1, 1, 2, 3, 3, 3), LIN(ctx, -1, 1, 1, 2, 2, 2, 2), NULL, NULL);
+    assert_values(out,
+                  VALUES(5.212578773498535, 5.212577819824219, 5.212578773498535, 5.212578773498535, 5.212578773498535,
+                         5.212578773498535, 5.212578296661377, 5.212578773498535),
+                  F32);
+    a = conv_args(1, 0, 2, 2);
+    out = mtk_conv_transpose1d(ctx, LIN(ctx, -1, 1, 1, 2, 4), LIN(ctx, -1, 1, 2, 1, 3), NULL, &a);
+    assert_shape(out, 3, SHAPE(1, 2, 8));
+    assert_values(out,
+                  VALUES(1.0, 0.7142857313156128, 1.028571367263794, 0.5714285373687744, 0.45714282989501953,
+                         0.22857140004634857, 0.08571427315473557, 0.028571419417858124, 0.028571419417858124,
+                         0.08571427315473557, 0.22857140004634857, 0.45714282989501953, 0.5714285373687744,
+                         1.028571367263794, 0.7142857313156128, 1.0),
+                  F32);
+    mtk_ctx_free(ctx);
+}
+
+static void conv_integer_and_half_values_match_torch(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* int64: exact, with the bias */
+    mtk_tensor *x = mtk_reshape(ctx, mtk_arange_int(ctx, 0, 32, 1, MTK_INT64), SHAPE(1, 2, 4, 4), 4);
+    mtk_tensor *w = mtk_reshape(ctx, mtk_arange_int(ctx, 0, 18, 1, MTK_INT64), SHAPE(1, 2, 3, 3), 4);
+    mtk_tensor *seven = mtk_full(ctx, SHAPE(1), 1, 7, MTK_INT64), *five = mtk_full(ctx, SHAPE(1), 1, 5, MTK_INT64);
+    mtk_tensor *three = mtk_full(ctx, SHAPE(1), 1, 3, MTK_INT64), *two = mtk_full(ctx, SHAPE(1), 1, 2, MTK_INT64);
+    x = mtk_sub(ctx, mtk_remainder(ctx, x, seven), three);
+    w = mtk_sub(ctx, mtk_remainder(ctx, w, five), two);
+    mtk_tensor *b = mtk_full(ctx, SHAPE(1), 1, 5, MTK_INT64);
+    mtk_tensor *out = mtk_conv2d(ctx, x, w, b, NULL);
+    assert_int_equal(out->dtype, MTK_INT64);
+    assert_values(out, VALUES(3, 14, 19, 2), 0, 0);
+    /* float16: computed in float32, rounded once */
+    out = mtk_conv2d(ctx, lin(ctx, MTK_FLOAT16, -1, 1, 4, SHAPE(1, 2, 4, 4)), lin(ctx, MTK_FLOAT16, -1, 1, 4, SHAPE(1, 2, 2, 2)),
+                     NULL, NULL);
+    assert_int_equal(out->dtype, MTK_FLOAT16);
+    assert_values(out, VALUES(2.69140625, 2.69140625, 2.69140625, 2.69140625, 2.69140625, 2.69140625, 2.69140625,
+                              2.69140625, 2.69140625),
+                  2e-3, 1e-3);
+    mtk_ctx_free(ctx);
+}
+
+/* FlopCounterMode's conv_flop_count: 2 * prod(out spatial) * prod(kernel) *
+ * batch * C_out * C_in/groups, with the input's spatial size for
+ * transposed convolutions */
+static void conv_flops_match_flop_counter(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_value args[8];
+    args[0] = mtk_value_tensor(META(ctx, MTK_FLOAT32, 2, 3, 8, 8));
+    args[1] = mtk_value_tensor(META(ctx, MTK_FLOAT32, 4, 3, 3, 3));
+    assert_int_equal(flops_by_name(ctx, "conv2d", args, 2), 15552);
+    args[0] = mtk_value_tensor(META(ctx, MTK_FLOAT32, 3, 8, 8)); /* unbatched: batch 1 */
+    assert_int_equal(flops_by_name(ctx, "conv2d", args, 2), 7776);
+    args[0] = mtk_value_tensor(META(ctx, MTK_FLOAT32, 2, 4, 8, 8));
+    args[1] = mtk_value_tensor(META(ctx, MTK_FLOAT32, 4, 3, 3, 3));
+    args[2] = mtk_value_none();
+    args[3] = mtk_value_int(2);
+    assert_int_equal(flops_by_name(ctx, "conv_transpose2d", args, 4), 27648);
+    args[0] = mtk_value_tensor(META(ctx, MTK_FLOAT32, 2, 4, 8, 8, 8));
+    args[1] = mtk_value_tensor(META(ctx, MTK_FLOAT32, 4, 4, 3, 3, 3));
+    assert_int_equal(flops_by_name(ctx, "conv3d", args, 2), 373248);
+    args[0] = mtk_value_tensor(META(ctx, MTK_FLOAT32, 0, 3, 8, 8));
+    args[1] = mtk_value_tensor(META(ctx, MTK_FLOAT32, 4, 3, 3, 3));
+    assert_int_equal(flops_by_name(ctx, "conv2d", args, 2), 0);
+    mtk_ctx_free(ctx);
+}
+
+/* the thread count changes nothing but the speed */
+static void conv_results_do_not_depend_on_threads(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *x = LIN(ctx, -2, 2, 4, 6, 9, 9), *w = LIN(ctx, -1, 1, 6, 2, 3, 3);
+    mtk_conv_args a = conv_args(1, 1, 1, 3);
+    mtk_conv_set_num_threads(1);
+    assert_int_equal(mtk_conv_num_threads(), 1);
+    mtk_tensor *one = mtk_conv2d(ctx, x, w, NULL, &a);
+    mtk_conv_set_num_threads(3);
+    mtk_tensor *three = mtk_conv2d(ctx, x, w, NULL, &a);
+    mtk_conv_set_num_threads(0);
+    assert_true(mtk_conv_num_threads() >= 1);
+    assert_non_null(one);
+    assert_non_null(three);
+    assert_memory_equal(mtk_tensor_data(one), mtk_tensor_data(three), mtk_tensor_nbytes(one));
+    mtk_ctx_free(ctx);
+}
+
+/* -------------------------------------------------------------- pooling */
+
+static void max_pool2d_ceil_mode_and_indices_match_torch(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_pool_args a = mtk_pool_args_default(3);
+    a.stride[0] = a.stride[1] = 2, a.padding[0] = a.padding[1] = 1, a.ceil_mode = true;
+    mtk_tensor *indices = NULL;
+    mtk_tensor *out = mtk_max_pool2d(ctx, LIN(ctx, -1, 1, 1, 1, 5, 5), &a, &indices);
+    assert_shape(out, 4, SHAPE(1, 1, 3, 3));
+    assert_values(out,
+                  VALUES(-0.5, -0.3333333134651184, -0.2499999701976776, 0.3333333134651184, 0.5, 0.5833333134651184,
+                         0.75, 0.9166666865348816, 1.0),
+                  F32);
+    assert_int_equal(indices->dtype, MTK_INT64);
+    assert_values(indices, VALUES(6, 8, 9, 16, 18, 19, 21, 23, 24), 0, 0);
+    /* NaN wins a window */
+    mtk_tensor *x = mtk_reshape(ctx, floats(ctx, VALUES(1, 5, 2, 0, 3, NAN, 4, 7, 6, 2, 8, 1, 0, 9, 3, 3)),
+                                SHAPE(1, 1, 4, 4), 4);
+    a = mtk_pool_args_default(2);
+    out = mtk_max_pool2d(ctx, x, &a, &indices);
+    assert_values(out, VALUES(NAN, 7, 9, 8), F32);
+    assert_values(indices, VALUES(5, 7, 13, 10), 0, 0);
+    mtk_ctx_free(ctx);
+}
+
+static void pooling_keeps_channels_last_as_torch_meta(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *x = mtk_permute(ctx, META(ctx, MTK_FLOAT32, 2, 8, 8, 3), SHAPE(0, 3, 1, 2), 4);
+    mtk_pool_args a = mtk_pool_args_default(2);
+    mtk_tensor *indices;
+    mtk_tensor *out = mtk_max_pool2d(ctx, x, &a, &indices);
+    assert_strides(out, SHAPE(48, 1, 12, 3));
+    assert_strides(indices, SHAPE(48, 1, 12, 3));
+    out = mtk_avg_pool2d(ctx, x, &a);
+    assert_strides(out, SHAPE(48, 1, 12, 3));
+    out = mtk_adaptive_avg_pool2d(ctx, x, SHAPE(1, 1)); /* torch's mean path keeps it too */
+    assert_strides(out, SHAPE(3, 1, 3, 3));
+    /* avg_pool3d does not; max_pool3d does */
+    mtk_tensor *x5 = mtk_permute(ctx, META(ctx, MTK_FLOAT32, 2, 8, 8, 8, 3), SHAPE(0, 4, 1, 2, 3), 5);
+    out = mtk_avg_pool3d(ctx, x5, &a);
+    assert_strides(out, SHAPE(192, 64, 16, 4, 1));
+    out = mtk_max_pool3d(ctx, x5, &a, NULL);
+    assert_strides(out, SHAPE(192, 1, 48, 12, 3));
+    mtk_ctx_free(ctx);
+}
+
+static void avg_pool_divisors_match_torch(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *x = LIN(ctx, -1, 1, 1, 1, 5, 5);
+    mtk_pool_args a = mtk_pool_args_default(3);
+    a.stride[0] = a.stride[1] = 2, a.padding[0] = a.padding[1] = 1, a.count_include_pad = false;
+    assert_values(mtk_avg_pool2d(ctx, x, &a),
+                  VALUES(-0.75, -0.625, -0.5, -0.12499997019767761, 0.0, 0.125, 0.4999999701976776, 0.625, 0.75), F32);
+    a = mtk_pool_args_default(2);
+    a.divisor_override = 3;
+    assert_values(mtk_avg_pool2d(ctx, x, &a),
+                  VALUES(-1.0, -0.7777777314186096, 0.1111111119389534, 0.3333333134651184), F32);
+    /* int64 sums divide with truncation */
+    mtk_tensor *xi = mtk_reshape(ctx, mtk_arange_int(ctx, -5, 5, 1, MTK_INT64), SHAPE(1, 1, 10), 3);
+    a = mtk_pool_args_default(3);
+    a.stride[0] = 2, a.padding[0] = 1;
+    assert_values(mtk_avg_pool1d(ctx, xi, &a), VALUES(-3, -3, -1, 1, 3), 0, 0);
+    mtk_ctx_free(ctx);
+}
+
+static void adaptive_pools_match_torch(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *x = LIN(ctx, -1, 1, 1, 1, 5, 6);
+    mtk_tensor *out = mtk_adaptive_avg_pool2d(ctx, x, SHAPE(3, -1)); /* (3, None) */
+    assert_shape(out, 4, SHAPE(1, 1, 3, 6));
+    assert_values(out,
+                  VALUES(-0.7931034564971924, -0.7241379022598267, -0.6551724076271057, -0.5862069129943848,
+                         -0.517241358757019, -0.4482758641242981, -0.17241381108760834, -0.10344827175140381,
+                         -0.034482765942811966, 0.03448275849223137, 0.10344827175140381, 0.17241378128528595,
+                         0.4482758641242981, 0.517241358757019, 0.5862069129943848, 0.6551724076271057,
+                         0.7241379022598267, 0.7931034564971924),
+                  F32);
+    mtk_tensor *indices;
+    out = mtk_adaptive_max_pool2d(ctx, mtk_neg(ctx, x), SHAPE(2, 4), &indices);
+    assert_shape(indices, 4, SHAPE(1, 1, 2, 4));
+    assert_values(indices, VALUES(0, 1, 3, 4, 12, 13, 15, 16), 0, 0);
+    /* float16 3-D: torch sums in float16 and divides by kd, kh, kw in turn */
+    out = mtk_adaptive_avg_pool3d(ctx, lin(ctx, MTK_FLOAT16, -1, 1, 5, SHAPE(1, 2, 2, 3, 4)), SHAPE(1, 2, 3));
+    assert_values(out,
+                  VALUES(-0.63818359375, -0.59619140625, -0.55322265625, -0.46826171875, -0.425537109375,
+                         -0.38330078125, 0.383056640625, 0.425537109375, 0.46826171875, 0.55322265625, 0.595703125,
+                         0.638671875),
+                  0, 0);
+    mtk_ctx_free(ctx);
+}
+
+static void pooling_errors_keep_torch_words(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_pool_args a = mtk_pool_args_default(3);
+    a.padding[0] = a.padding[1] = 2;
+    assert_null(mtk_max_pool2d(ctx, META(ctx, MTK_FLOAT32, 2, 3, 8, 8), &a, NULL));
+    assert_error(ctx, "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and dilation=1");
+    a = mtk_pool_args_default(9);
+    assert_null(mtk_avg_pool2d(ctx, META(ctx, MTK_FLOAT32, 2, 3, 8, 8), &a));
+    assert_error(ctx, "Given input size: (3x8x8). Calculated output size: (3x0x0). Output size is too small");
+    assert_null(mtk_adaptive_avg_pool2d(ctx, META(ctx, MTK_FLOAT32, 2, 3, 8, 8), SHAPE(2, -2)));
+    assert_error(ctx, "elements of output_size must be greater than or equal to 0");
+    mtk_ctx_free(ctx);
+}
+
+static void pooling_cost_counts_elements(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_value args[2] = { mtk_value_tensor(META(ctx, MTK_FLOAT32, 2, 3, 8, 8)), mtk_value_int(2) };
+    const mtk_op_def *op = mtk_op_find("max_pool2d");
+    mtk_op_call call;
+    mtk_op_call_init(&call, ctx, op);
+    call.args[0] = args[0];
+    call.args[1] = args[1];
+    assert_true(mtk_op_run(&call));
+    mtk_op_cost cost = op->cost(&call);
+    assert_int_equal(cost.flops, 0);
+    assert_int_equal(cost.elementwise, 2 * 3 * 4 * 4);
+    mtk_ctx_free(ctx);
+}
+
+/* -------------------------------------------------------- interpolation */
+
+static mtk_tensor *interp(mtk_ctx *ctx, mtk_tensor *x, const int64_t *size, const double *scale, const char *mode,
+                          int align_corners, bool antialias)
+{
+    mtk_interp_args a = { size, scale, mode, align_corners, -1, antialias };
+    return mtk_interpolate(ctx, x, &a);
+}
+
+static void interpolate_sizes_and_errors_follow_torch(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* floor(in * scale) */
+    mtk_tensor *out = interp(ctx, META(ctx, MTK_FLOAT32, 2, 3, 8), NULL, (const double[]){ 1.7 }, "nearest", -1, false);
+    assert_shape(out, 3, SHAPE(2, 3, 13));
+    out = interp(ctx, META(ctx, MTK_FLOAT32, 2, 3, 8, 8), NULL, (const double[]){ 1.5, 2 }, "bilinear", 0, false);
+    assert_shape(out, 4, SHAPE(2, 3, 12, 16));
+    /* channels-last in, channels-last out */
+    mtk_tensor *cl = mtk_permute(ctx, META(ctx, MTK_FLOAT32, 2, 8, 8, 3), SHAPE(0, 3, 1, 2), 4);
+    out = interp(ctx, cl, NULL, (const double[]){ 2, 2 }, "bicubic", 0, false);
+    assert_strides(out, SHAPE(768, 1, 48, 3));
+    assert_null(interp(ctx, META(ctx, MTK_FLOAT32, 2, 3, 8), SHAPE(5), NULL, "bilinear", -1, false));
+    assert_error(ctx, "Got 3D input, but bilinear mode needs 4D input");
+    assert_null(interp(ctx, META(ctx, MTK_FLOAT32, 2, 3, 8), SHAPE(5), NULL, "nearest", 1, false));
+    assert_error(ctx, "align_corners option can only be set with the interpolating modes");
+    assert_null(interp(ctx, META(ctx, MTK_FLOAT32, 2, 3, 8, 8), SHAPE(5, 5), NULL, "nearest", -1, true));
+    assert_error(ctx, "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes");
+    assert_null(interp(ctx, META(ctx, MTK_FLOAT32, 2, 3, 8), NULL, (const double[]){ 0.1 }, "nearest", -1, false));
+    assert_error(ctx, "Input and output sizes should be greater than 0");
+    assert_null(interp(ctx, META(ctx, MTK_FLOAT32, 2, 3, 8), NULL, NULL, "nearest", -1, false));
+    assert_error(ctx, "either size or scale_factor should be defined");
+    mtk_ctx_free(ctx);
+}
+
+static void interpolate_values_match_torch(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *x = LIN(ctx, -1, 1, 1, 1, 3, 4);
+    /* nearest: src = floor(dst * in / out); with a scale factor, 1 / scale */
+    assert_values(interp(ctx, x, NULL, (const double[]){ 1.5, 1.5 }, "nearest", -1, false),
+                  VALUES(-1.0, -1.0, -0.8181818127632141, -0.6363636255264282, -0.6363636255264282,
+                         -0.45454543828964233, -1.0, -1.0, -0.8181818127632141, -0.6363636255264282,
+                         -0.6363636255264282, -0.45454543828964233, -0.27272725105285645, -0.27272725105285645,
+                         -0.09090906381607056, 0.09090906381607056, 0.09090906381607056, 0.27272725105285645,
+                         0.45454543828964233, 0.45454543828964233, 0.6363636255264282, 0.8181818127632141,
+                         0.8181818127632141, 1.0),
+                  F32);
+    assert_values(interp(ctx, x, SHAPE(5, 3), NULL, "nearest-exact", -1, false),
+                  VALUES(-1.0, -0.6363636255264282, -0.45454543828964233, -1.0, -0.6363636255264282,
+                         -0.45454543828964233, -0.27272725105285645, 0.09090906381607056, 0.27272725105285645,
+                         0.45454543828964233, 0.8181818127632141, 1.0, 0.45454543828964233, 0.8181818127632141, 1.0),
+                  F32);
+    assert_values(interp(ctx, x, SHAPE(5, 7), NULL, "bilinear", 1, false),
+                  VALUES(-1.0, -0.9090908765792847, -0.8181818127632141, -0.7272727489471436, -0.6363636255264282,
+                         -0.5454545021057129, -0.45454543828964233, -0.6363636255264282, -0.5454545021057129,
+                         -0.45454543828964233, -0.3636363744735718, -0.27272728085517883, -0.1818181723356247,
+                         -0.09090909361839294, -0.27272725105285645, -0.1818181574344635, -0.09090906381607056, 0.0,
+                         0.09090906381607056, 0.1818181574344635, 0.27272725105285645, 0.09090909361839294,
+                         0.1818181872367859, 0.27272728085517883, 0.3636363744735718, 0.45454543828964233,
+                         0.5454545021057129, 0.6363636255264282, 0.45454543828964233, 0.5454545021057129,
+                         0.6363636255264282, 0.7272727489471436, 0.8181818127632141, 0.9090908765792847, 1.0),
+                  F32);
+    assert_values(interp(ctx, x, NULL, (const double[]){ 1.7, 0.75 }, "bicubic", 0, false),
+                  VALUES(-1.0478812456130981, -0.7980914115905762, -0.5483022332191467, -0.758343517780304,
+                         -0.508553683757782, -0.2587644159793854, -0.2814077138900757, -0.031618162989616394,
+                         0.21817126870155334, 0.2212289273738861, 0.4710184633731842, 0.7208080887794495,
+                         0.5358399152755737, 0.7856295108795166, 1.0354193449020386),
+                  F32);
+    assert_values(interp(ctx, LIN(ctx, -1, 1, 1, 1, 5), NULL, (const double[]){ 1.6 }, "linear", 0, false),
+                  VALUES(-1.0, -0.78125, -0.46875, -0.15625, 0.15625, 0.46875, 0.78125, 1.0), F32);
+    assert_values(interp(ctx, LIN(ctx, -1, 1, 1, 1, 12), SHAPE(5), NULL, "area", -1, false),
+                  VALUES(-0.8181818127632141, -0.45454540848731995, 0.0, 0.45454540848731995, 0.8181818127632141),
+                  F32);
+    assert_values(interp(ctx, LIN(ctx, -1, 1, 1, 1, 6, 8), SHAPE(3, 3), NULL, "bilinear", 0, true),
+                  VALUES(-0.709806501865387, -0.6079027652740479, -0.5059990286827087, -0.10190368443727493, 0.0,
+                         0.10190370678901672, 0.5059990882873535, 0.6079027652740479, 0.7098064422607422),
+                  F32);
+    mtk_ctx_free(ctx);
+}
+
+/* uint8 images: torch's fixed-point passes, exactly */
+static void interpolate_uint8_bilinear_is_exact(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *x = mtk_arange_int(ctx, 0, 48, 1, MTK_INT64);
+    x = mtk_mul(ctx, x, mtk_full(ctx, SHAPE(1), 1, 5, MTK_INT64));
+    x = mtk_to_dtype(ctx, mtk_remainder(ctx, x, mtk_full(ctx, SHAPE(1), 1, 256, MTK_INT64)), MTK_UINT8);
+    x = mtk_reshape(ctx, x, SHAPE(1, 1, 6, 8), 4);
+    assert_values(interp(ctx, x, SHAPE(4, 5), NULL, "bilinear", -1, false),
+                  VALUES(11, 19, 28, 36, 44, 71, 79, 88, 96, 104, 131, 139, 148, 156, 164, 191, 199, 208, 216, 224), 0,
+                  0);
+    mtk_ctx_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(conv_shapes_follow_torch_on_meta),
+        cmocka_unit_test(conv_of_channels_last_input_is_contiguous_as_torch_meta),
+        cmocka_unit_test(conv_errors_keep_torch_words),
+        cmocka_unit_test(conv_meta_accepts_what_only_cpu_refuses),
+        cmocka_unit_test(conv2d_values_match_torch),
+        cmocka_unit_test(conv1d_conv3d_and_transposed_values_match_torch),
+        cmocka_unit_test(conv_integer_and_half_values_match_torch),
+        cmocka_unit_test(conv_flops_match_flop_counter),
+        cmocka_unit_test(conv_results_do_not_depend_on_threads),
+        cmocka_unit_test(max_pool2d_ceil_mode_and_indices_match_torch),
+        cmocka_unit_test(pooling_keeps_channels_last_as_torch_meta),
+        cmocka_unit_test(avg_pool_divisors_match_torch),
+        cmocka_unit_test(adaptive_pools_match_torch),
+        cmocka_unit_test(pooling_errors_keep_torch_words),
+        cmocka_unit_test(pooling_cost_counts_elements),
+        cmocka_unit_test(interpolate_sizes_and_errors_follow_torch),
+        cmocka_unit_test(interpolate_values_match_torch),
+        cmocka_unit_test(interpolate_uint8_bilinear_is_exact),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
