@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "mtk/mtk.h"
+#include "fault_alloc.h"
 #include "core/scalar.h"
 
 #define SHAPE(...) ((const int64_t[]){ __VA_ARGS__ })
@@ -676,26 +677,6 @@ static void null_inputs_pass_through_without_a_new_error(void **state)
 
 /* ------------------------------------------------------- out of memory */
 
-typedef struct failing_allocator {
-    long count, fail_at, live;
-} failing_allocator;
-
-static void *failing_alloc(size_t size, void *user)
-{
-    failing_allocator *f = user;
-    if (++f->count == f->fail_at) return NULL;
-    void *p = malloc(size);
-    if (p) f->live++;
-    return p;
-}
-
-static void failing_free(void *ptr, void *user)
-{
-    failing_allocator *f = user;
-    if (!ptr) return;
-    f->live--;
-    free(ptr);
-}
 
 /* every allocation an op makes (outputs, wrapped numbers, storage) may
  * fail: the op reports out of memory and leaks nothing */
@@ -703,8 +684,8 @@ static void ops_report_out_of_memory_at_every_allocation(void **state)
 {
     (void)state;
     for (long n = 1;; n++) {
-        failing_allocator f = { 0, n, 0 };
-        mtk_allocator a = { failing_alloc, failing_free, &f };
+        injector f = { .fail_at = n };
+        mtk_allocator a = { inject_alloc, inject_free, &f };
         mtk_ctx *ctx = mtk_ctx_new_with_allocator(&a);
         if (!ctx) continue;
         bool done = false;

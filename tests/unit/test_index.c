@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mtk/mtk.h"
+#include "fault_alloc.h"
 
 #define SHAPE(...) ((const int64_t[]){ __VA_ARGS__ })
 #define NDIM(...) ((int32_t)(sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)))
@@ -518,26 +519,6 @@ static void null_inputs_pass_through(void **state)
 
 /* ------------------------------------------------------------ out of memory */
 
-typedef struct injector {
-    long count, fail_at, live;
-} injector;
-
-static void *inject_alloc(size_t size, void *user)
-{
-    injector *in = user;
-    if (++in->count == in->fail_at) return NULL;
-    void *p = malloc(size);
-    if (p) in->live++;
-    return p;
-}
-
-static void inject_free(void *ptr, void *user)
-{
-    injector *in = user;
-    if (!ptr) return;
-    in->live--;
-    free(ptr);
-}
 
 /* Every index op's cpu path, with the Nth allocation failing for N = 1, 2,
  * ...: each failure is an out-of-memory error (no crash), and freeing the
@@ -568,7 +549,7 @@ static void kernels_report_out_of_memory_and_leak_nothing(void **state)
     };
     for (size_t e = 0; e < sizeof exprs / sizeof exprs[0]; e++) {
         for (long n = 1;; n++) {
-            injector in = { 0, n, 0 };
+            injector in = { .fail_at = n };
             mtk_allocator alloc = { inject_alloc, inject_free, &in };
             mtk_ctx *ctx = mtk_ctx_new_with_allocator(&alloc);
             if (!ctx) {

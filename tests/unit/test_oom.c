@@ -17,37 +17,10 @@
 
 #include "mtk/mtk.h"
 #include "core/ctx_internal.h" /* the arena's fault-injection knob */
+#include "fault_alloc.h"
 
 /* ------------------------------------------------------- the injector */
 
-typedef struct injector {
-    long count;      /* allocations attempted so far              */
-    long fail_at;    /* the allocation that fails (1-based), 0: none */
-    bool persistent; /* also fail every allocation after fail_at  */
-    long failures;   /* how many were refused                     */
-    long live;       /* blocks handed out and not yet freed       */
-} injector;
-
-static void *inject_alloc(size_t size, void *user)
-{
-    injector *in = user;
-    in->count++;
-    if (in->fail_at && (in->count == in->fail_at || (in->persistent && in->count > in->fail_at))) {
-        in->failures++;
-        return NULL;
-    }
-    void *p = malloc(size);
-    if (p) in->live++;
-    return p;
-}
-
-static void inject_free(void *ptr, void *user)
-{
-    injector *in = user;
-    if (!ptr) return;
-    in->live--;
-    free(ptr);
-}
 
 /* ------------------------------------------------------- the scenario */
 
