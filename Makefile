@@ -55,7 +55,10 @@ test-asan: all
 	    scripts/run-pytest.sh $(PYTHON)
 
 bench: all
-	$(PYTHON) bench/run.py --build $(BUILD)
+	$(PYTHON) bench/run.py --bin $(BUILD)/bench_meta_ops
+	$(PYTHON) bench/bench_nn.py --bin $(BUILD)/bench_nn
+	$(PYTHON) bench/bench_zoo.py --build $(BUILD)
+	$(PYTHON) bench/bench_safetensors.py --bin $(BUILD)/bench_safetensors
 
 # libFuzzer target for the safetensors header parser, built with clang
 # (installed by `scripts/install-deps.sh --fuzz`) from the core and io
