@@ -162,18 +162,13 @@ enum { M_EMBED_IN, M_EMB_DROPOUT, M_LAYERS, M_FINAL_NORM, M_ROTARY };
 /* input_ids (B, S) -> last hidden state (B, S, E) */
 static bool model_forward(mtk_module *m, mtk_module_io *io)
 {
-    mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_tensor *ids = io->in[0];
     if (!blocks_check_token_ids(m, ids, 0, NULL)) return false;
     mtk_tensor *h = mtk_module_forward(child(m, M_EMBED_IN), ids); /* (B, S, E) */
     h = mtk_module_forward(child(m, M_EMB_DROPOUT), h);
     if (!h) return false;
-    /* cos, sin (1, S, rotary_dim), made on the device of the hidden states */
-    mtk_module_io rotary = { .in = { h }, .nin = 1 };
-    if (!mtk_ctx_push_device(ctx, h->device)) return false;
-    bool ok = mtk_module_call(child(m, M_ROTARY), &rotary);
-    mtk_ctx_pop_device(ctx);
-    if (!ok) return false;
+    mtk_module_io rotary = { .in = { h }, .nin = 1 }; /* -> cos, sin (1, S, rotary_dim) */
+    if (!mtk_module_call(child(m, M_ROTARY), &rotary)) return false;
     mtk_module *layers = child(m, M_LAYERS);
     for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) {
         mtk_module_io io_layer = { .in = { h, rotary.out[0], rotary.out[1] }, .nin = 3 };

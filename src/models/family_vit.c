@@ -69,12 +69,11 @@ static bool embeddings_forward(mtk_module *m, mtk_module_io *io)
     mtk_ctx *ctx = mtk_module_ctx(m);
     const embeddings_config *c = mtk_module_config(m);
     mtk_tensor *x = io->in[0];
-    if (x->ndim != 4 || !mtk_dtype_is_floating(x->dtype))
+    if (x->ndim != 4)
         return mtk_error(ctx, MTK_ERR_SHAPE,
-                         "ViTEmbeddings: expects pixel values (batch, channels, height, width) of a floating dtype, "
-                         "got %d dims of %s (try --input Bx%lldx%lldx%lld)",
-                         (int)x->ndim, mtk_dtype_name(x->dtype), (long long)c->channels, (long long)c->image[0],
-                         (long long)c->image[1]);
+                         "ViTEmbeddings: expects pixel values (batch, channels, height, width), got %d dims (try "
+                         "--input Bx%lldx%lldx%lld)",
+                         (int)x->ndim, (long long)c->channels, (long long)c->image[0], (long long)c->image[1]);
     if (x->shape[1] != c->channels)
         return mtk_error(ctx, MTK_ERR_SHAPE,
                          "ViTPatchEmbeddings: Make sure that the channel dimension of the pixel values match with the "
@@ -84,7 +83,8 @@ static bool embeddings_forward(mtk_module *m, mtk_module_io *io)
         return mtk_error(ctx, MTK_ERR_SHAPE, "ViTEmbeddings: Input image size (%lld*%lld) doesn't match model (%lld*%lld).",
                          (long long)x->shape[2], (long long)x->shape[3], (long long)c->image[0], (long long)c->image[1]);
     mtk_tensor *cls = mtk_module_find_tensor(m, "cls_token");
-    /* pixel values are cast to the projection's dtype first */
+    /* pixel values of any dtype (uint8 images too) are cast to the
+     * projection's dtype first, as transformers does */
     mtk_tensor *patches = mtk_module_forward(child(m, 0), mtk_to_dtype(ctx, x, cls->dtype)); /* (B, N, hidden) */
     if (!patches) return false;
     int64_t cls_shape[3] = { x->shape[0], 1, cls->shape[2] };

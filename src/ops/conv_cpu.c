@@ -85,6 +85,9 @@ typedef struct conv_job {
     const int64_t *ibias;      /* the same for integer outputs      */
     mtk_tensor *out;
     bool out_direct;           /* out's dtype is the compute type   */
+    mtk_dtype half;            /* transposed float16/bfloat16: the
+                                  dtype torch's slow kernel rounds its
+                                  columns and sums to; else UNDEFINED */
     int64_t cg, og;            /* channels per group: in, out       */
     int64_t kvol, in_vol, out_vol;
     int64_t chunk;             /* columns per GEMM                  */
@@ -121,8 +124,16 @@ static void im2col(const conv_job *j, const void *x, void *col, int64_t l0, int6
                 }
 }
 
+/* x rounded to float16 / bfloat16 */
+static float round_half(mtk_dtype dtype, float x)
+{
+    return dtype == MTK_FLOAT16 ? mtk_f16_to_f32(mtk_f32_to_f16(x)) : mtk_bf16_to_f32(mtk_f32_to_bf16(x));
+}
+
 /* out_g[, l0 .. l0+nl) += col2im of col rows (c, kd, kh, kw) x input
- * positions [l0, l0 + nl) (transposed convolution) */
+ * positions [l0, l0 + nl) (transposed convolution); for float16 and
+ * bfloat16 every sum is rounded, as torch's slow kernel keeps its output
+ * in that dtype */
 static void col2im(const conv_job *j, const void *col, void *outg, int64_t l0, int64_t nl)
 {
     const mtk_conv_plan *p = j->p;
@@ -140,7 +151,9 @@ static void col2im(const conv_job *j, const void *col, void *outg, int64_t l0, i
                         int64_t ow = iw * p->stride[2] - p->pad[2] + kw * p->dilation[2];
                         if (od >= 0 && od < os[0] && oh >= 0 && oh < os[1] && ow >= 0 && ow < os[2]) {
                             int64_t dst = ((c * os[0] + od) * os[1] + oh) * os[2] + ow, src = row * nl + t;
-                            if (j->kind == COMPUTE_F32) ((float *)outg)[dst] += ((const float *)col)[src];
+                            if (j->half != MTK_DTYPE_UNDEFINED)
+                                ((float *)outg)[dst] = round_half(j->half, ((float *)outg)[dst] + ((const float *)col)[src]);
+                            else if (j->kind == COMPUTE_F32) ((float *)outg)[dst] += ((const float *)col)[src];
                             else ((double *)outg)[dst] += ((const double *)col)[src];
                         }
                         if (++iw == is[2]) {
@@ -303,6 +316,8 @@ static void run_task(int64_t task, int32_t worker, void *user)
         for (int64_t l0 = 0; l0 < j->in_vol; l0 += j->chunk) {
             int64_t nl = j->in_vol - l0 < j->chunk ? j->in_vol - l0 : j->chunk;
             gemm(j->kind, true, rows, nl, j->cg, wg, rows, (const char *)x + l0 * (int64_t)j->cs, j->in_vol, col, nl);
+            if (j->half != MTK_DTYPE_UNDEFINED) /* torch's columns are in that dtype */
+                for (int64_t i = 0; i < rows * nl; i++) ((float *)col)[i] = round_half(j->half, ((float *)col)[i]);
             col2im(j, col, acc, l0, nl);
         }
     }
@@ -329,6 +344,8 @@ bool mtk_conv_cpu(mtk_op_call *call)
     j.in = make_view5(input, plan.spatial, plan.batched);
     j.out = out;
     j.out_direct = (j.kind == COMPUTE_F32 && out->dtype == MTK_FLOAT32) || (j.kind == COMPUTE_F64);
+    bool half = out->dtype == MTK_FLOAT16 || out->dtype == MTK_BFLOAT16;
+    j.half = plan.transposed && half ? out->dtype : MTK_DTYPE_UNDEFINED;
     j.cg = plan.in_channels / plan.groups;
     j.og = plan.out_channels / plan.groups;
     j.kvol = plan.kernel[0] * plan.kernel[1] * plan.kernel[2];
@@ -338,7 +355,7 @@ bool mtk_conv_cpu(mtk_op_call *call)
     int64_t cols = plan.transposed ? j.in_vol : j.out_vol;
     j.chunk = rows > 0 ? COL_BUDGET_BYTES / (rows * (int64_t)j.cs) : cols;
     if (j.chunk < 1) j.chunk = 1;
-    if (j.chunk > cols) j.chunk = cols;
+    if (j.chunk > cols || j.half != MTK_DTYPE_UNDEFINED) j.chunk = cols; /* torch's order of sums */
     if (j.kind != COMPUTE_INT &&
         (rows > INT_MAX || cols > INT_MAX || j.og > INT_MAX || j.cg * j.kvol > INT_MAX || j.out_vol > INT_MAX))
         return mtk_call_error(call, MTK_ERR_NOT_IMPLEMENTED, "matrix sizes beyond INT_MAX are not supported");

@@ -342,7 +342,7 @@ bool mtk_interp_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, m
     bool cl = mtk_conv_strides_like_channels_last(t);
     bool nearest = mode == MTK_INTERP_NEAREST || mode == MTK_INTERP_NEAREST_EXACT;
     mtk_contiguous_strides(p->out_shape, p->out_ndim, p->out_stride);
-    if (!nearest && !antialias && dim == 2 && t->stride[0] != 0 && t->stride[1] > t->stride[0] &&
+    if (!nearest && !antialias && dim == 2 && t->shape[0] > 1 && t->stride[0] != 0 && t->stride[1] > t->stride[0] &&
         mtk_shape_numel(p->out_shape, p->out_ndim) != 0) {
         /* torch's decomposition of bilinear and bicubic gathers with the
          * input's (N, C) order; .contiguous() keeps that where it only

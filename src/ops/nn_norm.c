@@ -177,10 +177,27 @@ bool mtk_nn_rms_norm_meta(mtk_op_call *call)
     if (n < 0 || !check_normalized(call, ns, n, 1, true)) return false;
     if (!mtk_dtype_is_floating(x->dtype) || mtk_dtype_is_float8(x->dtype))
         return nn_cpu_dtype_error(call, "rms_norm", x->dtype);
-    // composite: contiguous, unless the input is laid out channels-last
-    int64_t stride[MTK_MAX_DIMS];
-    if (nn_strides_like_channels_last(x)) mtk_channels_last_strides(x->shape, x->ndim, stride);
-    else mtk_contiguous_strides(x->shape, x->ndim, stride);
+    /* composite: xc = x.contiguous(suggested format), then
+     * xc * rsqrt(mean(xc^2, keepdim)) [* weight]: element-wise strides
+     * over xc and the [..., 1, ..., 1] statistics (then the weight) */
+    const mtk_tensor *w = arg_tensor(call, 2);
+    int64_t xc_stride[MTK_MAX_DIMS], stride[MTK_MAX_DIMS], stats_shape[MTK_MAX_DIMS];
+    bool channels_last = nn_strides_like_channels_last(x);
+    bool keeps = channels_last ? (x->ndim == 4 ? mtk_tensor_is_channels_last(x) : mtk_tensor_is_channels_last_3d(x))
+                               : mtk_tensor_is_contiguous(x);
+    if (keeps) memcpy(xc_stride, x->stride, sizeof(int64_t) * (size_t)x->ndim);
+    else if (channels_last) mtk_channels_last_strides(x->shape, x->ndim, xc_stride);
+    else mtk_contiguous_strides(x->shape, x->ndim, xc_stride);
+    mtk_tensor *xc = mtk_tensor_new(call->ctx, x->dtype, x->shape, x->ndim, xc_stride, MTK_DEVICE_META);
+    if (!xc) return false;
+    for (int32_t d = 0; d < x->ndim; d++) stats_shape[d] = d < x->ndim - n ? x->shape[d] : 1;
+    if (!nn_strides_with_stats(call, xc, stats_shape, stride)) return false;
+    if (w) {
+        mtk_tensor *normed = mtk_tensor_new(call->ctx, x->dtype, x->shape, x->ndim, stride, MTK_DEVICE_META);
+        if (!normed) return false;
+        const mtk_tensor *operands[2] = { normed, w };
+        mtk_ti_output_strides(operands, 2, x->shape, x->ndim, stride);
+    }
     return nn_set_output(call, x->dtype, x->shape, x->ndim, stride);
 }
 

@@ -35,12 +35,12 @@ static bool softmax_args(mtk_op_call *call, int32_t *dim_out, mtk_dtype *dtype_o
         dim = arg_int(call, 1);
     }
     /* torch's meta never checks softmax's dim (log_softmax's it does), its
-     * cpu kernel does unless the input is empty: follow each device */
+     * cpu kernel always does: follow each device */
     int32_t n = x->ndim > 0 ? x->ndim : 1;
     int32_t d;
     if (dim >= -n && dim < n) d = (int32_t)(dim < 0 ? dim + n : dim);
     else if (!((const nn_softmax_info *)call->op->info)->log &&
-             (call->device == MTK_DEVICE_META || mtk_tensor_numel(x) == 0)) d = 0;
+             call->device == MTK_DEVICE_META) d = 0;
     else d = mtk_wrap_dim(call->ctx, dim, x->ndim);
     if (d < 0) return false;
     if (x->ndim == 0) d = 0;

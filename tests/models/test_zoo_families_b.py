@@ -46,8 +46,8 @@ def test_computed_buffers_get_transformers_values(name, zoo_probe_bin, tmp_path)
     for buffer_name, values in want.items():
         # float32 buffers (inv_freq) within one ulp: torch's vectorized pow
         # and libm's powf may round the last bit differently
-        torch.testing.assert_close(torch.tensor(got["buffers"][buffer_name]), torch.tensor(values),
-                                   rtol=1.2e-7, atol=0, msg=buffer_name)
+        torch.testing.assert_close(torch.tensor(got["buffers"][buffer_name], dtype=torch.float64),
+                                   torch.tensor(values, dtype=torch.float64), rtol=1.2e-7, atol=0, msg=buffer_name)
 
 
 # (family config, what the error must say)
@@ -114,6 +114,7 @@ def test_bad_input_is_an_error(model, shape, message, mtk, builtin_models):
     ("gpt2", "2x1024", [[2, 1024, 50257]]),
     ("bert-base-uncased", "3x128", [[3, 128, 30522]]),
     ("vit-base-patch16-224", "4x3x224x224", [[4, 1000]]),
+    ("vit-base-patch16-224", "1x3x224x224:uint8", [[1, 1000]]),  # cast to the model's dtype
     ("pythia-160m", "1x4096", [[1, 4096, 50304]]),  # rotary: no position limit
 ])
 def test_summary_of_builtin(model, shape, output, mtk, builtin_models):

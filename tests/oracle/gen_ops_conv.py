@@ -15,10 +15,12 @@ from typing import List, Optional, Sequence
 
 from gen_inputs import Call, Gen, Tx, _lst
 
-# float16/bfloat16 convolutions are left out: torch 2.13's cpu kernels for
-# them (oneDNN) give wrong values for channels-last or dilated inputs and
-# all zeros for some 3-D ones, and crash on some strided dilated ones;
-# mtk computes them in float32 and rounds once (tests/unit/test_conv.c)
+# float16/bfloat16 convolutions are left out: with oneDNN (mkldnn) on,
+# torch 2.13's cpu kernels give wrong values for them (channels-last or
+# dilated inputs, all zeros for some 3-D ones) and crash (SIGSEGV) on some
+# strided dilated ones.  With torch.backends.mkldnn.enabled = False torch
+# agrees with mtk on them; add them back then.  (oneDNN also gets some
+# small float32 channels-last convolutions wrong on this machine's cpu.)
 CONV_DTYPES = ("float32", "float32", "float32", "float64", "int64")
 POOL_DTYPES = ("float32", "float32", "float64", "float16", "bfloat16")
 AVG_DTYPES = ("float32", "float32", "float64", "bfloat16", "int64")
@@ -301,6 +303,15 @@ def b_interpolate(g: Gen, op, ok: bool) -> Call:
 
 
 # ------------------------------------------------------------------ rows
+
+# every op of the family is also spelled F.X / torch.nn.functional.X (and
+# torch_eval resolves bare names to torch.nn.functional first, which is
+# what mtk follows: F.max_pool2d's return_indices, F.interpolate)
+FUNCTIONAL = {"conv%dd" % n for n in (1, 2, 3)} | {"conv_transpose%dd" % n for n in (1, 2, 3)} | \
+    {"%s_pool%dd" % (k, n) for k in ("max", "avg", "adaptive_avg", "adaptive_max") for n in (1, 2, 3)} | \
+    {"interpolate"}
+
+
 
 def rows(Op) -> List:
     """This family's rows of gen.OPS (Op is gen.Op)."""
