@@ -166,6 +166,13 @@ bool mtk_nn_pointwise_loss_meta(mtk_op_call *call)
 {
     loss_plan p;
     if (!plan_loss(call, &p)) return false;
+    /* torch's cpu huber kernel writes in the input's dtype (only the
+     * weight, multiplied after, promotes it); its meta promotes all */
+    if (call->device == MTK_DEVICE_CPU && p.kind == NN_HUBER && mtk_dtype_is_floating(p.input->dtype)) {
+        p.dtype = p.input->dtype;
+        if (p.weight) p.dtype = mtk_promote_types_checked(call->ctx, p.dtype, p.weight->dtype);
+        if (p.dtype == MTK_DTYPE_UNDEFINED) return false;
+    }
     if (p.reduction != NN_REDUCE_NONE) return nn_set_output(call, p.dtype, NULL, 0, NULL);
     int64_t stride[MTK_MAX_DIMS];
     if (p.kind == NN_BCE_LOGITS) {
