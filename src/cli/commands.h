@@ -8,3 +8,4 @@ MTK_CLI_COMMAND(summary, "summarize a model: parameters, shapes and FLOPs per mo
 MTK_CLI_COMMAND(models, "list the built-in models: family, class, parameter count")
 MTK_CLI_COMMAND(inspect, "validate a safetensors checkpoint and list its tensors")
 MTK_CLI_COMMAND(convert, "rewrite a safetensors checkpoint: dtype, shards")
+MTK_CLI_COMMAND(load, "materialize a model from a safetensors checkpoint on the cpu")

@@ -272,7 +272,7 @@ static bool same_row(const summary_row *a, const summary_row *b)
 /* How many siblings from row i on are identical and named i, i+1, ... */
 static int64_t run_length(const mtk_summary *s, int32_t i, int32_t *run_end)
 {
-    int64_t first;
+    int64_t first = 0;
     *run_end = subtree_end(s, i);
     const char *part = last_part(s->rows[i].name, &first);
     if (!part || s->rows[i].depth == 0) return 1;
@@ -325,7 +325,7 @@ static int32_t display_rows(const mtk_summary *s, int32_t depth, display_row **o
         int32_t run_end;
         int64_t run = (depth < 0 || r->depth <= depth) && top < 64 ? run_length(s, i, &run_end) : 1;
         if (run > 1) {
-            int64_t first;
+            int64_t first = 0;
             const char *part = last_part(name, &first);
             size_t prefix = (size_t)(part - name);
             char *ranged = mtk_ctx_alloc(s->ctx, prefix + 48);

@@ -123,7 +123,7 @@ bool mtk_pool_plan_adaptive_avg(mtk_ctx *ctx, const mtk_op_call *call, bool for_
         return plan_adaptive_avg_nd(ctx, call, for_cpu, &in, 2, o2, true, t->dtype, p);
     }
     int64_t osize[MTK_MAX_DIMS];
-    int32_t n;
+    int32_t n = 0;
     if (!read_output_size(ctx, call, spatial, t, osize, &n)) return false;
     if (n != spatial)
         return mtk_conv_error(ctx, call, MTK_ERR_SHAPE, "%s: output_size must be %d", call->op->name, (int)spatial);
@@ -137,7 +137,7 @@ bool mtk_pool_plan_adaptive_max(mtk_ctx *ctx, const mtk_op_call *call, bool for_
     char s1[256];
     if (!mtk_pool_read_truth(ctx, call, ARG_ADAPTIVE_INDICES, &p->with_indices)) return false;
     int64_t osize[MTK_MAX_DIMS];
-    int32_t n;
+    int32_t n = 0;
     mtk_pool_input in;
     int32_t dims = spatial; /* of the op that runs (1-D runs as 2-D) */
     if (spatial == 1) {
