@@ -189,6 +189,14 @@ mtk_tensor *mtk_op_run_tensor(mtk_op_call *call)
     return call->result.kind == MTK_VALUE_TENSOR ? call->result.as.tensor : NULL;
 }
 
+int32_t mtk_op_run_tensors(mtk_op_call *call, mtk_tensor **out, int32_t cap)
+{
+    if (!mtk_op_run(call) || call->result.kind != MTK_VALUE_TUPLE) return -1;
+    int32_t n = call->result.as.list.count;
+    for (int32_t i = 0; i < n && i < cap; i++) out[i] = call->result.as.list.items[i].as.tensor;
+    return n;
+}
+
 /* ------------------------------------------------------- binding by name */
 
 /* A signature type as PyTorch's argument parser names it in messages. */

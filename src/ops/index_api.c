@@ -67,22 +67,13 @@ mtk_tensor *mtk_dstack(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n)
     return run_join(ctx, OPID_DSTACK, tensors, n, 0, false);
 }
 
-/* Runs a call returning a tuple of tensors; copies up to cap of them. */
-static int32_t run_list(mtk_op_call *call, mtk_tensor **out, int32_t cap)
-{
-    if (!mtk_op_run(call) || call->result.kind != MTK_VALUE_TUPLE) return -1;
-    int32_t n = call->result.as.list.count;
-    for (int32_t i = 0; i < n && i < cap; i++) out[i] = call->result.as.list.items[i].as.tensor;
-    return n;
-}
-
 int32_t mtk_tensor_split(mtk_ctx *ctx, mtk_tensor *x, int64_t sections, int64_t dim, mtk_tensor **out, int32_t cap)
 {
     mtk_op_call call;
     if (!start(&call, ctx, OPID_TENSOR_SPLIT, x)) return -1;
     call.args[1] = mtk_value_int(sections);
     call.args[2] = mtk_value_int(dim);
-    return run_list(&call, out, cap);
+    return mtk_op_run_tensors(&call, out, cap);
 }
 
 int32_t mtk_tensor_split_indices(mtk_ctx *ctx, mtk_tensor *x, const int64_t *indices, int32_t n, int64_t dim,
@@ -94,7 +85,7 @@ int32_t mtk_tensor_split_indices(mtk_ctx *ctx, mtk_tensor *x, const int64_t *ind
     if (n > 0 && call.args[1].kind == MTK_VALUE_NONE) return -1;
     if (n == 0) call.args[1] = (mtk_value){ .kind = MTK_VALUE_LIST, .as.list = { NULL, 0 } };
     call.args[2] = mtk_value_int(dim);
-    return run_list(&call, out, cap);
+    return mtk_op_run_tensors(&call, out, cap);
 }
 
 /* x with an int list as argument 1 */

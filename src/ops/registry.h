@@ -60,4 +60,9 @@ const mtk_op_def *mtk_op_by_id(mtk_op_id id);
  * or NULL with the context's error set. */
 mtk_tensor *mtk_op_run_tensor(mtk_op_call *call);
 
+/* Runs a typed call whose result is a tuple of tensors (split, unbind,
+ * tensor_split, ...); copies up to `cap` of them to out and returns how
+ * many there are, or -1 with the context's error set. */
+int32_t mtk_op_run_tensors(mtk_op_call *call, mtk_tensor **out, int32_t cap);
+
 #endif

@@ -283,22 +283,13 @@ mtk_tensor *mtk_slice(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, int64_t start_in
     return mtk_op_run_tensor(&call);
 }
 
-/* Runs a list-valued call; copies up to `cap` pieces to out. */
-static int32_t run_list(mtk_op_call *call, mtk_tensor **out, int32_t cap)
-{
-    if (!mtk_op_run(call) || call->result.kind != MTK_VALUE_TUPLE) return -1;
-    int32_t n = call->result.as.list.count;
-    for (int32_t i = 0; i < n && i < cap; i++) out[i] = call->result.as.list.items[i].as.tensor;
-    return n;
-}
-
 int32_t mtk_split(mtk_ctx *ctx, mtk_tensor *x, int64_t split_size, int64_t dim, mtk_tensor **out, int32_t cap)
 {
     mtk_op_call call;
     if (!start(&call, ctx, OPID_SPLIT, x)) return -1;
     call.args[1] = mtk_value_int(split_size);
     call.args[2] = mtk_value_int(dim);
-    return run_list(&call, out, cap);
+    return mtk_op_run_tensors(&call, out, cap);
 }
 
 int32_t mtk_split_sizes(mtk_ctx *ctx, mtk_tensor *x, const int64_t *sizes, int32_t n, int64_t dim,
@@ -309,7 +300,7 @@ int32_t mtk_split_sizes(mtk_ctx *ctx, mtk_tensor *x, const int64_t *sizes, int32
     call.args[1] = mtk_value_int_list(ctx, sizes, n);
     call.args[2] = mtk_value_int(dim);
     if (call.args[1].kind == MTK_VALUE_NONE) return -1;
-    return run_list(&call, out, cap);
+    return mtk_op_run_tensors(&call, out, cap);
 }
 
 int32_t mtk_chunk(mtk_ctx *ctx, mtk_tensor *x, int64_t chunks, int64_t dim, mtk_tensor **out, int32_t cap)
@@ -318,7 +309,7 @@ int32_t mtk_chunk(mtk_ctx *ctx, mtk_tensor *x, int64_t chunks, int64_t dim, mtk_
     if (!start(&call, ctx, OPID_CHUNK, x)) return -1;
     call.args[1] = mtk_value_int(chunks);
     call.args[2] = mtk_value_int(dim);
-    return run_list(&call, out, cap);
+    return mtk_op_run_tensors(&call, out, cap);
 }
 
 int32_t mtk_unbind(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor **out, int32_t cap)
@@ -326,5 +317,5 @@ int32_t mtk_unbind(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor **out, i
     mtk_op_call call;
     if (!start(&call, ctx, OPID_UNBIND, x)) return -1;
     call.args[1] = mtk_value_int(dim);
-    return run_list(&call, out, cap);
+    return mtk_op_run_tensors(&call, out, cap);
 }

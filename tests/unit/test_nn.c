@@ -12,35 +12,8 @@
 #include <string.h>
 
 #include "mtk/mtk.h"
+#include "nn_test_helpers.h"
 #include "core/ctx_internal.h" /* the arena's fault-injection knob */
-
-#define SHAPE(...) ((const int64_t[]){ __VA_ARGS__ })
-
-static void assert_shape(const mtk_tensor *t, int32_t ndim, const int64_t *shape)
-{
-    assert_non_null(t);
-    assert_int_equal(t->ndim, ndim);
-    for (int32_t i = 0; i < ndim; i++) assert_int_equal(t->shape[i], shape[i]);
-}
-
-static void assert_error(mtk_ctx *ctx, mtk_status status, const char *text)
-{
-    assert_int_equal(mtk_ctx_status(ctx), status);
-    if (!strstr(mtk_ctx_message(ctx), text)) fail_msg("message '%s' lacks '%s'", mtk_ctx_message(ctx), text);
-    mtk_ctx_clear_error(ctx);
-}
-
-static mtk_ctx *meta_ctx(void)
-{
-    mtk_ctx *ctx = mtk_ctx_new();
-    mtk_ctx_push_device(ctx, MTK_DEVICE_META);
-    return ctx;
-}
-
-static mtk_tensor *meta_input(mtk_ctx *ctx, int32_t ndim, const int64_t *shape)
-{
-    return mtk_tensor_new(ctx, MTK_FLOAT32, shape, ndim, NULL, MTK_DEVICE_META);
-}
 
 static float value_at(const mtk_tensor *t, int64_t i) { return ((const float *)mtk_tensor_data(t))[i]; }
 

@@ -11,20 +11,7 @@
 #include <string.h>
 
 #include "mtk/mtk.h"
-
-#define SHAPE(...) ((const int64_t[]){ __VA_ARGS__ })
-
-static mtk_ctx *meta_ctx(void)
-{
-    mtk_ctx *ctx = mtk_ctx_new();
-    mtk_ctx_push_device(ctx, MTK_DEVICE_META);
-    return ctx;
-}
-
-static mtk_tensor *meta_input(mtk_ctx *ctx, int32_t ndim, const int64_t *shape)
-{
-    return mtk_tensor_new(ctx, MTK_FLOAT32, shape, ndim, NULL, MTK_DEVICE_META);
-}
+#include "nn_test_helpers.h"
 
 static void assert_contains(const char *text, const char *part)
 {
