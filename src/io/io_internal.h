@@ -43,11 +43,19 @@ bool st_check_readable(mtk_ctx *ctx, const char *name, mtk_st_dtype dtype);
  * must have an mtk dtype.  Else sets MTK_ERR_DTYPE naming `name`. */
 bool st_check_conversion(mtk_ctx *ctx, const char *name, mtk_st_dtype from, mtk_st_dtype to);
 
-/* Reads `nbytes` at data offset `offset` of the file into dst: pread on
- * a mapped file (the fastest copy out of the page cache), memcpy from a
- * memory image.  st_pread touches no context (safe in worker threads) and
- * returns 0 or an errno; st_read_bytes sets MTK_ERR_IO. */
-int st_pread(const mtk_st_file *file, uint64_t offset, void *dst, size_t nbytes);
+/* Reads `nbytes` at data offset `offset` of the file into dst.  A file
+ * opened from a path is copied out of its mapping after populating the
+ * source and destination pages (one call each, not a fault per page), with
+ * pread as the fallback where populating is refused (an old kernel, or a
+ * file truncated under us: pread then says EIO); a memory image is copied.
+ * st_read_raw touches no context (safe in worker threads) and returns 0 or
+ * an errno; st_read_bytes sets MTK_ERR_IO. */
+/* Faults in the mapped pages of [offset, offset + nbytes) of the data in
+ * one call; 0, or EIO where the file was truncated under us (touching
+ * those bytes would raise SIGBUS), or another errno (an old kernel without
+ * MADV_POPULATE_READ: EINVAL).  A memory image answers 0. */
+int st_populate(const mtk_st_file *file, uint64_t offset, size_t nbytes);
+int st_read_raw(const mtk_st_file *file, uint64_t offset, void *dst, size_t nbytes);
 bool st_read_bytes(mtk_ctx *ctx, const mtk_st_file *file, uint64_t offset, void *dst, size_t nbytes);
 
 /* The checks of mtk_st_read_into: the tensor exists, dst is a real tensor

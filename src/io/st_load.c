@@ -1,4 +1,4 @@
-/* Copies out of a safetensors file: whole tensors (pread straight into the
+/* Copies out of a safetensors file: whole tensors (copied straight out of the mapping into the
  * destination when no conversion is needed), dtype conversion, slices
  * along one dimension, and filling an existing tensor. */
 #include "io_internal.h"
@@ -6,19 +6,63 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* Reads of at most this many bytes per pread (Linux caps one at ~2 GiB). */
 #define READ_CHUNK ((size_t)1 << 30)
 
-int st_pread(const mtk_st_file *f, uint64_t offset, void *dst, size_t nbytes)
+#ifndef MADV_POPULATE_READ /* Linux 5.14; older kernels answer EINVAL and we fall back */
+#define MADV_POPULATE_READ 22
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* The page-aligned part of [p, p + n), or false if it has no whole page. */
+static bool inner_pages(const void *p, size_t n, uint8_t **start, size_t *len)
+{
+    static size_t page;
+    if (!page) page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t b = ((uintptr_t)p + n) & ~(uintptr_t)(page - 1);
+    if (b <= a) return false;
+    *start = (uint8_t *)a;
+    *len = (size_t)(b - a);
+    return true;
+}
+
+int st_populate(const mtk_st_file *f, uint64_t offset, size_t nbytes)
+{
+    if (f->fd < 0 || nbytes == 0) return 0; /* a memory image: nothing to fault in */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t at = (uintptr_t)(f->bytes + f->data_start + offset);
+    uintptr_t from = at & ~(page - 1); /* the mapping starts on a page: round out */
+    if (madvise((void *)from, at + nbytes - from, MADV_POPULATE_READ) == 0) return 0;
+    return errno == EFAULT ? EIO : errno; /* EFAULT: past the end of a truncated file */
+}
+
+/* Copies [at, at + nbytes) of the mapping into dst, the source pages
+ * populated first (a truncated file fails there rather than raising
+ * SIGBUS), the destination's too: faulting fresh pages in one by one
+ * costs more than the copy itself.  False where populating is refused. */
+static bool copy_from_mapping(const mtk_st_file *f, uint64_t offset, void *dst, size_t nbytes)
+{
+    if (st_populate(f, offset, nbytes) != 0) return false;
+    uint8_t *start;
+    size_t len;
+    if (inner_pages(dst, nbytes, &start, &len)) (void)madvise(start, len, MADV_POPULATE_WRITE); /* a hint */
+    memcpy(dst, f->bytes + f->data_start + offset, nbytes);
+    return true;
+}
+
+int st_read_raw(const mtk_st_file *f, uint64_t offset, void *dst, size_t nbytes)
 {
     uint64_t at = f->data_start + offset;
     if (f->fd < 0) {
         if (nbytes) memcpy(dst, f->bytes + at, nbytes);
         return 0;
     }
-    char *out = dst;
+    if (nbytes == 0 || copy_from_mapping(f, offset, dst, nbytes)) return 0;
+    char *out = dst; /* no populate (old kernel) or a short file: read(2) says which */
     while (nbytes > 0) {
         ssize_t n = pread(f->fd, out, nbytes < READ_CHUNK ? nbytes : READ_CHUNK, (off_t)at);
         if (n < 0 && errno == EINTR) continue;
@@ -33,7 +77,7 @@ int st_pread(const mtk_st_file *f, uint64_t offset, void *dst, size_t nbytes)
 
 bool st_read_bytes(mtk_ctx *ctx, const mtk_st_file *f, uint64_t offset, void *dst, size_t nbytes)
 {
-    int e = st_pread(f, offset, dst, nbytes);
+    int e = st_read_raw(f, offset, dst, nbytes);
     if (e == 0) return true;
     return mtk_error(ctx, MTK_ERR_IO, "%s: cannot read %zu bytes at data offset %llu: %s", f->path, nbytes,
                      (unsigned long long)offset, strerror(e));
@@ -128,11 +172,15 @@ static bool target_dtype(mtk_ctx *ctx, const mtk_st_info *info, mtk_dtype dtype,
 }
 
 /* Copies `count` elements at byte offset `offset` of the data into dst,
- * converting; pread when no conversion is needed. */
+ * converting; a plain copy when no conversion is needed. */
 static bool copy_out(mtk_ctx *ctx, const mtk_st_file *f, mtk_st_dtype from, uint64_t offset, mtk_st_dtype to,
                      void *dst, size_t count)
 {
     if (from == to) return st_read_bytes(ctx, f, offset, dst, count * mtk_st_dtype_size(from));
+    int e = st_populate(f, offset, count * mtk_st_dtype_size(from));
+    if (e && e != EINVAL) /* EINVAL: no MADV_POPULATE_READ here, convert as the mapping is */
+        return mtk_error(ctx, MTK_ERR_IO, "%s: cannot read %zu bytes at data offset %llu: %s", f->path,
+                         count * mtk_st_dtype_size(from), (unsigned long long)offset, strerror(e));
     st_convert(to, dst, from, f->bytes + f->data_start + offset, count);
     return true;
 }

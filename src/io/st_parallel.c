@@ -1,10 +1,11 @@
 /* Reading many tensors with worker threads: every read is checked in the
  * caller's thread, then cut into chunks of at most CHUNK_BYTES that the
- * workers take in turn (pread, or conversion out of the mapping), so that
+ * workers take in turn (a copy or a conversion out of the mapping), so that
  * a few huge tensors keep every thread busy too.  Workers never touch the
  * context: the first failure is kept and reported after the join. */
 #include "io_internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -35,13 +36,16 @@ static void do_chunk(work *w, int64_t i)
     size_t fsize = mtk_st_dtype_size(c->info->dtype), tsize = mtk_st_dtype_size(c->to);
     uint64_t offset = c->info->begin + (uint64_t)c->first * fsize;
     uint8_t *dst = c->dst + (size_t)c->first * tsize;
+    int e;
     if (c->info->dtype == c->to) {
-        int e = st_pread(c->file, offset, dst, (size_t)c->count * fsize);
-        int none = 0;
-        if (e && atomic_compare_exchange_strong(&w->error, &none, e)) atomic_store(&w->failed_chunk, i);
+        e = st_read_raw(c->file, offset, dst, (size_t)c->count * fsize);
     } else {
-        st_convert(c->to, dst, c->info->dtype, c->file->bytes + c->file->data_start + offset, (size_t)c->count);
+        e = st_populate(c->file, offset, (size_t)c->count * fsize);
+        if (e == EINVAL) e = 0; /* no MADV_POPULATE_READ here: convert as the mapping is */
+        if (e == 0) st_convert(c->to, dst, c->info->dtype, c->file->bytes + c->file->data_start + offset, (size_t)c->count);
     }
+    int none = 0;
+    if (e && atomic_compare_exchange_strong(&w->error, &none, e)) atomic_store(&w->failed_chunk, i);
 }
 
 static void *worker(void *arg)

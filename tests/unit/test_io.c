@@ -597,6 +597,39 @@ static void read_into_many_fills_every_destination_with_threads(void **state)
     remove_temp(path);
 }
 
+/* A file cut short after it was opened: every copy out of the lost bytes
+ * is an I/O error naming the file, never a SIGBUS from the mapping. */
+static void reads_of_a_file_truncated_after_open_fail_cleanly(void **state)
+{
+    (void)state;
+    enum { N = 1 << 20 }; /* 4 MiB of float32 */
+    char header[128];
+    snprintf(header, sizeof header, "%-120s", "{\"w\":{\"dtype\":\"F32\",\"shape\":[1048576],\"data_offsets\":[0,4194304]}}");
+    image im = make_image(header, 120, (size_t)N * 4, NULL);
+    const char *path = write_temp(&im);
+    free(im.bytes);
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_st_file *f = mtk_st_open(ctx, path);
+    assert_non_null(f);
+    assert_int_equal(truncate(path, 8 + 120 + 4096), 0); /* one page of data left */
+    assert_null(mtk_st_load(ctx, f, "w", MTK_DTYPE_UNDEFINED));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_IO);
+    assert_non_null(strstr(mtk_ctx_message(ctx), "t.safetensors: cannot read"));
+    mtk_ctx_clear_error(ctx);
+    assert_null(mtk_st_load(ctx, f, "w", MTK_BFLOAT16)); /* a conversion reads the mapping */
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_IO);
+    mtk_ctx_clear_error(ctx);
+    mtk_tensor *dst = mtk_tensor_new(ctx, MTK_FLOAT16, SHAPE(N), 1, NULL, MTK_DEVICE_CPU);
+    assert_true(mtk_tensor_alloc_storage(dst));
+    mtk_st_read reads[] = { { f, "w", dst } };
+    assert_false(mtk_st_read_into_many(ctx, reads, 1, 2));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_IO);
+    assert_non_null(strstr(mtk_ctx_message(ctx), "cannot read tensor 'w'"));
+    mtk_st_close(f);
+    mtk_ctx_free(ctx);
+    remove_temp(path);
+}
+
 static void open_reports_missing_files_and_directories(void **state)
 {
     (void)state;
@@ -628,6 +661,7 @@ int main(void)
         cmocka_unit_test(load_slice_reads_only_the_rows_it_needs),
         cmocka_unit_test(read_into_fills_an_existing_tensor_converting),
         cmocka_unit_test(read_into_many_fills_every_destination_with_threads),
+        cmocka_unit_test(reads_of_a_file_truncated_after_open_fail_cleanly),
         cmocka_unit_test(open_reports_missing_files_and_directories),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
