@@ -148,12 +148,16 @@ static bool gelu_params(mtk_op_call *call, mtk_dtype dtype, ew_params *p)
 
 static bool softplus_params(mtk_op_call *call, mtk_dtype dtype, ew_params *p)
 {
-    /* torch's meta: beta must be castable to the input's Python type (an
-     * int beta of 1 passes for bool) */
-    const mtk_value *beta = &call->args[1];
+    /* torch's meta: beta must be castable to the input's Python type; for
+     * bool an int beta passes only as torch's defaults, beta=1 with the int
+     * threshold=20 (softplus(b, 1, 20) is accepted, softplus(b, 1, 20.0)
+     * and softplus(b, threshold=1) are not) */
+    const mtk_value *beta = &call->args[1], *threshold = &call->args[2];
+    bool defaults = beta->kind == MTK_VALUE_INT && beta->as.i == 1 && threshold->kind == MTK_VALUE_INT &&
+                    threshold->as.i == 20;
     bool refused = false;
     if (mtk_dtype_is_integral(dtype, true) && beta->kind == MTK_VALUE_FLOAT) refused = true;
-    if (dtype == MTK_BOOL && beta->kind == MTK_VALUE_INT && beta->as.i != 1) refused = true;
+    if (dtype == MTK_BOOL && beta->kind == MTK_VALUE_INT && !defaults) refused = true;
     if (refused)
         return mtk_call_error(call, MTK_ERR_DTYPE,
                               "beta argument of type <class '%s'> cannot be safely cast to type <class '%s'>!",

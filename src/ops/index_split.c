@@ -254,7 +254,7 @@ static bool ri_plan_of(mtk_op_call *call, ri_plan *plan)
         }
         int64_t sum = repeats_sum(call, x);
         if (sum < 0) return false;
-        if (has_size && output_size != sum)
+        if (has_size && output_size != sum && mtk_tensor_numel(x) > 0) /* torch checks no empty repeats */
             return mtk_call_error(call, MTK_ERR_SHAPE, "allocated size does not match required size");
         plan->out_size = sum;
         return true;
@@ -280,7 +280,7 @@ static bool ri_plan_of(mtk_op_call *call, ri_plan *plan)
         if (__builtin_mul_overflow(plan->repeats, plan->in_size, &plan->out_size))
             return mtk_call_error(call, MTK_ERR_OVERFLOW, "the repeated size overflows int64");
         if (has_size && output_size != plan->out_size)
-            return mtk_call_error(call, MTK_ERR_SHAPE, "repeat_interleave: Invalid output_size, expected %lld but got %lld",
+            return mtk_call_error(call, MTK_ERR_SHAPE, "Invalid output_size, expected %lld but got %lld",
                                   (long long)plan->out_size, (long long)output_size);
         return true;
     }
@@ -325,7 +325,7 @@ static bool ri_plan_of(mtk_op_call *call, ri_plan *plan)
         if (sum < 0) return false;
         plan->out_size = sum;
     }
-    if (has_size && output_size != plan->out_size)
+    if (has_size && output_size != plan->out_size && plan->in_size > 0) /* as above */
         return mtk_call_error(call, MTK_ERR_SHAPE, "allocated size does not match required size");
     return true;
 }

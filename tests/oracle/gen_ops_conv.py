@@ -15,13 +15,11 @@ from typing import List, Optional, Sequence
 
 from gen_inputs import Call, Gen, Tx, _lst
 
-# float16/bfloat16 convolutions are left out: with oneDNN (mkldnn) on,
-# torch 2.13's cpu kernels give wrong values for them (channels-last or
-# dilated inputs, all zeros for some 3-D ones) and crash (SIGSEGV) on some
-# strided dilated ones.  With torch.backends.mkldnn.enabled = False torch
-# agrees with mtk on them; add them back then.  (oneDNN also gets some
-# small float32 channels-last convolutions wrong on this machine's cpu.)
-CONV_DTYPES = ("float32", "float32", "float32", "float64", "int64")
+# float16/bfloat16 convolutions: torch_eval.py turns oneDNN (mkldnn) off,
+# whose torch 2.13 cpu kernels give wrong values for some of them here
+# (channels-last or dilated inputs, all zeros for some 3-D ones) and crash
+# on some strided dilated ones; torch's native kernels are the reference.
+CONV_DTYPES = ("float32", "float32", "float32", "float64", "int64", "float16", "bfloat16")
 POOL_DTYPES = ("float32", "float32", "float64", "float16", "bfloat16")
 AVG_DTYPES = ("float32", "float32", "float64", "bfloat16", "int64")
 MAX_DTYPES = ("float32", "float32", "float64", "float16", "int64", "int32", "uint8")

@@ -109,7 +109,7 @@ def seed() -> int:
     return int(os.environ.get("MTK_ORACLE_SEED", DEFAULT_SEED))
 
 
-def case_count(default: int = 5000) -> int:
+def case_count(default: int = 20000) -> int:
     return int(os.environ.get("MTK_ORACLE_CASES", default))
 
 

@@ -348,6 +348,21 @@ def _describe(value: Any, values: bool) -> Any:
     return {"other": repr(value)}
 
 
+def _onednn_bias_rule(name: str, args, kwargs) -> None:
+    """torch's default cpu backend for float16/bfloat16 transposed convs is
+    oneDNN, which refuses a bias of another dtype; the native kernels the
+    oracle asks instead (oneDNN off, above) accept any.  mtk follows torch's
+    default: so does the oracle, by raising oneDNN's error."""
+    if name.split(".")[-1] not in ("conv_transpose1d", "conv_transpose2d"):
+        return
+    x = args[0] if args else kwargs.get("input")
+    bias = args[2] if len(args) > 2 else kwargs.get("bias")
+    if (isinstance(x, torch.Tensor) and isinstance(bias, torch.Tensor)
+            and x.dtype in (torch.float16, torch.bfloat16) and bias.dtype != x.dtype):
+        raise RuntimeError("Input type (%s) and bias type (%s) should be the same (oneDNN)"
+                           % (x.dtype, bias.dtype))
+
+
 class _Run:
     """State of one evaluation: the device the literals live on."""
 
@@ -367,6 +382,8 @@ class _Run:
                 raise DataDependentError(
                     "%s: the output size depends on the data of its input, and a meta "
                     "tensor has no data" % name)
+            if not meta_in:
+                _onednn_bias_rule(name, args, kwargs)
             try:
                 out = fn(*args, **kwargs)
             except NotImplementedError as exc:

@@ -223,6 +223,13 @@ static void tile_and_repeat_interleave_repeat_elements(void **state)
     assert_values(eval_tensor(ctx, MTK_DEVICE_CPU, "repeat_interleave(arange(3.), remainder(add(mul(arange(3), 2), 2), 3))"),
                   VALUES(0, 0, 1));
     assert_values(eval_tensor(ctx, MTK_DEVICE_CPU, "tile(arange(2.), [2, 2])"), VALUES(0, 1, 0, 1, 0, 1, 0, 1));
+    /* torch checks output_size against the repeats' sum only when there are repeats */
+    mtk_tensor *none = eval_tensor(ctx, MTK_DEVICE_CPU, "repeat_interleave(i64[0], output_size=1)");
+    assert_geometry(none, MTK_INT64, 1, SHAPE(0), SHAPE(1));
+    none = eval_tensor(ctx, MTK_DEVICE_CPU, "repeat_interleave(i8[2,0,4], i64[1], 1, output_size=5)");
+    assert_geometry(none, MTK_INT8, 3, SHAPE(2, 0, 4), SHAPE(4, 4, 1)); /* one repeat, broadcast to none */
+    eval_fails(ctx, MTK_DEVICE_CPU, "repeat_interleave(f32[2], i64[2], output_size=3)", MTK_ERR_SHAPE,
+               "allocated size does not match required size");
     eval_fails(ctx, MTK_DEVICE_META, "repeat_interleave(f32[2,3], -1)", MTK_ERR_INVALID_ARGUMENT,
                "Repeats must be non-negative");
     eval_fails(ctx, MTK_DEVICE_META, "tile(f32[2,3], [-1, 2])", MTK_ERR_SHAPE, "Repeats cannot be negative, found -1 at index 0");
