@@ -69,6 +69,13 @@ bool mtk_ew_where_cpu(mtk_op_call *call);
 bool mtk_ew_clamp_meta(mtk_op_call *call);
 bool mtk_ew_clamp_cpu(mtk_op_call *call);
 
+/* fill_ and zero_ (in place; cost: the elements written) */
+bool mtk_ew_fill_meta(mtk_op_call *call);
+bool mtk_ew_fill_cpu(mtk_op_call *call);
+bool mtk_ew_zero_meta(mtk_op_call *call);
+bool mtk_ew_zero_cpu(mtk_op_call *call);
+mtk_op_cost mtk_ew_fill_cost(const mtk_op_call *call);
+
 /* activation functions with parameters (torch.nn.functional) */
 bool mtk_ew_activation_meta(mtk_op_call *call);
 bool mtk_ew_activation_cpu(mtk_op_call *call);

@@ -353,7 +353,7 @@ bool ew_number_fits(mtk_op_call *call, const mtk_value *v, mtk_dtype dtype)
     };
     double lo, hi;
     switch (dtype) {
-    case MTK_UINT8: lo = -255.0, hi = 255.0; break;
+    case MTK_UINT8: lo = v->kind == MTK_VALUE_FLOAT ? 0.0 : -255.0, hi = 255.0; break; /* ints wrap, floats do not */
     case MTK_INT8: lo = -128.0, hi = 127.0; break;
     case MTK_INT16: lo = -32768.0, hi = 32767.0; break;
     case MTK_INT32: lo = -2147483648.0, hi = 2147483647.0; break;

@@ -12,6 +12,10 @@ MTK_OP(CLONE, "clone", "clone(Tensor input, *, Any? memory_format=None) -> Tenso
        mtk_clone_meta, mtk_convert_copy_cpu, NULL, 0, NULL)
 MTK_OP(COPY_, "copy_", "copy_(Tensor self, Tensor|Scalar src, bool non_blocking=False) -> Tensor",
        mtk_copy__meta, mtk_copy__cpu, NULL, MTK_OP_INPLACE | MTK_OP_ANY_DEVICES, NULL)
+MTK_OP(FILL_, "fill_", "fill_(Tensor self, Tensor|Scalar value) -> Tensor",
+       mtk_ew_fill_meta, mtk_ew_fill_cpu, mtk_ew_fill_cost, MTK_OP_INPLACE, NULL) /* elementwise_fill.c */
+MTK_OP(ZERO_, "zero_", "zero_(Tensor self) -> Tensor",
+       mtk_ew_zero_meta, mtk_ew_zero_cpu, mtk_ew_fill_cost, MTK_OP_INPLACE, NULL)
 MTK_OP(ITEM, "item", "item(Tensor input) -> Scalar",
        mtk_item_meta, mtk_item_cpu, NULL, 0, NULL)
 MTK_OP(NONZERO, "nonzero", "nonzero(Tensor input, *, bool as_tuple=False) -> Tensor",

@@ -43,6 +43,9 @@ MTK_OP(SELECT, "select", "select(Tensor input, int dim, int index) -> Tensor",
        mtk_select_meta, mtk_view_cpu, NULL, MTK_OP_VIEW, NULL)
 MTK_OP(SLICE, "slice", "slice(Tensor input, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor",
        mtk_slice_meta, mtk_view_cpu, NULL, MTK_OP_VIEW, NULL)
+MTK_OP(AS_STRIDED, "as_strided",
+       "as_strided(Tensor input, int[] size, int[] stride, int? storage_offset=None) -> Tensor",
+       mtk_as_strided_meta, mtk_view_cpu, NULL, MTK_OP_VIEW, NULL) /* view_strided.c */
 MTK_OP(SPLIT, "split", "split(Tensor tensor, int[1] split_size_or_sections, int dim=0) -> Tensor[]",
        mtk_split_meta, mtk_view_cpu, NULL, MTK_OP_VIEW, NULL)
 MTK_OP(CHUNK, "chunk", "chunk(Tensor input, int chunks, int dim=0) -> Tensor[]",

@@ -29,6 +29,7 @@ bool mtk_split_meta(mtk_op_call *call);
 bool mtk_chunk_meta(mtk_op_call *call);
 bool mtk_unbind_meta(mtk_op_call *call);
 bool mtk_repeat_meta(mtk_op_call *call);
+bool mtk_as_strided_meta(mtk_op_call *call); /* view_strided.c */
 
 /* A view's cpu kernel: nothing to do, the dispatcher shared the storage. */
 bool mtk_view_cpu(mtk_op_call *call);

@@ -351,6 +351,45 @@ static void copy_broadcasts_and_converts_on_cpu(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* -------------------------------------------------------- fill_, zero_ */
+
+static void fill_and_zero_write_every_element_with_torchs_checks(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    int8_t buf[6] = { 0 };
+    mtk_tensor *self = mtk_tensor_from_data(ctx, MTK_INT8, SHAPE(2, 3), 2, NULL, buf);
+    assert_ptr_equal(mtk_fill_(ctx, self, mtk_value_float(-1.75)), self); /* truncates, as torch */
+    static const int8_t minus_one[6] = { -1, -1, -1, -1, -1, -1 };
+    assert_memory_equal(buf, minus_one, sizeof buf);
+    assert_null(mtk_fill_(ctx, self, mtk_value_int(300)));
+    assert_error(ctx, MTK_ERR_OVERFLOW, "value cannot be converted to type int8_t without overflow");
+    assert_ptr_equal(mtk_zero_(ctx, self), self);
+    static const int8_t zeros[6] = { 0 };
+    assert_memory_equal(buf, zeros, sizeof buf);
+    /* uint8 takes -1 (wraps to 255) but not -2.25 */
+    uint8_t u[2] = { 0 };
+    mtk_tensor *bytes = mtk_tensor_from_data(ctx, MTK_UINT8, SHAPE(2), 1, NULL, u);
+    assert_non_null(mtk_fill_(ctx, bytes, mtk_value_int(-1)));
+    assert_int_equal(u[0], 255);
+    assert_null(mtk_fill_(ctx, bytes, mtk_value_float(-2.25)));
+    assert_error(ctx, MTK_ERR_OVERFLOW, "uint8_t");
+    /* an expanded tensor takes a number, not a tensor value (torch's cpu) */
+    float one = 0.0f, value = 4.0f;
+    mtk_tensor *expanded = mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(3), 1, SHAPE(0), &one);
+    assert_non_null(mtk_fill_(ctx, expanded, mtk_value_float(2.5)));
+    assert_true(one == 2.5f);
+    mtk_tensor *scalar = mtk_tensor_from_data(ctx, MTK_FLOAT32, NULL, 0, NULL, &value);
+    assert_null(mtk_fill_(ctx, expanded, mtk_value_tensor(scalar)));
+    assert_error(ctx, MTK_ERR_INVALID_ARGUMENT, "more than one element of the written-to tensor");
+    /* the value tensor must be 0-dim, on meta too, where nothing else is checked */
+    mtk_tensor *m = meta(ctx, MTK_INT8, 1, SHAPE(4), NULL);
+    assert_ptr_equal(mtk_fill_(ctx, m, mtk_value_int(300)), m);
+    assert_null(mtk_fill_(ctx, m, mtk_value_tensor(meta(ctx, MTK_FLOAT32, 1, SHAPE(1), NULL))));
+    assert_error(ctx, MTK_ERR_SHAPE, "fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions.");
+    mtk_ctx_free(ctx);
+}
+
 /* ------------------------------------------------------------------- item */
 
 static void item_returns_a_number_of_the_dtype_kind(void **state)
@@ -506,6 +545,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(to_with_nothing_to_change_returns_the_input_itself),
+        cmocka_unit_test(fill_and_zero_write_every_element_with_torchs_checks),
         cmocka_unit_test(to_dtype_keeps_dense_strides_and_densifies_others),
         cmocka_unit_test(to_meta_from_cpu_keeps_metadata_without_data),
         cmocka_unit_test(copy_out_of_meta_fails_with_hint),

@@ -442,6 +442,38 @@ static void assert_values(const mtk_tensor *t, const float *want, int64_t n)
     }
 }
 
+static void as_strided_views_any_geometry_inside_the_storage(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *x = iota(ctx, SHAPE(2, 3), 2);
+    mtk_tensor *t = mtk_as_strided(ctx, x, SHAPE(3, 2), SHAPE(1, 3), 2, MTK_AS_STRIDED_OWN_OFFSET);
+    assert_non_null(t);
+    assert_ptr_equal(t->storage, x->storage);
+    assert_values(t, (const float[]){ 0, 3, 1, 4, 2, 5 }, 6); /* torch: x.as_strided((3, 2), (1, 3)) */
+    mtk_tensor *windows = mtk_as_strided(ctx, x, SHAPE(2, 2), SHAPE(1, 1), 2, 3);
+    assert_values(windows, (const float[]){ 3, 4, 4, 5 }, 4);
+    /* torch's errors, in its order */
+    assert_null(mtk_as_strided(ctx, x, SHAPE(3, 2), SHAPE(1, 3), 2, 1));
+    assert_string_equal(mtk_ctx_message(ctx),
+                        "as_strided: setStorage: sizes [3, 2], strides [1, 3], storage offset 1, and itemsize 4 "
+                        "requiring a storage size of 28 are out of bounds for storage of size 24");
+    mtk_ctx_clear_error(ctx);
+    assert_null(mtk_as_strided(ctx, x, SHAPE(2), SHAPE(-1), 1, -1));
+    assert_non_null(strstr(mtk_ctx_message(ctx), "Negative strides are not supported at the moment, got strides: [-1]"));
+    mtk_ctx_clear_error(ctx);
+    assert_null(mtk_as_strided(ctx, x, SHAPE(2), SHAPE(1), 1, -1));
+    assert_non_null(strstr(mtk_ctx_message(ctx), "invalid storage offset -1"));
+    mtk_ctx_clear_error(ctx);
+    /* meta: no storage to stay inside; the input's offset by default */
+    mtk_tensor *m = mtk_tensor_new(ctx, MTK_FLOAT32, SHAPE(6), 1, NULL, MTK_DEVICE_META);
+    m->storage_offset = 2;
+    mtk_tensor *far = mtk_as_strided(ctx, m, SHAPE(3, 3), SHAPE(1, 3), 2, MTK_AS_STRIDED_OWN_OFFSET);
+    assert_non_null(far);
+    assert_int_equal(far->storage_offset, 2);
+    mtk_ctx_free(ctx);
+}
+
 static void reshape_of_a_transpose_copies_in_torch_order(void **state)
 {
     (void)state;
@@ -592,6 +624,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(views_match_torch_on_meta),
+        cmocka_unit_test(as_strided_views_any_geometry_inside_the_storage),
         cmocka_unit_test(views_share_storage_exactly_when_torch_does),
         cmocka_unit_test(split_chunk_unbind_return_lists_of_views),
         cmocka_unit_test(list_views_fail_like_torch),

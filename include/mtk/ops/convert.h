@@ -46,6 +46,14 @@ mtk_tensor *mtk_clone(mtk_ctx *ctx, mtk_tensor *input);
  * elements overlap (an expanded tensor) is refused as torch does. */
 mtk_tensor *mtk_copy_(mtk_ctx *ctx, mtk_tensor *self, mtk_tensor *src);
 
+/* self.fill_(value) / self.zero_(): every element of self set to a number
+ * or to the one element of a 0-dim tensor; returns self.  On cpu a number
+ * must fit self's dtype ("value cannot be converted to type int8_t without
+ * overflow"); on meta nothing is written or checked but the value's
+ * dimensions. */
+mtk_tensor *mtk_fill_(mtk_ctx *ctx, mtk_tensor *self, mtk_value value);
+mtk_tensor *mtk_zero_(mtk_ctx *ctx, mtk_tensor *self);
+
 /* Tensor.item(): the one element as a number value (BOOL for bool, FLOAT
  * for floating dtypes, INT otherwise).  Errors: more than or fewer than
  * one element ("a Tensor with 6 elements cannot be converted to Scalar"),

@@ -96,6 +96,14 @@ int32_t mtk_split_sizes(mtk_ctx *ctx, mtk_tensor *x, const int64_t *sizes, int32
 int32_t mtk_chunk(mtk_ctx *ctx, mtk_tensor *x, int64_t chunks, int64_t dim, mtk_tensor **out, int32_t cap);
 int32_t mtk_unbind(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor **out, int32_t cap);
 
+/* torch.as_strided(x, size, stride, storage_offset): a view of x's storage
+ * with any geometry (size and stride of ndim entries, no negative stride).
+ * storage_offset MTK_AS_STRIDED_OWN_OFFSET keeps x's own.  On cpu the view
+ * must stay inside x's storage; on meta only the sizes are checked. */
+#define MTK_AS_STRIDED_OWN_OFFSET INT64_MIN
+mtk_tensor *mtk_as_strided(mtk_ctx *ctx, mtk_tensor *x, const int64_t *size, const int64_t *stride, int32_t ndim,
+                           int64_t storage_offset);
+
 #ifdef __cplusplus
 }
 #endif
