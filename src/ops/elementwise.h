@@ -69,6 +69,14 @@ bool mtk_ew_where_cpu(mtk_op_call *call);
 bool mtk_ew_clamp_meta(mtk_op_call *call);
 bool mtk_ew_clamp_cpu(mtk_op_call *call);
 
+/* lerp, addcmul/addcdiv, glu (elementwise_ternary.c) */
+bool mtk_ew_lerp_meta(mtk_op_call *call);
+bool mtk_ew_lerp_cpu(mtk_op_call *call);
+bool mtk_ew_addc_meta(mtk_op_call *call);
+bool mtk_ew_addc_cpu(mtk_op_call *call);
+bool mtk_ew_glu_meta(mtk_op_call *call);
+bool mtk_ew_glu_cpu(mtk_op_call *call);
+
 /* fill_ and zero_ (in place; cost: the elements written) */
 bool mtk_ew_fill_meta(mtk_op_call *call);
 bool mtk_ew_fill_cpu(mtk_op_call *call);

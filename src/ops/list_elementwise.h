@@ -121,6 +121,10 @@ EW_OTHER_OP(WHERE, "where", "where(Tensor condition, Tensor|Scalar input, Tensor
 EW_OTHER_OP(CLAMP, "clamp", "clamp(Tensor input, Tensor|Scalar? min=None, Tensor|Scalar? max=None) -> Tensor", mtk_ew_clamp_meta, mtk_ew_clamp_cpu, 0)
 EW_OTHER_OP(CLIP, "clip", "clip(Tensor input, Tensor|Scalar? min=None, Tensor|Scalar? max=None) -> Tensor", mtk_ew_clamp_meta, mtk_ew_clamp_cpu, 0)
 
+EW_OTHER_OP(LERP, "lerp", "lerp(Tensor input, Tensor end, Tensor|Scalar weight) -> Tensor", mtk_ew_lerp_meta, mtk_ew_lerp_cpu, 0)
+EW_OTHER_OP(ADDCMUL, "addcmul", "addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", mtk_ew_addc_meta, mtk_ew_addc_cpu, 0)
+EW_OTHER_OP(ADDCDIV, "addcdiv", "addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", mtk_ew_addc_meta, mtk_ew_addc_cpu, 0)
+EW_OTHER_OP(GLU, "glu", "glu(Tensor input, int dim=-1) -> Tensor", mtk_ew_glu_meta, mtk_ew_glu_cpu, 0)
 #ifdef EW_LIST_DEFAULT_UNARY
 #undef EW_UNARY_OP
 #undef EW_LIST_DEFAULT_UNARY

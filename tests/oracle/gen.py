@@ -231,11 +231,12 @@ def mutate(g: Gen, call: Call) -> Call:
     """A generic invalid variant of a valid call."""
     args, kwargs = list(call.args), list(call.kwargs)
     kinds = ["replace", "replace", "replace", "drop", "extra", "keyword", "unknown"]
-    if call.name in ACTIVATIONS or call.name in ("add", "sub", "relu"):
+    if call.name in ACTIVATIONS or call.name in ("add", "sub", "relu", "addcmul", "addcdiv"):
         # no extra positional where torch reads one as something else:
         # F.silu(x, 'x') and F.relu(x, 7) are a truthy `inplace` (Python
         # wrappers do not check its type); sub(x, 2.0, y) is the
-        # deprecated sub(input, alpha, other)
+        # deprecated sub(input, alpha, other); so are addcmul/addcdiv(input,
+        # value, tensor1, tensor2)
         kinds.remove("extra")
     v = g.pick(kinds)
     if v == "replace" and args:

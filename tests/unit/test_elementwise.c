@@ -103,6 +103,41 @@ static mtk_tensor *by_name(mtk_ctx *ctx, const char *op, int32_t npos, const mtk
 
 /* ------------------------------------------------------ output strides */
 
+/* lerp, addcmul, addcdiv, glu: values from torch 2.13; dtype rules */
+static void ternary_ops_compute_as_torch_and_check_its_dtype_rules(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *a = cpu(ctx, MTK_FLOAT32, 1, SHAPE(3), VALUES(1, 2, 3));
+    mtk_tensor *b = cpu(ctx, MTK_FLOAT32, 1, SHAPE(3), VALUES(5, -2, 0.5));
+    assert_values(mtk_lerp(ctx, a, b, mtk_value_float(0.25)), 3, VALUES(2, 1, 2.375));
+    assert_values(mtk_lerp(ctx, a, b, mtk_value_tensor(cpu(ctx, MTK_FLOAT32, 1, SHAPE(3), VALUES(0, 0.75, 1)))), 3,
+                  VALUES(1, -1, 0.5));
+    assert_values(mtk_addcmul(ctx, a, b, b, mtk_value_float(0.5)), 3, VALUES(13.5, 4, 3.125));
+    assert_values(mtk_addcdiv(ctx, a, b, cpu(ctx, MTK_FLOAT32, 1, SHAPE(3), VALUES(2, 4, -1)), mtk_value_int(2)), 3,
+                  VALUES(6, 1, 2));
+    mtk_tensor *i = cpu(ctx, MTK_INT64, 1, SHAPE(2), VALUES(1, 2));
+    assert_values(mtk_addcmul(ctx, i, cpu(ctx, MTK_INT64, 1, SHAPE(2), VALUES(3, 4)),
+                              cpu(ctx, MTK_INT64, 1, SHAPE(2), VALUES(5, 6)), mtk_value_int(2)),
+                  2, VALUES(31, 50));
+    assert_close(mtk_glu(ctx, cpu(ctx, MTK_FLOAT32, 2, SHAPE(1, 4), VALUES(1, 2, 0, -1)), -1), 2,
+                 VALUES(0.5, 0.5378828644752502));
+    /* end must have input's dtype; a 0-dim weight of a higher category promotes */
+    mtk_tensor *m32 = meta(ctx, MTK_FLOAT32, 2, SHAPE(2, 3), NULL);
+    assert_null(mtk_lerp(ctx, m32, meta(ctx, MTK_FLOAT64, 1, SHAPE(3), NULL), mtk_value_float(0.5)));
+    assert_error(ctx, MTK_ERR_DTYPE, "for `end`");
+    mtk_tensor *mb = meta(ctx, MTK_BOOL, 1, SHAPE(2), NULL);
+    assert_layout(mtk_lerp(ctx, mb, mb, mtk_value_tensor(meta(ctx, MTK_FLOAT32, 0, NULL, NULL))), MTK_FLOAT32, 1,
+                  SHAPE(2), SHAPE(1));
+    /* integer division refused; odd halving dims refused */
+    mtk_tensor *mi = meta(ctx, MTK_INT64, 1, SHAPE(2), NULL);
+    assert_null(mtk_addcdiv(ctx, m32, mi, mi, mtk_value_int(1)));
+    assert_error(ctx, MTK_ERR_DTYPE, "Integer division with addcdiv is no longer supported");
+    assert_null(mtk_glu(ctx, meta(ctx, MTK_FLOAT32, 2, SHAPE(3, 4), NULL), 0));
+    assert_error(ctx, MTK_ERR_SHAPE, "Halving dimension must be even, but dimension 0 is size 3");
+    mtk_ctx_free(ctx);
+}
+
 static void binary_ops_broadcast_and_keep_the_inputs_layout(void **state)
 {
     (void)state;
@@ -708,6 +743,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(binary_ops_broadcast_and_keep_the_inputs_layout),
+        cmocka_unit_test(ternary_ops_compute_as_torch_and_check_its_dtype_rules),
         cmocka_unit_test(unary_ops_make_non_dense_inputs_dense_in_their_order),
         cmocka_unit_test(meta_strides_follow_torch_references_for_size_one_dims),
         cmocka_unit_test(where_broadcasts_three_ways_with_the_promoted_dtype),

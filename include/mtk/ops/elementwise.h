@@ -141,6 +141,18 @@ mtk_tensor *mtk_where_values(mtk_ctx *ctx, mtk_tensor *condition, mtk_value inpu
 /* torch.clamp(input, min, max): each bound None (mtk_value_none()), a
  * number, or a tensor value; not both None */
 mtk_tensor *mtk_clamp(mtk_ctx *ctx, mtk_tensor *input, mtk_value min, mtk_value max);
+/* torch.lerp(input, end, weight): input + weight * (end - input); end
+ * (and a weight tensor with dimensions) must have input's dtype; weight a
+ * number or a tensor value */
+mtk_tensor *mtk_lerp(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *end, mtk_value weight);
+/* torch.addcmul / torch.addcdiv(input, tensor1, tensor2, value=value):
+ * input + value * tensor1 * tensor2 (or / tensor2), the three promoted;
+ * addcdiv refuses two integral tensor1/tensor2 */
+mtk_tensor *mtk_addcmul(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *tensor1, mtk_tensor *tensor2, mtk_value value);
+mtk_tensor *mtk_addcdiv(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *tensor1, mtk_tensor *tensor2, mtk_value value);
+/* F.glu(input, dim): a * sigmoid(b) for the halves a, b of input along dim
+ * (whose size must be even) */
+mtk_tensor *mtk_glu(mtk_ctx *ctx, mtk_tensor *input, int64_t dim);
 
 #ifdef __cplusplus
 }
