@@ -204,7 +204,9 @@ bool mtk_ctx_pop_init_mode(mtk_ctx *ctx);
 mtk_init_mode mtk_ctx_init_mode(const mtk_ctx *ctx);
 
 /* The op observer: `hook(user, call)` runs after every op call that
- * succeeds (the call's arguments and outputs are final), until replaced.
+ * succeeds (the call's arguments and outputs are final), until replaced;
+ * ops that an op runs inside its own implementation are not reported (no
+ * cost is seen twice).
  * nn's tracing installs one for a forward pass; NULL removes it.  One
  * observer at a time: set returns nothing, read the previous one first
  * with mtk_ctx_op_hook() to restore it. */

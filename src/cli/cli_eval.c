@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: mtk eval [--device meta|cpu] [--json [--values]] EXPR...\n"
-    "       mtk eval [--device meta|cpu] [--values] --batch FILE|-\n"
+    "usage: mtk eval [--device meta|cpu] [--json [--values]] [--flops] EXPR...\n"
+    "       mtk eval [--device meta|cpu] [--values] [--flops] --batch FILE|-\n"
     "\n"
     "Evaluates a PyTorch expression and prints the result as PyTorch prints it.\n"
     "Several EXPR arguments are joined with spaces.\n"
@@ -39,6 +39,12 @@ static const char usage[] =
     "                     an array for a tuple or list, {\"scalar\": v} for a\n"
     "                     number, {\"error\": {\"code\", \"message\"}} on an error\n"
     "      --values       with JSON, add \"values\" (flattened) to cpu tensors\n"
+    "      --flops        also count what the expression's ops cost: FLOPs as\n"
+    "                     torch.utils.flop_counter.FlopCounterMode counts them\n"
+    "                     (matmuls, convolutions, attention) and elements that\n"
+    "                     element-wise ops produce; printed after the result, or\n"
+    "                     in JSON as {\"value\": RESULT, \"flops\": N,\n"
+    "                     \"elementwise\": M} (errors stay {\"error\": ...})\n"
     "  -b, --batch FILE   evaluate each line of FILE ('-': standard input) and\n"
     "                     print one JSON line per input line, in order, going\n"
     "                     on after errors; a blank line is an error line\n"
@@ -54,18 +60,48 @@ static const char usage[] =
 typedef struct eval_options {
     mtk_device device;
     bool json;
+    bool flops;
     uint32_t json_flags;
 } eval_options;
 
-/* A context with the eval device's scope pushed; NULL on out of memory. */
-static mtk_ctx *new_context(const eval_options *opts)
+/* The cost of every op an expression ran (--flops). */
+typedef struct cost_total {
+    int64_t flops, elementwise;
+} cost_total;
+
+static void add_cost(void *user, const mtk_op_call *call)
+{
+    cost_total *total = user;
+    if (!call->op->cost) return;
+    mtk_op_cost cost = call->op->cost(call);
+    total->flops += cost.flops;
+    total->elementwise += cost.elementwise;
+}
+
+/* A context with the eval device's scope pushed (and the cost counter
+ * when --flops); NULL on out of memory. */
+static mtk_ctx *new_context(const eval_options *opts, cost_total *total)
 {
     mtk_ctx *ctx = mtk_ctx_new();
     if (ctx && !mtk_ctx_push_device(ctx, opts->device)) {
         mtk_ctx_free(ctx);
         return NULL;
     }
+    *total = (cost_total){ 0, 0 };
+    if (ctx && opts->flops) mtk_ctx_set_op_hook(ctx, add_cost, total);
     return ctx;
+}
+
+/* Prints a successful result: `out` (repr or JSON), with the cost when
+ * --flops (JSON: wrapped as {"value", "flops", "elementwise"}). */
+static void print_result(const eval_options *opts, bool json, const char *out, const cost_total *total)
+{
+    if (!opts->flops) fputs(out, stdout);
+    else if (json)
+        printf("{\"value\":%s,\"flops\":%lld,\"elementwise\":%lld}", out, (long long)total->flops,
+               (long long)total->elementwise);
+    else printf("%s\nflops: %lld  elementwise: %lld", out, (long long)total->flops, (long long)total->elementwise);
+    fputc('\n', stdout);
 }
 
 static const char oom_json[] = "{\"error\":{\"code\":\"out_of_memory\",\"message\":\"out of memory\"}}";
@@ -94,7 +130,8 @@ static void show_position(const char *expr, size_t len, int32_t column)
 /* mtk eval EXPR: one expression, text or JSON. */
 static int eval_one(const eval_options *opts, const char *expr)
 {
-    mtk_ctx *ctx = new_context(opts);
+    cost_total total;
+    mtk_ctx *ctx = new_context(opts, &total);
     if (!ctx) {
         if (opts->json) puts(oom_json);
         else cli_error("out of memory");
@@ -110,7 +147,7 @@ static int eval_one(const eval_options *opts, const char *expr)
         ok = out != NULL;
     }
     if (ok) {
-        puts(out);
+        print_result(opts, opts->json, out, &total);
     } else if (opts->json) {
         char *error = mtk_error_to_json(ctx);
         puts(error ? error : oom_json);
@@ -126,7 +163,8 @@ static int eval_one(const eval_options *opts, const char *expr)
 static bool batch_line(const eval_options *opts, const char *line, size_t len)
 {
     if (len > 0 && line[len - 1] == '\r') len--;
-    mtk_ctx *ctx = new_context(opts);
+    cost_total total;
+    mtk_ctx *ctx = new_context(opts, &total);
     if (!ctx) {
         puts(oom_json);
         return false;
@@ -134,12 +172,13 @@ static bool batch_line(const eval_options *opts, const char *line, size_t len)
     mtk_value result;
     bool ok = mtk_eval_text(ctx, line, len, &result, NULL);
     char *out = ok ? mtk_value_to_json(ctx, &result, opts->json_flags) : NULL;
-    if (!out) {
+    if (out) {
+        print_result(opts, true, out, &total);
+    } else {
         ok = false;
         out = mtk_error_to_json(ctx);
+        puts(out ? out : oom_json);
     }
-    fputs(out ? out : oom_json, stdout);
-    fputc('\n', stdout);
     mtk_ctx_free(ctx);
     return ok;
 }
@@ -264,16 +303,17 @@ static void free_owned(int argc, char **owned)
 
 static int eval_command(int argc, char **argv)
 {
-    enum { OPT_VALUES = 256 };
+    enum { OPT_VALUES = 256, OPT_FLOPS };
     static const struct option longopts[] = {
         { "device", required_argument, NULL, 'd' },
         { "json", no_argument, NULL, 'j' },
         { "values", no_argument, NULL, OPT_VALUES },
+        { "flops", no_argument, NULL, OPT_FLOPS },
         { "batch", required_argument, NULL, 'b' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    eval_options opts = { MTK_DEVICE_META, false, 0 };
+    eval_options opts = { MTK_DEVICE_META, false, false, 0 };
     const char *batch = NULL;
     int opt;
     cli_options_reset();
@@ -286,6 +326,7 @@ static int eval_command(int argc, char **argv)
             break;
         case 'j': opts.json = true; break;
         case OPT_VALUES: opts.json_flags |= MTK_JSON_VALUES; break;
+        case OPT_FLOPS: opts.flops = true; break;
         case 'b': batch = optarg; break;
         case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
         default: return CLI_EXIT_USAGE;

@@ -123,7 +123,8 @@ static bool allocate_outputs(mtk_op_call *call)
     return true;
 }
 
-bool mtk_op_run(mtk_op_call *call)
+/* mtk_op_run without the observer. */
+static bool run_op(mtk_op_call *call)
 {
     const mtk_op_def *op = call->op;
     bool any_tensor;
@@ -177,10 +178,24 @@ bool mtk_op_run(mtk_op_call *call)
             call->result = tuple;
         }
     }
+    return true;
+}
+
+bool mtk_op_run(mtk_op_call *call)
+{
+    /* The observer (tracing, FLOP counting) sees the calls made to the
+     * table, not the ops an op runs inside its own meta or cpu function
+     * (sdpa's meta replays its last matmul): those are detached while it
+     * runs, so that no cost is counted twice. */
     void *hook_user;
     mtk_op_hook hook = mtk_ctx_op_hook(call->ctx, &hook_user);
-    if (hook) hook(hook_user, call); /* tracing (nn): records the finished call */
-    return true;
+    if (hook) mtk_ctx_set_op_hook(call->ctx, NULL, NULL);
+    bool ok = run_op(call);
+    if (hook) {
+        mtk_ctx_set_op_hook(call->ctx, hook, hook_user);
+        if (ok) hook(hook_user, call); /* records the finished call */
+    }
+    return ok;
 }
 
 mtk_tensor *mtk_op_run_tensor(mtk_op_call *call)
