@@ -164,6 +164,7 @@ static bool softplus_params(mtk_op_call *call, mtk_dtype dtype, ew_params *p)
                               mtk_value_type_name(beta), dtype == MTK_BOOL ? "bool" : "int");
     p->f[0] = ew_arg_double(call, 1);
     p->f[1] = ew_arg_double(call, 2);
+    p->i[3] = defaults; /* the defaults take torch's one-kernel path: its layout too */
     return true;
 }
 
@@ -258,8 +259,11 @@ bool mtk_ew_activation_meta(mtk_op_call *call)
     memset(&params, 0, sizeof params);
     if (info->params && !info->params(call, x->dtype, &params)) return false;
     if (info->inplace_arg > 0 && arg_bool(call, info->inplace_arg)) return ew_set_inplace_output(call, 0, x->dtype);
-    ew_lay out = ew_lay_activation(info->recipe, ew_lay_of(x, call->device),
-                                   info->recipe == EW_R_GELU && params.i[0]);
+    /* softplus with the int defaults (1, 20) runs torch's structured
+     * kernel, laid out as one element-wise op; other arguments its
+     * reference's chain */
+    ew_recipe recipe = info->recipe == EW_R_SOFTPLUS && params.i[3] ? EW_R_PRIM : info->recipe;
+    ew_lay out = ew_lay_activation(recipe, ew_lay_of(x, call->device), recipe == EW_R_GELU && params.i[0]);
     return ew_set_output(call, x->dtype, &out);
 }
 

@@ -268,13 +268,15 @@ static bool plan_matmul_of(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tens
         p->out_dtype = p->path == MTK_MM_MM ? t1.dtype : promoted(ctx, a, b, NULL);
         return p->out_dtype != MTK_DTYPE_UNDEFINED;
     }
-    /* a 3-D operand with batch 1 that requires grad is squeezed first */
+    /* 3-D @ 3-D with different batches: a second operand of batch 1 is
+     * squeezed first (and the product may fold into one mm), a first one
+     * only when it requires grad */
     if (da == 3 && db == 3 && a->shape[0] != b->shape[0]) {
         if (a->shape[0] == 1 && requires_grad(a)) {
             mtk_tensor s = squeezed0(a);
             return plan_matmul_of(ctx, call, &s, b, p);
         }
-        if (b->shape[0] == 1 && requires_grad(b)) {
+        if (b->shape[0] == 1) {
             mtk_tensor s = squeezed0(b);
             return plan_matmul_of(ctx, call, a, &s, p);
         }
