@@ -23,7 +23,7 @@
  *     "times_ms":[...], "checksum":...}, ...]}
  *
  * Usage: bench_cpu_kernels [THREADS [RUNS [CASE...]]]   (default 2, 5, all)
- * THREADS goes to mtk_{conv,index,reduce,nn}_set_num_threads; OpenBLAS
+ * THREADS goes to mtk_{conv,index,reduce,nn,elementwise}_set_num_threads; OpenBLAS
  * (matmul) reads OPENBLAS_NUM_THREADS from the environment.
  */
 #include "mtk/mtk.h"
@@ -196,6 +196,7 @@ int main(int argc, char **argv)
     mtk_index_set_num_threads(threads);
     mtk_reduce_set_num_threads(threads);
     mtk_nn_set_num_threads(threads);
+    mtk_elementwise_set_num_threads(threads);
 
     static const char *names[] = { "matmul", "conv2d_r50_b1", "conv2d_r50_b8", "conv2d_3x3",
                                    "softmax", "layer_norm", "add" };

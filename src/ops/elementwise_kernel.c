@@ -2,9 +2,13 @@
  * compute class, blocks of contiguous buffers for the element functions,
  * and a zero-copy path when operands already have the compute type. */
 #include "ops/elementwise_kernel.h"
+#include "ops/elementwise_arith.h"
+#include "core/parallel.h"
 #include "core/scalar.h"
+#include "mtk/ops/elementwise.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #define BLOCK 256 /* elements per call of an element function */
@@ -298,6 +302,116 @@ static int32_t simplify(int32_t nops, int64_t (*strides)[MTK_MAX_DIMS], int64_t 
     return m;
 }
 
+/* ------------------------------------- contiguous float32 add/sub/mul */
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CLONES
+#endif
+
+typedef enum { FAST_NONE, FAST_ADD, FAST_SUB, FAST_MUL } fast_binary;
+
+/* out = a op b over n contiguous floats; out may be a or b (in-place),
+ * so each step loads 16 elements of both before storing 16.  Vectorized
+ * (AVX-512 / AVX2 clones); the same float arithmetic as the element
+ * functions. */
+CLONES static void binary_f32(float *out, const float *a, const float *b, int64_t n, fast_binary op)
+{
+    enum { STEP = 16 };
+    int64_t j = 0;
+#define FAST_LOOP(expr)                                                                                      \
+    for (; j + STEP <= n; j += STEP) {                                                                       \
+        float t[STEP];                                                                                       \
+        for (int l = 0; l < STEP; l++) {                                                                     \
+            float x = a[j + l], y = b[j + l];                                                                \
+            t[l] = expr;                                                                                     \
+        }                                                                                                    \
+        for (int l = 0; l < STEP; l++) out[j + l] = t[l];                                                    \
+    }                                                                                                        \
+    for (; j < n; j++) {                                                                                     \
+        float x = a[j], y = b[j];                                                                            \
+        out[j] = expr;                                                                                       \
+    }
+    switch (op) {
+    case FAST_ADD: FAST_LOOP(x + y) break;
+    case FAST_SUB: FAST_LOOP(x - y) break;
+    case FAST_MUL: FAST_LOOP(x * y) break;
+    case FAST_NONE: break;
+    }
+#undef FAST_LOOP
+}
+
+typedef struct fast_job {
+    float *out;
+    const float *a, *b;
+    fast_binary op;
+} fast_job;
+
+static void run_fast(int64_t begin, int64_t end, int32_t part, void *user)
+{
+    (void)part;
+    const fast_job *f = user;
+    binary_f32(f->out + begin, f->a + begin, f->b + begin, end - begin, f->op);
+}
+
+/* The fast case of ew_run: float32 add, sub or mul of two float32
+ * operands walked contiguously (after simplify: one dim, stride 4). */
+static fast_binary fast_case(const run_state *st, const int64_t (*strides)[MTK_MAX_DIMS], int32_t ndim)
+{
+    if (st->nin != 2 || st->compute != MTK_FLOAT32 || st->out_dtype != MTK_FLOAT32 ||
+        st->in_dtype[0] != MTK_FLOAT32 || st->in_dtype[1] != MTK_FLOAT32 || ndim != 1)
+        return FAST_NONE;
+    for (int32_t k = 0; k < 3; k++)
+        if (strides[k][0] != (int64_t)sizeof(float)) return FAST_NONE;
+    return st->fns == &ew_add_fns ? FAST_ADD : st->fns == &ew_sub_fns ? FAST_SUB : st->fns == &ew_mul_fns ? FAST_MUL
+                                                                                                       : FAST_NONE;
+}
+
+static atomic_int requested_threads; /* 0: the default (online cores) */
+
+void mtk_elementwise_set_num_threads(int32_t n) { atomic_store(&requested_threads, n > 0 ? n : 0); }
+
+int32_t mtk_elementwise_num_threads(void) { return mtk_parallel_threads(atomic_load(&requested_threads)); }
+
+/* Outputs of at least this many elements are split across threads
+ * (along the outermost dim after simplify): below it, starting a thread
+ * costs more than it saves. */
+#define EW_PARALLEL_MIN_ELEMENTS ((int64_t)1 << 18)
+#define EW_MAX_PARTS 64
+
+/* The whole iteration of one ew_run call, split along dim 0. */
+typedef struct split_job {
+    const run_state *st;
+    int32_t nops, ndim, parts;
+    int64_t shape[MTK_MAX_DIMS];
+    int64_t strides[EW_MAX_INPUTS + 1][MTK_MAX_DIMS];
+    char *base[EW_MAX_INPUTS + 1];
+    ew_params part_params[EW_MAX_PARTS]; /* each part's own copy */
+} split_job;
+
+/* Runs rows [begin, end) of dim 0 (all of a 0-dim iteration); part < 0:
+ * on the caller's run_state, else on part's copy of the params. */
+static void run_split(int64_t begin, int64_t end, int32_t part, void *user)
+{
+    split_job *job = user;
+    run_state st = *job->st;
+    if (part >= 0) {
+        job->part_params[part] = *job->st->params;
+        st.params = &job->part_params[part];
+    }
+    char *base[EW_MAX_INPUTS + 1];
+    const int64_t *stride_ptrs[EW_MAX_INPUTS + 1];
+    int64_t shape[MTK_MAX_DIMS];
+    memcpy(shape, job->shape, (size_t)job->ndim * sizeof *shape);
+    for (int32_t k = 0; k < job->nops; k++) {
+        base[k] = job->base[k] + (job->ndim > 0 ? begin * job->strides[k][0] : 0);
+        stride_ptrs[k] = job->strides[k];
+    }
+    if (job->ndim > 0) shape[0] = end - begin;
+    mtk_foreach_strided(job->nops, base, stride_ptrs, shape, job->ndim, row, &st);
+}
+
 bool ew_run(mtk_tensor *out, const mtk_tensor *const *inputs, int32_t nin, mtk_dtype compute,
             const ew_fns *fns, ew_params *params, uint32_t raw_scalar)
 {
@@ -330,12 +444,32 @@ bool ew_run(mtk_tensor *out, const mtk_tensor *const *inputs, int32_t nin, mtk_d
     for (int32_t k = 0; k < nin; k++) mtk_broadcast_byte_strides(inputs[k], shape, ndim, strides[k + 1]);
     ndim = simplify(nin + 1, strides, shape, ndim);
 
-    char *base[EW_MAX_INPUTS + 1];
-    const int64_t *stride_ptrs[EW_MAX_INPUTS + 1];
-    base[0] = mtk_tensor_data(out);
-    for (int32_t k = 0; k < nin; k++) base[k + 1] = mtk_tensor_data(inputs[k]);
-    for (int32_t k = 0; k <= nin; k++) stride_ptrs[k] = strides[k];
-    mtk_foreach_strided(nin + 1, base, stride_ptrs, shape, ndim, row, &st);
+    split_job job;
+    memset(&job, 0, sizeof job);
+    job.st = &st;
+    job.nops = nin + 1;
+    job.ndim = ndim;
+    memcpy(job.shape, shape, (size_t)ndim * sizeof *shape);
+    memcpy(job.strides, strides, sizeof strides);
+    job.base[0] = mtk_tensor_data(out);
+    for (int32_t k = 0; k < nin; k++) job.base[k + 1] = mtk_tensor_data(inputs[k]);
+    int64_t numel = mtk_tensor_numel(out);
+    int32_t parts = numel < EW_PARALLEL_MIN_ELEMENTS || ndim == 0 ? 1 : mtk_elementwise_num_threads();
+    if (parts > EW_MAX_PARTS) parts = EW_MAX_PARTS;
+    fast_binary fast = fast_case(&st, strides, ndim);
+    if (fast != FAST_NONE) {
+        fast_job f = { (float *)job.base[0], (const float *)job.base[1], (const float *)job.base[2], fast };
+        mtk_parallel_range(shape[0], parts, run_fast, &f);
+        return true;
+    }
+    if (ndim > 0 && parts > shape[0]) parts = (int32_t)shape[0];
+    if (parts <= 1) {
+        run_split(0, ndim > 0 ? shape[0] : 1, -1, &job);
+        return true;
+    }
+    job.parts = parts;
+    mtk_parallel_range(shape[0], parts, run_split, &job);
+    for (int32_t t = 0; t < parts; t++) params->zero_division |= job.part_params[t].zero_division;
     return true;
 }
 

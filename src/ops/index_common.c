@@ -3,9 +3,9 @@
 #include "ops/index.h"
 #include "ops/op_util.h"
 #include "core/scalar.h"
+#include "core/parallel.h"
 #include "mtk/ops/index.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -169,35 +169,17 @@ void mtk_index_set_num_threads(int32_t n) { atomic_store(&requested_threads, n >
 
 int32_t mtk_index_num_threads(void)
 {
-    int n = atomic_load(&requested_threads);
-    if (n > 0) return n;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    return cores > 0 ? (int32_t)(cores < 64 ? cores : 64) : 1;
+    int32_t n = mtk_parallel_threads(atomic_load(&requested_threads));
+    return n < 64 ? n : 64;
 }
 
 int32_t ix_parallel_chunks(int64_t n, int64_t grain)
 {
-    enum { MAX_THREADS = 64 };
     if (n <= 0) return 0;
     int64_t threads = mtk_index_num_threads();
     if (grain < 1) grain = 1;
     if (threads > n / grain) threads = n / grain;
-    if (threads > MAX_THREADS) threads = MAX_THREADS;
     return threads > 1 ? (int32_t)threads : 1;
-}
-
-typedef struct chunk_job {
-    void (*fn)(int64_t, int64_t, int32_t, void *);
-    void *user;
-    int64_t begin, end;
-    int32_t chunk;
-} chunk_job;
-
-static void *run_chunk(void *arg)
-{
-    chunk_job *job = arg;
-    job->fn(job->begin, job->end, job->chunk, job->user);
-    return NULL;
 }
 
 void ix_parallel_for(int64_t n, int64_t grain, void (*fn)(int64_t begin, int64_t end, int32_t chunk, void *user),
@@ -210,28 +192,7 @@ void ix_parallel_run(int64_t n, int32_t chunks, void (*fn)(int64_t begin, int64_
                      void *user)
 {
     if (n <= 0 || chunks <= 0) return;
-    if (chunks > 64) chunks = 64;
-    if (chunks > n) chunks = (int32_t)n;
-    if (chunks == 1) {
-        fn(0, n, 0, user);
-        return;
-    }
-    chunk_job jobs[64];
-    pthread_t ids[64];
-    bool started[64] = { false };
-    int64_t per = n / chunks, extra = n % chunks, at = 0;
-    for (int32_t t = 0; t < chunks; t++) {
-        int64_t len = per + (t < extra);
-        jobs[t] = (chunk_job){ fn, user, at, at + len, t };
-        at += len;
-    }
-    /* chunk 0 runs here; a thread that cannot start runs here too */
-    for (int32_t t = 1; t < chunks; t++) started[t] = pthread_create(&ids[t], NULL, run_chunk, &jobs[t]) == 0;
-    run_chunk(&jobs[0]);
-    for (int32_t t = 1; t < chunks; t++) {
-        if (started[t]) pthread_join(ids[t], NULL);
-        else run_chunk(&jobs[t]);
-    }
+    mtk_parallel_range(n, chunks < 64 ? chunks : 64, fn, user);
 }
 
 /* ------------------------------------------------------ mapped copies */

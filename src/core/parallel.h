@@ -1,0 +1,49 @@
+/* The one parallel-for of mtk's cpu kernels (internal).  Work is run on
+ * short-lived pthreads: the calling thread takes part 0, one thread is
+ * started per extra part and joined before return; a thread that cannot
+ * start has its part run by the caller, so a call never fails.  (A
+ * persistent pool was not worth its complexity here: starting and
+ * joining one thread measured 12 us on this project's 2-core machine,
+ * against kernels of milliseconds; callers keep small work on one
+ * thread.)  Thread counts are per family (mtk_conv_set_num_threads,
+ * ...); mtk_parallel_threads turns such a setting into a count. */
+#ifndef MTK_CORE_PARALLEL_H
+#define MTK_CORE_PARALLEL_H
+
+#include <stdint.h>
+
+/* The most threads one call uses. */
+#define MTK_PARALLEL_MAX_THREADS 256
+
+/* A thread-count setting made concrete: `requested` when > 0, else the
+ * default (mtk_parallel_set_default_threads, or the number of online
+ * cores); clamped to [1, MTK_PARALLEL_MAX_THREADS]. */
+int32_t mtk_parallel_threads(int32_t requested);
+
+/* Sets the default thread count of kernels whose family has no setting
+ * of its own (element-wise ops); n <= 0: the number of online cores.
+ * Process-wide. */
+void mtk_parallel_set_default_threads(int32_t n);
+
+/* Runs fn(begin, end, part, user) over [0, n) split into `parts`
+ * contiguous near-equal ranges (parts clamped to [1, n] and the
+ * maximum), part numbering them from 0, one thread each; returns when
+ * all are done.  Nothing runs when n <= 0. */
+typedef void (*mtk_parallel_range_fn)(int64_t begin, int64_t end, int32_t part, void *user);
+void mtk_parallel_range(int64_t n, int32_t parts, mtk_parallel_range_fn fn, void *user);
+
+/* Runs fn(i, worker, user) for every task i in [0, ntasks) on `workers`
+ * threads (clamped to [1, ntasks] and the maximum) that take tasks one
+ * at a time from a shared counter (for tasks of uneven cost); worker is
+ * in [0, workers), so callers can index per-worker scratch. */
+typedef void (*mtk_parallel_task_fn)(int64_t i, int32_t worker, void *user);
+void mtk_parallel_tasks(int64_t ntasks, int32_t workers, mtk_parallel_task_fn fn, void *user);
+
+/* Start of part t of [0, n) split into `parts` near-equal ranges. */
+static inline int64_t mtk_parallel_split(int64_t n, int32_t t, int32_t parts)
+{
+    int64_t base = n / parts, extra = n % parts;
+    return base * t + (t < extra ? t : extra);
+}
+
+#endif
