@@ -52,6 +52,8 @@ def mtk_flops(exprs):
 
 
 def test_rows_exist_for_every_counted_op():
+    if os.environ.get("MTK_ORACLE_FAMILIES"):
+        pytest.skip("MTK_ORACLE_FAMILIES leaves some families' rows out")
     assert [op.name for op in _rows()] == FLOP_OPS
 
 
