@@ -1,15 +1,21 @@
 /* Point-wise losses: F.mse_loss, l1_loss, smooth_l1_loss, huber_loss,
  * binary_cross_entropy and binary_cross_entropy_with_logits.
  *
- * mse/l1/smooth_l1/huber broadcast input with target (torch warns; so
- * does nothing here) and an optional `weight` must have the input's
- * shape; the element-wise result has torch.result_type's dtype and
- * TensorIterator's layout; reduction 'mean' or 'sum' gives a 0-dim
- * tensor (weighted mse/l1 'mean' divides by the sum of the weights, as
- * F does).  binary_cross_entropy needs target of the input's shape and a
- * weight that broadcasts to it; the _with_logits form also takes
- * pos_weight.  Values are computed in double and rounded once. */
+ * Torch answers these differently per device, and mtk follows each:
+ *  - meta runs torch's Python decompositions (mse/smooth_l1/huber/bce
+ *    compute in opmath after promotion and cast back; bce_with_logits
+ *    casts to the target's dtype; integer inputs are accepted where the
+ *    decomposition takes them), and the result's strides are what that
+ *    chain of element-wise steps gives (nn_loss_sim.c replays it);
+ *  - cpu runs ATen: mse/smooth_l1 one TensorIterator over input and
+ *    target, huber and bce write into empty_like(input), bce_with_logits
+ *    into (1 - target) with in-place ops (weights must not grow it).
+ * F's own steps are common to both: broadcasting input with target,
+ * l1_loss as (input - target).abs(), and the mse/l1/huber `weight`
+ * (multiplied in; mse/l1 'mean' divides by the weights' sum).  Values are
+ * computed in double, rounded wherever torch rounds between its ops. */
 #include "ops/nn.h"
+#include "ops/nn_loss.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "ops/elementwise.h"
@@ -47,13 +53,18 @@ static loss_args args_of(nn_loss_kind kind)
 
 /* What a call computes: decided once for meta and cpu. */
 typedef struct loss_plan {
-    nn_loss_kind kind;
+    nn_loss_kind kind;           /* smooth_l1 with beta 0 is l1, as F runs it */
     int reduction;
-    int64_t shape[MTK_MAX_DIMS]; /* element-wise shape */
+    int64_t shape[MTK_MAX_DIMS]; /* element-wise (compute) shape            */
     int32_t ndim;
-    mtk_dtype dtype;             /* result dtype       */
+    mtk_dtype dtype;             /* result dtype                            */
+    int64_t out_shape[MTK_MAX_DIMS], out_stride[MTK_MAX_DIMS]; /* 'none'    */
+    int32_t out_ndim;
     const mtk_tensor *input, *target, *weight, *pos_weight;
-    double param;                /* beta or delta      */
+    bool weighted_by_f;          /* mse/l1/huber weight: F multiplies it in */
+    mtk_dtype log_weight_dtype;  /* bce_with_logits: (pos_weight - 1) * target */
+    mtk_dtype loss_dtype, weighted_dtype; /* F's weighted forms: loss, loss * weight */
+    double param;                /* beta or delta                           */
 } loss_plan;
 
 static const char *torch_size(const mtk_tensor *t, char *buf, size_t cap)
@@ -88,6 +99,176 @@ static bool mean_dtype_error(mtk_op_call *call, mtk_dtype dtype)
                           mtk_dtype_cpp_name(dtype));
 }
 
+static bool integral(mtk_dtype d) { return mtk_dtype_is_integral(d, true); }
+
+/* the dtype of sum(t) */
+static mtk_dtype sum_dtype(mtk_dtype d) { return integral(d) ? MTK_INT64 : d; }
+
+/* torch.result_type over two tensors' metadata */
+static mtk_dtype result_type2(mtk_op_call *call, const mtk_tensor *a, const mtk_tensor *b)
+{
+    mtk_value v[2] = { mtk_value_tensor((mtk_tensor *)a), mtk_value_tensor((mtk_tensor *)b) };
+    return mtk_result_type(call->ctx, v, 2);
+}
+
+/* input - target as torch's sub takes it: never two bools; the cpu kernel
+ * refuses any bool operand, the meta device only two */
+static bool sub_dtype(mtk_op_call *call, const mtk_tensor *x, const mtk_tensor *y, mtk_dtype *out)
+{
+    if (x->dtype == MTK_BOOL && y->dtype == MTK_BOOL)
+        return mtk_call_error(call, MTK_ERR_DTYPE,
+                              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+                              "or `logical_xor()` operator instead.");
+    if (call->device == MTK_DEVICE_CPU && (x->dtype == MTK_BOOL || y->dtype == MTK_BOOL))
+        return mtk_call_error(call, MTK_ERR_DTYPE,
+                              "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                              "to invert a mask, use the `~` or `logical_not()` operator instead.");
+    *out = result_type2(call, x, y);
+    return *out != MTK_DTYPE_UNDEFINED;
+}
+
+static void set_out(loss_plan *p, const mtk_tensor *s, mtk_dtype dtype)
+{
+    p->out_ndim = s->ndim;
+    memcpy(p->out_shape, s->shape, sizeof p->out_shape);
+    memcpy(p->out_stride, s->stride, sizeof p->out_stride);
+    p->dtype = dtype;
+}
+
+/* A reduction of an element-wise loss of dtype d: sum -> sum's dtype,
+ * mean -> d, refused for integers.  `recast`: torch's decomposition
+ * reduces in its compute dtype and casts the result back to d (a float
+ * compute dtype, float_inside, also lets an integer mean through). */
+static bool reduce_dtype(mtk_op_call *call, loss_plan *p, mtk_dtype d, bool recast, bool float_inside)
+{
+    if (p->reduction == NN_REDUCE_NONE) return true;
+    if (p->reduction == NN_REDUCE_MEAN && integral(d) && !float_inside) return mean_dtype_error(call, d);
+    p->dtype = p->reduction == NN_REDUCE_SUM && !recast ? sum_dtype(d) : d;
+    return true;
+}
+
+/* torch's meta decompositions of mse_loss, smooth_l1_loss and huber_loss:
+ * computed in opmath after promotion, (input - target) then one unary
+ * step (pow / abs ...), cast back to the promoted dtype */
+static bool opmath_difference_loss(mtk_op_call *call, const mtk_tensor *xe, const mtk_tensor *ye, mtk_tensor *out)
+{
+    mtk_dtype rd = result_type2(call, xe, ye);
+    if (rd == MTK_DTYPE_UNDEFINED) return false;
+    if (rd == MTK_BOOL) return sub_dtype(call, xe, ye, &rd);
+    mtk_dtype cd = nn_opmath_dtype(rd);
+    mtk_tensor a = nn_sim_to(xe, cd), b = nn_sim_to(ye, cd), d;
+    if (!nn_sim_ew(call, cd, &a, &b, &d) || !nn_sim_ew(call, cd, &d, NULL, out)) return false;
+    *out = nn_sim_to(out, rd);
+    return true;
+}
+
+/* (input - target) then a unary step, as torch's composite l1_loss (and
+ * F's weighted forms) compute it on either device */
+static bool difference_loss(mtk_op_call *call, const mtk_tensor *xe, const mtk_tensor *ye, mtk_tensor *out)
+{
+    mtk_dtype d = MTK_DTYPE_UNDEFINED;
+    mtk_tensor diff;
+    if (!sub_dtype(call, xe, ye, &d)) return false;
+    return nn_sim_ew(call, d, xe, ye, &diff) && nn_sim_ew(call, d, &diff, NULL, out);
+}
+
+/* huber_loss(reduction='none') as each device lays it out */
+static bool huber_none(mtk_op_call *call, const mtk_tensor *xe, const mtk_tensor *ye, mtk_tensor *out)
+{
+    if (call->device != MTK_DEVICE_CPU) return opmath_difference_loss(call, xe, ye, out);
+    /* the cpu kernel writes into empty_like(input) */
+    if (!mtk_dtype_is_floating(xe->dtype))
+        return mtk_call_error(call, MTK_ERR_DTYPE, "\"huber_cpu\" not implemented for '%s'", mtk_dtype_cpp_name(xe->dtype));
+    *out = nn_sim_to(xe, MTK_DTYPE_UNDEFINED);
+    out->dtype = xe->dtype;
+    return true;
+}
+
+/* mse/l1/huber with a weight: F multiplies the unreduced loss by it,
+ * then sums (mse/l1 'mean' divides by the weights' sum) or takes mean */
+static bool weighted_by_f(mtk_op_call *call, loss_plan *p, const mtk_tensor *xe, const mtk_tensor *ye)
+{
+    mtk_tensor loss, w = nn_sim_of(p->weight), l;
+    if (!(p->kind == NN_HUBER ? huber_none(call, xe, ye, &loss) : difference_loss(call, xe, ye, &loss))) return false;
+    mtk_dtype d = result_type2(call, &loss, &w);
+    if (d == MTK_DTYPE_UNDEFINED || !nn_sim_ew(call, d, &loss, &w, &l)) return false;
+    p->loss_dtype = loss.dtype;
+    p->weighted_dtype = d;
+    set_out(p, &l, d);
+    if (p->reduction == NN_REDUCE_NONE) return true;
+    if (p->reduction == NN_REDUCE_SUM || p->kind != NN_HUBER) p->dtype = sum_dtype(d);
+    if (p->reduction == NN_REDUCE_MEAN && p->kind == NN_HUBER) return reduce_dtype(call, p, d, false, false);
+    if (p->reduction == NN_REDUCE_MEAN) { /* sum(loss) / sum(weight): true division */
+        mtk_dtype ws = sum_dtype(p->weight->dtype);
+        p->dtype = integral(p->dtype) && integral(ws) ? mtk_ctx_dtype(call->ctx)
+                                                      : mtk_promote_types_checked(call->ctx, p->dtype, ws);
+        if (p->dtype == MTK_DTYPE_UNDEFINED) return false;
+    }
+    return true;
+}
+
+/* torch's meta decomposition of binary_cross_entropy, step by step */
+static bool bce_meta(mtk_op_call *call, loss_plan *p)
+{
+    mtk_value v[3] = { mtk_value_tensor((mtk_tensor *)p->input), mtk_value_tensor((mtk_tensor *)p->target),
+                       p->weight ? mtk_value_tensor((mtk_tensor *)p->weight) : mtk_value_none() };
+    mtk_dtype rd = mtk_meta_result_type(call->ctx, v, p->weight ? 3 : 2);
+    if (rd == MTK_DTYPE_UNDEFINED) return false;
+    if (rd == MTK_BOOL)
+        return mtk_call_error(call, MTK_ERR_DTYPE,
+                              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                              "to invert a mask, use the `~` or `logical_not()` operator instead.");
+    mtk_dtype cd = nn_opmath_dtype(rd);
+    mtk_tensor x = nn_sim_to(p->input, cd), y = nn_sim_to(p->target, cd), full = nn_sim_scalar(call->device, cd);
+    mtk_tensor t1, n1, l1, m1, left, l2, m2, right, loss;
+    bool ok = nn_sim_ew(call, cd, &y, NULL, &t1) && nn_sim_ew(call, cd, &x, NULL, &n1) &&
+              nn_sim_ew(call, cd, &n1, NULL, &l1) && nn_sim_ew(call, cd, &l1, &full, &m1) &&
+              nn_sim_ew(call, cd, &t1, &m1, &left) && nn_sim_ew(call, cd, &x, NULL, &l2) &&
+              nn_sim_ew(call, cd, &l2, &full, &m2) && nn_sim_ew(call, cd, &y, &m2, &right) &&
+              nn_sim_ew(call, cd, &left, &right, &loss);
+    if (ok && p->weight) {
+        mtk_tensor w = nn_sim_to(p->weight, cd), l = loss;
+        ok = nn_sim_ew(call, cd, &l, &w, &loss);
+    }
+    if (!ok) return false;
+    loss = nn_sim_to(&loss, rd);
+    set_out(p, &loss, rd);
+    return reduce_dtype(call, p, rd, true, true); /* log() makes floats */
+}
+
+/* one element-wise step of torch's dtype (a Python number in it: NULL) */
+static bool step(mtk_op_call *call, const mtk_tensor *a, const mtk_tensor *b, mtk_tensor *out)
+{
+    mtk_dtype d = b ? result_type2(call, a, b) : a->dtype;
+    return d != MTK_DTYPE_UNDEFINED && nn_sim_ew(call, d, a, b, out);
+}
+
+/* torch's meta decomposition of binary_cross_entropy_with_logits:
+ * (1 - target) * input - [log_weight *] logsigmoid(input) [* weight],
+ * cast to the target's dtype; weights broadcast freely */
+static bool bce_logits_meta(mtk_op_call *call, loss_plan *p)
+{
+    mtk_tensor x = nn_sim_of(p->input), y = nn_sim_of(p->target), t1, t2, ls, c, loss;
+    mtk_dtype d = y.dtype;
+    bool ok = step(call, &y, NULL, &t1) && step(call, &t1, &x, &t2) && step(call, &x, NULL, &ls);
+    if (ok && p->pos_weight) {
+        mtk_tensor pw = nn_sim_of(p->pos_weight), p1, p2, lw;
+        ok = step(call, &pw, NULL, &p1) && step(call, &p1, &y, &p2) && step(call, &p2, NULL, &lw) &&
+             step(call, &lw, &ls, &c);
+    } else {
+        c = ls;
+    }
+    ok = ok && step(call, &t2, &c, &loss);
+    if (ok && p->weight) {
+        mtk_tensor w = nn_sim_of(p->weight), l = loss;
+        ok = step(call, &l, &w, &loss);
+    }
+    if (!ok) return false;
+    loss = nn_sim_to(&loss, d);
+    set_out(p, &loss, d);
+    return reduce_dtype(call, p, d, false, false);
+}
+
 static bool plan_loss(mtk_op_call *call, loss_plan *p)
 {
     const nn_loss_info *info = call->op->info;
@@ -99,6 +280,9 @@ static bool plan_loss(mtk_op_call *call, loss_plan *p)
     p->weight = a.weight >= 0 ? arg_tensor(call, a.weight) : NULL;
     p->pos_weight = a.pos_weight >= 0 ? arg_tensor(call, a.pos_weight) : NULL;
     p->param = a.param >= 0 ? call->args[a.param].as.f : 0.0;
+    if (p->kind == NN_SMOOTH_L1 && p->param == 0) p->kind = NN_L1; /* F.smooth_l1_loss runs l1_loss */
+    p->weighted_by_f = p->weight && (p->kind == NN_MSE || p->kind == NN_L1 || p->kind == NN_HUBER);
+    bool cpu = call->device == MTK_DEVICE_CPU;
     const mtk_tensor *x = p->input, *y = p->target;
     char s1[256], s2[256];
     if (p->kind == NN_BCE && !same_shape(x, y))
@@ -113,90 +297,134 @@ static bool plan_loss(mtk_op_call *call, loss_plan *p)
     if (p->reduction < 0) return false;
     if (!mtk_broadcast_shapes(call->ctx, call->op->name, x->shape, x->ndim, y->shape, y->ndim, p->shape, &p->ndim))
         return false;
-    if (p->weight && (p->kind == NN_MSE || p->kind == NN_L1 || p->kind == NN_HUBER) && !same_shape(p->weight, x))
+    if (p->weighted_by_f && !same_shape(p->weight, x))
         return mtk_call_error(call, MTK_ERR_SHAPE, "Weights and input must have the same size.");
-    if (p->weight && !fits_into(call, p->weight, p->shape, p->ndim)) return false;
-    if (p->pos_weight && !fits_into(call, p->pos_weight, p->shape, p->ndim)) return false;
     if (p->kind == NN_HUBER && !(p->param > 0))
         return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "huber_loss does not support non-positive values for delta.");
-    /* F broadcasts input and target first: plain promote_types, no 0-dim
-     * priority (the weights are of the input's size) */
-    const mtk_tensor *all[4] = { x, y, p->weight, p->pos_weight };
-    p->dtype = x->dtype;
-    for (int32_t i = 1; i < 4; i++)
-        if (all[i]) {
-            p->dtype = mtk_promote_types_checked(call->ctx, p->dtype, all[i]->dtype);
-            if (p->dtype == MTK_DTYPE_UNDEFINED) return false;
-        }
+    /* F broadcasts input and target first */
+    mtk_tensor xe = nn_sim_expand(x, p->shape, p->ndim), ye = nn_sim_expand(y, p->shape, p->ndim), s;
+    mtk_dtype d = MTK_DTYPE_UNDEFINED;
+    if (p->weighted_by_f) return weighted_by_f(call, p, &xe, &ye);
     switch (p->kind) {
+    case NN_L1:
+        if (!difference_loss(call, &xe, &ye, &s)) return false;
+        p->loss_dtype = s.dtype;
+        set_out(p, &s, s.dtype);
+        return reduce_dtype(call, p, s.dtype, false, false);
+    case NN_MSE:
+    case NN_SMOOTH_L1:
+    case NN_HUBER:
+        if (!cpu) {
+            if (!opmath_difference_loss(call, &xe, &ye, &s)) return false;
+            set_out(p, &s, s.dtype);
+            /* smooth_l1 and huber multiply by Python floats before reducing */
+            return reduce_dtype(call, p, s.dtype, true, p->kind != NN_MSE);
+        }
+        if (p->kind == NN_HUBER) {
+            if (!huber_none(call, &xe, &ye, &s)) return false;
+        } else {
+            /* one TensorIterator over input and target */
+            d = result_type2(call, &xe, &ye);
+            if (d == MTK_DTYPE_UNDEFINED) return false;
+            if (d == MTK_BOOL) return sub_dtype(call, &xe, &ye, &d);
+            if (!nn_sim_ew(call, d, &xe, &ye, &s)) return false;
+        }
+        set_out(p, &s, s.dtype);
+        return reduce_dtype(call, p, s.dtype, true, false);
+    case NN_BCE:
+        if (!cpu) return bce_meta(call, p);
+        /* at::binary_cross_entropy: empty_like(input), then loss.mul_(weight) */
+        if (p->weight && !fits_into(call, p->weight, p->shape, p->ndim)) return false;
+        if (x->dtype == MTK_BOOL)
+            return mtk_call_error(call, MTK_ERR_DTYPE,
+                                  "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                                  "to invert a mask, use the `~` or `logical_not()` operator instead.");
+        s = nn_sim_to(&xe, MTK_DTYPE_UNDEFINED);
+        set_out(p, &s, x->dtype);
+        return reduce_dtype(call, p, x->dtype, true, false);
     case NN_BCE_LOGITS:
-        /* (1 - target).mul_(input).sub_(...).mul_(weight): the target's dtype */
+        if (x->dtype == MTK_BOOL) /* logsigmoid negates it */
+            return mtk_call_error(call, MTK_ERR_DTYPE,
+                                  "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                                  "to invert a mask, use the `~` or `logical_not()` operator instead.");
         if (y->dtype == MTK_BOOL)
             return mtk_call_error(call, MTK_ERR_DTYPE,
                                   "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
                                   "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+        if (!cpu) return bce_logits_meta(call, p);
+        /* (1 - target).mul_(input).sub_(...).mul_(weight): the target's dtype and layout */
+        if (p->weight && !fits_into(call, p->weight, p->shape, p->ndim)) return false;
+        if (p->pos_weight && !fits_into(call, p->pos_weight, p->shape, p->ndim)) return false;
+        if (p->pos_weight && (p->log_weight_dtype = result_type2(call, p->pos_weight, y)) == MTK_DTYPE_UNDEFINED)
+            return false;
         if (!mtk_dtype_is_floating(y->dtype))
             return mtk_call_error(call, MTK_ERR_DTYPE, "result type Float can't be cast to the desired output type %s",
                                   mtk_dtype_cpp_name(y->dtype));
         if (!mtk_dtype_is_floating(x->dtype)) return nn_cpu_dtype_error(call, "log_sigmoid_cpu", x->dtype);
-        p->dtype = y->dtype;
-        break;
-    case NN_BCE:
-        if (p->dtype == MTK_BOOL)
-            return mtk_call_error(call, MTK_ERR_DTYPE,
-                                  "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
-                                  "to invert a mask, use the `~` or `logical_not()` operator instead.");
-        break;
-    default:
-        if (p->dtype == MTK_BOOL)
-            return mtk_call_error(call, MTK_ERR_DTYPE,
-                                  "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
-                                  "or `logical_xor()` operator instead.");
-        if (!mtk_dtype_is_floating(p->dtype) && p->reduction == NN_REDUCE_MEAN &&
-            (p->kind == NN_MSE || p->kind == NN_L1))
-            return mean_dtype_error(call, p->dtype);
-        if (!mtk_dtype_is_floating(p->dtype) && p->kind == NN_L1 && p->reduction == NN_REDUCE_SUM)
-            p->dtype = MTK_INT64; /* (input - target).abs().sum() */
-        break;
+        s = nn_sim_to(&ye, MTK_DTYPE_UNDEFINED);
+        set_out(p, &s, y->dtype);
+        return reduce_dtype(call, p, y->dtype, false, false);
     }
-    return true;
+    return false;
 }
 
 bool mtk_nn_pointwise_loss_meta(mtk_op_call *call)
 {
     loss_plan p;
     if (!plan_loss(call, &p)) return false;
-    /* torch's cpu huber kernel writes in the input's dtype (only the
-     * weight, multiplied after, promotes it); its meta promotes all */
-    if (call->device == MTK_DEVICE_CPU && p.kind == NN_HUBER && mtk_dtype_is_floating(p.input->dtype)) {
-        p.dtype = p.input->dtype;
-        if (p.weight) p.dtype = mtk_promote_types_checked(call->ctx, p.dtype, p.weight->dtype);
-        if (p.dtype == MTK_DTYPE_UNDEFINED) return false;
-    }
     if (p.reduction != NN_REDUCE_NONE) return nn_set_output(call, p.dtype, NULL, 0, NULL);
-    int64_t stride[MTK_MAX_DIMS];
-    if (p.kind == NN_BCE_LOGITS) {
-        mtk_dense_strides_like(p.target, stride); /* in-place ops on (1 - target) */
-    } else if (p.kind == NN_BCE) {
-        const mtk_tensor *ops[3] = { p.target, p.input, p.weight }; /* laid out like the target */
-        mtk_ti_output_strides(ops, p.weight ? 3 : 2, p.shape, p.ndim, stride);
-    } else {
-        const mtk_tensor *ops[3] = { p.input, p.target, p.weight };
-        mtk_ti_output_strides(ops, p.weight ? 3 : 2, p.shape, p.ndim, stride);
-    }
-    return nn_set_output(call, p.dtype, p.shape, p.ndim, stride);
+    return nn_set_output(call, p.dtype, p.out_shape, p.out_ndim, p.out_stride);
 }
 
 /* ------------------------------------------------------------ the kernel */
 
 static double log_sigmoid(double x) { return -(fmax(-x, 0.0) + log1p(exp(-fabs(x)))); }
 
-/* log_sigmoid(x) as torch computes it: in the input's dtype */
-static double rounded_log_sigmoid(mtk_dtype dtype, double x)
+/* v stored into and read back from a tensor of `dtype` */
+static double rounded(mtk_dtype dtype, double v)
 {
+    if (dtype == MTK_FLOAT64) return v;
+    if (dtype == MTK_FLOAT32) return (double)(float)v;
+    if (mtk_dtype_is_integral(dtype, false)) { /* integer arithmetic wraps */
+        int64_t i = (int64_t)v;
+        switch (dtype) {
+        case MTK_UINT8: return (double)(uint8_t)i;
+        case MTK_INT8: return (double)(int8_t)i;
+        case MTK_INT16: return (double)(int16_t)i;
+        case MTK_INT32: return (double)(int32_t)i;
+        default: return (double)i;
+        }
+    }
     unsigned char element[8];
-    mtk_store_f64(dtype, element, log_sigmoid(x));
+    mtk_store_f64(dtype, element, v);
     return mtk_load_f64(dtype, element);
+}
+
+/* log_sigmoid as torch's cpu kernel computes it in float:
+ * min(x, 0) - log1p(exp(-|x|)), each step rounded to float */
+static float log_sigmoid_float(float x)
+{
+    float z = expf(-fabsf(x));
+    return fminf(x, 0.0f) - log1pf(z);
+}
+
+/* torch's cpu binary_cross_entropy_with_logits, one ATen op after another,
+ * each rounding into its tensor's dtype:
+ *   ls = log_sigmoid(input);  ls.mul_((pos_weight - 1).mul(target).add_(1))
+ *   loss = (1 - target).mul_(input).sub_(ls) */
+static double bce_logits_element(const loss_plan *p, double x, double y, double pos_weight)
+{
+    mtk_dtype xd = p->input->dtype, yd = p->target->dtype;
+    double ls = xd == MTK_FLOAT64 ? log_sigmoid(x) : rounded(xd, log_sigmoid_float((float)x));
+    if (p->pos_weight) {
+        double lw = rounded(p->pos_weight->dtype, pos_weight - 1);
+        lw = rounded(p->log_weight_dtype, lw * y);
+        lw = rounded(p->log_weight_dtype, lw + 1);
+        ls = rounded(xd, ls * lw);
+    }
+    double loss = rounded(yd, 1 - y);
+    loss = rounded(yd, loss * x);
+    return rounded(yd, loss - ls);
 }
 
 static double element_loss(const loss_plan *p, double x, double y, double pos_weight)
@@ -208,7 +436,7 @@ static double element_loss(const loss_plan *p, double x, double y, double pos_we
     case NN_SMOOTH_L1: return p->param == 0 ? z : z < p->param ? 0.5 * d * d / p->param : z - 0.5 * p->param;
     case NN_HUBER: return z < p->param ? 0.5 * d * d : p->param * (z - 0.5 * p->param);
     case NN_BCE: return -(y * fmax(log(x), -100.0) + (1 - y) * fmax(log1p(-x), -100.0));
-    case NN_BCE_LOGITS: return (1 - y) * x - ((pos_weight - 1) * y + 1) * rounded_log_sigmoid(p->input->dtype, x);
+    case NN_BCE_LOGITS: return bce_logits_element(p, x, y, pos_weight);
     }
     return NAN;
 }
@@ -230,7 +458,10 @@ bool mtk_nn_pointwise_loss_cpu(mtk_op_call *call)
     loss_plan p;
     if (!plan_loss(call, &p)) return false;
     bool floating = mtk_dtype_is_floating(p.dtype) && !mtk_dtype_is_float8(p.dtype);
-    if (!floating && p.kind != NN_L1) return nn_cpu_dtype_error(call, cpu_kernel_name(p.kind), p.dtype);
+    /* l1 and F's weighted forms are composites of sub/abs/pow/mul/sum,
+     * which take integers */
+    bool integer_ok = p.kind == NN_L1 || p.weighted_by_f;
+    if (!floating && !integer_ok) return nn_cpu_dtype_error(call, cpu_kernel_name(p.kind), p.dtype);
     if (mtk_dtype_is_float8(p.dtype)) return nn_cpu_dtype_error(call, cpu_kernel_name(p.kind), p.dtype);
     if (p.kind == NN_SMOOTH_L1 && p.param < 0) /* torch's meta does not check */
         return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "smooth_l1_loss does not support negative values for beta.");
@@ -251,17 +482,30 @@ bool mtk_nn_pointwise_loss_cpu(mtk_op_call *call)
     if (ok) {
         double sum = 0, weight_sum = 0;
         for (int64_t i = 0; i < n; i++) {
-            double l = element_loss(&p, x[i], y[i], pw ? pw[i] : 1.0);
-            if (!floating) l = x[i] > y[i] ? x[i] - y[i] : y[i] - x[i]; /* integer l1: exact */
-            if (w) l *= w[i], weight_sum += w[i];
+            double l;
+            if (p.weighted_by_f) {
+                /* F: sub, pow/abs (or huber_loss), mul: one rounding each */
+                double e = rounded(p.loss_dtype, x[i] - y[i]);
+                l = p.kind == NN_MSE ? rounded(p.loss_dtype, e * e)
+                    : p.kind == NN_L1 ? fabs(e)
+                    : rounded(p.loss_dtype, element_loss(&p, x[i], y[i], 1.0));
+                l = rounded(p.weighted_dtype, l * w[i]);
+                weight_sum += w[i];
+            } else if (p.kind == NN_L1) { /* (input - target).abs() */
+                l = rounded(p.loss_dtype, fabs(rounded(p.loss_dtype, x[i] - y[i])));
+            } else {
+                l = element_loss(&p, x[i], y[i], pw ? pw[i] : 1.0);
+                if (w) l = rounded(p.dtype, l * w[i]); /* loss.mul_(weight) */
+            }
             x[i] = l;
             sum += l;
         }
         if (p.reduction == NN_REDUCE_NONE) {
             nn_scatter(call->out[0], x);
         } else {
-            bool by_weight = w && (p.kind == NN_MSE || p.kind == NN_L1);
-            double value = p.reduction == NN_REDUCE_SUM ? sum : by_weight ? sum / weight_sum : sum / (double)n;
+            double value = p.reduction == NN_REDUCE_SUM ? sum : sum / (double)n;
+            if (p.weighted_by_f && p.kind != NN_HUBER && p.reduction == NN_REDUCE_MEAN) /* sum(loss) / sum(weight) */
+                value = rounded(sum_dtype(p.weighted_dtype), sum) / rounded(sum_dtype(p.weight->dtype), weight_sum);
             nn_scatter(call->out[0], &value);
         }
     }

@@ -7,7 +7,12 @@
  * floating target of the input's shape) and label smoothing, as torch's
  * cross_entropy_loss composes them.  'mean' of class indices divides by
  * the summed weights of the targets that are not ignore_index (NaN when
- * that is 0).  Values in double, one rounding. */
+ * that is 0).  On meta, torch's decompositions set the dtype: integer
+ * inputs are taken (sum: int64, mean or label smoothing: the default
+ * float dtype), input * weight promotes, and a 3-D+ input's weight only
+ * has to broadcast; the cpu kernels want floating inputs and one weight
+ * of the input's dtype per class.  Values in double, rounded where torch
+ * rounds (its float16/bfloat16 last-dim log_softmax rounds twice more). */
 #include "ops/nn.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
@@ -74,7 +79,12 @@ static bool plan_nll(mtk_op_call *call, const mtk_tensor *x, const mtk_tensor *t
             return mtk_call_error(call, MTK_ERR_SHAPE,
                                   "only batches of spatial targets supported (3D tensors) but got targets of dimension: %d",
                                   (int)t->ndim);
-        if (w && mtk_tensor_numel(w) != x->shape[1])
+        /* the cpu kernel wants a weight per class; torch's meta
+         * decomposition multiplies the input by weight.view(1, K, 1, ...),
+         * which only has to broadcast */
+        int64_t k = w && w->ndim ? w->shape[0] : -1, c = x->shape[1];
+        bool meta_ok = k >= 0 && mtk_tensor_numel(w) == k && (k == c || k == 1 || c == 1);
+        if (w && (call->device == MTK_DEVICE_CPU ? mtk_tensor_numel(w) != c : !meta_ok))
             return mtk_call_error(call, MTK_ERR_SHAPE, "weight tensor should be defined either for all or no classes");
         if (!fits)
             return mtk_call_error(call, MTK_ERR_SHAPE,
@@ -134,12 +144,34 @@ static bool plan_class_loss(mtk_op_call *call, bool cross_entropy, class_plan *p
                                   p->smoothing);
         if (!plan_nll(call, x, t, w, p)) return false;
     }
-    if (x->dtype == MTK_BOOL)
+    bool cpu = call->device == MTK_DEVICE_CPU;
+    if (!p->probabilities) {
+        /* nll_loss_forward's decomposition: input * weight, negated,
+         * summed (integers: int64) or divided by the total weight (true
+         * division); label smoothing mixes in Python floats */
+        mtk_dtype d = w ? mtk_promote_types_checked(call->ctx, x->dtype, w->dtype) : x->dtype;
+        if (d == MTK_DTYPE_UNDEFINED) return false;
+        if (cross_entropy && x->dtype == MTK_BOOL)
+            return mtk_call_error(call, MTK_ERR_DTYPE,
+                                  "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+                                  "or `logical_xor()` operator instead.");
+        if (d == MTK_BOOL)
+            return mtk_call_error(call, MTK_ERR_DTYPE,
+                                  "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                                  "invert a mask, use the `~` or `logical_not()` operator instead.");
+        bool whole = mtk_dtype_is_integral(d, true);
+        if (whole && (p->reduction == NN_REDUCE_MEAN || (cross_entropy && p->smoothing > 0)))
+            d = mtk_ctx_dtype(call->ctx);
+        else if (whole && p->reduction == NN_REDUCE_SUM)
+            d = MTK_INT64;
+        p->dtype = d;
+    } else if (x->dtype == MTK_BOOL) {
         return mtk_call_error(call, MTK_ERR_DTYPE,
-                              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-                              "invert a mask, use the `~` or `logical_not()` operator instead.");
-    /* torch's meta takes an integer input for nll_loss; its cpu does not */
-    if (!mtk_dtype_is_floating(x->dtype) && (cross_entropy || call->device != MTK_DEVICE_META))
+                              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+                              "or `logical_xor()` operator instead.");
+    }
+    /* torch's meta takes integer inputs; its cpu kernels do not */
+    if (!mtk_dtype_is_floating(x->dtype) && cpu)
         return mtk_call_error(call, MTK_ERR_DTYPE, "\"%s\" not implemented for '%s'",
                               cross_entropy ? "log_softmax_lastdim_kernel_impl" : "nll_loss_forward_reduce_cuda_kernel_2d_index",
                               mtk_dtype_cpp_name(x->dtype));
@@ -162,9 +194,21 @@ bool mtk_nn_cross_entropy_meta(mtk_op_call *call) { return class_meta(call, true
 
 /* ------------------------------------------------------------ the kernel */
 
-/* log_softmax over the classes of x viewed as (outer, classes, inner). */
-static void log_softmax_classes(double *x, const class_plan *p)
+/* round v through dtype */
+static double through(mtk_dtype dtype, double v)
 {
+    nn_round(&v, 1, dtype);
+    return v;
+}
+
+/* log_softmax over the classes of x viewed as (outer, classes, inner),
+ * rounded into `dtype` as torch's cpu kernels round it: in general once;
+ * float16/bfloat16 over the last dim (its vectorized kernel) with the sum
+ * of exponentials and its log each rounded to the dtype first, the
+ * exponentials and the last subtraction in float32 */
+static void log_softmax_classes(double *x, const class_plan *p, mtk_dtype dtype, bool last_dim)
+{
+    bool reduced = (dtype == MTK_FLOAT16 || dtype == MTK_BFLOAT16) && last_dim;
     for (int64_t o = 0; o < p->outer; o++)
         for (int64_t i = 0; i < p->inner; i++) {
             double *v = x + o * p->classes * p->inner + i;
@@ -172,9 +216,16 @@ static void log_softmax_classes(double *x, const class_plan *p)
             for (int64_t c = 0; c < p->classes; c++)
                 if (v[c * p->inner] > max || isnan(v[c * p->inner])) max = v[c * p->inner];
             if (max == -INFINITY) max = 0;
+            if (reduced) {
+                for (int64_t c = 0; c < p->classes; c++) sum += expf((float)(v[c * p->inner] - max));
+                float log_sum = (float)through(dtype, logf((float)through(dtype, (double)(float)sum)));
+                for (int64_t c = 0; c < p->classes; c++)
+                    v[c * p->inner] = through(dtype, (double)((float)(v[c * p->inner] - max) - log_sum));
+                continue;
+            }
             for (int64_t c = 0; c < p->classes; c++) sum += exp(v[c * p->inner] - max);
             double lse = max + log(sum);
-            for (int64_t c = 0; c < p->classes; c++) v[c * p->inner] -= lse;
+            for (int64_t c = 0; c < p->classes; c++) v[c * p->inner] = through(dtype, v[c * p->inner] - lse);
         }
 }
 
@@ -198,8 +249,7 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
     bool ok = x && t && loss && (!w_t || w);
     if (ok && cross_entropy) {
         /* torch's log_softmax runs in the input's dtype: round through it */
-        log_softmax_classes(x, &p);
-        nn_round(x, mtk_tensor_numel(x_t), x_t->dtype);
+        log_softmax_classes(x, &p, x_t->dtype, p.class_dim == x_t->ndim - 1);
     }
     double total = 0, weight_total = 0, smooth_total = 0;
     int64_t ignore = arg_int(call, ARG_IGNORE);

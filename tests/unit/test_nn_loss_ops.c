@@ -1,0 +1,216 @@
+/* The loss ops of the nn family against torch 2.13: dtypes and strides on
+ * device='meta' (torch's meta decompositions) and on cpu (its ATen
+ * kernels), and cpu values with torch's roundings.  Every expected value
+ * below was printed by torch on the same expression. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "mtk/mtk.h"
+#include "core/scalar.h"
+
+static int setup(void **state)
+{
+    mtk_ctx *ctx = mtk_ctx_new();
+    if (!ctx) return -1;
+    *state = ctx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    mtk_ctx_free(*state);
+    return 0;
+}
+
+/* expr evaluated on `device`; fails the test when it errors */
+static mtk_tensor *eval_on(mtk_ctx *ctx, mtk_device device, const char *expr)
+{
+    mtk_value v;
+    assert_true(mtk_ctx_push_device(ctx, device));
+    bool ok = mtk_eval(ctx, expr, &v);
+    assert_true(mtk_ctx_pop_device(ctx));
+    if (!ok) fail_msg("eval(%s) failed: %s", expr, mtk_ctx_message(ctx));
+    assert_int_equal(v.kind, MTK_VALUE_TENSOR);
+    return v.as.tensor;
+}
+
+static void eval_fails(mtk_ctx *ctx, mtk_device device, const char *expr)
+{
+    mtk_value v;
+    assert_true(mtk_ctx_push_device(ctx, device));
+    bool ok = mtk_eval(ctx, expr, &v);
+    assert_true(mtk_ctx_pop_device(ctx));
+    if (ok) fail_msg("eval(%s) succeeded", expr);
+    mtk_ctx_clear_error(ctx);
+}
+
+static void assert_layout(const mtk_tensor *t, mtk_dtype dtype, int32_t ndim, const int64_t *shape,
+                          const int64_t *stride)
+{
+    assert_int_equal(t->dtype, dtype);
+    assert_int_equal(t->ndim, ndim);
+    for (int32_t i = 0; i < ndim; i++) {
+        assert_int_equal(t->shape[i], shape[i]);
+        assert_int_equal(t->stride[i], stride[i]);
+    }
+}
+
+#define L(...) ((const int64_t[]){ __VA_ARGS__ })
+
+/* element i (logical row-major order) of a cpu tensor, as a double */
+static double element(const mtk_tensor *t, int64_t i)
+{
+    int64_t offset = 0;
+    for (int32_t d = t->ndim - 1; d >= 0; d--) {
+        offset += (i % t->shape[d]) * t->stride[d];
+        i /= t->shape[d];
+    }
+    const char *base = mtk_tensor_data(t);
+    return mtk_load_f64(t->dtype, base + offset * (int64_t)mtk_dtype_size(t->dtype));
+}
+
+static void assert_values(const mtk_tensor *t, const double *want, int64_t n, double rtol)
+{
+    assert_int_equal(mtk_tensor_numel(t), n);
+    for (int64_t i = 0; i < n; i++) {
+        double got = element(t, i);
+        if (!(fabs(got - want[i]) <= rtol * fabs(want[i])))
+            fail_msg("element %lld: got %.17g, want %.17g", (long long)i, got, want[i]);
+    }
+}
+
+/* ------------------------------------------------------------- meta */
+
+static void mse_loss_meta_follows_the_decomposition_strides(void **state)
+{
+    mtk_ctx *ctx = *state;
+    /* (x - y) then ** 2: the size-1 dim ends up with a contiguous stride */
+    mtk_tensor *t = eval_on(ctx, MTK_DEVICE_META,
+                            "mse_loss(f16[4,4,1,2], permute(f16[2, 4, 1, 4], [1, 3, 2, 0]), reduction='none')");
+    assert_layout(t, MTK_FLOAT16, 4, L(4, 4, 1, 2), L(8, 2, 2, 1));
+    t = eval_on(ctx, MTK_DEVICE_META, "l1_loss(t(expand(f32[], [3, 5])), t(f64[3,5]), reduction='none')");
+    assert_layout(t, MTK_FLOAT64, 2, L(5, 3), L(3, 1));
+    t = eval_on(ctx, MTK_DEVICE_META,
+                "binary_cross_entropy_with_logits(f32[0,1,0], narrow(f32[0,1,3], 2, 1, 0), pos_weight=f32[], "
+                "reduction='none')");
+    assert_layout(t, MTK_FLOAT32, 3, L(0, 1, 0), L(1, 1, 1));
+}
+
+static void loss_meta_integer_dtypes_follow_torch(void **state)
+{
+    mtk_ctx *ctx = *state;
+    mtk_tensor *t = eval_on(ctx, MTK_DEVICE_META, "binary_cross_entropy_with_logits(i32[4], i32[4], reduction='none')");
+    assert_layout(t, MTK_INT32, 1, L(4), L(1));
+    t = eval_on(ctx, MTK_DEVICE_META, "binary_cross_entropy_with_logits(i32[4], i32[4], reduction='sum')");
+    assert_int_equal(t->dtype, MTK_INT64);
+    t = eval_on(ctx, MTK_DEVICE_META, "smooth_l1_loss(i32[3], i32[3])"); /* floats inside, cast back */
+    assert_int_equal(t->dtype, MTK_INT32);
+    t = eval_on(ctx, MTK_DEVICE_META, "binary_cross_entropy(u8[1,5,2], u8[1,5,2])");
+    assert_int_equal(t->dtype, MTK_UINT8);
+    t = eval_on(ctx, MTK_DEVICE_META, "mse_loss(u8[5,3,2], u8[5,3,2], weight=u8[5,3,2])"); /* sum / sum */
+    assert_int_equal(t->dtype, MTK_FLOAT32);
+    eval_fails(ctx, MTK_DEVICE_META, "mse_loss(i32[3], i32[3])");
+    eval_fails(ctx, MTK_DEVICE_META, "huber_loss(u8[1], u8[1], weight=u8[1])");
+    eval_fails(ctx, MTK_DEVICE_META, "binary_cross_entropy_with_logits(bool[1, 1], f16[1,1], reduction='sum')");
+}
+
+static void class_loss_meta_dtypes_follow_torch(void **state)
+{
+    mtk_ctx *ctx = *state;
+    mtk_tensor *t = eval_on(ctx, MTK_DEVICE_META, "nll_loss(u8[4], i64[], reduction='sum')");
+    assert_int_equal(t->dtype, MTK_INT64);
+    t = eval_on(ctx, MTK_DEVICE_META, "nll_loss(u8[4], i64[], reduction='mean')");
+    assert_int_equal(t->dtype, MTK_FLOAT32);
+    t = eval_on(ctx, MTK_DEVICE_META, "nll_loss(f16[3], i64[], weight=bf16[3], reduction='none')");
+    assert_int_equal(t->dtype, MTK_FLOAT32);
+    t = eval_on(ctx, MTK_DEVICE_META, "cross_entropy(i64[2], i64[], reduction='sum')");
+    assert_int_equal(t->dtype, MTK_INT64);
+    t = eval_on(ctx, MTK_DEVICE_META, "cross_entropy(i32[2,3,4], i64[2,4], reduction='none', label_smoothing=0.1)");
+    assert_layout(t, MTK_FLOAT32, 2, L(2, 4), L(4, 1));
+    eval_fails(ctx, MTK_DEVICE_CPU, "cross_entropy(i64[2], i64[], reduction='sum')");
+    /* 4-D: the meta decomposition only broadcasts the weight; cpu wants one per class */
+    t = eval_on(ctx, MTK_DEVICE_META,
+                "nll_loss(transpose(f32[1, 2, 1, 1], 2, 1), i64[1,2,1], weight=f64[2], reduction='mean')");
+    assert_int_equal(t->dtype, MTK_FLOAT64);
+    eval_fails(ctx, MTK_DEVICE_CPU,
+               "nll_loss(transpose(f32[1, 2, 1, 1], 2, 1), i64[1,2,1], weight=f64[2], reduction='mean')");
+}
+
+static void bce_weight_broadcasts_on_meta_only(void **state)
+{
+    mtk_ctx *ctx = *state;
+    const char *expr = "binary_cross_entropy(f64[2,1,1], f64[2,1,1], f64[2], reduction='mean')";
+    mtk_tensor *t = eval_on(ctx, MTK_DEVICE_META, expr);
+    assert_layout(t, MTK_FLOAT64, 0, L(0), L(0));
+    eval_fails(ctx, MTK_DEVICE_CPU, expr); /* loss.mul_(weight) cannot grow */
+}
+
+/* -------------------------------------------------------------- cpu */
+
+static void loss_cpu_strides_follow_the_aten_kernels(void **state)
+{
+    mtk_ctx *ctx = *state;
+    /* huber: empty_like(input) */
+    mtk_tensor *t = eval_on(ctx, MTK_DEVICE_CPU, "huber_loss(f64[5,2,1,4], transpose(f64[5, 4, 1, 2], 1, 3), reduction='none')");
+    assert_layout(t, MTK_FLOAT64, 4, L(5, 2, 1, 4), L(8, 4, 4, 1));
+    /* binary_cross_entropy: empty_like(input) */
+    t = eval_on(ctx, MTK_DEVICE_CPU,
+                "binary_cross_entropy(transpose(f32[5, 1, 5, 2], 1, 2), transpose(f32[5,2,1,5], 1, 3), reduction='none')");
+    assert_layout(t, MTK_FLOAT32, 4, L(5, 5, 1, 2), L(10, 2, 10, 1));
+    /* l1: (x - y).abs(), whose TensorIterator takes the channels-last fast path */
+    t = eval_on(ctx, MTK_DEVICE_CPU, "l1_loss(transpose(f32[5,2,1,3], 3, 1), f32[5,3,1,2], reduction='none')");
+    assert_layout(t, MTK_FLOAT32, 4, L(5, 3, 1, 2), L(6, 1, 6, 3));
+    eval_fails(ctx, MTK_DEVICE_CPU, "l1_loss(bool[2, 1], bf16[2,1])");
+}
+
+static void loss_cpu_values_round_as_torch(void **state)
+{
+    mtk_ctx *ctx = *state;
+    /* bfloat16 log_softmax over the last dim rounds its sum and log */
+    mtk_tensor *t = eval_on(ctx, MTK_DEVICE_CPU,
+                            "cross_entropy(reshape(linspace(0.5, 1.375, 2, dtype=bf16), [2]), "
+                            "reshape(linspace(-2.5, 1.5, 2), [2]), reduction='sum', label_smoothing=0.1)");
+    assert_values(t, (const double[]){ -2.197265863418579 }, 1, 1e-6);
+    /* log_sigmoid in float32, then float64 arithmetic */
+    t = eval_on(ctx, MTK_DEVICE_CPU,
+                "binary_cross_entropy_with_logits(reshape(linspace(-1.0, 1.5, 1), []), "
+                "sigmoid(select(expand(reshape(linspace(-2.5, 4.0, 1, dtype=f64), [1]), [-1]), 0, 0)), reduction='none')");
+    assert_values(t, (const double[]){ 0.38911992738147305 }, 1, 1e-12);
+    /* ls.mul_(log_weight) rounds into bfloat16 */
+    t = eval_on(ctx, MTK_DEVICE_CPU,
+                "binary_cross_entropy_with_logits(reshape(linspace(-3.0, 3.0, 6, dtype=bf16), [2, 3]), "
+                "sigmoid(reshape(linspace(-2.5, 2.25, 6, dtype=bf16), [2, 3])), "
+                "pos_weight=reshape(linspace(0.5, 2.25, 1, dtype=bf16), [1, 1]), reduction='none')");
+    assert_values(t, (const double[]){ 0.140625, 0.3046875, 0.466796875, 0.5546875, 0.48046875, 0.30859375 }, 6, 0);
+    /* F's weighted mse: sum(loss) / sum(weight), the weights summed in float16 */
+    t = eval_on(ctx, MTK_DEVICE_CPU,
+                "mse_loss(narrow(reshape(linspace(-1.0, 2.25, 9, dtype=f16), [1, 3, 3]), 1, 0, 2), "
+                "reshape(linspace(-1.0, 1.5, 3, dtype=bf16), [1, 1, 3]), "
+                "weight=unsqueeze(reshape(linspace(0.5, 1.5, 6, dtype=f16), [2, 3]), 0), reduction='mean')");
+    assert_values(t, (const double[]){ 0.867795467376709 }, 1, 1e-6);
+    /* uint8 input - target wraps before abs and the int64 sum */
+    t = eval_on(ctx, MTK_DEVICE_CPU,
+                "l1_loss(narrow(reshape(to(remainder(arange(12), 6), u8), [3, 1, 4]), 2, 2, 2), "
+                "reshape(to(remainder(arange(6), 5), u8), [3, 1, 2]), reduction='sum')");
+    assert_int_equal(t->dtype, MTK_INT64);
+    assert_values(t, (const double[]){ 517 }, 1, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(mse_loss_meta_follows_the_decomposition_strides, setup, teardown),
+        cmocka_unit_test_setup_teardown(loss_meta_integer_dtypes_follow_torch, setup, teardown),
+        cmocka_unit_test_setup_teardown(class_loss_meta_dtypes_follow_torch, setup, teardown),
+        cmocka_unit_test_setup_teardown(bce_weight_broadcasts_on_meta_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(loss_cpu_strides_follow_the_aten_kernels, setup, teardown),
+        cmocka_unit_test_setup_teardown(loss_cpu_values_round_as_torch, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
