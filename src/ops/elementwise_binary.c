@@ -94,7 +94,10 @@ static bool bool_pow_on_cpu(const mtk_op_call *call, const ew_binary_info *info,
 /* the common dtype: torch's meta rule (float8 wins) or result_type's */
 static mtk_dtype common_dtype(mtk_ctx *ctx, const mtk_tensor *a, const mtk_tensor *b, bool meta)
 {
-    if (a->dtype == b->dtype) return a->dtype; /* every promotion rule agrees */
+    /* equal dtypes: every promotion rule agrees, unless both are Python
+     * numbers (wrapped float64s, which count as the default dtype) */
+    bool wrapped = (a->flags & b->flags & MTK_TENSOR_WRAPPED_NUMBER) != 0;
+    if (a->dtype == b->dtype && !wrapped) return a->dtype;
     mtk_value v[2] = { mtk_value_tensor((mtk_tensor *)a), mtk_value_tensor((mtk_tensor *)b) };
     return meta ? mtk_meta_result_type(ctx, v, 2) : mtk_result_type(ctx, v, 2);
 }

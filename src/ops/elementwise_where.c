@@ -216,6 +216,16 @@ bool mtk_ew_clamp_meta(mtk_op_call *call)
             return false;
         memcpy(shape, next, (size_t)ndim * sizeof *shape);
     }
+    if (call->device == MTK_DEVICE_CPU) {
+        /* torch's cpu runs one TensorIterator kernel over the input and the
+         * tensor bounds (each converted to the result's dtype first), not
+         * the reference's chain of where/ge that its meta device replays */
+        ew_lay lays[3];
+        for (int32_t i = 0; i < f.nops; i++)
+            lays[i] = ew_lay_to(ew_lay_of(f.ops[i], call->device), f.ops[i]->dtype != dtype);
+        ew_lay one = ew_lay_elem(f.nops, lays);
+        return ew_set_output(call, dtype, &one);
+    }
     ew_lay bounds[2];
     int32_t k = 1;
     for (int32_t i = 0; i < 2; i++)

@@ -136,11 +136,22 @@ bool nn_cpu_dtype_error(mtk_op_call *call, const char *kernel, mtk_dtype dtype);
  * (torch._prims_common.are_strides_like_channels_last). */
 bool nn_strides_like_channels_last(const mtk_tensor *t);
 
+/* Whether a (4-D or 5-D) tensor's suggest_memory_format() is channels-last
+ * in torch's C++ (TensorImpl's rule: unlike nn_strides_like_channels_last,
+ * a dim's size, not its stride, decides whether it scales the minimum). */
+bool nn_suggests_channels_last(const mtk_tensor *t);
+
 /* The strides of an element-wise op between x and a contiguous tensor of
  * stats_shape[x->ndim] that broadcasts to x (a normalization's mean or
  * weight, as torch's meta decompositions compute `x - mean`): the
  * TensorIterator rule over both.  False (error set) when out of memory. */
 bool nn_strides_with_stats(mtk_op_call *call, const mtk_tensor *x, const int64_t *stats_shape, int64_t *stride_out);
+
+/* A meta tensor with t's shape and strides and `dtype` (UNDEFINED: t's),
+ * to replay torch's meta decompositions on with mtk's ops (the strides of
+ * the result are what the decomposition produces).  NULL for NULL t or
+ * out of memory. */
+mtk_tensor *nn_meta_standin(mtk_ctx *ctx, const mtk_tensor *t, mtk_dtype dtype);
 
 /* A tensor with shape[ndim] on the call's device with the given strides
  * (NULL: contiguous) as output slot 0 of a one-output call. */

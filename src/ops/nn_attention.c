@@ -5,9 +5,14 @@
  * take): the batch dims broadcast as matmul broadcasts them (query with
  * key, then the scores with value), with bmm's words for mismatched E or
  * S; enable_gqa repeats key/value heads (dim -3) to the query's; the mask
- * (bool: keep where true; float: added) must broadcast to the scores
- * (..., L, S) without adding dims.  is_causal masks j > i (top-left
- * aligned).  A row with nothing to attend to gives zeros, as torch's cpu.
+ * (bool: keep where true; float: added) broadcasts with the scores
+ * (..., L, S): on meta it may grow them (torch adds it out of place), on
+ * cpu not.  is_causal masks j > i (top-left aligned).  A row with nothing
+ * to attend to gives zeros, as torch's cpu.  torch's meta takes integer
+ * and bool queries (float32 weights, then a mixed-dtype matmul that its
+ * mm accepts and its bmm refuses); its cpu refuses them.  With L == 0 or
+ * an empty value torch answers zeros of (q.shape[:-1], Ev) checking only
+ * dtypes and dims (int64 for a bool query).
  *
  * The cpu kernel runs softmax(Q K^T * scale + mask) V per batch matrix
  * with OpenBLAS (float32 for float32/float16/bfloat16, float64 for
@@ -20,6 +25,7 @@
 #include "ops/elementwise.h"
 #include "core/scalar.h"
 #include "mtk/ops/nn.h"
+#include "mtk/ops/linalg.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -55,14 +61,30 @@ typedef struct sdpa_plan {
     int32_t nb;                       /* output batch dims                */
     int64_t batch[MTK_MAX_DIMS];      /* output batch shape               */
     int64_t scores_batch;             /* product of the scores' batch     */
+    int64_t scores_shape[MTK_MAX_DIMS];/* the scores' batch shape         */
+    int32_t n_scores_batch;
     int64_t out_batch;                /* product of the output's batch    */
     int64_t k_head_div, v_head_div;   /* GQA: key head = query head / div */
+    bool empty;                       /* torch's shortcut for L == 0 or an
+                                       * empty value: zeros of (q.shape[:-1],
+                                       * Ev), nothing else checked          */
 } sdpa_plan;
 
 static bool batch_broadcast(mtk_op_call *call, const int64_t *a, int32_t na, const int64_t *b, int32_t nb,
                             int64_t *out, int32_t *nout)
 {
     return mtk_broadcast_shapes(call->ctx, call->op->name, a, na, b, nb, out, nout);
+}
+
+/* torch's cpu flash-attention gates up to its attn_mask shape check. */
+static bool cpu_flash_gates_pass(mtk_op_call *call)
+{
+    const mtk_tensor *q = arg_tensor(call, ARG_Q), *k = arg_tensor(call, ARG_K), *v = arg_tensor(call, ARG_V);
+    if (call->args[ARG_DROPOUT].as.f > 0.0 || q->ndim != 4 || k->ndim != 4 || v->ndim != 4) return false;
+    if (q->shape[0] != k->shape[0] || q->shape[0] != v->shape[0]) return false;
+    int64_t hq = q->shape[1], hk = k->shape[1], hv = v->shape[1];
+    if (hq == hk && hq == hv) return true;
+    return arg_bool(call, ARG_GQA) && hk == hv && hk > 0 && hq % hk == 0;
 }
 
 static bool plan_sdpa(mtk_op_call *call, sdpa_plan *p)
@@ -79,11 +101,23 @@ static bool plan_sdpa(mtk_op_call *call, sdpa_plan *p)
                               "Expected query, key, and value to have the same dtype, but got query.dtype: %s "
                               "key.dtype: %s and value.dtype: %s instead.",
                               typeid_name(q->dtype), typeid_name(k->dtype), typeid_name(v->dtype));
-    if (mask && mask->dtype != MTK_BOOL && mask->dtype != q->dtype)
+    if (mask && mask->dtype != MTK_BOOL && mask->dtype != MTK_FLOAT32 && mask->dtype != q->dtype)
         return mtk_call_error(call, MTK_ERR_DTYPE,
                               "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                               "attn_mask.dtype: %s and  query.dtype: %s instead.",
                               typeid_name(mask->dtype), typeid_name(q->dtype));
+    p->empty = q->shape[q->ndim - 2] == 0 || mtk_tensor_numel(v) == 0;
+    if (p->empty) {
+        p->nb = q->ndim - 2;
+        memcpy(p->batch, q->shape, (size_t)p->nb * sizeof *p->batch);
+        p->L = q->shape[q->ndim - 2];
+        p->E = q->shape[q->ndim - 1];
+        p->S = 0;
+        p->Ev = v->shape[v->ndim - 1];
+        p->scores_batch = p->out_batch = nn_prod(p->batch, 0, p->nb);
+        p->k_head_div = p->v_head_div = 1;
+        return true;
+    }
     if (mask && arg_bool(call, ARG_CAUSAL))
         return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
                               "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True");
@@ -91,7 +125,9 @@ static bool plan_sdpa(mtk_op_call *call, sdpa_plan *p)
     if (dropout_p > 1.0)
         return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
                               "dropout probability has to be between 0 and 1, but got %g", dropout_p);
-    if (!mtk_dtype_is_floating(q->dtype) || mtk_dtype_is_float8(q->dtype))
+    /* torch's cpu kernels take floating types; its meta runs the math path
+     * on any (checked in sdpa_meta_matmul_check) */
+    if (call->device != MTK_DEVICE_META && (!mtk_dtype_is_floating(q->dtype) || mtk_dtype_is_float8(q->dtype)))
         return mtk_call_error(call, MTK_ERR_DTYPE, "expected scalar type Float but found %s",
                               mtk_dtype_cpp_name(q->dtype));
     // enable_gqa: key/value heads (dim -3) repeat_interleave'd to the query's
@@ -128,6 +164,8 @@ static bool plan_sdpa(mtk_op_call *call, sdpa_plan *p)
     p->E = q->shape[q->ndim - 1];
     p->S = k_shape[k->ndim - 2];
     p->scores_batch = nn_prod(sb, 0, nsb);
+    memcpy(p->scores_shape, sb, (size_t)nsb * sizeof *sb);
+    p->n_scores_batch = nsb;
     if (k_shape[k->ndim - 1] != p->E)
         return mtk_call_error(call, MTK_ERR_SHAPE,
                               "Expected size for first two dimensions of batch2 tensor to be: [%lld, %lld] but got: "
@@ -164,8 +202,10 @@ static bool plan_sdpa(mtk_op_call *call, sdpa_plan *p)
         }
         bool grows = ng != nt || memcmp(grown, target, (size_t)nt * sizeof *grown) != 0;
         if (call->device != MTK_DEVICE_META) {
-            /* torch's cpu adds the mask in place to the (L, S) scores */
-            if (mask->ndim < 2)
+            /* torch's cpu asks the mask's size(-2) when its flash kernel's
+             * earlier gates pass (no dropout, 4-D inputs of one batch
+             * size, heads equal or grouped with enable_gqa) */
+            if (mask->ndim < 2 && cpu_flash_gates_pass(call))
                 return mtk_call_error(call, MTK_ERR_INDEX,
                                       "Dimension out of range (expected to be in range of [-1, 0], but got -2)");
             if (grows)
@@ -183,15 +223,61 @@ static bool plan_sdpa(mtk_op_call *call, sdpa_plan *p)
     return true;
 }
 
+/* The last product of torch's math path, attn @ value, replayed on meta
+ * stand-ins: attn = scores (batch(q, k)..., L, S) + mask, out of place on
+ * meta so the mask may grow any of its dims, then matmul with the value
+ * (its heads repeated for GQA).  For an integer or bool query the weights
+ * are float32 (query * scale promotes) while the value keeps its dtype: a
+ * mix torch's meta mm accepts and its bmm refuses.  The product (its
+ * shape is the output's), or NULL with the error torch gives. */
+static mtk_tensor *sdpa_meta_product(mtk_op_call *call, const sdpa_plan *p)
+{
+    mtk_ctx *ctx = call->ctx;
+    const mtk_tensor *q = arg_tensor(call, ARG_Q), *v = arg_tensor(call, ARG_V), *mask = arg_tensor(call, ARG_MASK);
+    int64_t attn_shape[MTK_MAX_DIMS], grown[MTK_MAX_DIMS];
+    int32_t na = p->n_scores_batch + 2, ng = na;
+    memcpy(attn_shape, p->scores_shape, (size_t)p->n_scores_batch * sizeof *attn_shape);
+    attn_shape[na - 2] = p->L;
+    attn_shape[na - 1] = p->S;
+    if (mask) {
+        if (!mtk_broadcast_shapes(ctx, call->op->name, attn_shape, na, mask->shape, mask->ndim, grown, &ng))
+            return NULL;
+        memcpy(attn_shape, grown, (size_t)ng * sizeof *grown);
+        na = ng;
+    }
+    bool floating = mtk_dtype_is_floating(q->dtype);
+    mtk_dtype value_dtype = floating ? MTK_FLOAT32 : v->dtype;
+    mtk_tensor *attn = mtk_tensor_new(ctx, MTK_FLOAT32, attn_shape, na, NULL, MTK_DEVICE_META);
+    mtk_tensor *value;
+    if (p->v_head_div > 1) {
+        /* repeat_interleave'd heads: a new contiguous tensor */
+        int64_t shape[MTK_MAX_DIMS];
+        memcpy(shape, v->shape, (size_t)v->ndim * sizeof *shape);
+        shape[v->ndim - 3] *= p->v_head_div;
+        value = mtk_tensor_new(ctx, value_dtype, shape, v->ndim, NULL, MTK_DEVICE_META);
+    } else {
+        value = nn_meta_standin(ctx, v, value_dtype);
+    }
+    return attn && value ? mtk_matmul(ctx, attn, value) : NULL;
+}
+
 bool mtk_nn_sdpa_meta(mtk_op_call *call)
 {
     sdpa_plan p;
     if (!plan_sdpa(call, &p)) return false;
-    int64_t shape[MTK_MAX_DIMS];
-    memcpy(shape, p.batch, (size_t)p.nb * sizeof *shape);
-    shape[p.nb] = p.L;
-    shape[p.nb + 1] = p.Ev;
-    return nn_set_output(call, arg_tensor(call, ARG_Q)->dtype, shape, p.nb + 2, NULL);
+    const mtk_tensor *q = arg_tensor(call, ARG_Q);
+    if (p.empty) {
+        /* torch's shortcut: zeros(q dtype) + (q.sum() + k.sum() + v.sum()) * 0,
+         * which a bool query promotes to int64 */
+        int64_t shape[MTK_MAX_DIMS];
+        memcpy(shape, p.batch, (size_t)p.nb * sizeof *shape);
+        shape[p.nb] = p.L;
+        shape[p.nb + 1] = p.Ev;
+        return nn_set_output(call, q->dtype == MTK_BOOL ? MTK_INT64 : q->dtype, shape, p.nb + 2, NULL);
+    }
+    mtk_tensor *product = sdpa_meta_product(call, &p);
+    if (!product) return false;
+    return nn_set_output(call, q->dtype, product->shape, product->ndim, NULL);
 }
 
 mtk_op_cost mtk_nn_sdpa_cost(const mtk_op_call *call)
@@ -204,6 +290,7 @@ mtk_op_cost mtk_nn_sdpa_cost(const mtk_op_call *call)
         mtk_ctx_clear_error(ctx);
         return cost;
     }
+    if (p.empty) return cost; /* zeros and sums: nothing FlopCounterMode counts */
     cost.flops = 2 * p.scores_batch * p.L * p.S * p.E + 2 * p.out_batch * p.L * p.S * p.Ev;
     return cost;
 }
@@ -382,6 +469,11 @@ bool mtk_nn_sdpa_cpu(mtk_op_call *call)
     if (!plan_sdpa(call, &p)) return false;
     mtk_tensor *out = call->out[0];
     if (mtk_tensor_numel(out) == 0) return true;
+    if (p.empty) {
+        /* torch's shortcut: zeros */
+        memset(mtk_tensor_data(out), 0, (size_t)mtk_tensor_numel(out) * mtk_dtype_size(out->dtype));
+        return true;
+    }
     if (p.L > INT_MAX || p.S > INT_MAX || p.E > INT_MAX || p.Ev > INT_MAX)
         return mtk_call_error(call, MTK_ERR_NOT_IMPLEMENTED, "matrix sizes beyond INT_MAX are not supported");
     const mtk_tensor *q = arg_tensor(call, ARG_Q), *mask = arg_tensor(call, ARG_MASK);

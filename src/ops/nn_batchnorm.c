@@ -3,14 +3,18 @@
  * batch_norm normalizes each channel (dim 1) over the batch and spatial
  * dims: with training, by the batch's statistics, updating running_mean
  * and running_var in place (momentum, unbiased variance) as torch does on
- * cpu; else by the running statistics.  Its output keeps the input's
- * layout (torch's meta: empty_like).  instance_norm normalizes each
- * (sample, channel) and is contiguous; as torch, its running statistics
- * take the mean over the batch of the per-sample updates. */
+ * cpu; else by the running statistics.  instance_norm normalizes each
+ * (sample, channel); as torch, its running statistics take the mean over
+ * the batch of the per-sample updates.  Output strides are those of
+ * torch's meta decomposition (batch_norm_replay). */
 #include "ops/nn.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "mtk/ops/nn.h"
+#include "mtk/ops/convert.h"
+#include "mtk/ops/elementwise.h"
+#include "mtk/ops/reduce.h"
+#include "mtk/ops/view.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -113,7 +117,16 @@ typedef struct apply_job {
     int64_t groups, inner;
     const double *mean, *rstd, *weight, *bias; /* per group; weight/bias per channel */
     int64_t channels;                          /* weight index = group % channels    */
+    mtk_dtype chain;                           /* UNDEFINED: one rounding at the end;
+                                                * else each step rounded to it        */
 } apply_job;
+
+/* A double rounded through `dtype` (see nn_round). */
+static double rounded(double v, mtk_dtype dtype)
+{
+    nn_round(&v, 1, dtype);
+    return v;
+}
 
 static void apply_affine(int64_t begin, int64_t end, void *user)
 {
@@ -121,6 +134,18 @@ static void apply_affine(int64_t begin, int64_t end, void *user)
     for (int64_t row = begin; row < end; row++) {
         int64_t g = row % job->groups, c = g % job->channels;
         double *v = job->values + row * job->inner;
+        if (job->chain != MTK_DTYPE_UNDEFINED) {
+            /* torch's generic cpu kernel: ((x - mean) * invstd) * weight +
+             * bias in the input's (half) dtype, rounding every step */
+            mtk_dtype d = job->chain;
+            for (int64_t i = 0; i < job->inner; i++) {
+                double t = rounded(rounded(v[i] - job->mean[g], d) * job->rstd[g], d);
+                if (job->weight) t = rounded(t * job->weight[c], d);
+                if (job->bias) t = rounded(t + job->bias[c], d);
+                v[i] = t;
+            }
+            continue;
+        }
         double scale = job->rstd[g] * (job->weight ? job->weight[c] : 1.0);
         double shift = job->bias ? job->bias[c] : 0.0;
         for (int64_t i = 0; i < job->inner; i++) v[i] = (v[i] - job->mean[g]) * scale + shift;
@@ -131,7 +156,7 @@ static void apply_affine(int64_t begin, int64_t end, void *user)
  * number of distinct weight/running-stat entries (groups % channels picks
  * one).  Updates the running statistics when training. */
 static bool run_batch_norm(mtk_op_call *call, int64_t outer, int64_t groups, int64_t inner, int64_t channels,
-                           bool training)
+                           bool training, bool dense)
 {
     mtk_ctx *ctx = call->ctx;
     const mtk_tensor *x = arg_tensor(call, ARG_INPUT);
@@ -143,6 +168,18 @@ static bool run_batch_norm(mtk_op_call *call, int64_t outer, int64_t groups, int
     double *mean = nn_alloc(ctx, groups), *rstd = nn_alloc(ctx, groups);
     bool ok = values && mean && rstd && (!arg_tensor(call, ARG_WEIGHT) || w) && (!arg_tensor(call, ARG_BIAS) || b) &&
               (!rm_t || rm) && (!rv_t || rv);
+    /* half input, parameters of its dtype: torch's cpu rounds the batch
+     * statistics to it and, for a layout neither contiguous nor
+     * channels-last (`dense` false), runs a kernel rounding every step */
+    bool half = x->dtype == MTK_FLOAT16 || x->dtype == MTK_BFLOAT16;
+    const mtk_tensor *params[4] = { rm_t, rv_t, arg_tensor(call, ARG_WEIGHT), arg_tensor(call, ARG_BIAS) };
+    bool mixed = false;
+    for (int32_t i = 0; i < 4; i++)
+        if (params[i]) {
+            mixed = params[i]->dtype != x->dtype;
+            break;
+        }
+    mtk_dtype chain = half && !mixed && !dense ? x->dtype : MTK_DTYPE_UNDEFINED;
     if (ok) {
         if (training) {
             stats_job sj = { values, groups, outer, inner, mean, rstd };
@@ -162,13 +199,22 @@ static bool run_batch_norm(mtk_op_call *call, int64_t outer, int64_t groups, int
                 }
             }
             for (int64_t g = 0; g < groups; g++) rstd[g] = 1.0 / sqrt(rstd[g] + eps);
+            /* torch keeps the batch statistics in the parameters' dtype
+             * (the input's unless float32 parameters meet a half input) */
+            if (half && !mixed) {
+                nn_round(mean, groups, x->dtype);
+                nn_round(rstd, groups, x->dtype);
+            }
         } else {
             for (int64_t g = 0; g < groups; g++) {
                 mean[g] = rm[g % channels];
                 rstd[g] = 1.0 / sqrt(rv[g % channels] + eps);
             }
         }
-        apply_job aj = { values, groups, inner, mean, rstd, w, b, channels };
+        if (!training && chain != MTK_DTYPE_UNDEFINED)
+            for (int64_t g = 0; g < groups; g++) /* 1 / sqrt(running_var + eps) as half tensor ops */
+                rstd[g] = rounded(1.0 / rounded(sqrt(rounded(rv[g % channels] + eps, chain)), chain), chain);
+        apply_job aj = { values, groups, inner, mean, rstd, w, b, channels, chain };
         nn_parallel(outer * groups, 1 + 4096 / (inner + 1), apply_affine, &aj);
         nn_scatter(call->out[0], values);
         if (training && outer * inner > 0) {
@@ -179,6 +225,53 @@ static bool run_batch_norm(mtk_op_call *call, int64_t outer, int64_t groups, int
     double *buffers[] = { values, w, b, rm, rv, mean, rstd };
     for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) mtk_ctx_mfree(ctx, buffers[i]);
     return ok;
+}
+
+/* ------------------------------------------------------ output strides */
+
+/* [C] unsqueezed at the end up to `ndim` dims (_unsqueeze_to_dim). */
+static mtk_tensor *unsqueeze_to(mtk_ctx *ctx, mtk_tensor *t, int32_t ndim)
+{
+    while (t && t->ndim < ndim) t = mtk_unsqueeze(ctx, t, -1);
+    return t;
+}
+
+/* torch's meta batch_norm is native_batch_norm_helper's decomposition:
+ * training: (x - mean) * rstd with keepdim statistics of x over every dim
+ * but 1; else (x - rm) * invstd with the running statistics copied and
+ * unsqueezed to [C, 1...]; then [* weight] [+ bias] flattened and
+ * unsqueezed alike.  The strides of that chain, replayed on the meta
+ * stand-in xs and parameters ps (weight, bias, running mean, running
+ * var; NULLs allowed).  NULL (error set) on failure. */
+static mtk_tensor *batch_norm_replay(mtk_ctx *ctx, mtk_tensor *xs, mtk_tensor *const *ps, bool training)
+{
+    int32_t ndim = xs->ndim;
+    mtk_dtype opmath = xs->dtype == MTK_FLOAT16 || xs->dtype == MTK_BFLOAT16 ? MTK_FLOAT32 : xs->dtype;
+    mtk_tensor *mean = NULL, *scale = NULL;
+    if (training) {
+        int64_t dims[MTK_MAX_DIMS];
+        int32_t n = 0;
+        for (int32_t d = 0; d < ndim; d++)
+            if (d != 1) dims[n++] = d;
+        mtk_tensor *acc = mtk_to_dtype(ctx, xs, opmath);
+        mean = acc ? mtk_mean(ctx, acc, dims, n, true, MTK_DTYPE_UNDEFINED) : NULL;
+        scale = mean ? mtk_rsqrt(ctx, mean) : NULL;
+    } else {
+        mtk_tensor *rm = mtk_to(ctx, ps[2], MTK_DEVICE_META, opmath, true);
+        mtk_tensor *rv = mtk_to(ctx, ps[3], MTK_DEVICE_META, opmath, true);
+        mtk_tensor *sq = rv ? mtk_sqrt(ctx, rv) : NULL;
+        mean = rm ? unsqueeze_to(ctx, rm, ndim - 1) : NULL;
+        scale = sq ? unsqueeze_to(ctx, mtk_reciprocal(ctx, sq), ndim - 1) : NULL;
+    }
+    mtk_tensor *centered = mean ? mtk_sub(ctx, xs, mean) : NULL;
+    mtk_tensor *res = centered && scale ? mtk_mul(ctx, centered, scale) : NULL;
+    for (int32_t i = 0; i < 2 && res; i++) {
+        if (!ps[i]) continue;
+        mtk_tensor *flat = mtk_flatten(ctx, ps[i], 0, -1);
+        mtk_tensor *p = flat ? unsqueeze_to(ctx, flat, ndim - 1) : NULL;
+        res = !p ? NULL : i == 0 ? mtk_mul(ctx, res, p) : mtk_add(ctx, res, p);
+    }
+    return res;
 }
 
 /* ----------------------------------------------------------- batch_norm */
@@ -206,12 +299,15 @@ bool mtk_nn_batch_norm_meta(mtk_op_call *call)
         return mtk_call_error(call, MTK_ERR_DTYPE,
                               "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                               "`logical_xor()` operator instead.");
-    // torch's meta decomposes into element-wise ops over the input
-    // (x - mean) with mean of shape [1, C, 1, ...]
-    int64_t stride[MTK_MAX_DIMS], stats_shape[MTK_MAX_DIMS];
-    for (int32_t d = 0; d < x->ndim; d++) stats_shape[d] = d == 1 ? x->shape[1] : 1;
-    if (!nn_strides_with_stats(call, x, stats_shape, stride)) return false;
-    return nn_set_output(call, x->dtype, x->shape, x->ndim, stride);
+    mtk_ctx *ctx = call->ctx;
+    mtk_tensor *ps[4];
+    static const int32_t param_args[4] = { ARG_WEIGHT, ARG_BIAS, ARG_RUNNING_MEAN, ARG_RUNNING_VAR };
+    for (int32_t i = 0; i < 4; i++)
+        ps[i] = nn_meta_standin(ctx, arg_tensor(call, param_args[i]), MTK_DTYPE_UNDEFINED);
+    mtk_tensor *xs = nn_meta_standin(ctx, x, MTK_DTYPE_UNDEFINED);
+    mtk_tensor *res = xs ? batch_norm_replay(ctx, xs, ps, training) : NULL;
+    if (!res) return false;
+    return nn_set_output(call, x->dtype, x->shape, x->ndim, res->stride);
 }
 
 bool mtk_nn_batch_norm_cpu(mtk_op_call *call)
@@ -221,7 +317,9 @@ bool mtk_nn_batch_norm_cpu(mtk_op_call *call)
     if (!check_cpu_stats(call, training)) return false;
     if (x->ndim < 2) return true; /* C = 0: nothing to normalize */
     int64_t channels = x->shape[1];
-    return run_batch_norm(call, x->shape[0], channels, nn_prod(x->shape, 2, x->ndim), channels, training);
+    bool dense = mtk_tensor_is_contiguous(x) || (x->ndim == 4 && mtk_tensor_is_channels_last(x)) ||
+                 (x->ndim == 5 && mtk_tensor_is_channels_last_3d(x));
+    return run_batch_norm(call, x->shape[0], channels, nn_prod(x->shape, 2, x->ndim), channels, training, dense);
 }
 
 /* -------------------------------------------------------- instance_norm */
@@ -235,21 +333,57 @@ bool mtk_nn_instance_norm_meta(mtk_op_call *call)
         return mtk_call_error(call, MTK_ERR_SHAPE,
                               "Expected more than 1 spatial element when training, got input size %s",
                               torch_size(x->shape, x->ndim, buf, sizeof buf));
+    /* one running statistic without the other, as torch 2.13's meta
+     * answers it: a running_mean of another dtype than x is an undefined
+     * tensor to its update, a lone integer running_var fails its mean */
+    const mtk_tensor *rm = arg_tensor(call, ARG_RUNNING_MEAN), *rv = arg_tensor(call, ARG_RUNNING_VAR);
+    if (use_input_stats && rm && !rv && rm->dtype != x->dtype)
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                              "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #0 "
+                              "'self'");
+    if (use_input_stats && !rm && rv && !mtk_dtype_is_floating(rv->dtype))
+        return mtk_call_error(call, MTK_ERR_DTYPE,
+                              "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                              "complex dtype. Got: %s",
+                              mtk_dtype_cpp_name(rv->dtype));
     if (!use_input_stats && (!arg_tensor(call, ARG_RUNNING_MEAN) || !arg_tensor(call, ARG_RUNNING_VAR)))
         return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
                               "Expected running_mean and running_var to be defined when use_input_stats is false");
     if (x->ndim < 2)
         return mtk_call_error(call, MTK_ERR_INDEX, "Dimension out of range (expected to be in range of [-%d, %d], but got 1)",
                               x->ndim ? (int)x->ndim : 1, x->ndim ? (int)x->ndim - 1 : 0);
-    if (!mtk_dtype_is_floating(x->dtype))
+    if (use_input_stats && !mtk_dtype_is_floating(x->dtype))
         return mtk_call_error(call, MTK_ERR_DTYPE,
                               "mean(): could not infer output dtype. Input dtype must be either a floating point or "
                               "complex dtype. Got: %s",
                               mtk_dtype_cpp_name(x->dtype));
-    // batch_norm over x.view(1, N * C, ...) with the parameters repeated N times
+    if (x->dtype == MTK_BOOL)
+        return mtk_call_error(call, MTK_ERR_DTYPE,
+                              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                              "`logical_xor()` operator instead.");
+    // batch_norm over x.contiguous().view(1, N * C, ...) with the
+    // parameters repeated N times (contiguous), viewed back to x's shape
     int64_t n = x->shape[0];
     if (!check_batch_norm_params(call, n * x->shape[1], n, use_input_stats)) return false;
-    return nn_set_output(call, x->dtype, x->shape, x->ndim, NULL);
+    mtk_ctx *ctx = call->ctx;
+    int64_t shape[MTK_MAX_DIMS];
+    shape[0] = 1;
+    shape[1] = n * x->shape[1];
+    memcpy(shape + 2, x->shape + 2, sizeof(int64_t) * (size_t)(x->ndim - 2));
+    mtk_tensor *ps[4];
+    static const int32_t param_args[4] = { ARG_WEIGHT, ARG_BIAS, ARG_RUNNING_MEAN, ARG_RUNNING_VAR };
+    for (int32_t i = 0; i < 4; i++)
+        ps[i] = arg_tensor(call, param_args[i])
+                    ? mtk_tensor_new(ctx, arg_tensor(call, param_args[i])->dtype, shape + 1, 1, NULL,
+                                     MTK_DEVICE_META) /* repeated */
+                    : NULL;
+    mtk_tensor *xs = nn_meta_standin(ctx, x, MTK_DTYPE_UNDEFINED);
+    mtk_tensor *xc = xs ? mtk_contiguous(ctx, xs) : NULL;
+    mtk_tensor *xv = xc ? mtk_view(ctx, xc, shape, x->ndim) : NULL;
+    mtk_tensor *out = xv ? batch_norm_replay(ctx, xv, ps, use_input_stats) : NULL;
+    mtk_tensor *res = out ? mtk_view(ctx, out, x->shape, x->ndim) : NULL;
+    if (!res) return false;
+    return nn_set_output(call, x->dtype, x->shape, x->ndim, res->stride);
 }
 
 /* Whether a tensor has two elements at one address (a stride 0 over a
@@ -272,7 +406,9 @@ bool mtk_nn_instance_norm_cpu(mtk_op_call *call)
                               "unsupported operation: more than one element of the written-to tensor refers to a "
                               "single memory location. Please clone() the tensor before performing the operation.");
     int64_t channels = x->shape[1];
-    return run_batch_norm(call, 1, x->shape[0] * channels, nn_prod(x->shape, 2, x->ndim), channels, use_input_stats);
+    /* torch normalizes x.contiguous(): the dense kernel */
+    return run_batch_norm(call, 1, x->shape[0] * channels, nn_prod(x->shape, 2, x->ndim), channels, use_input_stats,
+                          true);
 }
 
 /* ------------------------------------------------------------- typed API */

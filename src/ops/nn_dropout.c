@@ -15,6 +15,7 @@
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "mtk/ops/nn.h"
+#include "mtk/ops/elementwise.h"
 #include "core/scalar.h"
 
 #include <math.h>
@@ -100,28 +101,27 @@ bool mtk_nn_dropout_meta(mtk_op_call *call)
         return true;
     }
     // out = x * noise; noise is empty_like(x) or (N, C, 1, ...) contiguous
-    mtk_tensor noise = plan.x;
-    if (is_feature(info->kind) && plan.p < 1.0) {
-        for (int32_t i = 2; i < noise.ndim; i++) noise.shape[i] = 1;
-        mtk_contiguous_strides(noise.shape, noise.ndim, noise.stride);
-        mtk_expand_strides(&noise, plan.x.shape, plan.x.ndim, noise.stride);
-        memcpy(noise.shape, plan.x.shape, (size_t)plan.x.ndim * sizeof *noise.shape);
-    } else {
-        mtk_dense_strides_like(&plan.x, noise.stride);
-    }
-    noise.storage_offset = 0;
-    const mtk_tensor *operands[2] = { &plan.x, &noise };
-    int64_t stride[MTK_MAX_DIMS];
+    // (a 0-dim zeros for p == 1): mtk's mul lays the product out as
+    // torch's meta does, float16/bfloat16 rules included
+    mtk_ctx *ctx = call->ctx;
+    mtk_tensor *x = mtk_tensor_new(ctx, input->dtype, plan.x.shape, plan.x.ndim, plan.x.stride, MTK_DEVICE_META);
+    int64_t noise_shape[MTK_MAX_DIMS], noise_stride[MTK_MAX_DIMS];
+    int32_t noise_ndim = plan.x.ndim;
+    memcpy(noise_shape, plan.x.shape, sizeof(int64_t) * (size_t)plan.x.ndim);
     if (plan.p == 1.0) {
-        /* input * zeros({}, input.options()): on torch's meta device the
-         * 0-dim zeros is an operand (expanded, it makes the layout go
-         * through the stride-sorting rule) */
-        noise.ndim = 0;
-        noise.device = MTK_DEVICE_META;
+        noise_ndim = 0;
+        mtk_contiguous_strides(noise_shape, 0, noise_stride);
+    } else if (is_feature(info->kind)) {
+        for (int32_t i = 2; i < noise_ndim; i++) noise_shape[i] = 1;
+        mtk_contiguous_strides(noise_shape, noise_ndim, noise_stride);
+    } else {
+        mtk_dense_strides_like(&plan.x, noise_stride);
     }
-    mtk_ti_output_strides(operands, 2, plan.x.shape, plan.x.ndim, stride);
+    mtk_tensor *noise = mtk_tensor_new(ctx, input->dtype, noise_shape, noise_ndim, noise_stride, MTK_DEVICE_META);
+    mtk_tensor *product = x && noise ? mtk_mul(ctx, x, noise) : NULL;
+    if (!product) return false;
     int32_t skip = plan.unbatched ? 1 : 0;
-    return nn_set_output(call, input->dtype, plan.x.shape + skip, plan.x.ndim - skip, stride + skip);
+    return nn_set_output(call, input->dtype, plan.x.shape + skip, plan.x.ndim - skip, product->stride + skip);
 }
 
 /* A uniform double in [0, 1) for (seed, index): splitmix64's mixer. */

@@ -8,9 +8,14 @@
  * composite that takes any mix.  Statistics are biased (divide by the
  * row length), computed in double. */
 #include "ops/nn.h"
+#include "ops/nn_fast.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "mtk/ops/nn.h"
+#include "mtk/ops/convert.h"
+#include "mtk/ops/elementwise.h"
+#include "mtk/ops/reduce.h"
+#include "mtk/ops/view.h"
 
 #include <float.h>
 #include <math.h>
@@ -147,7 +152,28 @@ bool mtk_nn_layer_norm_meta(mtk_op_call *call)
                               "mean(): could not infer output dtype. Input dtype must be either a floating point or "
                               "complex dtype. Got: %s",
                               mtk_dtype_cpp_name(x->dtype));
-    return nn_set_output(call, x->dtype, x->shape, x->ndim, NULL);
+    /* torch's meta runs native_layer_norm's decomposition: xc =
+     * x.contiguous() (weight, bias too), then (xc - mean) * rstd with
+     * keepdim statistics over the last n dims, [* weight] [+ bias]; its
+     * strides replayed on meta stand-ins */
+    mtk_ctx *ctx = call->ctx;
+    int64_t dims[MTK_MAX_DIMS];
+    for (int32_t i = 0; i < n; i++) dims[i] = x->ndim - n + i;
+    mtk_tensor *xs = nn_meta_standin(ctx, x, MTK_FLOAT32);
+    mtk_tensor *xc = xs ? mtk_contiguous(ctx, xs) : NULL;
+    mtk_tensor *mean = xc ? mtk_mean(ctx, xc, dims, n, true, MTK_DTYPE_UNDEFINED) : NULL;
+    mtk_tensor *centered = mean ? mtk_sub(ctx, xc, mean) : NULL;
+    mtk_tensor *rstd = mean ? mtk_rsqrt(ctx, mean) : NULL;
+    mtk_tensor *res = centered && rstd ? mtk_mul(ctx, centered, rstd) : NULL;
+    for (int32_t i = 0; i < 2 && res; i++) {
+        const mtk_tensor *p = arg_tensor(call, 2 + i);
+        if (!p) continue;
+        mtk_tensor *ps = nn_meta_standin(ctx, p, MTK_DTYPE_UNDEFINED);
+        mtk_tensor *pc = ps ? mtk_contiguous(ctx, ps) : NULL;
+        res = !pc ? NULL : i == 0 ? mtk_mul(ctx, res, pc) : mtk_add(ctx, res, pc);
+    }
+    if (!res) return false;
+    return nn_set_output(call, x->dtype, x->shape, x->ndim, res->stride);
 }
 
 bool mtk_nn_layer_norm_cpu(mtk_op_call *call)
@@ -164,6 +190,7 @@ bool mtk_nn_layer_norm_cpu(mtk_op_call *call)
     job.affine = AFFINE_LAST;
     job.eps = call->args[4].as.f;
     if (mtk_tensor_numel(x) == 0) return true;
+    if (mtk_nn_fast_norm(call->ctx, x, w, b, job.row_len, job.eps, false, call->out[0])) return true;
     return run_norm(call, x, w, b, mtk_tensor_numel(x) / job.row_len, &job);
 }
 
@@ -177,28 +204,30 @@ bool mtk_nn_rms_norm_meta(mtk_op_call *call)
     if (n < 0 || !check_normalized(call, ns, n, 1, true)) return false;
     if (!mtk_dtype_is_floating(x->dtype) || mtk_dtype_is_float8(x->dtype))
         return nn_cpu_dtype_error(call, "rms_norm", x->dtype);
-    /* composite: xc = x.contiguous(suggested format), then
-     * xc * rsqrt(mean(xc^2, keepdim)) [* weight]: element-wise strides
-     * over xc and the [..., 1, ..., 1] statistics (then the weight) */
+    /* torch's meta runs _fused_rms_norm's decomposition: up = x.to(opmath),
+     * r = rsqrt(mean(up^2, dims, keepdim) + eps), up * r [* weight], made
+     * contiguous unless x suggests channels-last, cast back; its strides
+     * replayed on meta stand-ins */
+    mtk_ctx *ctx = call->ctx;
     const mtk_tensor *w = arg_tensor(call, 2);
-    int64_t xc_stride[MTK_MAX_DIMS], stride[MTK_MAX_DIMS], stats_shape[MTK_MAX_DIMS];
-    bool channels_last = nn_strides_like_channels_last(x);
-    bool keeps = channels_last ? (x->ndim == 4 ? mtk_tensor_is_channels_last(x) : mtk_tensor_is_channels_last_3d(x))
-                               : mtk_tensor_is_contiguous(x);
-    if (keeps) memcpy(xc_stride, x->stride, sizeof(int64_t) * (size_t)x->ndim);
-    else if (channels_last) mtk_channels_last_strides(x->shape, x->ndim, xc_stride);
-    else mtk_contiguous_strides(x->shape, x->ndim, xc_stride);
-    mtk_tensor *xc = mtk_tensor_new(call->ctx, x->dtype, x->shape, x->ndim, xc_stride, MTK_DEVICE_META);
-    if (!xc) return false;
-    for (int32_t d = 0; d < x->ndim; d++) stats_shape[d] = d < x->ndim - n ? x->shape[d] : 1;
-    if (!nn_strides_with_stats(call, xc, stats_shape, stride)) return false;
-    if (w) {
-        mtk_tensor *normed = mtk_tensor_new(call->ctx, x->dtype, x->shape, x->ndim, stride, MTK_DEVICE_META);
-        if (!normed) return false;
-        const mtk_tensor *operands[2] = { normed, w };
-        mtk_ti_output_strides(operands, 2, x->shape, x->ndim, stride);
+    mtk_dtype opmath = x->dtype == MTK_FLOAT64 ? MTK_FLOAT64 : MTK_FLOAT32;
+    mtk_tensor *up = nn_meta_standin(ctx, x, MTK_DTYPE_UNDEFINED);
+    if (up && x->dtype != opmath) up = mtk_to_dtype(ctx, up, opmath);
+    int64_t dims[MTK_MAX_DIMS];
+    for (int32_t i = 0; i < n; i++) dims[i] = x->ndim - 1 - i;
+    mtk_tensor *sq = up ? mtk_pow_scalar(ctx, up, mtk_value_int(2)) : NULL;
+    mtk_tensor *ms = sq ? mtk_mean(ctx, sq, dims, n, true, MTK_DTYPE_UNDEFINED) : NULL;
+    mtk_tensor *shifted = ms ? mtk_add_scalar(ctx, ms, mtk_value_float(1e-6)) : NULL;
+    mtk_tensor *r = shifted ? mtk_rsqrt(ctx, shifted) : NULL;
+    mtk_tensor *res = r ? mtk_mul(ctx, up, r) : NULL;
+    if (res && w) {
+        mtk_tensor *ws = nn_meta_standin(ctx, w, MTK_DTYPE_UNDEFINED);
+        res = ws ? mtk_mul(ctx, res, ws) : NULL;
     }
-    return nn_set_output(call, x->dtype, x->shape, x->ndim, stride);
+    if (res && !nn_suggests_channels_last(x)) res = mtk_contiguous(ctx, res);
+    if (res && x->dtype != opmath) res = mtk_to_dtype(ctx, res, x->dtype);
+    if (!res) return false;
+    return nn_set_output(call, x->dtype, x->shape, x->ndim, res->stride);
 }
 
 bool mtk_nn_rms_norm_cpu(mtk_op_call *call)
@@ -213,6 +242,7 @@ bool mtk_nn_rms_norm_cpu(mtk_op_call *call)
     job.rms = true;
     job.eps = arg_is_none(call, 3) ? (x->dtype == MTK_FLOAT64 ? DBL_EPSILON : FLT_EPSILON) : call->args[3].as.f;
     if (mtk_tensor_numel(x) == 0) return true;
+    if (mtk_nn_fast_norm(call->ctx, x, w, NULL, job.row_len, job.eps, true, call->out[0])) return true;
     return run_norm(call, x, w, NULL, mtk_tensor_numel(x) / job.row_len, &job);
 }
 
@@ -269,7 +299,32 @@ bool mtk_nn_group_norm_meta(mtk_op_call *call)
                               "mean(): could not infer output dtype. Input dtype must be either a floating point or "
                               "complex dtype. Got: %s",
                               mtk_dtype_cpp_name(x->dtype));
-    return nn_set_output(call, x->dtype, x->shape, x->ndim, NULL);
+    /* torch.group_norm makes x contiguous (on meta; its cpu in the suggested
+     * memory format, a layout mtk does not follow), then its meta runs native_group_norm's decomposition: (xr - mean) *
+     * rstd over xr = x viewed as [N, G, C/G, HxW], viewed back, [* weight]
+     * [+ bias] (as [1, C, 1...]); its strides replayed on meta stand-ins */
+    mtk_ctx *ctx = call->ctx;
+    mtk_tensor *xs = nn_meta_standin(ctx, x, MTK_FLOAT32);
+    mtk_tensor *xc = xs ? mtk_contiguous(ctx, xs) : NULL;
+    int64_t groups = arg_int(call, 1);
+    const int64_t grouped[4] = { x->shape[0], groups, x->shape[1] / groups, nn_prod(x->shape, 2, x->ndim) };
+    const int64_t dims[2] = { 2, 3 };
+    mtk_tensor *xr = xc ? mtk_reshape(ctx, xc, grouped, 4) : NULL;
+    mtk_tensor *mean = xr ? mtk_mean(ctx, xr, dims, 2, true, MTK_DTYPE_UNDEFINED) : NULL;
+    mtk_tensor *centered = mean ? mtk_sub(ctx, xr, mean) : NULL;
+    mtk_tensor *rstd = mean ? mtk_rsqrt(ctx, mean) : NULL;
+    mtk_tensor *normed = centered && rstd ? mtk_mul(ctx, centered, rstd) : NULL;
+    mtk_tensor *res = normed ? mtk_view(ctx, normed, x->shape, x->ndim) : NULL;
+    for (int32_t i = 0; i < 2 && res; i++) {
+        const mtk_tensor *p = arg_tensor(call, 2 + i);
+        if (!p) continue;
+        mtk_tensor *pu = nn_meta_standin(ctx, p, MTK_DTYPE_UNDEFINED); /* [C] unsqueezed to [1, C, 1...] */
+        for (int32_t d = 0; pu && d < x->ndim; d++)
+            if (d != 1) pu = mtk_unsqueeze(ctx, pu, d);
+        res = !pu ? NULL : i == 0 ? mtk_mul(ctx, res, pu) : mtk_add(ctx, res, pu);
+    }
+    if (!res) return false;
+    return nn_set_output(call, x->dtype, x->shape, x->ndim, res->stride);
 }
 
 bool mtk_nn_group_norm_cpu(mtk_op_call *call)

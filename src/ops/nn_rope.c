@@ -57,7 +57,9 @@ static bool check_rope(mtk_op_call *call, mtk_dtype *dtype)
     mtk_value values[3] = { call->args[0], call->args[1], call->args[2] };
     *dtype = mtk_result_type(call->ctx, values, 3);
     if (*dtype == MTK_DTYPE_UNDEFINED) return false;
-    if (*dtype == MTK_BOOL)
+    /* rotate negates x: a bool x is refused whatever cos/sin are (torch's
+     * "Negation, the `-` operator, on a bool tensor is not supported") */
+    if (*dtype == MTK_BOOL || x->dtype == MTK_BOOL)
         return mtk_call_error(call, MTK_ERR_DTYPE, "rope needs numbers, not bool tensors");
     return true;
 }

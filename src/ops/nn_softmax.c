@@ -2,15 +2,23 @@
  *
  * dim=None picks F.softmax's legacy implicit dim (0 for 0-, 1- and 3-D
  * inputs, else 1; torch warns, mtk does not).  dtype casts the input first.
- * The output is contiguous, of dtype `dtype` or the input's.  torch's meta
+ * The output has dtype `dtype` or the input's; softmax's is contiguous,
+ * log_softmax's on meta has its decomposition's strides (size-1 dims).  torch's meta
  * accepts any dtype while its cpu kernels take floating types only: mtk
  * does the same (the cpu refusal names torch's kernel). */
 #include "ops/nn.h"
+#include "ops/nn_fast.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "mtk/ops/nn.h"
+#include "mtk/ops/convert.h"
+#include "mtk/ops/elementwise.h"
+#include "mtk/ops/index.h"
+#include "mtk/ops/reduce.h"
+#include "mtk/ops/view.h"
 
 #include <math.h>
+#include <string.h>
 
 const nn_softmax_info mtk_nn_softmax_info = { false };
 const nn_softmax_info mtk_nn_log_softmax_info = { true };
@@ -53,13 +61,51 @@ static bool softmax_args(mtk_op_call *call, int32_t *dim_out, mtk_dtype *dtype_o
     return true;
 }
 
+/* torch's meta log_softmax is its decomposition: xc = x.contiguous(), then
+ * (xc - amax(xc, dim, keepdim)) - log(sum(exp(..), dim, keepdim)) (an
+ * empty dim padded with one -inf first), so size-1 dims keep xc's odd
+ * strides.  The strides of that chain, replayed on float32 meta stand-ins
+ * (dtypes and casts do not change them). */
+static bool log_softmax_strides(mtk_op_call *call, const mtk_tensor *x, int32_t dim, mtk_dtype dtype,
+                               int64_t *stride)
+{
+    mtk_ctx *ctx = call->ctx;
+    mtk_tensor *like = mtk_tensor_new(ctx, x->dtype, x->shape, x->ndim, x->stride, MTK_DEVICE_META);
+    if (like && dtype != x->dtype) like = mtk_to_dtype(ctx, like, dtype); /* dtype=: cast first */
+    if (like) like = mtk_tensor_new(ctx, MTK_FLOAT32, x->shape, x->ndim, like->stride, MTK_DEVICE_META);
+    mtk_tensor *xc = like ? mtk_contiguous(ctx, like) : NULL;
+    if (!xc) return false;
+    const int64_t dims[1] = { dim };
+    mtk_tensor *padded = xc;
+    if (x->ndim > 0 && x->shape[dim] == 0) {
+        int64_t pad_shape[MTK_MAX_DIMS];
+        memcpy(pad_shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+        pad_shape[dim] = 1;
+        mtk_tensor *parts[2] = { xc, mtk_tensor_new(ctx, MTK_FLOAT32, pad_shape, x->ndim, NULL, MTK_DEVICE_META) };
+        padded = parts[1] ? mtk_cat(ctx, parts, 2, dim) : NULL;
+        if (!padded) return false;
+    }
+    mtk_tensor *max = mtk_amax(ctx, padded, dims, 1, true);
+    mtk_tensor *shifted = max ? mtk_sub(ctx, xc, max) : NULL;
+    mtk_tensor *exps = shifted ? mtk_exp(ctx, shifted) : NULL;
+    mtk_tensor *sums = exps ? mtk_sum(ctx, exps, dims, 1, true, MTK_DTYPE_UNDEFINED) : NULL;
+    mtk_tensor *logs = sums ? mtk_log(ctx, sums) : NULL;
+    mtk_tensor *result = logs ? mtk_sub(ctx, shifted, logs) : NULL;
+    if (!result) return false;
+    memcpy(stride, result->stride, sizeof(int64_t) * (size_t)x->ndim);
+    return true;
+}
+
 bool mtk_nn_softmax_meta(mtk_op_call *call)
 {
     const mtk_tensor *x = arg_tensor(call, 0);
     int32_t dim = 0;
     mtk_dtype dtype = MTK_DTYPE_UNDEFINED;
     if (!softmax_args(call, &dim, &dtype)) return false;
-    return nn_set_output(call, dtype, x->shape, x->ndim, NULL);
+    if (!((const nn_softmax_info *)call->op->info)->log) return nn_set_output(call, dtype, x->shape, x->ndim, NULL);
+    int64_t stride[MTK_MAX_DIMS];
+    if (!log_softmax_strides(call, x, dim, dtype, stride)) return false;
+    return nn_set_output(call, dtype, x->shape, x->ndim, stride);
 }
 
 typedef struct softmax_job {
@@ -102,6 +148,7 @@ bool mtk_nn_softmax_cpu(mtk_op_call *call)
     if (!mtk_dtype_is_floating(dtype) || mtk_dtype_is_float8(dtype))
         return nn_cpu_dtype_error(call, info->log ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl",
                                   dtype);
+    if (mtk_nn_fast_softmax(call->ctx, x, dim, info->log, out)) return true; /* contiguous last dim */
     double *values = nn_gather(call->ctx, x);
     if (!values) return false;
     if (dtype != x->dtype) {

@@ -201,6 +201,22 @@ bool nn_strides_like_channels_last(const mtk_tensor *t)
     return true;
 }
 
+bool nn_suggests_channels_last(const mtk_tensor *t)
+{
+    static const int32_t order4[] = { 1, 3, 2, 0 }, order5[] = { 1, 4, 3, 2, 0 };
+    const int32_t *order = t->ndim == 4 ? order4 : t->ndim == 5 ? order5 : NULL;
+    if (!order || t->stride[1] == 0) return false;
+    int64_t min = 0;
+    for (int32_t k = 0; k < t->ndim; k++) {
+        int32_t d = order[k];
+        if (t->shape[d] == 0 || t->stride[d] < min) return false;
+        if (d == 0 && min == t->stride[1]) return false;
+        min = t->stride[d];
+        if (t->shape[d] > 1) min *= t->shape[d];
+    }
+    return true;
+}
+
 bool nn_strides_with_stats(mtk_op_call *call, const mtk_tensor *x, const int64_t *stats_shape, int64_t *stride_out)
 {
     mtk_tensor *stats = mtk_tensor_new(call->ctx, x->dtype, stats_shape, x->ndim, NULL, MTK_DEVICE_META);
@@ -208,6 +224,13 @@ bool nn_strides_with_stats(mtk_op_call *call, const mtk_tensor *x, const int64_t
     const mtk_tensor *operands[2] = { x, stats };
     mtk_ti_output_strides(operands, 2, x->shape, x->ndim, stride_out);
     return true;
+}
+
+mtk_tensor *nn_meta_standin(mtk_ctx *ctx, const mtk_tensor *t, mtk_dtype dtype)
+{
+    if (!t) return NULL;
+    return mtk_tensor_new(ctx, dtype == MTK_DTYPE_UNDEFINED ? t->dtype : dtype, t->shape, t->ndim, t->stride,
+                          MTK_DEVICE_META);
 }
 
 bool nn_set_output(mtk_op_call *call, mtk_dtype dtype, const int64_t *shape, int32_t ndim, const int64_t *stride)

@@ -209,11 +209,10 @@ for _module in _family_modules():
     FAMILY_FUNCTIONAL |= set(getattr(_module, "FUNCTIONAL", ()))
 OPS += FAMILY_OPS
 # Families whose ops are in mtk's table but do not yet agree with torch on
-# every case (issue 3's open work: the nn family — norms' strides on size-1
-# dims, losses' and attention's dtype rules).  The default run leaves them
-# out so that it stays a true gate for everything else; name them to test
-# them: MTK_ORACLE_FAMILIES=nn python3 tests/oracle/harness.py ...
-PENDING_FAMILIES = {"nn"}
+# every case: the default run leaves them out so that it stays a true gate
+# for everything else; name them to test them (MTK_ORACLE_FAMILIES=nn
+# python3 tests/oracle/harness.py ...).  None today: every family is in.
+PENDING_FAMILIES: set = set()
 
 if os.environ.get("MTK_ORACLE_FAMILIES"):   # e.g. "view,linalg": test only these families
     OPS = [op for op in OPS if op.family in os.environ["MTK_ORACLE_FAMILIES"].split(",")]

@@ -169,13 +169,27 @@ def b_dropout(g: Gen, op, ok: bool) -> Call:
     training = g.pick(["True", "False"])
     if g.values and p not in ("0.0", "1.0"):
         training = "False"
-    if g.chance(0.5):
+    # in "values" mode p and training are keywords: the generic invalid
+    # variant drops the last positional, which must not leave a random
+    # dropout (p=0.5, training=True by default)
+    if g.chance(0.5) and not g.values:
         args.append(p)
     else:
         kwargs.append(("p", p))
-    if g.chance(0.7):
+    if g.chance(0.7) or (g.values and training == "False"):
         kwargs.append(("training", training))
     return Call(op.name, args, kwargs)
+
+
+def _stats_input(g: Gen, shape, dtype: str):
+    """The input of a normalization that computes statistics.  In "values"
+    mode no expand: a constant row/group has zero variance, where torch's
+    float32 kernels answer rounding noise amplified by 1/sqrt(eps) (up to
+    ~1e-4), not a value to compare with."""
+    x = g.tensor(shape, dtype)
+    if g.values and "expand(" in x.text:
+        x = g.leaf(shape, dtype)
+    return x
 
 
 def _normalized(g: Gen, ok: bool, shape):
@@ -188,7 +202,8 @@ def _normalized(g: Gen, ok: bool, shape):
 
 def b_layer_norm(g: Gen, op, ok: bool) -> Call:
     dt = _dtype(g, op, ok)
-    x = g.tensor(g.shape(1, 4), dt)
+    shape = g.shape(1, 4)
+    x = g.tensor(shape, dt) if op.name == "rms_norm" else _stats_input(g, shape, dt)
     ns = _normalized(g, ok, x.shape)
     pd = _param_dtype(g, dt)
     wshape = ns if ok or g.chance(0.5) else ns + [1]
@@ -210,9 +225,11 @@ def b_group_norm(g: Gen, op, ok: bool) -> Call:
     per = g.randint(1, 2)
     c = groups * per
     shape = [g.randint(1, 3), c] + [g.randint(1, 3) for _ in range(g.randint(0, 2))]
+    if g.values and per * _numel(shape[2:]) == 1:
+        shape.append(2)             # no 1-element groups (see _stats_input)
     if not ok and g.chance(0.5):
         groups = g.pick([c + 1, 0, -1, groups]) if c > 1 else 2
-    x = g.tensor(shape, dt)
+    x = _stats_input(g, shape, dt)
     pd = _param_dtype(g, dt)
     wc = c if ok or g.chance(0.5) else c + 1
     args = [x.text, str(groups), _opt(g, 0.6, g.tensor([wc], pd).text), _opt(g, 0.5, g.tensor([c], pd).text)]
@@ -231,7 +248,7 @@ def b_batch_norm(g: Gen, op, ok: bool) -> Call:
             shape[2] = 2
         if not instance and shape[0] * _numel(shape[2:]) == 1:
             shape[0] = 2
-    x = g.tensor(shape, dt)
+    x = _stats_input(g, shape, dt) if training else g.tensor(shape, dt)
     c = shape[1]
     pd = _param_dtype(g, dt)
     stat_c = c if ok or g.chance(0.5) else c + 1

@@ -86,13 +86,13 @@ def test_cpu_metadata_equals_meta_metadata(op, runs):
         pytest.fail(_report(op, harness.seed(), problems), pytrace=False)
 
 
-def _values_diff(mtk, ref, with_values):
+def _values_diff(mtk, ref, with_values, op=None):
     """None when mtk's cpu answer has torch's shape, dtype and values."""
     if isinstance(ref, list) or isinstance(mtk, list):
         if not (isinstance(ref, list) and isinstance(mtk, list)) or len(ref) != len(mtk):
             return "different result structure"
         for i, (a, b) in enumerate(zip(mtk, ref)):
-            why = _values_diff(a, b, with_values)
+            why = _values_diff(a, b, with_values, op)
             if why:
                 return "[%d] %s" % (i, why)
         return None
@@ -105,7 +105,7 @@ def _values_diff(mtk, ref, with_values):
         return why
     if "values" not in mtk:
         return "mtk printed no values"
-    if not harness.values_equal(mtk["values"], ref["values"], ref["dtype"]):
+    if not harness.values_equal(mtk["values"], ref["values"], ref["dtype"], op):
         return "values differ"
     return None
 
@@ -138,7 +138,7 @@ def test_cpu_values_equal_torch_values(op, runs):
                 continue
             problems.append(_line(expr, "mtk:  ", cpu, "torch:", ref, "mtk refused a valid call"))
             continue
-        why = _values_diff(cpu, ref, spec.has_values)
+        why = _values_diff(cpu, ref, spec.has_values, op)
         if why:
             problems.append(_line(expr, "mtk:  ", cpu, "torch:", ref, why))
     if problems:

@@ -13,6 +13,8 @@
 
 #include "mtk/mtk.h"
 #include "mtk/ops/nn.h"
+#include "mtk/ops/convert.h"
+#include "mtk/ops/view.h"
 #include "ops/registry.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -392,6 +394,203 @@ static void dropout_mask_is_deterministic_for_a_seed(void **state)
     assert_true(kept > 16 && kept < 48);
 }
 
+/* ------------------------------------------ torch 2.13's meta decompositions */
+
+/* A meta tensor of `dtype` with the given shape and strides. */
+static mtk_tensor *strided(mtk_ctx *ctx, mtk_dtype dtype, int32_t ndim, const int64_t *shape, const int64_t *stride)
+{
+    mtk_tensor *t = mtk_tensor_new(ctx, dtype, shape, ndim, stride, MTK_DEVICE_META);
+    assert_non_null(t);
+    return t;
+}
+
+static void log_softmax_keeps_odd_size_one_strides_on_meta(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* transpose(f32[1,3,5], 0, 1): torch's meta log_softmax is its
+     * decomposition (x.contiguous() - logsumexp), softmax a real kernel */
+    mtk_tensor *x = strided(ctx, MTK_FLOAT32, 3, SHAPE(3, 1, 5), SHAPE(5, 15, 1));
+    assert_strides(mtk_log_softmax(ctx, x, 0, MTK_DTYPE_UNDEFINED), SHAPE(5, 15, 1));
+    assert_strides(mtk_log_softmax(ctx, x, 0, MTK_FLOAT64), SHAPE(5, 15, 1));
+    assert_strides(mtk_softmax(ctx, x, 0, MTK_DTYPE_UNDEFINED), SHAPE(5, 5, 1));
+    /* movedim(narrow(f16[1,4], 1, 0, 3), 0, 1) with dtype=bf16 */
+    x = strided(ctx, MTK_FLOAT16, 2, SHAPE(3, 1), SHAPE(1, 4));
+    assert_strides(mtk_log_softmax(ctx, x, 0, MTK_BFLOAT16), SHAPE(1, 3));
+    mtk_ctx_free(ctx);
+}
+
+static void norms_have_the_strides_of_torch_meta_decompositions(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* layer_norm(transpose(f64[1,3], 0, 1), [3, 1]) */
+    mtk_tensor *x = strided(ctx, MTK_FLOAT64, 2, SHAPE(3, 1), SHAPE(1, 3));
+    assert_strides(mtk_layer_norm(ctx, x, SHAPE(3, 1), 2, NULL, NULL, 1e-5), SHAPE(1, 3));
+    /* rms_norm(transpose(narrow(f32[3,4,5], 1, 1, 1), 1, 2), [1]) */
+    x = strided(ctx, MTK_FLOAT32, 3, SHAPE(3, 5, 1), SHAPE(20, 1, 5));
+    assert_strides(mtk_rms_norm(ctx, x, SHAPE(1), 1, NULL, NAN), SHAPE(5, 1, 5));
+    /* rms_norm of a layout python's are_strides_like_channels_last calls
+     * channels-last and torch's C++ suggest_memory_format does not */
+    x = strided(ctx, MTK_FLOAT32, 4, SHAPE(3, 4, 4, 1), SHAPE(16, 1, 4, 1));
+    assert_strides(mtk_rms_norm(ctx, x, SHAPE(4, 1), 2, META(ctx, MTK_FLOAT32, 4, 1), NAN), SHAPE(16, 4, 1, 1));
+    /* group_norm(transpose(f64[1,2], 0, 1), 1); channels-last-like: contiguous */
+    x = strided(ctx, MTK_FLOAT64, 2, SHAPE(2, 1), SHAPE(1, 2));
+    assert_strides(mtk_group_norm(ctx, x, 1, NULL, NULL, 1e-5), SHAPE(1, 2));
+    x = strided(ctx, MTK_BFLOAT16, 4, SHAPE(1, 4, 2, 3), SHAPE(24, 1, 12, 4));
+    assert_strides(mtk_group_norm(ctx, x, 2, NULL, NULL, 1e-5), SHAPE(24, 6, 3, 1));
+    /* batch_norm(select(transpose(f64[2,4,1], 2, 0), 1, 1), ...) in eval */
+    x = strided(ctx, MTK_FLOAT64, 2, SHAPE(1, 2), SHAPE(1, 4));
+    assert_strides(mtk_batch_norm(ctx, x, META(ctx, MTK_FLOAT64, 2), META(ctx, MTK_FLOAT64, 2), NULL, NULL, false, 0.1,
+                                  1e-5),
+                   SHAPE(2, 1));
+    /* instance_norm(transpose(f64[1,3,2,1], 0, 3), ...): contiguous, view back */
+    x = strided(ctx, MTK_FLOAT64, 4, SHAPE(1, 3, 2, 1), SHAPE(1, 2, 1, 6));
+    assert_strides(mtk_instance_norm(ctx, x, NULL, NULL, NULL, META(ctx, MTK_FLOAT64, 3), true, 0.1, 1e-5),
+                   SHAPE(6, 2, 1, 6));
+    /* instance_norm of uint8 with running statistics (no input stats): meta accepts */
+    mtk_tensor *y = mtk_instance_norm(ctx, META(ctx, MTK_UINT8, 3, 2, 2, 3), META(ctx, MTK_UINT8, 2),
+                                      META(ctx, MTK_UINT8, 2), NULL, NULL, false, 0.1, 1e-5);
+    assert_non_null(y);
+    assert_int_equal(y->dtype, MTK_UINT8);
+    /* a running_mean alone: fine of x's dtype, refused of another */
+    assert_non_null(mtk_instance_norm(ctx, META(ctx, MTK_FLOAT32, 3, 2, 3), META(ctx, MTK_FLOAT32, 2), NULL, NULL, NULL,
+                                      true, 0.1, 1e-5));
+    assert_null(mtk_instance_norm(ctx, META(ctx, MTK_FLOAT32, 3, 2, 3), META(ctx, MTK_FLOAT16, 2), NULL, NULL, NULL,
+                                  true, 0.1, 1e-5));
+    assert_error(ctx, MTK_ERR_INVALID_ARGUMENT, "Expected a proper Tensor but got None");
+    mtk_ctx_free(ctx);
+}
+
+static void dropout_lays_out_half_products_as_torch(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* narrow(transpose(bf16[4,3,5], 1, 0), 0, -1, 1): torch's meta mul of
+     * two bfloat16 tensors gives (20, 5, 1), of float32 ones (5, 5, 1) */
+    mtk_tensor *x = strided(ctx, MTK_BFLOAT16, 3, SHAPE(1, 4, 5), SHAPE(5, 15, 1));
+    assert_strides(mtk_dropout(ctx, x, 0.2, true, false), SHAPE(20, 5, 1));
+    x = strided(ctx, MTK_FLOAT32, 3, SHAPE(1, 4, 5), SHAPE(5, 15, 1));
+    assert_strides(mtk_dropout(ctx, x, 0.2, true, false), SHAPE(5, 5, 1));
+    mtk_ctx_free(ctx);
+}
+
+static void attention_takes_integer_queries_on_meta_only(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* float32 weights @ int32 value: torch's meta mm mixes dtypes */
+    mtk_tensor *y = mtk_scaled_dot_product_attention(ctx, META(ctx, MTK_INT32, 2, 3), META(ctx, MTK_INT32, 4, 3),
+                                                     META(ctx, MTK_INT32, 4, 5), META(ctx, MTK_FLOAT32, 2, 4), 0, false,
+                                                     NAN, false);
+    assert_shape(y, 2, SHAPE(2, 5));
+    assert_int_equal(y->dtype, MTK_INT32);
+    /* ... its bmm does not */
+    assert_null(mtk_scaled_dot_product_attention(ctx, META(ctx, MTK_INT32, 2, 4), META(ctx, MTK_INT32, 3, 4),
+                                                 META(ctx, MTK_INT32, 5, 3, 4), NULL, 0, false, NAN, false));
+    mtk_ctx_clear_error(ctx);
+    /* L == 0: zeros(q dtype) + sums * 0, int64 for a bool query */
+    y = mtk_scaled_dot_product_attention(ctx, META(ctx, MTK_BOOL, 3, 1, 0, 3), META(ctx, MTK_BOOL, 3, 1, 4, 3),
+                                         META(ctx, MTK_BOOL, 1, 5, 1), NULL, 0, false, NAN, true);
+    assert_shape(y, 4, SHAPE(3, 1, 0, 1));
+    assert_int_equal(y->dtype, MTK_INT64);
+    mtk_ctx_free(ctx);
+}
+
+static mtk_tensor *cpu_zeros(mtk_ctx *ctx, mtk_dtype dtype, int32_t ndim, const int64_t *shape)
+{
+    mtk_tensor *t = mtk_tensor_new(ctx, dtype, shape, ndim, NULL, MTK_DEVICE_CPU);
+    assert_non_null(t);
+    assert_true(mtk_tensor_alloc_storage(t));
+    memset(mtk_tensor_data(t), 0, (size_t)mtk_tensor_numel(t) * mtk_dtype_size(dtype));
+    return t;
+}
+#define ZEROS(ctx, dtype, ...) cpu_zeros(ctx, dtype, NDIM(__VA_ARGS__), SHAPE(__VA_ARGS__))
+
+static void attention_cpu_follows_torch_shortcuts_and_gates(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* an empty value: zeros of (q.shape[:-1], Ev), key's S unchecked */
+    mtk_tensor *q = CPU(ctx, linspace(ctx, -1, 1, 24), 3, 2, 4);
+    mtk_tensor *y = mtk_scaled_dot_product_attention(ctx, q, ZEROS(ctx, MTK_FLOAT32, 3, 5, 7),
+                                                     ZEROS(ctx, MTK_FLOAT32, 3, 0, 4), NULL, 0, false, NAN, false);
+    assert_close(y, (const double[24]){ 0 }, 24);
+    /* integer queries: torch's cpu refuses, unless the shortcut answers */
+    assert_null(mtk_scaled_dot_product_attention(ctx, ZEROS(ctx, MTK_INT32, 3, 2, 4), ZEROS(ctx, MTK_INT32, 3, 3, 4),
+                                                 ZEROS(ctx, MTK_INT32, 3, 3, 4), NULL, 0, false, NAN, false));
+    assert_error(ctx, MTK_ERR_DTYPE, "expected scalar type Float but found Int");
+    y = mtk_scaled_dot_product_attention(ctx, ZEROS(ctx, MTK_INT32, 3, 0, 4), ZEROS(ctx, MTK_INT32, 3, 3, 4),
+                                         ZEROS(ctx, MTK_INT32, 3, 3, 4), NULL, 0, false, NAN, false);
+    assert_shape(y, 3, SHAPE(3, 0, 4));
+    /* a 1-D mask: refused where the flash kernel's gates ask its size(-2) */
+    mtk_tensor *m = ZEROS(ctx, MTK_FLOAT32, 5);
+    assert_null(mtk_scaled_dot_product_attention(ctx, ZEROS(ctx, MTK_FLOAT32, 3, 2, 1, 4),
+                                                 ZEROS(ctx, MTK_FLOAT32, 3, 2, 5, 4), ZEROS(ctx, MTK_FLOAT32, 3, 2, 5, 4),
+                                                 m, 0, false, NAN, false));
+    assert_error(ctx, MTK_ERR_INDEX, "Dimension out of range");
+    assert_non_null(mtk_scaled_dot_product_attention(ctx, ZEROS(ctx, MTK_FLOAT32, 3, 2, 1, 4),
+                                                     ZEROS(ctx, MTK_FLOAT32, 1, 2, 5, 4),
+                                                     ZEROS(ctx, MTK_FLOAT32, 3, 2, 5, 4), m, 0, false, NAN, false));
+    /* a float32 mask with a float16 query (torch's values) */
+    mtk_tensor *qh = mtk_to_dtype(ctx, CPU(ctx, linspace(ctx, -1, 1, 24), 1, 2, 3, 4), MTK_FLOAT16);
+    mtk_tensor *kh = mtk_to_dtype(ctx, CPU(ctx, linspace(ctx, -2, 1, 40), 1, 2, 5, 4), MTK_FLOAT16);
+    mtk_tensor *vh = mtk_to_dtype(ctx, CPU(ctx, linspace(ctx, 0, 3, 20), 1, 2, 5, 2), MTK_FLOAT16);
+    y = mtk_scaled_dot_product_attention(ctx, qh, kh, vh, CPU(ctx, linspace(ctx, -1, 0.5, 5), 1, 5), 0, false, NAN,
+                                         false);
+    assert_non_null(y);
+    assert_int_equal(y->dtype, MTK_FLOAT16);
+    static const double want[] = { 0.53125, 0.689453125, 0.66552734375, 0.8232421875, 0.79541015625, 0.95361328125,
+                                   2.48828125, 2.646484375, 2.578125, 2.736328125, 2.646484375, 2.8046875 };
+    mtk_tensor *y32 = mtk_to_dtype(ctx, y, MTK_FLOAT32);
+    const float *got = mtk_tensor_data(y32);
+    for (int i = 0; i < 12; i++)
+        if (fabs(got[i] - want[i]) > 1e-3 + 2e-3 * fabs(want[i])) fail_msg("element %d: %g vs %g", i, got[i], want[i]);
+    mtk_ctx_free(ctx);
+}
+
+static void rope_refuses_a_bool_x_whatever_cos_is(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    assert_null(mtk_rope(ctx, META(ctx, MTK_BOOL, 1, 2, 4, 4), META(ctx, MTK_FLOAT32, 1, 4, 4),
+                         META(ctx, MTK_FLOAT32, 1, 4, 4), false));
+    assert_error(ctx, MTK_ERR_DTYPE, "rope needs numbers");
+    mtk_ctx_free(ctx);
+}
+
+/* torch's cpu batch_norm with a half input: statistics kept in the half
+ * dtype, and a non-dense input normalized by a kernel that rounds every
+ * step (values from torch 2.13) */
+static void batch_norm_half_rounds_as_torch_cpu(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static const float xv[] = { -2.5f, -1.25f, 0.125f, 1.5f, 2.75f, 4.0f }, wv[] = { -3.0f, 4.0f };
+    mtk_tensor *x = mtk_to_dtype(ctx, CPU(ctx, xv, 1, 2, 1, 3), MTK_FLOAT16);
+    mtk_tensor *w = mtk_to_dtype(ctx, CPU(ctx, wv, 2), MTK_FLOAT16);
+    mtk_tensor *y = mtk_to_dtype(ctx, mtk_batch_norm(ctx, x, NULL, NULL, w, NULL, true, 0.1, 1e-5), MTK_FLOAT32);
+    static const double trained[] = { 3.615234375, 0.11749267578125, -3.73046875, -4.8984375, 0.0, 4.8984375 };
+    assert_close(y, trained, 6); /* (exact) half values */
+    static const float bv[] = { -2.5f, 0.75f, 1.25f, -0.375f, 3.0f, 2.0f, 0.5f, -1.5f };
+    static const float rmv[] = { 0.3f, -0.7f }, rvv[] = { 0.6f, 2.2f }, biv[] = { 0.1f, 0.2f };
+    mtk_tensor *base = mtk_to_dtype(ctx, CPU(ctx, bv, 4, 2), MTK_BFLOAT16);
+    mtk_tensor *rm = mtk_to_dtype(ctx, CPU(ctx, rmv, 2), MTK_BFLOAT16);
+    mtk_tensor *rv = mtk_to_dtype(ctx, CPU(ctx, rvv, 2), MTK_BFLOAT16);
+    mtk_tensor *b = mtk_to_dtype(ctx, CPU(ctx, biv, 2), MTK_BFLOAT16);
+    /* t(base).unsqueeze(0): (1, 2, 4) with strides (2, 1, 2) */
+    mtk_tensor *xt = mtk_as_strided(ctx, base, SHAPE(1, 2, 4), SHAPE(2, 1, 2), 3, 0);
+    y = mtk_contiguous(ctx, mtk_to_dtype(ctx, mtk_batch_norm(ctx, xt, rm, rv, NULL, b, false, 0.1, 1e-5), MTK_FLOAT32));
+    static const double strided_eval[] = { -3.515625, 1.328125, 3.578125, 0.35546875,
+                                           1.1796875, 0.41796875, 2.015625, -0.33984375 };
+    assert_close(y, strided_eval, 8);
+    y = mtk_to_dtype(ctx, mtk_batch_norm(ctx, mtk_contiguous(ctx, xt), rm, rv, NULL, b, false, 0.1, 1e-5), MTK_FLOAT32);
+    static const double dense_eval[] = { -3.515625, 1.3203125, 3.578125, 0.357421875,
+                                         1.1796875, 0.41796875, 2.015625, -0.33984375 };
+    assert_close(y, dense_eval, 8);
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -411,6 +610,13 @@ int main(void)
         cmocka_unit_test(losses_match_torch),
         cmocka_unit_test(rope_matches_hugging_face_composition),
         cmocka_unit_test(dropout_mask_is_deterministic_for_a_seed),
+        cmocka_unit_test(log_softmax_keeps_odd_size_one_strides_on_meta),
+        cmocka_unit_test(norms_have_the_strides_of_torch_meta_decompositions),
+        cmocka_unit_test(dropout_lays_out_half_products_as_torch),
+        cmocka_unit_test(attention_takes_integer_queries_on_meta_only),
+        cmocka_unit_test(attention_cpu_follows_torch_shortcuts_and_gates),
+        cmocka_unit_test(rope_refuses_a_bool_x_whatever_cos_is),
+        cmocka_unit_test(batch_norm_half_rounds_as_torch_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
