@@ -9,7 +9,9 @@
  *   mtk_write  mtk_st_writer_write of every (loaded) tensor, fsync included
  * printed as one JSON object of seconds.
  *
- *   build/bench_safetensors FILE [REPEATS] */
+ *   build/bench_safetensors FILE [REPEATS]
+ *   build/bench_safetensors FILE --once load|par   (one copy-load, cold
+ *       process: prints its seconds) */
 #include "mtk/mtk.h"
 
 #include <fcntl.h>
@@ -166,6 +168,17 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *path = argv[1];
+    if (argc > 3 && strcmp(argv[2], "--once") == 0) { /* one load in this fresh process: its seconds */
+        if (strcmp(argv[3], "par") == 0) {
+            printf("%.6f\n", mtk_load_parallel(path));
+        } else {
+            mtk_ctx *ctx;
+            mtk_st_file *f;
+            mtk_tensor **loaded;
+            printf("%.6f\n", mtk_load_all(path, &ctx, &f, &loaded));
+        }
+        return 0;
+    }
     int repeats = argc > 2 ? atoi(argv[2]) : 3;
     struct stat st;
     if (stat(path, &st) != 0) return 1;
