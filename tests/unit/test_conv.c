@@ -9,10 +9,12 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mtk/mtk.h"
 #include "ops/registry.h"
+#include "core/scalar.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -348,6 +350,92 @@ static void conv_results_do_not_depend_on_threads(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* The stride-1 fast path (16+ channels, float32/float64, groups 1)
+ * against a direct convolution computed here in double: padding, 'same'
+ * with an even kernel, dilation, bias, a channels-last input, batch 1 and
+ * 2 or 3 threads. */
+typedef struct fast_case {
+    mtk_dtype dtype;
+    int64_t n, c, h, w, o, kh, kw, pad, dil;
+    bool same, bias, channels_last;
+    int32_t threads;
+} fast_case;
+
+static double direct_conv(const double *x, const double *w, const double *b, const fast_case *k, int64_t ph,
+                          int64_t pw, int64_t n, int64_t o, int64_t oy, int64_t ox)
+{
+    double sum = b ? b[o] : 0.0;
+    for (int64_t c = 0; c < k->c; c++)
+        for (int64_t i = 0; i < k->kh; i++)
+            for (int64_t j = 0; j < k->kw; j++) {
+                int64_t y = oy - ph + i * k->dil, xx = ox - pw + j * k->dil;
+                if (y < 0 || y >= k->h || xx < 0 || xx >= k->w) continue;
+                sum += x[((n * k->c + c) * k->h + y) * k->w + xx] * w[((o * k->c + c) * k->kh + i) * k->kw + j];
+            }
+    return sum;
+}
+
+static void conv_fast_path_matches_a_direct_convolution(void **state)
+{
+    (void)state;
+    static const fast_case cases[] = {
+        { MTK_FLOAT32, 2, 16, 9, 11, 16, 3, 3, 1, 1, false, true, false, 2 },
+        { MTK_FLOAT64, 1, 24, 7, 8, 20, 3, 3, 1, 1, false, true, false, 2 },
+        { MTK_FLOAT32, 1, 16, 8, 9, 17, 4, 4, 0, 1, true, false, false, 3 },  /* 'same', even kernel */
+        { MTK_FLOAT32, 3, 16, 10, 10, 16, 3, 3, 2, 2, false, true, true, 2 }, /* dilation, NHWC input */
+        { MTK_FLOAT32, 1, 32, 12, 13, 16, 5, 3, 3, 1, false, false, false, 1 },
+    };
+    for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+        const fast_case *k = &cases[t];
+        mtk_ctx *ctx = mtk_ctx_new();
+        int64_t nx = k->n * k->c * k->h * k->w, nw = k->o * k->c * k->kh * k->kw;
+        double *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w), b[64];
+        for (int64_t i = 0; i < nx; i++) x[i] = (double)((i * 37) % 23) / 11.0 - 1.0;
+        for (int64_t i = 0; i < nw; i++) w[i] = (double)((i * 17) % 19) / 9.0 - 1.0;
+        for (int64_t i = 0; i < k->o; i++) b[i] = 0.25 * (double)(i % 5) - 0.5;
+        /* the input as a tensor: logical NCHW order, stored NHWC when channels_last */
+        mtk_tensor *tx = mtk_tensor_new(ctx, k->dtype, SHAPE(k->n, k->c, k->h, k->w), 4,
+                                        k->channels_last ? SHAPE(k->h * k->w * k->c, 1, k->w * k->c, k->c) : NULL,
+                                        MTK_DEVICE_CPU);
+        mtk_tensor *tw = mtk_tensor_new(ctx, k->dtype, SHAPE(k->o, k->c, k->kh, k->kw), 4, NULL, MTK_DEVICE_CPU);
+        mtk_tensor *tb = k->bias ? mtk_tensor_new(ctx, k->dtype, SHAPE(k->o), 1, NULL, MTK_DEVICE_CPU) : NULL;
+        assert_true(mtk_tensor_alloc_storage(tx) && mtk_tensor_alloc_storage(tw) && (!tb || mtk_tensor_alloc_storage(tb)));
+        size_t es = mtk_dtype_size(k->dtype);
+        for (int64_t n = 0; n < k->n; n++)
+            for (int64_t c = 0; c < k->c; c++)
+                for (int64_t y = 0; y < k->h; y++)
+                    for (int64_t q = 0; q < k->w; q++) {
+                        int64_t off = n * tx->stride[0] + c * tx->stride[1] + y * tx->stride[2] + q * tx->stride[3];
+                        mtk_store_f64(k->dtype, (char *)mtk_tensor_data(tx) + off * (int64_t)es,
+                                      x[((n * k->c + c) * k->h + y) * k->w + q]);
+                    }
+        for (int64_t i = 0; i < nw; i++) mtk_store_f64(k->dtype, (char *)mtk_tensor_data(tw) + i * (int64_t)es, w[i]);
+        for (int64_t i = 0; tb && i < k->o; i++) mtk_store_f64(k->dtype, (char *)mtk_tensor_data(tb) + i * (int64_t)es, b[i]);
+        mtk_conv_args a = conv_args(1, k->pad, k->dil, 1);
+        if (k->same) a.padding_mode = MTK_CONV_PADDING_SAME;
+        mtk_conv_set_num_threads(k->threads);
+        mtk_tensor *out = mtk_conv2d(ctx, tx, tw, tb, &a);
+        mtk_conv_set_num_threads(0);
+        assert_non_null(out);
+        /* torch's 'same': total padding dil*(k-1), the smaller half first */
+        int64_t ph = k->same ? k->dil * (k->kh - 1) / 2 : k->pad, pw = k->same ? k->dil * (k->kw - 1) / 2 : k->pad;
+        double rtol = k->dtype == MTK_FLOAT64 ? 1e-12 : 1e-5;
+        int64_t i = 0;
+        for (int64_t n = 0; n < out->shape[0]; n++)
+            for (int64_t o = 0; o < out->shape[1]; o++)
+                for (int64_t oy = 0; oy < out->shape[2]; oy++)
+                    for (int64_t ox = 0; ox < out->shape[3]; ox++, i++) {
+                        double want = direct_conv(x, w, tb ? b : NULL, k, ph, pw, n, o, oy, ox);
+                        double got = value_at(out, i);
+                        if (fabs(got - want) > rtol * fabs(want) + rtol)
+                            fail_msg("case %zu element %lld: got %.9g, want %.9g", t, (long long)i, got, want);
+                    }
+        free(x);
+        free(w);
+        mtk_ctx_free(ctx);
+    }
+}
+
 /* -------------------------------------------------------------- pooling */
 
 static void max_pool2d_ceil_mode_and_indices_match_torch(void **state)
@@ -581,6 +669,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(conv_shapes_follow_torch_on_meta),
+        cmocka_unit_test(conv_fast_path_matches_a_direct_convolution),
         cmocka_unit_test(conv_of_channels_last_input_is_contiguous_as_torch_meta),
         cmocka_unit_test(conv_errors_keep_torch_words),
         cmocka_unit_test(conv_meta_accepts_what_only_cpu_refuses),
