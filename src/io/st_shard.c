@@ -3,6 +3,7 @@
  * a temporary first and none is renamed into place before all are
  * written.  Also the size parser for "5GB"-style limits. */
 #include "io_internal.h"
+#include "core/text.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -17,42 +18,12 @@
 
 /* ------------------------------------------------------------ text */
 
-typedef struct text {
-    mtk_ctx *ctx;
-    char *data;
-    size_t len, cap;
-    bool failed;
-} text;
-
-static void append(text *t, const char *s, size_t n)
-{
-    if (t->failed) return;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (t->len + n + 1 > cap) cap *= 2;
-        char *grown = mtk_ctx_malloc(t->ctx, cap);
-        if (!grown) {
-            t->failed = true;
-            return;
-        }
-        if (t->len) memcpy(grown, t->data, t->len);
-        mtk_ctx_mfree(t->ctx, t->data);
-        t->data = grown;
-        t->cap = cap;
-    }
-    memcpy(t->data + t->len, s, n);
-    t->len += n;
-    t->data[t->len] = '\0';
-}
-
-static void append_str(text *t, const char *s) { append(t, s, strlen(s)); }
-
 /* A JSON string literal, escaped by cJSON. */
-static void append_quoted(text *t, const char *s)
+static void append_quoted(mtk_text *t, const char *s)
 {
     cJSON *item = cJSON_CreateString(s);
     char *quoted = item ? cJSON_PrintUnformatted(item) : NULL;
-    if (quoted) append_str(t, quoted);
+    if (quoted) mtk_text_puts(t, quoted);
     else t->failed = true;
     cJSON_free(quoted);
     cJSON_Delete(item);
@@ -99,7 +70,7 @@ static int entry_name_order(const void *a, const void *b)
 /* The index, as transformers writes it (json.dumps(indent=2, sort_keys=True)). */
 static char *index_json(mtk_st_writer *w, const int64_t *shard_of, char **shard_names)
 {
-    text t = { .ctx = w->ctx };
+    mtk_text t = { .ctx = w->ctx };
     uint64_t total_size = 0, total_params = 0;
     st_entry **sorted = mtk_ctx_malloc(w->ctx, (size_t)(w->count ? w->count : 1) * sizeof *sorted);
     if (!sorted) return NULL;
@@ -112,14 +83,14 @@ static char *index_json(mtk_st_writer *w, const int64_t *shard_of, char **shard_
     char numbers[160];
     snprintf(numbers, sizeof numbers, "{\n  \"metadata\": {\n    \"total_parameters\": %" PRIu64 ",\n"
              "    \"total_size\": %" PRIu64 "\n  },\n  \"weight_map\": {", total_params, total_size);
-    append_str(&t, numbers);
+    mtk_text_puts(&t, numbers);
     for (int64_t i = 0; i < w->count; i++) {
-        append_str(&t, i ? ",\n    " : "\n    ");
+        mtk_text_puts(&t, i ? ",\n    " : "\n    ");
         append_quoted(&t, sorted[i]->name);
-        append_str(&t, ": ");
+        mtk_text_puts(&t, ": ");
         append_quoted(&t, shard_names[shard_of[sorted[i] - w->entries]]);
     }
-    append_str(&t, w->count ? "\n  }\n}\n" : "}\n}\n");
+    mtk_text_puts(&t, w->count ? "\n  }\n}\n" : "}\n}\n");
     mtk_ctx_mfree(w->ctx, sorted);
     if (!t.failed) return t.data;
     mtk_ctx_mfree(w->ctx, t.data);

@@ -3,6 +3,7 @@
  * by two spaces, extra_repr first on its own line when there is one.
  * Also the Python-style number formatting the layers' extra_repr use. */
 #include "nn/module_internal.h"
+#include "core/text.h"
 #include "nn/repr.h"
 
 #include <math.h>
@@ -66,79 +67,55 @@ const char *nn_py_tuple(const int64_t *v, int32_t n, char *buf, size_t cap)
     return buf;
 }
 
-/* ------------------------------------------------------- growing text */
-
-typedef struct text {
-    mtk_ctx *ctx;
-    char *data;
-    size_t len, cap;
-    bool failed;
-} text;
-
-static void put(text *t, const char *s, size_t n)
-{
-    if (t->failed) return;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 256;
-        while (cap < t->len + n + 1) cap *= 2;
-        char *grown = mtk_ctx_alloc(t->ctx, cap);
-        if (!grown) {
-            t->failed = true;
-            return;
-        }
-        if (t->data) memcpy(grown, t->data, t->len);
-        t->data = grown;
-        t->cap = cap;
-    }
-    memcpy(t->data + t->len, s, n);
-    t->len += n;
-    t->data[t->len] = '\0';
-}
-
-static void puts_text(text *t, const char *s) { put(t, s, strlen(s)); }
-
 /* Appends s with every line after the first indented by `indent` spaces. */
-static void put_indented(text *t, const char *s, int indent)
+static void put_indented(mtk_text *t, const char *s, int indent)
 {
     for (const char *p = s; *p; p++) {
-        put(t, p, 1);
+        mtk_text_put(t, p, 1);
         if (*p == '\n')
-            for (int i = 0; i < indent; i++) put(t, " ", 1);
+            for (int i = 0; i < indent; i++) mtk_text_put(t, " ", 1);
     }
 }
 
-static bool repr_into(mtk_module *m, text *out, int32_t depth)
+static bool repr_into(mtk_module *m, mtk_text *out, int32_t depth)
 {
     if (depth > 200) return mtk_error(m->ctx, MTK_ERR_INVALID_ARGUMENT, "repr: the module tree is too deep");
     char extra[1024] = "";
     if (m->type->extra_repr) m->type->extra_repr(m, extra, sizeof extra);
-    puts_text(out, m->type->name);
-    puts_text(out, "(");
+    mtk_text_puts(out, m->type->name);
+    mtk_text_puts(out, "(");
     if (m->children.count == 0) {
-        puts_text(out, extra);
-        puts_text(out, ")");
+        mtk_text_puts(out, extra);
+        mtk_text_puts(out, ")");
         return !out->failed;
     }
     if (*extra) {
-        puts_text(out, "\n  ");
+        mtk_text_puts(out, "\n  ");
         put_indented(out, extra, 2);
     }
     for (int32_t i = 0; i < m->children.count; i++) {
-        text child = { .ctx = m->ctx };
-        if (!repr_into(m->children.items[i].module, &child, depth + 1)) return false;
-        puts_text(out, "\n  (");
-        puts_text(out, m->children.items[i].name);
-        puts_text(out, "): ");
-        put_indented(out, child.data ? child.data : "", 2);
+        mtk_text child = { .ctx = m->ctx };
+        bool ok = repr_into(m->children.items[i].module, &child, depth + 1);
+        if (ok) {
+            mtk_text_puts(out, "\n  (");
+            mtk_text_puts(out, m->children.items[i].name);
+            mtk_text_puts(out, "): ");
+            put_indented(out, child.data ? child.data : "", 2);
+        }
+        mtk_text_free(&child);
+        if (!ok) return false;
     }
-    puts_text(out, "\n)");
+    mtk_text_puts(out, "\n)");
     return !out->failed;
 }
 
 char *mtk_module_repr(mtk_module *m)
 {
     if (!m) return NULL;
-    text out = { .ctx = m->ctx };
-    if (!repr_into(m, &out, 0)) return NULL;
-    return out.data;
+    mtk_text out = { .ctx = m->ctx };
+    if (!repr_into(m, &out, 0)) {
+        mtk_text_free(&out);
+        return NULL;
+    }
+    return mtk_text_finish(&out);
 }

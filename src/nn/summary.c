@@ -3,6 +3,7 @@
  * sizes and FLOPs of its first call from a traced forward; totals by
  * dtype; lazy parameters reported as uninitialized with what to do. */
 #include "nn/module_internal.h"
+#include "core/text.h"
 #include "nn/trace_internal.h"
 #include "nn/walk.h"
 
@@ -181,42 +182,6 @@ static bool row_shown(const mtk_summary *s, int32_t i, int32_t depth)
     return depth < 0 || r->depth <= depth;
 }
 
-typedef struct text {
-    mtk_ctx *ctx;
-    char *data;
-    size_t len, cap;
-    bool failed;
-} text;
-
-static void add(text *t, const char *fmt, ...)
-{
-    if (t->failed) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(t->data ? t->data + t->len : NULL, t->data ? t->cap - t->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            t->failed = true;
-            return;
-        }
-        if (t->data && t->len + (size_t)n < t->cap) {
-            t->len += (size_t)n;
-            return;
-        }
-        size_t cap = t->cap ? t->cap * 2 : 1024;
-        while (cap < t->len + (size_t)n + 1) cap *= 2;
-        char *grown = mtk_ctx_alloc(t->ctx, cap);
-        if (!grown) {
-            t->failed = true;
-            return;
-        }
-        if (t->data) memcpy(grown, t->data, t->len + 1);
-        t->data = grown;
-        t->cap = cap;
-    }
-}
-
 /* ----------------------------------------------- collapsing repeated layers */
 
 /* One row of the text table: a module, or a run of `count` identical
@@ -374,19 +339,19 @@ static size_t text_width(const char *s)
     return n;
 }
 
-static void add_row(text *t, char *const *cells, const size_t *width, int ncols)
+static void add_row(mtk_text *t, char *const *cells, const size_t *width, int ncols)
 {
     size_t start = t->len;
     for (int c = 0; c < ncols; c++)
-        add(t, "%s%-*s", c == 0 ? "" : " | ", (int)(width[c] + strlen(cells[c]) - text_width(cells[c])), cells[c]);
+        mtk_text_printf(t, "%s%-*s", c == 0 ? "" : " | ", (int)(width[c] + strlen(cells[c]) - text_width(cells[c])), cells[c]);
     while (!t->failed && t->len > start && t->data[t->len - 1] == ' ') t->data[--t->len] = '\0';
-    add(t, "\n");
+    mtk_text_printf(t, "\n");
 }
 
 char *mtk_summary_text(const mtk_summary *s, int32_t depth)
 {
     if (!s) return NULL;
-    text t = { .ctx = s->ctx };
+    mtk_text t = { .ctx = s->ctx };
     int ncols = s->traced ? NCOLS : COL_PARAMS + 1;
     static const char *const headers[NCOLS] = { "", "Name", "Type", "Params", "In sizes", "Out sizes", "FLOPs" };
     size_t width[NCOLS];
@@ -405,11 +370,11 @@ char *mtk_summary_text(const mtk_summary *s, int32_t depth)
     size_t rule = 0;
     for (int c = 0; c < ncols; c++) rule += width[c] + (c ? 3 : 0);
     add_row(&t, (char *const *)headers, width, ncols);
-    for (size_t i = 0; i < rule; i++) add(&t, "-");
-    add(&t, "\n");
+    for (size_t i = 0; i < rule; i++) mtk_text_printf(&t, "-");
+    mtk_text_printf(&t, "\n");
     for (int32_t i = 0; i < shown; i++) add_row(&t, cells + (size_t)i * NCOLS, width, ncols);
-    for (size_t i = 0; i < rule; i++) add(&t, "-");
-    add(&t, "\n");
+    for (size_t i = 0; i < rule; i++) mtk_text_printf(&t, "-");
+    mtk_text_printf(&t, "\n");
 
     /* totals, Lightning-style: the values in a column 10 wide, or as wide
      * as the widest (a 405B model's counts) */
@@ -419,38 +384,38 @@ char *mtk_summary_text(const mtk_summary *s, int32_t depth)
     int64_t widest[2] = { st->total, s->traced ? s->flops : 0 };
     for (int i = 0; i < 2; i++)
         if ((int)strlen(grouped(widest[i], v, sizeof v)) > w) w = (int)strlen(v);
-    add(&t, "%-*s %s\n", w, grouped(st->trainable, v, sizeof v), "Trainable params");
-    add(&t, "%-*s %s\n", w, grouped(st->non_trainable, v, sizeof v), "Non-trainable params");
-    add(&t, "%-*s %s\n", w, grouped(st->total, v, sizeof v), "Total params");
-    add(&t, "%-*s %s", w, human_bytes(st->bytes, v, sizeof v), "Params memory");
+    mtk_text_printf(&t, "%-*s %s\n", w, grouped(st->trainable, v, sizeof v), "Trainable params");
+    mtk_text_printf(&t, "%-*s %s\n", w, grouped(st->non_trainable, v, sizeof v), "Non-trainable params");
+    mtk_text_printf(&t, "%-*s %s\n", w, grouped(st->total, v, sizeof v), "Total params");
+    mtk_text_printf(&t, "%-*s %s", w, human_bytes(st->bytes, v, sizeof v), "Params memory");
     int kinds = 0;
     for (int d = 0; d < MTK_DTYPE_COUNT; d++) {
         if (!st->count_by_dtype[d]) continue;
-        add(&t, "%s%s: %s in %s", kinds++ ? ", " : " (", mtk_dtype_name((mtk_dtype)d),
+        mtk_text_printf(&t, "%s%s: %s in %s", kinds++ ? ", " : " (", mtk_dtype_name((mtk_dtype)d),
             human_bytes(st->bytes_by_dtype[d], b, sizeof b), grouped(st->count_by_dtype[d], v, sizeof v));
     }
-    add(&t, "%s\n", kinds ? " params)" : "");
-    if (st->buffer_elements) add(&t, "%-*s %s\n", w, human_bytes(st->buffer_bytes, v, sizeof v), "Buffers memory");
+    mtk_text_printf(&t, "%s\n", kinds ? " params)" : "");
+    if (st->buffer_elements) mtk_text_printf(&t, "%-*s %s\n", w, human_bytes(st->buffer_bytes, v, sizeof v), "Buffers memory");
     if (s->traced) {
-        add(&t, "%-*s %s\n", w, grouped(s->flops, v, sizeof v), "Forward FLOPs");
+        mtk_text_printf(&t, "%-*s %s\n", w, grouped(s->flops, v, sizeof v), "Forward FLOPs");
         char shapes[1024];
-        add(&t, "Input sizes: %s\n", shapes_text(s->inputs, s->ninputs, true, shapes, sizeof shapes));
-        add(&t, "Output sizes: %s\n", shapes_text(s->outputs, s->noutputs, true, shapes, sizeof shapes));
+        mtk_text_printf(&t, "Input sizes: %s\n", shapes_text(s->inputs, s->ninputs, true, shapes, sizeof shapes));
+        mtk_text_printf(&t, "Output sizes: %s\n", shapes_text(s->outputs, s->noutputs, true, shapes, sizeof shapes));
     }
-    for (int32_t i = 0; i < s->nnotes; i++) add(&t, "Note: %s\n", s->notes[i]);
+    for (int32_t i = 0; i < s->nnotes; i++) mtk_text_printf(&t, "Note: %s\n", s->notes[i]);
     if (st->uninitialized) {
-        add(&t, "Uninitialized: %d lazy parameter%s in %d module%s (", (int)st->uninitialized,
+        mtk_text_printf(&t, "Uninitialized: %d lazy parameter%s in %d module%s (", (int)st->uninitialized,
             st->uninitialized == 1 ? "" : "s", (int)s->nlazy, s->nlazy == 1 ? "" : "s");
         for (int32_t i = 0; i < s->nlazy && i < 8; i++) {
             const char *type = "?";
             for (int32_t k = 0; k < s->nrows; k++)
                 if (s->rows[k].name == s->lazy_names[i]) type = s->rows[k].type;
-            add(&t, "%s%s: %s", i ? ", " : "", *s->lazy_names[i] ? s->lazy_names[i] : "(root)", type);
+            mtk_text_printf(&t, "%s%s: %s", i ? ", " : "", *s->lazy_names[i] ? s->lazy_names[i] : "(root)", type);
         }
-        add(&t, "%s) have no shape until the first forward and are not counted above. "
+        mtk_text_printf(&t, "%s) have no shape until the first forward and are not counted above. "
             "Give an example input (--input SHAPE) to make the count exact.\n", s->nlazy > 8 ? ", ..." : "");
     }
-    return t.failed ? NULL : t.data;
+    return mtk_text_finish(&t);
 }
 
 /* ------------------------------------------------------------------ JSON */

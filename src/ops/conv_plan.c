@@ -19,26 +19,6 @@
 
 /* ------------------------------------------------------------- names */
 
-/* caffe2's TypeMeta names, which torch's conv messages print */
-static const char *type_meta_name(mtk_dtype d)
-{
-    switch (d) {
-    case MTK_FLOAT32: return "float";
-    case MTK_FLOAT64: return "double";
-    case MTK_FLOAT16: return "c10::Half";
-    case MTK_BFLOAT16: return "c10::BFloat16";
-    case MTK_INT64: return "long int";
-    case MTK_INT32: return "int";
-    case MTK_INT16: return "short int";
-    case MTK_INT8: return "signed char";
-    case MTK_UINT8: return "unsigned char";
-    case MTK_BOOL: return "bool";
-    case MTK_FLOAT8_E4M3FN: return "c10::Float8_e4m3fn";
-    case MTK_FLOAT8_E5M2: return "c10::Float8_e5m2";
-    default: return "undefined";
-    }
-}
-
 /* "(2 x 2)"-style text of n sizes */
 static const char *by_text(const int64_t *v, int32_t n, char *buf, size_t cap)
 {
@@ -357,7 +337,7 @@ bool mtk_conv_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk
     if (!transposed && pad_arg.mode == MTK_CONV_PADDING_EXPLICIT && !pad_arg.invalid && bias &&
         bias->dtype != input->dtype)
         return mtk_conv_error(ctx, call, MTK_ERR_DTYPE, "Input type (%s) and bias type (%s) should be the same",
-                          type_meta_name(input->dtype), type_meta_name(bias->dtype));
+                          mtk_cpp_type_name(input->dtype), mtk_cpp_type_name(bias->dtype));
 
     /* batchify */
     if (input->ndim != spatial + 1 && input->ndim != spatial + 2)

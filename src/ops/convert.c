@@ -273,13 +273,7 @@ static bool partially_overlap(const mtk_tensor *a, const mtk_tensor *b)
 bool mtk_copy__cpu(mtk_op_call *call)
 {
     mtk_tensor *self = arg_tensor(call, 0), *src = mtk_call_operand(call, 1);
-    if (!src) return false;
-    for (int32_t i = 0; i < self->ndim; i++)
-        if (self->shape[i] > 1 && self->stride[i] == 0)
-            return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
-                                  "unsupported operation: more than one element of the written-to tensor "
-                                  "refers to a single memory location. Please clone() the tensor before "
-                                  "performing the operation.");
+    if (!src || !mtk_check_writable(call, self)) return false;
     if (self->storage == src->storage && partially_overlap(self, src))
         return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
                               "unsupported operation: some elements of the input tensor and the "

@@ -49,8 +49,6 @@ mtk_tensor *mtk_call_operand(mtk_op_call *call, int32_t i);
 
 /* ------------------------------------------- meta / cpu / cost functions */
 
-/* elements produced (numel of every output); no FLOPs */
-mtk_op_cost mtk_ew_cost(const mtk_op_call *call);
 
 /* unary ops (info: ew_unary_info) */
 bool mtk_ew_unary_meta(mtk_op_call *call);

@@ -43,13 +43,8 @@ bool mtk_ew_fill_cpu(mtk_op_call *call)
     bool half = self->dtype == MTK_FLOAT16 || self->dtype == MTK_BFLOAT16;
     bool checked = !(half && mtk_tensor_numel(self) == 1);
     if (value->kind != MTK_VALUE_TENSOR && checked && !ew_number_fits(call, value, self->dtype)) return false;
-    if (value->kind == MTK_VALUE_TENSOR && mtk_tensor_numel(self) > 0) /* fill_.Tensor writes as copy_ does */
-        for (int32_t i = 0; i < self->ndim; i++)
-            if (self->shape[i] > 1 && self->stride[i] == 0)
-                return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
-                                      "unsupported operation: more than one element of the written-to tensor "
-                                      "refers to a single memory location. Please clone() the tensor before "
-                                      "performing the operation.");
+    /* fill_.Tensor writes as copy_ does */
+    if (value->kind == MTK_VALUE_TENSOR && mtk_tensor_numel(self) > 0 && !mtk_check_writable(call, self)) return false;
     mtk_tensor *v = mtk_call_operand(call, 1); /* a number: a 0-dim cpu tensor holding it */
     if (!v) return false;
     mtk_copy_strided(self, v); /* broadcasts the one element, converting */

@@ -573,11 +573,3 @@ void ew_param_set(ew_params *p, int32_t k, const mtk_value *number)
     else if (number->kind == MTK_VALUE_BOOL) p->i[k] = number->as.b;
     else p->i[k] = (int64_t)number->as.f;
 }
-
-mtk_op_cost mtk_ew_cost(const mtk_op_call *call)
-{
-    mtk_op_cost cost = { 0, 0 };
-    for (int32_t i = 0; i < call->nout; i++)
-        if (call->out[i]) cost.elementwise += mtk_tensor_numel(call->out[i]);
-    return cost;
-}

@@ -3,6 +3,7 @@
 #ifndef MTK_OPS_FAMILIES_H
 #define MTK_OPS_FAMILIES_H
 
+#include "ops/op_util.h" /* mtk_outputs_cost, the cost of many rows */
 #include "ops/creation.h"
 #include "ops/view.h"
 #include "ops/elementwise.h"

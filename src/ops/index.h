@@ -62,9 +62,6 @@ bool mtk_sort_cpu(mtk_op_call *call);
 bool mtk_topk_meta(mtk_op_call *call);
 bool mtk_topk_cpu(mtk_op_call *call);
 
-/* Elements produced (numel of every output), no FLOPs: FlopCounterMode
- * counts none of these ops. */
-mtk_op_cost mtk_index_cost(const mtk_op_call *call);
 
 /* Info objects of rows that share functions. */
 typedef struct ix_info {

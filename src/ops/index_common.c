@@ -30,14 +30,6 @@ bool ix_single_output(mtk_op_call *call, mtk_dtype dtype, const int64_t *shape, 
     return true;
 }
 
-mtk_op_cost mtk_index_cost(const mtk_op_call *call)
-{
-    mtk_op_cost cost = { 0, 0 };
-    for (int32_t i = 0; i < call->nout; i++)
-        if (call->out[i]) cost.elementwise += mtk_tensor_numel(call->out[i]);
-    return cost;
-}
-
 /* ------------------------------------------------------ memory formats */
 
 /* torch's is_channels_last_strides_2d/3d: dims in NHWC (NDHWC) order have

@@ -53,8 +53,6 @@ bool mtk_nn_cross_entropy_cpu(mtk_op_call *call);
 bool mtk_nn_rope_meta(mtk_op_call *call);
 bool mtk_nn_rope_cpu(mtk_op_call *call);
 
-/* elements produced (numel of every output), no FLOPs */
-mtk_op_cost mtk_nn_elementwise_cost(const mtk_op_call *call);
 
 /* ---------------------------------------------------------- info rows */
 
@@ -132,20 +130,10 @@ bool nn_check_param_dtypes(mtk_op_call *call, const mtk_tensor *input, const mtk
 /* "not implemented for 'Long'"-style refusal of a cpu dtype. */
 bool nn_cpu_dtype_error(mtk_op_call *call, const char *kernel, mtk_dtype dtype);
 
-/* Whether a (4-D or 5-D) tensor's strides are *like* channels-last
- * (torch._prims_common.are_strides_like_channels_last). */
-bool nn_strides_like_channels_last(const mtk_tensor *t);
-
 /* Whether a (4-D or 5-D) tensor's suggest_memory_format() is channels-last
- * in torch's C++ (TensorImpl's rule: unlike nn_strides_like_channels_last,
- * a dim's size, not its stride, decides whether it scales the minimum). */
+ * in torch's C++ (TensorImpl's rule: unlike the Python one, a dim's size,
+ * not its stride, decides whether it scales the minimum). */
 bool nn_suggests_channels_last(const mtk_tensor *t);
-
-/* The strides of an element-wise op between x and a contiguous tensor of
- * stats_shape[x->ndim] that broadcasts to x (a normalization's mean or
- * weight, as torch's meta decompositions compute `x - mean`): the
- * TensorIterator rule over both.  False (error set) when out of memory. */
-bool nn_strides_with_stats(mtk_op_call *call, const mtk_tensor *x, const int64_t *stats_shape, int64_t *stride_out);
 
 /* A meta tensor with t's shape and strides and `dtype` (UNDEFINED: t's),
  * to replay torch's meta decompositions on with mtk's ops (the strides of

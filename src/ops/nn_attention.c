@@ -35,26 +35,6 @@
 
 enum { ARG_Q, ARG_K, ARG_V, ARG_MASK, ARG_DROPOUT, ARG_CAUSAL, ARG_SCALE, ARG_GQA };
 
-/* The C++ type names torch's sdpa messages print. */
-static const char *typeid_name(mtk_dtype d)
-{
-    switch (d) {
-    case MTK_FLOAT32: return "float";
-    case MTK_FLOAT64: return "double";
-    case MTK_FLOAT16: return "c10::Half";
-    case MTK_BFLOAT16: return "c10::BFloat16";
-    case MTK_INT64: return "long int";
-    case MTK_INT32: return "int";
-    case MTK_INT16: return "short int";
-    case MTK_INT8: return "signed char";
-    case MTK_UINT8: return "unsigned char";
-    case MTK_BOOL: return "bool";
-    case MTK_FLOAT8_E4M3FN: return "c10::Float8_e4m3fn";
-    case MTK_FLOAT8_E5M2: return "c10::Float8_e5m2";
-    default: return "?";
-    }
-}
-
 /* Everything the meta, cpu and cost functions need. */
 typedef struct sdpa_plan {
     int64_t L, S, E, Ev;
@@ -100,12 +80,12 @@ static bool plan_sdpa(mtk_op_call *call, sdpa_plan *p)
         return mtk_call_error(call, MTK_ERR_DTYPE,
                               "Expected query, key, and value to have the same dtype, but got query.dtype: %s "
                               "key.dtype: %s and value.dtype: %s instead.",
-                              typeid_name(q->dtype), typeid_name(k->dtype), typeid_name(v->dtype));
+                              mtk_cpp_type_name(q->dtype), mtk_cpp_type_name(k->dtype), mtk_cpp_type_name(v->dtype));
     if (mask && mask->dtype != MTK_BOOL && mask->dtype != MTK_FLOAT32 && mask->dtype != q->dtype)
         return mtk_call_error(call, MTK_ERR_DTYPE,
                               "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                               "attn_mask.dtype: %s and  query.dtype: %s instead.",
-                              typeid_name(mask->dtype), typeid_name(q->dtype));
+                              mtk_cpp_type_name(mask->dtype), mtk_cpp_type_name(q->dtype));
     p->empty = q->shape[q->ndim - 2] == 0 || mtk_tensor_numel(v) == 0;
     if (p->empty) {
         p->nb = q->ndim - 2;

@@ -388,23 +388,15 @@ bool mtk_nn_instance_norm_meta(mtk_op_call *call)
 
 /* Whether a tensor has two elements at one address (a stride 0 over a
  * dim of size > 1): torch's copy_ into it refuses. */
-static bool overlaps(const mtk_tensor *t)
-{
-    for (int32_t i = 0; t && i < t->ndim; i++)
-        if (t->stride[i] == 0 && t->shape[i] > 1) return true;
-    return false;
-}
-
 bool mtk_nn_instance_norm_cpu(mtk_op_call *call)
 {
     const mtk_tensor *x = arg_tensor(call, ARG_INPUT);
     bool use_input_stats = arg_bool(call, ARG_TRAINING);
     if (!check_cpu_stats(call, use_input_stats)) return false;
     /* with use_input_stats the running statistics are written back with copy_ */
-    if (use_input_stats && (overlaps(arg_tensor(call, ARG_RUNNING_MEAN)) || overlaps(arg_tensor(call, ARG_RUNNING_VAR))))
-        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
-                              "unsupported operation: more than one element of the written-to tensor refers to a "
-                              "single memory location. Please clone() the tensor before performing the operation.");
+    const mtk_tensor *mean = arg_tensor(call, ARG_RUNNING_MEAN), *var = arg_tensor(call, ARG_RUNNING_VAR);
+    if (use_input_stats && ((mean && !mtk_check_writable(call, mean)) || (var && !mtk_check_writable(call, var))))
+        return false;
     int64_t channels = x->shape[1];
     /* torch normalizes x.contiguous(): the dense kernel */
     return run_batch_norm(call, 1, x->shape[0] * channels, nn_prod(x->shape, 2, x->ndim), channels, use_input_stats,

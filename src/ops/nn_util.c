@@ -6,65 +6,41 @@
 #include "ops/elementwise.h"
 #include "mtk/ops/nn.h"
 #include "core/scalar.h"
+#include "core/parallel.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ----------------------------------------------------------------- threads */
 
-static atomic_int configured_threads; /* 0: the number of online cores */
+static atomic_int configured_threads; /* 0: the default (the number of online cores) */
 
 void mtk_nn_set_num_threads(int32_t n) { atomic_store(&configured_threads, n > 0 ? n : 0); }
 
-int32_t nn_num_threads(void)
-{
-    int32_t n = atomic_load(&configured_threads);
-    if (n > 0) return n;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    return cores > 0 ? (int32_t)(cores < 64 ? cores : 64) : 1;
-}
+int32_t nn_num_threads(void) { return mtk_parallel_threads(atomic_load(&configured_threads)); }
 
 int32_t mtk_nn_num_threads(void) { return nn_num_threads(); }
 
-typedef struct task {
+typedef struct nn_range {
     nn_task_fn fn;
     void *user;
-    int64_t begin, end;
-} task;
+} nn_range;
 
-static void *run_task(void *arg)
+static void run_range(int64_t begin, int64_t end, int32_t part, void *user)
 {
-    task *t = arg;
-    t->fn(t->begin, t->end, t->user);
-    return NULL;
+    (void)part;
+    const nn_range *r = user;
+    r->fn(begin, end, r->user);
 }
 
 void nn_parallel(int64_t n, int64_t min_per_thread, nn_task_fn fn, void *user)
 {
-    enum { MAX_THREADS = 64 };
     if (n <= 0) return;
-    int64_t nthreads = nn_num_threads();
     if (min_per_thread < 1) min_per_thread = 1;
-    if (nthreads > n / min_per_thread) nthreads = n / min_per_thread;
-    if (nthreads > MAX_THREADS) nthreads = MAX_THREADS;
-    if (nthreads <= 1) {
-        fn(0, n, user);
-        return;
-    }
-    task tasks[MAX_THREADS];
-    pthread_t threads[MAX_THREADS];
-    bool started[MAX_THREADS] = { false };
-    for (int64_t i = 0; i < nthreads; i++) {
-        tasks[i] = (task){ fn, user, n * i / nthreads, n * (i + 1) / nthreads };
-        if (i > 0) started[i] = pthread_create(&threads[i], NULL, run_task, &tasks[i]) == 0;
-    }
-    fn(tasks[0].begin, tasks[0].end, user);
-    for (int64_t i = 1; i < nthreads; i++) {
-        if (started[i]) pthread_join(threads[i], NULL);
-        else fn(tasks[i].begin, tasks[i].end, user); /* could not start: run it here */
-    }
+    int64_t parts = nn_num_threads();
+    if (parts > n / min_per_thread) parts = n / min_per_thread;
+    nn_range r = { fn, user };
+    mtk_parallel_range(n, (int32_t)(parts > 1 ? parts : 1), run_range, &r);
 }
 
 /* ------------------------------------------------------- compute buffers */
@@ -185,22 +161,6 @@ bool nn_cpu_dtype_error(mtk_op_call *call, const char *kernel, mtk_dtype dtype)
     return mtk_call_error(call, MTK_ERR_DTYPE, "\"%s\" not implemented for '%s'", kernel, mtk_dtype_cpp_name(dtype));
 }
 
-bool nn_strides_like_channels_last(const mtk_tensor *t)
-{
-    static const int32_t order4[] = { 1, 3, 2, 0 }, order5[] = { 1, 4, 3, 2, 0 };
-    const int32_t *order = t->ndim == 4 ? order4 : t->ndim == 5 ? order5 : NULL;
-    if (!order || t->stride[1] == 0) return false;
-    int64_t min = 0;
-    for (int32_t k = 0; k < t->ndim; k++) {
-        int32_t d = order[k];
-        if (t->shape[d] == 0 || t->stride[d] < min) return false;
-        if (d == 0 && min == t->stride[1]) return false;
-        min = t->stride[d];
-        if (t->stride[d] > 1) min *= t->shape[d];
-    }
-    return true;
-}
-
 bool nn_suggests_channels_last(const mtk_tensor *t)
 {
     static const int32_t order4[] = { 1, 3, 2, 0 }, order5[] = { 1, 4, 3, 2, 0 };
@@ -214,15 +174,6 @@ bool nn_suggests_channels_last(const mtk_tensor *t)
         min = t->stride[d];
         if (t->shape[d] > 1) min *= t->shape[d];
     }
-    return true;
-}
-
-bool nn_strides_with_stats(mtk_op_call *call, const mtk_tensor *x, const int64_t *stats_shape, int64_t *stride_out)
-{
-    mtk_tensor *stats = mtk_tensor_new(call->ctx, x->dtype, stats_shape, x->ndim, NULL, MTK_DEVICE_META);
-    if (!stats) return false;
-    const mtk_tensor *operands[2] = { x, stats };
-    mtk_ti_output_strides(operands, 2, x->shape, x->ndim, stride_out);
     return true;
 }
 
@@ -246,12 +197,4 @@ int64_t nn_prod(const int64_t *shape, int32_t begin, int32_t end)
     int64_t p = 1;
     for (int32_t i = begin; i < end; i++) p *= shape[i];
     return p;
-}
-
-mtk_op_cost mtk_nn_elementwise_cost(const mtk_op_call *call)
-{
-    mtk_op_cost cost = { 0, 0 };
-    for (int32_t i = 0; i < call->nout; i++)
-        if (call->out[i]) cost.elementwise += mtk_tensor_numel(call->out[i]);
-    return cost;
 }

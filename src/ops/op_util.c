@@ -218,6 +218,44 @@ static void copy_inner(char **ptrs, const int64_t *bs, int64_t count, void *user
         mtk_convert_element(ci->to, d, ci->from, s);
 }
 
+const char *mtk_cpp_type_name(mtk_dtype d)
+{
+    switch (d) {
+    case MTK_FLOAT32: return "float";
+    case MTK_FLOAT64: return "double";
+    case MTK_FLOAT16: return "c10::Half";
+    case MTK_BFLOAT16: return "c10::BFloat16";
+    case MTK_INT64: return "long int";
+    case MTK_INT32: return "int";
+    case MTK_INT16: return "short int";
+    case MTK_INT8: return "signed char";
+    case MTK_UINT8: return "unsigned char";
+    case MTK_BOOL: return "bool";
+    case MTK_FLOAT8_E4M3FN: return "c10::Float8_e4m3fn";
+    case MTK_FLOAT8_E5M2: return "c10::Float8_e5m2";
+    default: return "undefined";
+    }
+}
+
+mtk_op_cost mtk_outputs_cost(const mtk_op_call *call)
+{
+    mtk_op_cost cost = { 0, 0 };
+    for (int32_t i = 0; i < call->nout; i++)
+        if (call->out[i]) cost.elementwise += mtk_tensor_numel(call->out[i]);
+    return cost;
+}
+
+bool mtk_check_writable(mtk_op_call *call, const mtk_tensor *t)
+{
+    for (int32_t i = 0; i < t->ndim; i++)
+        if (t->shape[i] > 1 && t->stride[i] == 0)
+            return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                                  "unsupported operation: more than one element of the written-to tensor "
+                                  "refers to a single memory location. Please clone() the tensor before "
+                                  "performing the operation.");
+    return true;
+}
+
 void mtk_copy_strided(mtk_tensor *dst, const mtk_tensor *src)
 {
     int64_t sd[MTK_MAX_DIMS], ss[MTK_MAX_DIMS];

@@ -69,6 +69,23 @@ typedef void (*mtk_inner_loop)(char **ptrs, const int64_t *byte_strides, int64_t
 void mtk_foreach_strided(int32_t n, char *const *base, const int64_t *const *strides,
                          const int64_t *shape, int32_t ndim, mtk_inner_loop inner, void *user);
 
+/* The C++ name of a dtype's scalar type as some torch messages print it
+ * (caffe2's TypeMeta / typeid: "float", "long int", "c10::Half", ...;
+ * conv's bias check, sdpa's dtype checks). */
+const char *mtk_cpp_type_name(mtk_dtype d);
+
+/* The cost of an op whose work is producing its outputs: elements
+ * produced (numel of every output), no FLOPs (FlopCounterMode counts
+ * none of these ops).  The cost function of the element-wise, index,
+ * reduction and most nn rows. */
+mtk_op_cost mtk_outputs_cost(const mtk_op_call *call);
+
+/* PyTorch's internal-overlap check of a tensor an op writes into: false,
+ * with "unsupported operation: more than one element of the written-to
+ * tensor refers to a single memory location..." set, when an expanded dim
+ * (size > 1, stride 0) makes two elements one. */
+bool mtk_check_writable(mtk_op_call *call, const mtk_tensor *t);
+
 /* Copies src into dst (same shape; any strides; converting dtype), as
  * Tensor.copy_ does after broadcasting src to dst's shape. */
 void mtk_copy_strided(mtk_tensor *dst, const mtk_tensor *src);

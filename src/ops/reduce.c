@@ -92,11 +92,3 @@ bool mtk_reduce_cpu(mtk_op_call *call)
     default: return red_engine_run(call->ctx, &d, call->out);
     }
 }
-
-mtk_op_cost mtk_reduce_cost(const mtk_op_call *call)
-{
-    mtk_op_cost cost = { 0, 0 };
-    for (int32_t k = 0; k < call->nout; k++)
-        if (call->out[k]) cost.elementwise += mtk_tensor_numel(call->out[k]);
-    return cost;
-}

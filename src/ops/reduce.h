@@ -85,6 +85,5 @@ MTK_REDUCE_INFO(MODE)
  * of these ops). */
 bool mtk_reduce_meta(mtk_op_call *call);
 bool mtk_reduce_cpu(mtk_op_call *call);
-mtk_op_cost mtk_reduce_cost(const mtk_op_call *call);
 
 #endif
