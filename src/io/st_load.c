@@ -17,11 +17,13 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
+/* glibc answers from a cached value: cheap, and safe in worker threads */
+static uintptr_t page_size(void) { return (uintptr_t)sysconf(_SC_PAGESIZE); }
+
 /* The page-aligned part of [p, p + n), or false if it has no whole page. */
 static bool inner_pages(const void *p, size_t n, uint8_t **start, size_t *len)
 {
-    static size_t page;
-    if (!page) page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t page = page_size();
     uintptr_t a = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
     uintptr_t b = ((uintptr_t)p + n) & ~(uintptr_t)(page - 1);
     if (b <= a) return false;
@@ -33,7 +35,7 @@ static bool inner_pages(const void *p, size_t n, uint8_t **start, size_t *len)
 int st_populate(const mtk_st_file *f, uint64_t offset, size_t nbytes)
 {
     if (f->fd < 0 || nbytes == 0) return 0; /* a memory image: nothing to fault in */
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t page = page_size();
     uintptr_t at = (uintptr_t)(f->bytes + f->data_start + offset);
     uintptr_t from = at & ~(page - 1); /* the mapping starts on a page: round out */
     if (madvise((void *)from, at + nbytes - from, MADV_POPULATE_READ) == 0) return 0;
