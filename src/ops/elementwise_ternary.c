@@ -17,9 +17,8 @@
  *            types only on cpu.
  * Output strides: the element-wise rule (mtk_ti_output_strides) over the
  * operands (addcmul/addcdiv: after converting those of another dtype, as
- * TensorIterator does), for glu over its two halves.  Known gap: torch's
- * meta gives glu of float16/bfloat16/integer inputs other strides in some
- * layouts with size-1 or broadcast dims (float32/float64 agree). */
+ * TensorIterator does); for glu on cpu over its two halves, on meta the
+ * replay of torch's reference (glu_meta_layout). */
 #include "ops/elementwise_kernel.h"
 #include "ops/registry.h"
 #include "mtk/ops/elementwise.h"
@@ -274,10 +273,37 @@ static bool glu_halves(mtk_op_call *call, mtk_tensor *halves)
     return true;
 }
 
+/* glu's layout on the meta device, where torch runs its Python reference
+ * in the input's computation dtype: the input converted to it (float16/
+ * bfloat16 to float32), split in halves b and c, b * sigmoid(c) (sigmoid
+ * of an integral c is float32), then the result converted back to the
+ * input's dtype. */
+static ew_lay glu_meta_layout(mtk_ctx *ctx, const mtk_tensor *x, int32_t dim)
+{
+    mtk_dtype dtype = x->dtype;
+    mtk_dtype compute = ew_opmath(dtype);
+    ew_lay converted = ew_lay_convert(ew_lay_of(x, MTK_DEVICE_META), compute != dtype);
+    converted.t.dtype = compute;
+    ew_lay b = converted, c = converted;
+    b.t.shape[dim] = c.t.shape[dim] = x->shape[dim] / 2;
+    mtk_dtype sigmoid_dtype = mtk_dtype_is_integral(compute, true) ? mtk_ctx_dtype(ctx) : compute;
+    ew_lay s = ew_lay_unary(EW_R_EMPTY_LIKE, c, ew_opmath(sigmoid_dtype));
+    s.t.dtype = sigmoid_dtype;
+    ew_lay product = ew_lay_binary(EW_R_PRIM, b, s, ew_opmath(sigmoid_dtype), NULL);
+    product.t.dtype = sigmoid_dtype;
+    return ew_lay_convert(product, sigmoid_dtype != dtype);
+}
+
 bool mtk_ew_glu_meta(mtk_op_call *call)
 {
     mtk_tensor halves[2];
     if (!glu_halves(call, halves)) return false;
+    if (call->device == MTK_DEVICE_META) {
+        const mtk_tensor *x = call->args[0].as.tensor;
+        ew_lay out = glu_meta_layout(call->ctx, x, mtk_wrap_dim(call->ctx, arg_int(call, 1), x->ndim));
+        return ew_set_output(call, x->dtype, &out);
+    }
+    /* cpu: one TensorIterator over the two halves */
     mtk_tensor *ops[2] = { &halves[0], &halves[1] };
     return set_pointwise_output(call, ops, 2, halves[0].dtype);
 }

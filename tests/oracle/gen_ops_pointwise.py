@@ -81,8 +81,5 @@ def rows(Op):
         Op("lerp", "elementwise", b_lerp, dtypes=tuple(FLOATS) + ("float32", "int64", "bool")),
         Op("addcmul", "elementwise", b_addc, dtypes=tuple(ALL)),
         Op("addcdiv", "elementwise", b_addc, dtypes=tuple(FLOATS) + ("float32",)),
-        # glu: float32/float64 only -- torch's meta gives float16/bfloat16/
-        # integer glu other strides in some size-1/broadcast layouts that
-        # mtk does not reproduce yet (see src/ops/elementwise_ternary.c)
-        Op("glu", "elementwise", b_glu, dtypes=("float32", "float32", "float64")),
+        Op("glu", "elementwise", b_glu, dtypes=tuple(ALL) + ("float32", "float16", "bfloat16")),
     ]

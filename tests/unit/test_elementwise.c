@@ -138,6 +138,26 @@ static void ternary_ops_compute_as_torch_and_check_its_dtype_rules(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* glu on meta replays torch's reference: the input converted to its
+ * computation dtype, b * sigmoid(c), converted back (torch 2.13 meta) */
+static void glu_meta_strides_follow_the_computation_dtype(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* f16[2,1,3,4].permute(2,3,1,0).expand(3,4,3,2), dim 3 */
+    const int64_t *shape = SHAPE(3, 4, 3, 2), *stride = SHAPE(4, 1, 0, 12);
+    assert_layout(mtk_glu(ctx, meta(ctx, MTK_FLOAT16, 4, shape, stride), 3), MTK_FLOAT16, 4, SHAPE(3, 4, 3, 1),
+                  SHAPE(12, 1, 4, 4));
+    assert_layout(mtk_glu(ctx, meta(ctx, MTK_FLOAT32, 4, shape, stride), 3), MTK_FLOAT32, 4, SHAPE(3, 4, 3, 1),
+                  SHAPE(12, 1, 4, 36));
+    /* i16[3,2].t(), dim 0: the float product is converted back densely */
+    assert_layout(mtk_glu(ctx, meta(ctx, MTK_INT16, 2, SHAPE(2, 3), SHAPE(1, 2)), 0), MTK_INT16, 2, SHAPE(1, 3),
+                  SHAPE(3, 1));
+    assert_layout(mtk_glu(ctx, meta(ctx, MTK_FLOAT32, 2, SHAPE(2, 3), SHAPE(1, 2)), 0), MTK_FLOAT32, 2, SHAPE(1, 3),
+                  SHAPE(1, 1));
+    mtk_ctx_free(ctx);
+}
+
 static void binary_ops_broadcast_and_keep_the_inputs_layout(void **state)
 {
     (void)state;
@@ -768,6 +788,7 @@ int main(void)
         cmocka_unit_test(zero_dim_cpu_operands_take_part_on_cpu),
         cmocka_unit_test(relu_of_a_bool_converts_in_its_decomposition),
         cmocka_unit_test(bool_to_a_bool_power_follows_each_device),
+        cmocka_unit_test(glu_meta_strides_follow_the_computation_dtype),
         cmocka_unit_test(leaky_relu_takes_integers_with_an_int_slope_on_meta),
         cmocka_unit_test(positive_returns_the_input_and_cost_counts_elements),
         cmocka_unit_test(null_inputs_pass_through_without_a_new_error),
