@@ -61,6 +61,20 @@ typedef struct mtk_conv_plan {
  * output (`empty` is set: it never runs). */
 bool mtk_conv_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk_conv_plan *plan);
 
+/* The direct float32 kernel (conv_direct.c): true when it runs this plan
+ * on this cpu (float32 in and out, not transposed, an AVX-512 or AVX2
+ * cpu, and most computed columns real outputs). */
+bool mtk_conv_direct_applies(const mtk_conv_plan *p, mtk_dtype in_dtype, mtk_dtype out_dtype);
+
+/* Runs a plan mtk_conv_direct_applies accepted: input float32 of any
+ * strides (in_stride: its (N, C, D, H, W) element strides, 0 for missing
+ * dims), weight contiguous (O, I/groups, kD, kH, kW) float32, bias per
+ * output channel (already rounded to float32) or NULL, out contiguous
+ * (N, O, D, H, W), on `threads` workers.  False when out of memory (no
+ * error set; nothing else changed but out). */
+bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor *input, const int64_t *in_stride,
+                         const float *weight, const double *bias, float *out, int32_t threads);
+
 bool mtk_conv_meta(mtk_op_call *call);
 bool mtk_conv_cpu(mtk_op_call *call);
 mtk_op_cost mtk_conv_cost(const mtk_op_call *call);

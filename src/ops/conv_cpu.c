@@ -680,8 +680,9 @@ bool mtk_conv_cpu(mtk_op_call *call)
     void *scratch[3][256];
     memset(scratch, 0, sizeof scratch);
     bool ok = wbuf && (!bias || bbuf);
-    bool fast = fast_path_applies(&j); /* run_fast has its own scratch */
-    for (int32_t w = 0; ok && !fast && w < workers; w++) {
+    bool direct = mtk_conv_direct_applies(&plan, input->dtype, out->dtype);
+    bool fast = !direct && fast_path_applies(&j); /* these two have their own scratch */
+    for (int32_t w = 0; ok && !fast && !direct && w < workers; w++) {
         scratch[0][w] = mtk_ctx_malloc(ctx, x_bytes + 1);
         scratch[1][w] = mtk_ctx_malloc(ctx, col_bytes);
         scratch[2][w] = mtk_ctx_malloc(ctx, o_bytes);
@@ -715,7 +716,9 @@ bool mtk_conv_cpu(mtk_op_call *call)
         j.weight = wbuf;
         if (j.kind == COMPUTE_INT) j.ibias = (const int64_t *)bbuf;
         else j.bias = bbuf;
-        if (fast) {
+        if (direct) {
+            ok = mtk_conv_direct_run(ctx, &plan, input, j.in.stride, wbuf, j.bias, mtk_tensor_data(out), threads);
+        } else if (fast) {
             ok = run_fast(ctx, &j, threads);
         } else {
             j.xbuf = scratch[0];

@@ -14,6 +14,7 @@
 
 #include "mtk/mtk.h"
 #include "ops/registry.h"
+#include "ops/conv.h"
 #include "core/scalar.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -436,6 +437,142 @@ static void conv_fast_path_matches_a_direct_convolution(void **state)
     }
 }
 
+/* The direct float32 kernel (conv_direct.c) against a convolution
+ * computed here in double, on every geometry it takes: 1-D to 3-D,
+ * strides 1-3 (its phase planes), dilation, padding, groups, output
+ * channels that do not fill its tiles, a channels-last or transposed
+ * input, bias or not, 1-3 threads.  Each case first checks that the
+ * direct kernel is the one that runs it (on an AVX2/AVX-512 cpu). */
+typedef struct direct_case {
+    int32_t spatial;
+    int64_t n, c, o, groups, size[3], kernel[3], stride, pad, dil;
+    bool bias;
+    int layout; /* 0 contiguous, 1 channels-last (2-D), 2 the input's last two dims swapped in memory */
+    int32_t threads;
+} direct_case;
+
+static double direct_reference(const double *x, const double *w, const double *b, const direct_case *k,
+                               const int64_t *in, const int64_t *out, int64_t n, int64_t o, const int64_t *at)
+{
+    int64_t cg = k->c / k->groups, og = k->o / k->groups, g = o / og;
+    double sum = b ? b[o] : 0.0;
+    (void)out;
+    for (int64_t c = 0; c < cg; c++)
+        for (int64_t kd = 0; kd < k->kernel[0]; kd++)
+            for (int64_t kh = 0; kh < k->kernel[1]; kh++)
+                for (int64_t kw = 0; kw < k->kernel[2]; kw++) {
+                    int64_t pos[3] = { kd, kh, kw }, src[3];
+                    bool inside = true;
+                    for (int d = 0; d < 3; d++) {
+                        int64_t pad = d < 3 - k->spatial ? 0 : k->pad, st = d < 3 - k->spatial ? 1 : k->stride;
+                        int64_t dil = d < 3 - k->spatial ? 1 : k->dil;
+                        src[d] = at[d] * st - pad + pos[d] * dil;
+                        if (src[d] < 0 || src[d] >= in[d]) inside = false;
+                    }
+                    if (!inside) continue;
+                    int64_t xi = (((n * k->c + g * cg + c) * in[0] + src[0]) * in[1] + src[1]) * in[2] + src[2];
+                    int64_t wi = (((o * cg + c) * k->kernel[0] + kd) * k->kernel[1] + kh) * k->kernel[2] + kw;
+                    sum += x[xi] * w[wi];
+                }
+    return sum;
+}
+
+static void conv_direct_kernel_matches_a_reference_convolution(void **state)
+{
+    (void)state;
+    static const direct_case cases[] = {
+        { 2, 2, 32, 64, 1, { 1, 40, 40 }, { 1, 3, 3 }, 1, 1, 1, false, 0, 2 },  /* ResNet-like 3x3 */
+        { 2, 1, 3, 64, 1, { 1, 61, 58 }, { 1, 7, 7 }, 2, 3, 1, true, 1, 2 },   /* stem-like, NHWC */
+        { 2, 2, 6, 16, 2, { 1, 40, 45 }, { 1, 3, 2 }, 3, 2, 2, true, 2, 3 },    /* stride 3, dilation, groups */
+        { 2, 1, 4, 32, 4, { 1, 50, 64 }, { 1, 1, 1 }, 1, 0, 1, false, 0, 1 },   /* 1x1, depthwise-ish groups */
+        { 1, 3, 5, 16, 1, { 1, 1, 200 }, { 1, 1, 5 }, 2, 2, 3, true, 0, 2 },     /* 1-D */
+        { 3, 1, 3, 13, 1, { 9, 30, 33 }, { 3, 3, 3 }, 1, 1, 1, true, 0, 2 },    /* 3-D */
+        { 3, 2, 4, 16, 2, { 8, 26, 41 }, { 2, 3, 4 }, 2, 1, 1, false, 2, 2 },    /* 3-D, stride 2, groups */
+    };
+    for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+        const direct_case *k = &cases[t];
+        mtk_ctx *ctx = mtk_ctx_new();
+        int32_t s = k->spatial, nd = 2 + s;
+        const int64_t *in = k->size;
+        int64_t xshape[5] = { k->n, k->c }, wshape[5] = { k->o, k->c / k->groups };
+        for (int32_t d = 0; d < s; d++) {
+            xshape[2 + d] = in[3 - s + d];
+            wshape[2 + d] = k->kernel[3 - s + d];
+        }
+        int64_t nx = mtk_shape_numel(xshape, nd), nw = mtk_shape_numel(wshape, nd);
+        double *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w), b[64];
+        for (int64_t i = 0; i < nx; i++) x[i] = (double)((i * 37) % 23) / 11.0 - 1.0;
+        for (int64_t i = 0; i < nw; i++) w[i] = (double)((i * 17) % 19) / 9.0 - 1.0;
+        for (int64_t i = 0; i < k->o; i++) b[i] = 0.25 * (double)(i % 5) - 0.5;
+        /* the input: logical order x, stored in the case's layout */
+        int64_t xstride[5];
+        xstride[nd - 1] = 1;
+        for (int32_t d = nd - 2; d >= 0; d--) xstride[d] = xstride[d + 1] * xshape[d + 1];
+        if (k->layout == 1) { /* NHWC */
+            xstride[1] = 1, xstride[3] = k->c, xstride[2] = k->c * xshape[3], xstride[0] = k->c * xshape[2] * xshape[3];
+        } else if (k->layout == 2) { /* the last two dims swapped in memory */
+            xstride[nd - 2] = 1;
+            xstride[nd - 1] = xshape[nd - 2];
+        }
+        mtk_tensor *tx = mtk_tensor_new(ctx, MTK_FLOAT32, xshape, nd, xstride, MTK_DEVICE_CPU);
+        mtk_tensor *tw = mtk_tensor_new(ctx, MTK_FLOAT32, wshape, nd, NULL, MTK_DEVICE_CPU);
+        mtk_tensor *tb = k->bias ? mtk_tensor_new(ctx, MTK_FLOAT32, SHAPE(k->o), 1, NULL, MTK_DEVICE_CPU) : NULL;
+        assert_true(mtk_tensor_alloc_storage(tx) && mtk_tensor_alloc_storage(tw) && (!tb || mtk_tensor_alloc_storage(tb)));
+        for (int64_t i = 0; i < nx; i++) {
+            int64_t off = 0, rest = i;
+            for (int32_t d = nd - 1; d >= 0; d--) {
+                off += (rest % xshape[d]) * xstride[d];
+                rest /= xshape[d];
+            }
+            ((float *)mtk_tensor_data(tx))[off] = (float)x[i];
+        }
+        for (int64_t i = 0; i < nw; i++) ((float *)mtk_tensor_data(tw))[i] = (float)w[i];
+        for (int64_t i = 0; tb && i < k->o; i++) ((float *)mtk_tensor_data(tb))[i] = (float)b[i];
+        mtk_conv_args a = conv_args(k->stride, k->pad, k->dil, k->groups);
+        /* the plan, to check the direct kernel takes it */
+        static const char *const names[] = { "conv1d", "conv2d", "conv3d" };
+        mtk_op_call call;
+        mtk_op_call_init(&call, ctx, mtk_op_find(names[s - 1]));
+        call.args[MTK_CONV_ARG_INPUT] = mtk_value_tensor(tx);
+        call.args[MTK_CONV_ARG_WEIGHT] = mtk_value_tensor(tw);
+        call.args[MTK_CONV_ARG_BIAS] = tb ? mtk_value_tensor(tb) : mtk_value_none();
+        call.args[MTK_CONV_ARG_STRIDE] = mtk_value_int_list(ctx, a.stride, s);
+        call.args[MTK_CONV_ARG_PADDING] = mtk_value_int_list(ctx, a.padding, s);
+        call.args[MTK_CONV_ARG_DILATION] = mtk_value_int_list(ctx, a.dilation, s);
+        call.args[MTK_CONV_ARG_GROUPS] = mtk_value_int(k->groups);
+        call.device = MTK_DEVICE_CPU;
+        mtk_conv_plan plan;
+        assert_true(mtk_conv_make_plan(ctx, &call, true, &plan));
+#if defined(__x86_64__)
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+            if (!mtk_conv_direct_applies(&plan, MTK_FLOAT32, MTK_FLOAT32)) fail_msg("case %zu: not the direct kernel", t);
+#endif
+        mtk_conv_set_num_threads(k->threads);
+        mtk_tensor *out = s == 1 ? mtk_conv1d(ctx, tx, tw, tb, &a)
+                          : s == 2 ? mtk_conv2d(ctx, tx, tw, tb, &a)
+                                   : mtk_conv3d(ctx, tx, tw, tb, &a);
+        mtk_conv_set_num_threads(0);
+        assert_non_null(out);
+        int64_t osize[3] = { 1, 1, 1 };
+        for (int32_t d = 0; d < s; d++) osize[3 - s + d] = out->shape[2 + d];
+        int64_t i = 0;
+        for (int64_t n = 0; n < k->n; n++)
+            for (int64_t o = 0; o < k->o; o++)
+                for (int64_t od = 0; od < osize[0]; od++)
+                    for (int64_t oh = 0; oh < osize[1]; oh++)
+                        for (int64_t ow = 0; ow < osize[2]; ow++, i++) {
+                            int64_t at[3] = { od, oh, ow };
+                            double want = direct_reference(x, w, tb ? b : NULL, k, in, osize, n, o, at);
+                            double got = value_at(out, i);
+                            if (fabs(got - want) > 1e-5 * fabs(want) + 1e-4)
+                                fail_msg("case %zu element %lld: got %.9g, want %.9g", t, (long long)i, got, want);
+                        }
+        free(x);
+        free(w);
+        mtk_ctx_free(ctx);
+    }
+}
+
 /* -------------------------------------------------------------- pooling */
 
 static void max_pool2d_ceil_mode_and_indices_match_torch(void **state)
@@ -670,6 +807,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(conv_shapes_follow_torch_on_meta),
         cmocka_unit_test(conv_fast_path_matches_a_direct_convolution),
+        cmocka_unit_test(conv_direct_kernel_matches_a_reference_convolution),
         cmocka_unit_test(conv_of_channels_last_input_is_contiguous_as_torch_meta),
         cmocka_unit_test(conv_errors_keep_torch_words),
         cmocka_unit_test(conv_meta_accepts_what_only_cpu_refuses),
