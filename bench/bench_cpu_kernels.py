@@ -10,7 +10,7 @@ torch/mtk, and the target per op, marked met or
 missed; plus whether the output checksums (sum of |y|) agree.
 
     python3 bench/bench_cpu_kernels.py [--bin build/bench_cpu_kernels]
-        [--threads 2] [--runs 5] [--json] [CASE ...]
+        [--threads 2] [--runs 5] [--rounds 3] [--json] [CASE ...]
 
 Cases: matmul, conv2d_r50_b1, conv2d_r50_b8, conv2d_3x3, softmax,
 layer_norm, add (default: all).  Targets (reported, never asserted): within
@@ -114,12 +114,23 @@ def run_torch(threads, runs, cases):
     return results, torch.__version__, torch.get_num_threads()
 
 
+def merge_times(into, results):
+    """Pools each case's times from another round into `into`."""
+    for name, r in results.items():
+        if name in into:
+            times = sorted(into[name]["times_ms"] + r["times_ms"])
+            into[name].update(times_ms=times, best_ms=times[0], median_ms=times[len(times) // 2])
+        else:
+            into[name] = dict(r)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.environ.get("MTK_BENCH_CPU",
                                                     os.path.join(REPO, "build", "bench_cpu_kernels")))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3, help="alternations of mtk and torch per case")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("cases", nargs="*", help="subset of: " + ", ".join(CASES))
     args = ap.parse_args()
@@ -136,12 +147,15 @@ def main():
     t0 = time.perf_counter()
     # case by case, mtk then torch, so both sides of a row see about the same
     # load on a shared machine
+    # and in --rounds alternations, so a machine whose speed drifts over
+    # seconds (other tenants) slows both sides alike; times pooled
     mtk, ref = {}, {}
     for name in cases:
         runs = min(args.runs * SHORT_RUN_FACTOR, 50) if name in SHORT_CASES else args.runs
-        mtk.update(run_mtk(args.bin, args.threads, runs, [name]))
-        got, torch_version, torch_threads = run_torch(args.threads, runs, [name])
-        ref.update(got)
+        for _ in range(args.rounds):
+            merge_times(mtk, run_mtk(args.bin, args.threads, runs, [name]))
+            got, torch_version, torch_threads = run_torch(args.threads, runs, [name])
+            merge_times(ref, got)
     rows = []
     for name in cases:
         if name not in mtk:
@@ -160,8 +174,8 @@ def main():
                           "torch": torch_version, "wall_s": wall, "cases": rows}))
         return 0
     print("mtk cpu kernels vs torch %s cpu: %d threads each (torch.get_num_threads() = %d), "
-          "best of %d (matmul, conv2d: %d) after a warm-up" % (torch_version, args.threads, torch_threads, args.runs,
-                                                        min(args.runs * SHORT_RUN_FACTOR, 50)))
+          "best of %d rounds x %d runs (matmul, conv2d: x %d), mtk and torch alternating, after a warm-up" % (
+              torch_version, args.threads, torch_threads, args.rounds, args.runs, min(args.runs * SHORT_RUN_FACTOR, 50)))
     print("%-14s %-30s %10s %10s %7s  %-14s %s" % ("op", "shape", "mtk ms", "torch ms", "ratio", "target", "same out"))
     for r in rows:
         if "error" in r:

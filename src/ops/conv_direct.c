@@ -31,11 +31,8 @@
 #include <immintrin.h>
 #endif
 
-/* Images whose phase planes are built at once: at most this many bytes
- * (at least one image). */
-#define BUFFER_BUDGET_BYTES ((int64_t)64 << 20)
-/* Tiles (of one kernel call's columns) per task, at least. */
-#define TILES_PER_TASK 4
+/* The most bytes of input one task copies (its band of every plane). */
+#define BAND_BUDGET_BYTES ((int64_t)1 << 20)
 /* The least fraction of computed columns that are real outputs. */
 #define MIN_USEFUL_FRACTION 0.7
 
@@ -44,6 +41,9 @@
 /* One tile: acc (mr x cols, row-major, cols = nv vectors) = sum over
  * taps t of a[t*mr + i] * x[off[t] + column]. */
 typedef void (*tile_fn)(const float *x, const int64_t *off, const float *a, int64_t taps, float *acc);
+
+/* The most columns a tile has (AVX-512: 48). */
+#define MAX_COLS 48
 
 typedef struct tile_isa {
     tile_fn fn;
@@ -121,12 +121,10 @@ typedef struct geometry {
     int64_t nphase;      /* their product                          */
     int64_t dims[3];     /* (Dp, Hi, Wi) of one phase plane        */
     int64_t plane;       /* Dp * Hi * Wi                            */
-    int64_t chan_len;    /* nphase * plane: one channel's planes   */
-    int64_t image_len;   /* in_channels * chan_len + slack          */
     int64_t q_total;     /* computed positions of one image         */
 } geometry;
 
-static geometry make_geometry(const mtk_conv_plan *p, int32_t cols)
+static geometry make_geometry(const mtk_conv_plan *p)
 {
     geometry g;
     g.nphase = 1;
@@ -136,8 +134,6 @@ static geometry make_geometry(const mtk_conv_plan *p, int32_t cols)
         g.dims[d] = p->out_size[d] + (p->kernel[d] - 1) * p->dilation[d] / p->stride[d];
     }
     g.plane = g.dims[0] * g.dims[1] * g.dims[2];
-    g.chan_len = g.nphase * g.plane;
-    g.image_len = p->in_channels * g.chan_len + cols; /* the last tile reads past the end */
     g.q_total = ((p->out_size[0] - 1) * g.dims[1] + p->out_size[1] - 1) * g.dims[2] + p->out_size[2];
     return g;
 }
@@ -147,7 +143,7 @@ bool mtk_conv_direct_applies(const mtk_conv_plan *p, mtk_dtype in_dtype, mtk_dty
     if (p->transposed || in_dtype != MTK_FLOAT32 || out_dtype != MTK_FLOAT32 || p->empty) return false;
     tile_isa isa = pick_isa();
     if (!isa.fn) return false;
-    geometry g = make_geometry(p, isa.cols);
+    geometry g = make_geometry(p);
     int64_t og = p->out_channels / p->groups;
     int64_t tiles = (g.q_total + isa.cols - 1) / isa.cols;
     int64_t blocks = (og + isa.mr - 1) / isa.mr;
@@ -161,118 +157,148 @@ bool mtk_conv_direct_applies(const mtk_conv_plan *p, mtk_dtype in_dtype, mtk_dty
 typedef struct direct_job {
     const mtk_conv_plan *p;
     const mtk_tensor *input;
-    const int64_t *in_stride;   /* (N, C, D, H, W) element strides  */
+    const int64_t *in_stride;   /* (N, C, D, H, W) element strides     */
     geometry g;
     tile_isa isa;
     int64_t cg, og, blocks, taps;
-    const int64_t *off;         /* taps offsets, relative to a group  */
-    const float *packed;        /* (G, blocks, taps, mr)              */
+    const int64_t *plane_of;    /* per tap: its plane, c * nphase + ph  */
+    const int64_t *shift;       /* per tap: its shift within the plane  */
+    int64_t max_shift;
+    const float *packed;        /* (G, blocks, taps, mr)                */
     const double *bias;
-    float *out;                 /* contiguous (N, O, D, H, W)         */
-    float *buf;                 /* phase planes of images [n0, n1)    */
-    int64_t n0, n1;
-    int64_t tiles, parts;       /* tiles per image, tasks per (n, g) */
-    float **tile_buf;           /* per worker: mr x cols             */
+    float *out;                 /* contiguous (N, O, D, H, W)           */
+    int64_t tiles;              /* tiles per image                      */
+    int64_t band_tiles, bands;  /* tiles per task, tasks per (n, g)     */
+    int64_t band_len;           /* elements of a plane a task copies    */
+    float **band_buf;           /* per worker: cg planes x band_len     */
+    int64_t **band_off;         /* per worker: the taps' offsets there  */
+    float **tile_buf;           /* per worker: mr x cols                */
 } direct_job;
 
-/* Fills the phase planes of channel c of image n. */
-static void fill_task(int64_t task, int32_t worker, void *user)
+/* Copies elements [e0, e1) of phase plane ph of channel c of image n,
+ * flat (Dp, Hi, Wi) order, to dst; elements past the plane are zero. */
+static void fill_range(const direct_job *j, int64_t n, int64_t c, int64_t ph, int64_t e0, int64_t e1, float *dst)
 {
-    (void)worker;
-    const direct_job *j = user;
     const mtk_conv_plan *p = j->p;
     const geometry *g = &j->g;
-    int64_t n = j->n0 + task / p->in_channels, c = task % p->in_channels;
     const float *src = (const float *)mtk_tensor_data(j->input) + n * j->in_stride[0] + c * j->in_stride[1];
-    float *dst = j->buf + (n - j->n0) * g->image_len + c * g->chan_len;
     const int64_t *st = j->in_stride + 2;
-    for (int64_t ph = 0; ph < g->nphase; ph++) {
-        int64_t phase[3] = { ph / (g->phases[1] * g->phases[2]), ph / g->phases[2] % g->phases[1], ph % g->phases[2] };
-        /* plane column l reads input column l*s + phase - pad, valid for l in [lo, hi) */
-        int64_t sw = g->phases[2], shift = phase[2] - p->pad[2];
-        int64_t lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
-        int64_t hi = p->in_size[2] - shift <= 0 ? 0 : (p->in_size[2] - shift + sw - 1) / sw;
-        if (hi > g->dims[2]) hi = g->dims[2];
-        if (lo > hi) lo = hi;
-        for (int64_t i = 0; i < g->dims[0]; i++) {
-            int64_t id = i * g->phases[0] + phase[0] - p->pad[0];
-            for (int64_t r = 0; r < g->dims[1]; r++) {
-                float *row = dst + ph * g->plane + (i * g->dims[1] + r) * g->dims[2];
-                int64_t ih = r * g->phases[1] + phase[1] - p->pad[1];
-                if (id < 0 || id >= p->in_size[0] || ih < 0 || ih >= p->in_size[1]) {
-                    memset(row, 0, (size_t)g->dims[2] * sizeof *row);
-                    continue;
-                }
-                const float *in_row = src + id * st[0] + ih * st[1];
-                memset(row, 0, (size_t)lo * sizeof *row);
-                if (sw == 1 && st[2] == 1) {
-                    memcpy(row + lo, in_row + lo + shift, (size_t)(hi - lo) * sizeof *row);
-                } else {
-                    for (int64_t l = lo; l < hi; l++) row[l] = in_row[(l * sw + shift) * st[2]];
-                }
-                memset(row + hi, 0, (size_t)(g->dims[2] - hi) * sizeof *row);
-            }
+    int64_t phase[3] = { ph / (g->phases[1] * g->phases[2]), ph / g->phases[2] % g->phases[1], ph % g->phases[2] };
+    /* plane column l reads input column l*s + phase - pad, valid for l in [lo, hi) */
+    int64_t sw = g->phases[2], shift = phase[2] - p->pad[2];
+    int64_t lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+    int64_t hi = p->in_size[2] - shift <= 0 ? 0 : (p->in_size[2] - shift + sw - 1) / sw;
+    if (hi > g->dims[2]) hi = g->dims[2];
+    if (lo > hi) lo = hi;
+    int64_t wi = g->dims[2];
+    for (int64_t e = e0; e < e1;) {
+        int64_t row = e / wi, l0 = e - row * wi;
+        int64_t l1 = wi - l0 < e1 - e ? wi : l0 + (e1 - e);
+        float *out = dst + (e - e0);
+        int64_t i = row / g->dims[1], r = row % g->dims[1];
+        int64_t id = i * g->phases[0] + phase[0] - p->pad[0], ih = r * g->phases[1] + phase[1] - p->pad[1];
+        if (i >= g->dims[0] || id < 0 || id >= p->in_size[0] || ih < 0 || ih >= p->in_size[1]) {
+            memset(out, 0, (size_t)(l1 - l0) * sizeof *out);
+        } else {
+            const float *in_row = src + id * st[0] + ih * st[1];
+            int64_t a = lo > l0 ? lo : l0, b = hi < l1 ? hi : l1; /* the columns with input */
+            if (a > b) a = b;
+            memset(out, 0, (size_t)(a - l0) * sizeof *out);
+            if (sw == 1 && st[2] == 1)
+                memcpy(out + (a - l0), in_row + a + shift, (size_t)(b - a) * sizeof *out);
+            else
+                for (int64_t l = a; l < b; l++) out[l - l0] = in_row[(l * sw + shift) * st[2]];
+            if (b < a) b = a;
+            memset(out + (b - l0), 0, (size_t)(l1 - b) * sizeof *out);
         }
+        e += l1 - l0;
     }
-    if (c == p->in_channels - 1) /* the slack the last tiles read */
-        memset(dst + g->chan_len, 0, (size_t)(g->image_len - p->in_channels * g->chan_len) * sizeof *dst);
 }
 
-/* Writes rows [0, rows) of a tile (computed positions [q0, q0 + cols))
- * to the output channels co0.. of image n, dropping the padding columns
- * and adding the bias. */
-static void store_tile(const direct_job *j, const float *acc, int64_t n, int64_t co0, int64_t rows, int64_t q0)
+/* A run of a tile's columns that are consecutive real outputs. */
+typedef struct segment {
+    int32_t col;   /* first column in the tile               */
+    int32_t len;
+    int64_t out;   /* its first output, within a channel     */
+} segment;
+
+/* The segments of the tile of positions [q0, q0 + cols); returns how
+ * many (at most cols). */
+static int32_t tile_segments(const direct_job *j, int64_t q0, segment *segs)
 {
     const mtk_conv_plan *p = j->p;
-    const geometry *g = &j->g;
-    int64_t cols = j->isa.cols, wi = g->dims[2], hi = g->dims[1];
-    int64_t out_vol = p->out_size[0] * p->out_size[1] * p->out_size[2];
-    int64_t q_end = q0 + cols < j->g.q_total ? q0 + cols : j->g.q_total;
+    int64_t wi = j->g.dims[2], hi = j->g.dims[1], ow_n = p->out_size[2], oh_n = p->out_size[1];
+    int64_t q_end = q0 + j->isa.cols < j->g.q_total ? q0 + j->isa.cols : j->g.q_total;
+    int32_t n = 0;
     for (int64_t q = q0; q < q_end;) {
         int64_t r = q / wi, ow = q - r * wi;
         int64_t oh = r % hi, od = r / hi;
-        if (ow >= p->out_size[2] || oh >= p->out_size[1]) {
+        if (ow >= ow_n || oh >= oh_n) { /* padding columns / rows */
             q = (r + 1) * wi;
             continue;
         }
-        int64_t len = p->out_size[2] - ow;
-        if (len > q_end - q) len = q_end - q;
-        float *dst = j->out + (n * p->out_channels + co0) * out_vol + (od * p->out_size[1] + oh) * p->out_size[2] + ow;
-        const float *src = acc + (q - q0);
-        for (int64_t i = 0; i < rows; i++) {
-            float *d = dst + i * out_vol;
-            const float *s = src + i * cols;
-            if (j->bias) {
-                float b = (float)j->bias[co0 + i];
-                for (int64_t k = 0; k < len; k++) d[k] = s[k] + b;
-            } else {
-                memcpy(d, s, (size_t)len * sizeof *d);
-            }
-        }
+        int64_t len = ow_n - ow < q_end - q ? ow_n - ow : q_end - q;
+        segs[n++] = (segment){ (int32_t)(q - q0), (int32_t)len, (od * oh_n + oh) * ow_n + ow };
         q += len;
+    }
+    return n;
+}
+
+/* Writes rows [0, rows) of a computed tile to output channels co0.. of
+ * image n: its segments only, plus the bias. */
+static void store_tile(const direct_job *j, const float *acc, int64_t n, int64_t co0, int64_t rows,
+                       const segment *segs, int32_t nsegs)
+{
+    const mtk_conv_plan *p = j->p;
+    int64_t cols = j->isa.cols, out_vol = p->out_size[0] * p->out_size[1] * p->out_size[2];
+    float *base = j->out + (n * p->out_channels + co0) * out_vol;
+    for (int64_t i = 0; i < rows; i++) {
+        float b = j->bias ? (float)j->bias[co0 + i] : 0.0f;
+        for (int32_t k = 0; k < nsegs; k++) {
+            float *d = base + i * out_vol + segs[k].out;
+            const float *src = acc + i * cols + segs[k].col;
+            if (j->bias)
+                for (int32_t e = 0; e < segs[k].len; e++) d[e] = src[e] + b;
+            else
+                for (int32_t e = 0; e < segs[k].len; e++) d[e] = src[e];
+        }
     }
 }
 
-/* Task (n, g, part): tiles of part `part` of image n's positions, every
- * output channel of group g. */
-static void compute_task(int64_t task, int32_t worker, void *user)
+/* Task (n, g, band): copies the positions the band's tiles read from
+ * group g's planes of image n into the worker's buffer (plane by plane,
+ * band_len each), then computes the tiles for every output channel of
+ * the group, while the copy is still in the core's cache. */
+static void band_task(int64_t task, int32_t worker, void *user)
 {
     const direct_job *j = user;
     const mtk_conv_plan *p = j->p;
-    int64_t part = task % j->parts, ng = task / j->parts;
-    int64_t n = j->n0 + ng / p->groups, grp = ng % p->groups;
-    const float *x = j->buf + (n - j->n0) * j->g.image_len + grp * j->cg * j->g.chan_len;
-    int64_t t0 = mtk_parallel_split(j->tiles, (int32_t)part, (int32_t)j->parts);
-    int64_t t1 = mtk_parallel_split(j->tiles, (int32_t)part + 1, (int32_t)j->parts);
-    float *acc = j->tile_buf[worker];
+    int64_t band = task % j->bands, ng = task / j->bands;
+    int64_t n = ng / p->groups, grp = ng % p->groups;
     int64_t mr = j->isa.mr, cols = j->isa.cols;
-    for (int64_t t = t0; t < t1; t++)
+    int64_t t0 = band * j->band_tiles, t1 = t0 + j->band_tiles < j->tiles ? t0 + j->band_tiles : j->tiles;
+    int64_t q0 = t0 * cols, len = (t1 - t0) * cols + j->max_shift;
+    float *buf = j->band_buf[worker];
+    int64_t *off = j->band_off[worker];
+    for (int64_t c = 0; c < j->cg; c++)
+        for (int64_t ph = 0; ph < j->g.nphase; ph++) {
+            float *dst = buf + (c * j->g.nphase + ph) * j->band_len;
+            int64_t end = q0 + len < j->g.plane ? q0 + len : j->g.plane;
+            fill_range(j, n, grp * j->cg + c, ph, q0, end, dst);
+            if (end < q0 + len) memset(dst + (end - q0), 0, (size_t)(q0 + len - end) * sizeof *dst);
+        }
+    for (int64_t t = 0; t < j->taps; t++) off[t] = j->plane_of[t] * j->band_len + j->shift[t];
+    float *acc = j->tile_buf[worker];
+    segment segs[MAX_COLS];
+    for (int64_t t = t0; t < t1; t++) {
+        int32_t nsegs = tile_segments(j, t * cols, segs);
         for (int64_t b = 0; b < j->blocks; b++) {
             const float *a = j->packed + (grp * j->blocks + b) * j->taps * mr;
-            j->isa.fn(x + t * cols, j->off, a, j->taps, acc);
+            j->isa.fn(buf + (t - t0) * cols, off, a, j->taps, acc);
             int64_t rows = j->og - b * mr < mr ? j->og - b * mr : mr;
-            store_tile(j, acc, n, grp * j->og + b * mr, rows, t * cols);
+            store_tile(j, acc, n, grp * j->og + b * mr, rows, segs, nsegs);
         }
+    }
 }
 
 bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor *input, const int64_t *in_stride,
@@ -284,7 +310,7 @@ bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor 
     j.input = input;
     j.in_stride = in_stride;
     j.isa = pick_isa();
-    j.g = make_geometry(p, j.isa.cols);
+    j.g = make_geometry(p);
     j.cg = p->in_channels / p->groups;
     j.og = p->out_channels / p->groups;
     j.blocks = (j.og + j.isa.mr - 1) / j.isa.mr;
@@ -293,20 +319,39 @@ bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor 
     j.bias = bias;
     j.out = out;
     j.tiles = (j.g.q_total + j.isa.cols - 1) / j.isa.cols;
+    for (int d = 0; d < 3; d++) {
+        int64_t reach = (p->kernel[d] - 1) * p->dilation[d] / p->stride[d];
+        j.max_shift = j.max_shift * (d ? j.g.dims[d] : 1) + reach;
+    }
+    /* bands: a task's copy stays within about half of L2; enough tasks
+     * for every worker (twice over, for balance) */
+    int64_t per_tile = j.cg * j.g.nphase * j.isa.cols * (int64_t)sizeof(float);
+    int64_t halo = j.cg * j.g.nphase * j.max_shift * (int64_t)sizeof(float);
+    int64_t fit = BAND_BUDGET_BYTES > halo ? (BAND_BUDGET_BYTES - halo) / per_tile : 1;
+    int64_t images = p->batch * p->groups;
+    int64_t want = images >= threads ? 1 : (2 * threads + images - 1) / images;
+    j.bands = (j.tiles + fit - 1) / (fit > 0 ? fit : 1);
+    if (j.bands < want) j.bands = want;
+    if (j.bands > j.tiles) j.bands = j.tiles;
+    j.band_tiles = (j.tiles + j.bands - 1) / j.bands;
+    j.bands = (j.tiles + j.band_tiles - 1) / j.band_tiles;
+    j.band_len = j.band_tiles * j.isa.cols + j.max_shift;
 
-    int64_t per_image = j.g.image_len * (int64_t)sizeof(float);
-    int64_t round = BUFFER_BUDGET_BYTES / per_image;
-    if (round < 1) round = 1;
-    if (round > p->batch) round = p->batch;
-    int64_t *off = mtk_ctx_malloc(ctx, (size_t)j.taps * sizeof *off);
+    int64_t *plane_of = mtk_ctx_malloc(ctx, (size_t)j.taps * sizeof *plane_of);
+    int64_t *shift = mtk_ctx_malloc(ctx, (size_t)j.taps * sizeof *shift);
     float *packed = mtk_ctx_malloc(ctx, (size_t)(p->groups * j.blocks * j.taps * j.isa.mr) * sizeof *packed);
-    j.buf = mtk_ctx_malloc(ctx, (size_t)(round * per_image));
-    float *tiles[MTK_PARALLEL_MAX_THREADS];
+    float *tiles[MTK_PARALLEL_MAX_THREADS], *bufs[MTK_PARALLEL_MAX_THREADS];
+    int64_t *offs[MTK_PARALLEL_MAX_THREADS];
     memset(tiles, 0, sizeof tiles);
-    bool ok = off && packed && j.buf;
-    for (int32_t w = 0; ok && w < threads; w++) {
+    memset(bufs, 0, sizeof bufs);
+    memset(offs, 0, sizeof offs);
+    int32_t workers = threads < images * j.bands ? threads : (int32_t)(images * j.bands);
+    bool ok = plane_of && shift && packed;
+    for (int32_t w = 0; ok && w < workers; w++) {
         tiles[w] = mtk_ctx_malloc(ctx, (size_t)(j.isa.mr * j.isa.cols) * sizeof(float));
-        ok = tiles[w] != NULL;
+        bufs[w] = mtk_ctx_malloc(ctx, (size_t)(j.cg * j.g.nphase * j.band_len) * sizeof(float));
+        offs[w] = mtk_ctx_malloc(ctx, (size_t)j.taps * sizeof(int64_t));
+        ok = tiles[w] && bufs[w] && offs[w];
     }
     if (ok) {
         /* tap t = (c, kd, kh, kw), as the weight's (I/g, kD, kH, kW) order */
@@ -314,15 +359,14 @@ bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor 
             int64_t within = t % kvol;
             int64_t k[3] = { within / (p->kernel[1] * p->kernel[2]), within / p->kernel[2] % p->kernel[1],
                              within % p->kernel[2] };
-            int64_t phase = 0, shift = 0;
+            int64_t phase = 0, s = 0;
             for (int d = 0; d < 3; d++) {
                 int64_t a = k[d] * p->dilation[d];
                 phase = phase * j.g.phases[d] + a % j.g.phases[d];
+                s = s * (d ? j.g.dims[d] : 1) + a / j.g.phases[d];
             }
-            shift = ((k[0] * p->dilation[0] / p->stride[0]) * j.g.dims[1] + k[1] * p->dilation[1] / p->stride[1]) *
-                        j.g.dims[2] +
-                    k[2] * p->dilation[2] / p->stride[2];
-            off[t] = (t / kvol) * j.g.chan_len + phase * j.g.plane + shift;
+            plane_of[t] = (t / kvol) * j.g.nphase + phase;
+            shift[t] = s;
         }
         /* packed[g][b][t][i] = weight[g*og + b*mr + i][t], zero past og */
         for (int64_t grp = 0; grp < p->groups; grp++)
@@ -333,25 +377,21 @@ bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor 
                         packed[((grp * j.blocks + b) * j.taps + t) * j.isa.mr + i] =
                             o < j.og ? weight[(grp * j.og + o) * j.taps + t] : 0.0f;
                     }
-        j.off = off;
+        j.plane_of = plane_of;
+        j.shift = shift;
         j.packed = packed;
         j.tile_buf = tiles;
-        for (j.n0 = 0; j.n0 < p->batch; j.n0 = j.n1) {
-            j.n1 = j.n0 + round < p->batch ? j.n0 + round : p->batch;
-            int64_t images = j.n1 - j.n0;
-            int64_t fills = images * p->in_channels;
-            mtk_parallel_tasks(fills, threads, fill_task, &j);
-            /* enough tasks to balance the workers, each of a few tiles */
-            int64_t blocks = images * p->groups;
-            j.parts = (4 * threads + blocks - 1) / blocks;
-            if (j.parts > j.tiles / TILES_PER_TASK) j.parts = j.tiles / TILES_PER_TASK;
-            if (j.parts < 1) j.parts = 1;
-            mtk_parallel_tasks(blocks * j.parts, threads, compute_task, &j);
-        }
+        j.band_buf = bufs;
+        j.band_off = offs;
+        mtk_parallel_tasks(images * j.bands, workers, band_task, &j);
     }
-    for (int32_t w = 0; w < threads; w++) mtk_ctx_mfree(ctx, tiles[w]);
-    mtk_ctx_mfree(ctx, j.buf);
+    for (int32_t w = 0; w < workers; w++) {
+        mtk_ctx_mfree(ctx, tiles[w]);
+        mtk_ctx_mfree(ctx, bufs[w]);
+        mtk_ctx_mfree(ctx, offs[w]);
+    }
     mtk_ctx_mfree(ctx, packed);
-    mtk_ctx_mfree(ctx, off);
+    mtk_ctx_mfree(ctx, shift);
+    mtk_ctx_mfree(ctx, plane_of);
     return ok;
 }
