@@ -33,6 +33,9 @@
 
 /* The most bytes of input one task copies (its band of every plane). */
 #define BAND_BUDGET_BYTES ((int64_t)1 << 20)
+/* The most bytes one task may copy, even for a 3-D conv's halo of whole
+ * planes; beyond it the im2col path runs. */
+#define MAX_BAND_BYTES ((int64_t)256 << 20)
 /* The least fraction of computed columns that are real outputs. */
 #define MIN_USEFUL_FRACTION 0.7
 
@@ -122,6 +125,7 @@ typedef struct geometry {
     int64_t dims[3];     /* (Dp, Hi, Wi) of one phase plane        */
     int64_t plane;       /* Dp * Hi * Wi                            */
     int64_t q_total;     /* computed positions of one image         */
+    int64_t max_shift;   /* the largest tap shift within a plane    */
 } geometry;
 
 static geometry make_geometry(const mtk_conv_plan *p)
@@ -135,7 +139,31 @@ static geometry make_geometry(const mtk_conv_plan *p)
     }
     g.plane = g.dims[0] * g.dims[1] * g.dims[2];
     g.q_total = ((p->out_size[0] - 1) * g.dims[1] + p->out_size[1] - 1) * g.dims[2] + p->out_size[2];
+    g.max_shift = 0;
+    for (int d = 0; d < 3; d++)
+        g.max_shift = g.max_shift * (d ? g.dims[d] : 1) + (p->kernel[d] - 1) * p->dilation[d] / p->stride[d];
     return g;
+}
+
+/* Tiles per task ("band"): the copy of a band (its positions plus the
+ * max_shift halo, in each of the group's planes) stays within
+ * BAND_BUDGET_BYTES where it can, the halo is at most half of it, and
+ * `threads` workers all get tasks (twice over, for balance). */
+static int64_t band_tiles_for(const mtk_conv_plan *p, const geometry *g, int64_t cols, int64_t tiles,
+                              int32_t threads)
+{
+    int64_t planes = p->in_channels / p->groups * g->nphase;
+    int64_t least = (2 * g->max_shift + cols - 1) / cols;
+    int64_t fit = (BAND_BUDGET_BYTES / ((int64_t)sizeof(float) * planes) - g->max_shift) / cols;
+    int64_t band = fit > least ? fit : least;
+    int64_t images = p->batch * p->groups;
+    if (images < threads) { /* split images so that every worker has bands */
+        int64_t want = (2 * threads + images - 1) / images;
+        int64_t split = (tiles + want - 1) / want;
+        if (split < band) band = split > least ? split : least;
+    }
+    if (band > tiles) band = tiles;
+    return band < 1 ? 1 : band;
 }
 
 bool mtk_conv_direct_applies(const mtk_conv_plan *p, mtk_dtype in_dtype, mtk_dtype out_dtype)
@@ -149,7 +177,9 @@ bool mtk_conv_direct_applies(const mtk_conv_plan *p, mtk_dtype in_dtype, mtk_dty
     int64_t blocks = (og + isa.mr - 1) / isa.mr;
     double useful = (double)(p->out_size[0] * p->out_size[1] * p->out_size[2]) / (double)(tiles * isa.cols) *
                     (double)og / (double)(blocks * isa.mr);
-    return useful >= MIN_USEFUL_FRACTION;
+    int64_t band = band_tiles_for(p, &g, isa.cols, tiles, 1);
+    double copy_bytes = (double)(p->in_channels / p->groups * g.nphase) * (double)(band * isa.cols + g.max_shift) * 4.0;
+    return useful >= MIN_USEFUL_FRACTION && copy_bytes <= (double)MAX_BAND_BYTES;
 }
 
 /* --------------------------------------------------------------- run */
@@ -319,23 +349,11 @@ bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor 
     j.bias = bias;
     j.out = out;
     j.tiles = (j.g.q_total + j.isa.cols - 1) / j.isa.cols;
-    for (int d = 0; d < 3; d++) {
-        int64_t reach = (p->kernel[d] - 1) * p->dilation[d] / p->stride[d];
-        j.max_shift = j.max_shift * (d ? j.g.dims[d] : 1) + reach;
-    }
-    /* bands: a task's copy stays within about half of L2; enough tasks
-     * for every worker (twice over, for balance) */
-    int64_t per_tile = j.cg * j.g.nphase * j.isa.cols * (int64_t)sizeof(float);
-    int64_t halo = j.cg * j.g.nphase * j.max_shift * (int64_t)sizeof(float);
-    int64_t fit = BAND_BUDGET_BYTES > halo ? (BAND_BUDGET_BYTES - halo) / per_tile : 1;
-    int64_t images = p->batch * p->groups;
-    int64_t want = images >= threads ? 1 : (2 * threads + images - 1) / images;
-    j.bands = (j.tiles + fit - 1) / (fit > 0 ? fit : 1);
-    if (j.bands < want) j.bands = want;
-    if (j.bands > j.tiles) j.bands = j.tiles;
-    j.band_tiles = (j.tiles + j.bands - 1) / j.bands;
+    j.max_shift = j.g.max_shift;
+    j.band_tiles = band_tiles_for(p, &j.g, j.isa.cols, j.tiles, threads);
     j.bands = (j.tiles + j.band_tiles - 1) / j.band_tiles;
     j.band_len = j.band_tiles * j.isa.cols + j.max_shift;
+    int64_t images = p->batch * p->groups;
 
     int64_t *plane_of = mtk_ctx_malloc(ctx, (size_t)j.taps * sizeof *plane_of);
     int64_t *shift = mtk_ctx_malloc(ctx, (size_t)j.taps * sizeof *shift);
