@@ -1,12 +1,13 @@
-/* The cpu kernel of every convolution: im2col + GEMM (OpenBLAS sgemm /
- * dgemm) for the floating dtypes — float16 and bfloat16 computed in
- * float32 and rounded once; float32/float64 stride-1 2-D ones with groups
- * 1 and 16+ channels through a kw-unrolled variant (the fast path below)
- * — and GEMM + col2im for transposed ones;
- * integers in plain loops that wrap as the dtype does.  Work is split
- * over (batch, group) pairs across threads; columns are processed in
- * chunks so the column buffer stays small.  Inputs of any strides are
- * gathered into contiguous buffers of the compute type first. */
+/* The cpu kernel of every convolution.  Float32 ones run on the direct
+ * kernel (conv_direct.c) where it applies; the rest: im2col + GEMM
+ * (OpenBLAS sgemm / dgemm) for the floating dtypes — float16 and bfloat16
+ * computed in float32 and rounded once; stride-1 2-D ones with groups 1
+ * and 16+ channels (float64, or float32 the direct kernel leaves) through
+ * a kw-unrolled variant (the fast path below) — and GEMM + col2im for transposed ones; integers in plain loops
+ * that wrap as the dtype does.  Work is split over (batch, group) pairs
+ * across threads; columns are processed in chunks so the column buffer
+ * stays small.  Inputs of any strides are gathered into contiguous
+ * buffers of the compute type first. */
 #include "ops/conv.h"
 #include "ops/op_util.h"
 #include "core/scalar.h"

@@ -18,9 +18,11 @@
  * positions lives in registers for the whole tap loop; each tap costs NV
  * unaligned loads, MR broadcasts and MR x NV FMAs.
  *
- * Measured on this project's machine (AVX-512, one thread): the
- * 8x64x56x56 3x3 conv runs at about 150 GFLOP/s, against 95 for
- * im2col + OpenBLAS sgemm (see bench/bench_cpu_kernels.py). */
+ * Measured with bench/bench_cpu_kernels.py, one thread, in the same run
+ * as torch 2.13 (oneDNN): the 8x64x56x56 3x3 conv 14.8 ms against 12.4
+ * (the kw-unrolled sgemm path took 19.5), the ResNet-50 stem 2.0 ms
+ * against 1.8 (im2col + sgemm: 3.1).  Of the register tiles tried (8x3,
+ * 6x4, 12x2, 4x6, 7x3 vectors), 8 channels x 3 vectors was fastest. */
 #include "ops/conv.h"
 #include "core/parallel.h"
 
