@@ -72,6 +72,14 @@ static bool resolve_name(evaluator *ev, const node *n, mtk_value *out)
         }
         return true;
     }
+    /* torch's memory formats, spelled as in Python; the ops read the names */
+    static const char *const formats[] = { "contiguous_format", "channels_last", "channels_last_3d",
+                                           "preserve_format" };
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (strncmp(name, "torch.", 6) == 0 && strcmp(name + 6, formats[i]) == 0) {
+            *out = mtk_value_string(formats[i]);
+            return true;
+        }
     mtk_dtype dtype = dtype_named(name, strchr(name, '.') == NULL);
     if (dtype != MTK_DTYPE_UNDEFINED) {
         *out = mtk_value_dtype(dtype);

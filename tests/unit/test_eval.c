@@ -271,6 +271,14 @@ static void constants_and_dtypes_resolve(void **state)
     assert_int_equal(d.kind, MTK_VALUE_DEVICE);
     assert_int_equal(d.as.device, MTK_DEVICE_CPU);
     eval_fails(ctx, "torch.device('tpu')", MTK_ERR_DEVICE, 1, "device string: tpu");
+    /* torch's memory formats, as the ops take them (torch 2.13 meta strides) */
+    mtk_value cl = eval_ok(ctx, "contiguous(f32[1,2,3,4], memory_format=torch.channels_last)");
+    check_shape(cl.as.tensor, 4, (const int64_t[]){ 1, 2, 3, 4 }, (const int64_t[]){ 24, 1, 8, 2 });
+    mtk_value cl3 = eval_ok(ctx, "empty_like(f32[1,2,3,4,5], memory_format=torch.channels_last_3d)");
+    check_shape(cl3.as.tensor, 5, (const int64_t[]){ 1, 2, 3, 4, 5 }, (const int64_t[]){ 120, 1, 40, 10, 2 });
+    assert_string_equal(eval_ok(ctx, "torch.contiguous_format").as.s, "contiguous_format");
+    assert_string_equal(eval_ok(ctx, "torch.preserve_format").as.s, "preserve_format");
+    eval_fails(ctx, "channels_last", MTK_ERR_INVALID_ARGUMENT, 1, "name 'channels_last' is not defined");
 }
 
 static void undefined_names_fail(void **state)
