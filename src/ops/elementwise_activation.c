@@ -259,6 +259,10 @@ bool mtk_ew_activation_meta(mtk_op_call *call)
     memset(&params, 0, sizeof params);
     if (info->params && !info->params(call, x->dtype, &params)) return false;
     if (info->inplace_arg > 0 && arg_bool(call, info->inplace_arg)) return ew_set_inplace_output(call, 0, x->dtype);
+    if (call->device == MTK_DEVICE_CPU) {
+        ew_lay out = ew_lay_cpu_activation(info->recipe, ew_lay_of(x, call->device), x->dtype);
+        return ew_set_output(call, x->dtype, &out);
+    }
     /* softplus with the int defaults (1, 20) runs torch's structured
      * kernel, laid out as one element-wise op; other arguments its
      * reference's chain */

@@ -118,6 +118,23 @@ static ew_recipe call_recipe(const mtk_op_call *call, const ew_binary_info *info
     return info->recipe;
 }
 
+/* The layout torch's cpu gives: one TensorIterator over both operands
+ * (a Python number is a 0-dim one) converted to `compute`; pow with a
+ * number exponent iterates over the base alone, pow of a number base is
+ * laid out contiguous in the exponent's shape. */
+static ew_lay cpu_layout(const mtk_op_call *call, const ew_binary_info *info, const mtk_tensor *a,
+                         const mtk_tensor *b, mtk_dtype compute)
+{
+    ew_lay ops[2] = { ew_lay_of(a, call->device), ew_lay_of(b, call->device) };
+    if (info->kind == EW_BINARY_POW && mtk_value_is_number(&call->args[1])) return ew_lay_iter_to(1, ops, compute);
+    if (info->kind == EW_BINARY_POW && mtk_value_is_number(&call->args[0])) {
+        ew_lay out = ops[1];
+        mtk_contiguous_strides(out.t.shape, out.t.ndim, out.t.stride);
+        return out;
+    }
+    return ew_lay_iter_to(2, ops, compute);
+}
+
 bool mtk_ew_binary_meta(mtk_op_call *call)
 {
     const ew_binary_info *info = call->op->info;
@@ -132,7 +149,7 @@ bool mtk_ew_binary_meta(mtk_op_call *call)
     mtk_dtype compute, result;
     binary_dtypes(call->ctx, resolve_kind(call, info), common, &compute, &result);
     if (bool_pow_on_cpu(call, info, common)) { /* the cpu's unary TensorIterator over the base */
-        ew_lay out = ew_lay_elem1(ew_lay_of(a, call->device));
+        ew_lay out = ew_lay_iter1(ew_lay_of(a, call->device));
         return ew_set_output(call, MTK_BOOL, &out);
     }
     int64_t shape[MTK_MAX_DIMS];
@@ -142,6 +159,10 @@ bool mtk_ew_binary_meta(mtk_op_call *call)
     ew_recipe recipe = call_recipe(call, info);
     const mtk_tensor *ins[2] = { a, b };
     if (recipe == EW_R_PRIM && ew_plain_contiguous(ins, 2)) return ew_set_contiguous_output(call, result, shape, ndim);
+    if (call->device == MTK_DEVICE_CPU) {
+        ew_lay out = cpu_layout(call, info, a, b, compute);
+        return ew_set_output(call, result, &out);
+    }
     /* the reference converts its inputs to opmath of the computation */
     mtk_dtype convert_to = info->kind == EW_BINARY_POW && common == MTK_BOOL ? MTK_INT64 : ew_opmath(compute);
     ew_lay_options opt = { false, false, 0.0 };

@@ -133,6 +133,26 @@ ew_lay ew_lay_where(ew_lay cond, ew_lay a, ew_lay b, mtk_dtype result);
 /* min/max NULL when absent; number bounds as ew_lay_number() */
 ew_lay ew_lay_clamp(ew_lay a, const ew_lay *min, const ew_lay *max, mtk_dtype compute);
 
+/* ------------------------------------------------ cpu output strides */
+
+/* One cpu TensorIterator over ops, already in the common dtype (see
+ * elementwise_layout_cpu.c): every operand takes part, numbers as 0-dim
+ * tensors (mtk_ti_cpu_output_strides). */
+ew_lay ew_lay_iter(int32_t n, const ew_lay *ops);
+ew_lay ew_lay_iter1(ew_lay a);
+ew_lay ew_lay_iter2(ew_lay a, ew_lay b);
+/* The same after converting each operand of another dtype than `common`
+ * with Tensor.to, as TensorIterator promotes its inputs on cpu. */
+ew_lay ew_lay_iter_to(int32_t n, const ew_lay *ops, mtk_dtype common);
+/* torch.empty_like(a) (preserve format: dense strides kept, others made
+ * dense in a's order) */
+ew_lay ew_lay_empty_like(ew_lay a);
+/* The layout of a unary op / activation on cpu: one iterator over `a`
+ * converted to `compute`, or the op's own chain (isinf, isfinite,
+ * hardtanh). */
+ew_lay ew_lay_cpu_unary(ew_recipe recipe, ew_lay a, mtk_dtype compute);
+ew_lay ew_lay_cpu_activation(ew_recipe recipe, ew_lay a, mtk_dtype compute);
+
 /* ------------------------------------------------------- meta helpers */
 
 /* Makes the call's single output: a fresh tensor of `dtype` with the

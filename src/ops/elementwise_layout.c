@@ -7,7 +7,9 @@
  * inputs; relu, clamp, the activations, floor division, logical ops and a
  * few more chain several, and in corner cases (size-1 dims with odd
  * strides, layouts that are both contiguous and channels-last) the chain
- * decides the strides.  This file replays those chains on layouts. */
+ * decides the strides.  This file replays those chains on layouts.  (On
+ * cpu, torch lays outputs out by its TensorIterator instead:
+ * elementwise_layout_cpu.c.) */
 #include "ops/elementwise_kernel.h"
 
 #include <string.h>

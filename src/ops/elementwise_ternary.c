@@ -17,8 +17,9 @@
  *            types only on cpu.
  * Output strides: the element-wise rule (mtk_ti_output_strides) over the
  * operands (addcmul/addcdiv: after converting those of another dtype, as
- * TensorIterator does); for glu on cpu over its two halves, on meta the
- * replay of torch's reference (glu_meta_layout). */
+ * TensorIterator does); on cpu torch's cpu TensorIterator rule over the
+ * converted operands (ew_lay_iter), for glu over its two halves; glu on
+ * meta replays torch's reference (glu_meta_layout). */
 #include "ops/elementwise_kernel.h"
 #include "ops/registry.h"
 #include "mtk/ops/elementwise.h"
@@ -48,7 +49,8 @@ static bool set_pointwise_output(mtk_op_call *call, mtk_tensor *const *ops, int3
     if (!broadcast_all(call, ops, n, shape, &ndim)) return false; /* the error; ew_lay_elem broadcasts too */
     ew_lay lays[EW_MAX_LAY];
     for (int32_t i = 0; i < n; i++) lays[i] = ew_lay_of(ops[i], call->device);
-    ew_lay out = ew_lay_elem(n, lays);
+    /* on cpu torch's TensorIterator converts operands of another dtype */
+    ew_lay out = call->device == MTK_DEVICE_CPU ? ew_lay_iter_to(n, lays, dtype) : ew_lay_elem(n, lays);
     return ew_set_output(call, dtype, &out);
 }
 
@@ -217,7 +219,7 @@ bool mtk_ew_addc_meta(mtk_op_call *call)
      * Tensor.to (dense strides kept, others made dense), then lays out */
     ew_lay lays[3];
     for (int32_t i = 0; i < 3; i++) lays[i] = ew_lay_to(ew_lay_of(ops[i], call->device), ops[i]->dtype != dtype);
-    ew_lay out = ew_lay_elem(3, lays);
+    ew_lay out = call->device == MTK_DEVICE_CPU ? ew_lay_iter(3, lays) : ew_lay_elem(3, lays);
     return ew_set_output(call, dtype, &out);
 }
 

@@ -153,6 +153,11 @@ bool mtk_ew_unary_meta(mtk_op_call *call)
     bool one_primitive = info->recipe == EW_R_PRIM || info->recipe == EW_R_EMPTY_LIKE;
     if (one_primitive && ew_plain_contiguous((const mtk_tensor *const *)&x, 1))
         return ew_set_contiguous_output(call, dtype, x->shape, x->ndim);
+    if (call->device == MTK_DEVICE_CPU) { /* one TensorIterator over x in the computation dtype */
+        mtk_dtype in = info->kind == EW_UNARY_BOOL ? x->dtype : dtype;
+        ew_lay out = ew_lay_cpu_unary(info->recipe, ew_lay_of(x, call->device), in);
+        return ew_set_output(call, dtype, &out);
+    }
     /* the reference converts to opmath of the result (of the input for predicates) */
     mtk_dtype compute = ew_opmath(info->kind == EW_UNARY_BOOL ? x->dtype : dtype);
     ew_lay out = ew_lay_unary(info->recipe, ew_lay_of(x, call->device), compute);
@@ -220,7 +225,9 @@ static void round_f64(double *o, const double *const *in, int64_t n, ew_params *
 bool mtk_ew_round_meta(mtk_op_call *call)
 {
     mtk_tensor *x = arg_tensor(call, 0);
-    ew_lay out = ew_lay_elem1(ew_lay_of(x, call->device)); /* torch's meta: empty_like */
+    ew_lay in = ew_lay_of(x, call->device);
+    /* torch's meta: empty_like; its cpu: one TensorIterator */
+    ew_lay out = call->device == MTK_DEVICE_CPU ? ew_lay_iter1(in) : ew_lay_elem1(in);
     return ew_set_output(call, x->dtype, &out);
 }
 

@@ -62,6 +62,17 @@ bool mtk_ew_where_meta(mtk_op_call *call)
         return false;
     (void)shape2, (void)ndim2; /* the layout has the same shape */
     mtk_device d = call->device;
+    if (d == MTK_DEVICE_CPU) {
+        /* one TensorIterator over the condition (a uint8 one converted to
+         * bool) and the values converted to the result's dtype */
+        ew_lay lays[3];
+        for (int32_t i = 0; i < 3; i++) {
+            mtk_dtype to = i == 0 ? MTK_BOOL : dtype;
+            lays[i] = ew_lay_to(ew_lay_of(ops[i], d), ops[i]->dtype != to);
+        }
+        ew_lay out = ew_lay_iter(3, lays);
+        return ew_set_output(call, dtype, &out);
+    }
     ew_lay out = ew_lay_where(ew_lay_of(ops[0], d), ew_lay_of(ops[1], d), ew_lay_of(ops[2], d), dtype);
     return ew_set_output(call, dtype, &out);
 }
@@ -219,11 +230,12 @@ bool mtk_ew_clamp_meta(mtk_op_call *call)
     if (call->device == MTK_DEVICE_CPU) {
         /* torch's cpu runs one TensorIterator kernel over the input and the
          * tensor bounds (each converted to the result's dtype first), not
-         * the reference's chain of where/ge that its meta device replays */
+         * the reference's chain of where/ge that its meta device replays;
+         * Scalar bounds are parameters of a unary iterator over the input */
         ew_lay lays[3];
-        for (int32_t i = 0; i < f.nops; i++)
-            lays[i] = ew_lay_to(ew_lay_of(f.ops[i], call->device), f.ops[i]->dtype != dtype);
-        ew_lay one = ew_lay_elem(f.nops, lays);
+        int32_t n = f.tensors ? f.nops : 1; /* number bounds are no operands */
+        for (int32_t i = 0; i < n; i++) lays[i] = ew_lay_of(f.ops[i], call->device);
+        ew_lay one = ew_lay_iter_to(n, lays, dtype);
         return ew_set_output(call, dtype, &one);
     }
     ew_lay bounds[2];

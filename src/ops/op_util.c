@@ -155,6 +155,65 @@ void mtk_ti_output_strides(const mtk_tensor *const *inputs, int32_t ninputs, con
     strides_from_perm(perm, shape, ndim, stride_out);
 }
 
+/* TensorIterator's fast setup: inputs of one shape that are all
+ * contiguous, all channels-last, or all non-overlapping and dense with
+ * equal strides; false when none holds */
+static bool ti_cpu_fast_setup(const mtk_tensor *const *inputs, int32_t n, const int64_t *shape, int32_t ndim,
+                              int64_t *stride_out)
+{
+    bool contiguous = true, channels_last = true, same_dense = true;
+    for (int32_t k = 0; k < n; k++) {
+        const mtk_tensor *t = inputs[k];
+        if (t->ndim != ndim || memcmp(t->shape, shape, (size_t)ndim * sizeof *shape) != 0) return false;
+        contiguous &= mtk_tensor_is_contiguous(t);
+        channels_last &= mtk_tensor_is_channels_last(t);
+        same_dense &= mtk_tensor_is_non_overlapping_and_dense(t) &&
+                      memcmp(t->stride, inputs[0]->stride, (size_t)ndim * sizeof *shape) == 0;
+    }
+    if (contiguous) {
+        mtk_contiguous_strides(shape, ndim, stride_out);
+    } else if (channels_last) {
+        static const int32_t order[4] = { 1, 3, 2, 0 };
+        strides_from_perm(order, shape, ndim, stride_out);
+    } else if (same_dense) {
+        memcpy(stride_out, inputs[0]->stride, (size_t)ndim * sizeof *shape);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+void mtk_ti_cpu_output_strides(const mtk_tensor *const *inputs, int32_t ninputs, const int64_t *shape,
+                               int32_t ndim, int64_t *stride_out)
+{
+    enum { MAX_OPERANDS = 8 };
+    int32_t n = ninputs < MAX_OPERANDS ? ninputs : MAX_OPERANDS;
+    if (n > 0 && ti_cpu_fast_setup(inputs, n, shape, ndim, stride_out)) return;
+    if (ndim == 0) return;
+    int64_t strides[MAX_OPERANDS][MTK_MAX_DIMS];
+    /* a broadcast dim and a missing leading one are 0, a size-1 dim of
+     * size 1 in the shape keeps its own stride */
+    for (int32_t k = 0; k < n; k++) broadcast_elem_strides(inputs[k], shape, ndim, strides[k]);
+    int32_t perm[MTK_MAX_DIMS];
+    bool identity = true;
+    if (ndim == 1) {
+        perm[0] = 0;
+    } else {
+        ti_permutation(n, (const int64_t (*)[MTK_MAX_DIMS])strides, shape, ndim, perm);
+        for (int32_t i = 0; i < ndim; i++) identity &= perm[i] == ndim - 1 - i;
+    }
+    if (identity) {
+        mtk_contiguous_strides(shape, ndim, stride_out);
+        return;
+    }
+    /* TensorIterator's compatible strides: sizes multiply as they are */
+    int64_t next = 1;
+    for (int32_t i = 0; i < ndim; i++) {
+        stride_out[perm[i]] = next;
+        if (__builtin_mul_overflow(next, shape[perm[i]], &next)) next = INT64_MAX;
+    }
+}
+
 void mtk_dense_strides_like(const mtk_tensor *t, int64_t *stride_out)
 {
     if (mtk_tensor_is_non_overlapping_and_dense(t)) {

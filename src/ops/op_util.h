@@ -31,10 +31,26 @@ bool mtk_broadcast_shapes(mtk_ctx *ctx, const char *op, const int64_t *a, int32_
  * strides, all channels-last (and not all contiguous) channels-last ones,
  * anything else TensorIterator's stride-sorting permutation (ties broken
  * by size); sizes 0 count as 1.  (PyTorch's cpu TensorIterator differs
- * only in corner cases: size-1 dims with odd strides, inputs that are
- * both contiguous and channels-last.)  Writes stride_out. */
+ * in corner cases: size-1 dims with odd strides, size-0 dims, inputs
+ * that are both contiguous and channels-last; see
+ * mtk_ti_cpu_output_strides.)  Writes stride_out. */
 void mtk_ti_output_strides(const mtk_tensor *const *inputs, int32_t ninputs,
                            const int64_t *shape, int32_t ndim, int64_t *stride_out);
+
+/* The output strides torch's cpu TensorIterator gives an op over
+ * `inputs` (its operands, already in the common dtype, in PyTorch's
+ * order) whose broadcast shape is shape[ndim].  Every input takes part,
+ * 0-dim ones (Python numbers, scalar tensors) included.  Inputs all of
+ * that shape: all contiguous gives contiguous strides, else all
+ * channels-last channels-last ones, else all non-overlapping and dense
+ * with equal strides those strides.  Otherwise each input's strides as
+ * TensorIterator sees them (a broadcast dim or a missing leading one 0,
+ * a size-1 dim of size 1 in the shape keeps its own stride) order the
+ * dims (the stride-sorting permutation of mtk_ti_output_strides); the
+ * identity order gives contiguous strides, any other order dense strides
+ * in that order where a size-0 dim multiplies by 0.  Writes stride_out. */
+void mtk_ti_cpu_output_strides(const mtk_tensor *const *inputs, int32_t ninputs, const int64_t *shape,
+                               int32_t ndim, int64_t *stride_out);
 
 /* The fast path of mtk_ti_output_strides: true when every input is a
  * tensor (not a wrapped number) of exactly shape[ndim], contiguous, and

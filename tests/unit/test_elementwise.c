@@ -1,6 +1,6 @@
 /* Element-wise ops (unary, binary, where, clamp, activations): shapes,
- * dtypes, output strides as torch's meta device gives them, cpu values and
- * errors.  Every expectation was taken from torch 2.13 (meta for strides
+ * dtypes, output strides as torch's meta device gives them (and its cpu
+ * TensorIterator on cpu), cpu values and errors.  Every expectation was taken from torch 2.13 (meta for strides
  * and meta errors, cpu for values and kernel errors). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -236,6 +236,84 @@ static void meta_strides_follow_torch_references_for_size_one_dims(void **state)
     mtk_tensor *y = meta(ctx, MTK_FLOAT32, 4, SHAPE(3, 3, 1, 4), SHAPE(12, 4, 100, 1));
     assert_layout(mtk_relu(ctx, y), MTK_FLOAT32, 4, SHAPE(3, 3, 1, 4), SHAPE(12, 4, 12, 1));
     assert_layout(mtk_neg(ctx, y), MTK_FLOAT32, 4, SHAPE(3, 3, 1, 4), SHAPE(12, 4, 4, 1));
+    mtk_ctx_free(ctx);
+}
+
+/* A cpu tensor of shape[ndim] with the given strides (storage allocated). */
+static mtk_tensor *cpu_strided(mtk_ctx *ctx, mtk_dtype dtype, int32_t ndim, const int64_t *shape,
+                               const int64_t *stride)
+{
+    mtk_tensor *t = mtk_tensor_new(ctx, dtype, shape, ndim, stride, MTK_DEVICE_CPU);
+    assert_non_null(t);
+    assert_true(mtk_tensor_alloc_storage(t));
+    return t;
+}
+
+/* torch's cpu runs an element-wise op as one TensorIterator: inputs of one
+ * shape that are dense with equal strides lend them to the output, odd
+ * strides of size-1 dims included (meta re-lays those dims out). */
+static void cpu_iterator_keeps_dense_inputs_strides(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    const int64_t *shape = SHAPE(3, 1, 4), *odd = SHAPE(1, 5, 3);
+    assert_layout(mtk_sigmoid(ctx, cpu_strided(ctx, MTK_FLOAT32, 3, shape, odd)), MTK_FLOAT32, 3, shape, odd);
+    /* an int32 input is converted to float32 first, keeping its strides */
+    assert_layout(mtk_sigmoid(ctx, cpu_strided(ctx, MTK_INT32, 3, shape, odd)), MTK_FLOAT32, 3, shape, odd);
+    assert_layout(mtk_sigmoid(ctx, meta(ctx, MTK_FLOAT32, 3, shape, odd)), MTK_FLOAT32, 3, shape, SHAPE(1, 12, 3));
+    /* f32 + f64 of the same layout: the f32 one converts keeping strides */
+    mtk_tensor *lo = cpu_strided(ctx, MTK_FLOAT64, 3, shape, odd);
+    assert_layout(mtk_clamp(ctx, cpu_strided(ctx, MTK_FLOAT32, 3, shape, odd), mtk_value_tensor(lo), mtk_value_none()),
+                  MTK_FLOAT64, 3, shape, odd);
+    /* not dense: the stride-sorting order, size-1 dim laid out in it */
+    mtk_tensor *y = cpu_strided(ctx, MTK_FLOAT32, 3, SHAPE(3, 2, 4), SHAPE(1, 24, 3));
+    assert_layout(mtk_neg(ctx, y), MTK_FLOAT32, 3, SHAPE(3, 2, 4), SHAPE(1, 12, 3));
+    /* pow of a number base is laid out contiguous in the exponent's shape */
+    assert_layout(mtk_pow_scalar_base(ctx, mtk_value_int(2), y), MTK_FLOAT32, 3, SHAPE(3, 2, 4), SHAPE(8, 4, 1));
+    mtk_ctx_free(ctx);
+}
+
+/* A Python number or 0-dim tensor is an operand of the cpu iterator (no
+ * fast path then), and its dense strides of empty outputs multiply by the
+ * size 0 (torch: add(f32 (0,1,3) strides (1,5,7), f32[3]) has strides
+ * (1, 0, 0) on cpu, (3, 3, 1) on meta). */
+static void cpu_iterator_lays_out_empty_and_scalar_operands_as_torch(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *a = cpu_strided(ctx, MTK_FLOAT32, 3, SHAPE(0, 1, 3), SHAPE(1, 5, 7));
+    mtk_tensor *b = cpu_strided(ctx, MTK_FLOAT32, 1, SHAPE(3), NULL);
+    assert_layout(mtk_add(ctx, a, b), MTK_FLOAT32, 3, SHAPE(0, 1, 3), SHAPE(1, 0, 0));
+    assert_layout(mtk_mul_scalar(ctx, a, mtk_value_int(2)), MTK_FLOAT32, 3, SHAPE(0, 1, 3), SHAPE(1, 0, 0));
+    mtk_tensor *am = meta(ctx, MTK_FLOAT32, 3, SHAPE(0, 1, 3), SHAPE(1, 5, 7));
+    assert_layout(mtk_add(ctx, am, meta(ctx, MTK_FLOAT32, 1, SHAPE(3), NULL)), MTK_FLOAT32, 3, SHAPE(0, 1, 3),
+                  SHAPE(3, 3, 1));
+    /* clamp with number bounds iterates over the input alone: all
+     * inputs (one, empty) contiguous gives contiguous strides */
+    mtk_tensor *e = cpu_strided(ctx, MTK_INT8, 4, SHAPE(0, 4, 5, 2), SHAPE(40, 1, 8, 4));
+    assert_layout(mtk_clamp(ctx, e, mtk_value_int(-2), mtk_value_none()), MTK_INT8, 4, SHAPE(0, 4, 5, 2),
+                  SHAPE(40, 10, 2, 1));
+    /* where(transpose(u8[2,0,2,5,1], 1, 0), transpose(f64[0,2,2,1,5], 4, 3), 1) */
+    mtk_tensor *c = cpu_strided(ctx, MTK_UINT8, 5, SHAPE(0, 2, 2, 5, 1), SHAPE(10, 10, 5, 1, 1));
+    mtk_tensor *v = cpu_strided(ctx, MTK_FLOAT64, 5, SHAPE(0, 2, 2, 5, 1), SHAPE(20, 10, 5, 1, 5));
+    assert_layout(mtk_where_values(ctx, c, mtk_value_tensor(v), mtk_value_int(1)), MTK_FLOAT64, 5,
+                  SHAPE(0, 2, 2, 5, 1), SHAPE(10, 0, 5, 1, 5));
+    mtk_ctx_free(ctx);
+}
+
+/* isinf of floats is abs(x) == inf on cpu (two iterators, the second with
+ * a number operand), of integers zeros_like(x); hardtanh writes into
+ * empty_like(x) */
+static void cpu_composite_ops_chain_their_iterators(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    const int64_t *shape = SHAPE(2, 1, 3), *odd = SHAPE(1, 9, 2);
+    assert_layout(mtk_isinf(ctx, cpu_strided(ctx, MTK_FLOAT32, 3, shape, odd)), MTK_BOOL, 3, shape, SHAPE(1, 6, 2));
+    assert_layout(mtk_isinf(ctx, cpu_strided(ctx, MTK_INT32, 3, shape, odd)), MTK_BOOL, 3, shape, odd);
+    assert_layout(mtk_hardtanh(ctx, cpu_strided(ctx, MTK_FLOAT32, 3, shape, odd), -1.0, 1.0), MTK_FLOAT32, 3, shape,
+                  odd);
+    assert_layout(mtk_isinf(ctx, meta(ctx, MTK_INT32, 3, shape, odd)), MTK_BOOL, 3, shape, SHAPE(1, 6, 2));
     mtk_ctx_free(ctx);
 }
 
@@ -767,6 +845,9 @@ int main(void)
         cmocka_unit_test(unary_ops_make_non_dense_inputs_dense_in_their_order),
         cmocka_unit_test(meta_strides_follow_torch_references_for_size_one_dims),
         cmocka_unit_test(where_broadcasts_three_ways_with_the_promoted_dtype),
+        cmocka_unit_test(cpu_iterator_keeps_dense_inputs_strides),
+        cmocka_unit_test(cpu_iterator_lays_out_empty_and_scalar_operands_as_torch),
+        cmocka_unit_test(cpu_composite_ops_chain_their_iterators),
         cmocka_unit_test(integer_inputs_promote_to_the_default_float),
         cmocka_unit_test(python_numbers_do_not_widen_tensors_of_their_category),
         cmocka_unit_test(cpu_add_of_int_and_python_float_gives_float32),
