@@ -201,20 +201,33 @@ def judge(mtk: Any, ref: Outcome) -> Optional[str]:
 BY_DESIGN_META_ERRORS = ("meta_no_data", "data_dependent")
 
 
+# Families whose cpu layouts mtk models as torch's cpu kernels give them
+# (not only as its meta device does): judged on torch's cpu strides alone.
+STRICT_CPU_LAYOUT_FAMILIES = {"elementwise"}
+
+
+def _strict_cpu_layout(expr: str) -> bool:
+    import gen  # the op table (imported here: gen imports this module's siblings)
+    op = gen.OPS_BY_NAME.get(op_of(expr))
+    return op is not None and op.family in STRICT_CPU_LAYOUT_FAMILIES
+
+
 def judge_cpu(mtk: Any, ref: Outcome, expr: str) -> Optional[str]:
     """Like judge() for answers on cpu (zero-filled literals), where torch's
     cpu result is the truth, with torch's own contradictions allowed: mtk may
     run what torch's cpu kernel lacks a dtype for ("not implemented for"),
     may refuse what torch's meta kernel refuses, and may give the metadata
-    torch gives on meta where torch's cpu result differs from it
-    (relu6(narrow(...)) keeps the input's strides on cpu only)."""
+    torch gives on meta where torch's cpu result differs from it (a pooling
+    layout, say) -- except for ops of STRICT_CPU_LAYOUT_FAMILIES, whose cpu
+    layouts mtk models: those are judged on torch's cpu strides alone."""
     if _no_answer(mtk):
         return "mtk gave no answer"
     mtk_err, ref_err = is_error(mtk), is_error(ref.result)
     if mtk_err == ref_err:
         why = None if mtk_err else metadata_diff(mtk, ref.result)
-        if why and metadata_diff(mtk, torch_eval.evaluate(expr, "meta").result,
-                                 ("shape", "dtype", "stride", "storage_offset")) is None:
+        if why and not _strict_cpu_layout(expr) and \
+                metadata_diff(mtk, torch_eval.evaluate(expr, "meta").result,
+                              ("shape", "dtype", "stride", "storage_offset")) is None:
             return None     # torch's cpu and meta strides differ; mtk has meta's
         return why
     if ref_err:
