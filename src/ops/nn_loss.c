@@ -400,14 +400,6 @@ static double rounded(mtk_dtype dtype, double v)
     return mtk_load_f64(dtype, element);
 }
 
-/* log_sigmoid as torch's cpu kernel computes it in float:
- * min(x, 0) - log1p(exp(-|x|)), each step rounded to float */
-static float log_sigmoid_float(float x)
-{
-    float z = expf(-fabsf(x));
-    return fminf(x, 0.0f) - log1pf(z);
-}
-
 /* torch's cpu binary_cross_entropy_with_logits, one ATen op after another,
  * each rounding into its tensor's dtype:
  *   ls = log_sigmoid(input);  ls.mul_((pos_weight - 1).mul(target).add_(1))
@@ -415,7 +407,8 @@ static float log_sigmoid_float(float x)
 static double bce_logits_element(const loss_plan *p, double x, double y, double pos_weight)
 {
     mtk_dtype xd = p->input->dtype, yd = p->target->dtype;
-    double ls = xd == MTK_FLOAT64 ? log_sigmoid(x) : rounded(xd, log_sigmoid_float((float)x));
+    /* float32 (and float16/bfloat16, through float): SLEEF's exp and log1p */
+    double ls = xd == MTK_FLOAT64 ? log_sigmoid(x) : rounded(xd, nn_log_sigmoid_f32((float)x));
     if (p->pos_weight) {
         double lw = rounded(p->pos_weight->dtype, pos_weight - 1);
         lw = rounded(p->log_weight_dtype, lw * y);
@@ -439,6 +432,25 @@ static double element_loss(const loss_plan *p, double x, double y, double pos_we
     case NN_BCE_LOGITS: return bce_logits_element(p, x, y, pos_weight);
     }
     return NAN;
+}
+
+/* torch's t.sum() (mean: t.mean(), the sum divided by the count; float16
+ * and bfloat16 summed and divided in float32) of a tensor of `dtype`
+ * holding `values`, laid out by `stride` */
+static bool torch_reduce(mtk_ctx *ctx, const double *values, const int64_t *shape, const int64_t *stride, int32_t ndim,
+                         mtk_dtype dtype, bool mean, double *out)
+{
+    int64_t n = mtk_shape_numel(shape, ndim);
+    if (!mtk_dtype_is_floating(dtype)) { /* integers add exactly */
+        double sum = 0;
+        for (int64_t i = 0; i < n; i++) sum += values[i];
+        *out = mean ? sum / (double)n : sum;
+        return true;
+    }
+    mtk_dtype sum_in = mean && (dtype == MTK_FLOAT16 || dtype == MTK_BFLOAT16) ? MTK_FLOAT32 : dtype;
+    if (!nn_torch_sum(ctx, values, shape, stride, ndim, sum_in, out)) return false;
+    if (mean) *out = rounded(sum_in, *out / (double)n);
+    return true;
 }
 
 static const char *cpu_kernel_name(nn_loss_kind kind)
@@ -480,7 +492,6 @@ bool mtk_nn_pointwise_loss_cpu(mtk_op_call *call)
         if (!(x[i] >= 0 && x[i] <= 1))
             ok = mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "all elements of input should be between 0 and 1");
     if (ok) {
-        double sum = 0, weight_sum = 0;
         for (int64_t i = 0; i < n; i++) {
             double l;
             if (p.weighted_by_f) {
@@ -490,23 +501,36 @@ bool mtk_nn_pointwise_loss_cpu(mtk_op_call *call)
                     : p.kind == NN_L1 ? fabs(e)
                     : rounded(p.loss_dtype, element_loss(&p, x[i], y[i], 1.0));
                 l = rounded(p.weighted_dtype, l * w[i]);
-                weight_sum += w[i];
             } else if (p.kind == NN_L1) { /* (input - target).abs() */
                 l = rounded(p.loss_dtype, fabs(rounded(p.loss_dtype, x[i] - y[i])));
+            } else if (p.kind == NN_MSE) { /* diff = a - b; diff * diff, in the dtype */
+                double e = rounded(p.dtype, x[i] - y[i]);
+                l = rounded(p.dtype, e * e);
             } else {
-                l = element_loss(&p, x[i], y[i], pw ? pw[i] : 1.0);
+                l = rounded(p.dtype, element_loss(&p, x[i], y[i], pw ? pw[i] : 1.0));
                 if (w) l = rounded(p.dtype, l * w[i]); /* loss.mul_(weight) */
             }
             x[i] = l;
-            sum += l;
         }
         if (p.reduction == NN_REDUCE_NONE) {
             nn_scatter(call->out[0], x);
         } else {
-            double value = p.reduction == NN_REDUCE_SUM ? sum : sum / (double)n;
-            if (p.weighted_by_f && p.kind != NN_HUBER && p.reduction == NN_REDUCE_MEAN) /* sum(loss) / sum(weight) */
-                value = rounded(sum_dtype(p.weighted_dtype), sum) / rounded(sum_dtype(p.weight->dtype), weight_sum);
-            nn_scatter(call->out[0], &value);
+            /* the unreduced loss, laid out as 'none' lays it out */
+            mtk_dtype ld = p.weighted_by_f ? p.weighted_dtype : p.dtype;
+            double value = 0;
+            if (p.weighted_by_f && p.kind != NN_HUBER && p.reduction == NN_REDUCE_MEAN) {
+                /* torch.sum(loss) / torch.sum(weight), the weight as given */
+                double weight_sum = 0, *wv = nn_gather(ctx, p.weight);
+                ok = wv && torch_reduce(ctx, x, p.out_shape, p.out_stride, p.out_ndim, ld, false, &value) &&
+                     torch_reduce(ctx, wv, p.weight->shape, p.weight->stride, p.weight->ndim, p.weight->dtype, false,
+                                  &weight_sum);
+                value = rounded(p.dtype, rounded(sum_dtype(ld), value) / rounded(sum_dtype(p.weight->dtype), weight_sum));
+                mtk_ctx_mfree(ctx, wv);
+            } else {
+                ok = torch_reduce(ctx, x, p.out_shape, p.out_stride, p.out_ndim, ld, p.reduction == NN_REDUCE_MEAN,
+                                  &value);
+            }
+            if (ok) nn_scatter(call->out[0], &value);
         }
     }
     double *buffers[] = { x, y, w, pw };

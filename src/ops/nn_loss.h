@@ -34,4 +34,15 @@ bool nn_sim_ew(mtk_op_call *call, mtk_dtype dtype, const mtk_tensor *a, const mt
  * (float32); any other dtype is its own. */
 mtk_dtype nn_opmath_dtype(mtk_dtype dtype);
 
+/* log_sigmoid(x) of a float32 as torch's cpu kernel computes it (SLEEF's
+ * float exp and log1p; nn_loss_logsigmoid.c). */
+float nn_log_sigmoid_f32(float x);
+
+/* torch.sum(t) on cpu for a floating t (float64, float32, float16,
+ * bfloat16) in torch's order and roundings (nn_loss_sum.c): `values` in
+ * row-major order of `shape`, laid out in memory by `stride` (elements).
+ * False (error set) when out of memory. */
+bool nn_torch_sum(mtk_ctx *ctx, const double *values, const int64_t *shape, const int64_t *stride, int32_t ndim,
+                  mtk_dtype dtype, double *out);
+
 #endif

@@ -229,6 +229,58 @@ static void log_softmax_classes(double *x, const class_plan *p, mtk_dtype dtype,
         }
 }
 
+/* torch's nll_loss / nll_loss2d cpu kernels reduce in the input's dtype
+ * with running sums in 8 levels: each step adds into level 0, and after
+ * step r level j moves up into level j + 1 while r's bits of level j
+ * (groups of max(4, ceil(log2(steps)) / 8) bits) are all 0; ignored
+ * targets take no step.  The levels are added up in order at the end. */
+#define NLL_LEVELS 8
+
+typedef struct nll_cascade {
+    mtk_dtype dtype;
+    int64_t power, mask;
+    double loss[NLL_LEVELS], weight[NLL_LEVELS];
+} nll_cascade;
+
+static void cascade_init(nll_cascade *c, mtk_dtype dtype, int64_t steps)
+{
+    memset(c, 0, sizeof *c);
+    c->dtype = dtype;
+    int64_t log2 = 0;
+    while (((int64_t)1 << log2) < steps) log2++;
+    c->power = log2 / NLL_LEVELS > 4 ? log2 / NLL_LEVELS : 4;
+    c->mask = ((int64_t)1 << c->power) - 1;
+}
+
+/* step r: loss -= term, weight += w (each rounded to the dtype) */
+static void cascade_step(nll_cascade *c, int64_t r, double term, double w)
+{
+    c->loss[0] = through(c->dtype, c->loss[0] - term);
+    c->weight[0] = through(c->dtype, c->weight[0] + w);
+    for (int64_t j = 0; j + 1 < NLL_LEVELS; j++) {
+        if ((r & (c->mask << (j * c->power))) != 0) break;
+        c->weight[j + 1] = through(c->dtype, c->weight[j + 1] + c->weight[j]);
+        c->loss[j + 1] = through(c->dtype, c->loss[j + 1] + c->loss[j]);
+        c->weight[j] = c->loss[j] = 0;
+    }
+}
+
+static double cascade_total(const nll_cascade *c, const double *levels)
+{
+    double total = 0;
+    for (int32_t j = 0; j < NLL_LEVELS; j++) total = through(c->dtype, total + levels[j]);
+    return total;
+}
+
+/* the class-dim sum of one row of n values (step apart), as a dim
+ * reduction adds it: in double for float64, else in float, rounded once */
+static double class_sum(mtk_dtype dtype, const double *v, int64_t n, int64_t step)
+{
+    double s = 0;
+    for (int64_t c = 0; c < n; c++) s = dtype == MTK_FLOAT64 ? s + v[c * step] : (double)(float)(s + v[c * step]);
+    return through(dtype, s);
+}
+
 static bool class_cpu(mtk_op_call *call, bool cross_entropy)
 {
     class_plan p;
@@ -251,8 +303,13 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
         /* torch's log_softmax runs in the input's dtype: round through it */
         log_softmax_classes(x, &p, x_t->dtype, p.class_dim == x_t->ndim - 1);
     }
-    double total = 0, weight_total = 0, smooth_total = 0;
-    int64_t ignore = arg_int(call, ARG_IGNORE);
+    mtk_dtype dt = p.dtype;
+    double total = 0, smooth_total = 0;
+    int64_t ignore = arg_int(call, ARG_IGNORE), counted = 0;
+    nll_cascade cascade;
+    cascade_init(&cascade, dt, rows);
+    double *smooth = NULL;
+    if (ok && !p.probabilities && p.smoothing > 0) ok = (smooth = nn_alloc(ctx, rows)) != NULL;
     for (int64_t r = 0; ok && r < rows; r++) {
         int64_t o = r / p.inner, i = r % p.inner;
         const double *v = x + o * p.classes * p.inner + i;
@@ -271,6 +328,7 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
         int64_t cls = (int64_t)t[r];
         if (cls == ignore) {
             loss[r] = 0;
+            if (smooth) smooth[r] = 0; /* smooth_loss.masked_fill_(ignore_mask, 0) */
             continue;
         }
         if (cls < 0 || cls >= p.classes) {
@@ -278,33 +336,58 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
             break;
         }
         double wc = w ? w[cls] : 1.0;
-        double l = -wc * v[cls * p.inner];
-        weight_total += wc;
-        if (p.smoothing > 0) {
-            // (1 - eps) * nll + eps / C * -(sum_c w[c] * log_p[c])
-            double smooth = 0;
-            for (int64_t c = 0; c < p.classes; c++) smooth -= v[c * p.inner] * (w ? w[c] : 1.0);
-            smooth_total += smooth;
-            l = (1 - p.smoothing) * l + p.smoothing / (double)p.classes * smooth;
+        /* -input[cls] * weight[cls], one rounding */
+        double term = through(dt, v[cls * p.inner] * wc);
+        cascade_step(&cascade, r, term, wc);
+        counted++;
+        loss[r] = through(dt, -term);
+        if (smooth) {
+            // -(input * weight).sum(class_dim) of this row
+            double row[1024], *buf = p.classes <= 1024 ? row : nn_alloc(ctx, p.classes);
+            if (!buf) {
+                ok = false;
+                break;
+            }
+            for (int64_t c = 0; c < p.classes; c++) buf[c] = through(dt, v[c * p.inner] * (w ? w[c] : 1.0));
+            smooth[r] = -class_sum(dt, buf, p.classes, 1);
+            if (buf != row) mtk_ctx_mfree(ctx, buf);
+            smooth_total += smooth[r];
         }
-        loss[r] = l;
-        total += -wc * v[cls * p.inner];
     }
     if (ok) {
-        if (p.reduction == NN_REDUCE_NONE) {
-            nn_scatter(call->out[0], loss);
-        } else {
-            double value;
-            if (p.probabilities) {
-                value = p.reduction == NN_REDUCE_SUM ? total : total / (double)rows;
+        if (p.probabilities) {
+            if (p.reduction == NN_REDUCE_NONE) {
+                nn_scatter(call->out[0], loss);
             } else {
-                double nll = p.reduction == NN_REDUCE_SUM ? total : total / weight_total;
-                double smooth = p.reduction == NN_REDUCE_SUM ? smooth_total : smooth_total / weight_total;
-                value = p.smoothing > 0 ? (1 - p.smoothing) * nll + p.smoothing / (double)p.classes * smooth : nll;
+                double value = p.reduction == NN_REDUCE_SUM ? total : total / (double)rows;
+                nn_scatter(call->out[0], &value);
             }
-            nn_scatter(call->out[0], &value);
+        } else {
+            /* nll_loss: the cascade's sums; 'mean' divides by the summed
+             * weights (no weight: the count, in the dtype) */
+            double nll = cascade_total(&cascade, cascade.loss);
+            double weight_total = w ? cascade_total(&cascade, cascade.weight) : through(dt, (double)counted);
+            if (p.reduction == NN_REDUCE_MEAN) nll = through(dt, nll / weight_total);
+            double value = nll;
+            if (p.smoothing > 0) {
+                /* (1 - eps) * nll + smooth * (eps / C), each a step in the
+                 * dtype (Python floats: computed in its opmath) */
+                double a = 1 - p.smoothing, b = p.smoothing / (double)p.classes;
+                if (dt != MTK_FLOAT64) a = (double)(float)a, b = (double)(float)b;
+                if (p.reduction == NN_REDUCE_NONE) {
+                    for (int64_t r = 0; r < rows; r++)
+                        loss[r] = through(dt, through(dt, a * loss[r]) + through(dt, smooth[r] * b));
+                } else {
+                    double sm = through(dt, smooth_total);
+                    if (p.reduction == NN_REDUCE_MEAN) sm = through(dt, sm / weight_total);
+                    value = through(dt, through(dt, a * nll) + through(dt, sm * b));
+                }
+            }
+            if (p.reduction == NN_REDUCE_NONE) nn_scatter(call->out[0], loss);
+            else nn_scatter(call->out[0], &value);
         }
     }
+    mtk_ctx_mfree(ctx, smooth);
     double *buffers[] = { x, t, w, loss };
     for (int32_t i = 0; i < 4; i++) mtk_ctx_mfree(ctx, buffers[i]);
     return ok;

@@ -4,8 +4,10 @@
  * cpu kernels: floating sums in double then rounded once (torch sums in
  * float; the difference is below float32's tolerance), integer sums in
  * int64 divided with truncation, NaN wins a max (the last NaN's index),
- * ties keep the first index. */
-#include "ops/conv.h"
+ * ties keep the first index (a window where nothing beats the start value
+ * reports the window's first index, or torch's channels-last max_pool3d
+ * kernel's variant of it, see short_index_channel). */
+#include "ops/pool_internal.h"
 #include "ops/op_util.h"
 #include "core/scalar.h"
 
@@ -57,16 +59,21 @@ typedef struct pool_job {
     bool has_indices;
     bool integral;
     int32_t spatial; /* dims of the original tensors that are spatial */
+    /* torch's channels-last max_pool3d kernel: the channels from this one
+     * on (past the last whole vector) start their index without the depth
+     * term; `channels` when torch runs its contiguous kernel */
+    int64_t short_index_from;
 } pool_job;
 
 /* --------------------------------------------------------------- max */
 
-/* max over the window [start, end) with step `step` per dim */
+/* max over the window [start, end) with step `step` per dim; a window
+ * with no element above the lowest value (or empty) gives `first` */
 static void window_max(const pool_job *j, char *ip, const int64_t *start, const int64_t *end, const int64_t *step,
-                       char *op, char *xp)
+                       int64_t first, char *op, char *xp)
 {
     const int64_t *is = j->p->in_size;
-    int64_t first = (start[0] * is[1] + start[1]) * is[2] + start[2], best = first;
+    int64_t best = first;
     if (j->integral) {
         int64_t maxval = lowest_int(j->in.dtype);
         for (int64_t d = start[0]; d < end[0]; d += step[0])
@@ -95,6 +102,7 @@ static void max_plane(const pool_job *j, int64_t plane)
     char *ip = mtk_plane_at(&j->in, plane), *op = mtk_plane_at(&j->out, plane);
     char *xp = j->has_indices ? mtk_plane_at(&j->idx, plane) : NULL;
     const int64_t *os = p->out_size, *is = p->in_size;
+    bool short_index = plane % p->channels >= j->short_index_from;
     for (int64_t od = 0; od < os[0]; od++)
         for (int64_t oh = 0; oh < os[1]; oh++)
             for (int64_t ow = 0; ow < os[2]; ow++) {
@@ -105,7 +113,8 @@ static void max_plane(const pool_job *j, int64_t plane)
                     if (end[i] > is[i]) end[i] = is[i];
                     while (start[i] < 0) start[i] += p->dilation[i];
                 }
-                window_max(j, ip, start, end, p->dilation, elem(&j->out, op, od, oh, ow),
+                int64_t first = (short_index ? 0 : start[0] * is[1] * is[2]) + start[1] * is[2] + start[2];
+                window_max(j, ip, start, end, p->dilation, first, elem(&j->out, op, od, oh, ow),
                            xp ? elem(&j->idx, xp, od, oh, ow) : NULL);
             }
 }
@@ -188,7 +197,8 @@ static void adaptive_plane(const pool_job *j, int64_t plane)
                 }
                 char *e = elem(&j->out, op, od, oh, ow);
                 if (p->kind == MTK_POOL_ADAPTIVE_MAX) {
-                    window_max(j, ip, start, end, ones, e, xp ? elem(&j->idx, xp, od, oh, ow) : NULL);
+                    int64_t first = (start[0] * is[1] + start[1]) * is[2] + start[2];
+                    window_max(j, ip, start, end, ones, first, e, xp ? elem(&j->idx, xp, od, oh, ow) : NULL);
                     continue;
                 }
                 double sum = 0;
@@ -214,6 +224,34 @@ static void adaptive_plane(const pool_job *j, int64_t plane)
 }
 
 /* ------------------------------------------------------------- driver */
+
+/* torch's max_pool3d runs its channels-last kernel on a 5-D input whose
+ * strides suggest channels_last_3d, and on a 4-D input whose unsqueeze(0)
+ * is not contiguous but is channels_last_3d-contiguous.  That kernel works
+ * on 32-byte vectors of channels; the channels past the last whole vector
+ * start each window's index at h0 * W + w0, dropping d0 * H * W, which
+ * shows when no element beats the start value (the lowest integer, -inf)
+ * or the window is empty.  The first such channel, or `channels` for
+ * torch's contiguous kernel. */
+static int64_t short_index_channel(const mtk_tensor *input, const mtk_pool_plan *p)
+{
+    if (p->kind != MTK_POOL_MAX || p->spatial != 3) return p->channels;
+    bool channels_last = false;
+    if (input->ndim == 5) {
+        mtk_pool_input in = mtk_pool_input_as_is(input);
+        channels_last = mtk_pool_like_channels_last(&in);
+    } else if (input->ndim == 4) {
+        mtk_tensor t;
+        memset(&t, 0, sizeof t);
+        t.ndim = 5;
+        t.shape[0] = 1, t.stride[0] = input->shape[0] * input->stride[0];
+        for (int32_t i = 0; i < 4; i++) t.shape[i + 1] = input->shape[i], t.stride[i + 1] = input->stride[i];
+        channels_last = !mtk_tensor_is_contiguous(&t) && mtk_tensor_is_channels_last_3d(&t);
+    }
+    if (!channels_last) return p->channels;
+    int64_t lanes = 32 / (int64_t)mtk_dtype_size(input->dtype);
+    return p->channels - p->channels % lanes;
+}
 
 #define PLANES_PER_TASK 16
 
@@ -258,6 +296,7 @@ bool mtk_pool_cpu(mtk_op_call *call)
     j.has_indices = plan.with_indices;
     if (j.has_indices) j.idx = mtk_planes_of(call->out[1], spatial);
     j.integral = !mtk_dtype_is_floating(input->dtype);
+    j.short_index_from = short_index_channel(input, &plan);
     run_job(&j);
     return true;
 }

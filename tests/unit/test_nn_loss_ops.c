@@ -202,6 +202,66 @@ static void loss_cpu_values_round_as_torch(void **state)
     assert_values(t, (const double[]){ 517 }, 1, 0);
 }
 
+static void loss_cpu_reductions_add_up_in_torch_order(void **state)
+{
+    mtk_ctx *ctx = *state;
+    /* nll_loss sums in bfloat16 with its cascade: 0, not the exact -0.27 + 0.27 */
+    mtk_tensor *t = eval_on(ctx, MTK_DEVICE_CPU,
+                            "nll_loss(reshape(linspace(-3.0, 3.0, 12, dtype=bf16), [3, 1, 2, 2]), "
+                            "reshape(remainder(arange(12), 1), [3, 2, 2]), reduction='sum')");
+    assert_values(t, (const double[]){ 0.015625 }, 1, 0);
+    /* 'mean' divides by the count in bfloat16: 257 becomes 256 */
+    t = eval_on(ctx, MTK_DEVICE_CPU,
+                "nll_loss(reshape(linspace(-3.0, 3.0, 514, dtype=bf16), [257, 2]), "
+                "reshape(remainder(arange(257), 1), [257]))");
+    assert_values(t, (const double[]){ 0.01171875 }, 1, 0);
+    t = eval_on(ctx, MTK_DEVICE_CPU,
+                "cross_entropy(reshape(linspace(-3.0, 3.0, 60, dtype=bf16), [20, 3]), "
+                "reshape(remainder(arange(20), 3), [20]), weight=reshape(linspace(0.5, 3.5, 3, dtype=bf16), [3]), "
+                "reduction='sum')");
+    assert_values(t, (const double[]){ 40.75 }, 1, 0);
+    /* torch.sum(weight) in memory order is exactly 0: the mean is -inf */
+    t = eval_on(ctx, MTK_DEVICE_CPU,
+                "mse_loss(reshape(linspace(-1.0, 2.25, 8, dtype=f64), [2, 2, 2]), "
+                "reshape(linspace(0.5, 3.0, 8, dtype=f64), [2, 2, 2]), "
+                "weight=permute(select(reshape(linspace(-3.0, 3.0, 8, dtype=f64), [2, 1, 2, 2]), 1, -1), 1, 2, -3))");
+    assert_true(isinf(element(t, 0)) && element(t, 0) < 0);
+    t = eval_on(ctx, MTK_DEVICE_CPU,
+                "l1_loss(reshape(linspace(-3.0, 3.0, 40, dtype=f64), [5, 8]), "
+                "reshape(linspace(0.5, 1.5, 40, dtype=f64), [5, 8]), "
+                "weight=t(reshape(linspace(-3.0, 3.0, 40, dtype=f64), [8, 5])))");
+    assert_true(isinf(element(t, 0)) && element(t, 0) < 0);
+    /* bfloat16 sums add in float and round once: rows of a strided weight */
+    t = eval_on(ctx, MTK_DEVICE_CPU,
+                "mse_loss(reshape(linspace(-1.0, 4.0, 6, dtype=bf16), [2, 3, 1]), "
+                "reshape(linspace(-2.5, 2.25, 6, dtype=bf16), [2, 3, 1]), "
+                "weight=narrow(narrow(reshape(linspace(-3.0, 4.0, 18, dtype=bf16), [3, 6, 1]), 1, 2, 3), 0, 0, 2))");
+    assert_values(t, (const double[]){ 1.9765625 }, 1, 0);
+    /* float32: (a - b) squared in float, then the vectorized cascade sum */
+    t = eval_on(ctx, MTK_DEVICE_CPU,
+                "mse_loss(reshape(linspace(0.5, 4.0, 128), [4, 4, 4, 2]), reshape(linspace(-1.0, 1.5, 128), "
+                "[4, 4, 4, 2]), reduction='sum')");
+    assert_values(t, (const double[]){ 522.8346557617188 }, 1, 0);
+}
+
+static void bce_with_logits_float_log_sigmoid_rounds_as_torch(void **state)
+{
+    mtk_ctx *ctx = *state;
+    /* a float32 input's log_sigmoid is SLEEF's exp and log1p in float:
+     * here an ulp below the C library's, which a float64 target shows */
+    mtk_tensor *t = eval_on(ctx, MTK_DEVICE_CPU,
+                            "binary_cross_entropy_with_logits(narrow(reshape(linspace(-1.0, 3.0, 72), [3, 2, 4, 3]), "
+                            "0, 0, 2), sigmoid(reshape(linspace(-2.5, 2.25, 48, dtype=f64), [2, 2, 4, 3])), "
+                            "reduction='none')");
+    assert_int_equal(t->dtype, MTK_FLOAT64);
+    assert_int_equal(mtk_tensor_numel(t), 48);
+    static const int64_t at[4] = { 0, 1, 2, 8 };
+    static const double want[4] = { 0.38911992738147305, 0.407291518315434, 0.4258465280166638, 0.5412095868726596 };
+    for (int i = 0; i < 4; i++)
+        if (element(t, at[i]) != want[i])
+            fail_msg("element %lld: %.17g, torch %.17g", (long long)at[i], element(t, at[i]), want[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +271,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(bce_weight_broadcasts_on_meta_only, setup, teardown),
         cmocka_unit_test_setup_teardown(loss_cpu_strides_follow_the_aten_kernels, setup, teardown),
         cmocka_unit_test_setup_teardown(loss_cpu_values_round_as_torch, setup, teardown),
+        cmocka_unit_test_setup_teardown(loss_cpu_reductions_add_up_in_torch_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(bce_with_logits_float_log_sigmoid_rounds_as_torch, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,116 @@
+/* The cpu values of the max pools against torch 2.13: which index a
+ * window reports when no element beats the start value (ties at the
+ * lowest integer, all -inf, or a window wholly in the padding), per torch
+ * kernel: the contiguous kernel starts at the window's first element, the
+ * channels-last 3-D kernel drops the depth term for the channels past the
+ * last whole 32-byte vector.  Every expected value was printed by torch
+ * on the same expression. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "mtk/mtk.h"
+#include "core/scalar.h"
+
+static int setup(void **state)
+{
+    mtk_ctx *ctx = mtk_ctx_new();
+    if (!ctx) return -1;
+    *state = ctx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    mtk_ctx_free(*state);
+    return 0;
+}
+
+/* the indices (second result) of a max pool with return_indices on cpu */
+static mtk_tensor *indices_of(mtk_ctx *ctx, const char *expr)
+{
+    mtk_value v;
+    assert_true(mtk_ctx_push_device(ctx, MTK_DEVICE_CPU));
+    bool ok = mtk_eval(ctx, expr, &v);
+    assert_true(mtk_ctx_pop_device(ctx));
+    if (!ok) fail_msg("eval(%s) failed: %s", expr, mtk_ctx_message(ctx));
+    assert_true(v.kind == MTK_VALUE_TUPLE || v.kind == MTK_VALUE_LIST);
+    assert_int_equal(v.as.list.count, 2);
+    assert_int_equal(v.as.list.items[1].kind, MTK_VALUE_TENSOR);
+    mtk_tensor *t = v.as.list.items[1].as.tensor;
+    assert_int_equal(t->dtype, MTK_INT64);
+    return t;
+}
+
+/* element i (logical row-major order) of an int64 cpu tensor */
+static int64_t element(const mtk_tensor *t, int64_t i)
+{
+    int64_t offset = 0;
+    for (int32_t d = t->ndim - 1; d >= 0; d--) {
+        offset += (i % t->shape[d]) * t->stride[d];
+        i /= t->shape[d];
+    }
+    const char *base = mtk_tensor_data(t);
+    return mtk_load_i64(MTK_INT64, base + offset * 8);
+}
+
+static void assert_indices(const mtk_tensor *t, const int64_t *want, int64_t n)
+{
+    assert_int_equal(mtk_tensor_numel(t), n);
+    for (int64_t i = 0; i < n; i++)
+        if (element(t, i) != want[i])
+            fail_msg("index %lld: %lld, torch %lld", (long long)i, (long long)element(t, i), (long long)want[i]);
+}
+
+static void max_pool3d_channels_last_tail_channels_drop_the_depth(void **state)
+{
+    mtk_ctx *ctx = *state;
+    /* 40 uint8 channels: 32 in a vector (index d0*H*W + ...), 8 past it */
+    mtk_tensor *t = indices_of(ctx, "max_pool3d(permute(reshape(to(mul(arange(480), 0), u8), [1, 3, 2, 2, 40]), "
+                                    "[0, 4, 1, 2, 3]), (1, 2, 2), stride=(2, 1, 1), return_indices=True)");
+    int64_t want[80];
+    for (int64_t c = 0; c < 40; c++) want[2 * c] = 0, want[2 * c + 1] = c < 32 ? 8 : 0;
+    assert_indices(t, want, 80);
+    /* the same input contiguous: torch's contiguous kernel keeps the depth */
+    t = indices_of(ctx, "max_pool3d(reshape(to(mul(arange(480), 0), u8), [1, 40, 3, 2, 2]), (1, 2, 2), "
+                        "stride=(2, 1, 1), return_indices=True)");
+    for (int64_t c = 0; c < 40; c++) want[2 * c] = 0, want[2 * c + 1] = 8;
+    assert_indices(t, want, 80);
+}
+
+static void max_pool3d_unbatched_channels_last_input_runs_the_channels_last_kernel(void **state)
+{
+    mtk_ctx *ctx = *state;
+    /* 4-D input whose unsqueeze(0) is channels_last_3d: ties at 0 */
+    mtk_tensor *t = indices_of(ctx, "max_pool3d(permute(movedim(reshape(to(remainder(arange(36), 7), u8), "
+                                    "[1, 3, 3, 4]), 1, 0), 3, -4, -2, 1), (2, 2, 1), padding=[1, 1, 0], "
+                                    "dilation=(2, 1, 1), return_indices=True)");
+    assert_indices(t, (const int64_t[]){ 3, 5, 3, 5, 3, 4, 3, 4, 0, 4, 0, 4, 3, 4, 3, 4 }, 16);
+}
+
+static void max_pool3d_empty_windows_report_the_start_index(void **state)
+{
+    mtk_ctx *ctx = *state;
+    /* windows wholly in the depth padding: -inf; channels-last drops d0 */
+    mtk_tensor *t = indices_of(ctx, "max_pool3d(permute(reshape(linspace(-2.5, 2.25, 60, dtype=f64), "
+                                    "[2, 1, 5, 3, 2]), [0, 4, 1, 2, 3]), (2, 1, 1), [2, 3, 3], padding=[1, 0, 0], "
+                                    "dilation=(2, 2, 1), return_indices=True)");
+    assert_indices(t, (const int64_t[]){ 0, 9, 0, 9, 0, 9, 0, 9 }, 8);
+    t = indices_of(ctx, "max_pool3d(contiguous(permute(reshape(linspace(-2.5, 2.25, 60, dtype=f64), "
+                        "[2, 1, 5, 3, 2]), [0, 4, 1, 2, 3])), (2, 1, 1), [2, 3, 3], padding=[1, 0, 0], "
+                        "dilation=(2, 2, 1), return_indices=True)");
+    assert_indices(t, (const int64_t[]){ 15, 24, 15, 24, 15, 24, 15, 24 }, 8);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(max_pool3d_channels_last_tail_channels_drop_the_depth, setup, teardown),
+        cmocka_unit_test_setup_teardown(max_pool3d_unbatched_channels_last_input_runs_the_channels_last_kernel, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(max_pool3d_empty_windows_report_the_start_index, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
