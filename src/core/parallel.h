@@ -1,12 +1,11 @@
-/* The one parallel-for of mtk's cpu kernels (internal).  Work is run on
- * short-lived pthreads: the calling thread takes part 0, one thread is
- * started per extra part and joined before return; a thread that cannot
- * start has its part run by the caller, so a call never fails.  (A
- * persistent pool was not worth its complexity here: starting and
- * joining one thread measured 12 us on this project's 2-core machine,
- * against kernels of milliseconds; callers keep small work on one
- * thread.)  Thread counts are per family (mtk_conv_set_num_threads,
- * ...); mtk_parallel_threads turns such a setting into a count. */
+/* The one parallel-for of mtk's cpu kernels (internal).  The calling
+ * thread takes part 0; parts 1.. run on a pool of persistent worker
+ * threads, started on first use, that spin a little after each job
+ * before they sleep (see parallel.c for why); a call made while another
+ * uses the pool runs its parts on new threads instead, and a part whose
+ * thread cannot start runs on the caller, so a call never fails.  Thread
+ * counts are per family (mtk_conv_set_num_threads, ...);
+ * mtk_parallel_threads turns such a setting into a count. */
 #ifndef MTK_CORE_PARALLEL_H
 #define MTK_CORE_PARALLEL_H
 

@@ -12,6 +12,9 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +236,89 @@ static void parallel_range_and_tasks_visit_every_index_once(void **state)
     for (int i = 0; i < 1000; i++) assert_int_equal(atomic_load(&c.hits[i]), 0);
 }
 
+/* The worker pool: many calls of every size in a row, calls nested in a
+ * task and calls from several user threads at once each run every index
+ * exactly once; so does a call in a forked child. */
+typedef struct nested {
+    coverage inner[4];
+} nested;
+
+static void run_inner(int64_t i, int32_t worker, void *user)
+{
+    (void)worker;
+    nested *n = user;
+    n->inner[i].parts = 3;
+    mtk_parallel_tasks(1000, 3, mark_task, &n->inner[i]);
+}
+
+static void *caller_thread(void *arg)
+{
+    coverage *c = arg;
+    for (int r = 0; r < 50; r++) mtk_parallel_range(1000, 1 + r % 4, mark_range, c);
+    return NULL;
+}
+
+static void parallel_pool_survives_repeats_nesting_threads_and_fork(void **state)
+{
+    (void)state;
+    static coverage c;
+    for (int r = 0; r < 300; r++) {
+        memset(&c, 0, sizeof c);
+        c.parts = 1 + r % 9;
+        if (r % 2) mtk_parallel_range(1000, c.parts, mark_range, &c);
+        else mtk_parallel_tasks(1000, c.parts, mark_task, &c);
+        for (int i = 0; i < 1000; i++) assert_int_equal(atomic_load(&c.hits[i]), 1);
+        assert_int_equal(atomic_load(&c.bad_part), 0);
+        if (r % 50 == 49) usleep(2000); /* past the workers' spin: they sleep, and wake again */
+    }
+    static nested n;
+    memset(&n, 0, sizeof n);
+    mtk_parallel_tasks(4, 2, run_inner, &n);
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 1000; i++) assert_int_equal(atomic_load(&n.inner[k].hits[i]), 1);
+    static coverage per_thread[3];
+    memset(per_thread, 0, sizeof per_thread);
+    pthread_t ids[3];
+    for (int t = 0; t < 3; t++) {
+        per_thread[t].parts = 4;
+        assert_int_equal(pthread_create(&ids[t], NULL, caller_thread, &per_thread[t]), 0);
+    }
+    for (int t = 0; t < 3; t++) pthread_join(ids[t], NULL);
+    for (int t = 0; t < 3; t++)
+        for (int i = 0; i < 1000; i++) assert_int_equal(atomic_load(&per_thread[t].hits[i]), 50);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        memset(&c, 0, sizeof c);
+        c.parts = 2;
+        mtk_parallel_tasks(1000, 2, mark_task, &c);
+        int ok = 1;
+        for (int i = 0; i < 1000; i++) ok &= atomic_load(&c.hits[i]) == 1;
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A task long enough that the caller, done with its own, sleeps until the
+ * worker finishes (past the spin), and still sees every index. */
+static void slow_mark(int64_t begin, int64_t end, int32_t part, void *user)
+{
+    if (part == 1) usleep(5000);
+    mark_range(begin, end, part, user);
+}
+
+static void parallel_caller_waits_for_a_slow_worker(void **state)
+{
+    (void)state;
+    static coverage c;
+    memset(&c, 0, sizeof c);
+    c.parts = 2;
+    mtk_parallel_range(1000, 2, slow_mark, &c);
+    for (int i = 0; i < 1000; i++) assert_int_equal(atomic_load(&c.hits[i]), 1);
+}
+
 static void parallel_threads_resolve_settings(void **state)
 {
     (void)state;
@@ -387,6 +473,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parallel_range_and_tasks_visit_every_index_once),
+        cmocka_unit_test(parallel_pool_survives_repeats_nesting_threads_and_fork),
+        cmocka_unit_test(parallel_caller_waits_for_a_slow_worker),
         cmocka_unit_test(parallel_threads_resolve_settings),
         cmocka_unit_test(softmax_last_dim_matches_torch),
         cmocka_unit_test(softmax_rows_with_inf_or_nan_give_torch_nans),
