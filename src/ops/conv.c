@@ -3,12 +3,14 @@
  * family shares.  The plan (validation and output shape) is in
  * conv_plan.c, the cpu kernels in conv_cpu.c. */
 #include "ops/conv.h"
+#include "ops/elementwise.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "mtk/ops/conv.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const mtk_conv_info mtk_conv1d_info = { 1, false };
@@ -86,37 +88,290 @@ bool mtk_conv_read_ints(mtk_ctx *ctx, const mtk_op_call *call, int arg, const ch
 
 /* ------------------------------------------------------------ layout */
 
-bool mtk_conv_strides_like_channels_last(const mtk_tensor *t)
+/* A tensor's geometry, as the layout rules below reshape it. */
+typedef struct geometry {
+    int32_t ndim;
+    int64_t shape[5], stride[5];
+} geometry;
+
+typedef enum { FORMAT_CONTIGUOUS, FORMAT_CHANNELS_LAST } memory_format;
+
+static const int32_t channels_last_order4[4] = { 1, 3, 2, 0 }, channels_last_order5[5] = { 1, 4, 3, 2, 0 };
+
+/* Dims from the innermost to the outermost of `format` for `ndim` dims. */
+static void format_order(memory_format format, int32_t ndim, int32_t *order)
 {
-    /* torch's is_channels_last_strides_2d / _3d (suggest_memory_format) */
-    static const int32_t order4[4] = { 1, 3, 2, 0 }, order5[5] = { 1, 4, 3, 2, 0 };
-    const int32_t *order;
-    if (t->ndim == 4) order = order4;
-    else if (t->ndim == 5) order = order5;
-    else return false;
-    if (t->stride[1] == 0) return false;
+    for (int32_t i = 0; i < ndim; i++) {
+        if (format == FORMAT_CHANNELS_LAST && ndim == 4) order[i] = channels_last_order4[i];
+        else if (format == FORMAT_CHANNELS_LAST && ndim == 5) order[i] = channels_last_order5[i];
+        else order[i] = ndim - 1 - i;
+    }
+}
+
+/* torch's is_channels_last_strides_2d / _3d: the strides "look like"
+ * channels-last, size-1 dims making N111 / N11W layouts contiguous. */
+static bool strides_like_channels_last(int32_t ndim, const int64_t *shape, const int64_t *stride)
+{
+    if (ndim != 4 && ndim != 5) return false;
+    const int32_t *order = ndim == 4 ? channels_last_order4 : channels_last_order5;
+    if (stride[1] == 0) return false;
     int64_t min = 0;
-    for (int32_t i = 0; i < t->ndim; i++) {
+    for (int32_t i = 0; i < ndim; i++) {
         int32_t d = order[i];
-        if (t->shape[d] == 0) return false;
-        if (t->stride[d] < min) return false;
+        if (shape[d] == 0) return false;
+        if (stride[d] < min) return false;
         /* N111 / N11W ambiguity: fall back to contiguous */
-        if (d == 0 && min == t->stride[1]) return false;
-        min = t->stride[d];
-        if (t->shape[d] > 1) min *= t->shape[d];
+        if (d == 0 && min == stride[1]) return false;
+        min = stride[d];
+        if (shape[d] > 1) min *= shape[d];
     }
     return true;
 }
 
+bool mtk_conv_strides_like_channels_last(const mtk_tensor *t)
+{
+    return strides_like_channels_last(t->ndim, t->shape, t->stride);
+}
+
+/* suggest_memory_format of a 4-D / 5-D geometry */
+static memory_format suggested(const geometry *g)
+{
+    return strides_like_channels_last(g->ndim, g->shape, g->stride) ? FORMAT_CHANNELS_LAST : FORMAT_CONTIGUOUS;
+}
+
+/* is_contiguous(memory_format): size-1 dims' strides do not count */
+static bool is_contiguous_as(const geometry *g, memory_format format)
+{
+    int32_t order[5];
+    format_order(format, g->ndim, order);
+    int64_t expected = 1;
+    if (format == FORMAT_CONTIGUOUS)
+        for (int32_t d = 0; d < g->ndim; d++)
+            if (g->shape[d] == 0) return true;
+    for (int32_t i = 0; i < g->ndim; i++) {
+        int32_t d = order[i];
+        if (g->shape[d] == 1) continue;
+        if (g->stride[d] != expected) return false;
+        expected *= g->shape[d];
+    }
+    return true;
+}
+
+/* The dense strides of `format` for g's shape. */
+static void restride(geometry *g, memory_format format)
+{
+    int32_t order[5];
+    format_order(format, g->ndim, order);
+    int64_t next = 1;
+    for (int32_t i = 0; i < g->ndim; i++) {
+        int32_t d = order[i];
+        g->stride[d] = next;
+        /* contiguous strides skip size 0 as size 1; channels-last ones do not */
+        next *= format == FORMAT_CONTIGUOUS && g->shape[d] == 0 ? 1 : g->shape[d];
+    }
+}
+
+/* Tensor.contiguous(memory_format): unchanged when already so. */
+static geometry contiguous_as(geometry g, memory_format format)
+{
+    if (!is_contiguous_as(&g, format)) restride(&g, format);
+    return g;
+}
+
+static geometry geometry_of(const mtk_tensor *t)
+{
+    geometry g;
+    g.ndim = t->ndim;
+    for (int32_t i = 0; i < t->ndim && i < 5; i++) g.shape[i] = t->shape[i], g.stride[i] = t->stride[i];
+    return g;
+}
+
+/* Tensor.unsqueeze(dim)'s geometry */
+static geometry unsqueezed(geometry g, int32_t dim)
+{
+    int64_t new_stride = dim >= g.ndim ? 1 : g.shape[dim] * g.stride[dim];
+    for (int32_t i = g.ndim; i > dim; i--) g.shape[i] = g.shape[i - 1], g.stride[i] = g.stride[i - 1];
+    g.shape[dim] = 1;
+    g.stride[dim] = new_stride;
+    g.ndim++;
+    return g;
+}
+
+/* oneDNN's dtype support on this cpu, as torch checks it */
+static bool onednn_takes_half(mtk_dtype dtype)
+{
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && __GNUC__ >= 12
+    if (dtype == MTK_FLOAT16) return __builtin_cpu_supports("avx512fp16");
+#endif
+#if defined(__GNUC__) && defined(__x86_64__)
+    if (dtype == MTK_BFLOAT16) return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+#endif
+    (void)dtype;
+    return false;
+}
+
+/* Whether cpu layouts follow torch with oneDNN enabled (its default) or
+ * disabled (torch.backends.mkldnn.enabled = False, as the oracle runs
+ * torch): they differ for 5-D convolutions, which only oneDNN computes
+ * channels-last.  Off unless the environment sets MTK_CONV_ONEDNN=1. */
+static bool onednn_enabled(void)
+{
+    const char *v = getenv("MTK_CONV_ONEDNN");
+    return v && strcmp(v, "1") == 0;
+}
+
+/* torch's ConvParams::use_mkldnn on cpu for the 4-D / 5-D input and
+ * weight geometries. */
+static bool uses_onednn(const mtk_conv_plan *p, mtk_dtype dtype, const geometry *x, const geometry *w)
+{
+    if (!onednn_enabled()) return false;
+    bool strided = false, dilated = false;
+    for (int32_t i = 0; i < 3; i++) {
+        if (p->transposed && p->out_pad[i] >= p->stride[i]) return false; /* output padding "big" */
+        strided |= p->stride[i] != 1;
+        dilated |= p->dilation[i] != 1;
+    }
+    if (dtype == MTK_FLOAT16 || dtype == MTK_BFLOAT16) return onednn_takes_half(dtype);
+    if (dtype != MTK_FLOAT32) return false;
+    int64_t kw = w->shape[w->ndim - 1], kh = w->shape[w->ndim - 2];
+    bool worth = strided || dilated || x->shape[0] >= 16 || kw != 1 || kh != 1 || mtk_conv_num_threads() > 1;
+    return worth && (p->groups > 1 || (kw > 3 && kh > 3) || x->shape[0] > 1 ||
+                     x->shape[0] * x->shape[1] * x->shape[2] * x->shape[3] > 20480);
+}
+
+/* thnn / mkldnn "use channels last": either operand suggests it (5-D
+ * only through oneDNN). */
+static memory_format backend_format(const geometry *x, const geometry *w, bool onednn)
+{
+    if (x->ndim == 5 && !onednn) return FORMAT_CONTIGUOUS;
+    return suggested(x) == FORMAT_CHANNELS_LAST || suggested(w) == FORMAT_CHANNELS_LAST ? FORMAT_CHANNELS_LAST
+                                                                                        : FORMAT_CONTIGUOUS;
+}
+
+/* The strides of the op's output from its batched (and, 1-D, 4-D) form. */
+static void squeeze_back(const mtk_conv_plan *p, const geometry *out, int64_t *out_stride)
+{
+    int32_t n = 0;
+    for (int32_t d = 0; d < out->ndim; d++) {
+        if (d == 0 && !p->batched) continue;
+        if (d == 2 && p->spatial == 1) continue;
+        out_stride[n++] = out->stride[d];
+    }
+}
+
+/* The empty backend (an empty input): the output is input * weight[0]
+ * (TensorIterator's cpu strides; a zero-channel input flattened first)
+ * viewed as the output's shape, which keeps those strides only when the
+ * shapes are equal (else contiguous ones, as a view of nothing).  False
+ * when out of memory. */
+static bool empty_backend_strides(mtk_ctx *ctx, const mtk_conv_plan *p, mtk_dtype dtype, const geometry *x,
+                                  geometry *out)
+{
+    /* (padding='same' grew the padded copy, which `x` does not show) */
+    bool same_shape = x->ndim == out->ndim && x->shape[1] != 0 && !p->padded_copy;
+    for (int32_t d = 0; same_shape && d < x->ndim; d++) same_shape = x->shape[d] == out->shape[d];
+    if (!same_shape) {
+        restride(out, FORMAT_CONTIGUOUS);
+        return true;
+    }
+    const mtk_tensor *operands[2];
+    operands[0] = mtk_tensor_new(ctx, dtype, x->shape, x->ndim, x->stride, MTK_DEVICE_META);
+    operands[1] = mtk_tensor_new(ctx, dtype, NULL, 0, NULL, MTK_DEVICE_META);
+    if (!operands[0] || !operands[1]) return false;
+    mtk_ti_cpu_output_strides(operands, 2, out->shape, out->ndim, out->stride);
+    return true;
+}
+
+/* The strides torch's cpu convolution gives its output (plan.out_shape):
+ * _convolution views 1-D convolutions as 2-D (the input made contiguous
+ * first) and batches an unbatched input; the backend (oneDNN or the
+ * slow kernels) picks channels-last when the input or the weight
+ * suggests it, makes both contiguous in that format, and the kernel
+ * decides again on those (per group for the slow kernels, which split
+ * groups and concatenate the groups' outputs in the format those
+ * suggest); 1-D and unbatched outputs are then squeezed back.  An empty
+ * input takes the empty backend.  False when out of memory. */
+static bool cpu_output_strides(const mtk_op_call *call, const mtk_conv_plan *p, int64_t *out_stride)
+{
+    const mtk_tensor *input = arg_tensor(call, MTK_CONV_ARG_INPUT), *weight = arg_tensor(call, MTK_CONV_ARG_WEIGHT);
+    geometry x = geometry_of(input), w = geometry_of(weight);
+    if (!p->batched) x = unsqueezed(x, 0);
+    if (p->padded_copy) restride(&x, suggested(&x)); /* F.pad's copy keeps the suggested format */
+    if (p->spatial == 1) {
+        x = unsqueezed(contiguous_as(x, FORMAT_CONTIGUOUS), 2);
+        w = unsqueezed(w, 2);
+    }
+    geometry out;
+    out.ndim = x.ndim;
+    out.shape[0] = p->batch;
+    out.shape[1] = p->out_channels;
+    for (int32_t i = 2; i < out.ndim; i++) out.shape[i] = p->out_size[3 - (out.ndim - i)];
+    if (mtk_tensor_numel(input) == 0) {
+        if (!empty_backend_strides(call->ctx, p, input->dtype, &x, &out)) return false;
+        squeeze_back(p, &out, out_stride);
+        return true;
+    }
+    bool onednn = uses_onednn(p, input->dtype, &x, &w);
+    memory_format first = backend_format(&x, &w, onednn);
+    x = contiguous_as(x, first);
+    w = contiguous_as(w, first);
+    bool split = !onednn && p->groups > 1;
+    if (split) { /* each group's slice, made contiguous as its whole */
+        memory_format fx = suggested(&x), fw = suggested(&w);
+        x.shape[1] /= p->groups;
+        w.shape[0] /= p->groups;
+        x = contiguous_as(x, fx);
+        w = contiguous_as(w, fw);
+    }
+    memory_format format = backend_format(&x, &w, onednn);
+
+    out.shape[1] = split ? p->out_channels / p->groups : p->out_channels;
+    restride(&out, format);
+    if (split) { /* torch.cat of the groups' outputs: the format they suggest */
+        format = suggested(&out);
+        out.shape[1] = p->out_channels;
+        restride(&out, format);
+    }
+    squeeze_back(p, &out, out_stride);
+    return true;
+}
+
 /* ------------------------------------------------------ meta and cost */
+
+/* The empty backend's dtype: input * weight[0] (a 0-dim tensor), or for
+ * zero input channels input.view(-1) * weight.view(-1), promoted as
+ * torch's cpu element-wise ops do (an integer input and a floating weight
+ * give the weight's dtype).  MTK_DTYPE_UNDEFINED with an error set when
+ * they cannot promote or out of memory. */
+static mtk_dtype empty_backend_dtype(const mtk_op_call *call)
+{
+    const mtk_tensor *input = arg_tensor(call, MTK_CONV_ARG_INPUT), *weight = arg_tensor(call, MTK_CONV_ARG_WEIGHT);
+    if (input->dtype == weight->dtype) return input->dtype;
+    int64_t flat = mtk_tensor_numel(weight);
+    int32_t channel_dim = input->ndim == weight->ndim ? 1 : 0;
+    bool zero_channels = input->shape[channel_dim] == 0;
+    mtk_tensor *w = mtk_tensor_new(call->ctx, weight->dtype, &flat, zero_channels ? 1 : 0, NULL, MTK_DEVICE_META);
+    if (!w) return MTK_DTYPE_UNDEFINED;
+    mtk_value operands[2] = { mtk_value_tensor((mtk_tensor *)input), mtk_value_tensor(w) };
+    return mtk_result_type(call->ctx, operands, 2);
+}
+
 
 bool mtk_conv_meta(mtk_op_call *call)
 {
     mtk_conv_plan plan;
     if (!mtk_conv_make_plan(call->ctx, call, call->device == MTK_DEVICE_CPU, &plan)) return false;
     const mtk_tensor *input = arg_tensor(call, MTK_CONV_ARG_INPUT);
-    mtk_tensor *out = mtk_tensor_new(call->ctx, input->dtype, plan.out_shape, (int32_t)plan.out_ndim, NULL,
-                                     call->device);
+    /* torch's meta device gives contiguous strides, its cpu kernels
+     * channels-last ones at times */
+    int64_t cpu_stride[MTK_MAX_DIMS];
+    bool on_cpu = call->device == MTK_DEVICE_CPU;
+    if (on_cpu && !cpu_output_strides(call, &plan, cpu_stride)) return false;
+    mtk_dtype dtype = input->dtype;
+    if (on_cpu && mtk_tensor_numel(input) == 0) dtype = empty_backend_dtype(call);
+    if (dtype == MTK_DTYPE_UNDEFINED) return false;
+    mtk_tensor *out = mtk_tensor_new(call->ctx, dtype, plan.out_shape, (int32_t)plan.out_ndim,
+                                     on_cpu ? cpu_stride : NULL, call->device);
     if (!out || !mtk_call_set_outputs(call, 1)) return false;
     mtk_call_output(call, 0, out, -1);
     return true;

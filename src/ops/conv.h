@@ -50,6 +50,9 @@ typedef struct mtk_conv_plan {
     int64_t kernel[3];      /* (kD, kH, kW)                          */
     int64_t out_size[3];    /* (D, H, W) of the output               */
     int64_t stride[3], pad[3], dilation[3]; /* pad: leading side      */
+    int64_t out_pad[3];     /* output_padding (transposed), else 0    */
+    bool padded_copy;       /* padding='same' padded the input's right
+                               side: the kernel reads a padded copy   */
     int64_t out_ndim;
     int64_t out_shape[MTK_MAX_DIMS];
     int64_t flops;          /* as FlopCounterMode's conv_flop_count   */

@@ -634,10 +634,23 @@ bool mtk_conv_cpu(mtk_op_call *call)
 {
     mtk_conv_plan plan;
     if (!mtk_conv_make_plan(call->ctx, call, true, &plan)) return false;
-    mtk_tensor *out = call->out[0];
-    if (plan.empty || mtk_tensor_numel(out) == 0) return true;
+    mtk_tensor *result = call->out[0];
+    if (plan.empty || mtk_tensor_numel(result) == 0) return true;
     const mtk_tensor *input = arg_tensor(call, 0), *weight = arg_tensor(call, 1), *bias = arg_tensor(call, 2);
     mtk_ctx *ctx = call->ctx;
+    /* the kernels write a contiguous (N, O, D, H, W) buffer: a
+     * channels-last result gets a contiguous scratch copied into it */
+    mtk_tensor *out = result;
+    void *out_scratch = NULL;
+    if (!mtk_tensor_is_contiguous(result)) {
+        out_scratch = mtk_ctx_malloc(ctx, mtk_tensor_nbytes(result));
+        out = out_scratch ? mtk_tensor_from_data(ctx, result->dtype, result->shape, result->ndim, NULL, out_scratch)
+                          : NULL;
+        if (!out) {
+            mtk_ctx_mfree(ctx, out_scratch);
+            return mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "%s: out of memory", call->op->name);
+        }
+    }
 
     conv_job j;
     memset(&j, 0, sizeof j);
@@ -735,6 +748,8 @@ bool mtk_conv_cpu(mtk_op_call *call)
         for (int k = 0; k < 3; k++) mtk_ctx_mfree(ctx, scratch[k][w]);
     mtk_ctx_mfree(ctx, wbuf);
     mtk_ctx_mfree(ctx, bbuf);
+    if (ok && out != result) mtk_copy_strided(result, out);
+    mtk_ctx_mfree(ctx, out_scratch);
     if (!ok) return mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "%s: out of memory", call->op->name);
     return true;
 }

@@ -393,7 +393,10 @@ bool mtk_conv_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk
             int64_t total = d * (weight->shape[i + 2] - 1);
             pad_left[i] = total / 2; /* C++ division, as torch */
             pad_right[i] = total - pad_left[i];
-            if (pad_right[i] > pad_left[i]) in_shape[i + 2] += pad_right[i] - pad_left[i]; /* right zeros */
+            if (pad_right[i] > pad_left[i]) {
+                in_shape[i + 2] += pad_right[i] - pad_left[i]; /* right zeros */
+                p->padded_copy = true;
+            }
             else pad_left[i] = pad_right[i];
         }
         for (int32_t i = 0; i < spatial; i++) pad_arg.values[i] = pad_left[i];
@@ -566,7 +569,7 @@ bool mtk_conv_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk
     int32_t off = 3 - dim;
     for (int32_t i = 0; i < 3; i++) {
         p->in_size[i] = p->kernel[i] = p->out_size[i] = p->stride[i] = p->dilation[i] = 1;
-        p->pad[i] = 0;
+        p->pad[i] = p->out_pad[i] = 0;
     }
     for (int32_t i = 0; i < dim; i++) {
         p->in_size[off + i] = same ? input->shape[input->ndim - dim + i] : in_shape[i + 2];
@@ -575,6 +578,7 @@ bool mtk_conv_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk
         p->stride[off + i] = stride[i];
         p->pad[off + i] = pad[i];
         p->dilation[off + i] = dil[i];
+        p->out_pad[off + i] = opad[i];
     }
     int64_t batched_out[5] = { in_shape[0], out_channels };
     memcpy(batched_out + 2, out_size, (size_t)dim * sizeof *batched_out);

@@ -165,6 +165,76 @@ static void conv_of_channels_last_input_is_contiguous_as_torch_meta(void **state
     mtk_ctx_free(ctx);
 }
 
+/* torch 2.13's cpu kernels (oneDNN off, as the oracle runs them) give a
+ * channels-last output when the input or the weight suggests it; size-1
+ * dims make layouts ambiguous, and its meta device stays contiguous */
+static void conv_cpu_output_is_channels_last_as_torch_cpu(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* a channels-last input: NHWC strides, values as torch's */
+    mtk_tensor *x = mtk_permute(ctx, LIN(ctx, -1, 1, 1, 3, 3, 2), SHAPE(0, 3, 1, 2), 4);
+    mtk_tensor *out = mtk_conv2d(ctx, x, LIN(ctx, -0.5, 0.5, 2, 2, 2, 2), NULL, NULL);
+    assert_shape(out, 4, SHAPE(1, 2, 2, 2));
+    assert_strides(out, SHAPE(8, 1, 4, 2));
+    assert_values(out,
+                  VALUES(1.2862745523452759, 0.7843137383460999, -0.21960783004760742, -0.7215685844421387,
+                         -0.7215685844421387, -0.21960783004760742, 0.7843137383460999, 1.2862745523452759),
+                  F32);
+    /* a channels-last weight alone */
+    mtk_tensor *w = mtk_permute(ctx, LIN(ctx, -0.5, 0.5, 2, 2, 2, 2), SHAPE(0, 3, 1, 2), 4);
+    out = mtk_conv2d(ctx, LIN(ctx, -1, 1, 1, 2, 3, 3), w, NULL, NULL);
+    assert_strides(out, SHAPE(8, 1, 4, 2));
+    assert_values(out,
+                  VALUES(0.8627450466156006, 0.6117647886276245, 0.10980397462844849, -0.14117640256881714,
+                         -0.14117640256881714, 0.10980397462844849, 0.6117647886276245, 0.8627450466156006),
+                  F32);
+    /* bfloat16 conv_transpose2d of a channels-last input: cpu NHWC, meta NCHW */
+    mtk_tensor *xb = mtk_permute(ctx, mtk_zeros(ctx, SHAPE(2, 5, 5, 4), 4, MTK_BFLOAT16), SHAPE(0, 3, 1, 2), 4);
+    mtk_tensor *wb = mtk_zeros(ctx, SHAPE(4, 3, 3, 3), 4, MTK_BFLOAT16);
+    out = mtk_conv_transpose2d(ctx, xb, wb, NULL, NULL);
+    assert_strides(out, SHAPE(147, 1, 21, 3));
+    mtk_tensor *xm = mtk_permute(ctx, META(ctx, MTK_BFLOAT16, 2, 5, 5, 4), SHAPE(0, 3, 1, 2), 4);
+    out = mtk_conv_transpose2d(ctx, xm, META(ctx, MTK_BFLOAT16, 4, 3, 3, 3), NULL, NULL);
+    assert_strides(out, SHAPE(147, 49, 7, 1));
+    /* conv1d: the (N, C, 1, L) view of a permuted (N, L=1, C) input decides */
+    mtk_tensor *xi = mtk_permute(ctx, mtk_zeros(ctx, SHAPE(3, 1, 4), 3, MTK_INT64), SHAPE(0, 2, 1), 3);
+    mtk_conv_args a = conv_args(1, 1, 1, 2);
+    out = mtk_conv1d(ctx, xi, mtk_zeros(ctx, SHAPE(2, 2, 2), 3, MTK_INT64), NULL, &a);
+    assert_strides(out, SHAPE(4, 1, 2));
+    /* groups: the groups' (N, 1, 1, 1) outputs suggest contiguous, so does their concatenation */
+    x = mtk_permute(ctx, mtk_zeros(ctx, SHAPE(3, 1, 3, 2), 4, MTK_FLOAT32), SHAPE(0, 3, 1, 2), 4);
+    w = mtk_permute(ctx, mtk_zeros(ctx, SHAPE(2, 1, 2, 1), 4, MTK_FLOAT32), SHAPE(0, 3, 1, 2), 4);
+    a = conv_args(1, 0, 1, 2);
+    a.stride[0] = 2, a.dilation[1] = 2;
+    out = mtk_conv2d(ctx, x, w, mtk_zeros(ctx, SHAPE(2), 1, MTK_FLOAT32), &a);
+    assert_shape(out, 4, SHAPE(3, 2, 1, 1));
+    assert_strides(out, SHAPE(2, 1, 1, 1));
+    /* an unbatched input whose batched view is not channels-last */
+    x = mtk_permute(ctx, mtk_zeros(ctx, SHAPE(4, 5, 3), 3, MTK_FLOAT32), SHAPE(2, 0, 1), 3);
+    out = mtk_conv2d(ctx, x, mtk_zeros(ctx, SHAPE(2, 3, 2, 2), 4, MTK_FLOAT32), NULL, NULL);
+    assert_strides(out, SHAPE(12, 4, 1));
+    /* 5-D: only oneDNN computes channels-last-3d; the native kernels do not */
+    x = mtk_permute(ctx, mtk_zeros(ctx, SHAPE(2, 4, 4, 4, 3), 5, MTK_FLOAT32), SHAPE(0, 4, 1, 2, 3), 5);
+    out = mtk_conv3d(ctx, x, mtk_zeros(ctx, SHAPE(5, 3, 2, 2, 2), 5, MTK_FLOAT32), NULL, NULL);
+    assert_strides(out, SHAPE(135, 27, 9, 3, 1));
+    /* an empty input takes torch's empty backend: input * weight[0] viewed
+     * as the output, with TensorIterator's strides and dtype promotion */
+    a = conv_args(1, 0, 1, 1);
+    a.padding_mode = MTK_CONV_PADDING_SAME;
+    out = mtk_conv1d(ctx, mtk_zeros(ctx, SHAPE(0, 1, 4), 3, MTK_FLOAT32), mtk_zeros(ctx, SHAPE(1, 1, 3), 3, MTK_FLOAT32),
+                     NULL, &a);
+    assert_shape(out, 3, SHAPE(0, 1, 4));
+    assert_strides(out, SHAPE(4, 0, 1));
+    a = conv_args(1, 0, 2, 1);
+    out = mtk_conv1d(ctx, mtk_zeros(ctx, SHAPE(0, 2, 5), 3, MTK_INT64), mtk_zeros(ctx, SHAPE(2, 2, 2), 3, MTK_FLOAT32),
+                     NULL, &a);
+    assert_shape(out, 3, SHAPE(0, 2, 3));
+    assert_int_equal(out->dtype, MTK_FLOAT32);
+    assert_strides(out, SHAPE(6, 3, 1));
+    mtk_ctx_free(ctx);
+}
+
 static void conv_errors_keep_torch_words(void **state)
 {
     (void)state;
@@ -809,6 +879,7 @@ int main(void)
         cmocka_unit_test(conv_fast_path_matches_a_direct_convolution),
         cmocka_unit_test(conv_direct_kernel_matches_a_reference_convolution),
         cmocka_unit_test(conv_of_channels_last_input_is_contiguous_as_torch_meta),
+        cmocka_unit_test(conv_cpu_output_is_channels_last_as_torch_cpu),
         cmocka_unit_test(conv_errors_keep_torch_words),
         cmocka_unit_test(conv_meta_accepts_what_only_cpu_refuses),
         cmocka_unit_test(conv2d_values_match_torch),
