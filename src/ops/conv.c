@@ -3,6 +3,7 @@
  * family shares.  The plan (validation and output shape) is in
  * conv_plan.c, the cpu kernels in conv_cpu.c. */
 #include "ops/conv.h"
+#include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
@@ -139,22 +140,18 @@ static memory_format suggested(const geometry *g)
     return strides_like_channels_last(g->ndim, g->shape, g->stride) ? FORMAT_CHANNELS_LAST : FORMAT_CONTIGUOUS;
 }
 
-/* is_contiguous(memory_format): size-1 dims' strides do not count */
+/* is_contiguous(memory_format) of a geometry (mtk_is_contiguous_as) */
 static bool is_contiguous_as(const geometry *g, memory_format format)
 {
-    int32_t order[5];
-    format_order(format, g->ndim, order);
-    int64_t expected = 1;
-    if (format == FORMAT_CONTIGUOUS)
-        for (int32_t d = 0; d < g->ndim; d++)
-            if (g->shape[d] == 0) return true;
-    for (int32_t i = 0; i < g->ndim; i++) {
-        int32_t d = order[i];
-        if (g->shape[d] == 1) continue;
-        if (g->stride[d] != expected) return false;
-        expected *= g->shape[d];
-    }
-    return true;
+    mtk_tensor probe;
+    memset(&probe, 0, sizeof probe);
+    probe.ndim = g->ndim;
+    memcpy(probe.shape, g->shape, (size_t)g->ndim * sizeof *g->shape);
+    memcpy(probe.stride, g->stride, (size_t)g->ndim * sizeof *g->stride);
+    mtk_memory_format f = format == FORMAT_CONTIGUOUS ? MTK_MEMORY_FORMAT_CONTIGUOUS
+                          : g->ndim == 5             ? MTK_MEMORY_FORMAT_CHANNELS_LAST_3D
+                                                     : MTK_MEMORY_FORMAT_CHANNELS_LAST;
+    return mtk_is_contiguous_as(&probe, f);
 }
 
 /* The dense strides of `format` for g's shape. */
