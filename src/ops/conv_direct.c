@@ -175,9 +175,9 @@ typedef struct direct_job {
     geometry g;
     tile_isa isa;
     int64_t cg, og, blocks, taps;
-    const int64_t *plane_of;    /* per tap: its plane, c * nphase + ph  */
-    const int64_t *shift;       /* per tap: its shift within the plane  */
-    int64_t max_shift;
+    const int64_t *off;         /* per tap: its offset in a band copy:
+                                   plane (c * nphase + ph) * band_len
+                                   + its shift within the plane        */
     const float *packed;        /* (G, blocks, taps, mr)                */
     const double *bias;
     float *out;                 /* contiguous (N, O, D, H, W)           */
@@ -185,7 +185,6 @@ typedef struct direct_job {
     int64_t band_tiles, bands;  /* tiles per task, tasks per (n, g)     */
     int64_t band_len;           /* elements of a plane a task copies    */
     float **band_buf;           /* per worker: cg planes x band_len     */
-    int64_t **band_off;         /* per worker: the taps' offsets there  */
     float **tile_buf;           /* per worker: mr x cols                */
 } direct_job;
 
@@ -291,9 +290,8 @@ static void band_task(int64_t task, int32_t worker, void *user)
     int64_t n = ng / p->groups, grp = ng % p->groups;
     int64_t mr = j->isa.mr, cols = j->isa.cols;
     int64_t t0 = band * j->band_tiles, t1 = t0 + j->band_tiles < j->tiles ? t0 + j->band_tiles : j->tiles;
-    int64_t q0 = t0 * cols, len = (t1 - t0) * cols + j->max_shift;
+    int64_t q0 = t0 * cols, len = (t1 - t0) * cols + j->g.max_shift;
     float *buf = j->band_buf[worker];
-    int64_t *off = j->band_off[worker];
     for (int64_t c = 0; c < j->cg; c++)
         for (int64_t ph = 0; ph < j->g.nphase; ph++) {
             float *dst = buf + (c * j->g.nphase + ph) * j->band_len;
@@ -301,14 +299,13 @@ static void band_task(int64_t task, int32_t worker, void *user)
             fill_range(j, n, grp * j->cg + c, ph, q0, end, dst);
             if (end < q0 + len) memset(dst + (end - q0), 0, (size_t)(q0 + len - end) * sizeof *dst);
         }
-    for (int64_t t = 0; t < j->taps; t++) off[t] = j->plane_of[t] * j->band_len + j->shift[t];
     float *acc = j->tile_buf[worker];
     segment segs[MAX_COLS];
     for (int64_t t = t0; t < t1; t++) {
         int32_t nsegs = tile_segments(j, t * cols, segs);
         for (int64_t b = 0; b < j->blocks; b++) {
             const float *a = j->packed + (grp * j->blocks + b) * j->taps * mr;
-            j->isa.fn(buf + (t - t0) * cols, off, a, j->taps, acc);
+            j->isa.fn(buf + (t - t0) * cols, j->off, a, j->taps, acc);
             int64_t rows = j->og - b * mr < mr ? j->og - b * mr : mr;
             store_tile(j, acc, n, grp * j->og + b * mr, rows, segs, nsegs);
         }
@@ -333,27 +330,22 @@ bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor 
     j.bias = bias;
     j.out = out;
     j.tiles = (j.g.q_total + j.isa.cols - 1) / j.isa.cols;
-    j.max_shift = j.g.max_shift;
     j.band_tiles = band_tiles_for(p, &j.g, j.isa.cols, j.tiles, threads);
     j.bands = (j.tiles + j.band_tiles - 1) / j.band_tiles;
-    j.band_len = j.band_tiles * j.isa.cols + j.max_shift;
+    j.band_len = j.band_tiles * j.isa.cols + j.g.max_shift;
     int64_t images = p->batch * p->groups;
 
-    int64_t *plane_of = mtk_ctx_malloc(ctx, (size_t)j.taps * sizeof *plane_of);
-    int64_t *shift = mtk_ctx_malloc(ctx, (size_t)j.taps * sizeof *shift);
+    int64_t *off = mtk_ctx_malloc(ctx, (size_t)j.taps * sizeof *off);
     float *packed = mtk_ctx_malloc(ctx, (size_t)(p->groups * j.blocks * j.taps * j.isa.mr) * sizeof *packed);
     float *tiles[MTK_PARALLEL_MAX_THREADS], *bufs[MTK_PARALLEL_MAX_THREADS];
-    int64_t *offs[MTK_PARALLEL_MAX_THREADS];
     memset(tiles, 0, sizeof tiles);
     memset(bufs, 0, sizeof bufs);
-    memset(offs, 0, sizeof offs);
     int32_t workers = threads < images * j.bands ? threads : (int32_t)(images * j.bands);
-    bool ok = plane_of && shift && packed;
+    bool ok = off && packed;
     for (int32_t w = 0; ok && w < workers; w++) {
         tiles[w] = mtk_ctx_malloc(ctx, (size_t)(j.isa.mr * j.isa.cols) * sizeof(float));
         bufs[w] = mtk_ctx_malloc(ctx, (size_t)(j.cg * j.g.nphase * j.band_len) * sizeof(float));
-        offs[w] = mtk_ctx_malloc(ctx, (size_t)j.taps * sizeof(int64_t));
-        ok = tiles[w] && bufs[w] && offs[w];
+        ok = tiles[w] && bufs[w];
     }
     if (ok) {
         /* tap t = (c, kd, kh, kw), as the weight's (I/g, kD, kH, kW) order */
@@ -367,8 +359,7 @@ bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor 
                 phase = phase * j.g.phases[d] + a % j.g.phases[d];
                 s = s * (d ? j.g.dims[d] : 1) + a / j.g.phases[d];
             }
-            plane_of[t] = (t / kvol) * j.g.nphase + phase;
-            shift[t] = s;
+            off[t] = ((t / kvol) * j.g.nphase + phase) * j.band_len + s;
         }
         /* packed[g][b][t][i] = weight[g*og + b*mr + i][t], zero past og */
         for (int64_t grp = 0; grp < p->groups; grp++)
@@ -379,21 +370,17 @@ bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor 
                         packed[((grp * j.blocks + b) * j.taps + t) * j.isa.mr + i] =
                             o < j.og ? weight[(grp * j.og + o) * j.taps + t] : 0.0f;
                     }
-        j.plane_of = plane_of;
-        j.shift = shift;
+        j.off = off;
         j.packed = packed;
         j.tile_buf = tiles;
         j.band_buf = bufs;
-        j.band_off = offs;
         mtk_parallel_tasks(images * j.bands, workers, band_task, &j);
     }
     for (int32_t w = 0; w < workers; w++) {
         mtk_ctx_mfree(ctx, tiles[w]);
         mtk_ctx_mfree(ctx, bufs[w]);
-        mtk_ctx_mfree(ctx, offs[w]);
     }
     mtk_ctx_mfree(ctx, packed);
-    mtk_ctx_mfree(ctx, shift);
-    mtk_ctx_mfree(ctx, plane_of);
+    mtk_ctx_mfree(ctx, off);
     return ok;
 }
