@@ -115,6 +115,9 @@ ew_lay ew_lay_elem(int32_t n, const ew_lay *ops);
 ew_lay ew_lay_elem1(ew_lay a);
 ew_lay ew_lay_elem2(ew_lay a, ew_lay b);
 ew_lay ew_lay_elem3(ew_lay a, ew_lay b, ew_lay c);
+/* the broadcast shape of the operands (numbers, and cpu scalars, are
+ * 0-dim) */
+void ew_lay_common_shape(int32_t n, const ew_lay *ops, int64_t *shape, int32_t *ndim);
 /* _maybe_broadcast: expands tensor operands to the common shape */
 void ew_lay_broadcast(int32_t n, ew_lay *ops);
 /* prims.convert_element_type (dense strides kept) when `changes` */

@@ -61,7 +61,7 @@ static void as_operand(const ew_lay *l, mtk_tensor *out)
     }
 }
 
-static void common_shape(int32_t n, const ew_lay *ops, int64_t *shape, int32_t *ndim)
+void ew_lay_common_shape(int32_t n, const ew_lay *ops, int64_t *shape, int32_t *ndim)
 {
     *ndim = 0;
     for (int32_t k = 0; k < n; k++)
@@ -89,7 +89,7 @@ ew_lay ew_lay_elem(int32_t n, const ew_lay *ops)
         else if (ops[k].kind == EW_LAY_CPU_SCALAR && r.kind == EW_LAY_NUMBER) r.kind = EW_LAY_CPU_SCALAR;
         if (ops[k].kind == EW_LAY_TENSOR || r.t.dtype == 0) r.t.dtype = ops[k].t.dtype;
     }
-    common_shape(n, ops, r.t.shape, &r.t.ndim);
+    ew_lay_common_shape(n, ops, r.t.shape, &r.t.ndim);
     r.t.device = r.kind == EW_LAY_TENSOR ? MTK_DEVICE_META : MTK_DEVICE_CPU;
     mtk_ti_output_strides(ptrs, n, r.t.shape, r.t.ndim, r.t.stride);
     return r;
@@ -113,7 +113,7 @@ void ew_lay_broadcast(int32_t n, ew_lay *ops)
 {
     int64_t shape[MTK_MAX_DIMS];
     int32_t ndim;
-    common_shape(n, ops, shape, &ndim);
+    ew_lay_common_shape(n, ops, shape, &ndim);
     for (int32_t k = 0; k < n; k++) {
         mtk_tensor *t = &ops[k].t;
         if (ops[k].kind != EW_LAY_TENSOR) continue;

@@ -15,20 +15,6 @@
 
 #include <string.h>
 
-/* the broadcast shape of the operands (numbers are 0-dim) */
-static void iter_shape(int32_t n, const mtk_tensor *const *ops, int64_t *shape, int32_t *ndim)
-{
-    *ndim = 0;
-    for (int32_t k = 0; k < n; k++)
-        if (ops[k]->ndim > *ndim) *ndim = ops[k]->ndim;
-    for (int32_t i = 0; i < *ndim; i++) shape[i] = 1;
-    for (int32_t k = 0; k < n; k++) {
-        int32_t off = *ndim - ops[k]->ndim;
-        for (int32_t i = 0; i < ops[k]->ndim; i++)
-            if (ops[k]->shape[i] != 1) shape[off + i] = ops[k]->shape[i];
-    }
-}
-
 ew_lay ew_lay_iter(int32_t n, const ew_lay *ops)
 {
     mtk_tensor operands[EW_MAX_LAY];
@@ -44,7 +30,7 @@ ew_lay ew_lay_iter(int32_t n, const ew_lay *ops)
     r.kind = EW_LAY_TENSOR;
     r.t.dtype = n > 0 ? ops[0].t.dtype : MTK_FLOAT32;
     r.t.device = MTK_DEVICE_CPU;
-    iter_shape(n, ptrs, r.t.shape, &r.t.ndim);
+    ew_lay_common_shape(n, ops, r.t.shape, &r.t.ndim);
     mtk_ti_cpu_output_strides(ptrs, n, r.t.shape, r.t.ndim, r.t.stride);
     return r;
 }
