@@ -122,31 +122,46 @@ CLONES static void softmax_row_f32(const float *restrict x, float *restrict y, i
     }
 }
 
+/* A row's mean (0 for rms) and variance about it (rms: the mean of x^2),
+ * accumulated in double over LANES partial sums plus a tail, one
+ * definition per element type; inlined into each clone of its caller. */
+#define DEFINE_ROW_STATS(NAME, T)                                                                            \
+    static inline void NAME(const T *restrict x, int64_t n, bool rms, double *mean_out, double *var_out)  \
+    {                                                                                                    \
+        double mean = 0, var = 0;                                                                        \
+        int64_t j;                                                                                       \
+        if (!rms) {                                                                                      \
+            double s[LANES] = { 0 };                                                                     \
+            for (j = 0; j + LANES <= n; j += LANES)                                                      \
+                for (int l = 0; l < LANES; l++) s[l] += x[j + l];                                        \
+            for (; j < n; j++) s[0] += x[j];                                                             \
+            for (int l = 0; l < LANES; l++) mean += s[l];                                                \
+            mean /= (double)n;                                                                           \
+        }                                                                                                \
+        double q[LANES] = { 0 };                                                                         \
+        for (j = 0; j + LANES <= n; j += LANES)                                                          \
+            for (int l = 0; l < LANES; l++) {                                                            \
+                double d = (double)x[j + l] - mean;                                                      \
+                q[l] += d * d;                                                                           \
+            }                                                                                            \
+        for (; j < n; j++) q[0] += ((double)x[j] - mean) * ((double)x[j] - mean);                        \
+        for (int l = 0; l < LANES; l++) var += q[l];                                                     \
+        *mean_out = mean;                                                                                \
+        *var_out = var / (double)n;                                                                      \
+    }
+DEFINE_ROW_STATS(row_stats_f32, float)
+DEFINE_ROW_STATS(row_stats_f64, double)
+#undef DEFINE_ROW_STATS
+
 /* y (n) = (x - mean) * rstd [* w] [+ b]; rms: x * rstd [* w], with
  * rstd = 1 / sqrt(mean((x - mean)^2) + eps) (rms: of mean(x^2)).  The
  * statistics accumulate in double. */
 CLONES static void norm_row_f32(const float *restrict x, float *restrict y, int64_t n, const float *restrict w,
                                 const float *restrict b, double eps, bool rms)
 {
-    double mean = 0;
+    double mean, var;
+    row_stats_f32(x, n, rms, &mean, &var);
     int64_t j;
-    if (!rms) {
-        double s[LANES] = { 0 };
-        for (j = 0; j + LANES <= n; j += LANES)
-            for (int l = 0; l < LANES; l++) s[l] += x[j + l];
-        for (; j < n; j++) s[0] += x[j];
-        for (int l = 0; l < LANES; l++) mean += s[l];
-        mean /= (double)n;
-    }
-    double q[LANES] = { 0 }, var = 0;
-    for (j = 0; j + LANES <= n; j += LANES)
-        for (int l = 0; l < LANES; l++) {
-            double d = (double)x[j + l] - mean;
-            q[l] += d * d;
-        }
-    for (; j < n; j++) q[0] += ((double)x[j] - mean) * ((double)x[j] - mean);
-    for (int l = 0; l < LANES; l++) var += q[l];
-    var /= (double)n;
     float m = (float)mean, rstd = (float)(1.0 / sqrt(var + eps));
     /* the same formula in every branch; the loops are written in LANES
      * steps plus a tail, which the compiler vectorizes */
@@ -194,24 +209,10 @@ static void softmax_row_f64(const double *x, double *y, int64_t n, bool take_log
 CLONES static void norm_row_f64(const double *restrict x, double *restrict y, int64_t n, const double *restrict w,
                                 const double *restrict b, double eps, bool rms)
 {
-    double mean = 0, var = 0;
-    int64_t j;
-    if (!rms) {
-        double s[LANES] = { 0 };
-        for (j = 0; j + LANES <= n; j += LANES)
-            for (int l = 0; l < LANES; l++) s[l] += x[j + l];
-        for (; j < n; j++) s[0] += x[j];
-        for (int l = 0; l < LANES; l++) mean += s[l];
-        mean /= (double)n;
-    }
-    double q[LANES] = { 0 };
-    for (j = 0; j + LANES <= n; j += LANES)
-        for (int l = 0; l < LANES; l++) q[l] += (x[j + l] - mean) * (x[j + l] - mean);
-    for (; j < n; j++) q[0] += (x[j] - mean) * (x[j] - mean);
-    for (int l = 0; l < LANES; l++) var += q[l];
-    var /= (double)n;
+    double mean, var;
+    row_stats_f64(x, n, rms, &mean, &var);
     double rstd = 1.0 / sqrt(var + eps);
-    for (j = 0; j < n; j++) {
+    for (int64_t j = 0; j < n; j++) {
         double v = (x[j] - mean) * rstd;
         if (w) v *= w[j];
         if (b) v += b[j];
