@@ -124,9 +124,11 @@ CLONES static void softmax_row_f32(const float *restrict x, float *restrict y, i
 
 /* A row's mean (0 for rms) and variance about it (rms: the mean of x^2),
  * accumulated in double over LANES partial sums plus a tail, one
- * definition per element type; inlined into each clone of its caller. */
+ * definition per element type, cloned per instruction set as its callers
+ * are (a plain function is not inlined into a clone, and would run
+ * unvectorized). */
 #define DEFINE_ROW_STATS(NAME, T)                                                                            \
-    static inline void NAME(const T *restrict x, int64_t n, bool rms, double *mean_out, double *var_out)  \
+    CLONES static void NAME(const T *restrict x, int64_t n, bool rms, double *mean_out, double *var_out)   \
     {                                                                                                    \
         double mean = 0, var = 0;                                                                        \
         int64_t j;                                                                                       \
