@@ -109,35 +109,10 @@ static void format_order(memory_format format, int32_t ndim, int32_t *order)
     }
 }
 
-/* torch's is_channels_last_strides_2d / _3d: the strides "look like"
- * channels-last, size-1 dims making N111 / N11W layouts contiguous. */
-static bool strides_like_channels_last(int32_t ndim, const int64_t *shape, const int64_t *stride)
-{
-    if (ndim != 4 && ndim != 5) return false;
-    const int32_t *order = ndim == 4 ? channels_last_order4 : channels_last_order5;
-    if (stride[1] == 0) return false;
-    int64_t min = 0;
-    for (int32_t i = 0; i < ndim; i++) {
-        int32_t d = order[i];
-        if (shape[d] == 0) return false;
-        if (stride[d] < min) return false;
-        /* N111 / N11W ambiguity: fall back to contiguous */
-        if (d == 0 && min == stride[1]) return false;
-        min = stride[d];
-        if (shape[d] > 1) min *= shape[d];
-    }
-    return true;
-}
-
-bool mtk_conv_strides_like_channels_last(const mtk_tensor *t)
-{
-    return strides_like_channels_last(t->ndim, t->shape, t->stride);
-}
-
 /* suggest_memory_format of a 4-D / 5-D geometry */
 static memory_format suggested(const geometry *g)
 {
-    return strides_like_channels_last(g->ndim, g->shape, g->stride) ? FORMAT_CHANNELS_LAST : FORMAT_CONTIGUOUS;
+    return mtk_strides_suggest_channels_last(g->ndim, g->shape, g->stride) ? FORMAT_CHANNELS_LAST : FORMAT_CONTIGUOUS;
 }
 
 /* is_contiguous(memory_format) of a geometry (mtk_is_contiguous_as) */

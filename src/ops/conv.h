@@ -182,10 +182,6 @@ bool mtk_conv_read_ints(mtk_ctx *ctx, const mtk_op_call *call, int arg, const ch
 /* c10::ScalarType's name of a dtype ("Float", "Long") for messages. */
 const char *mtk_conv_scalar_type_name(mtk_dtype dtype);
 
-/* torch's suggest_memory_format for the conv family's outputs: 1 for
- * channels-last (4-D) / channels-last-3d (5-D) strides, 0 otherwise. */
-bool mtk_conv_strides_like_channels_last(const mtk_tensor *t);
-
 /* A tensor seen as planes of up to three spatial dims (D, H, W), for
  * the cpu kernels: the leading dims flatten into the plane index, the
  * last `spatial` dims map to the last of (D, H, W).  Byte strides. */

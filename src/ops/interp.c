@@ -339,7 +339,7 @@ bool mtk_interp_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, m
      * 1-D/3-D nearest modes and antialias (fresh strides in that format),
      * .contiguous(format) for the others (which keeps row-major strides
      * that already count as channels-last) */
-    bool cl = mtk_conv_strides_like_channels_last(t);
+    bool cl = mtk_strides_suggest_channels_last(t->ndim, t->shape, t->stride);
     bool nearest = mode == MTK_INTERP_NEAREST || mode == MTK_INTERP_NEAREST_EXACT;
     mtk_contiguous_strides(p->out_shape, p->out_ndim, p->out_stride);
     if (!nearest && !antialias && dim == 2 && t->shape[0] > 1 && t->stride[0] != 0 && t->stride[1] > t->stride[0] &&

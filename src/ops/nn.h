@@ -130,10 +130,6 @@ bool nn_check_param_dtypes(mtk_op_call *call, const mtk_tensor *input, const mtk
 /* "not implemented for 'Long'"-style refusal of a cpu dtype. */
 bool nn_cpu_dtype_error(mtk_op_call *call, const char *kernel, mtk_dtype dtype);
 
-/* Whether a (4-D or 5-D) tensor's suggest_memory_format() is channels-last
- * in torch's C++ (TensorImpl's rule: unlike the Python one, a dim's size,
- * not its stride, decides whether it scales the minimum). */
-bool nn_suggests_channels_last(const mtk_tensor *t);
 
 /* A meta tensor with t's shape and strides and `dtype` (UNDEFINED: t's),
  * to replay torch's meta decompositions on with mtk's ops (the strides of

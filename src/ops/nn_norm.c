@@ -224,7 +224,7 @@ bool mtk_nn_rms_norm_meta(mtk_op_call *call)
         mtk_tensor *ws = nn_meta_standin(ctx, w, MTK_DTYPE_UNDEFINED);
         res = ws ? mtk_mul(ctx, res, ws) : NULL;
     }
-    if (res && !nn_suggests_channels_last(x)) res = mtk_contiguous(ctx, res);
+    if (res && !mtk_strides_suggest_channels_last(x->ndim, x->shape, x->stride)) res = mtk_contiguous(ctx, res);
     if (res && x->dtype != opmath) res = mtk_to_dtype(ctx, res, x->dtype);
     if (!res) return false;
     return nn_set_output(call, x->dtype, x->shape, x->ndim, res->stride);

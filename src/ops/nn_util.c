@@ -161,22 +161,6 @@ bool nn_cpu_dtype_error(mtk_op_call *call, const char *kernel, mtk_dtype dtype)
     return mtk_call_error(call, MTK_ERR_DTYPE, "\"%s\" not implemented for '%s'", kernel, mtk_dtype_cpp_name(dtype));
 }
 
-bool nn_suggests_channels_last(const mtk_tensor *t)
-{
-    static const int32_t order4[] = { 1, 3, 2, 0 }, order5[] = { 1, 4, 3, 2, 0 };
-    const int32_t *order = t->ndim == 4 ? order4 : t->ndim == 5 ? order5 : NULL;
-    if (!order || t->stride[1] == 0) return false;
-    int64_t min = 0;
-    for (int32_t k = 0; k < t->ndim; k++) {
-        int32_t d = order[k];
-        if (t->shape[d] == 0 || t->stride[d] < min) return false;
-        if (d == 0 && min == t->stride[1]) return false;
-        min = t->stride[d];
-        if (t->shape[d] > 1) min *= t->shape[d];
-    }
-    return true;
-}
-
 mtk_tensor *nn_meta_standin(mtk_ctx *ctx, const mtk_tensor *t, mtk_dtype dtype)
 {
     if (!t) return NULL;

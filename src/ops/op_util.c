@@ -325,3 +325,19 @@ void mtk_copy_strided(mtk_tensor *dst, const mtk_tensor *src)
     copy_info ci = { dst->dtype, src->dtype };
     mtk_foreach_strided(2, base, strides, dst->shape, dst->ndim, copy_inner, &ci);
 }
+
+bool mtk_strides_suggest_channels_last(int32_t ndim, const int64_t *shape, const int64_t *stride)
+{
+    static const int32_t order4[] = { 1, 3, 2, 0 }, order5[] = { 1, 4, 3, 2, 0 };
+    const int32_t *order = ndim == 4 ? order4 : ndim == 5 ? order5 : NULL;
+    if (!order || stride[1] == 0) return false;
+    int64_t min = 0;
+    for (int32_t k = 0; k < ndim; k++) {
+        int32_t d = order[k];
+        if (shape[d] == 0 || stride[d] < min) return false;
+        if (d == 0 && min == stride[1]) return false;
+        min = stride[d];
+        if (shape[d] > 1) min *= shape[d];
+    }
+    return true;
+}

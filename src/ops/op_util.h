@@ -52,6 +52,13 @@ void mtk_ti_output_strides(const mtk_tensor *const *inputs, int32_t ninputs,
 void mtk_ti_cpu_output_strides(const mtk_tensor *const *inputs, int32_t ninputs, const int64_t *shape,
                                int32_t ndim, int64_t *stride_out);
 
+/* torch's C++ suggest_memory_format test (is_channels_last_strides_2d /
+ * _3d) on a 4-D / 5-D geometry: the dims in NHWC (NDHWC) order have
+ * non-decreasing strides, a dim of size > 1 scaling the minimum, no size 0,
+ * a nonzero channel stride, and N not tied with C (the N111 / N11W
+ * ambiguity falls back to contiguous).  False for other ranks. */
+bool mtk_strides_suggest_channels_last(int32_t ndim, const int64_t *shape, const int64_t *stride);
+
 /* The fast path of mtk_ti_output_strides: true when every input is a
  * tensor (not a wrapped number) of exactly shape[ndim], contiguous, and
  * ndim is not 4 (where contiguous and channels-last can tie).  The rule

@@ -58,12 +58,7 @@ mtk_pool_input mtk_pool_input_unsqueezed(const mtk_tensor *t)
 
 bool mtk_pool_like_channels_last(const mtk_pool_input *in)
 {
-    mtk_tensor t;
-    memset(&t, 0, sizeof t);
-    t.ndim = in->ndim;
-    memcpy(t.shape, in->shape, sizeof t.shape);
-    memcpy(t.stride, in->stride, sizeof t.stride);
-    return mtk_conv_strides_like_channels_last(&t);
+    return mtk_strides_suggest_channels_last(in->ndim, in->shape, in->stride);
 }
 
 const char *mtk_pool_shape_text(const int64_t *shape, int32_t n, char *buf, size_t cap)
