@@ -32,26 +32,9 @@ bool ix_single_output(mtk_op_call *call, mtk_dtype dtype, const int64_t *shape, 
 
 /* ------------------------------------------------------ memory formats */
 
-/* torch's is_channels_last_strides_2d/3d: dims in NHWC (NDHWC) order have
- * non-decreasing strides, none of size 0, and N and C are not ambiguous. */
-static bool strides_like_channels_last(const mtk_tensor *t)
-{
-    static const int32_t order4[] = { 1, 3, 2, 0 }, order5[] = { 1, 4, 3, 2, 0 };
-    const int32_t *order = t->ndim == 4 ? order4 : t->ndim == 5 ? order5 : NULL;
-    if (!order || t->stride[1] == 0) return false;
-    int64_t min = 0;
-    for (int32_t k = 0; k < t->ndim; k++) {
-        int32_t d = order[k];
-        if (t->shape[d] == 0 || t->stride[d] < min) return false;
-        if (d == 0 && min == t->stride[1]) return false;
-        if (__builtin_mul_overflow(t->stride[d], t->shape[d], &min)) min = INT64_MAX;
-    }
-    return true;
-}
-
 mtk_memory_format ix_suggest_memory_format(const mtk_tensor *t)
 {
-    if (!strides_like_channels_last(t)) return MTK_MEMORY_FORMAT_CONTIGUOUS;
+    if (!mtk_strides_suggest_channels_last(t->ndim, t->shape, t->stride)) return MTK_MEMORY_FORMAT_CONTIGUOUS;
     return t->ndim == 4 ? MTK_MEMORY_FORMAT_CHANNELS_LAST : MTK_MEMORY_FORMAT_CHANNELS_LAST_3D;
 }
 

@@ -336,8 +336,7 @@ bool mtk_strides_suggest_channels_last(int32_t ndim, const int64_t *shape, const
         int32_t d = order[k];
         if (shape[d] == 0 || stride[d] < min) return false;
         if (d == 0 && min == stride[1]) return false;
-        min = stride[d];
-        if (shape[d] > 1) min *= shape[d];
+        if (__builtin_mul_overflow(stride[d], shape[d], &min)) min = INT64_MAX;
     }
     return true;
 }

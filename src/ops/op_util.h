@@ -54,7 +54,7 @@ void mtk_ti_cpu_output_strides(const mtk_tensor *const *inputs, int32_t ninputs,
 
 /* torch's C++ suggest_memory_format test (is_channels_last_strides_2d /
  * _3d) on a 4-D / 5-D geometry: the dims in NHWC (NDHWC) order have
- * non-decreasing strides, a dim of size > 1 scaling the minimum, no size 0,
+ * non-decreasing strides (each dim's size scaling the next minimum), no size 0,
  * a nonzero channel stride, and N not tied with C (the N111 / N11W
  * ambiguity falls back to contiguous).  False for other ranks. */
 bool mtk_strides_suggest_channels_last(int32_t ndim, const int64_t *shape, const int64_t *stride);
