@@ -97,18 +97,6 @@ typedef struct geometry {
 
 typedef enum { FORMAT_CONTIGUOUS, FORMAT_CHANNELS_LAST } memory_format;
 
-static const int32_t channels_last_order4[4] = { 1, 3, 2, 0 }, channels_last_order5[5] = { 1, 4, 3, 2, 0 };
-
-/* Dims from the innermost to the outermost of `format` for `ndim` dims. */
-static void format_order(memory_format format, int32_t ndim, int32_t *order)
-{
-    for (int32_t i = 0; i < ndim; i++) {
-        if (format == FORMAT_CHANNELS_LAST && ndim == 4) order[i] = channels_last_order4[i];
-        else if (format == FORMAT_CHANNELS_LAST && ndim == 5) order[i] = channels_last_order5[i];
-        else order[i] = ndim - 1 - i;
-    }
-}
-
 /* suggest_memory_format of a 4-D / 5-D geometry */
 static memory_format suggested(const geometry *g)
 {
@@ -129,18 +117,12 @@ static bool is_contiguous_as(const geometry *g, memory_format format)
     return mtk_is_contiguous_as(&probe, f);
 }
 
-/* The dense strides of `format` for g's shape. */
+/* The dense strides of `format` for g's shape (mtk_contiguous_strides /
+ * mtk_channels_last_strides). */
 static void restride(geometry *g, memory_format format)
 {
-    int32_t order[5];
-    format_order(format, g->ndim, order);
-    int64_t next = 1;
-    for (int32_t i = 0; i < g->ndim; i++) {
-        int32_t d = order[i];
-        g->stride[d] = next;
-        /* contiguous strides skip size 0 as size 1; channels-last ones do not */
-        next *= format == FORMAT_CONTIGUOUS && g->shape[d] == 0 ? 1 : g->shape[d];
-    }
+    if (format == FORMAT_CHANNELS_LAST) mtk_channels_last_strides(g->shape, g->ndim, g->stride);
+    else mtk_contiguous_strides(g->shape, g->ndim, g->stride);
 }
 
 /* Tensor.contiguous(memory_format): unchanged when already so. */
