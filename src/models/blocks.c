@@ -2,6 +2,7 @@
 #include "models/blocks.h"
 #include "mtk/ops.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -65,6 +66,17 @@ mtk_tensor *blocks_merge_heads(mtk_ctx *ctx, mtk_tensor *x)
     if (!x) return NULL;
     int64_t shape[3] = { x->shape[0], x->shape[2], x->shape[1] * x->shape[3] };
     return mtk_reshape(ctx, mtk_transpose(ctx, x, 1, 2), shape, 3);
+}
+
+mtk_tensor *blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t heads, int64_t head_dim, bool causal)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    mtk_tensor *q = blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 0), x), heads, head_dim);
+    mtk_tensor *k = blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 1), x), heads, head_dim);
+    mtk_tensor *v = blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 2), x), heads, head_dim);
+    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, causal, 1.0 / sqrt((double)head_dim),
+                                                        false);
+    return blocks_merge_heads(ctx, attn);
 }
 
 mtk_tensor *blocks_positions(mtk_ctx *ctx, int64_t n, const mtk_tensor *like)

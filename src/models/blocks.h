@@ -35,6 +35,13 @@ mtk_tensor *blocks_split_heads(mtk_ctx *ctx, mtk_tensor *x, int64_t n, int64_t h
 /* (B, n, S, head_dim) -> (B, S, n * head_dim) */
 mtk_tensor *blocks_merge_heads(mtk_ctx *ctx, mtk_tensor *x);
 
+/* Multi-head attention with separate projections, as bert's and vit's
+ * self-attention compute it: children 0, 1, 2 of m are the query, key
+ * and value linears applied to x; softmax(q k^T / sqrt(head_dim)) v over
+ * all positions (causal when asked), heads merged back.
+ * (B, S, heads * head_dim) -> (B, S, heads * head_dim); NULL on error. */
+mtk_tensor *blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t heads, int64_t head_dim, bool causal);
+
 /* torch.arange(n, device=like.device) as int64: positions 0..n-1 on the
  * device of the tensor they go with (not the context's default). */
 mtk_tensor *blocks_positions(mtk_ctx *ctx, int64_t n, const mtk_tensor *like);

@@ -117,6 +117,11 @@ mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decode
 mtk_module *decoder_mlp(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t intermediate);
 mtk_module *decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
 
+/* The body of a rotary decoder model after its embeddings: `rotary` on h
+ * gives (cos, sin); each child of `layers` maps (h, cos, sin) to the next
+ * h; `norm` ends it.  (B, S, hidden) -> (B, S, hidden); NULL on error. */
+mtk_tensor *decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h);
+
 /* Module type callbacks defined in the piece files, for decoder_types_init. */
 extern const mtk_module_type decoder_rotary_base, decoder_norm_base, decoder_embedding_base,
     decoder_attention_base, decoder_mlp_base, decoder_moe_block_base, decoder_router_base,

@@ -123,17 +123,21 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
                          "--input BxS, e.g. 1x2048)",
                          mtk_module_type_name(m), (int)ids->ndim, mtk_dtype_name(ids->dtype));
     mtk_tensor *h = mtk_module_forward(child(m, M_EMBED), ids); /* (B, S, hidden) */
-    mtk_module_io rotary = { .in = { h }, .nin = 1 };
-    if (!h || !mtk_module_call(child(m, M_ROTARY), &rotary)) return false;
-    mtk_module *layers = child(m, M_LAYERS);
-    for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) {
-        mtk_module_io layer = { .in = { h, rotary.out[0], rotary.out[1] }, .nin = 3 };
-        if (!mtk_module_call(child(layers, i), &layer)) return false;
-        h = layer.out[0];
-    }
-    io->out[0] = mtk_module_forward(child(m, M_NORM), h);
+    io->out[0] = decoder_run_layers(child(m, M_ROTARY), child(m, M_LAYERS), child(m, M_NORM), h);
     io->nout = 1;
     return io->out[0] != NULL;
+}
+
+mtk_tensor *decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h)
+{
+    mtk_module_io cos_sin = { .in = { h }, .nin = 1 }; /* -> cos, sin */
+    if (!h || !mtk_module_call(rotary, &cos_sin)) return NULL;
+    for (int32_t i = 0; i < mtk_module_child_count(layers); i++) {
+        mtk_module_io layer = { .in = { h, cos_sin.out[0], cos_sin.out[1] }, .nin = 3 };
+        if (!mtk_module_call(mtk_module_child_at(layers, i, NULL), &layer)) return NULL;
+        h = layer.out[0];
+    }
+    return mtk_module_forward(norm, h);
 }
 
 static mtk_module *base_model(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)

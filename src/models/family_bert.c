@@ -107,15 +107,8 @@ typedef struct self_attention_config {
  * (B, S, H) -> (B, S, H) */
 static bool self_attention_forward(mtk_module *m, mtk_module_io *io)
 {
-    mtk_ctx *ctx = mtk_module_ctx(m);
     const self_attention_config *c = mtk_module_config(m);
-    mtk_tensor *x = io->in[0];
-    mtk_tensor *q = blocks_split_heads(ctx, mtk_module_forward(child(m, 0), x), c->heads, c->head_dim);
-    mtk_tensor *k = blocks_split_heads(ctx, mtk_module_forward(child(m, 1), x), c->heads, c->head_dim);
-    mtk_tensor *v = blocks_split_heads(ctx, mtk_module_forward(child(m, 2), x), c->heads, c->head_dim);
-    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, c->causal,
-                                                        1.0 / sqrt((double)c->head_dim), false);
-    io->out[0] = blocks_merge_heads(ctx, attn);
+    io->out[0] = blocks_qkv_attention(m, io->in[0], c->heads, c->head_dim, c->causal);
     io->nout = 1;
     return io->out[0] != NULL;
 }

@@ -166,16 +166,7 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     if (!blocks_check_token_ids(m, ids, 0, NULL)) return false;
     mtk_tensor *h = mtk_module_forward(child(m, M_EMBED_IN), ids); /* (B, S, E) */
     h = mtk_module_forward(child(m, M_EMB_DROPOUT), h);
-    if (!h) return false;
-    mtk_module_io rotary = { .in = { h }, .nin = 1 }; /* -> cos, sin (1, S, rotary_dim) */
-    if (!mtk_module_call(child(m, M_ROTARY), &rotary)) return false;
-    mtk_module *layers = child(m, M_LAYERS);
-    for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) {
-        mtk_module_io io_layer = { .in = { h, rotary.out[0], rotary.out[1] }, .nin = 3 };
-        if (!mtk_module_call(child(layers, i), &io_layer)) return false;
-        h = io_layer.out[0];
-    }
-    io->out[0] = mtk_module_forward(child(m, M_FINAL_NORM), h);
+    io->out[0] = decoder_run_layers(child(m, M_ROTARY), child(m, M_LAYERS), child(m, M_FINAL_NORM), h);
     io->nout = 1;
     return io->out[0] != NULL;
 }

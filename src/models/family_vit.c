@@ -125,15 +125,8 @@ typedef struct attention_config {
 /* bidirectional attention: (B, N, hidden) -> (B, N, hidden) */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
-    mtk_ctx *ctx = mtk_module_ctx(m);
     const attention_config *c = mtk_module_config(m);
-    mtk_tensor *x = io->in[0];
-    mtk_tensor *q = blocks_split_heads(ctx, mtk_module_forward(child(m, 0), x), c->heads, c->head_dim);
-    mtk_tensor *k = blocks_split_heads(ctx, mtk_module_forward(child(m, 1), x), c->heads, c->head_dim);
-    mtk_tensor *v = blocks_split_heads(ctx, mtk_module_forward(child(m, 2), x), c->heads, c->head_dim);
-    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, false,
-                                                        1.0 / sqrt((double)c->head_dim), false);
-    io->out[0] = mtk_module_forward(child(m, 3), blocks_merge_heads(ctx, attn));
+    io->out[0] = mtk_module_forward(child(m, 3), blocks_qkv_attention(m, io->in[0], c->heads, c->head_dim, false));
     io->nout = 1;
     return io->out[0] != NULL;
 }
