@@ -44,4 +44,10 @@ void cli_options_reset(void);
 int cli_getopt(const char *command, int argc, char **argv, const char *shortopts,
                const struct option *longopts);
 
+/* Parses the options of a command whose only options are --json (-j) and
+ * --help (-h): sets *json, prints `usage` for --help.  Returns -1 to go on
+ * (optind then indexes the first operand), else the exit status to return
+ * (CLI_EXIT_OK after --help, CLI_EXIT_USAGE after a usage error). */
+int cli_json_help_options(const char *command, int argc, char **argv, const char *usage, bool *json);
+
 #endif

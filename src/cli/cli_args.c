@@ -61,3 +61,23 @@ int cli_getopt(const char *command, int argc, char **argv, const char *shortopts
     }
     return '?';
 }
+
+int cli_json_help_options(const char *command, int argc, char **argv, const char *usage, bool *json)
+{
+    static const struct option longopts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int opt;
+    *json = false;
+    cli_options_reset();
+    while ((opt = cli_getopt(command, argc, argv, "jh", longopts)) != -1) {
+        switch (opt) {
+        case 'j': *json = true; break;
+        case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
+        default: return CLI_EXIT_USAGE;
+        }
+    }
+    return -1;
+}

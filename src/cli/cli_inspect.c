@@ -204,21 +204,9 @@ static void print_error_json(const char *path, mtk_ctx *ctx)
 
 int cli_inspect(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    bool json = false;
-    int opt;
-    cli_options_reset();
-    while ((opt = cli_getopt("inspect", argc, argv, "jh", longopts)) != -1) {
-        switch (opt) {
-        case 'j': json = true; break;
-        case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
-        default: return CLI_EXIT_USAGE;
-        }
-    }
+    bool json;
+    int parsed = cli_json_help_options("inspect", argc, argv, usage, &json);
+    if (parsed >= 0) return parsed;
     if (argc - optind == 0) return cli_usage_error("inspect", "no PATH given");
     if (argc - optind > 1) return cli_usage_error("inspect", "one PATH only, got %d", argc - optind);
     const char *path = argv[optind];

@@ -46,21 +46,9 @@ static cJSON *op_json(const mtk_op_def *op)
 
 int cli_ops(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    bool json = false;
-    int opt;
-    cli_options_reset();
-    while ((opt = cli_getopt("ops", argc, argv, "jh", longopts)) != -1) {
-        switch (opt) {
-        case 'j': json = true; break;
-        case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
-        default: return CLI_EXIT_USAGE;
-        }
-    }
+    bool json;
+    int parsed = cli_json_help_options("ops", argc, argv, usage, &json);
+    if (parsed >= 0) return parsed;
     if (argc - optind > 1) return cli_usage_error("ops", "at most one PATTERN, got %d", argc - optind);
     const char *pattern = optind < argc ? argv[optind] : NULL;
     cJSON *array = json ? cJSON_CreateArray() : NULL;
