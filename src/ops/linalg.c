@@ -197,6 +197,23 @@ static bool plan_mm_of(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tensor *
     return describe_product(ctx, call, a, b, p);
 }
 
+/* The operand dtypes of a batched product (bmm, and matmul's batched
+ * path), once `p` describes it.  torch's meta checks them always.  Its
+ * cpu bmm takes the output's dtype from batch2 and checks only when it
+ * computes something: an empty output, or an empty contraction (zeros),
+ * is fine with any pair. */
+static bool check_bmm_dtypes(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tensor *a, const mtk_tensor *b,
+                             mtk_mm_plan *p)
+{
+    if (a->dtype == b->dtype) return true;
+    if (!meta_rules(call) && (p->k == 0 || product(p->out_shape, p->out_ndim) == 0)) {
+        p->out_dtype = b->dtype;
+        return true;
+    }
+    return plan_error(ctx, call, MTK_ERR_DTYPE, "expected scalar type %s but found %s", mtk_dtype_name(a->dtype),
+                      mtk_dtype_name(b->dtype));
+}
+
 /* bmm(a, b): two 3-D tensors with one batch size. */
 static bool plan_bmm_of(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tensor *a, const mtk_tensor *b,
                         mtk_mm_plan *p)
@@ -209,12 +226,9 @@ static bool plan_bmm_of(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tensor 
                           "but got: [%lld, %lld].",
                           (long long)a->shape[0], (long long)a->shape[2], (long long)b->shape[0],
                           (long long)b->shape[1]);
-    if (a->dtype != b->dtype)
-        return plan_error(ctx, call, MTK_ERR_DTYPE, "expected scalar type %s but found %s",
-                          mtk_dtype_name(a->dtype), mtk_dtype_name(b->dtype));
     p->path = MTK_MM_BMM;
     p->flops = 2 * a->shape[0] * a->shape[1] * b->shape[2] * a->shape[2];
-    return describe_product(ctx, call, a, b, p);
+    return describe_product(ctx, call, a, b, p) && check_bmm_dtypes(ctx, call, a, b, p);
 }
 
 /* ----------------------------------------------------------------- matmul */
@@ -268,10 +282,11 @@ static bool plan_matmul_of(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tens
         p->out_dtype = p->path == MTK_MM_MM ? t1.dtype : promoted(ctx, a, b, NULL);
         return p->out_dtype != MTK_DTYPE_UNDEFINED;
     }
-    /* 3-D @ 3-D with different batches: a second operand of batch 1 is
-     * squeezed first (and the product may fold into one mm), a first one
-     * only when it requires grad */
-    if (da == 3 && db == 3 && a->shape[0] != b->shape[0]) {
+    /* 3-D @ 3-D with different batches, in torch's meta decomposition: a
+     * second operand of batch 1 is squeezed first (and the product may
+     * fold into one mm), a first one only when it requires grad.  Its cpu
+     * matmul runs them as one broadcast bmm. */
+    if (meta_rules(call) && da == 3 && db == 3 && a->shape[0] != b->shape[0]) {
         if (a->shape[0] == 1 && requires_grad(a)) {
             mtk_tensor s = squeezed0(a);
             return plan_matmul_of(ctx, call, &s, b, p);
@@ -291,12 +306,9 @@ static bool plan_matmul_of(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tens
                           "Expected size for first two dimensions of batch2 tensor to be: [%lld, %lld] "
                           "but got: [%lld, %lld].",
                           (long long)batch, (long long)m1, (long long)batch, (long long)m2);
-    if (a->dtype != b->dtype)
-        return plan_error(ctx, call, MTK_ERR_DTYPE, "expected scalar type %s but found %s",
-                          mtk_dtype_name(a->dtype), mtk_dtype_name(b->dtype));
     p->path = MTK_MM_BMM;
     p->flops = 2 * batch * n * cols * m1;
-    return true;
+    return check_bmm_dtypes(ctx, call, a, b, p);
 }
 
 /* ----------------------------------------------------------------- linear */

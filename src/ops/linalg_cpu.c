@@ -157,10 +157,13 @@ static void add_bias(void *data, mtk_dtype dtype, const int64_t *shape, int32_t 
 
 /* ------------------------------------------------------------ the kernel */
 
-static bool check_cpu_dtype(mtk_op_call *call, const mtk_mm_plan *plan, mtk_dtype dtype)
+/* As torch's cpu: no bool kernels, float8 only through mm/addmm; but
+ * only dot always dispatches on the dtype; mm, mv and bmm first return
+ * an empty output as it is and fill an empty contraction with zeros. */
+static bool check_cpu_dtype(mtk_op_call *call, const mtk_mm_plan *plan, mtk_dtype dtype, int64_t numel)
 {
-    /* as torch's cpu: no bool kernels; float8 only through mm/addmm */
     bool float8_ok = plan->path == MTK_MM_MM && plan->bias != MTK_BIAS_ADD;
+    if (plan->path != MTK_MM_DOT && (numel == 0 || plan->k == 0)) return true;
     if (dtype == MTK_BOOL || (mtk_dtype_is_float8(dtype) && !float8_ok))
         return mtk_call_error(call, MTK_ERR_DTYPE, "not implemented for '%s' tensors on cpu",
                               mtk_dtype_name(dtype));
@@ -177,8 +180,8 @@ bool mtk_linalg_cpu(mtk_op_call *call)
     const mtk_tensor *a = arg_tensor(call, 0), *b = arg_tensor(call, 1);
     const mtk_tensor *bias = plan.bias != MTK_BIAS_NONE ? arg_tensor(call, 2) : NULL;
     mtk_dtype dtype = out->dtype;
-    if (!check_cpu_dtype(call, &plan, dtype)) return false;
     int64_t numel = mtk_tensor_numel(out);
+    if (!check_cpu_dtype(call, &plan, dtype, numel)) return false;
     if (numel == 0) return true;
     if (plan.m > INT_MAX || plan.n > INT_MAX || plan.k > INT_MAX)
         return mtk_call_error(call, MTK_ERR_NOT_IMPLEMENTED, "matrix sizes beyond INT_MAX are not supported");

@@ -167,9 +167,8 @@ static void matmul_errors_use_torch_words(void **state)
     mtk_ctx_free(ctx);
 }
 
-/* torch's cpu refuses mixed dtypes (its meta kernels of mm/mv do not):
- * mtk refuses them on every device, so meta predicts the real run. */
-/* torch's cpu kernels refuse mixed dtypes in every product */
+/* torch's cpu kernels refuse mixed dtypes in every product that
+ * computes something */
 static void mixed_dtypes_are_refused_on_cpu(void **state)
 {
     (void)state;
@@ -186,6 +185,48 @@ static void mixed_dtypes_are_refused_on_cpu(void **state)
     assert_error(ctx, MTK_ERR_DTYPE, "expected scalar type float32 but found float16");
     assert_null(mtk_linear(ctx, CPU(ctx, MTK_FLOAT32, 3, 4), CPU(ctx, MTK_FLOAT16, 5, 4), NULL));
     assert_error(ctx, MTK_ERR_DTYPE, "float32 != float16");
+    mtk_ctx_free(ctx);
+}
+
+/* torch's cpu bmm (and matmul's batched path, which is one bmm on cpu,
+ * with no squeeze of a batch-1 operand) takes batch2's dtype and checks
+ * dtypes only when it computes: an empty output or an empty contraction
+ * (zeros) passes with any pair, and a bool one too; mm and mv zero-fill an
+ * empty contraction of bools, dot refuses bool always (torch 2.13 cpu) */
+static void empty_products_on_cpu_follow_torch_cpu(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *t = mtk_bmm(ctx, CPU(ctx, MTK_FLOAT64, 2, 2, 0), CPU(ctx, MTK_FLOAT32, 2, 0, 4));
+    assert_shape(t, 3, SHAPE(2, 2, 4));
+    assert_int_equal(t->dtype, MTK_FLOAT32);
+    assert_floats(t, (const float[]){ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 16);
+    t = mtk_bmm(ctx, CPU(ctx, MTK_INT64, 1, 0, 3), CPU(ctx, MTK_FLOAT64, 1, 3, 3));
+    assert_shape(t, 3, SHAPE(1, 0, 3));
+    assert_int_equal(t->dtype, MTK_FLOAT64);
+    t = mtk_bmm(ctx, CPU(ctx, MTK_BOOL, 2, 2, 0), CPU(ctx, MTK_BOOL, 2, 0, 3));
+    assert_shape(t, 3, SHAPE(2, 2, 3));
+    assert_false(((const bool *)mtk_tensor_data(t))[5]);
+    assert_null(mtk_bmm(ctx, CPU(ctx, MTK_BOOL, 1, 2, 3), CPU(ctx, MTK_BOOL, 1, 3, 4)));
+    assert_error(ctx, MTK_ERR_DTYPE, "not implemented for 'bool'");
+    t = mtk_matmul(ctx, CPU(ctx, MTK_INT64, 0, 3), CPU(ctx, MTK_FLOAT32, 3, 3, 3));
+    assert_shape(t, 3, SHAPE(3, 0, 3));
+    assert_int_equal(t->dtype, MTK_FLOAT32);
+    t = mtk_matmul(ctx, CPU(ctx, MTK_FLOAT64, 0, 2, 3), CPU(ctx, MTK_FLOAT32, 1, 3, 4));
+    assert_shape(t, 3, SHAPE(0, 2, 4));
+    assert_int_equal(t->dtype, MTK_FLOAT32);
+    assert_null(mtk_matmul(ctx, CPU(ctx, MTK_FLOAT64, 2, 2, 3), CPU(ctx, MTK_FLOAT32, 1, 3, 4)));
+    assert_error(ctx, MTK_ERR_DTYPE, "expected scalar type float64 but found float32");
+    assert_null(mtk_matmul(ctx, CPU(ctx, MTK_FLOAT64, 0, 2, 3), CPU(ctx, MTK_FLOAT32, 3, 4)));
+    assert_error(ctx, MTK_ERR_DTYPE, "expected m1 and m2 to have the same dtype");
+    t = mtk_mm(ctx, CPU(ctx, MTK_BOOL, 2, 0), CPU(ctx, MTK_BOOL, 0, 4));
+    assert_shape(t, 2, SHAPE(2, 4));
+    t = mtk_mv(ctx, CPU(ctx, MTK_BOOL, 2, 0), CPU(ctx, MTK_BOOL, 0));
+    assert_shape(t, 1, SHAPE(2));
+    assert_null(mtk_mv(ctx, CPU(ctx, MTK_FLOAT64, 2, 0), CPU(ctx, MTK_FLOAT32, 0)));
+    assert_error(ctx, MTK_ERR_DTYPE, "float64 != float32");
+    assert_null(mtk_dot(ctx, CPU(ctx, MTK_BOOL, 0), CPU(ctx, MTK_BOOL, 0)));
+    assert_error(ctx, MTK_ERR_DTYPE, "not implemented for 'bool'");
     mtk_ctx_free(ctx);
 }
 
@@ -554,6 +595,7 @@ int main(void)
         cmocka_unit_test(matmul_errors_use_torch_words),
         cmocka_unit_test(mixed_dtypes_are_refused_on_cpu),
         cmocka_unit_test(mixed_dtypes_follow_torch_meta_on_meta),
+        cmocka_unit_test(empty_products_on_cpu_follow_torch_cpu),
         cmocka_unit_test(mm_bmm_dot_mv_check_their_ranks),
         cmocka_unit_test(null_inputs_pass_through_without_a_new_error),
         cmocka_unit_test(matmul_flops_follow_flop_counter_mode),
