@@ -306,6 +306,7 @@ mtk_op_cost mtk_outputs_cost(const mtk_op_call *call)
 
 bool mtk_check_writable(mtk_op_call *call, const mtk_tensor *t)
 {
+    if (mtk_tensor_numel(t) == 0) return true; /* empty counts as dense: no overlap */
     for (int32_t i = 0; i < t->ndim; i++)
         if (t->shape[i] > 1 && t->stride[i] == 0)
             return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,

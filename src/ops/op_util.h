@@ -106,7 +106,8 @@ mtk_op_cost mtk_outputs_cost(const mtk_op_call *call);
 /* PyTorch's internal-overlap check of a tensor an op writes into: false,
  * with "unsupported operation: more than one element of the written-to
  * tensor refers to a single memory location..." set, when an expanded dim
- * (size > 1, stride 0) makes two elements one. */
+ * (size > 1, stride 0) makes two elements one.  An empty tensor passes (torch
+ * counts it dense). */
 bool mtk_check_writable(mtk_op_call *call, const mtk_tensor *t);
 
 /* Copies src into dst (same shape; any strides; converting dtype), as

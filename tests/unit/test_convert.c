@@ -339,6 +339,9 @@ static void copy_broadcasts_and_converts_on_cpu(void **state)
     mtk_tensor *expanded = mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(2, 3), 2, SHAPE(0, 1), buf);
     assert_null(mtk_copy_(ctx, expanded, self));
     assert_error(ctx, MTK_ERR_INVALID_ARGUMENT, "more than one element of the written-to tensor refers to a single memory location");
+    /* ... unless it is empty: torch counts an empty tensor dense */
+    mtk_tensor *empty = mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(0, 3), 2, SHAPE(0, 0), buf);
+    assert_ptr_equal(mtk_copy_(ctx, empty, mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(3), 1, NULL, buf)), empty);
     /* x[1:].copy_(x[:2]) overlaps partly; x.copy_(x) is a no-op */
     float x[3] = { 0, 1, 2 };
     mtk_tensor *base = mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(3), 1, NULL, x);
