@@ -130,6 +130,51 @@ static bool circular_shape(mtk_op_call *call, const mtk_tensor *x, const pad_for
     return true;
 }
 
+/* Whether a slice [lo, hi) along dim d of a contiguous tensor of
+ * `shape` is dense (torch's is_non_overlapping_and_dense): the whole dim,
+ * or no dim before d larger than 1.  Its element range in *begin, *end. */
+static bool dense_slice(const int64_t *shape, int32_t nd, int32_t d, int64_t lo, int64_t hi, int64_t *begin,
+                        int64_t *end)
+{
+    int64_t outer = 1, inner = 1;
+    for (int32_t i = 0; i < d; i++) outer *= shape[i];
+    for (int32_t i = d + 1; i < nd; i++) inner *= shape[i];
+    if (hi - lo != shape[d] && outer != 1) return false;
+    *begin = hi - lo == shape[d] ? 0 : lo * inner;
+    *end = hi - lo == shape[d] ? outer * shape[d] * inner : hi * inner;
+    return true;
+}
+
+/* torch's cpu circular pad fills the wrapped borders by copies within its
+ * output: per padded dim from the last, out[0, l) from the l elements
+ * before the right pad, then out[n - r, n) from the r after the left
+ * pad.  With a negative pad on the other side the two ranges can overlap;
+ * copy_ then refuses where both slices are dense (it cannot tell for the
+ * others, and copies). */
+static bool check_circular_copies(mtk_op_call *call, const pad_form *f, const int64_t *shape, int32_t nd)
+{
+    if (mtk_shape_numel(shape, nd) == 0) return true;
+    for (int32_t i = 0; i < f->n / 2; i++) {
+        int32_t d = nd - 1 - i;
+        int64_t l = f->pad[2 * i], r = f->pad[2 * i + 1], n = shape[d];
+        int64_t l0 = l > 0 ? l : 0, r0 = r > 0 ? r : 0;
+        int64_t copies[2][4] = { { 0, l, n - l - r0, n - r0 }, { n - r, n, l0, l0 + r } }; /* dst, src */
+        for (int32_t c = 0; c < 2; c++) {
+            const int64_t *k = copies[c];
+            if ((c == 0 ? l : r) <= 0) continue;
+            int64_t b0, e0, b1, e1;
+            if (!dense_slice(shape, nd, d, k[0], k[1], &b0, &e0) || !dense_slice(shape, nd, d, k[2], k[3], &b1, &e1))
+                continue;
+            if (b0 < e1 && b1 < e0 && !(b0 == b1 && e0 == e1))
+                return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                                      "unsupported operation: some elements of the input tensor and the written-to "
+                                      "tensor refer to a single memory location. Please clone() the tensor before "
+                                      "performing the operation.");
+        }
+    }
+    return true;
+}
+
 /* Parses the call; for the output, its shape and strides. */
 static bool pad_plan(mtk_op_call *call, pad_form *f, int64_t *shape, int64_t *stride)
 {
@@ -176,6 +221,8 @@ static bool pad_plan(mtk_op_call *call, pad_form *f, int64_t *shape, int64_t *st
                               (int)f->n, (int)nd);
     bool ok = f->mode == PAD_CIRCULAR ? circular_shape(call, x, f, shape) : reflect_like_shape(call, x, f, shape);
     if (!ok || !mtk_shape_check(call->ctx, call->op->name, shape, nd, NULL)) return false;
+    if (call->device == MTK_DEVICE_CPU && f->mode == PAD_CIRCULAR && !check_circular_copies(call, f, shape, nd))
+        return false;
     if (call->device == MTK_DEVICE_CPU && f->mode != PAD_CIRCULAR &&
         (x->dtype == MTK_BOOL || mtk_dtype_is_float8(x->dtype)))
         return mtk_call_error(call, MTK_ERR_DTYPE, "\"%s_pad%dd\" not implemented for '%s'",

@@ -436,6 +436,20 @@ static void pad_modes_follow_torch(void **state)
                "Padding size should be less than the corresponding input dimension");
     eval_fails(ctx, MTK_DEVICE_META, "F.pad(f32[2, 4], [5, 1], mode='circular')", MTK_ERR_SHAPE,
                "Padding value causes wrapping around more than once.");
+    /* torch's cpu fills a circular border by a copy within its output:
+     * with a negative pad on the other side, a dense source that overlaps
+     * the border is refused (meta has no such copy) */
+    eval_fails(ctx, MTK_DEVICE_CPU, "F.pad(f32[1, 1, 4], [3, -2], mode='circular')", MTK_ERR_INVALID_ARGUMENT,
+               "some elements of the input tensor and the written-to tensor refer to a single memory location");
+    eval_fails(ctx, MTK_DEVICE_CPU, "F.pad(f32[1, 1, 4], [-2, 3], mode='circular')", MTK_ERR_INVALID_ARGUMENT,
+               "refer to a single memory location");
+    eval_fails(ctx, MTK_DEVICE_CPU, "F.pad(f32[1, 3, 3, 1], [0, 1, -1, 3, 3, -1], mode='circular')",
+               MTK_ERR_INVALID_ARGUMENT, "refer to a single memory location");
+    assert_geometry(eval_tensor(ctx, MTK_DEVICE_META, "F.pad(f32[1, 1, 4], [3, -2], mode='circular')"), MTK_FLOAT32,
+                    3, SHAPE(1, 1, 5), SHAPE(5, 5, 1));
+    /* a source that is not dense (two channels before it) is copied as is */
+    assert_geometry(eval_tensor(ctx, MTK_DEVICE_CPU, "F.pad(f32[1, 2, 4], [3, -2], mode='circular')"), MTK_FLOAT32, 3,
+                    SHAPE(1, 2, 5), SHAPE(10, 5, 1));
     eval_fails(ctx, MTK_DEVICE_META, "F.pad(f32[3, 4], [-5, 2])", MTK_ERR_SHAPE, "narrow(): length must be non-negative.");
     eval_fails(ctx, MTK_DEVICE_META, "F.pad(f32[3, 4], [1])", MTK_ERR_SHAPE, "Padding length must be divisible by 2");
     mtk_ctx_free(ctx);
