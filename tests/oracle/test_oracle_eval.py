@@ -54,6 +54,11 @@ def test_regression_cases_agree_with_torch():
     _assert_agree("tests/oracle/cases.txt", exprs)
 
 
+def test_cpu_regression_cases_agree_with_torch_cpu():
+    exprs = harness.load_cases(os.path.join(HERE, "cases_cpu.txt"))
+    _assert_agree("tests/oracle/cases_cpu.txt", exprs, "cpu")
+
+
 def test_generator_covers_every_op_with_valid_and_invalid_calls():
     """Not an mtk test: the generator's mix, judged by torch alone, so that a
     harness change cannot quietly stop testing something."""
