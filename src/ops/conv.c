@@ -236,25 +236,63 @@ static bool empty_backend_strides(mtk_ctx *ctx, const mtk_conv_plan *p, mtk_dtyp
     return true;
 }
 
+/* The operands as torch's cpu _convolution hands them to the backend:
+ * an unbatched input batched, F.pad's copy (padding='same') in the
+ * input's suggested format, and 1-D convolutions viewed as 2-D (the
+ * input made contiguous first). */
+static void backend_operands(const mtk_op_call *call, const mtk_conv_plan *p, geometry *x, geometry *w)
+{
+    *x = geometry_of(arg_tensor(call, MTK_CONV_ARG_INPUT));
+    *w = geometry_of(arg_tensor(call, MTK_CONV_ARG_WEIGHT));
+    if (!p->batched) *x = unsqueezed(*x, 0);
+    if (p->padded_copy) restride(x, suggested(x)); /* F.pad's copy keeps the suggested format */
+    if (p->spatial == 1) {
+        *x = unsqueezed(contiguous_as(*x, FORMAT_CONTIGUOUS), 2);
+        *w = unsqueezed(*w, 2);
+    }
+}
+
+/* The format torch's cpu kernel of a non-empty convolution runs in, from
+ * the backend's operands: the backend (oneDNN or the slow kernels) picks
+ * channels-last when the input or the weight suggests it and makes both
+ * contiguous in that format; the slow kernels split groups, make each
+ * group's slice contiguous as its whole suggests, and decide again on
+ * those (*split set). */
+static memory_format kernel_format(const mtk_conv_plan *p, mtk_dtype dtype, geometry x, geometry w, bool *split)
+{
+    bool onednn = uses_onednn(p, dtype, &x, &w);
+    memory_format first = backend_format(&x, &w, onednn);
+    x = contiguous_as(x, first);
+    w = contiguous_as(w, first);
+    *split = !onednn && p->groups > 1;
+    if (*split) {
+        memory_format fx = suggested(&x), fw = suggested(&w);
+        x.shape[1] /= p->groups;
+        w.shape[0] /= p->groups;
+        x = contiguous_as(x, fx);
+        w = contiguous_as(w, fw);
+    }
+    return backend_format(&x, &w, onednn);
+}
+
+bool mtk_conv_cpu_kernel_channels_last(const mtk_op_call *call, const mtk_conv_plan *p)
+{
+    geometry x, w;
+    bool split;
+    backend_operands(call, p, &x, &w);
+    return kernel_format(p, arg_tensor(call, MTK_CONV_ARG_INPUT)->dtype, x, w, &split) == FORMAT_CHANNELS_LAST;
+}
+
 /* The strides torch's cpu convolution gives its output (plan.out_shape):
- * _convolution views 1-D convolutions as 2-D (the input made contiguous
- * first) and batches an unbatched input; the backend (oneDNN or the
- * slow kernels) picks channels-last when the input or the weight
- * suggests it, makes both contiguous in that format, and the kernel
- * decides again on those (per group for the slow kernels, which split
- * groups and concatenate the groups' outputs in the format those
- * suggest); 1-D and unbatched outputs are then squeezed back.  An empty
- * input takes the empty backend.  False when out of memory. */
+ * the kernel's format (per group for the slow kernels, whose outputs are
+ * concatenated in the format they suggest); 1-D and unbatched outputs
+ * are then squeezed back.  An empty input takes the empty backend.
+ * False when out of memory. */
 static bool cpu_output_strides(const mtk_op_call *call, const mtk_conv_plan *p, int64_t *out_stride)
 {
-    const mtk_tensor *input = arg_tensor(call, MTK_CONV_ARG_INPUT), *weight = arg_tensor(call, MTK_CONV_ARG_WEIGHT);
-    geometry x = geometry_of(input), w = geometry_of(weight);
-    if (!p->batched) x = unsqueezed(x, 0);
-    if (p->padded_copy) restride(&x, suggested(&x)); /* F.pad's copy keeps the suggested format */
-    if (p->spatial == 1) {
-        x = unsqueezed(contiguous_as(x, FORMAT_CONTIGUOUS), 2);
-        w = unsqueezed(w, 2);
-    }
+    const mtk_tensor *input = arg_tensor(call, MTK_CONV_ARG_INPUT);
+    geometry x, w;
+    backend_operands(call, p, &x, &w);
     geometry out;
     out.ndim = x.ndim;
     out.shape[0] = p->batch;
@@ -265,20 +303,8 @@ static bool cpu_output_strides(const mtk_op_call *call, const mtk_conv_plan *p, 
         squeeze_back(p, &out, out_stride);
         return true;
     }
-    bool onednn = uses_onednn(p, input->dtype, &x, &w);
-    memory_format first = backend_format(&x, &w, onednn);
-    x = contiguous_as(x, first);
-    w = contiguous_as(w, first);
-    bool split = !onednn && p->groups > 1;
-    if (split) { /* each group's slice, made contiguous as its whole */
-        memory_format fx = suggested(&x), fw = suggested(&w);
-        x.shape[1] /= p->groups;
-        w.shape[0] /= p->groups;
-        x = contiguous_as(x, fx);
-        w = contiguous_as(w, fw);
-    }
-    memory_format format = backend_format(&x, &w, onednn);
-
+    bool split;
+    memory_format format = kernel_format(p, input->dtype, x, w, &split);
     out.shape[1] = split ? p->out_channels / p->groups : p->out_channels;
     restride(&out, format);
     if (split) { /* torch.cat of the groups' outputs: the format they suggest */

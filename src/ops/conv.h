@@ -1,4 +1,5 @@
-/* The conv op family: convolutions (conv.c, conv_plan.c, conv_cpu.c),
+/* The conv op family: convolutions (conv.c, conv_plan.c, conv_cpu.c,
+ * conv_transpose_half.c, conv_direct.c),
  * pooling (pool*.c) and interpolation (interp.c, interp_cpu.c), with the
  * meta/cpu/cost functions named by list_conv.h.
  *
@@ -77,6 +78,24 @@ bool mtk_conv_direct_applies(const mtk_conv_plan *p, mtk_dtype in_dtype, mtk_dty
  * error set; nothing else changed but out). */
 bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor *input, const int64_t *in_stride,
                          const float *weight, const double *bias, float *out, int32_t threads);
+
+/* Whether torch's cpu kernel runs this non-empty convolution channels-
+ * last, decided from the input's and weight's strides as _convolution,
+ * the backend and (with groups, per group) the slow kernels decide
+ * (conv.c; the layout of the cpu output follows from it). */
+bool mtk_conv_cpu_kernel_channels_last(const mtk_op_call *call, const mtk_conv_plan *p);
+
+/* Float16 / bfloat16 transposed convolutions (conv_transpose_half.c),
+ * rounded where torch's slow kernels round.
+ *
+ * mtk_conv_transposed_half_block: the (og, out_vol) output block of one
+ * (batch, group) pair into `out`, before the bias: x (cg, in_vol) and w
+ * (cg, og * kvol) hold the half dtype's values as float, `scratch` has
+ * mtk_conv_transposed_half_scratch(p) floats.  Every value written is
+ * one of `half`'s. */
+size_t mtk_conv_transposed_half_scratch(const mtk_conv_plan *p);
+void mtk_conv_transposed_half_block(const mtk_conv_plan *p, mtk_dtype half, bool channels_last, const float *x,
+                                    const float *w, float *scratch, float *out);
 
 bool mtk_conv_meta(mtk_op_call *call);
 bool mtk_conv_cpu(mtk_op_call *call);

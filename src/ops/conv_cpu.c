@@ -3,8 +3,10 @@
  * (OpenBLAS sgemm / dgemm) for the floating dtypes — float16 and bfloat16
  * computed in float32 and rounded once; stride-1 2-D ones with groups 1
  * and 16+ channels (float64, or float32 the direct kernel leaves) through
- * a kw-unrolled variant (the fast path below) — and GEMM + col2im for transposed ones; integers in plain loops
- * that wrap as the dtype does.  Work is split over (batch, group) pairs
+ * a kw-unrolled variant (the fast path below) — and GEMM + col2im for
+ * transposed ones (float16 and bfloat16 ones rounded step by step as
+ * torch's slow kernels round, conv_transpose_half.c); integers in plain
+ * loops that wrap as the dtype does.  Work is split over (batch, group) pairs
  * across threads; columns are processed in chunks so the column buffer
  * stays small.  Inputs of any strides are gathered into contiguous
  * buffers of the compute type first. */
@@ -101,6 +103,7 @@ typedef struct conv_job {
     mtk_dtype half;            /* transposed float16/bfloat16: the
                                   dtype torch's slow kernel rounds its
                                   columns and sums to; else UNDEFINED */
+    bool half_channels_last;   /* that kernel runs channels-last     */
     int64_t cg, og;            /* channels per group: in, out       */
     int64_t kvol, in_vol, out_vol;
     int64_t chunk;             /* columns per GEMM                  */
@@ -203,16 +206,8 @@ static void im2col(const conv_job *j, const void *x, void *col, int64_t l0, int6
     else im2col_es(j, x, col, l0, nl, sizeof(double));
 }
 
-/* x rounded to float16 / bfloat16 */
-static float round_half(mtk_dtype dtype, float x)
-{
-    return dtype == MTK_FLOAT16 ? mtk_f16_to_f32(mtk_f32_to_f16(x)) : mtk_bf16_to_f32(mtk_f32_to_bf16(x));
-}
-
 /* out_g[, l0 .. l0+nl) += col2im of col rows (c, kd, kh, kw) x input
- * positions [l0, l0 + nl) (transposed convolution); for float16 and
- * bfloat16 every sum is rounded, as torch's slow kernel keeps its output
- * in that dtype */
+ * positions [l0, l0 + nl) (transposed convolution) */
 static void col2im(const conv_job *j, const void *col, void *outg, int64_t l0, int64_t nl)
 {
     const mtk_conv_plan *p = j->p;
@@ -230,9 +225,7 @@ static void col2im(const conv_job *j, const void *col, void *outg, int64_t l0, i
                         int64_t ow = iw * p->stride[2] - p->pad[2] + kw * p->dilation[2];
                         if (od >= 0 && od < os[0] && oh >= 0 && oh < os[1] && ow >= 0 && ow < os[2]) {
                             int64_t dst = ((c * os[0] + od) * os[1] + oh) * os[2] + ow, src = row * nl + t;
-                            if (j->half != MTK_DTYPE_UNDEFINED)
-                                ((float *)outg)[dst] = round_half(j->half, ((float *)outg)[dst] + ((const float *)col)[src]);
-                            else if (j->kind == COMPUTE_F32) ((float *)outg)[dst] += ((const float *)col)[src];
+                            if (j->kind == COMPUTE_F32) ((float *)outg)[dst] += ((const float *)col)[src];
                             else ((double *)outg)[dst] += ((const double *)col)[src];
                         }
                         if (++iw == is[2]) {
@@ -413,6 +406,10 @@ static void run_task(int64_t task, int32_t worker, void *user)
             else im2col(j, x, col, l0, nl);
             gemm(j->kind, false, j->og, nl, rows, wg, rows, b, ldb, (char *)acc + l0 * (int64_t)j->cs, j->out_vol);
         }
+    } else if (j->half != MTK_DTYPE_UNDEFINED) {
+        /* torch's rounding steps, on the whole block */
+        const float *wg = (const float *)j->weight + g * j->cg * j->og * j->kvol;
+        mtk_conv_transposed_half_block(p, j->half, j->half_channels_last, (const float *)x, wg, col, acc);
     } else {
         /* col (og*K x Lin) = W_g^T ((cg) x og*K)^T @ x (cg x Lin); col2im */
         const char *wg = (const char *)j->weight + g * j->cg * j->og * j->kvol * (int64_t)j->cs;
@@ -421,8 +418,6 @@ static void run_task(int64_t task, int32_t worker, void *user)
         for (int64_t l0 = 0; l0 < j->in_vol; l0 += j->chunk) {
             int64_t nl = j->in_vol - l0 < j->chunk ? j->in_vol - l0 : j->chunk;
             gemm(j->kind, true, rows, nl, j->cg, wg, rows, x + l0 * (int64_t)j->cs, j->in_vol, col, nl);
-            if (j->half != MTK_DTYPE_UNDEFINED) /* torch's columns are in that dtype */
-                for (int64_t i = 0; i < rows * nl; i++) ((float *)col)[i] = round_half(j->half, ((float *)col)[i]);
             col2im(j, col, acc, l0, nl);
         }
     }
@@ -662,6 +657,9 @@ bool mtk_conv_cpu(mtk_op_call *call)
     j.out_direct = (j.kind == COMPUTE_F32 && out->dtype == MTK_FLOAT32) || (j.kind == COMPUTE_F64);
     bool half = out->dtype == MTK_FLOAT16 || out->dtype == MTK_BFLOAT16;
     j.half = plan.transposed && half ? out->dtype : MTK_DTYPE_UNDEFINED;
+    /* torch's slow_conv_transpose3d runs contiguous always */
+    j.half_channels_last = j.half != MTK_DTYPE_UNDEFINED && plan.spatial != 3 &&
+                           mtk_conv_cpu_kernel_channels_last(call, &plan);
     j.cg = plan.in_channels / plan.groups;
     j.og = plan.out_channels / plan.groups;
     j.kvol = plan.kernel[0] * plan.kernel[1] * plan.kernel[2];
@@ -671,7 +669,7 @@ bool mtk_conv_cpu(mtk_op_call *call)
     int64_t cols = plan.transposed ? j.in_vol : j.out_vol;
     j.chunk = rows > 0 ? COL_BUDGET_BYTES / (rows * (int64_t)j.cs) : cols;
     if (j.chunk < 1) j.chunk = 1;
-    if (j.chunk > cols || j.half != MTK_DTYPE_UNDEFINED) j.chunk = cols; /* torch's order of sums */
+    if (j.chunk > cols) j.chunk = cols;
     if (j.kind != COMPUTE_INT &&
         (rows > INT_MAX || cols > INT_MAX || j.og > INT_MAX || j.cg * j.kvol > INT_MAX || j.out_vol > INT_MAX))
         return mtk_call_error(call, MTK_ERR_NOT_IMPLEMENTED, "matrix sizes beyond INT_MAX are not supported");
@@ -687,7 +685,9 @@ bool mtk_conv_cpu(mtk_op_call *call)
     /* weight and bias in the compute type, then per-worker scratch */
     int64_t wcount = mtk_tensor_numel(weight);
     size_t x_bytes = (size_t)(j.cg * j.in_vol) * j.cs;
-    size_t col_bytes = j.kind == COMPUTE_INT ? 1 : (size_t)(rows * j.chunk) * j.cs;
+    size_t col_bytes = j.kind == COMPUTE_INT                 ? 1
+                       : j.half != MTK_DTYPE_UNDEFINED ? mtk_conv_transposed_half_scratch(&plan) * sizeof(float)
+                                                       : (size_t)(rows * j.chunk) * j.cs;
     size_t o_bytes = j.out_direct ? 1 : (size_t)(j.og * j.out_vol) * j.cs;
     void *wbuf = mtk_ctx_malloc(ctx, (size_t)wcount * j.cs + 1);
     double *bbuf = bias ? mtk_ctx_malloc(ctx, (size_t)bias->shape[0] * sizeof(double)) : NULL;

@@ -374,6 +374,35 @@ static void conv_integer_and_half_values_match_torch(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* bfloat16 conv_transpose2d of a channels-last input: torch's slow kernel
+ * runs channels-last, its GEMM with four partial sums and its col2im
+ * position by position, each sum rounded to bfloat16; the values are
+ * torch 2.13's bits (a float32 GEMM rounded once, or the contiguous
+ * kernel's order, is 1-2 ulps off on 21 of these 63) */
+static void conv_transpose_bf16_channels_last_values_are_torch_bits(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *x = mtk_permute(ctx, lin(ctx, MTK_BFLOAT16, -2.5, 3.0, 4, SHAPE(1, 5, 5, 2)), SHAPE(0, 3, 1, 2), 4);
+    mtk_tensor *w = mtk_narrow(ctx, lin(ctx, MTK_BFLOAT16, 0.5, 3.0, 4, SHAPE(4, 3, 3, 3)), 0, 1, 2);
+    mtk_tensor *b = mtk_select(ctx, lin(ctx, MTK_BFLOAT16, -3.0, 1.5, 2, SHAPE(2, 3)), 0, 1);
+    mtk_conv_args a = mtk_conv_args_default();
+    a.padding[0] = 2, a.padding[1] = 1, a.dilation[1] = 2;
+    mtk_tensor *out = mtk_conv_transpose2d(ctx, x, w, b, &a); /* (1, 3, 3, 7), channels-last */
+    assert_shape(out, 4, SHAPE(1, 3, 3, 7));
+    assert_strides(out, SHAPE(63, 1, 21, 3));
+    assert_int_equal(out->dtype, MTK_BFLOAT16);
+    assert_values(out,
+                  VALUES(-10.5, -20.75, -16.75, -25.25, -17.0, -12.8125, -6.5625, -0.265625, -0.234375, 3.859375,
+                         5.875, 3.890625, 8.0625, 3.953125, 9.9375, 20.375, 24.5, 37.0, 24.75, 29.0, 14.4375,
+                         -10.9375, -22.75, -18.125, -27.375, -18.25, -13.5, -6.5, 0.6484375, 0.7578125, 5.40625,
+                         7.78125, 5.46875, 10.25, 5.4375, 12.375, 24.125, 28.875, 43.0, 29.125, 33.75, 17.375,
+                         -11.5, -24.625, -19.25, -30.125, -19.5, -14.25, -6.375, 1.5625, 1.65625, 6.90625, 9.625,
+                         6.96875, 12.25, 6.9375, 14.625, 27.75, 33.25, 49.0, 33.5, 38.5, 20.25),
+                  0, 0);
+    mtk_ctx_free(ctx);
+}
+
 /* FlopCounterMode's conv_flop_count: 2 * prod(out spatial) * prod(kernel) *
  * batch * C_out * C_in/groups, with the input's spatial size for
  * transposed convolutions */
@@ -885,6 +914,7 @@ int main(void)
         cmocka_unit_test(conv2d_values_match_torch),
         cmocka_unit_test(conv1d_conv3d_and_transposed_values_match_torch),
         cmocka_unit_test(conv_integer_and_half_values_match_torch),
+        cmocka_unit_test(conv_transpose_bf16_channels_last_values_are_torch_bits),
         cmocka_unit_test(conv_flops_match_flop_counter),
         cmocka_unit_test(conv_results_do_not_depend_on_threads),
         cmocka_unit_test(max_pool2d_ceil_mode_and_indices_match_torch),
