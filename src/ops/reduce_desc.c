@@ -552,7 +552,9 @@ static bool describe_median(mtk_op_call *call, red_desc *d)
         if (d->keepdim)
             return red_fail(call, MTK_ERR_INVALID_ARGUMENT, "%s(): keepdim needs a dim", name);
         reduce_all(d);
-        if (x->dtype == MTK_BOOL || mtk_dtype_is_float8(x->dtype))
+        /* torch's cpu fills the result of an empty input with NaN before
+         * it dispatches on the dtype */
+        if ((x->dtype == MTK_BOOL || mtk_dtype_is_float8(x->dtype)) && mtk_tensor_numel(x) > 0)
             red_refuse_on_cpu(d, MTK_ERR_DTYPE, "\"%s\" not implemented for '%s'",
                               d->kind == MTK_RED_MEDIAN ? "median_cpu" : "nanmedian_cpu", cpp(x->dtype));
         red_shape_outputs(call, d);
@@ -561,13 +563,13 @@ static bool describe_median(mtk_op_call *call, red_desc *d)
     if (!read_one_dim(call, d, arg_int(call, 1))) return false;
     d->nout = 2;
     d->out_dtype[1] = MTK_INT64;
+    int32_t which; /* torch checks the reduced dim before the dtype */
+    if (any_reduced_dim_empty(d, &which))
+        red_refuse_on_cpu(d, MTK_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.", name, (int)which);
     if (d->kind != MTK_RED_MODE && (x->dtype == MTK_BOOL || mtk_dtype_is_float8(x->dtype)))
         red_refuse_on_cpu(d, MTK_ERR_DTYPE, "\"%s\" not implemented for '%s'",
                           d->kind == MTK_RED_MEDIAN ? "median_out" : "nanmedian_out", cpp(x->dtype));
     if (d->kind == MTK_RED_MODE && mtk_dtype_is_float8(x->dtype)) red_refuse_dtype_on_cpu(d, "mode_cpu", x->dtype);
-    int32_t which;
-    if (any_reduced_dim_empty(d, &which))
-        red_refuse_on_cpu(d, MTK_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.", name, (int)which);
     red_shape_outputs(call, d);
     return true;
 }

@@ -396,6 +396,32 @@ static void median_and_mode_match_torch(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* torch's cpu median fills the result of an empty input with NaN before
+ * it dispatches on the dtype (a bool one becomes true), and checks an
+ * empty reduced dim before the dtype */
+static void median_of_empty_input_follows_torch_cpu(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    bool none[1] = { false };
+    mtk_tensor *empty = mtk_tensor_from_data(ctx, MTK_BOOL, SHAPE(0), 1, NULL, none);
+    mtk_tensor *m = mtk_median(ctx, empty);
+    assert_non_null(m);
+    assert_int_equal(m->dtype, MTK_BOOL);
+    assert_true(*(const bool *)mtk_tensor_data(m));
+    mtk_tensor *values, *indices;
+    mtk_tensor *rows = mtk_tensor_from_data(ctx, MTK_BOOL, SHAPE(2, 0), 2, NULL, none);
+    assert_false(mtk_median_dim(ctx, rows, 1, false, &values, &indices));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_INDEX);
+    assert_non_null(strstr(mtk_ctx_message(ctx), "Expected reduction dim 1 to have non-zero size."));
+    mtk_ctx_clear_error(ctx);
+    mtk_tensor *cols = mtk_tensor_from_data(ctx, MTK_BOOL, SHAPE(0, 2), 2, NULL, none);
+    assert_false(mtk_median_dim(ctx, cols, 1, false, &values, &indices));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_DTYPE);
+    assert_non_null(strstr(mtk_ctx_message(ctx), "\"median_out\" not implemented for 'Bool'"));
+    mtk_ctx_free(ctx);
+}
+
 /* float16 accumulates wider and rounds once, as torch: 1000.5 */
 static void half_sums_round_once(void **state)
 {
@@ -532,6 +558,7 @@ int main(void)
         cmocka_unit_test(all_any_keep_uint8_and_count_nonzero),
         cmocka_unit_test(cumulative_ops_match_torch),
         cmocka_unit_test(median_and_mode_match_torch),
+        cmocka_unit_test(median_of_empty_input_follows_torch_cpu),
         cmocka_unit_test(half_sums_round_once),
         cmocka_unit_test(large_reductions_are_accurate_on_any_thread_count),
         cmocka_unit_test(max_overloads_by_name),
