@@ -57,9 +57,20 @@ static bool plan_nll(mtk_op_call *call, const mtk_tensor *x, const mtk_tensor *t
     if (x->ndim <= 2) {
         if (t->ndim > 1)
             return mtk_call_error(call, MTK_ERR_SHAPE, "0D or 1D target tensor expected, multi-target not supported");
-        if (!(x->ndim == 1 && t->ndim == 0) && x->shape[0] != t->shape[0])
+        /* a 1-D input with a 1-D target: torch's cpu takes a target of
+         * one element as its 0-D form; its meta decomposition gathers
+         * with it and refuses it whatever its size */
+        bool one_d = x->ndim == 1 && t->ndim == 1;
+        if (one_d && call->device == MTK_DEVICE_CPU && t->shape[0] != 1)
+            return mtk_call_error(call, MTK_ERR_SHAPE, "For 1D input, 1D target must have size 1, but got target size: %lld",
+                                  (long long)t->shape[0]);
+        bool cpu_one_d = one_d && call->device == MTK_DEVICE_CPU;
+        if (!(x->ndim == 1 && t->ndim == 0) && !cpu_one_d && x->shape[0] != t->shape[0])
             return mtk_call_error(call, MTK_ERR_SHAPE, "size mismatch (got input: %s, target: %s)",
                                   list(x->shape, x->ndim, a, sizeof a), list(t->shape, t->ndim, b, sizeof b));
+        if (one_d && !cpu_one_d)
+            return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                                  "Index tensor must have the same number of dimensions as input tensor");
         int64_t classes = x->shape[x->ndim - 1];
         if (w && !(w->ndim == 1 && w->shape[0] == classes))
             return mtk_call_error(call, MTK_ERR_SHAPE,
@@ -143,6 +154,10 @@ static bool plan_class_loss(mtk_op_call *call, bool cross_entropy, class_plan *p
             return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "label_smoothing must be between 0.0 and 1.0. Got: %g",
                                   p->smoothing);
         if (!plan_nll(call, x, t, w, p)) return false;
+        /* torch's cpu: the label-smoothing term keeps the 1-element
+         * target's shape and does not fit the 0-D loss it is added to */
+        if (cross_entropy && p->smoothing > 0 && call->device == MTK_DEVICE_CPU && x->ndim == 1 && t->ndim == 1)
+            return mtk_call_error(call, MTK_ERR_SHAPE, "output with shape [] doesn't match the broadcast shape [1]");
     }
     bool cpu = call->device == MTK_DEVICE_CPU;
     if (!p->probabilities) {

@@ -151,6 +151,28 @@ static void bce_weight_broadcasts_on_meta_only(void **state)
     eval_fails(ctx, MTK_DEVICE_CPU, expr); /* loss.mul_(weight) cannot grow */
 }
 
+/* A 1-D input (one sample's class scores) with a 1-D target: torch's cpu
+ * takes a target of one element as its 0-D form, refuses others with a
+ * ValueError, and cross_entropy's label smoothing cannot add its [1]
+ * term to the 0-D loss; torch's meta decomposition refuses every 1-D
+ * target (torch 2.13). */
+static void class_loss_of_one_sample_follows_each_device(void **state)
+{
+    mtk_ctx *ctx = *state;
+    mtk_tensor *t = eval_on(ctx, MTK_DEVICE_CPU, "nll_loss(linspace(0.1, 0.9, 3), add(arange(1), 2), reduction='none')");
+    assert_layout(t, MTK_FLOAT32, 0, L(0), L(0));
+    assert_float_equal(*(const float *)mtk_tensor_data(t), -0.9f, 1e-7);
+    t = eval_on(ctx, MTK_DEVICE_CPU, "cross_entropy(linspace(0.1, 0.9, 3), add(arange(1), 2))");
+    assert_float_equal(*(const float *)mtk_tensor_data(t), 0.7512505054473877f, 1e-6);
+    eval_fails(ctx, MTK_DEVICE_CPU, "nll_loss(f32[3], i64[2])");
+    eval_fails(ctx, MTK_DEVICE_CPU, "nll_loss(f32[3], i64[0])");
+    eval_fails(ctx, MTK_DEVICE_CPU, "cross_entropy(f32[3], i64[1], label_smoothing=0.2)");
+    eval_fails(ctx, MTK_DEVICE_META, "nll_loss(f32[3], i64[1])");
+    eval_fails(ctx, MTK_DEVICE_META, "nll_loss(f32[2], i64[2])");
+    t = eval_on(ctx, MTK_DEVICE_META, "nll_loss(f32[3], i64[])");
+    assert_layout(t, MTK_FLOAT32, 0, L(0), L(0));
+}
+
 /* -------------------------------------------------------------- cpu */
 
 static void loss_cpu_strides_follow_the_aten_kernels(void **state)
@@ -269,6 +291,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(loss_meta_integer_dtypes_follow_torch, setup, teardown),
         cmocka_unit_test_setup_teardown(class_loss_meta_dtypes_follow_torch, setup, teardown),
         cmocka_unit_test_setup_teardown(bce_weight_broadcasts_on_meta_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(class_loss_of_one_sample_follows_each_device, setup, teardown),
         cmocka_unit_test_setup_teardown(loss_cpu_strides_follow_the_aten_kernels, setup, teardown),
         cmocka_unit_test_setup_teardown(loss_cpu_values_round_as_torch, setup, teardown),
         cmocka_unit_test_setup_teardown(loss_cpu_reductions_add_up_in_torch_order, setup, teardown),
