@@ -5,6 +5,7 @@
 #include "ops/conv.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
+#include "ops/elementwise_kernel.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "mtk/ops/conv.h"
@@ -350,6 +351,14 @@ bool mtk_conv_meta(mtk_op_call *call)
     mtk_dtype dtype = input->dtype;
     if (on_cpu && mtk_tensor_numel(input) == 0) dtype = empty_backend_dtype(call);
     if (dtype == MTK_DTYPE_UNDEFINED) return false;
+    const mtk_tensor *bias = arg_tensor(call, MTK_CONV_ARG_BIAS);
+    if (on_cpu && mtk_tensor_numel(input) == 0 && bias) {
+        /* the empty backend adds the bias in place: output.add_(bias) */
+        mtk_dtype sum = mtk_promote_types(dtype, bias->dtype);
+        if (!ew_can_cast(sum, dtype))
+            return mtk_conv_error(call->ctx, call, MTK_ERR_DTYPE, "result type %s can't be cast to the desired output type %s",
+                                  mtk_conv_scalar_type_name(sum), mtk_conv_scalar_type_name(dtype));
+    }
     mtk_tensor *out = mtk_tensor_new(call->ctx, dtype, plan.out_shape, (int32_t)plan.out_ndim,
                                      on_cpu ? cpu_stride : NULL, call->device);
     if (!out || !mtk_call_set_outputs(call, 1)) return false;

@@ -278,6 +278,16 @@ static void conv_meta_accepts_what_only_cpu_refuses(void **state)
                       "got bias of size [7] instead");
     assert_null(mtk_conv_transpose2d(ctx, x, LIN(ctx, -1, 1, 3, 4, 3, 3), NULL, &a));
     assert_error(ctx, "output padding must be smaller than either stride or dilation");
+
+    /* an empty input goes to torch's empty backend, which adds the bias
+     * in place: int64 output += float bias cannot cast back (cpu only) */
+    mtk_tensor *empty = lin(ctx, MTK_INT64, 0, 0, 4, SHAPE(0, 2, 3, 3));
+    mtk_tensor *iw = lin(ctx, MTK_INT64, 0, 0, 4, SHAPE(2, 2, 1, 1));
+    assert_null(mtk_conv_transpose2d(ctx, empty, iw, LIN(ctx, 0, 1, 2), NULL));
+    assert_error(ctx, "result type Float can't be cast to the desired output type Long");
+    out = mtk_conv_transpose2d(ctx, META(ctx, MTK_INT64, 0, 2, 3, 3), META(ctx, MTK_INT64, 2, 2, 1, 1),
+                               META(ctx, MTK_FLOAT32, 2), NULL);
+    assert_shape(out, 4, SHAPE(0, 2, 3, 3));
     mtk_ctx_free(ctx);
 }
 
