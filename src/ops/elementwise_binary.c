@@ -279,6 +279,7 @@ static bool prepare_alpha(mtk_op_call *call, const mtk_tensor *a, const mtk_tens
                               "For integral input tensors, argument alpha must not be a floating "
                               "point number.");
     ew_param_set(p, 0, alpha);
+    if (common == MTK_BOOL) p->i[0] = p->i[0] != 0; /* the kernel's alpha is a bool: a + (alpha != 0) * b */
     if (negate) {
         p->f[0] = -p->f[0];
         p->i[0] = ew_wrap_neg(p->i[0]);

@@ -638,6 +638,13 @@ static void alpha_must_fit_the_result_type(void **state)
     mtk_tensor *cf = cpu(ctx, MTK_FLOAT32, 1, SHAPE(2), VALUES(1, 2));
     assert_null(mtk_add_alpha(ctx, cf, cf, mtk_value_bool(true)));
     assert_error(ctx, MTK_ERR_DTYPE, "Boolean alpha only supported for Boolean results.");
+    /* bool tensors: the kernel's alpha is a bool too, so alpha=-1 adds
+     * like alpha=True (torch: [F, T] + [F, T] * -1 == [F, T]) */
+    mtk_tensor *cb = cpu(ctx, MTK_BOOL, 1, SHAPE(2), VALUES(0, 1));
+    mtk_tensor *sum = mtk_add_alpha(ctx, cb, cb, mtk_value_int(-1));
+    assert_int_equal(sum->dtype, MTK_BOOL);
+    assert_values(sum, 2, VALUES(0, 1));
+    assert_values(mtk_add_alpha(ctx, cb, cb, mtk_value_int(0)), 2, VALUES(0, 1));
     mtk_ctx_free(ctx);
 }
 
