@@ -1,6 +1,8 @@
 /* Inside the elementwise family: the info objects of its op rows, the
  * element-wise loop engine (ew_run) and helpers shared by its meta and
- * cpu functions.  Not used outside src/ops/elementwise*.c. */
+ * cpu functions.  Outside src/ops/elementwise*.c only two parts are
+ * used: the layout replay (ew_lay_*), by interp_layout.c for the meta
+ * decompositions of interpolate, and ew_can_cast, by conv.c. */
 #ifndef MTK_OPS_ELEMENTWISE_KERNEL_H
 #define MTK_OPS_ELEMENTWISE_KERNEL_H
 

@@ -6,6 +6,7 @@
  * adaptive_avg_pool{1,2,3}d, run through that op's plan.  Kernels are in
  * interp_cpu.c. */
 #include "ops/conv.h"
+#include "ops/interp_layout.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "mtk/ops/conv.h"
@@ -313,7 +314,11 @@ bool mtk_interp_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, m
         bool is_float = d == MTK_FLOAT32 || d == MTK_FLOAT64 || d == MTK_FLOAT16 || d == MTK_BFLOAT16;
         bool ok = is_float;
         if (d == MTK_UINT8) ok = mode == MTK_INTERP_NEAREST || mode == MTK_INTERP_NEAREST_EXACT || dim == 2;
-        if (antialias && (d == MTK_FLOAT16 || d == MTK_BFLOAT16)) ok = false;
+        /* torch's separable antialias kernel copies an input of the
+         * output's size before its dtype dispatch */
+        bool same_size = true;
+        for (int32_t i = 0; i < dim; i++) same_size &= out[i] == t->shape[2 + i];
+        if (antialias && (d == MTK_FLOAT16 || d == MTK_BFLOAT16)) ok = same_size;
         if (!ok) {
             static const char *const kinds[] = { "upsample_nearest", "_upsample_nearest_exact", "upsample_linear",
                                                  "upsample_bicubic" };
@@ -335,38 +340,8 @@ bool mtk_interp_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, m
     p->out_ndim = t->ndim;
     p->out_shape[0] = t->shape[0], p->out_shape[1] = t->shape[1];
     for (int32_t i = 0; i < dim; i++) p->out_shape[2 + i] = out[i];
-    /* torch's meta: empty(...).to(input.suggest_memory_format()) for the
-     * 1-D/3-D nearest modes and antialias (fresh strides in that format),
-     * .contiguous(format) for the others (which keeps row-major strides
-     * that already count as channels-last) */
+    mtk_interp_output_strides(t, for_cpu, p);
     bool cl = mtk_strides_suggest_channels_last(t->ndim, t->shape, t->stride);
-    bool nearest = mode == MTK_INTERP_NEAREST || mode == MTK_INTERP_NEAREST_EXACT;
-    mtk_contiguous_strides(p->out_shape, p->out_ndim, p->out_stride);
-    if (!nearest && !antialias && dim == 2 && t->shape[0] > 1 && t->stride[0] != 0 && t->stride[1] > t->stride[0] &&
-        mtk_shape_numel(p->out_shape, p->out_ndim) != 0) {
-        /* torch's decomposition of bilinear and bicubic gathers with the
-         * input's (N, C) order; .contiguous() keeps that where it only
-         * moves a size-1 dim */
-        mtk_tensor probe;
-        memset(&probe, 0, sizeof probe);
-        probe.ndim = p->out_ndim;
-        memcpy(probe.shape, p->out_shape, sizeof probe.shape);
-        memcpy(probe.stride, p->out_stride, sizeof probe.stride);
-        probe.stride[0] = p->out_stride[1];
-        probe.stride[1] = p->out_stride[1] * (p->out_shape[0] > 1 ? p->out_shape[0] : 1);
-        if (mtk_tensor_is_contiguous(&probe)) memcpy(p->out_stride, probe.stride, sizeof p->out_stride);
-    }
-    if (cl && ((nearest && dim != 2) || antialias)) {
-        mtk_channels_last_strides(p->out_shape, p->out_ndim, p->out_stride);
-    } else if (cl) {
-        mtk_tensor probe;
-        memset(&probe, 0, sizeof probe);
-        probe.ndim = p->out_ndim;
-        memcpy(probe.shape, p->out_shape, sizeof probe.shape);
-        memcpy(probe.stride, p->out_stride, sizeof probe.stride);
-        bool already = dim == 2 ? mtk_tensor_is_channels_last(&probe) : mtk_tensor_is_channels_last_3d(&probe);
-        if (!already) mtk_channels_last_strides(p->out_shape, p->out_ndim, p->out_stride);
-    }
     /* nearest: torch's channels-last kernel (small outputs, or channels-
      * last inputs of more than 3 channels) special-cases out == in and
      * out == 2 * in; its generic kernel does not */

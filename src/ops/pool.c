@@ -61,6 +61,17 @@ bool mtk_pool_like_channels_last(const mtk_pool_input *in)
     return mtk_strides_suggest_channels_last(in->ndim, in->shape, in->stride);
 }
 
+bool mtk_pool3d_unbatched_channels_last(const mtk_tensor *t)
+{
+    if (t->ndim != 4) return false;
+    mtk_tensor u;
+    memset(&u, 0, sizeof u);
+    u.ndim = 5;
+    u.shape[0] = 1, u.stride[0] = t->shape[0] * t->stride[0]; /* unsqueeze(0) */
+    for (int32_t i = 0; i < 4; i++) u.shape[i + 1] = t->shape[i], u.stride[i + 1] = t->stride[i];
+    return !mtk_tensor_is_contiguous(&u) && mtk_tensor_is_channels_last_3d(&u);
+}
+
 const char *mtk_pool_shape_text(const int64_t *shape, int32_t n, char *buf, size_t cap)
 {
     return mtk_shape_list_str(shape, n, buf, cap);

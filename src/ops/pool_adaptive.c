@@ -97,11 +97,14 @@ static bool plan_adaptive_avg_nd(mtk_ctx *ctx, const mtk_op_call *call, bool for
                        mtk_pool_shape_text(in->shape, in->ndim, s1, sizeof s1));
         /* only torch's cpu kernel refuses empty planes */
         if (for_cpu && !check_nonempty_dims(ctx, call, in, spatial == 2 ? in->ndim - 2 : 1, fn)) return false;
-        if (for_cpu && !mtk_pool_is_float(dtype))
-            return mtk_pool_dtype_error(ctx, call, spatial == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d_cpu", dtype);
     }
     memcpy(shape, in->shape, sizeof shape);
     for (int32_t i = 0; i < spatial; i++) shape[in->ndim - spatial + i] = osize[i];
+    /* torch's 2-D cpu kernel returns before its dtype dispatch when the
+     * output is empty; the 3-D one does not */
+    bool runs_kernel = spatial == 3 || mtk_shape_numel(shape, in->ndim) != 0;
+    if (for_cpu && !all_ones && runs_kernel && !mtk_pool_is_float(dtype))
+        return mtk_pool_dtype_error(ctx, call, spatial == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d_cpu", dtype);
     mtk_pool_set_geometry(p, in, spatial, osize);
     /* 2-D: the input's channels-last layout (both paths); 3-D: only the
      * mean path keeps channels-last-3d */

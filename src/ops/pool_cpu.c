@@ -240,13 +240,8 @@ static int64_t short_index_channel(const mtk_tensor *input, const mtk_pool_plan 
     if (input->ndim == 5) {
         mtk_pool_input in = mtk_pool_input_as_is(input);
         channels_last = mtk_pool_like_channels_last(&in);
-    } else if (input->ndim == 4) {
-        mtk_tensor t;
-        memset(&t, 0, sizeof t);
-        t.ndim = 5;
-        t.shape[0] = 1, t.stride[0] = input->shape[0] * input->stride[0];
-        for (int32_t i = 0; i < 4; i++) t.shape[i + 1] = input->shape[i], t.stride[i + 1] = input->stride[i];
-        channels_last = !mtk_tensor_is_contiguous(&t) && mtk_tensor_is_channels_last_3d(&t);
+    } else {
+        channels_last = mtk_pool3d_unbatched_channels_last(input);
     }
     if (!channels_last) return p->channels;
     int64_t lanes = 32 / (int64_t)mtk_dtype_size(input->dtype);

@@ -25,6 +25,11 @@ mtk_pool_input mtk_pool_input_as_is(const mtk_tensor *t);
 mtk_pool_input mtk_pool_input_unsqueezed(const mtk_tensor *t);
 /* torch's suggest_memory_format of the input is channels-last (3-d) */
 bool mtk_pool_like_channels_last(const mtk_pool_input *in);
+/* torch's cpu max_pool3d takes its channels-last path for a 4-D input
+ * when input.unsqueeze(0) is not contiguous but is channels_last_3d-
+ * contiguous (its result: channels_last_3d strides of the unsqueezed
+ * output, squeezed again) */
+bool mtk_pool3d_unbatched_channels_last(const mtk_tensor *t);
 const char *mtk_pool_shape_text(const int64_t *shape, int32_t n, char *buf, size_t cap);
 /* the 1-D ops' check1d: "max_pool1d() argument 'kernel_size' should
  * contain one int (got 2)"; an empty list passes when may_be_empty */

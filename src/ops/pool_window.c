@@ -329,6 +329,12 @@ bool mtk_pool_plan_max(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, int3
     memcpy(shape, in.shape, sizeof shape);
     for (int i = 0; i < 3; i++) shape[in.ndim - 3 + i] = out[i];
     mtk_pool_set_output_layout(p, shape, in.ndim, in.ndim == 5 && mtk_pool_like_channels_last(&in), false);
+    if (for_cpu && mtk_pool3d_unbatched_channels_last(t)) {
+        /* output.resize_({1, C, oD, oH, oW}, channels_last_3d).squeeze_(0) */
+        int64_t shape5[5] = { 1, shape[0], shape[1], shape[2], shape[3] }, stride5[5];
+        mtk_channels_last_strides(shape5, 5, stride5);
+        for (int32_t i = 0; i < 4; i++) p->out_stride[i] = stride5[i + 1];
+    }
     return true;
 }
 

@@ -203,7 +203,7 @@ BY_DESIGN_META_ERRORS = ("meta_no_data", "data_dependent")
 
 # Families whose cpu layouts mtk models as torch's cpu kernels give them
 # (not only as its meta device does): judged on torch's cpu strides alone.
-STRICT_CPU_LAYOUT_FAMILIES = {"elementwise"}
+STRICT_CPU_LAYOUT_FAMILIES = {"elementwise", "conv"}
 
 
 def _strict_cpu_layout(expr: str) -> bool:

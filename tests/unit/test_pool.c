@@ -3,8 +3,9 @@
  * lowest integer, all -inf, or a window wholly in the padding), per torch
  * kernel: the contiguous kernel starts at the window's first element, the
  * channels-last 3-D kernel drops the depth term for the channels past the
- * last whole 32-byte vector.  Every expected value was printed by torch
- * on the same expression. */
+ * last whole 32-byte vector; and the layout of the cpu result of an
+ * unbatched channels-last max_pool3d.  Every expected value was printed by
+ * torch on the same expression. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -104,6 +105,58 @@ static void max_pool3d_empty_windows_report_the_start_index(void **state)
     assert_indices(t, (const int64_t[]){ 15, 24, 15, 24, 15, 24, 15, 24 }, 8);
 }
 
+/* evaluates expr on `device`; checks the (first) result's shape and strides */
+static void assert_layout(mtk_ctx *ctx, mtk_device device, const char *expr, int32_t ndim, const int64_t *shape,
+                          const int64_t *stride)
+{
+    mtk_value v;
+    assert_true(mtk_ctx_push_device(ctx, device));
+    bool ok = mtk_eval(ctx, expr, &v);
+    assert_true(mtk_ctx_pop_device(ctx));
+    if (!ok) fail_msg("eval(%s) failed: %s", expr, mtk_ctx_message(ctx));
+    if (v.kind == MTK_VALUE_TUPLE || v.kind == MTK_VALUE_LIST) v = v.as.list.items[0];
+    assert_int_equal(v.kind, MTK_VALUE_TENSOR);
+    const mtk_tensor *t = v.as.tensor;
+    assert_int_equal(t->ndim, ndim);
+    for (int32_t i = 0; i < ndim; i++) {
+        assert_int_equal(t->shape[i], shape[i]);
+        assert_int_equal(t->stride[i], stride[i]);
+    }
+}
+
+#define DIMS(...) (const int64_t[]){ __VA_ARGS__ }
+
+static void cpu_max_pool3d_unbatched_channels_last_result(void **state)
+{
+    mtk_ctx *ctx = *state;
+    /* a 4-D input whose unsqueeze(0) is channels_last_3d: torch's cpu
+     * kernel resizes the output channels_last_3d and squeezes it */
+    const char *e = "max_pool3d(transpose(f32[1, 4, 6, 4], 3, 0), (3, 3, 2), [1, 3, 2], padding=(0, 0, 1), "
+                    "dilation=(1, 1, 2), ceil_mode=True)";
+    assert_layout(ctx, MTK_DEVICE_META, e, 4, DIMS(4, 2, 2, 1), DIMS(4, 2, 1, 1));
+    assert_layout(ctx, MTK_DEVICE_CPU, e, 4, DIMS(4, 2, 2, 1), DIMS(1, 8, 4, 4));
+    e = "max_pool3d(movedim(f16[6, 5, 4, 2], 3, 0), [2, 2, 2], [2, 1, 1], padding=[1, 1, 1], dilation=[2, 1, 1], "
+        "ceil_mode=True)";
+    assert_layout(ctx, MTK_DEVICE_CPU, e, 4, DIMS(2, 4, 6, 5), DIMS(1, 60, 10, 2));
+}
+
+static void cpu_adaptive_avg_pool2d_of_empty_output_skips_the_dtype_check(void **state)
+{
+    mtk_ctx *ctx = *state;
+    /* torch's 2-D cpu kernel returns before dispatching on the dtype */
+    assert_layout(ctx, MTK_DEVICE_CPU, "adaptive_avg_pool2d(u8[2, 3, 4, 4], [0, 2])", 4, DIMS(2, 3, 0, 2),
+                  DIMS(6, 2, 2, 1));
+    assert_layout(ctx, MTK_DEVICE_CPU, "interpolate(u8[2, 3, 4], scale_factor=0.2, mode='area')", 3, DIMS(2, 3, 0),
+                  DIMS(3, 1, 1));
+    /* the 3-D one does not */
+    mtk_value v;
+    assert_true(mtk_ctx_push_device(ctx, MTK_DEVICE_CPU));
+    assert_false(mtk_eval(ctx, "adaptive_avg_pool3d(i64[0, 3, 4, 4, 4], [2, 3, 2])", &v));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_DTYPE);
+    mtk_ctx_clear_error(ctx);
+    assert_true(mtk_ctx_pop_device(ctx));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -111,6 +164,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(max_pool3d_unbatched_channels_last_input_runs_the_channels_last_kernel, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(max_pool3d_empty_windows_report_the_start_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(cpu_max_pool3d_unbatched_channels_last_result, setup, teardown),
+        cmocka_unit_test_setup_teardown(cpu_adaptive_avg_pool2d_of_empty_output_skips_the_dtype_check, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
