@@ -181,7 +181,10 @@ static inline __attribute__((always_inline)) void im2col_es(const conv_job *j, c
                         } else {
                             /* input row (c, id, ih, :); output column ow reads iw = ow * sw + shift */
                             const char *row = x + (((c * is[0] + id) * is[1] + ih) * is[2]) * (int64_t)es;
+                            /* [a, b): the segment's columns with input; the
+                             * segment may lie wholly left or right of [lo, hi) */
                             int64_t a = lo > ow0 ? lo : ow0, b = hi < ow0 + len ? hi : ow0 + len;
+                            if (a > ow0 + len) a = ow0 + len;
                             if (b < a) b = a;
                             memset(dst, 0, (size_t)(a - ow0) * es);
                             if (b > a && sw == 1)

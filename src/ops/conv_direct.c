@@ -214,14 +214,16 @@ static void fill_range(const direct_job *j, int64_t n, int64_t c, int64_t ph, in
             memset(out, 0, (size_t)(l1 - l0) * sizeof *out);
         } else {
             const float *in_row = src + id * st[0] + ih * st[1];
-            int64_t a = lo > l0 ? lo : l0, b = hi < l1 ? hi : l1; /* the columns with input */
-            if (a > b) a = b;
+            /* the columns with input, [a, b) within [l0, l1): the
+             * segment may lie wholly left or right of [lo, hi) */
+            int64_t a = lo > l0 ? lo : l0, b = hi < l1 ? hi : l1;
+            if (a > l1) a = l1;
+            if (b < a) b = a;
             memset(out, 0, (size_t)(a - l0) * sizeof *out);
             if (sw == 1 && st[2] == 1)
                 memcpy(out + (a - l0), in_row + a + shift, (size_t)(b - a) * sizeof *out);
             else
                 for (int64_t l = a; l < b; l++) out[l - l0] = in_row[(l * sw + shift) * st[2]];
-            if (b < a) b = a;
             memset(out + (b - l0), 0, (size_t)(l1 - b) * sizeof *out);
         }
         e += l1 - l0;

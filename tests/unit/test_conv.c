@@ -416,6 +416,34 @@ static void conv_transpose_bf16_channels_last_values_are_torch_bits(void **state
 /* FlopCounterMode's conv_flop_count: 2 * prod(out spatial) * prod(kernel) *
  * batch * C_out * C_in/groups, with the input's spatial size for
  * transposed convolutions */
+/* Column ranges that end inside an output row, left of the first
+ * column whose tap reads input (padding='same', dilation 2, a 2-wide
+ * output split between two threads): the im2col copy once wrote past its
+ * segment and crashed.  Values printed by torch 2.13. */
+static void conv_segments_outside_the_input_columns_are_zero_filled(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_conv_set_num_threads(2);
+    mtk_value v;
+    assert_true(mtk_ctx_push_device(ctx, MTK_DEVICE_CPU));
+    assert_true(mtk_eval(ctx, "conv2d(reshape(linspace(0.5, 1.5, 10), [1, 1, 5, 2]), narrow(reshape(linspace(-3.0, "
+                              "3.0, 54), [6, 1, 3, 3]), 0, 1, 3), padding='same', dilation=[1, 2])",
+                         &v));
+    assert_true(mtk_ctx_pop_device(ctx));
+    static const double want[30] = {
+        -1.6226414442062378, -1.9245282411575317, -3.160377264022827,  -3.6698110103607178, -4.1792449951171875,
+        -4.688679218292236,  -5.198112964630127,  -5.707547187805176,  -4.301886558532715,  -4.6792449951171875,
+        -0.37735843658447266, -0.45283010601997375, -0.9528301358222961, -1.1226414442062378, -1.2924526929855347,
+        -1.462264060974121,  -1.6320754289627075, -1.8018866777420044, -1.6981130838394165, -1.8490564823150635,
+        0.8679245114326477,  1.01886785030365,    1.2547168731689453,  1.4245282411575317,  1.5943394899368286,
+        1.764150857925415,   1.933962106704712,   2.103773593902588,   0.9056602716445923,  0.9811319708824158,
+    };
+    assert_values(v.as.tensor, want, 30, 1e-6, 1e-6);
+    mtk_conv_set_num_threads(0);
+    mtk_ctx_free(ctx);
+}
+
 static void conv_flops_match_flop_counter(void **state)
 {
     (void)state;
@@ -597,6 +625,9 @@ static void conv_direct_kernel_matches_a_reference_convolution(void **state)
         { 1, 3, 5, 16, 1, { 1, 1, 200 }, { 1, 1, 5 }, 2, 2, 3, true, 0, 2 },     /* 1-D */
         { 3, 1, 3, 13, 1, { 9, 30, 33 }, { 3, 3, 3 }, 1, 1, 1, true, 0, 2 },    /* 3-D */
         { 3, 2, 4, 16, 2, { 8, 26, 41 }, { 2, 3, 4 }, 2, 1, 1, false, 2, 2 },    /* 3-D, stride 2, groups */
+        /* padding wider than the taps reach: bands that start in a row's
+         * right padding (the copy once wrote a negative length there) */
+        { 2, 1, 3, 15, 1, { 1, 29, 13 }, { 1, 1, 1 }, 1, 2, 3, false, 0, 2 },
     };
     for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
         const direct_case *k = &cases[t];
@@ -925,6 +956,7 @@ int main(void)
         cmocka_unit_test(conv1d_conv3d_and_transposed_values_match_torch),
         cmocka_unit_test(conv_integer_and_half_values_match_torch),
         cmocka_unit_test(conv_transpose_bf16_channels_last_values_are_torch_bits),
+        cmocka_unit_test(conv_segments_outside_the_input_columns_are_zero_filled),
         cmocka_unit_test(conv_flops_match_flop_counter),
         cmocka_unit_test(conv_results_do_not_depend_on_threads),
         cmocka_unit_test(max_pool2d_ceil_mode_and_indices_match_torch),
