@@ -10,6 +10,7 @@
  * to x (without growing it), or are (B, S, D) against a 4-D x (B, H, S, D),
  * taken as cos.unsqueeze(1) the way apply_rotary_pos_emb does.  The result
  * is contiguous, of dtype result_type(x, cos, sin). */
+#include "core/scalar.h"
 #include "ops/nn.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
@@ -72,6 +73,16 @@ bool mtk_nn_rope_meta(mtk_op_call *call)
     return nn_set_output(call, dtype, x->shape, x->ndim, NULL);
 }
 
+/* -v in the dtype d of x, as rotate's negation runs in it: integers wrap
+ * (uint8: 256 - v; int8: -(-128) is -128) */
+static double negated(mtk_dtype d, double v)
+{
+    if (!mtk_dtype_is_integral(d, false)) return -v;
+    char elem[8];
+    mtk_store_i64(d, elem, (int64_t)(0u - (uint64_t)(int64_t)v));
+    return (double)mtk_load_i64(d, elem);
+}
+
 bool mtk_nn_rope_cpu(mtk_op_call *call)
 {
     const mtk_tensor *x_t = arg_tensor(call, 0);
@@ -90,8 +101,8 @@ bool mtk_nn_rope_cpu(mtk_op_call *call)
         for (int64_t row = 0; row < n; row += d) {
             const double *xr = x + row;
             for (int64_t j = 0; j < d; j++) {
-                double rotated = interleaved ? (j % 2 == 0 ? -xr[j + 1] : xr[j - 1])
-                                             : (j < half ? -xr[j + half] : xr[j - half]);
+                double rotated = interleaved ? (j % 2 == 0 ? negated(x_t->dtype, xr[j + 1]) : xr[j - 1])
+                                             : (j < half ? negated(x_t->dtype, xr[j + half]) : xr[j - half]);
                 cos[row + j] = xr[j] * cos[row + j];
                 sin[row + j] = rotated * sin[row + j];
             }

@@ -368,6 +368,13 @@ static void rope_matches_hugging_face_composition(void **state)
     assert_null(mtk_rope(ctx, META(ctx, MTK_FLOAT32, 2, 8, 5, 5), META(ctx, MTK_FLOAT32, 5, 5),
                          META(ctx, MTK_FLOAT32, 5, 5), false));
     assert_error(ctx, MTK_ERR_SHAPE, "even last dim");
+    /* an integer x is negated in its dtype: uint8 -2 is 254, -200 is 56 */
+    mtk_tensor *xu = mtk_tensor_new(ctx, MTK_UINT8, SHAPE(1, 1, 1, 4), 4, NULL, MTK_DEVICE_CPU);
+    assert_true(mtk_tensor_alloc_storage(xu));
+    memcpy(mtk_tensor_data(xu), (const uint8_t[]){ 0, 1, 2, 200 }, 4);
+    mtk_tensor *cu = CPU(ctx, ((const float[]){ 0.5f, 0.25f, 1, 2 }), 1, 4);
+    mtk_tensor *su = CPU(ctx, ((const float[]){ 1, 0.5f, 0.25f, 1.5f }), 1, 4);
+    assert_close(mtk_rope(ctx, xu, cu, su, false), (const double[]){ 254.0, 28.25, 2.0, 401.5 }, 4);
     mtk_ctx_free(ctx);
 }
 
