@@ -2,7 +2,8 @@
  *
  * Floating inputs accumulate in double (torch accumulates float16 and
  * bfloat16 in float32, float32 with a cascade sum; double is at least as
- * accurate, so results agree within rounding).  Integral and bool inputs
+ * accurate, so results agree within rounding), except products, which
+ * torch forms in the dtype itself: prod rounds each one to it.  Integral and bool inputs
  * accumulate in int64 with wrap-around (unsigned arithmetic), as torch's
  * int64 accumulators do.  Every accumulator can merge with the
  * accumulator of another part of the same reduction, so the engine may
@@ -142,10 +143,25 @@ static void prod_init(red_acc *acc, bool floating)
     acc->a = 1.0;
     acc->i = 1;
 }
+/* a * b in `dtype`, as torch's prod multiplies (scalar_t, not a wider
+ * accumulator): a float32/float16/bfloat16 product is exact in double,
+ * so rounding it once gives the dtype's own multiplication, overflow to
+ * inf and underflow to 0 included. */
+static inline double mul_in(mtk_dtype dtype, double a, double b)
+{
+    double r = a * b;
+    switch (dtype) {
+    case MTK_FLOAT32: return (double)(float)r;
+    case MTK_FLOAT16: return (double)mtk_f16_to_f32(mtk_f32_to_f16((float)r));
+    case MTK_BFLOAT16: return (double)mtk_bf16_to_f32(mtk_f32_to_bf16((float)r));
+    default: return r;
+    }
+}
+
 static inline void prod_f(red_acc *acc, double x, int64_t idx, const red_params *p)
 {
-    (void)idx, (void)p;
-    acc->a *= x;
+    (void)idx;
+    acc->a = mul_in(p->cast, acc->a, x);
 }
 static inline void prod_i(red_acc *acc, int64_t x, int64_t idx, const red_params *p)
 {
@@ -156,8 +172,8 @@ RED_LOOPS(prod)
 
 static void prod_merge(red_acc *acc, const red_acc *o, bool floating, const red_params *p)
 {
-    (void)floating, (void)p;
-    acc->a *= o->a;
+    (void)floating;
+    acc->a = mul_in(p->cast, acc->a, o->a);
     acc->i = wrap_mul(acc->i, o->i);
 }
 
@@ -652,6 +668,7 @@ const red_op *red_op_for(const red_desc *d, red_params *params)
 {
     params->ord = d->ord;
     params->correction = d->correction;
+    params->cast = d->cast;
     switch (d->kind) {
     case MTK_RED_SUM: return &op_sum;
     case MTK_RED_MEAN: return &op_mean;

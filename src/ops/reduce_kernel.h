@@ -102,6 +102,8 @@ typedef struct red_acc {
 typedef struct red_params {
     double ord;        /* vector norm order          */
     double correction; /* var/std                    */
+    mtk_dtype cast;    /* the dtype reduced in (prod rounds each
+                          product to it, as torch multiplies in it) */
 } red_params;
 
 /* Input elements reach the accumulators as double (floating inputs) or

@@ -11,6 +11,7 @@
 
 #include "mtk/mtk.h"
 #include "ops/registry.h"
+#include "core/scalar.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -422,6 +423,21 @@ static void median_of_empty_input_follows_torch_cpu(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* prod multiplies in the dtype, as torch's kernel does: float16 partial
+ * products past 65504 are inf even where the whole product is small
+ * (torch: prod(linspace(-3, 1.5, 48, dtype=float16)) is inf) */
+static void half_prod_overflows_as_torch_does(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *x = mtk_linspace(ctx, -3.0, 1.5, 48, MTK_FLOAT16);
+    mtk_tensor *p = mtk_prod(ctx, x, MTK_DTYPE_UNDEFINED);
+    assert_non_null(p);
+    double v = mtk_load_f64(MTK_FLOAT16, mtk_tensor_data(p));
+    assert_true(isinf(v) && v > 0);
+    mtk_ctx_free(ctx);
+}
+
 /* float16 accumulates wider and rounds once, as torch: 1000.5 */
 static void half_sums_round_once(void **state)
 {
@@ -559,6 +575,7 @@ int main(void)
         cmocka_unit_test(cumulative_ops_match_torch),
         cmocka_unit_test(median_and_mode_match_torch),
         cmocka_unit_test(median_of_empty_input_follows_torch_cpu),
+        cmocka_unit_test(half_prod_overflows_as_torch_does),
         cmocka_unit_test(half_sums_round_once),
         cmocka_unit_test(large_reductions_are_accurate_on_any_thread_count),
         cmocka_unit_test(max_overloads_by_name),
