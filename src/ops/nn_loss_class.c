@@ -329,13 +329,26 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
         int64_t o = r / p.inner, i = r % p.inner;
         const double *v = x + o * p.classes * p.inner + i;
         if (p.probabilities) {
-            // -(sum_c log_p[c] * target[c] * weight[c]), target smoothed
+            // -(log_p * target * weight).sum(class_dim), each step in its
+            // tensors' dtype as torch's composition runs it: the target
+            // smoothed in its own, times log_p in theirs, times the weight
+            // in the result's
             const double *tv = t + o * p.classes * p.inner + i;
-            double s = 0;
-            for (int64_t c = 0; c < p.classes; c++) {
-                double target = tv[c * p.inner] * (1 - p.smoothing) + p.smoothing / (double)p.classes;
-                s += v[c * p.inner] * target * (w ? w[c] : 1.0);
+            double row[1024], *terms = p.classes <= 1024 ? row : nn_alloc(ctx, p.classes);
+            if (!terms) {
+                ok = false;
+                break;
             }
+            mtk_dtype td = t_t->dtype, xtd = mtk_promote_types(x_t->dtype, td);
+            for (int64_t c = 0; c < p.classes; c++) {
+                double target = tv[c * p.inner];
+                if (p.smoothing > 0)
+                    target = through(td, through(td, target * (1 - p.smoothing)) + p.smoothing / (double)p.classes);
+                double term = through(xtd, v[c * p.inner] * target);
+                terms[c] = w ? through(dt, term * w[c]) : term;
+            }
+            double s = class_sum(dt, terms, p.classes, 1);
+            if (terms != row) mtk_ctx_mfree(ctx, terms);
             loss[r] = -s;
             total += -s;
             continue;

@@ -173,6 +173,21 @@ static void class_loss_of_one_sample_follows_each_device(void **state)
     assert_layout(t, MTK_FLOAT32, 0, L(0), L(0));
 }
 
+/* cross_entropy with probability targets runs torch's composition step
+ * by step: float16 log-probabilities times float16 targets round to
+ * float16 before the float32 weight (values printed by torch 2.13) */
+static void cross_entropy_probabilities_round_in_their_dtypes(void **state)
+{
+    mtk_ctx *ctx = *state;
+    mtk_tensor *t = eval_on(ctx, MTK_DEVICE_CPU,
+                            "cross_entropy(permute(select(reshape(linspace(-2.5, 1.5, 24, dtype=f16), [2, 4, 3]), 0, "
+                            "-1), -1, -2), reshape(linspace(-1.0, 3.0, 12, dtype=f16), [3, 4]), weight=reshape("
+                            "linspace(0.5, 3.5, 4), [4]), reduction='none')");
+    assert_int_equal(t->dtype, MTK_FLOAT32);
+    static const float want[3] = { -3.53155517578125f, 10.7138671875f, 24.9580078125f };
+    for (int i = 0; i < 3; i++) assert_float_equal(((const float *)mtk_tensor_data(t))[i], want[i], 2e-6);
+}
+
 /* -------------------------------------------------------------- cpu */
 
 static void loss_cpu_strides_follow_the_aten_kernels(void **state)
@@ -292,6 +307,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(class_loss_meta_dtypes_follow_torch, setup, teardown),
         cmocka_unit_test_setup_teardown(bce_weight_broadcasts_on_meta_only, setup, teardown),
         cmocka_unit_test_setup_teardown(class_loss_of_one_sample_follows_each_device, setup, teardown),
+        cmocka_unit_test_setup_teardown(cross_entropy_probabilities_round_in_their_dtypes, setup, teardown),
         cmocka_unit_test_setup_teardown(loss_cpu_strides_follow_the_aten_kernels, setup, teardown),
         cmocka_unit_test_setup_teardown(loss_cpu_values_round_as_torch, setup, teardown),
         cmocka_unit_test_setup_teardown(loss_cpu_reductions_add_up_in_torch_order, setup, teardown),
