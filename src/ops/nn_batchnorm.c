@@ -8,6 +8,7 @@
  * the batch of the per-sample updates.  Output strides are those of
  * torch's meta decomposition (batch_norm_replay). */
 #include "ops/nn.h"
+#include "ops/nn_batchnorm_half.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "mtk/ops/nn.h"
@@ -154,9 +155,15 @@ static void apply_affine(int64_t begin, int64_t end, void *user)
 
 /* Normalizes x viewed as (outer, groups, inner) per group; channels =
  * number of distinct weight/running-stat entries (groups % channels picks
- * one).  Updates the running statistics when training. */
+ * one).  Updates the running statistics when training.  `dense`: x is
+ * contiguous or channels-last (torch's dense kernels run); `plane`: its
+ * statistics take torch's contiguous-plane kernel (see
+ * nn_batchnorm_half.c); `params_dense`: the parameters are contiguous
+ * (else torch's transform runs its generic element-wise kernel);
+ * `stats_cast`: the running statistics are first cast to x's dtype (as
+ * torch's instance_norm does without a weight). */
 static bool run_batch_norm(mtk_op_call *call, int64_t outer, int64_t groups, int64_t inner, int64_t channels,
-                           bool training, bool dense)
+                           bool training, bool dense, bool plane, bool params_dense, bool stats_cast)
 {
     mtk_ctx *ctx = call->ctx;
     const mtk_tensor *x = arg_tensor(call, ARG_INPUT);
@@ -168,18 +175,26 @@ static bool run_batch_norm(mtk_op_call *call, int64_t outer, int64_t groups, int
     double *mean = nn_alloc(ctx, groups), *rstd = nn_alloc(ctx, groups);
     bool ok = values && mean && rstd && (!arg_tensor(call, ARG_WEIGHT) || w) && (!arg_tensor(call, ARG_BIAS) || b) &&
               (!rm_t || rm) && (!rv_t || rv);
-    /* half input, parameters of its dtype: torch's cpu rounds the batch
-     * statistics to it and, for a layout neither contiguous nor
-     * channels-last (`dense` false), runs a kernel rounding every step */
+    /* half input: torch's dense kernels round as nn_batchnorm_half.c
+     * does; its generic kernel (a layout neither contiguous nor
+     * channels-last, or parameters not contiguous) rounds every step to
+     * the parameters' dtype */
     bool half = x->dtype == MTK_FLOAT16 || x->dtype == MTK_BFLOAT16;
     const mtk_tensor *params[4] = { rm_t, rv_t, arg_tensor(call, ARG_WEIGHT), arg_tensor(call, ARG_BIAS) };
     bool mixed = false;
-    for (int32_t i = 0; i < 4; i++)
+    for (int32_t i = stats_cast ? 2 : 0; i < 4; i++)
         if (params[i]) {
             mixed = params[i]->dtype != x->dtype;
             break;
         }
-    mtk_dtype chain = half && !mixed && !dense ? x->dtype : MTK_DTYPE_UNDEFINED;
+    if (ok && stats_cast) {
+        if (rm) nn_round(rm, channels, x->dtype);
+        if (rv) nn_round(rv, channels, x->dtype);
+    }
+    bool fast = half && dense && params_dense; /* torch's dense transform */
+    mtk_dtype chain = half && !fast ? (mixed ? MTK_FLOAT32 : x->dtype) : MTK_DTYPE_UNDEFINED;
+    bn_half_job hj = { values, outer, groups, inner, channels, w, b, rm, rv, x->dtype, mixed, plane,
+                       nn_num_threads(), eps };
     if (ok) {
         if (training) {
             stats_job sj = { values, groups, outer, inner, mean, rstd };
@@ -201,10 +216,14 @@ static bool run_batch_norm(mtk_op_call *call, int64_t outer, int64_t groups, int
             for (int64_t g = 0; g < groups; g++) rstd[g] = 1.0 / sqrt(rstd[g] + eps);
             /* torch keeps the batch statistics in the parameters' dtype
              * (the input's unless float32 parameters meet a half input) */
-            if (half && !mixed) {
-                nn_round(mean, groups, x->dtype);
-                nn_round(rstd, groups, x->dtype);
+            if (half && dense) {
+                bn_half_batch_stats(&hj, mean, rstd);
+            } else if (half) {
+                nn_round(mean, groups, mixed ? MTK_FLOAT32 : x->dtype);
+                nn_round(rstd, groups, mixed ? MTK_FLOAT32 : x->dtype);
             }
+        } else if (fast) {
+            bn_half_running_stats(&hj, mean, rstd);
         } else {
             for (int64_t g = 0; g < groups; g++) {
                 mean[g] = rm[g % channels];
@@ -212,10 +231,16 @@ static bool run_batch_norm(mtk_op_call *call, int64_t outer, int64_t groups, int
             }
         }
         if (!training && chain != MTK_DTYPE_UNDEFINED)
-            for (int64_t g = 0; g < groups; g++) /* 1 / sqrt(running_var + eps) as half tensor ops */
-                rstd[g] = rounded(1.0 / rounded(sqrt(rounded(rv[g % channels] + eps, chain)), chain), chain);
-        apply_job aj = { values, groups, inner, mean, rstd, w, b, channels, chain };
-        nn_parallel(outer * groups, 1 + 4096 / (inner + 1), apply_affine, &aj);
+            for (int64_t g = 0; g < groups; g++) /* 1 / sqrt(running_var + eps) as tensor ops in the
+                                                   * parameters' dtype (eps rounded to it first) */
+                rstd[g] = rounded(1.0 / rounded(sqrt(rounded(rv[g % channels] + rounded(eps, chain), chain)), chain),
+                                  chain);
+        if (fast) {
+            bn_half_transform(&hj, mean, rstd);
+        } else {
+            apply_job aj = { values, groups, inner, mean, rstd, w, b, channels, chain };
+            nn_parallel(outer * groups, 1 + 4096 / (inner + 1), apply_affine, &aj);
+        }
         nn_scatter(call->out[0], values);
         if (training && outer * inner > 0) {
             if (rm) nn_scatter(rm_t, rm);
@@ -319,7 +344,15 @@ bool mtk_nn_batch_norm_cpu(mtk_op_call *call)
     int64_t channels = x->shape[1];
     bool dense = mtk_tensor_is_contiguous(x) || (x->ndim == 4 && mtk_tensor_is_channels_last(x)) ||
                  (x->ndim == 5 && mtk_tensor_is_channels_last_3d(x));
-    return run_batch_norm(call, x->shape[0], channels, nn_prod(x->shape, 2, x->ndim), channels, training, dense);
+    int64_t inner = nn_prod(x->shape, 2, x->ndim);
+    bool params_dense = true;
+    static const int32_t param_args[4] = { ARG_WEIGHT, ARG_BIAS, ARG_RUNNING_MEAN, ARG_RUNNING_VAR };
+    for (int32_t i = 0; i < 4; i++) {
+        const mtk_tensor *p = arg_tensor(call, param_args[i]);
+        if (p && !mtk_tensor_is_contiguous(p)) params_dense = false;
+    }
+    return run_batch_norm(call, x->shape[0], channels, inner, channels, training, dense,
+                          mtk_tensor_is_contiguous(x) && inner != 1, params_dense, false);
 }
 
 /* -------------------------------------------------------- instance_norm */
@@ -399,8 +432,11 @@ bool mtk_nn_instance_norm_cpu(mtk_op_call *call)
         return false;
     int64_t channels = x->shape[1];
     /* torch normalizes x.contiguous(): the dense kernel */
-    return run_batch_norm(call, 1, x->shape[0] * channels, nn_prod(x->shape, 2, x->ndim), channels, use_input_stats,
-                          true);
+    int64_t inner = nn_prod(x->shape, 2, x->ndim);
+    /* its parameters are repeated into contiguous tensors; without a
+     * weight torch 2.13 casts the running statistics to x's dtype */
+    return run_batch_norm(call, 1, x->shape[0] * channels, inner, channels, use_input_stats, true, inner != 1, true,
+                          arg_tensor(call, ARG_WEIGHT) == NULL);
 }
 
 /* ------------------------------------------------------------- typed API */
