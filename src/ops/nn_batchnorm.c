@@ -62,7 +62,10 @@ static bool check_batch_norm_params(mtk_op_call *call, int64_t features, int64_t
 }
 
 /* The cpu-only checks torch makes of the running statistics and dtypes. */
-static bool check_cpu_stats(mtk_op_call *call, bool training)
+/* The checks shared by batch_norm and instance_norm on cpu; `params` (4,
+ * NULL for the default) the parameters whose dtypes are checked, in the
+ * order torch checks them. */
+static bool check_cpu_stats_of(mtk_op_call *call, bool training, const mtk_tensor *const *params)
 {
     const mtk_tensor *x = arg_tensor(call, ARG_INPUT);
     const mtk_tensor *rm = arg_tensor(call, ARG_RUNNING_MEAN), *rv = arg_tensor(call, ARG_RUNNING_VAR);
@@ -77,9 +80,40 @@ static bool check_cpu_stats(mtk_op_call *call, bool training)
         if (stats[i] && stats[i]->ndim != 1)
             return mtk_call_error(call, MTK_ERR_SHAPE, "TensorAccessor expected 1 dims but tensor has %d",
                                   (int)stats[i]->ndim);
+    if (params) return nn_check_param_dtypes(call, x, params, 4);
     /* torch checks the running statistics first when training */
     const mtk_tensor *train_order[4] = { rm, rv, w, b }, *eval_order[4] = { w, b, rm, rv };
     return nn_check_param_dtypes(call, x, training ? train_order : eval_order, 4);
+}
+
+static bool check_cpu_stats(mtk_op_call *call, bool training) { return check_cpu_stats_of(call, training, NULL); }
+
+/* instance_norm's dtype rules on cpu (torch 2.13): the mixed-dtype check
+ * looks at the weight and bias only; without them the running
+ * statistics are cast to x's dtype; with them (of x's dtype) any running
+ * mean goes, and the running variance must have x's or the running
+ * mean's dtype. */
+static bool check_instance_stats(mtk_op_call *call, bool use_input_stats)
+{
+    const mtk_tensor *x = arg_tensor(call, ARG_INPUT);
+    const mtk_tensor *rm = arg_tensor(call, ARG_RUNNING_MEAN), *rv = arg_tensor(call, ARG_RUNNING_VAR);
+    const mtk_tensor *w = arg_tensor(call, ARG_WEIGHT), *b = arg_tensor(call, ARG_BIAS);
+    const mtk_tensor *affine = w ? w : b;
+    if (!affine || affine->dtype != x->dtype) {
+        /* no weight or bias: torch's own checks on the cast statistics */
+        if (!affine) {
+            const mtk_tensor *none[4] = { NULL, NULL, NULL, NULL };
+            return check_cpu_stats_of(call, use_input_stats, none);
+        }
+        const mtk_tensor *mixed[4] = { w, b, rm, rv };
+        return check_cpu_stats_of(call, use_input_stats, mixed);
+    }
+    const mtk_tensor *affine_only[4] = { w, b, NULL, NULL };
+    if (!check_cpu_stats_of(call, use_input_stats, affine_only)) return false;
+    if (rv && rv->dtype != x->dtype && rv->dtype != rm->dtype)
+        return mtk_call_error(call, MTK_ERR_DTYPE, "expected scalar type %s but found %s", mtk_dtype_cpp_name(x->dtype),
+                              mtk_dtype_cpp_name(rv->dtype));
+    return true;
 }
 
 /* ------------------------------------------------------------ the kernel */
@@ -425,7 +459,7 @@ bool mtk_nn_instance_norm_cpu(mtk_op_call *call)
 {
     const mtk_tensor *x = arg_tensor(call, ARG_INPUT);
     bool use_input_stats = arg_bool(call, ARG_TRAINING);
-    if (!check_cpu_stats(call, use_input_stats)) return false;
+    if (!check_instance_stats(call, use_input_stats)) return false;
     /* with use_input_stats the running statistics are written back with copy_ */
     const mtk_tensor *mean = arg_tensor(call, ARG_RUNNING_MEAN), *var = arg_tensor(call, ARG_RUNNING_VAR);
     if (use_input_stats && ((mean && !mtk_check_writable(call, mean)) || (var && !mtk_check_writable(call, var))))
