@@ -87,7 +87,13 @@ static bool describe_vector_norm_of(mtk_op_call *call, red_desc *d, double ord, 
     if (!check_norm_dtype(call, who, x->dtype, requested)) return false;
     d->out_dtype[0] = d->cast = requested != MTK_DTYPE_UNDEFINED ? requested : x->dtype;
     mtk_value unique_dims;
-    if (repeats_only_size1_dims(call, d, dim, &unique_dims)) dim = &unique_dims;
+    const mtk_value *given = dim;
+    bool repeated = repeats_only_size1_dims(call, d, dim, &unique_dims);
+    /* torch's meta decomposition runs orders 0 and +-inf as sum/amax/amin
+     * over the dims as given, which refuse a repeated one */
+    if (repeated && (ord == 0.0 || isinf(ord)) && call->device == MTK_DEVICE_META)
+        return red_fail(call, MTK_ERR_INVALID_ARGUMENT, "duplicate value in the list of dims");
+    if (repeated) dim = &unique_dims;
     if (!red_read_dims(call, d, dim, RED_EMPTY_ALL, "dim", &ndims)) return false;
     if (mtk_tensor_numel(x) == 0 && (ord < 0 || isinf(ord))) {
         char o[32];
@@ -100,7 +106,7 @@ static bool describe_vector_norm_of(mtk_op_call *call, red_desc *d, double ord, 
         /* each reduced dim must be non-empty; torch's meta device also
          * refuses every negative dim here (its check misreads them) */
         int64_t dims[MTK_MAX_DIMS + 1];
-        int32_t n = mtk_value_to_ints(call->ctx, dim, dims, MTK_MAX_DIMS + 1, call->op->name, "dim");
+        int32_t n = mtk_value_to_ints(call->ctx, given, dims, MTK_MAX_DIMS + 1, call->op->name, "dim");
         for (int32_t k = 0; k < n; k++) {
             int64_t w = dims[k] < 0 ? dims[k] + x->ndim : dims[k];
             if (x->shape[w] == 0 || (dims[k] < 0 && call->device == MTK_DEVICE_META))
