@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "mtk/mtk.h"
+#include "unit_eval.h"
 #include "mtk/eval.h"
 #include "core/scalar.h"
 
@@ -17,11 +18,7 @@
 static void assert_values(const char *expr, const double *expected, int64_t n)
 {
     mtk_ctx *ctx = mtk_ctx_new();
-    mtk_value v;
-    assert_true(mtk_ctx_push_device(ctx, MTK_DEVICE_CPU));
-    bool ok = mtk_eval(ctx, expr, &v);
-    assert_true(mtk_ctx_pop_device(ctx));
-    if (!ok) fail_msg("eval(%s) failed: %s", expr, mtk_ctx_message(ctx));
+    mtk_value v = unit_eval_on(ctx, MTK_DEVICE_CPU, expr);
     assert_int_equal(v.kind, MTK_VALUE_TENSOR);
     const mtk_tensor *t = v.as.tensor;
     assert_int_equal(mtk_tensor_numel(t), n);

@@ -11,30 +11,13 @@
 #include <cmocka.h>
 
 #include "mtk/mtk.h"
-
-static int setup(void **state)
-{
-    mtk_ctx *ctx = mtk_ctx_new();
-    if (!ctx) return -1;
-    *state = ctx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    mtk_ctx_free(*state);
-    return 0;
-}
+#include "unit_eval.h"
 
 /* evaluates expr on `device` and checks the result's shape and strides */
 static void assert_layout(mtk_ctx *ctx, mtk_device device, const char *expr, int32_t ndim, const int64_t *shape,
                           const int64_t *stride)
 {
-    mtk_value v;
-    assert_true(mtk_ctx_push_device(ctx, device));
-    bool ok = mtk_eval(ctx, expr, &v);
-    assert_true(mtk_ctx_pop_device(ctx));
-    if (!ok) fail_msg("eval(%s) failed: %s", expr, mtk_ctx_message(ctx));
+    mtk_value v = unit_eval_on(ctx, device, expr);
     assert_int_equal(v.kind, MTK_VALUE_TENSOR);
     const mtk_tensor *t = v.as.tensor;
     assert_int_equal(t->ndim, ndim);
@@ -130,11 +113,11 @@ static void cpu_antialias_of_unchanged_size_copies_any_float(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(meta_cubic_one_pixel_keeps_the_gathers_layout, setup, teardown),
-        cmocka_unit_test_setup_teardown(meta_half_inputs_are_converted_before_the_gather, setup, teardown),
-        cmocka_unit_test_setup_teardown(meta_integer_linear_rounds_after_contiguous, setup, teardown),
-        cmocka_unit_test_setup_teardown(cpu_result_is_fresh_in_the_suggested_format, setup, teardown),
-        cmocka_unit_test_setup_teardown(cpu_antialias_of_unchanged_size_copies_any_float, setup, teardown),
+        UNIT_CTX_TEST(meta_cubic_one_pixel_keeps_the_gathers_layout),
+        UNIT_CTX_TEST(meta_half_inputs_are_converted_before_the_gather),
+        UNIT_CTX_TEST(meta_integer_linear_rounds_after_contiguous),
+        UNIT_CTX_TEST(cpu_result_is_fresh_in_the_suggested_format),
+        UNIT_CTX_TEST(cpu_antialias_of_unchanged_size_copies_any_float),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

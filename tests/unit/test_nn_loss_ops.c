@@ -12,30 +12,13 @@
 #include <string.h>
 
 #include "mtk/mtk.h"
+#include "unit_eval.h"
 #include "core/scalar.h"
-
-static int setup(void **state)
-{
-    mtk_ctx *ctx = mtk_ctx_new();
-    if (!ctx) return -1;
-    *state = ctx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    mtk_ctx_free(*state);
-    return 0;
-}
 
 /* expr evaluated on `device`; fails the test when it errors */
 static mtk_tensor *eval_on(mtk_ctx *ctx, mtk_device device, const char *expr)
 {
-    mtk_value v;
-    assert_true(mtk_ctx_push_device(ctx, device));
-    bool ok = mtk_eval(ctx, expr, &v);
-    assert_true(mtk_ctx_pop_device(ctx));
-    if (!ok) fail_msg("eval(%s) failed: %s", expr, mtk_ctx_message(ctx));
+    mtk_value v = unit_eval_on(ctx, device, expr);
     assert_int_equal(v.kind, MTK_VALUE_TENSOR);
     return v.as.tensor;
 }
@@ -302,16 +285,16 @@ static void bce_with_logits_float_log_sigmoid_rounds_as_torch(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(mse_loss_meta_follows_the_decomposition_strides, setup, teardown),
-        cmocka_unit_test_setup_teardown(loss_meta_integer_dtypes_follow_torch, setup, teardown),
-        cmocka_unit_test_setup_teardown(class_loss_meta_dtypes_follow_torch, setup, teardown),
-        cmocka_unit_test_setup_teardown(bce_weight_broadcasts_on_meta_only, setup, teardown),
-        cmocka_unit_test_setup_teardown(class_loss_of_one_sample_follows_each_device, setup, teardown),
-        cmocka_unit_test_setup_teardown(cross_entropy_probabilities_round_in_their_dtypes, setup, teardown),
-        cmocka_unit_test_setup_teardown(loss_cpu_strides_follow_the_aten_kernels, setup, teardown),
-        cmocka_unit_test_setup_teardown(loss_cpu_values_round_as_torch, setup, teardown),
-        cmocka_unit_test_setup_teardown(loss_cpu_reductions_add_up_in_torch_order, setup, teardown),
-        cmocka_unit_test_setup_teardown(bce_with_logits_float_log_sigmoid_rounds_as_torch, setup, teardown),
+        UNIT_CTX_TEST(mse_loss_meta_follows_the_decomposition_strides),
+        UNIT_CTX_TEST(loss_meta_integer_dtypes_follow_torch),
+        UNIT_CTX_TEST(class_loss_meta_dtypes_follow_torch),
+        UNIT_CTX_TEST(bce_weight_broadcasts_on_meta_only),
+        UNIT_CTX_TEST(class_loss_of_one_sample_follows_each_device),
+        UNIT_CTX_TEST(cross_entropy_probabilities_round_in_their_dtypes),
+        UNIT_CTX_TEST(loss_cpu_strides_follow_the_aten_kernels),
+        UNIT_CTX_TEST(loss_cpu_values_round_as_torch),
+        UNIT_CTX_TEST(loss_cpu_reductions_add_up_in_torch_order),
+        UNIT_CTX_TEST(bce_with_logits_float_log_sigmoid_rounds_as_torch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,30 +13,13 @@
 #include <cmocka.h>
 
 #include "mtk/mtk.h"
+#include "unit_eval.h"
 #include "core/scalar.h"
-
-static int setup(void **state)
-{
-    mtk_ctx *ctx = mtk_ctx_new();
-    if (!ctx) return -1;
-    *state = ctx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    mtk_ctx_free(*state);
-    return 0;
-}
 
 /* the indices (second result) of a max pool with return_indices on cpu */
 static mtk_tensor *indices_of(mtk_ctx *ctx, const char *expr)
 {
-    mtk_value v;
-    assert_true(mtk_ctx_push_device(ctx, MTK_DEVICE_CPU));
-    bool ok = mtk_eval(ctx, expr, &v);
-    assert_true(mtk_ctx_pop_device(ctx));
-    if (!ok) fail_msg("eval(%s) failed: %s", expr, mtk_ctx_message(ctx));
+    mtk_value v = unit_eval_on(ctx, MTK_DEVICE_CPU, expr);
     assert_true(v.kind == MTK_VALUE_TUPLE || v.kind == MTK_VALUE_LIST);
     assert_int_equal(v.as.list.count, 2);
     assert_int_equal(v.as.list.items[1].kind, MTK_VALUE_TENSOR);
@@ -160,13 +143,11 @@ static void cpu_adaptive_avg_pool2d_of_empty_output_skips_the_dtype_check(void *
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(max_pool3d_channels_last_tail_channels_drop_the_depth, setup, teardown),
-        cmocka_unit_test_setup_teardown(max_pool3d_unbatched_channels_last_input_runs_the_channels_last_kernel, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(max_pool3d_empty_windows_report_the_start_index, setup, teardown),
-        cmocka_unit_test_setup_teardown(cpu_max_pool3d_unbatched_channels_last_result, setup, teardown),
-        cmocka_unit_test_setup_teardown(cpu_adaptive_avg_pool2d_of_empty_output_skips_the_dtype_check, setup,
-                                        teardown),
+        UNIT_CTX_TEST(max_pool3d_channels_last_tail_channels_drop_the_depth),
+        UNIT_CTX_TEST(max_pool3d_unbatched_channels_last_input_runs_the_channels_last_kernel),
+        UNIT_CTX_TEST(max_pool3d_empty_windows_report_the_start_index),
+        UNIT_CTX_TEST(cpu_max_pool3d_unbatched_channels_last_result),
+        UNIT_CTX_TEST(cpu_adaptive_avg_pool2d_of_empty_output_skips_the_dtype_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
