@@ -107,6 +107,8 @@ void nn_scatter(mtk_tensor *out, const double *values);
 /* Rounds each value through `dtype` (what storing and reloading it in a
  * tensor of that dtype gives). */
 void nn_round(double *values, int64_t n, mtk_dtype dtype);
+/* One value rounded through `dtype`, as nn_round does it. */
+double nn_rounded(mtk_dtype dtype, double v);
 
 /* A new contiguous double buffer of `n` elements (NULL and an error on
  * failure). */

@@ -29,12 +29,6 @@
 
 #include <math.h>
 
-static double round_to(double v, mtk_dtype dtype)
-{
-    nn_round(&v, 1, dtype);
-    return v;
-}
-
 /* lanes[0] + lanes[1] + ... in order, in float */
 static float lane_total(const float *lanes)
 {
@@ -118,16 +112,16 @@ static void batch_stats_range(int64_t begin, int64_t end, void *user)
         if (job->plane_kernel) {
             mean = plane_sum(job, g, false, 0.0f) / (float)count;
             var_sum = plane_sum(job, g, true, mean);
-            if (bf16) mean = (float)round_to(mean, MTK_BFLOAT16);
+            if (bf16) mean = (float)nn_rounded(MTK_BFLOAT16, mean);
         } else {
             mean = chunked_sum(job, g, false, 0.0f) / (float)count;
-            if (bf16) mean = (float)round_to(mean, MTK_BFLOAT16);
+            if (bf16) mean = (float)nn_rounded(MTK_BFLOAT16, mean);
             var_sum = chunked_sum(job, g, true, mean);
         }
         float var;
         if (bf16) {
-            float stored = (float)round_to(var_sum, MTK_BFLOAT16);
-            var = (float)round_to(stored / (float)round_to((double)count, MTK_BFLOAT16), MTK_BFLOAT16);
+            float stored = (float)nn_rounded(MTK_BFLOAT16, var_sum);
+            var = (float)nn_rounded(MTK_BFLOAT16, stored / (float)nn_rounded(MTK_BFLOAT16, (double)count));
         } else {
             var = var_sum / (float)count;
         }
@@ -135,8 +129,8 @@ static void batch_stats_range(int64_t begin, int64_t end, void *user)
         t->mean[g] = mean;
         t->invstd[g] = invstd;
         if (!job->mixed) {
-            t->mean[g] = round_to(t->mean[g], job->dtype);
-            t->invstd[g] = round_to(t->invstd[g], job->dtype);
+            t->mean[g] = nn_rounded(job->dtype, t->mean[g]);
+            t->invstd[g] = nn_rounded(job->dtype, t->invstd[g]);
         }
     }
 }

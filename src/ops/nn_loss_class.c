@@ -209,13 +209,6 @@ bool mtk_nn_cross_entropy_meta(mtk_op_call *call) { return class_meta(call, true
 
 /* ------------------------------------------------------------ the kernel */
 
-/* round v through dtype */
-static double through(mtk_dtype dtype, double v)
-{
-    nn_round(&v, 1, dtype);
-    return v;
-}
-
 /* log_softmax over the classes of x viewed as (outer, classes, inner),
  * rounded into `dtype` as torch's cpu kernels round it: in general once;
  * float16/bfloat16 over the last dim (its vectorized kernel) with the sum
@@ -233,14 +226,14 @@ static void log_softmax_classes(double *x, const class_plan *p, mtk_dtype dtype,
             if (max == -INFINITY) max = 0;
             if (reduced) {
                 for (int64_t c = 0; c < p->classes; c++) sum += expf((float)(v[c * p->inner] - max));
-                float log_sum = (float)through(dtype, logf((float)through(dtype, (double)(float)sum)));
+                float log_sum = (float)nn_rounded(dtype, logf((float)nn_rounded(dtype, (double)(float)sum)));
                 for (int64_t c = 0; c < p->classes; c++)
-                    v[c * p->inner] = through(dtype, (double)((float)(v[c * p->inner] - max) - log_sum));
+                    v[c * p->inner] = nn_rounded(dtype, (double)((float)(v[c * p->inner] - max) - log_sum));
                 continue;
             }
             for (int64_t c = 0; c < p->classes; c++) sum += exp(v[c * p->inner] - max);
             double lse = max + log(sum);
-            for (int64_t c = 0; c < p->classes; c++) v[c * p->inner] = through(dtype, v[c * p->inner] - lse);
+            for (int64_t c = 0; c < p->classes; c++) v[c * p->inner] = nn_rounded(dtype, v[c * p->inner] - lse);
         }
 }
 
@@ -270,12 +263,12 @@ static void cascade_init(nll_cascade *c, mtk_dtype dtype, int64_t steps)
 /* step r: loss -= term, weight += w (each rounded to the dtype) */
 static void cascade_step(nll_cascade *c, int64_t r, double term, double w)
 {
-    c->loss[0] = through(c->dtype, c->loss[0] - term);
-    c->weight[0] = through(c->dtype, c->weight[0] + w);
+    c->loss[0] = nn_rounded(c->dtype, c->loss[0] - term);
+    c->weight[0] = nn_rounded(c->dtype, c->weight[0] + w);
     for (int64_t j = 0; j + 1 < NLL_LEVELS; j++) {
         if ((r & (c->mask << (j * c->power))) != 0) break;
-        c->weight[j + 1] = through(c->dtype, c->weight[j + 1] + c->weight[j]);
-        c->loss[j + 1] = through(c->dtype, c->loss[j + 1] + c->loss[j]);
+        c->weight[j + 1] = nn_rounded(c->dtype, c->weight[j + 1] + c->weight[j]);
+        c->loss[j + 1] = nn_rounded(c->dtype, c->loss[j + 1] + c->loss[j]);
         c->weight[j] = c->loss[j] = 0;
     }
 }
@@ -283,7 +276,7 @@ static void cascade_step(nll_cascade *c, int64_t r, double term, double w)
 static double cascade_total(const nll_cascade *c, const double *levels)
 {
     double total = 0;
-    for (int32_t j = 0; j < NLL_LEVELS; j++) total = through(c->dtype, total + levels[j]);
+    for (int32_t j = 0; j < NLL_LEVELS; j++) total = nn_rounded(c->dtype, total + levels[j]);
     return total;
 }
 
@@ -293,7 +286,7 @@ static double class_sum(mtk_dtype dtype, const double *v, int64_t n, int64_t ste
 {
     double s = 0;
     for (int64_t c = 0; c < n; c++) s = dtype == MTK_FLOAT64 ? s + v[c * step] : (double)(float)(s + v[c * step]);
-    return through(dtype, s);
+    return nn_rounded(dtype, s);
 }
 
 static bool class_cpu(mtk_op_call *call, bool cross_entropy)
@@ -343,9 +336,10 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
             for (int64_t c = 0; c < p.classes; c++) {
                 double target = tv[c * p.inner];
                 if (p.smoothing > 0)
-                    target = through(td, through(td, target * (1 - p.smoothing)) + p.smoothing / (double)p.classes);
-                double term = through(xtd, v[c * p.inner] * target);
-                terms[c] = w ? through(dt, term * w[c]) : term;
+                    target = nn_rounded(td, nn_rounded(td, target * (1 - p.smoothing)) +
+                                                p.smoothing / (double)p.classes);
+                double term = nn_rounded(xtd, v[c * p.inner] * target);
+                terms[c] = w ? nn_rounded(dt, term * w[c]) : term;
             }
             double s = class_sum(dt, terms, p.classes, 1);
             if (terms != row) mtk_ctx_mfree(ctx, terms);
@@ -365,10 +359,10 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
         }
         double wc = w ? w[cls] : 1.0;
         /* -input[cls] * weight[cls], one rounding */
-        double term = through(dt, v[cls * p.inner] * wc);
+        double term = nn_rounded(dt, v[cls * p.inner] * wc);
         cascade_step(&cascade, r, term, wc);
         counted++;
-        loss[r] = through(dt, -term);
+        loss[r] = nn_rounded(dt, -term);
         if (smooth) {
             // -(input * weight).sum(class_dim) of this row
             double row[1024], *buf = p.classes <= 1024 ? row : nn_alloc(ctx, p.classes);
@@ -376,7 +370,7 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
                 ok = false;
                 break;
             }
-            for (int64_t c = 0; c < p.classes; c++) buf[c] = through(dt, v[c * p.inner] * (w ? w[c] : 1.0));
+            for (int64_t c = 0; c < p.classes; c++) buf[c] = nn_rounded(dt, v[c * p.inner] * (w ? w[c] : 1.0));
             smooth[r] = -class_sum(dt, buf, p.classes, 1);
             if (buf != row) mtk_ctx_mfree(ctx, buf);
             smooth_total += smooth[r];
@@ -394,8 +388,8 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
             /* nll_loss: the cascade's sums; 'mean' divides by the summed
              * weights (no weight: the count, in the dtype) */
             double nll = cascade_total(&cascade, cascade.loss);
-            double weight_total = w ? cascade_total(&cascade, cascade.weight) : through(dt, (double)counted);
-            if (p.reduction == NN_REDUCE_MEAN) nll = through(dt, nll / weight_total);
+            double weight_total = w ? cascade_total(&cascade, cascade.weight) : nn_rounded(dt, (double)counted);
+            if (p.reduction == NN_REDUCE_MEAN) nll = nn_rounded(dt, nll / weight_total);
             double value = nll;
             if (p.smoothing > 0) {
                 /* (1 - eps) * nll + smooth * (eps / C), each a step in the
@@ -404,11 +398,11 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
                 if (dt != MTK_FLOAT64) a = (double)(float)a, b = (double)(float)b;
                 if (p.reduction == NN_REDUCE_NONE) {
                     for (int64_t r = 0; r < rows; r++)
-                        loss[r] = through(dt, through(dt, a * loss[r]) + through(dt, smooth[r] * b));
+                        loss[r] = nn_rounded(dt, nn_rounded(dt, a * loss[r]) + nn_rounded(dt, smooth[r] * b));
                 } else {
-                    double sm = through(dt, smooth_total);
-                    if (p.reduction == NN_REDUCE_MEAN) sm = through(dt, sm / weight_total);
-                    value = through(dt, through(dt, a * nll) + through(dt, sm * b));
+                    double sm = nn_rounded(dt, smooth_total);
+                    if (p.reduction == NN_REDUCE_MEAN) sm = nn_rounded(dt, sm / weight_total);
+                    value = nn_rounded(dt, nn_rounded(dt, a * nll) + nn_rounded(dt, sm * b));
                 }
             }
             if (p.reduction == NN_REDUCE_NONE) nn_scatter(call->out[0], loss);

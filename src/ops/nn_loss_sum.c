@@ -51,13 +51,6 @@ static double load(const sum_ctx *s, const loader *l, int64_t i, int64_t k)
     return add(s, s->mem[at], s->mem[at + l->pair]);
 }
 
-/* v rounded to dtype (float64 keeps it) */
-static double round_to(mtk_dtype dtype, double v)
-{
-    if (dtype != MTK_FLOAT64) nn_round(&v, 1, dtype);
-    return v;
-}
-
 static int64_t ceil_log2(int64_t x)
 {
     int64_t r = 0;
@@ -255,7 +248,7 @@ bool nn_torch_sum(mtk_ctx *ctx, const double *values, const int64_t *shape, cons
             oidx[i] = 0;
         }
     }
-    *out = round_to(dtype, *out);
+    *out = nn_rounded(dtype, *out);
     mtk_ctx_mfree(ctx, mem);
     return true;
 }

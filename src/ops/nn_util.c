@@ -91,6 +91,12 @@ void nn_round(double *values, int64_t n, mtk_dtype dtype)
     }
 }
 
+double nn_rounded(mtk_dtype dtype, double v)
+{
+    nn_round(&v, 1, dtype);
+    return v;
+}
+
 /* ------------------------------------------------------------ arguments */
 
 /* Python's truthiness of an argument value (None is handled by callers). */
