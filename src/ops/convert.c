@@ -253,28 +253,11 @@ bool mtk_copy__meta(mtk_op_call *call)
     return check_device_supported(call, self->device);
 }
 
-/* torch's partial-overlap check of two views of one storage: the same
- * view is fine (a no-op copy); two dense views whose byte ranges meet are
- * not; anything else is too hard to tell and allowed. */
-static bool partially_overlap(const mtk_tensor *a, const mtk_tensor *b)
-{
-    bool same = a->storage_offset == b->storage_offset && a->dtype == b->dtype && a->ndim == b->ndim &&
-                memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) == 0 &&
-                memcmp(a->stride, b->stride, (size_t)a->ndim * sizeof *a->stride) == 0;
-    if (same || !mtk_tensor_is_non_overlapping_and_dense(a) || !mtk_tensor_is_non_overlapping_and_dense(b))
-        return false;
-    int64_t alo, ahi, blo, bhi;
-    if (!mtk_tensor_extent(a, &alo, &ahi) || !mtk_tensor_extent(b, &blo, &bhi)) return false;
-    if (alo == ahi || blo == bhi) return false; /* empty */
-    int64_t as = (int64_t)mtk_dtype_size(a->dtype), bs = (int64_t)mtk_dtype_size(b->dtype);
-    return alo * as < bhi * bs && blo * bs < ahi * as;
-}
-
 bool mtk_copy__cpu(mtk_op_call *call)
 {
     mtk_tensor *self = arg_tensor(call, 0), *src = mtk_call_operand(call, 1);
     if (!src || !mtk_check_writable(call, self)) return false;
-    if (self->storage == src->storage && partially_overlap(self, src))
+    if (self->storage == src->storage && mtk_views_partially_overlap(self, src))
         return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
                               "unsupported operation: some elements of the input tensor and the "
                               "written-to tensor refer to a single memory location. Please clone() the "

@@ -130,19 +130,13 @@ static bool circular_shape(mtk_op_call *call, const mtk_tensor *x, const pad_for
     return true;
 }
 
-/* Whether a slice [lo, hi) along dim d of a contiguous tensor of
- * `shape` is dense (torch's is_non_overlapping_and_dense): the whole dim,
- * or no dim before d larger than 1.  Its element range in *begin, *end. */
-static bool dense_slice(const int64_t *shape, int32_t nd, int32_t d, int64_t lo, int64_t hi, int64_t *begin,
-                        int64_t *end)
+/* The view out.narrow(d, lo, hi - lo) of a contiguous `out`. */
+static mtk_tensor slice_of(const mtk_tensor *out, int32_t d, int64_t lo, int64_t hi)
 {
-    int64_t outer = 1, inner = 1;
-    for (int32_t i = 0; i < d; i++) outer *= shape[i];
-    for (int32_t i = d + 1; i < nd; i++) inner *= shape[i];
-    if (hi - lo != shape[d] && outer != 1) return false;
-    *begin = hi - lo == shape[d] ? 0 : lo * inner;
-    *end = hi - lo == shape[d] ? outer * shape[d] * inner : hi * inner;
-    return true;
+    mtk_tensor v = *out;
+    v.shape[d] = hi - lo;
+    v.storage_offset = lo * out->stride[d];
+    return v;
 }
 
 /* torch's cpu circular pad fills the wrapped borders by copies within its
@@ -153,7 +147,12 @@ static bool dense_slice(const int64_t *shape, int32_t nd, int32_t d, int64_t lo,
  * others, and copies). */
 static bool check_circular_copies(mtk_op_call *call, const pad_form *f, const int64_t *shape, int32_t nd)
 {
-    if (mtk_shape_numel(shape, nd) == 0) return true;
+    mtk_tensor out; /* the output's geometry, contiguous */
+    memset(&out, 0, sizeof out);
+    out.dtype = arg_tensor(call, 0)->dtype;
+    out.ndim = nd;
+    memcpy(out.shape, shape, (size_t)nd * sizeof *shape);
+    mtk_contiguous_strides(shape, nd, out.stride);
     for (int32_t i = 0; i < f->n / 2; i++) {
         int32_t d = nd - 1 - i;
         int64_t l = f->pad[2 * i], r = f->pad[2 * i + 1], n = shape[d];
@@ -162,10 +161,8 @@ static bool check_circular_copies(mtk_op_call *call, const pad_form *f, const in
         for (int32_t c = 0; c < 2; c++) {
             const int64_t *k = copies[c];
             if ((c == 0 ? l : r) <= 0) continue;
-            int64_t b0, e0, b1, e1;
-            if (!dense_slice(shape, nd, d, k[0], k[1], &b0, &e0) || !dense_slice(shape, nd, d, k[2], k[3], &b1, &e1))
-                continue;
-            if (b0 < e1 && b1 < e0 && !(b0 == b1 && e0 == e1))
+            mtk_tensor dst = slice_of(&out, d, k[0], k[1]), src = slice_of(&out, d, k[2], k[3]);
+            if (mtk_views_partially_overlap(&dst, &src))
                 return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
                                       "unsupported operation: some elements of the input tensor and the written-to "
                                       "tensor refer to a single memory location. Please clone() the tensor before "

@@ -316,6 +316,20 @@ bool mtk_check_writable(mtk_op_call *call, const mtk_tensor *t)
     return true;
 }
 
+bool mtk_views_partially_overlap(const mtk_tensor *a, const mtk_tensor *b)
+{
+    bool same = a->storage_offset == b->storage_offset && a->dtype == b->dtype && a->ndim == b->ndim &&
+                memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) == 0 &&
+                memcmp(a->stride, b->stride, (size_t)a->ndim * sizeof *a->stride) == 0;
+    if (same || !mtk_tensor_is_non_overlapping_and_dense(a) || !mtk_tensor_is_non_overlapping_and_dense(b))
+        return false;
+    int64_t alo, ahi, blo, bhi;
+    if (!mtk_tensor_extent(a, &alo, &ahi) || !mtk_tensor_extent(b, &blo, &bhi)) return false;
+    if (alo == ahi || blo == bhi) return false; /* empty */
+    int64_t as = (int64_t)mtk_dtype_size(a->dtype), bs = (int64_t)mtk_dtype_size(b->dtype);
+    return alo * as < bhi * bs && blo * bs < ahi * as;
+}
+
 void mtk_copy_strided(mtk_tensor *dst, const mtk_tensor *src)
 {
     int64_t sd[MTK_MAX_DIMS], ss[MTK_MAX_DIMS];

@@ -110,6 +110,12 @@ mtk_op_cost mtk_outputs_cost(const mtk_op_call *call);
  * counts it dense). */
 bool mtk_check_writable(mtk_op_call *call, const mtk_tensor *t);
 
+/* torch's partial-overlap check (copy_'s) of two views of one storage:
+ * the same view is fine (a no-op copy); two non-overlapping-and-dense
+ * views whose byte ranges meet overlap partly; anything else is too hard
+ * to tell, and allowed. */
+bool mtk_views_partially_overlap(const mtk_tensor *a, const mtk_tensor *b);
+
 /* Copies src into dst (same shape; any strides; converting dtype), as
  * Tensor.copy_ does after broadcasting src to dst's shape. */
 void mtk_copy_strided(mtk_tensor *dst, const mtk_tensor *src);
