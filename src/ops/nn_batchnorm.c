@@ -61,8 +61,8 @@ static bool check_batch_norm_params(mtk_op_call *call, int64_t features, int64_t
     return true;
 }
 
-/* The cpu-only checks torch makes of the running statistics and dtypes. */
-/* The checks shared by batch_norm and instance_norm on cpu; `params` (4,
+/* The cpu-only checks torch makes of the running statistics and dtypes,
+ * shared by batch_norm and instance_norm; `params` (4,
  * NULL for the default) the parameters whose dtypes are checked, in the
  * order torch checks them. */
 static bool check_cpu_stats_of(mtk_op_call *call, bool training, const mtk_tensor *const *params)
@@ -99,18 +99,10 @@ static bool check_instance_stats(mtk_op_call *call, bool use_input_stats)
     const mtk_tensor *rm = arg_tensor(call, ARG_RUNNING_MEAN), *rv = arg_tensor(call, ARG_RUNNING_VAR);
     const mtk_tensor *w = arg_tensor(call, ARG_WEIGHT), *b = arg_tensor(call, ARG_BIAS);
     const mtk_tensor *affine = w ? w : b;
-    if (!affine || affine->dtype != x->dtype) {
-        /* no weight or bias: torch's own checks on the cast statistics */
-        if (!affine) {
-            const mtk_tensor *none[4] = { NULL, NULL, NULL, NULL };
-            return check_cpu_stats_of(call, use_input_stats, none);
-        }
-        const mtk_tensor *mixed[4] = { w, b, rm, rv };
-        return check_cpu_stats_of(call, use_input_stats, mixed);
-    }
-    const mtk_tensor *affine_only[4] = { w, b, NULL, NULL };
-    if (!check_cpu_stats_of(call, use_input_stats, affine_only)) return false;
-    if (rv && rv->dtype != x->dtype && rv->dtype != rm->dtype)
+    bool mixed = affine && affine->dtype != x->dtype;
+    const mtk_tensor *checked[4] = { w, b, mixed ? rm : NULL, mixed ? rv : NULL };
+    if (!check_cpu_stats_of(call, use_input_stats, checked)) return false;
+    if (affine && !mixed && rv && rv->dtype != x->dtype && rv->dtype != rm->dtype)
         return mtk_call_error(call, MTK_ERR_DTYPE, "expected scalar type %s but found %s", mtk_dtype_cpp_name(x->dtype),
                               mtk_dtype_cpp_name(rv->dtype));
     return true;
