@@ -318,6 +318,10 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
     cascade_init(&cascade, dt, rows);
     double *smooth = NULL;
     if (ok && !p.probabilities && p.smoothing > 0) ok = (smooth = nn_alloc(ctx, rows)) != NULL;
+    /* one row's per-class terms (probability targets, label smoothing) */
+    double small_row[1024], *terms = NULL;
+    if (ok && (p.probabilities || smooth))
+        ok = (terms = p.classes <= 1024 ? small_row : nn_alloc(ctx, p.classes)) != NULL;
     for (int64_t r = 0; ok && r < rows; r++) {
         int64_t o = r / p.inner, i = r % p.inner;
         const double *v = x + o * p.classes * p.inner + i;
@@ -327,11 +331,6 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
             // smoothed in its own, times log_p in theirs, times the weight
             // in the result's
             const double *tv = t + o * p.classes * p.inner + i;
-            double row[1024], *terms = p.classes <= 1024 ? row : nn_alloc(ctx, p.classes);
-            if (!terms) {
-                ok = false;
-                break;
-            }
             mtk_dtype td = t_t->dtype, xtd = mtk_promote_types(x_t->dtype, td);
             for (int64_t c = 0; c < p.classes; c++) {
                 double target = tv[c * p.inner];
@@ -342,7 +341,6 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
                 terms[c] = w ? nn_rounded(dt, term * w[c]) : term;
             }
             double s = class_sum(dt, terms, p.classes, 1);
-            if (terms != row) mtk_ctx_mfree(ctx, terms);
             loss[r] = -s;
             total += -s;
             continue;
@@ -365,14 +363,8 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
         loss[r] = nn_rounded(dt, -term);
         if (smooth) {
             // -(input * weight).sum(class_dim) of this row
-            double row[1024], *buf = p.classes <= 1024 ? row : nn_alloc(ctx, p.classes);
-            if (!buf) {
-                ok = false;
-                break;
-            }
-            for (int64_t c = 0; c < p.classes; c++) buf[c] = nn_rounded(dt, v[c * p.inner] * (w ? w[c] : 1.0));
-            smooth[r] = -class_sum(dt, buf, p.classes, 1);
-            if (buf != row) mtk_ctx_mfree(ctx, buf);
+            for (int64_t c = 0; c < p.classes; c++) terms[c] = nn_rounded(dt, v[c * p.inner] * (w ? w[c] : 1.0));
+            smooth[r] = -class_sum(dt, terms, p.classes, 1);
             smooth_total += smooth[r];
         }
     }
@@ -410,6 +402,7 @@ static bool class_cpu(mtk_op_call *call, bool cross_entropy)
         }
     }
     mtk_ctx_mfree(ctx, smooth);
+    if (terms != small_row) mtk_ctx_mfree(ctx, terms);
     double *buffers[] = { x, t, w, loss };
     for (int32_t i = 0; i < 4; i++) mtk_ctx_mfree(ctx, buffers[i]);
     return ok;
