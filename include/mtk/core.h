@@ -25,6 +25,14 @@
 extern "C" {
 #endif
 
+/* MTK_API marks a declaration of the public API: the only symbols the
+ * shared library exports (it is built with hidden visibility). */
+#if defined(__GNUC__)
+#define MTK_API __attribute__((visibility("default")))
+#else
+#define MTK_API
+#endif
+
 #define MTK_VERSION_MAJOR 0
 #define MTK_VERSION_MINOR 1
 #define MTK_VERSION_PATCH 0
