@@ -1,0 +1,120 @@
+/*
+ * mtk plan: the traced graph, and the analyses that read it (summary,
+ * memory and liveness, fit; placement and sharding later).
+ *
+ * A graph is what one traced forward recorded (mtk_trace_begin/end around
+ * a module call), turned into ids: every tensor that took part is one
+ * mtk_graph_tensor, every tensor's storage one mtk_graph_storage (views
+ * share their base's storage, so aliasing is known on meta, where there
+ * is no storage at all), and every op one mtk_graph_node, in the order the
+ * ops ran.  Per-op knowledge the analyses need (what autograd saves for
+ * backward, what backward allocates) is read from the op table's columns
+ * when the node is recorded and kept on the node.
+ *
+ * Everything lives in the context's arena; nothing needs freeing.
+ */
+#ifndef MTK_PLAN_H
+#define MTK_PLAN_H
+
+#include "mtk/core.h"
+#include "mtk/value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mtk_op_def mtk_op_def;
+typedef struct mtk_trace mtk_trace;
+typedef struct mtk_module mtk_module;
+
+/* ================================================================ graph */
+
+/* Where a storage comes from: the analyses count each kind apart. */
+typedef enum mtk_storage_kind {
+    MTK_STORAGE_ACTIVATION = 0, /* made by a node of the graph              */
+    MTK_STORAGE_PARAMETER,      /* a parameter of the traced module tree     */
+    MTK_STORAGE_BUFFER,         /* a buffer of the traced module tree        */
+    MTK_STORAGE_INPUT,          /* given to the traced call, or made outside */
+} mtk_storage_kind;
+
+typedef struct mtk_graph_storage {
+    int64_t nbytes;             /* bytes torch's allocator is asked for      */
+    mtk_storage_kind kind;
+    int32_t base;               /* the tensor that owns it (not a view)      */
+} mtk_graph_storage;
+
+typedef struct mtk_graph_tensor {
+    mtk_tensor *tensor;         /* shape, dtype, strides, offset (meta)      */
+    int32_t storage;            /* index into the graph's storages           */
+    int32_t view_of;            /* tensor id it is a view of, -1: none       */
+    int32_t producer;           /* node that made it, -1 for parameters,
+                                   buffers and inputs                        */
+    bool requires_grad;         /* a trainable parameter, or made by a
+                                   differentiable op from one               */
+    const char *name;           /* parameter or buffer name, else NULL       */
+} mtk_graph_tensor;
+
+/* One tensor autograd keeps for a node's backward (torch 2.13's
+ * derivatives: what saved_tensors_hooks would see). */
+typedef enum mtk_saved_kind {
+    MTK_SAVED_INPUT = 0,        /* the node's input `index` (its storage)    */
+    MTK_SAVED_OUTPUT,           /* the node's output `index`                 */
+    MTK_SAVED_NEW,              /* a tensor the op makes only for backward
+                                   (dropout's mask, layer_norm's mean/rstd,
+                                   sdpa's logsumexp): dtype and shape below  */
+} mtk_saved_kind;
+
+typedef struct mtk_saved {
+    mtk_saved_kind kind;
+    int32_t index;
+    mtk_dtype dtype;            /* MTK_SAVED_NEW                             */
+    int32_t ndim;
+    int64_t shape[MTK_MAX_DIMS];
+} mtk_saved;
+
+/* One allocation a node's backward makes. */
+typedef struct mtk_backward_alloc {
+    int32_t grad_of;            /* the input whose gradient it is (alive
+                                   until consumed or accumulated into .grad),
+                                   -1: a temporary freed when the node's
+                                   backward ends                            */
+    int64_t nbytes;
+} mtk_backward_alloc;
+
+typedef struct mtk_graph_node {
+    const mtk_op_def *op;
+    const mtk_value *args;      /* bound arguments, copied into the arena    */
+    int32_t nargs;
+    const int32_t *inputs;      /* tensor ids of the tensor arguments, in
+                                   order, lists flattened                    */
+    int32_t ninputs;
+    const int32_t *outputs;     /* tensor ids                                */
+    int32_t noutputs;
+    int32_t module;             /* index into the trace's modules, -1: root  */
+    const mtk_saved *saved;     /* what autograd keeps for backward          */
+    int32_t nsaved;
+    const mtk_backward_alloc *backward; /* what its backward allocates      */
+    int32_t nbackward;
+    int64_t transient_bytes;    /* workspace the forward allocates and frees
+                                   inside the op (peak above its outputs)   */
+} mtk_graph_node;
+
+typedef struct mtk_graph mtk_graph;
+
+/* Turns a finished trace into a graph (mtk_trace_end first).  NULL with
+ * the context's error on out of memory. */
+MTK_API mtk_graph *mtk_graph_from_trace(const mtk_trace *trace);
+
+MTK_API int32_t mtk_graph_node_count(const mtk_graph *graph);
+MTK_API const mtk_graph_node *mtk_graph_node_at(const mtk_graph *graph, int32_t i);
+MTK_API int32_t mtk_graph_tensor_count(const mtk_graph *graph);
+MTK_API const mtk_graph_tensor *mtk_graph_tensor_at(const mtk_graph *graph, int32_t i);
+MTK_API int32_t mtk_graph_storage_count(const mtk_graph *graph);
+MTK_API const mtk_graph_storage *mtk_graph_storage_at(const mtk_graph *graph, int32_t i);
+/* The trace it was made from (its modules name the nodes' modules). */
+MTK_API const mtk_trace *mtk_graph_trace(const mtk_graph *graph);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MTK_PLAN_H */
