@@ -121,6 +121,12 @@ typedef struct mtk_dtype_info {
     size_t size;            /* bytes per element                           */
     mtk_dtype_kind kind;
     bool storage_only;      /* float8: conversion only, no arithmetic on cpu */
+    /* How PyTorch's C++ messages spell it: */
+    const char *scalar_type_name; /* c10::ScalarType: "Float", "Long"      */
+    const char *typeid_name;      /* typeid / TypeMeta: "float", "long int",
+                                     "c10::Half"                           */
+    const char *c10_name;         /* c10 conversion checks: "int64_t",
+                                     "float", "c10::Half"                  */
 } mtk_dtype_info;
 
 /* The table row of a valid dtype; NULL for anything else. */

@@ -3,19 +3,36 @@
 
 #include <string.h>
 
+/* Every name of a dtype is a column here and nowhere else: PyTorch's,
+ * eval's short one, safetensors', and the three spellings of PyTorch's C++
+ * messages (ScalarType, typeid, c10 conversion). */
 static const mtk_dtype_info dtype_table[MTK_DTYPE_COUNT] = {
-    [MTK_UINT8] = { MTK_UINT8, "uint8", "u8", "U8", 1, MTK_KIND_UINT, false },
-    [MTK_INT8] = { MTK_INT8, "int8", "i8", "I8", 1, MTK_KIND_INT, false },
-    [MTK_INT16] = { MTK_INT16, "int16", "i16", "I16", 2, MTK_KIND_INT, false },
-    [MTK_INT32] = { MTK_INT32, "int32", "i32", "I32", 4, MTK_KIND_INT, false },
-    [MTK_INT64] = { MTK_INT64, "int64", "i64", "I64", 8, MTK_KIND_INT, false },
-    [MTK_FLOAT16] = { MTK_FLOAT16, "float16", "f16", "F16", 2, MTK_KIND_FLOAT, false },
-    [MTK_FLOAT32] = { MTK_FLOAT32, "float32", "f32", "F32", 4, MTK_KIND_FLOAT, false },
-    [MTK_FLOAT64] = { MTK_FLOAT64, "float64", "f64", "F64", 8, MTK_KIND_FLOAT, false },
-    [MTK_BOOL] = { MTK_BOOL, "bool", "bool", "BOOL", 1, MTK_KIND_BOOL, false },
-    [MTK_BFLOAT16] = { MTK_BFLOAT16, "bfloat16", "bf16", "BF16", 2, MTK_KIND_FLOAT, false },
-    [MTK_FLOAT8_E5M2] = { MTK_FLOAT8_E5M2, "float8_e5m2", "f8e5m2", "F8_E5M2", 1, MTK_KIND_FLOAT, true },
-    [MTK_FLOAT8_E4M3FN] = { MTK_FLOAT8_E4M3FN, "float8_e4m3fn", "f8e4m3", "F8_E4M3", 1, MTK_KIND_FLOAT, true },
+    /* dtype, name, short, safetensors, size, kind, storage_only,
+     * scalar_type_name, typeid_name, c10_name */
+    [MTK_UINT8] = { MTK_UINT8, "uint8", "u8", "U8", 1, MTK_KIND_UINT, false,
+                       "Byte", "unsigned char", "uint8_t" },
+    [MTK_INT8] = { MTK_INT8, "int8", "i8", "I8", 1, MTK_KIND_INT, false,
+                       "Char", "signed char", "int8_t" },
+    [MTK_INT16] = { MTK_INT16, "int16", "i16", "I16", 2, MTK_KIND_INT, false,
+                       "Short", "short int", "int16_t" },
+    [MTK_INT32] = { MTK_INT32, "int32", "i32", "I32", 4, MTK_KIND_INT, false,
+                       "Int", "int", "int" },
+    [MTK_INT64] = { MTK_INT64, "int64", "i64", "I64", 8, MTK_KIND_INT, false,
+                       "Long", "long int", "int64_t" },
+    [MTK_FLOAT16] = { MTK_FLOAT16, "float16", "f16", "F16", 2, MTK_KIND_FLOAT, false,
+                       "Half", "c10::Half", "c10::Half" },
+    [MTK_FLOAT32] = { MTK_FLOAT32, "float32", "f32", "F32", 4, MTK_KIND_FLOAT, false,
+                       "Float", "float", "float" },
+    [MTK_FLOAT64] = { MTK_FLOAT64, "float64", "f64", "F64", 8, MTK_KIND_FLOAT, false,
+                       "Double", "double", "double" },
+    [MTK_BOOL] = { MTK_BOOL, "bool", "bool", "BOOL", 1, MTK_KIND_BOOL, false,
+                       "Bool", "bool", "bool" },
+    [MTK_BFLOAT16] = { MTK_BFLOAT16, "bfloat16", "bf16", "BF16", 2, MTK_KIND_FLOAT, false,
+                       "BFloat16", "c10::BFloat16", "c10::BFloat16" },
+    [MTK_FLOAT8_E5M2] = { MTK_FLOAT8_E5M2, "float8_e5m2", "f8e5m2", "F8_E5M2", 1, MTK_KIND_FLOAT, true,
+                       "Float8_e5m2", "c10::Float8_e5m2", "c10::Float8_e5m2" },
+    [MTK_FLOAT8_E4M3FN] = { MTK_FLOAT8_E4M3FN, "float8_e4m3fn", "f8e4m3", "F8_E4M3", 1, MTK_KIND_FLOAT, true,
+                       "Float8_e4m3fn", "c10::Float8_e4m3fn", "c10::Float8_e4m3fn" },
 };
 
 /* PyTorch's other spellings of the same dtypes (torch.float, torch.half, ...). */

@@ -4,38 +4,45 @@
 
 #include <string.h>
 
+/* A row with an mtk dtype takes its name from the dtype table (its
+ * st_name column); only the unsigned types mtk lacks name themselves. */
 static const struct {
-    const char *name;
-    size_t size;
     mtk_dtype dtype; /* MTK_DTYPE_UNDEFINED: no mtk dtype (unsigned 16/32/64) */
+    size_t size;
+    const char *name; /* only without an mtk dtype */
 } st_dtypes[MTK_ST_DTYPE_COUNT] = {
-    [MTK_ST_BOOL] = { "BOOL", 1, MTK_BOOL },
-    [MTK_ST_U8] = { "U8", 1, MTK_UINT8 },
-    [MTK_ST_I8] = { "I8", 1, MTK_INT8 },
-    [MTK_ST_F8_E5M2] = { "F8_E5M2", 1, MTK_FLOAT8_E5M2 },
-    [MTK_ST_F8_E4M3] = { "F8_E4M3", 1, MTK_FLOAT8_E4M3FN },
-    [MTK_ST_I16] = { "I16", 2, MTK_INT16 },
-    [MTK_ST_U16] = { "U16", 2, MTK_DTYPE_UNDEFINED },
-    [MTK_ST_F16] = { "F16", 2, MTK_FLOAT16 },
-    [MTK_ST_BF16] = { "BF16", 2, MTK_BFLOAT16 },
-    [MTK_ST_I32] = { "I32", 4, MTK_INT32 },
-    [MTK_ST_U32] = { "U32", 4, MTK_DTYPE_UNDEFINED },
-    [MTK_ST_F32] = { "F32", 4, MTK_FLOAT32 },
-    [MTK_ST_F64] = { "F64", 8, MTK_FLOAT64 },
-    [MTK_ST_I64] = { "I64", 8, MTK_INT64 },
-    [MTK_ST_U64] = { "U64", 8, MTK_DTYPE_UNDEFINED },
+    [MTK_ST_BOOL] = { MTK_BOOL, 1, NULL },
+    [MTK_ST_U8] = { MTK_UINT8, 1, NULL },
+    [MTK_ST_I8] = { MTK_INT8, 1, NULL },
+    [MTK_ST_F8_E5M2] = { MTK_FLOAT8_E5M2, 1, NULL },
+    [MTK_ST_F8_E4M3] = { MTK_FLOAT8_E4M3FN, 1, NULL },
+    [MTK_ST_I16] = { MTK_INT16, 2, NULL },
+    [MTK_ST_U16] = { MTK_DTYPE_UNDEFINED, 2, "U16" },
+    [MTK_ST_F16] = { MTK_FLOAT16, 2, NULL },
+    [MTK_ST_BF16] = { MTK_BFLOAT16, 2, NULL },
+    [MTK_ST_I32] = { MTK_INT32, 4, NULL },
+    [MTK_ST_U32] = { MTK_DTYPE_UNDEFINED, 4, "U32" },
+    [MTK_ST_F32] = { MTK_FLOAT32, 4, NULL },
+    [MTK_ST_F64] = { MTK_FLOAT64, 8, NULL },
+    [MTK_ST_I64] = { MTK_INT64, 8, NULL },
+    [MTK_ST_U64] = { MTK_DTYPE_UNDEFINED, 8, "U64" },
 };
 
 static bool valid(mtk_st_dtype d) { return (int)d >= 0 && d < MTK_ST_DTYPE_COUNT; }
 
-const char *mtk_st_dtype_name(mtk_st_dtype d) { return valid(d) ? st_dtypes[d].name : "invalid"; }
+const char *mtk_st_dtype_name(mtk_st_dtype d)
+{
+    if (!valid(d)) return "invalid";
+    const mtk_dtype_info *info = mtk_dtype_get(st_dtypes[d].dtype);
+    return info ? info->st_name : st_dtypes[d].name;
+}
 size_t mtk_st_dtype_size(mtk_st_dtype d) { return valid(d) ? st_dtypes[d].size : 0; }
 mtk_dtype mtk_st_dtype_to_mtk(mtk_st_dtype d) { return valid(d) ? st_dtypes[d].dtype : MTK_DTYPE_UNDEFINED; }
 
 mtk_st_dtype mtk_st_dtype_from_name(const char *name)
 {
     for (int i = 0; name && i < MTK_ST_DTYPE_COUNT; i++)
-        if (strcmp(name, st_dtypes[i].name) == 0) return (mtk_st_dtype)i;
+        if (strcmp(name, mtk_st_dtype_name((mtk_st_dtype)i)) == 0) return (mtk_st_dtype)i;
     return MTK_ST_DTYPE_INVALID;
 }
 

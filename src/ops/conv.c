@@ -35,26 +35,6 @@ bool mtk_conv_error(mtk_ctx *ctx, const mtk_op_call *call, mtk_status status, co
     return mtk_error(ctx, status, "%s: %s", call->op->name, msg);
 }
 
-/* c10::ScalarType names ("expected scalar type Float but found Double") */
-const char *mtk_conv_scalar_type_name(mtk_dtype d)
-{
-    switch (d) {
-    case MTK_FLOAT32: return "Float";
-    case MTK_FLOAT64: return "Double";
-    case MTK_FLOAT16: return "Half";
-    case MTK_BFLOAT16: return "BFloat16";
-    case MTK_INT64: return "Long";
-    case MTK_INT32: return "Int";
-    case MTK_INT16: return "Short";
-    case MTK_INT8: return "Char";
-    case MTK_UINT8: return "Byte";
-    case MTK_BOOL: return "Bool";
-    case MTK_FLOAT8_E4M3FN: return "Float8_e4m3fn";
-    case MTK_FLOAT8_E5M2: return "Float8_e5m2";
-    default: return "Undefined";
-    }
-}
-
 /* An int-list argument as torch's Python binding passes it on: an int
  * becomes `python_len` copies (the schema's int[N]), a list stays as it
  * is.  Sets *count. */
@@ -357,7 +337,7 @@ bool mtk_conv_meta(mtk_op_call *call)
         mtk_dtype sum = mtk_promote_types(dtype, bias->dtype);
         if (!ew_can_cast(sum, dtype))
             return mtk_conv_error(call->ctx, call, MTK_ERR_DTYPE, "result type %s can't be cast to the desired output type %s",
-                                  mtk_conv_scalar_type_name(sum), mtk_conv_scalar_type_name(dtype));
+                                  mtk_dtype_cpp_name(sum), mtk_dtype_cpp_name(dtype));
     }
     mtk_tensor *out = mtk_tensor_new(call->ctx, dtype, plan.out_shape, (int32_t)plan.out_ndim,
                                      on_cpu ? cpu_stride : NULL, call->device);

@@ -18,6 +18,7 @@
 #define MTK_OPS_CONV_H
 
 #include "mtk/op.h"
+#include "ops/op_util.h"
 
 /* ------------------------------------------------------------- conv */
 
@@ -197,9 +198,6 @@ bool mtk_conv_error(mtk_ctx *ctx, const mtk_op_call *call, mtk_status status, co
  * ints stays as it is (at most MTK_MAX_DIMS).  Sets *count. */
 bool mtk_conv_read_ints(mtk_ctx *ctx, const mtk_op_call *call, int arg, const char *name, int32_t python_len,
                         int64_t *out, int32_t *count);
-
-/* c10::ScalarType's name of a dtype ("Float", "Long") for messages. */
-const char *mtk_conv_scalar_type_name(mtk_dtype dtype);
 
 /* A tensor seen as planes of up to three spatial dims (D, H, W), for
  * the cpu kernels: the leading dims flatten into the plane index, the

@@ -119,7 +119,7 @@ static bool check_weight_dtype(mtk_ctx *ctx, const mtk_op_call *call, const mtk_
                           "MKLDNN tensor and weight is a dense tensor",
                           mtk_dtype_name(input->dtype), mtk_dtype_name(weight->dtype));
     return mtk_conv_error(ctx, call, MTK_ERR_DTYPE, "expected scalar type %s but found %s",
-                      mtk_conv_scalar_type_name(input->dtype), mtk_conv_scalar_type_name(weight->dtype));
+                      mtk_dtype_cpp_name(input->dtype), mtk_dtype_cpp_name(weight->dtype));
 }
 
 /* A transposed convolution adds its bias as output.add_(bias) in the 1-D
@@ -136,15 +136,15 @@ static bool check_transposed_bias_dtype(mtk_ctx *ctx, const mtk_op_call *call, c
         if (castable && in != MTK_BOOL) return true;
         if (!castable)
             return mtk_conv_error(ctx, call, MTK_ERR_DTYPE, "result type %s can't be cast to the desired output type %s",
-                              mtk_conv_scalar_type_name(mtk_promote_types(in, b)), mtk_conv_scalar_type_name(in));
+                              mtk_dtype_cpp_name(mtk_promote_types(in, b)), mtk_dtype_cpp_name(in));
     }
     if (half)
         return mtk_conv_error(ctx, call, MTK_ERR_DTYPE,
                           "Input type (%s) and bias type (%s) should be the same or input should be a "
                           "MKLDNN tensor and bias is a dense tensor",
                           mtk_dtype_name(in), mtk_dtype_name(b));
-    return mtk_conv_error(ctx, call, MTK_ERR_DTYPE, "expected scalar type %s but found %s", mtk_conv_scalar_type_name(in),
-                      mtk_conv_scalar_type_name(b));
+    return mtk_conv_error(ctx, call, MTK_ERR_DTYPE, "expected scalar type %s but found %s", mtk_dtype_cpp_name(in),
+                      mtk_dtype_cpp_name(b));
 }
 
 /* conv1d/2d/3d with a padding string skip the up-front bias dtype check:
@@ -557,7 +557,7 @@ bool mtk_conv_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk
                                  : !plain ? "slow_conv_dilated<>"
                                           : (dim == 3 ? "slow_conv3d_cpu" : "slow_conv2d_cpu");
             return mtk_conv_error(ctx, call, MTK_ERR_DTYPE, "\"%s\" not implemented for '%s'", kernel,
-                              mtk_conv_scalar_type_name(input->dtype));
+                              mtk_dtype_cpp_name(input->dtype));
         }
     }
 

@@ -114,26 +114,6 @@ bool mtk_creation_output(mtk_op_call *call, int dtype_arg, mtk_dtype dtype, mtk_
 
 /* ------------------------------------------------------ scalar handling */
 
-/* c10's spelling of each dtype in conversion errors. */
-static const char *c10_type_name(mtk_dtype dtype)
-{
-    switch (dtype) {
-    case MTK_UINT8: return "uint8_t";
-    case MTK_INT8: return "int8_t";
-    case MTK_INT16: return "int16_t";
-    case MTK_INT32: return "int";
-    case MTK_INT64: return "int64_t";
-    case MTK_FLOAT16: return "c10::Half";
-    case MTK_FLOAT32: return "float";
-    case MTK_FLOAT64: return "double";
-    case MTK_BOOL: return "bool";
-    case MTK_BFLOAT16: return "c10::BFloat16";
-    case MTK_FLOAT8_E5M2: return "c10::Float8_e5m2";
-    case MTK_FLOAT8_E4M3FN: return "c10::Float8_e4m3fn";
-    default: return "?";
-    }
-}
-
 /* Largest finite value of a floating dtype. */
 static double float_max(mtk_dtype dtype)
 {
@@ -184,7 +164,7 @@ bool mtk_scalar_fits(mtk_op_call *call, const mtk_value *v, mtk_dtype dtype)
     }
     if (overflow)
         return mtk_call_error(call, MTK_ERR_OVERFLOW, "value cannot be converted to type %s without overflow",
-                              c10_type_name(dtype));
+                              mtk_dtype_get(dtype)->c10_name);
     return true;
 }
 

@@ -8,6 +8,7 @@
 #define MTK_OPS_ELEMENTWISE_H
 
 #include "mtk/op.h"
+#include "ops/op_util.h"
 
 /* ------------------------------------------------------------ promotion */
 
@@ -31,10 +32,6 @@ mtk_dtype mtk_meta_result_type(mtk_ctx *ctx, const mtk_value *args, int32_t n);
 /* torch.promote_types(a, b) with PyTorch's error for float8: on success
  * the promoted dtype, else MTK_DTYPE_UNDEFINED with MTK_ERR_DTYPE set. */
 mtk_dtype mtk_promote_types_checked(mtk_ctx *ctx, mtk_dtype a, mtk_dtype b);
-
-/* PyTorch's C++ name of a dtype as its messages spell it ("Float", "Long",
- * "Half", "BFloat16", "Float8_e4m3fn", ...). */
-const char *mtk_dtype_cpp_name(mtk_dtype dtype);
 
 /* A Python number as PyTorch wraps it for tensor arithmetic: a 0-dim cpu
  * tensor flagged MTK_TENSOR_WRAPPED_NUMBER holding the value, int64 for an

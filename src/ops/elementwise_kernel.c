@@ -478,13 +478,6 @@ bool ew_run(mtk_tensor *out, const mtk_tensor *const *inputs, int32_t nin, mtk_d
 
 bool ew_number_fits(mtk_op_call *call, const mtk_value *v, mtk_dtype dtype)
 {
-    static const char *const names[MTK_DTYPE_COUNT] = {
-        [MTK_UINT8] = "uint8_t",   [MTK_INT8] = "int8_t",         [MTK_INT16] = "int16_t",
-        [MTK_INT32] = "int",       [MTK_INT64] = "int64_t",       [MTK_FLOAT16] = "c10::Half",
-        [MTK_FLOAT32] = "float",   [MTK_FLOAT64] = "double",      [MTK_BOOL] = "bool",
-        [MTK_BFLOAT16] = "c10::BFloat16", [MTK_FLOAT8_E5M2] = "c10::Float8_e5m2",
-        [MTK_FLOAT8_E4M3FN] = "c10::Float8_e4m3fn",
-    };
     double lo, hi;
     switch (dtype) {
     case MTK_UINT8: lo = v->kind == MTK_VALUE_FLOAT ? 0.0 : -255.0, hi = 255.0; break; /* ints wrap, floats do not */
@@ -500,7 +493,7 @@ bool ew_number_fits(mtk_op_call *call, const mtk_value *v, mtk_dtype dtype)
     if (mtk_dtype_is_floating(dtype) && (isinf(x) || isnan(x))) return true;
     if (x >= lo && x <= hi) return true;
     return mtk_call_error(call, MTK_ERR_OVERFLOW, "value cannot be converted to type %s without overflow",
-                          names[dtype]);
+                          mtk_dtype_get(dtype)->c10_name);
 }
 
 /* --------------------------------------------------------- meta helpers */

@@ -3,19 +3,6 @@
 #include "ops/elementwise.h"
 #include "core/scalar.h"
 
-static const char *const cpp_names[MTK_DTYPE_COUNT] = {
-    [MTK_UINT8] = "Byte",       [MTK_INT8] = "Char",        [MTK_INT16] = "Short",
-    [MTK_INT32] = "Int",        [MTK_INT64] = "Long",       [MTK_FLOAT16] = "Half",
-    [MTK_FLOAT32] = "Float",    [MTK_FLOAT64] = "Double",   [MTK_BOOL] = "Bool",
-    [MTK_BFLOAT16] = "BFloat16", [MTK_FLOAT8_E5M2] = "Float8_e5m2",
-    [MTK_FLOAT8_E4M3FN] = "Float8_e4m3fn",
-};
-
-const char *mtk_dtype_cpp_name(mtk_dtype dtype)
-{
-    return mtk_dtype_get(dtype) ? cpp_names[dtype] : "Undefined";
-}
-
 mtk_dtype mtk_promote_types_checked(mtk_ctx *ctx, mtk_dtype a, mtk_dtype b)
 {
     mtk_dtype r = mtk_promote_types(a, b);

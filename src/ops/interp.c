@@ -326,7 +326,7 @@ bool mtk_interp_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, m
                                                                                                     : "upsample_trilinear")
                                                          : kinds[mode == MTK_INTERP_BICUBIC ? 3 : (int)mode];
             return mtk_conv_error(ctx, call, MTK_ERR_DTYPE, "\"%s%dd%s\" not implemented for '%s'", kind, (int)dim,
-                                  antialias ? "_aa" : "", mtk_conv_scalar_type_name(d));
+                                  antialias ? "_aa" : "", mtk_dtype_cpp_name(d));
         }
     }
 

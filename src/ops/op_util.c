@@ -277,23 +277,16 @@ static void copy_inner(char **ptrs, const int64_t *bs, int64_t count, void *user
         mtk_convert_element(ci->to, d, ci->from, s);
 }
 
+const char *mtk_dtype_cpp_name(mtk_dtype dtype)
+{
+    const mtk_dtype_info *info = mtk_dtype_get(dtype);
+    return info ? info->scalar_type_name : "Undefined";
+}
+
 const char *mtk_cpp_type_name(mtk_dtype d)
 {
-    switch (d) {
-    case MTK_FLOAT32: return "float";
-    case MTK_FLOAT64: return "double";
-    case MTK_FLOAT16: return "c10::Half";
-    case MTK_BFLOAT16: return "c10::BFloat16";
-    case MTK_INT64: return "long int";
-    case MTK_INT32: return "int";
-    case MTK_INT16: return "short int";
-    case MTK_INT8: return "signed char";
-    case MTK_UINT8: return "unsigned char";
-    case MTK_BOOL: return "bool";
-    case MTK_FLOAT8_E4M3FN: return "c10::Float8_e4m3fn";
-    case MTK_FLOAT8_E5M2: return "c10::Float8_e5m2";
-    default: return "undefined";
-    }
+    const mtk_dtype_info *info = mtk_dtype_get(d);
+    return info ? info->typeid_name : "undefined";
 }
 
 mtk_op_cost mtk_outputs_cost(const mtk_op_call *call)

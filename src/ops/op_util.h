@@ -92,6 +92,11 @@ typedef void (*mtk_inner_loop)(char **ptrs, const int64_t *byte_strides, int64_t
 void mtk_foreach_strided(int32_t n, char *const *base, const int64_t *const *strides,
                          const int64_t *shape, int32_t ndim, mtk_inner_loop inner, void *user);
 
+/* PyTorch's c10::ScalarType name of a dtype as its messages spell it
+ * ("Float", "Long", "Half", "BFloat16", "Float8_e4m3fn"; "Undefined" for
+ * an invalid dtype): the dtype table's scalar_type_name column. */
+const char *mtk_dtype_cpp_name(mtk_dtype dtype);
+
 /* The C++ name of a dtype's scalar type as some torch messages print it
  * (caffe2's TypeMeta / typeid: "float", "long int", "c10::Half", ...;
  * conv's bias check, sdpa's dtype checks). */

@@ -150,7 +150,7 @@ void mtk_pool_set_geometry(mtk_pool_plan *p, const mtk_pool_input *in, int32_t s
 
 bool mtk_pool_dtype_error(mtk_ctx *ctx, const mtk_op_call *call, const char *kernel, mtk_dtype d)
 {
-    return mtk_conv_error(ctx, call, MTK_ERR_DTYPE, "\"%s\" not implemented for '%s'", kernel, mtk_conv_scalar_type_name(d));
+    return mtk_conv_error(ctx, call, MTK_ERR_DTYPE, "\"%s\" not implemented for '%s'", kernel, mtk_dtype_cpp_name(d));
 }
 
 bool mtk_pool_is_float(mtk_dtype d)

@@ -83,7 +83,7 @@ static bool plan_adaptive_avg_nd(mtk_ctx *ctx, const mtk_op_call *call, bool for
             return mtk_conv_error(ctx, call, MTK_ERR_DTYPE,
                        "mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
                        "dtype. Got: %s",
-                       mtk_conv_scalar_type_name(dtype));
+                       mtk_dtype_cpp_name(dtype));
         if (in->ndim < spatial)
             return mtk_conv_error(ctx, call, MTK_ERR_INDEX,
                        "Dimension out of range (expected to be in range of [%d, %d], but got %d)",

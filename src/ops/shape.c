@@ -196,15 +196,8 @@ bool mtk_unsqueeze_meta(mtk_op_call *call)
 /* PyTorch's legacy type string in expand's message: "MetaFloatType". */
 static const char *type_string(const mtk_tensor *x, char *buf, size_t cap)
 {
-    static const char *const names[MTK_DTYPE_COUNT] = {
-        [MTK_UINT8] = "Byte",   [MTK_INT8] = "Char",      [MTK_INT16] = "Short",
-        [MTK_INT32] = "Int",    [MTK_INT64] = "Long",     [MTK_FLOAT16] = "Half",
-        [MTK_FLOAT32] = "Float", [MTK_FLOAT64] = "Double", [MTK_BOOL] = "Bool",
-        [MTK_BFLOAT16] = "BFloat16", [MTK_FLOAT8_E5M2] = "Float8_e5m2",
-        [MTK_FLOAT8_E4M3FN] = "Float8_e4m3fn",
-    };
     const char *device = x->device == MTK_DEVICE_META ? "Meta" : x->device == MTK_DEVICE_CPU ? "CPU" : "CUDA";
-    snprintf(buf, cap, "%s%sType", device, names[x->dtype]);
+    snprintf(buf, cap, "%s%sType", device, mtk_dtype_cpp_name(x->dtype));
     return buf;
 }
 

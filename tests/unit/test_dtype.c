@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mtk/core.h"
+#include "mtk/io.h"
 
 static void every_dtype_has_a_table_row(void **state)
 {
@@ -258,6 +259,51 @@ static void devices_print_and_parse_like_torch(void **state)
     assert_int_equal(d, MTK_DEVICE_CPU); /* left alone on failure */
 }
 
+/* The C++ spellings torch's messages use, one column each of the table:
+ * c10::ScalarType ("expected scalar type Float"), typeid (caffe2's
+ * TypeMeta: "expected scalar type float"), c10's conversion checks
+ * ("value cannot be converted to type int64_t without overflow"). */
+static void cpp_spellings_are_columns_of_the_table(void **state)
+{
+    (void)state;
+    static const struct { mtk_dtype d; const char *scalar, *typeid_, *c10; } want[] = {
+        { MTK_UINT8, "Byte", "unsigned char", "uint8_t" },
+        { MTK_INT8, "Char", "signed char", "int8_t" },
+        { MTK_INT16, "Short", "short int", "int16_t" },
+        { MTK_INT32, "Int", "int", "int" },
+        { MTK_INT64, "Long", "long int", "int64_t" },
+        { MTK_FLOAT16, "Half", "c10::Half", "c10::Half" },
+        { MTK_FLOAT32, "Float", "float", "float" },
+        { MTK_FLOAT64, "Double", "double", "double" },
+        { MTK_BOOL, "Bool", "bool", "bool" },
+        { MTK_BFLOAT16, "BFloat16", "c10::BFloat16", "c10::BFloat16" },
+        { MTK_FLOAT8_E5M2, "Float8_e5m2", "c10::Float8_e5m2", "c10::Float8_e5m2" },
+        { MTK_FLOAT8_E4M3FN, "Float8_e4m3fn", "c10::Float8_e4m3fn", "c10::Float8_e4m3fn" },
+    };
+    assert_int_equal(sizeof want / sizeof want[0], MTK_DTYPE_COUNT);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const mtk_dtype_info *info = mtk_dtype_get(want[i].d);
+        assert_string_equal(info->scalar_type_name, want[i].scalar);
+        assert_string_equal(info->typeid_name, want[i].typeid_);
+        assert_string_equal(info->c10_name, want[i].c10);
+    }
+}
+
+/* safetensors' names of mtk's dtypes come from the dtype table. */
+static void safetensors_names_come_from_the_dtype_table(void **state)
+{
+    (void)state;
+    for (int d = 0; d < MTK_DTYPE_COUNT; d++) {
+        const mtk_dtype_info *info = mtk_dtype_get((mtk_dtype)d);
+        mtk_st_dtype st = mtk_st_dtype_from_mtk((mtk_dtype)d);
+        assert_int_not_equal(st, MTK_ST_DTYPE_INVALID);
+        assert_string_equal(mtk_st_dtype_name(st), info->st_name);
+        assert_int_equal(mtk_st_dtype_from_name(info->st_name), st);
+    }
+    assert_string_equal(mtk_st_dtype_name(MTK_ST_U32), "U32"); /* no mtk dtype: its own name */
+    assert_int_equal(mtk_st_dtype_to_mtk(mtk_st_dtype_from_name("U64")), MTK_DTYPE_UNDEFINED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -272,6 +318,8 @@ int main(void)
         cmocka_unit_test(promotion_with_undefined_returns_the_other),
         cmocka_unit_test(status_names_are_stable),
         cmocka_unit_test(devices_print_and_parse_like_torch),
+        cmocka_unit_test(cpp_spellings_are_columns_of_the_table),
+        cmocka_unit_test(safetensors_names_come_from_the_dtype_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
