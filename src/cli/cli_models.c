@@ -2,6 +2,7 @@
  * parameter count (each built on the meta device to count it). */
 #include "cli/cli.h"
 #include "mtk/mtk.h"
+#include "core/text.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -25,27 +26,6 @@ static const char usage[] =
     "  -h, --help      show this help and exit\n"
     "\n"
     "Exit status: 0 on success, 1 on an error, 2 on a usage error.\n";
-
-/* 8030261248 -> "8,030,261,248" */
-static const char *grouped(int64_t v, char *buf, size_t cap)
-{
-    char digits[32];
-    snprintf(digits, sizeof digits, "%" PRId64, v);
-    size_t n = strlen(digits), len = 0;
-    for (size_t i = 0; i < n && len + 2 < cap; i++) {
-        if (i > 0 && digits[i - 1] != '-' && (n - i) % 3 == 0) buf[len++] = ',';
-        buf[len++] = digits[i];
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
-static cJSON *json_int(int64_t v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%" PRId64, v);
-    return cJSON_CreateRaw(buf);
-}
 
 static const char *input_name(mtk_model_input_kind kind)
 {
@@ -180,7 +160,7 @@ int cli_models(int argc, char **argv)
             cJSON_AddStringToObject(row, "family", rows[i].family);
             cJSON_AddStringToObject(row, "class", rows[i].class_name);
             cJSON_AddStringToObject(row, "dtype", mtk_dtype_name(rows[i].dtype));
-            cJSON_AddItemToObject(row, "params", rows[i].params >= 0 ? json_int(rows[i].params) : cJSON_CreateNull());
+            cJSON_AddItemToObject(row, "params", rows[i].params >= 0 ? text_json_int(rows[i].params) : cJSON_CreateNull());
             cJSON_AddStringToObject(row, "example_input", rows[i].example ? rows[i].example : "");
             cJSON_AddItemToArray(list, row);
         }
@@ -191,7 +171,7 @@ int cli_models(int argc, char **argv)
             char num[48];
             printf("%-22s %-10s %-28s %-9s %17s  %s\n", rows[i].name, rows[i].family, rows[i].class_name,
                    rows[i].params >= 0 ? mtk_dtype_name(rows[i].dtype) : "?",
-                   rows[i].params >= 0 ? grouped(rows[i].params, num, sizeof num) : "error", rows[i].hf_id);
+                   rows[i].params >= 0 ? text_grouped(rows[i].params, num, sizeof num) : "error", rows[i].hf_id);
         }
     }
     mtk_ctx_free(ctx);

@@ -1,6 +1,8 @@
 /* The growing string of core/text.h. */
 #include "core/text.h"
 
+#include <cjson/cJSON.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,4 +77,56 @@ void mtk_text_free(mtk_text *t)
     mtk_ctx_mfree(t->ctx, t->data);
     t->data = NULL;
     t->len = t->cap = 0;
+}
+
+/* The decimal digits of |v|, ending at end (NUL written); returns the first. */
+static char *digits_of(int64_t v, char *end)
+{
+    uint64_t magnitude = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    *--end = '\0';
+    do {
+        *--end = (char)('0' + magnitude % 10);
+        magnitude /= 10;
+    } while (magnitude);
+    return end;
+}
+
+const char *text_grouped(int64_t v, char *buf, size_t cap)
+{
+    if (cap == 0) return buf;
+    char tmp[24];
+    const char *digits = digits_of(v, tmp + sizeof tmp);
+    size_t n = strlen(digits), len = 0;
+    if (v < 0 && len + 1 < cap) buf[len++] = '-';
+    for (size_t i = 0; i < n && len + 1 < cap; i++) {
+        if (i > 0 && (n - i) % 3 == 0) {
+            buf[len++] = ',';
+            if (len + 1 >= cap) break;
+        }
+        buf[len++] = digits[i];
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+const char *text_bytes(uint64_t bytes, char *buf, size_t cap)
+{
+    static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    if (bytes < 1024) {
+        snprintf(buf, cap, "%" PRIu64 " B", bytes);
+        return buf;
+    }
+    double v = (double)bytes / 1024.0;
+    int u = 0;
+    while (v >= 1023.95 && u < 5) v /= 1024.0, u++; /* 1023.97 KiB prints as 1.0 MiB, not 1024.0 KiB */
+    snprintf(buf, cap, "%.1f %s", v, units[u]);
+    return buf;
+}
+
+struct cJSON *text_json_int(int64_t v)
+{
+    char buf[24];
+    char *p = digits_of(v, buf + sizeof buf);
+    if (v < 0) *--p = '-';
+    return cJSON_CreateRaw(p);
 }

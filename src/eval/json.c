@@ -2,27 +2,12 @@
 #include "mtk/eval.h"
 #include "core/scalar.h"
 #include "eval/format.h"
+#include "core/text.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-/* An int64 written exactly and fast, as raw text: cJSON keeps numbers as
- * doubles (inexact past 2^53) and prints them with sprintf + sscanf. */
-static cJSON *json_int(int64_t v)
-{
-    char buf[24];
-    char *p = buf + sizeof buf;
-    uint64_t magnitude = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    *--p = '\0';
-    do {
-        *--p = (char)('0' + magnitude % 10);
-        magnitude /= 10;
-    } while (magnitude);
-    if (v < 0) *--p = '-';
-    return cJSON_CreateRaw(p);
-}
 
 /* A float as Python's json module writes it: repr digits (2.0 stays a
  * float), NaN / Infinity / -Infinity for the non-finite. */
@@ -39,7 +24,7 @@ static cJSON *json_int_array(const int64_t *items, int32_t n)
 {
     cJSON *array = cJSON_CreateArray();
     for (int32_t i = 0; array && i < n; i++) {
-        cJSON *item = json_int(items[i]);
+        cJSON *item = text_json_int(items[i]);
         if (!item || !cJSON_AddItemToArray(array, item)) {
             cJSON_Delete(item);
             cJSON_Delete(array);
@@ -67,7 +52,7 @@ static cJSON *json_tensor_values(const mtk_tensor *t)
         cJSON *item;
         if (info->kind == MTK_KIND_BOOL) item = cJSON_CreateBool(mtk_load_i64(dtype, p) != 0);
         else if (info->kind == MTK_KIND_FLOAT) item = json_float(mtk_load_f64(dtype, p));
-        else item = json_int(mtk_load_i64(dtype, p));
+        else item = text_json_int(mtk_load_i64(dtype, p));
         if (!item || !cJSON_AddItemToArray(array, item)) {
             cJSON_Delete(item);
             cJSON_Delete(array);
@@ -92,7 +77,7 @@ static cJSON *json_tensor(const mtk_tensor *t, uint32_t flags)
     bool ok = cJSON_AddItemToObject(obj, "shape", json_int_array(t->shape, t->ndim)) &&
               cJSON_AddStringToObject(obj, "dtype", mtk_dtype_name(t->dtype)) &&
               cJSON_AddItemToObject(obj, "stride", json_int_array(t->stride, t->ndim)) &&
-              cJSON_AddItemToObject(obj, "storage_offset", json_int(t->storage_offset)) &&
+              cJSON_AddItemToObject(obj, "storage_offset", text_json_int(t->storage_offset)) &&
               cJSON_AddStringToObject(obj, "device", mtk_device_str(t->device, device, sizeof device));
     if (ok && (flags & MTK_JSON_VALUES) && t->device == MTK_DEVICE_CPU && mtk_tensor_data(t))
         ok = cJSON_AddItemToObject(obj, "values", json_tensor_values(t));
@@ -121,7 +106,7 @@ static cJSON *json_value(const mtk_value *v, uint32_t flags)
     switch (v->kind) {
     case MTK_VALUE_NONE: return cJSON_CreateNull();
     case MTK_VALUE_BOOL: return json_wrap("scalar", cJSON_CreateBool(v->as.b));
-    case MTK_VALUE_INT: return json_wrap("scalar", json_int(v->as.i));
+    case MTK_VALUE_INT: return json_wrap("scalar", text_json_int(v->as.i));
     case MTK_VALUE_FLOAT: return json_wrap("scalar", json_float(v->as.f));
     case MTK_VALUE_STRING: return json_wrap("string", cJSON_CreateString(v->as.s ? v->as.s : ""));
     case MTK_VALUE_DTYPE: return json_wrap("dtype", cJSON_CreateString(mtk_dtype_name(v->as.dtype)));

@@ -9,12 +9,6 @@
 
 #include <string.h>
 
-/* "[3, 4]" of a tensor's shape, in buf */
-static const char *shape_text(const mtk_tensor *t, char *buf, size_t cap)
-{
-    return mtk_shape_list_str(t->shape, t->ndim, buf, cap);
-}
-
 static bool float8_on_cpu(mtk_op_call *call, const mtk_tensor *x, const char *kernel)
 {
     if (call->device != MTK_DEVICE_CPU || !mtk_dtype_is_float8(x->dtype)) return true;
@@ -114,7 +108,7 @@ static bool gather_checks(mtk_op_call *call, const mtk_tensor *x, int32_t dim, c
             return mtk_call_error(call, MTK_ERR_SHAPE,
                                   "Size does not match at dimension %d expected index %s to be no larger than self %s "
                                   "apart from dimension %d",
-                                  (int)d, shape_text(index, a, sizeof a), shape_text(x, b, sizeof b), (int)dim);
+                                  (int)d, mtk_shape_list_str(index->shape, index->ndim, a, sizeof a), mtk_shape_list_str(x->shape, x->ndim, b, sizeof b), (int)dim);
         }
     }
     return true;

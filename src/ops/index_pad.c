@@ -65,12 +65,6 @@ static bool constant_form(mtk_op_call *call, const mtk_tensor *x, pad_form *f)
     return true;
 }
 
-/* "[2, 0]" */
-static const char *shape_text(const mtk_tensor *t, char *buf, size_t cap)
-{
-    return mtk_shape_list_str(t->shape, t->ndim, buf, cap);
-}
-
 /* reflect / replicate: torch's _pad{1,2,3}d_common checks and sizes */
 static bool reflect_like_shape(mtk_op_call *call, const mtk_tensor *x, const pad_form *f, int64_t *shape)
 {
@@ -83,7 +77,7 @@ static bool reflect_like_shape(mtk_op_call *call, const mtk_tensor *x, const pad
         return mtk_call_error(call, MTK_ERR_SHAPE,
                               "Expected %dD or %dD (batch mode) tensor with possibly 0 batch size and other non-zero "
                               "dimensions for input, but got: %s",
-                              (int)k + 1, (int)k + 2, shape_text(x, buf, sizeof buf));
+                              (int)k + 1, (int)k + 2, mtk_shape_list_str(x->shape, x->ndim, buf, sizeof buf));
     if (f->mode == PAD_REPLICATE && x->dtype == MTK_BOOL)
         return mtk_call_error(call, MTK_ERR_DTYPE, "\"replication_pad%dd\" not implemented for 'torch.bool'", (int)k);
     memcpy(shape, x->shape, (size_t)nd * sizeof *shape);
@@ -96,7 +90,7 @@ static bool reflect_like_shape(mtk_op_call *call, const mtk_tensor *x, const pad
                                   "Argument #%d: Padding size should be less than the corresponding input dimension, "
                                   "but got: padding (%lld, %lld) at dimension %d of input %s",
                                   4 + 2 * (int)i, (long long)left, (long long)right, (int)d,
-                                  shape_text(x, buf, sizeof buf));
+                                  mtk_shape_list_str(x->shape, x->ndim, buf, sizeof buf));
         shape[d] = x->shape[d] + left + right;
         any_positive |= shape[d] >= 1;
     }

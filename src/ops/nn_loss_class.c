@@ -36,11 +36,6 @@ typedef struct class_plan {
     double smoothing;
 } class_plan;
 
-static const char *list(const int64_t *shape, int32_t n, char *buf, size_t cap)
-{
-    return mtk_shape_list_str(shape, n, buf, cap);
-}
-
 static bool index_dtype_ok(mtk_dtype d, bool cpu)
 {
     return d == MTK_INT64 || d == MTK_UINT8 || (!cpu && d == MTK_INT32);
@@ -67,7 +62,7 @@ static bool plan_nll(mtk_op_call *call, const mtk_tensor *x, const mtk_tensor *t
         bool cpu_one_d = one_d && call->device == MTK_DEVICE_CPU;
         if (!(x->ndim == 1 && t->ndim == 0) && !cpu_one_d && x->shape[0] != t->shape[0])
             return mtk_call_error(call, MTK_ERR_SHAPE, "size mismatch (got input: %s, target: %s)",
-                                  list(x->shape, x->ndim, a, sizeof a), list(t->shape, t->ndim, b, sizeof b));
+                                  mtk_shape_list_str(x->shape, x->ndim, a, sizeof a), mtk_shape_list_str(t->shape, t->ndim, b, sizeof b));
         if (one_d && !cpu_one_d)
             return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
                                   "Index tensor must have the same number of dimensions as input tensor");
@@ -76,7 +71,7 @@ static bool plan_nll(mtk_op_call *call, const mtk_tensor *x, const mtk_tensor *t
             return mtk_call_error(call, MTK_ERR_SHAPE,
                                   "weight tensor should be defined either for all %lld classes or no classes but got "
                                   "weight tensor of shape: %s",
-                                  (long long)classes, list(w->shape, w->ndim, a, sizeof a));
+                                  (long long)classes, mtk_shape_list_str(w->shape, w->ndim, a, sizeof a));
     } else {
         // (N, C, d1, ...): the target must be (N, d1, ...)
         int64_t want[MTK_MAX_DIMS];
@@ -84,8 +79,8 @@ static bool plan_nll(mtk_op_call *call, const mtk_tensor *x, const mtk_tensor *t
         memcpy(want + 1, x->shape + 2, (size_t)(x->ndim - 2) * sizeof *want);
         bool fits = t->ndim == x->ndim - 1 && memcmp(t->shape, want, (size_t)t->ndim * sizeof *want) == 0;
         if (x->ndim != 4 && !fits)
-            return mtk_call_error(call, MTK_ERR_SHAPE, "Expected target size %s, got %s", list(want, x->ndim - 1, a, sizeof a),
-                                  list(t->shape, t->ndim, b, sizeof b));
+            return mtk_call_error(call, MTK_ERR_SHAPE, "Expected target size %s, got %s", mtk_shape_list_str(want, x->ndim - 1, a, sizeof a),
+                                  mtk_shape_list_str(t->shape, t->ndim, b, sizeof b));
         if (x->ndim == 4 && t->ndim != 3)
             return mtk_call_error(call, MTK_ERR_SHAPE,
                                   "only batches of spatial targets supported (3D tensors) but got targets of dimension: %d",
@@ -100,7 +95,7 @@ static bool plan_nll(mtk_op_call *call, const mtk_tensor *x, const mtk_tensor *t
         if (!fits)
             return mtk_call_error(call, MTK_ERR_SHAPE,
                                   "input and target batch or spatial sizes don't match: target %s, input %s",
-                                  list(t->shape, t->ndim, a, sizeof a), list(x->shape, x->ndim, b, sizeof b));
+                                  mtk_shape_list_str(t->shape, t->ndim, a, sizeof a), mtk_shape_list_str(x->shape, x->ndim, b, sizeof b));
     }
     if (!index_dtype_ok(t->dtype, false))
         return mtk_call_error(call, MTK_ERR_DTYPE, "expected target dtype to be Long or Byte, but got %s",
@@ -140,7 +135,7 @@ static bool plan_class_loss(mtk_op_call *call, bool cross_entropy, class_plan *p
             return mtk_call_error(call, MTK_ERR_SHAPE,
                                   "cross_entropy: weight tensor should be defined either for all %lld classes or no "
                                   "classes but got weight tensor of shape: %s",
-                                  (long long)classes, list(w->shape, w->ndim, a, sizeof a));
+                                  (long long)classes, mtk_shape_list_str(w->shape, w->ndim, a, sizeof a));
         mtk_value values[3] = { mtk_value_tensor((mtk_tensor *)x), mtk_value_tensor((mtk_tensor *)t),
                                 w ? mtk_value_tensor((mtk_tensor *)w) : mtk_value_none() };
         p->dtype = mtk_result_type(call->ctx, values, 3);

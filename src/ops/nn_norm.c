@@ -22,12 +22,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* "[2, 3]" */
-static const char *list_str(const int64_t *v, int32_t n, char *buf, size_t cap)
-{
-    return mtk_shape_list_str(v, n, buf, cap);
-}
-
 /* normalized_shape of layer_norm / rms_norm (argument 1) */
 static int32_t read_normalized_shape(mtk_op_call *call, int64_t *shape)
 {
@@ -63,17 +57,17 @@ static bool check_normalized(mtk_op_call *call, const int64_t *ns, int32_t n, in
             return mtk_call_error(call, MTK_ERR_SHAPE,
                                   "Expected %s to be of same shape as normalized_shape, but got %s of shape %s and "
                                   "normalized_shape = %s",
-                                  names[i], names[i], list_str(p->shape, p->ndim, a, sizeof a),
-                                  list_str(ns, n, b, sizeof b));
+                                  names[i], names[i], mtk_shape_list_str(p->shape, p->ndim, a, sizeof a),
+                                  mtk_shape_list_str(ns, n, b, sizeof b));
     }
     bool fits = x->ndim >= n && memcmp(x->shape + x->ndim - n, ns, (size_t)n * sizeof *ns) == 0;
     if (!fits) {
         char star[260];
-        list_str(ns, n, b, sizeof b);
+        mtk_shape_list_str(ns, n, b, sizeof b);
         snprintf(star, sizeof star, "[*%s%s", rms ? "" : ", ", b + 1);
         return mtk_call_error(call, MTK_ERR_SHAPE,
                               "Given normalized_shape=%s, expected input with shape %s, but got input of size%s", b,
-                              star, list_str(x->shape, x->ndim, a, sizeof a));
+                              star, mtk_shape_list_str(x->shape, x->ndim, a, sizeof a));
     }
     return true;
 }
@@ -266,7 +260,7 @@ static bool check_group_norm(mtk_op_call *call)
         size[1] = groups;
         memcpy(size + 2, x->shape + 2, (size_t)(x->ndim - 2) * sizeof *size);
         return mtk_call_error(call, MTK_ERR_SHAPE, "Expected more than 1 value per channel when training, got input size %s",
-                              list_str(size, x->ndim, a, sizeof a));
+                              mtk_shape_list_str(size, x->ndim, a, sizeof a));
     }
     if (groups < 0)
         return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "Expected num groups to be greater than 0, got %lld",
@@ -276,7 +270,7 @@ static bool check_group_norm(mtk_op_call *call)
         return mtk_call_error(call, MTK_ERR_SHAPE,
                               "Expected number of channels in input to be divisible by num_groups, but got input of "
                               "shape %s and num_groups=%lld",
-                              list_str(x->shape, x->ndim, a, sizeof a), (long long)groups);
+                              mtk_shape_list_str(x->shape, x->ndim, a, sizeof a), (long long)groups);
     static const char *const names[] = { "weight", "bias" };
     for (int32_t i = 0; i < 2; i++) {
         const mtk_tensor *p = arg_tensor(call, 2 + i);
@@ -284,8 +278,8 @@ static bool check_group_norm(mtk_op_call *call)
             return mtk_call_error(call, MTK_ERR_SHAPE,
                                   "Expected %s to be a vector of size equal to the number of channels in input, but "
                                   "got %s of shape %s and input of shape %s",
-                                  names[i], names[i], list_str(p->shape, p->ndim, a, sizeof a),
-                                  list_str(x->shape, x->ndim, b, sizeof b));
+                                  names[i], names[i], mtk_shape_list_str(p->shape, p->ndim, a, sizeof a),
+                                  mtk_shape_list_str(x->shape, x->ndim, b, sizeof b));
     }
     return true;
 }

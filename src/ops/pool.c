@@ -72,11 +72,6 @@ bool mtk_pool3d_unbatched_channels_last(const mtk_tensor *t)
     return !mtk_tensor_is_contiguous(&u) && mtk_tensor_is_channels_last_3d(&u);
 }
 
-const char *mtk_pool_shape_text(const int64_t *shape, int32_t n, char *buf, size_t cap)
-{
-    return mtk_shape_list_str(shape, n, buf, cap);
-}
-
 bool mtk_pool_check1d(mtk_ctx *ctx, const mtk_op_call *call, int arg, const char *name, bool may_be_empty,
                     int64_t *value, bool *empty)
 {

@@ -53,7 +53,7 @@ static bool check_nonempty_dims(mtk_ctx *ctx, const mtk_op_call *call, const mtk
             return mtk_conv_error(ctx, call, MTK_ERR_SHAPE,
                        "%s(): Expected input to have non-zero size for non-batch dimensions, but input has sizes %s "
                        "with dimension %d being empty",
-                       fn, mtk_pool_shape_text(in->shape, in->ndim, s1, sizeof s1), (int)i);
+                       fn, mtk_shape_list_str(in->shape, in->ndim, s1, sizeof s1), (int)i);
     return true;
 }
 
@@ -91,10 +91,10 @@ static bool plan_adaptive_avg_nd(mtk_ctx *ctx, const mtk_op_call *call, bool for
     } else {
         if (spatial == 2 && in->ndim != 3 && in->ndim != 4)
             return mtk_conv_error(ctx, call, MTK_ERR_SHAPE, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got %s",
-                       mtk_pool_shape_text(in->shape, in->ndim, s1, sizeof s1));
+                       mtk_shape_list_str(in->shape, in->ndim, s1, sizeof s1));
         if (spatial == 3 && in->ndim != 4 && in->ndim != 5)
             return mtk_conv_error(ctx, call, MTK_ERR_SHAPE, "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got %s",
-                       mtk_pool_shape_text(in->shape, in->ndim, s1, sizeof s1));
+                       mtk_shape_list_str(in->shape, in->ndim, s1, sizeof s1));
         /* only torch's cpu kernel refuses empty planes */
         if (for_cpu && !check_nonempty_dims(ctx, call, in, spatial == 2 ? in->ndim - 2 : 1, fn)) return false;
     }
@@ -159,10 +159,10 @@ bool mtk_pool_plan_adaptive_max(mtk_ctx *ctx, const mtk_op_call *call, bool for_
     const char *fn = dims == 2 ? "adaptive_max_pool2d" : "adaptive_max_pool3d";
     if (dims == 2 && in.ndim != 3 && in.ndim != 4)
         return mtk_conv_error(ctx, call, MTK_ERR_SHAPE, "adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: %s",
-                   mtk_pool_shape_text(in.shape, in.ndim, s1, sizeof s1));
+                   mtk_shape_list_str(in.shape, in.ndim, s1, sizeof s1));
     if (dims == 3 && in.ndim != 4 && in.ndim != 5)
         return mtk_conv_error(ctx, call, MTK_ERR_SHAPE, "adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: %s",
-                   mtk_pool_shape_text(in.shape, in.ndim, s1, sizeof s1));
+                   mtk_shape_list_str(in.shape, in.ndim, s1, sizeof s1));
     if (!check_nonempty_dims(ctx, call, &in, 1, fn)) return false;
     if (n != dims)
         return mtk_conv_error(ctx, call, MTK_ERR_SHAPE, "%s(): internal error: output_size.size() must be %d", fn, (int)dims);
@@ -172,7 +172,7 @@ bool mtk_pool_plan_adaptive_max(mtk_ctx *ctx, const mtk_op_call *call, bool for_
     for (int32_t i = 0; i < dims; i++)
         if (osize[i] < 0)
             return mtk_conv_error(ctx, call, MTK_ERR_SHAPE, "Trying to create tensor with negative dimension %lld: %s",
-                       (long long)osize[i], mtk_pool_shape_text(shape, in.ndim, s1, sizeof s1));
+                       (long long)osize[i], mtk_shape_list_str(shape, in.ndim, s1, sizeof s1));
     if (for_cpu && !mtk_pool_is_float(t->dtype))
         return mtk_pool_dtype_error(ctx, call, dims == 2 ? "adaptive_max_pool2d" : "adaptive_max_pool3d_cpu", t->dtype);
     mtk_pool_set_geometry(p, &in, dims, osize);

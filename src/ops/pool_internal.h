@@ -30,7 +30,6 @@ bool mtk_pool_like_channels_last(const mtk_pool_input *in);
  * contiguous (its result: channels_last_3d strides of the unsqueezed
  * output, squeezed again) */
 bool mtk_pool3d_unbatched_channels_last(const mtk_tensor *t);
-const char *mtk_pool_shape_text(const int64_t *shape, int32_t n, char *buf, size_t cap);
 /* the 1-D ops' check1d: "max_pool1d() argument 'kernel_size' should
  * contain one int (got 2)"; an empty list passes when may_be_empty */
 bool mtk_pool_check1d(mtk_ctx *ctx, const mtk_op_call *call, int arg, const char *name, bool may_be_empty,

@@ -78,7 +78,7 @@ static bool plan_max_pool1d_impl(mtk_ctx *ctx, const mtk_op_call *call, bool for
         return mtk_conv_error(ctx, call, MTK_ERR_SHAPE,
                    "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, "
                    "but got:%s",
-                   mtk_pool_shape_text(t->shape, t->ndim, s1, sizeof s1));
+                   mtk_shape_list_str(t->shape, t->ndim, s1, sizeof s1));
     int64_t v[4][MTK_MAX_DIMS];
     int32_t c[4];
     static const char *const names[4] = { "kernel_size", "stride", "padding", "dilation" };
@@ -170,11 +170,11 @@ static bool pool2d_shape_check(mtk_ctx *ctx, const mtk_op_call *call, const mtk_
             return mtk_conv_error(ctx, call, MTK_ERR_SHAPE,
                        "Expected 4D (batch mode) tensor expected for input with channels_last layout with optional 0 "
                        "dim batch size for input, but got: %s",
-                       mtk_pool_shape_text(sh, n, s1, sizeof s1));
+                       mtk_shape_list_str(sh, n, s1, sizeof s1));
     } else if (!((n == 3 && sh[0] != 0 && valid_dims) || (n == 4 && valid_dims && sh[3] != 0))) {
         return mtk_conv_error(ctx, call, MTK_ERR_SHAPE,
                    "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:%s",
-                   mtk_pool_shape_text(sh, n, s1, sizeof s1));
+                   mtk_shape_list_str(sh, n, s1, sizeof s1));
     }
     if (!(k[1] / 2 >= pad[1] && k[0] / 2 >= pad[0]))
         return mtk_conv_error(ctx, call, MTK_ERR_INVALID_ARGUMENT,
@@ -214,7 +214,7 @@ static bool pool3d_shape_check(mtk_ctx *ctx, const mtk_op_call *call, const mtk_
             return mtk_conv_error(ctx, call, MTK_ERR_SHAPE,
                        "%s: Expected input's non-batch dimensions to have positive length, but input has a shape of %s "
                        "and non-batch dimension %lld has length zero!",
-                       fn, mtk_pool_shape_text(sh, n, s1, sizeof s1), (long long)sh[i]);
+                       fn, mtk_shape_list_str(sh, n, s1, sizeof s1), (long long)sh[i]);
     const int64_t *is = sh + n - 3;
     if (check_input_size && (is[0] < k[0] || is[1] < k[1] || is[2] < k[2]))
         return mtk_conv_error(ctx, call, MTK_ERR_SHAPE,
