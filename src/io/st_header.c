@@ -48,16 +48,6 @@ static const char *show(const char *name, char *buf, size_t cap)
     return buf;
 }
 
-/* "[2, 3]" */
-static const char *dims_str(const int64_t *dims, int32_t n, char *buf, size_t cap)
-{
-    size_t used = (size_t)snprintf(buf, cap, "[");
-    for (int32_t i = 0; i < n && used < cap; i++)
-        used += (size_t)snprintf(buf + used, cap - used, i ? ", %lld" : "%lld", (long long)dims[i]);
-    if (used < cap) snprintf(buf + used, cap - used, "]");
-    return buf;
-}
-
 /* ------------------------------------------------------------ pre-scan */
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid:
@@ -90,7 +80,7 @@ static bool prescan(mtk_st_file *f, const uint8_t *s, size_t n)
     size_t first = 0;
     while (first < n && (s[first] == ' ' || s[first] == '\t' || s[first] == '\n' || s[first] == '\r'))
         first++;
-    if (first == n) return bad(f, "the header is empty (%zu bytes of whitespace), not a JSON object", n);
+    if (first == n) return bad(f, "the header is empty (%zu byte%s of whitespace), not a JSON object", n, n == 1 ? "" : "s");
     if (s[first] != '{')
         return bad(f, "the header is not a JSON object (it starts with '%c')", s[first] < 0x20 || s[first] >= 0x7f ? '?' : s[first]);
     int32_t depth = 0;
@@ -224,9 +214,9 @@ static bool parse_entry(mtk_st_file *f, const cJSON *entry, mtk_st_info *info, u
         return bad(f, "tensor '%s': data_offsets [%llu, %llu] are reversed (end before begin)",
                    show(name, nb, sizeof nb), (unsigned long long)info->begin, (unsigned long long)info->end);
     if (info->end > data_size)
-        return bad(f, "tensor '%s': data_offsets [%llu, %llu] run past the end of the data (%llu bytes)",
+        return bad(f, "tensor '%s': data_offsets [%llu, %llu] run past the end of the data (%llu byte%s)",
                    show(name, nb, sizeof nb), (unsigned long long)info->begin, (unsigned long long)info->end,
-                   (unsigned long long)data_size);
+                   (unsigned long long)data_size, data_size == 1 ? "" : "s");
 
     uint64_t numel = 1, nbytes;
     for (i = 0; i < info->ndim; i++)
@@ -234,13 +224,14 @@ static bool parse_entry(mtk_st_file *f, const cJSON *entry, mtk_st_info *info, u
     if (i < info->ndim || numel > INT64_MAX ||
         __builtin_mul_overflow(numel, (uint64_t)mtk_st_dtype_size(info->dtype), &nbytes))
         return bad(f, "tensor '%s': shape %s of %s overflows: its size in bytes does not fit in 64 bits",
-                   show(name, nb, sizeof nb), dims_str(info->shape, info->ndim, sb, sizeof sb),
+                   show(name, nb, sizeof nb), mtk_shape_list_str(info->shape, info->ndim, sb, sizeof sb),
                    mtk_st_dtype_name(info->dtype));
     info->numel = (int64_t)numel;
     if (nbytes != info->end - info->begin)
-        return bad(f, "tensor '%s': shape %s of %s is %llu bytes but data_offsets [%llu, %llu] hold %llu",
-                   show(name, nb, sizeof nb), dims_str(info->shape, info->ndim, sb, sizeof sb),
-                   mtk_st_dtype_name(info->dtype), (unsigned long long)nbytes, (unsigned long long)info->begin,
+        return bad(f, "tensor '%s': shape %s of %s is %llu byte%s but data_offsets [%llu, %llu] hold %llu",
+                   show(name, nb, sizeof nb), mtk_shape_list_str(info->shape, info->ndim, sb, sizeof sb),
+                   mtk_st_dtype_name(info->dtype), (unsigned long long)nbytes, nbytes == 1 ? "" : "s",
+                   (unsigned long long)info->begin,
                    (unsigned long long)info->end, (unsigned long long)(info->end - info->begin));
     return true;
 }
@@ -282,9 +273,9 @@ static bool check_layout(mtk_st_file *f, uint64_t data_size)
         previous = t;
     }
     if (at != data_size)
-        return bad(f, "%llu trailing bytes after the last tensor: the tensors end at data offset %llu but the "
-                   "data is %llu bytes", (unsigned long long)(data_size - at), (unsigned long long)at,
-                   (unsigned long long)data_size);
+        return bad(f, "%llu trailing byte%s after the last tensor: the tensors end at data offset %llu but "
+                   "the data is %llu byte%s", (unsigned long long)(data_size - at), data_size - at == 1 ? "" : "s",
+                   (unsigned long long)at, (unsigned long long)data_size, data_size == 1 ? "" : "s");
     return true;
 }
 
@@ -400,18 +391,18 @@ static bool parse_tree(mtk_st_file *f, const cJSON *root, uint64_t data_size)
 bool st_parse_header(mtk_st_file *f)
 {
     if (f->size < 8)
-        return bad(f, f->size == 0 ? "the file is empty (%llu bytes); a safetensors file starts with an 8-byte "
+        return bad(f, f->size == 0 ? "the file is empty (%llu byte%s); a safetensors file starts with an 8-byte "
                                      "header length"
-                                   : "the file is %llu bytes, too short for the 8-byte header length",
-                   (unsigned long long)f->size);
+                                   : "the file is %llu byte%s, too short for the 8-byte header length",
+                   (unsigned long long)f->size, f->size == 1 ? "" : "s");
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--) n = (n << 8) | f->bytes[i]; /* little-endian */
     if (n > MTK_ST_MAX_HEADER_BYTES)
         return bad(f, "the header length %llu is larger than the format's limit of %llu bytes",
                    (unsigned long long)n, (unsigned long long)MTK_ST_MAX_HEADER_BYTES);
     if (n > f->size - 8)
-        return bad(f, "the header length %llu runs past the end of the file (%llu bytes after the length)",
-                   (unsigned long long)n, (unsigned long long)(f->size - 8));
+        return bad(f, "the header length %llu runs past the end of the file (%llu byte%s after the length)",
+                   (unsigned long long)n, (unsigned long long)(f->size - 8), f->size - 8 == 1 ? "" : "s");
     f->header_size = n;
     f->data_start = 8 + n;
     const uint8_t *text = f->bytes + 8;

@@ -92,9 +92,9 @@ bool blocks_check_token_ids(mtk_module *m, const mtk_tensor *ids, int64_t max_po
     mtk_ctx *ctx = mtk_module_ctx(m);
     if (ids->ndim != 2 || !mtk_dtype_is_integral(ids->dtype, false))
         return mtk_error(ctx, MTK_ERR_SHAPE,
-                         "%s: expects token ids (batch, sequence) of an integer dtype, got %d dims of %s (try "
+                         "%s: expects token ids (batch, sequence) of an integer dtype, got %d dim%s of %s (try "
                          "--input BxS, e.g. 1x512)",
-                         mtk_module_type_name(m), (int)ids->ndim, mtk_dtype_name(ids->dtype));
+                         mtk_module_type_name(m), (int)ids->ndim, ids->ndim == 1 ? "" : "s", mtk_dtype_name(ids->dtype));
     if (max_positions > 0 && ids->shape[1] > max_positions)
         return mtk_error(ctx, MTK_ERR_SHAPE,
                          "%s: a sequence of %lld tokens is longer than the %lld positions the model has (%s)",

@@ -189,8 +189,8 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     if (io->nin != 3)
         return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: takes hidden states, cos and sin", mtk_module_type_name(m));
     if (x->ndim != 3)
-        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dims",
-                         mtk_module_type_name(m), (int)x->ndim);
+        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dim%s",
+                         mtk_module_type_name(m), (int)x->ndim, x->ndim == 1 ? "" : "s");
     int64_t q_size = c->heads * c->head_dim, kv_size = c->kv_heads * c->head_dim;
     mtk_tensor *q, *k, *v;
     if (c->fused_qkv) {

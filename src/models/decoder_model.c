@@ -119,9 +119,9 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *ids = io->in[0];
     if (ids->ndim != 2 || !mtk_dtype_is_integral(ids->dtype, false))
         return mtk_error(ctx, MTK_ERR_SHAPE,
-                         "%s: expects token ids (batch, sequence) of an integer dtype, got %d dims of %s (try "
+                         "%s: expects token ids (batch, sequence) of an integer dtype, got %d dim%s of %s (try "
                          "--input BxS, e.g. 1x2048)",
-                         mtk_module_type_name(m), (int)ids->ndim, mtk_dtype_name(ids->dtype));
+                         mtk_module_type_name(m), (int)ids->ndim, ids->ndim == 1 ? "" : "s", mtk_dtype_name(ids->dtype));
     mtk_tensor *h = mtk_module_forward(child(m, M_EMBED), ids); /* (B, S, hidden) */
     io->out[0] = decoder_run_layers(child(m, M_ROTARY), child(m, M_LAYERS), child(m, M_NORM), h);
     io->nout = 1;

@@ -100,8 +100,8 @@ static bool experts_forward(mtk_module *m, mtk_module_io *io)
                          "assumes balanced routing)",
                          mtk_module_type_name(m));
     if (x->ndim != 2)
-        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected tokens (T, hidden), got %d dims", mtk_module_type_name(m),
-                         (int)x->ndim);
+        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected tokens (T, hidden), got %d dim%s", mtk_module_type_name(m),
+                         (int)x->ndim, x->ndim == 1 ? "" : "s");
     int64_t pairs = x->shape[0] * c->top_k;
     int64_t base = pairs / c->experts, extra = pairs % c->experts;
     /* experts [0, extra) get base + 1 tokens, the others base */
@@ -127,8 +127,8 @@ static bool moe_forward(mtk_module *m, mtk_module_io *io)
     const moe_config *c = mtk_module_config(m);
     mtk_tensor *x = io->in[0];
     if (x->ndim != 3)
-        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dims",
-                         mtk_module_type_name(m), (int)x->ndim);
+        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dim%s",
+                         mtk_module_type_name(m), (int)x->ndim, x->ndim == 1 ? "" : "s");
     int64_t tokens[2] = { x->shape[0] * x->shape[1], x->shape[2] };
     mtk_tensor *flat = mtk_view(ctx, x, tokens, 2); /* (T, H) */
     mtk_tensor *shared = NULL;

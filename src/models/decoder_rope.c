@@ -145,8 +145,8 @@ static bool rotary_forward(mtk_module *m, mtk_module_io *io)
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_tensor *x = io->in[0];
     if (x->ndim < 2)
-        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dims",
-                         mtk_module_type_name(m), (int)x->ndim);
+        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dim%s",
+                         mtk_module_type_name(m), (int)x->ndim, x->ndim == 1 ? "" : "s");
     mtk_tensor *inv_freq = mtk_module_buffer_at(m, 0, NULL, NULL);
     int64_t seq = x->shape[x->ndim - 2];
     /* positions on x's device, as torch.arange(..., device=x.device) */

@@ -94,7 +94,9 @@ BAD_INPUTS = [
     ("gpt2", "1x1025", "a sequence of 1025 tokens is longer than the 1024 positions the model has (n_positions)"),
     ("bert-base-uncased", "2x513", "longer than the 512 positions the model has (max_position_embeddings)"),
     ("gpt2", "2x3x4", "GPT2Model: expects token ids (batch, sequence) of an integer dtype, got 3 dims"),
-    ("pythia-160m", "8:float32", "GPTNeoXModel: expects token ids (batch, sequence) of an integer dtype"),
+    ("pythia-160m", "8:float32", "GPTNeoXModel: expects token ids (batch, sequence) of an integer dtype, got 1 dim "
+     "of float32"),
+    ("llama-3.2-1b", "8", "LlamaModel: expects token ids (batch, sequence) of an integer dtype, got 1 dim of int64"),
     ("vit-base-patch16-224", "1x3x200x200", "Input image size (200*200) doesn't match model (224*224)."),
     ("vit-base-patch16-224", "1x1x224x224", "Expected 3 but got 1."),
     ("vit-base-patch16-224", "1x224x224", "expects pixel values (batch, channels, height, width)"),

@@ -213,11 +213,14 @@ static void open_rejects_each_broken_rule_with_its_own_message(void **state)
         { "{\"a\":" T("F32", "[4294967296,4294967296]", 0, 0) "}", 0,
           "tensor 'a': shape [4294967296, 4294967296] of F32 overflows" },
         { "{\"a\":" T("F32", "[2]", 0, 4) "}", 4, "tensor 'a': shape [2] of F32 is 8 bytes but data_offsets [0, 4] hold 4" },
+        { "{\"a\":" T("U8", "[1]", 0, 0) "}", 1, "tensor 'a': shape [1] of U8 is 1 byte but data_offsets [0, 0] hold 0" },
+        { "{\"a\":" T("U8", "[2]", 0, 2) "}", 1, "run past the end of the data (1 byte)" },
         { "{\"a\":" T("F32", "[1]", 4, 8) "}", 8, "tensor 'a': data_offsets [4, 8] leave a hole: bytes [0, 4) belong to no tensor" },
         { "{\"a\":" T("F32", "[2]", 0, 8) ",\"b\":" T("F32", "[1]", 4, 8) "}", 8,
           "tensor 'b': data_offsets [4, 8] overlap tensor 'a' [0, 8]" },
         { "{\"a\":" T("F32", "[1]", 0, 4) "}", 12, "8 trailing bytes after the last tensor" },
         { "{}", 3, "3 trailing bytes after the last tensor" },
+        { "{}", 1, "1 trailing byte after the last tensor: the tensors end at data offset 0 but the data is 1 byte" },
         { "{\"a\":" T("F32", "[1]", 0, 4) ",\"a\":" T("F32", "[1]", 4, 8) "}", 8, "tensor 'a' appears twice in the header" },
     };
 #undef T
@@ -260,6 +263,10 @@ static void open_rejects_bad_lengths_before_reading_the_header(void **state)
           "the header length 100000001 is larger than the format's limit of 100000000 bytes" },
         { { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }, 8, "the header length 18446744073709551615 is larger" },
         { { 0, 0, 0, 0, 0, 0, 0, 0 }, 8, "the header is empty (0 bytes of whitespace)" },
+        /* one of a thing is singular */
+        { { 2 }, 1, "the file is 1 byte, too short for the 8-byte header length" },
+        { { 100, 0, 0, 0, 0, 0, 0, 0, '{' }, 9, "runs past the end of the file (1 byte after the length)" },
+        { { 1, 0, 0, 0, 0, 0, 0, 0, ' ' }, 9, "the header is empty (1 byte of whitespace)" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mtk_ctx *ctx = mtk_ctx_new();
