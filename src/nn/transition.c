@@ -112,7 +112,7 @@ bool mtk_module_to_device(mtk_module *m, mtk_device device)
 bool mtk_module_to_dtype(mtk_module *m, mtk_dtype dtype)
 {
     if (!m) return false;
-    if (!mtk_dtype_is_floating(dtype) || mtk_dtype_is_float8(dtype))
+    if (!mtk_dtype_is_floating(dtype)) /* float8 included, as torch.Tensor.is_floating_point says */
         return mtk_error(m->ctx, MTK_ERR_DTYPE,
                          "Module.to only accepts floating point dtypes, but got desired dtype=%s",
                          mtk_dtype_name(dtype));

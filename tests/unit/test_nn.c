@@ -259,6 +259,25 @@ static void to_dtype_converts_floating_tensors_only(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* torch: nn.Linear(2, 3).to(torch.float8_e4m3fn) converts the weights
+ * (float8 is a floating dtype), on meta and on cpu. */
+static void to_dtype_accepts_float8_like_torch(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_ctx_manual_seed(ctx, 3);
+    mtk_module *real = mtk_model_simplenet(ctx, NULL);
+    assert_true(mtk_module_to_dtype(real, MTK_FLOAT8_E4M3FN));
+    assert_int_equal(mtk_module_tensor(real, "0.weight")->dtype, MTK_FLOAT8_E4M3FN);
+    assert_non_null(mtk_module_tensor(real, "0.weight")->storage);
+    assert_true(mtk_ctx_push_device(ctx, MTK_DEVICE_META));
+    mtk_module *meta = mtk_model_simplenet(ctx, NULL);
+    mtk_ctx_pop_device(ctx);
+    assert_true(mtk_module_to_dtype(meta, MTK_FLOAT8_E5M2));
+    assert_int_equal(mtk_module_tensor(meta, "2.bias")->dtype, MTK_FLOAT8_E5M2);
+    mtk_ctx_free(ctx);
+}
+
 /* An embedding and an output projection sharing one weight. */
 static mtk_module *tied_model(mtk_ctx *ctx)
 {
@@ -598,6 +617,7 @@ int main(void)
         cmocka_unit_test(materialize_initializes_deterministically_per_seed),
         cmocka_unit_test(materialize_recomputes_buffers),
         cmocka_unit_test(to_dtype_converts_floating_tensors_only),
+        cmocka_unit_test(to_dtype_accepts_float8_like_torch),
         cmocka_unit_test(tied_weights_stay_tied_after_materialize),
         cmocka_unit_test(tie_checks_shapes),
         cmocka_unit_test(templates_are_left_alone_by_transitions_and_state_dicts),
