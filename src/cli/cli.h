@@ -3,6 +3,9 @@
 #ifndef MTK_CLI_H
 #define MTK_CLI_H
 
+#include "mtk/core.h"
+
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdbool.h>
 
@@ -32,6 +35,33 @@ int cli_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* A command's failure, in the one shape every command uses.  With `json`:
+ * {"error":{"code":CODE,"message":MESSAGE,...}} on one line to stdout, the
+ * members of `details` (a cJSON object, or NULL) added to the error
+ * object (mtk load's missing / unexpected / mismatched keys); without:
+ * "mtk: error: MESSAGE" to stderr.  `code` is a snake_case name
+ * (mtk_status_name's, or a command's own such as "key_mismatch").  Takes
+ * `details`.  Returns CLI_EXIT_ERROR. */
+int cli_fail(bool json, const char *code, cJSON *details, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* cli_fail with the context's sticky error (its status name and message). */
+int cli_fail_ctx(bool json, mtk_ctx *ctx);
+
+/* A dtype by any of mtk's names (float32, f32, torch.float32, half) or
+ * safetensors' (F32, BF16, F8_E4M3); MTK_DTYPE_UNDEFINED when unknown.
+ * Every command reads dtype names through this. */
+mtk_dtype cli_dtype_from_name(const char *text);
+
+/* The value of a floating-dtype option (`option`, e.g. "--dtype") of
+ * `command`: float16, bfloat16, float32, float64, float8_e4m3fn,
+ * float8_e5m2 by any name cli_dtype_from_name knows.  Returns it, or
+ * MTK_DTYPE_UNDEFINED after printing a usage error that lists them. */
+mtk_dtype cli_parse_floating_dtype(const char *command, const char *option, const char *text);
 
 /* Starts option parsing of a new argv (resets getopt's state). */
 void cli_options_reset(void);

@@ -1,5 +1,6 @@
 /* Error printing and option parsing shared by every command. */
 #include "cli/cli.h"
+#include "mtk/io.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -80,4 +81,24 @@ int cli_json_help_options(const char *command, int argc, char **argv, const char
         }
     }
     return -1;
+}
+
+mtk_dtype cli_dtype_from_name(const char *text)
+{
+    mtk_dtype d = mtk_dtype_from_name(text);
+    return d != MTK_DTYPE_UNDEFINED ? d : mtk_st_dtype_to_mtk(mtk_st_dtype_from_name(text));
+}
+
+mtk_dtype cli_parse_floating_dtype(const char *command, const char *option, const char *text)
+{
+    mtk_dtype d = cli_dtype_from_name(text);
+    if (mtk_dtype_is_floating(d)) return d;
+    char names[256] = "";
+    size_t len = 0;
+    for (int i = 0; i < MTK_DTYPE_COUNT && len < sizeof names; i++)
+        if (mtk_dtype_is_floating((mtk_dtype)i))
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
+                                    mtk_dtype_name((mtk_dtype)i));
+    cli_usage_error(command, "%s '%s' is not a floating-point dtype (%s)", option, text, names);
+    return MTK_DTYPE_UNDEFINED;
 }

@@ -3,6 +3,7 @@
  * shards with an index.  Every file is written atomically. */
 #include "cli/cli.h"
 #include "mtk/mtk.h"
+#include "core/text.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -47,14 +48,6 @@ static bool ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-/* A floating dtype for --dtype, by mtk's or safetensors' name. */
-static mtk_dtype parse_dtype(const char *text)
-{
-    mtk_dtype d = mtk_dtype_from_name(text);
-    if (d == MTK_DTYPE_UNDEFINED) d = mtk_st_dtype_to_mtk(mtk_st_dtype_from_name(text));
-    return mtk_dtype_is_floating(d) ? d : MTK_DTYPE_UNDEFINED;
 }
 
 /* Where OUT goes: a directory, the weights file name, and whether an
@@ -120,12 +113,11 @@ static int convert(mtk_ctx *ctx, const char *in, const char *out, mtk_dtype dtyp
     ok = ok && mtk_st_writer_write_sharded(writer, dest.dir, dest.weights, max_shard, dest.force_index, &shards);
     mtk_st_writer_free(writer);
     mtk_checkpoint_close(ckpt);
-    if (!ok) {
-        cli_error("%s", mtk_ctx_message(ctx));
-        return CLI_EXIT_ERROR;
-    }
+    if (!ok) return cli_fail_ctx(false, ctx);
     const char *sep = ends_with(dest.dir, "/") ? "" : "/";
-    printf("wrote %" PRId64 " tensor%s (%" PRIu64 " bytes of data) to ", count, count == 1 ? "" : "s", bytes);
+    char n[TEXT_NUMBER_CAP], size[TEXT_NUMBER_CAP];
+    printf("wrote %s tensor%s (%s of data) to ", text_grouped(count, n, sizeof n), count == 1 ? "" : "s",
+           text_bytes(bytes, size, sizeof size));
     if (shards > 1 || dest.force_index)
         printf("%" PRId64 " shard%s and %s%s%s.index.json\n", shards, shards == 1 ? "" : "s", dest.dir, sep,
                dest.weights);
@@ -151,12 +143,8 @@ int cli_convert(int argc, char **argv)
     while ((opt = cli_getopt("convert", argc, argv, "d:s:h", longopts)) != -1) {
         switch (opt) {
         case 'd':
-            dtype = parse_dtype(optarg);
-            if (dtype == MTK_DTYPE_UNDEFINED)
-                return cli_usage_error("convert",
-                                       "--dtype '%s' is not a floating-point dtype (float32, float16, bfloat16, "
-                                       "float64, float8_e4m3fn, float8_e5m2)",
-                                       optarg);
+            dtype = cli_parse_floating_dtype("convert", "--dtype", optarg);
+            if (dtype == MTK_DTYPE_UNDEFINED) return CLI_EXIT_USAGE;
             break;
         case 's':
             if (!mtk_parse_size(optarg, &max_shard))

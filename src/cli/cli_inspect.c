@@ -2,6 +2,7 @@
  * directory) and lists its tensors, totals and metadata. */
 #include "cli/cli.h"
 #include "mtk/mtk.h"
+#include "core/text.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -25,7 +26,7 @@ static const char usage[] =
     "               \"tensors\": [{\"name\", \"dtype\", \"shape\", \"data_offsets\",\n"
     "               \"file\"}], \"metadata\", \"total_tensors\", \"total_params\",\n"
     "               \"total_bytes\", \"bytes_by_dtype\"}; for an invalid checkpoint\n"
-    "               {\"path\", \"valid\": false, \"error\": {\"code\", \"message\"}}\n"
+    "               {\"error\": {\"code\", \"message\"}} on one line\n"
     "  -h, --help   show this help and exit\n"
     "\n"
     "Errors go to stderr as 'mtk: error: ...' (with --json, as the JSON document\n"
@@ -52,21 +53,6 @@ static totals count_totals(const mtk_checkpoint *ckpt)
         t.has_dtype[info->dtype] = true;
     }
     return t;
-}
-
-/* "1.50 GB" style (powers of 1000, as file sizes are usually shown). */
-static const char *human_bytes(uint64_t bytes, char *buf, size_t cap)
-{
-    static const char *units[] = { "B", "kB", "MB", "GB", "TB", "PB" };
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1000 && u < 5) {
-        v /= 1000;
-        u++;
-    }
-    if (u == 0) snprintf(buf, cap, "%" PRIu64 " B", bytes);
-    else snprintf(buf, cap, "%.2f %s", v, units[u]);
-    return buf;
 }
 
 /* The file's path as the index names it: relative to the first file's
@@ -96,26 +82,30 @@ static void print_text(const char *path, const mtk_checkpoint *ckpt)
         if (slen > shape_width) shape_width = slen;
     }
     if (t.tensors > 0) {
-        printf("\n%-*s  %-7s  %-*s  %12s%s\n", name_width, "name", "dtype", shape_width, "shape", "bytes",
+        printf("\n%-*s  %-7s  %-*s  %14s%s\n", name_width, "name", "dtype", shape_width, "shape", "bytes",
                sharded ? "  file" : "");
         for (int64_t i = 0; i < t.tensors; i++) {
             mtk_st_file *file;
             const mtk_st_info *info = mtk_checkpoint_tensor_at(ckpt, i, &file);
-            printf("%-*s  %-7s  %-*s  %12" PRIu64, name_width, info->name, mtk_st_dtype_name(info->dtype),
+            printf("%-*s  %-7s  %-*s  %14s", name_width, info->name, mtk_st_dtype_name(info->dtype),
                    shape_width, mtk_shape_list_str(info->shape, info->ndim, shape, sizeof shape),
-                   info->end - info->begin);
+                   text_grouped((int64_t)(info->end - info->begin), buf, sizeof buf));
             if (sharded) printf("  %s", short_path(mtk_st_path(file)));
             putchar('\n');
         }
     }
-    printf("\ntotal: %" PRId64 " tensor%s, %" PRIu64 " parameters, %" PRIu64 " bytes (%s)\n", t.tensors,
-           t.tensors == 1 ? "" : "s", t.params, t.bytes, human_bytes(t.bytes, buf, sizeof buf));
+    char count[TEXT_NUMBER_CAP], params[TEXT_NUMBER_CAP], size[TEXT_NUMBER_CAP];
+    printf("\ntotal: %s tensor%s, %s parameter%s, %s", text_grouped(t.tensors, count, sizeof count),
+           t.tensors == 1 ? "" : "s", text_grouped((int64_t)t.params, params, sizeof params), t.params == 1 ? "" : "s",
+           text_bytes(t.bytes, size, sizeof size));
+    if (t.bytes >= 1024) printf(" (%s bytes)", text_grouped((int64_t)t.bytes, buf, sizeof buf));
+    putchar('\n');
     if (t.tensors > 0) {
         printf("bytes by dtype:");
         const char *sep = " ";
         for (int d = MTK_ST_DTYPE_COUNT - 1; d >= 0; d--) {
             if (!t.has_dtype[d]) continue;
-            printf("%s%s %" PRIu64, sep, mtk_st_dtype_name((mtk_st_dtype)d), t.by_dtype[d]);
+            printf("%s%s %s", sep, mtk_st_dtype_name((mtk_st_dtype)d), text_bytes(t.by_dtype[d], buf, sizeof buf));
             sep = ", ";
         }
         putchar('\n');
@@ -131,22 +121,15 @@ static void print_text(const char *path, const mtk_checkpoint *ckpt)
     }
 }
 
-static cJSON *number(uint64_t v)
-{
-    char text[24];
-    snprintf(text, sizeof text, "%" PRIu64, v);
-    return cJSON_CreateRaw(text); /* exact beyond 2^53 */
-}
-
 static cJSON *tensor_json(const mtk_st_info *info, const mtk_st_file *file, bool sharded)
 {
     cJSON *obj = cJSON_CreateObject(), *shape = cJSON_CreateArray(), *offsets = cJSON_CreateArray();
     cJSON_AddItemToObject(obj, "name", cJSON_CreateString(info->name));
     cJSON_AddItemToObject(obj, "dtype", cJSON_CreateString(mtk_st_dtype_name(info->dtype)));
-    for (int32_t i = 0; i < info->ndim; i++) cJSON_AddItemToArray(shape, number((uint64_t)info->shape[i]));
+    for (int32_t i = 0; i < info->ndim; i++) cJSON_AddItemToArray(shape, text_json_int((int64_t)info->shape[i]));
     cJSON_AddItemToObject(obj, "shape", shape);
-    cJSON_AddItemToArray(offsets, number(info->begin));
-    cJSON_AddItemToArray(offsets, number(info->end));
+    cJSON_AddItemToArray(offsets, text_json_int((int64_t)info->begin));
+    cJSON_AddItemToArray(offsets, text_json_int((int64_t)info->end));
     cJSON_AddItemToObject(obj, "data_offsets", offsets);
     if (sharded) cJSON_AddItemToObject(obj, "file", cJSON_CreateString(short_path(mtk_st_path(file))));
     return obj;
@@ -177,29 +160,15 @@ static char *inspect_json(const char *path, const mtk_checkpoint *ckpt)
         mtk_checkpoint_metadata_at(ckpt, i, &key, &value, &is_string);
         cJSON_AddItemToObject(meta, key, is_string ? cJSON_CreateString(value) : cJSON_CreateRaw(value));
     }
-    cJSON_AddItemToObject(root, "total_tensors", number((uint64_t)t.tensors));
-    cJSON_AddItemToObject(root, "total_params", number(t.params));
-    cJSON_AddItemToObject(root, "total_bytes", number(t.bytes));
+    cJSON_AddItemToObject(root, "total_tensors", text_json_int((int64_t)t.tensors));
+    cJSON_AddItemToObject(root, "total_params", text_json_int((int64_t)t.params));
+    cJSON_AddItemToObject(root, "total_bytes", text_json_int((int64_t)t.bytes));
     cJSON *by_dtype = cJSON_AddObjectToObject(root, "bytes_by_dtype");
     for (int d = MTK_ST_DTYPE_COUNT - 1; d >= 0; d--)
-        if (t.has_dtype[d]) cJSON_AddItemToObject(by_dtype, mtk_st_dtype_name((mtk_st_dtype)d), number(t.by_dtype[d]));
+        if (t.has_dtype[d]) cJSON_AddItemToObject(by_dtype, mtk_st_dtype_name((mtk_st_dtype)d), text_json_int((int64_t)t.by_dtype[d]));
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return text;
-}
-
-static void print_error_json(const char *path, mtk_ctx *ctx)
-{
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddItemToObject(root, "path", cJSON_CreateString(path));
-    cJSON_AddItemToObject(root, "valid", cJSON_CreateFalse());
-    cJSON *error = cJSON_AddObjectToObject(root, "error");
-    cJSON_AddItemToObject(error, "code", cJSON_CreateString(mtk_status_name(mtk_ctx_status(ctx))));
-    cJSON_AddItemToObject(error, "message", cJSON_CreateString(mtk_ctx_message(ctx)));
-    char *text = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    puts(text ? text : "{\"valid\":false,\"error\":{\"code\":\"out_of_memory\",\"message\":\"out of memory\"}}");
-    cJSON_free(text);
 }
 
 int cli_inspect(int argc, char **argv)
@@ -218,14 +187,11 @@ int cli_inspect(int argc, char **argv)
     mtk_checkpoint *ckpt = mtk_checkpoint_open(ctx, path);
     int status = CLI_EXIT_OK;
     if (!ckpt) {
-        if (json) print_error_json(path, ctx);
-        else cli_error("%s", mtk_ctx_message(ctx));
-        status = CLI_EXIT_ERROR;
+        status = cli_fail_ctx(json, ctx);
     } else if (json) {
         char *text = inspect_json(path, ckpt);
         if (text) puts(text);
-        else cli_error("out of memory");
-        if (!text) status = CLI_EXIT_ERROR;
+        else status = cli_fail(json, "out_of_memory", NULL, "out of memory");
         cJSON_free(text);
     } else {
         print_text(path, ckpt);

@@ -18,6 +18,7 @@
  * intermediate copy); (6) verify and report. */
 #include "cli/cli.h"
 #include "mtk/mtk.h"
+#include "core/text.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -50,8 +51,13 @@ static const char usage[] =
     "  -j, --json          print one JSON document: {\"model\", \"weights\",\n"
     "                      \"dtype\", \"tensors\", \"tied\", \"computed_buffers\",\n"
     "                      \"parameters\", \"bytes\", \"seconds\", \"gb_per_s\",\n"
-    "                      \"threads\"}; on a mismatch {\"error\", \"missing\",\n"
-    "                      \"unexpected\", \"mismatched\"}\n"
+    "                      \"threads\"}; on an error {\"error\": {\"code\",\n"
+    "                      \"message\"}} on one line, and when keys do not\n"
+    "                      match (code \"key_mismatch\") the error also has\n"
+    "                      \"missing\" and \"unexpected\": [{\"name\", \"dtype\",\n"
+    "                      \"shape\"}], \"mismatched\": [{\"name\", \"mismatch\":\n"
+    "                      \"shape\"|\"dtype\", \"checkpoint\": {\"dtype\",\n"
+    "                      \"shape\"}, \"model\": {\"dtype\", \"shape\"}}]\n"
     "  -h, --help          show this help and exit\n"
     "\n"
     "A progress bar goes to stderr when stderr is a terminal and the load is\n"
@@ -70,50 +76,63 @@ typedef struct planned {
     const mtk_st_info *info;
 } planned;
 
-/* Every problem found while matching, by kind (arena-free: malloc'd). */
+/* Every problem found while matching, by kind: a line of text and a JSON
+ * object each (arena-free: malloc'd). */
+typedef struct problem_list {
+    char **lines;
+    int32_t n;
+    cJSON *json; /* array of objects */
+} problem_list;
+
 typedef struct problems {
-    char **missing, **unexpected, **mismatched;
-    int32_t nmissing, nunexpected, nmismatched;
+    problem_list missing, unexpected, mismatched;
 } problems;
 
-static void add_problem(char ***list, int32_t *n, const char *fmt, ...)
+/* {"dtype", "shape"} of a tensor as one side sees it. */
+static cJSON *tensor_desc(cJSON *obj, const char *dtype, const int64_t *shape, int32_t ndim)
+{
+    cJSON *dims = cJSON_CreateArray();
+    for (int32_t d = 0; dims && d < ndim; d++) cJSON_AddItemToArray(dims, text_json_int(shape[d]));
+    cJSON_AddStringToObject(obj, "dtype", dtype);
+    cJSON_AddItemToObject(obj, "shape", dims);
+    return obj;
+}
+
+static void add_problem(problem_list *list, cJSON *entry, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 
-static void add_problem(char ***list, int32_t *n, const char *fmt, ...)
+/* Adds a line and its JSON entry (taken). */
+static void add_problem(problem_list *list, cJSON *entry, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    char **grown = realloc(*list, sizeof **list * (size_t)(*n + 1));
+    if (!list->json) list->json = cJSON_CreateArray();
+    if (!list->json || !cJSON_AddItemToArray(list->json, entry)) cJSON_Delete(entry);
+    char **grown = realloc(list->lines, sizeof *list->lines * (size_t)(list->n + 1));
     if (!grown) return;
-    *list = grown;
-    grown[*n] = strdup(buf);
-    if (grown[*n]) (*n)++;
+    list->lines = grown;
+    grown[list->n] = strdup(buf);
+    if (grown[list->n]) list->n++;
+}
+
+static void free_list(problem_list *l)
+{
+    for (int32_t i = 0; i < l->n; i++) free(l->lines[i]);
+    free(l->lines);
+    cJSON_Delete(l->json);
 }
 
 static void free_problems(problems *p)
 {
-    for (int32_t i = 0; i < p->nmissing; i++) free(p->missing[i]);
-    for (int32_t i = 0; i < p->nunexpected; i++) free(p->unexpected[i]);
-    for (int32_t i = 0; i < p->nmismatched; i++) free(p->mismatched[i]);
-    free(p->missing);
-    free(p->unexpected);
-    free(p->mismatched);
-}
-
-/* "[64, 128]" */
-static const char *shape_text(const int64_t *shape, int32_t ndim, char *buf, size_t cap)
-{
-    size_t len = (size_t)snprintf(buf, cap, "[");
-    for (int32_t d = 0; d < ndim && len < cap; d++)
-        len += (size_t)snprintf(buf + len, cap - len, "%s%" PRId64, d ? ", " : "", shape[d]);
-    if (len < cap) snprintf(buf + len, cap - len, "]");
-    return buf;
+    free_list(&p->missing);
+    free_list(&p->unexpected);
+    free_list(&p->mismatched);
 }
 
 static bool same_shape(const mtk_tensor *t, const mtk_st_info *info)
@@ -184,16 +203,24 @@ static int64_t make_plan(const mtk_state_dict *sd, const mtk_checkpoint *ckpt, b
         const mtk_st_info *info = mtk_checkpoint_find(ckpt, name, &file);
         if (!info) continue;
         set_add(&named, t);
-        if (!same_shape(t, info)) {
-            add_problem(&probs->mismatched, &probs->nmismatched, "%s: checkpoint has shape %s, model %s", name,
-                        shape_text(info->shape, info->ndim, a, sizeof a), shape_text(t->shape, t->ndim, b, sizeof b));
-            continue;
-        }
         mtk_dtype from = mtk_st_dtype_to_mtk(info->dtype);
-        if (from != t->dtype && (!convert || from == MTK_DTYPE_UNDEFINED)) {
-            add_problem(&probs->mismatched, &probs->nmismatched, "%s: checkpoint has dtype %s, model %s%s", name,
-                        mtk_st_dtype_name(info->dtype), mtk_dtype_name(t->dtype),
-                        from == MTK_DTYPE_UNDEFINED ? " (no mtk dtype)" : " (pass --dtype to convert)");
+        bool shape_ok = same_shape(t, info), dtype_ok = from == t->dtype || (convert && from != MTK_DTYPE_UNDEFINED);
+        if (!shape_ok || !dtype_ok) {
+            const char *hint = from == MTK_DTYPE_UNDEFINED ? "no mtk dtype" : "pass --dtype to convert";
+            cJSON *entry = cJSON_CreateObject();
+            cJSON_AddStringToObject(entry, "name", name);
+            cJSON_AddStringToObject(entry, "mismatch", shape_ok ? "dtype" : "shape");
+            cJSON_AddItemToObject(entry, "checkpoint", tensor_desc(cJSON_CreateObject(), mtk_st_dtype_name(info->dtype),
+                                                                   info->shape, info->ndim));
+            cJSON_AddItemToObject(entry, "model", tensor_desc(cJSON_CreateObject(), mtk_dtype_name(t->dtype),
+                                                              t->shape, t->ndim));
+            if (!shape_ok)
+                add_problem(&probs->mismatched, entry, "%s: checkpoint has shape %s, model %s", name,
+                            mtk_shape_list_str(info->shape, info->ndim, a, sizeof a),
+                            mtk_shape_list_str(t->shape, t->ndim, b, sizeof b));
+            else
+                add_problem(&probs->mismatched, entry, "%s: checkpoint has dtype %s, model %s (%s)", name,
+                            mtk_st_dtype_name(info->dtype), mtk_dtype_name(t->dtype), hint);
             continue;
         }
         if (!set_add(&planned_set, t)) continue; /* a tied name: read once */
@@ -203,41 +230,47 @@ static int64_t make_plan(const mtk_state_dict *sd, const mtk_checkpoint *ckpt, b
     for (int32_t i = 0; i < count; i++) {
         const char *name;
         mtk_tensor *t = mtk_state_dict_at(sd, i, &name);
-        if (!set_has(&named, t))
-            add_problem(&probs->missing, &probs->nmissing, "%s (%s %s)", name, mtk_dtype_name(t->dtype),
-                        shape_text(t->shape, t->ndim, a, sizeof a));
+        if (set_has(&named, t)) continue;
+        cJSON *entry = cJSON_CreateObject();
+        cJSON_AddStringToObject(entry, "name", name);
+        add_problem(&probs->missing, tensor_desc(entry, mtk_dtype_name(t->dtype), t->shape, t->ndim), "%s (%s %s)",
+                    name, mtk_dtype_name(t->dtype), mtk_shape_list_str(t->shape, t->ndim, a, sizeof a));
     }
     free(named.slots);
     free(planned_set.slots);
     for (int64_t i = 0; i < mtk_checkpoint_tensor_count(ckpt); i++) {
         const mtk_st_info *info = mtk_checkpoint_tensor_at(ckpt, i, NULL);
-        if (!mtk_state_dict_get(sd, info->name))
-            add_problem(&probs->unexpected, &probs->nunexpected, "%s (%s %s)", info->name,
-                        mtk_st_dtype_name(info->dtype), shape_text(info->shape, info->ndim, a, sizeof a));
+        if (mtk_state_dict_get(sd, info->name)) continue;
+        cJSON *entry = cJSON_CreateObject();
+        cJSON_AddStringToObject(entry, "name", info->name);
+        add_problem(&probs->unexpected, tensor_desc(entry, mtk_st_dtype_name(info->dtype), info->shape, info->ndim),
+                    "%s (%s %s)", info->name, mtk_st_dtype_name(info->dtype),
+                    mtk_shape_list_str(info->shape, info->ndim, a, sizeof a));
     }
     return n;
 }
 
-static void print_problems(const problems *p, const char *model, const char *weights, bool json)
+/* "1 key does not match", "3 keys do not match". */
+static int print_problems(const problems *p, const char *model, const char *weights, bool json)
 {
-    int32_t total = p->nmissing + p->nunexpected + p->nmismatched;
-    cli_error("cannot load '%s' into %s: %d key%s do not match (%d missing, %d unexpected, %d mismatched)",
-              weights, model, total, total == 1 ? "" : "s", p->nmissing, p->nunexpected, p->nmismatched);
-    for (int32_t i = 0; i < p->nmissing; i++) fprintf(stderr, "  missing:    %s\n", p->missing[i]);
-    for (int32_t i = 0; i < p->nunexpected; i++) fprintf(stderr, "  unexpected: %s\n", p->unexpected[i]);
-    for (int32_t i = 0; i < p->nmismatched; i++) fprintf(stderr, "  mismatched: %s\n", p->mismatched[i]);
-    if (!json) return;
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "error", "keys do not match");
-    cJSON_AddItemToObject(doc, "missing", cJSON_CreateStringArray((const char *const *)p->missing, p->nmissing));
-    cJSON_AddItemToObject(doc, "unexpected",
-                          cJSON_CreateStringArray((const char *const *)p->unexpected, p->nunexpected));
-    cJSON_AddItemToObject(doc, "mismatched",
-                          cJSON_CreateStringArray((const char *const *)p->mismatched, p->nmismatched));
-    char *text = cJSON_Print(doc);
-    if (text) puts(text);
-    free(text);
-    cJSON_Delete(doc);
+    int32_t total = p->missing.n + p->unexpected.n + p->mismatched.n;
+    if (!json) {
+        cli_error("cannot load '%s' into %s: %d key%s not match (%d missing, %d unexpected, %d mismatched)", weights,
+                  model, total, total == 1 ? " does" : "s do", p->missing.n, p->unexpected.n, p->mismatched.n);
+        for (int32_t i = 0; i < p->missing.n; i++) fprintf(stderr, "  missing:    %s\n", p->missing.lines[i]);
+        for (int32_t i = 0; i < p->unexpected.n; i++) fprintf(stderr, "  unexpected: %s\n", p->unexpected.lines[i]);
+        for (int32_t i = 0; i < p->mismatched.n; i++) fprintf(stderr, "  mismatched: %s\n", p->mismatched.lines[i]);
+        return CLI_EXIT_ERROR;
+    }
+    cJSON *details = cJSON_CreateObject();
+    const problem_list *lists[3] = { &p->missing, &p->unexpected, &p->mismatched };
+    static const char *const keys[3] = { "missing", "unexpected", "mismatched" };
+    for (int k = 0; details && k < 3; k++)
+        cJSON_AddItemToObject(details, keys[k],
+                              lists[k]->json ? cJSON_Duplicate(lists[k]->json, true) : cJSON_CreateArray());
+    return cli_fail(true, "key_mismatch", details,
+                    "cannot load '%s' into %s: %d key%s not match (%d missing, %d unexpected, %d mismatched)", weights,
+                    model, total, total == 1 ? " does" : "s do", p->missing.n, p->unexpected.n, p->mismatched.n);
 }
 
 /* Recomputes computed (non-persistent) buffers: resets each module that
@@ -277,11 +310,11 @@ static void draw_progress(uint64_t done, uint64_t total)
 /* Reads every planned tensor; in PROGRESS_STEPS batches with a bar when
  * `progress`, else in one batch. */
 static bool read_all(mtk_ctx *ctx, const planned *plan, int64_t n, uint64_t total_bytes, int32_t threads,
-                     bool progress)
+                     bool progress, bool json)
 {
     mtk_st_read *reads = malloc(sizeof *reads * (size_t)(n ? n : 1));
     if (!reads) {
-        cli_error("out of memory");
+        cli_fail(json, "out_of_memory", NULL, "out of memory");
         return false;
     }
     for (int64_t i = 0; i < n; i++) reads[i] = (mtk_st_read){ plan[i].file, plan[i].name, plan[i].tensor };
@@ -307,12 +340,12 @@ static bool read_all(mtk_ctx *ctx, const planned *plan, int64_t n, uint64_t tota
         fputc('\n', stderr);
     }
     free(reads);
-    if (!ok) cli_error("%s", mtk_ctx_message(ctx));
+    if (!ok) cli_fail_ctx(json, ctx);
     return ok;
 }
 
 /* Every parameter and buffer must be a cpu tensor with storage now. */
-static bool verify(mtk_module *model)
+static bool verify(mtk_module *model, bool json)
 {
     mtk_state_dict *sd = mtk_module_state_dict(model);
     mtk_named_tensor *buffers;
@@ -322,13 +355,13 @@ static bool verify(mtk_module *model)
         const char *name;
         mtk_tensor *t = mtk_state_dict_at(sd, i, &name);
         if (t->device != MTK_DEVICE_CPU || !t->storage) {
-            cli_error("verify: %s was not materialized", name);
+            cli_fail(json, "io_error", NULL, "verify: %s was not materialized", name);
             return false;
         }
     }
     for (int32_t i = 0; i < nb; i++) {
         if (buffers[i].tensor->device != MTK_DEVICE_CPU || !buffers[i].tensor->storage) {
-            cli_error("verify: buffer %s was not materialized", buffers[i].name);
+            cli_fail(json, "io_error", NULL, "verify: buffer %s was not materialized", buffers[i].name);
             return false;
         }
     }
@@ -345,17 +378,19 @@ typedef struct load_args {
 static void print_report(const load_args *a, const mtk_model_info *info, int64_t tensors, int32_t tied,
                          int32_t computed, uint64_t params, uint64_t bytes, double seconds, int32_t threads)
 {
-    double gbps = seconds > 0 ? (double)bytes / seconds / 1e9 : 0;
+    double rate = seconds > 0 ? (double)bytes / seconds : 0; /* bytes per second */
     if (!a->json) {
+        char n[TEXT_NUMBER_CAP], size[TEXT_NUMBER_CAP], exact[TEXT_NUMBER_CAP], speed[TEXT_NUMBER_CAP];
         printf("loaded %s (%s, %s) from %s\n", a->model, info->architecture ? info->architecture : "?",
                mtk_dtype_name(info->dtype), a->weights);
-        printf("  tensors:          %" PRId64 " read (+%d tied name%s sharing one)\n", tensors, tied,
+        printf("  tensors:          %s read (+%d tied name%s sharing one)\n", text_grouped(tensors, n, sizeof n), tied,
                tied == 1 ? "" : "s");
-        printf("  parameters:       %" PRIu64 "\n", params);
+        printf("  parameters:       %s\n", text_grouped((int64_t)params, n, sizeof n));
         printf("  computed buffers: %d recomputed\n", computed);
-        printf("  bytes read:       %" PRIu64 " (%.2f MB)\n", bytes, (double)bytes / 1e6);
-        printf("  time:             %.3f s with %d thread%s, %.2f GB/s\n", seconds, threads, threads == 1 ? "" : "s",
-               gbps);
+        printf("  bytes read:       %s", text_bytes(bytes, size, sizeof size));
+        if (bytes >= 1024) printf(" (%s bytes)", text_grouped((int64_t)bytes, exact, sizeof exact));
+        printf("\n  time:             %.3f s with %d thread%s, %s/s\n", seconds, threads, threads == 1 ? "" : "s",
+               text_bytes((uint64_t)rate, speed, sizeof speed));
         return;
     }
     cJSON *doc = cJSON_CreateObject();
@@ -363,17 +398,18 @@ static void print_report(const load_args *a, const mtk_model_info *info, int64_t
     cJSON_AddStringToObject(doc, "architecture", info->architecture ? info->architecture : "");
     cJSON_AddStringToObject(doc, "weights", a->weights);
     cJSON_AddStringToObject(doc, "dtype", mtk_dtype_name(info->dtype));
-    cJSON_AddNumberToObject(doc, "tensors", (double)tensors);
-    cJSON_AddNumberToObject(doc, "tied", tied);
-    cJSON_AddNumberToObject(doc, "computed_buffers", computed);
-    cJSON_AddNumberToObject(doc, "parameters", (double)params);
-    cJSON_AddNumberToObject(doc, "bytes", (double)bytes);
+    cJSON_AddItemToObject(doc, "tensors", text_json_int(tensors));
+    cJSON_AddItemToObject(doc, "tied", text_json_int(tied));
+    cJSON_AddItemToObject(doc, "computed_buffers", text_json_int(computed));
+    cJSON_AddItemToObject(doc, "parameters", text_json_int((int64_t)params));
+    cJSON_AddItemToObject(doc, "bytes", text_json_int((int64_t)bytes));
     cJSON_AddNumberToObject(doc, "seconds", seconds);
-    cJSON_AddNumberToObject(doc, "gb_per_s", gbps);
-    cJSON_AddNumberToObject(doc, "threads", threads);
-    char *text = cJSON_Print(doc);
+    cJSON_AddNumberToObject(doc, "gb_per_s", rate / 1e9);
+    cJSON_AddItemToObject(doc, "threads", text_json_int(threads));
+    char *text = cJSON_PrintUnformatted(doc);
     if (text) puts(text);
-    free(text);
+    else cli_fail(true, "out_of_memory", NULL, "out of memory");
+    cJSON_free(text);
     cJSON_Delete(doc);
 }
 
@@ -385,7 +421,7 @@ static int load(mtk_ctx *ctx, const load_args *a)
     mtk_checkpoint *ckpt = model ? mtk_checkpoint_open(ctx, a->weights) : NULL;
     mtk_state_dict *sd = ckpt ? mtk_module_state_dict(model) : NULL;
     if (!sd) {
-        cli_error("%s", mtk_ctx_message(ctx));
+        cli_fail_ctx(a->json, ctx);
         mtk_checkpoint_close(ckpt);
         return CLI_EXIT_ERROR;
     }
@@ -393,15 +429,15 @@ static int load(mtk_ctx *ctx, const load_args *a)
     problems probs = { 0 };
     planned *plan = malloc(sizeof *plan * (size_t)(mtk_state_dict_count(sd) + 1));
     if (!plan) {
-        cli_error("out of memory");
+        cli_fail(a->json, "out_of_memory", NULL, "out of memory");
         goto done;
     }
     int64_t n = make_plan(sd, ckpt, a->dtype != MTK_DTYPE_UNDEFINED, plan, &probs);
     if (n < 0) {
-        cli_error("out of memory");
+        cli_fail(a->json, "out_of_memory", NULL, "out of memory");
         goto done;
     }
-    if (probs.nmissing + probs.nunexpected + probs.nmismatched > 0) {
+    if (probs.missing.n + probs.unexpected.n + probs.mismatched.n > 0) {
         print_problems(&probs, a->model, a->weights, a->json);
         goto done;
     }
@@ -415,11 +451,11 @@ static int load(mtk_ctx *ctx, const load_args *a)
     double start = now_seconds();
     int32_t computed;
     if (!mtk_module_to_empty(model, MTK_DEVICE_CPU) || (computed = recompute_buffers(model)) < 0) {
-        cli_error("%s", mtk_ctx_message(ctx));
+        cli_fail_ctx(a->json, ctx);
         goto done;
     }
     bool progress = isatty(STDERR_FILENO) && bytes >= PROGRESS_MIN_BYTES;
-    if (!read_all(ctx, plan, n, bytes, threads, progress) || !verify(model)) goto done;
+    if (!read_all(ctx, plan, n, bytes, threads, progress, a->json) || !verify(model, a->json)) goto done;
     double seconds = now_seconds() - start;
     int32_t tied = mtk_state_dict_count(sd) - (int32_t)n;
     print_report(a, &info, n, tied, computed, params, bytes, seconds, threads);
@@ -429,14 +465,6 @@ done:
     free(plan);
     mtk_checkpoint_close(ckpt);
     return status;
-}
-
-/* A floating dtype for --dtype, by mtk's or safetensors' name. */
-static mtk_dtype parse_dtype(const char *text)
-{
-    mtk_dtype d = mtk_dtype_from_name(text);
-    if (d == MTK_DTYPE_UNDEFINED) d = mtk_st_dtype_to_mtk(mtk_st_dtype_from_name(text));
-    return mtk_dtype_is_floating(d) ? d : MTK_DTYPE_UNDEFINED;
 }
 
 int cli_load(int argc, char **argv)
@@ -453,10 +481,8 @@ int cli_load(int argc, char **argv)
         switch (opt) {
         case 'w': a.weights = optarg; break;
         case 'd':
-            a.dtype = parse_dtype(optarg);
-            if (a.dtype == MTK_DTYPE_UNDEFINED)
-                return cli_usage_error("load", "--dtype '%s' is not a floating-point dtype (float32, float16, "
-                                               "bfloat16, float64, float8_e4m3fn, float8_e5m2)", optarg);
+            a.dtype = cli_parse_floating_dtype("load", "--dtype", optarg);
+            if (a.dtype == MTK_DTYPE_UNDEFINED) return CLI_EXIT_USAGE;
             break;
         case 't': {
             char *end;
@@ -476,10 +502,7 @@ int cli_load(int argc, char **argv)
     if (!a.weights) return cli_usage_error("load", "--weights PATH is required");
     a.model = argv[optind];
     mtk_ctx *ctx = mtk_ctx_new();
-    if (!ctx) {
-        cli_error("out of memory");
-        return CLI_EXIT_ERROR;
-    }
+    if (!ctx) return cli_fail(a.json, "out_of_memory", NULL, "out of memory");
     int status = load(ctx, &a);
     mtk_ctx_free(ctx);
     return status;

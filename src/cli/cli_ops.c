@@ -52,10 +52,7 @@ int cli_ops(int argc, char **argv)
     if (argc - optind > 1) return cli_usage_error("ops", "at most one PATTERN, got %d", argc - optind);
     const char *pattern = optind < argc ? argv[optind] : NULL;
     cJSON *array = json ? cJSON_CreateArray() : NULL;
-    if (json && !array) {
-        cli_error("out of memory");
-        return CLI_EXIT_ERROR;
-    }
+    if (json && !array) return cli_fail(json, "out_of_memory", NULL, "out of memory");
     int32_t matched = 0;
     for (int32_t i = 0; i < mtk_op_count(); i++) {
         const mtk_op_def *op = mtk_op_at(i);
@@ -65,23 +62,20 @@ int cli_ops(int argc, char **argv)
             puts(op->signature);
         } else if (!cJSON_AddItemToArray(array, op_json(op))) {
             cJSON_Delete(array);
-            cli_error("out of memory");
-            return CLI_EXIT_ERROR;
+            return cli_fail(json, "out_of_memory", NULL, "out of memory");
         }
+    }
+    if (pattern && matched == 0) {
+        cJSON_Delete(array);
+        return cli_fail(json, mtk_status_name(MTK_ERR_UNKNOWN_OP), NULL,
+                        "no op name contains '%s' (mtk ops lists them all)", pattern);
     }
     if (json) {
         char *text = cJSON_PrintUnformatted(array);
         cJSON_Delete(array);
-        if (!text) {
-            cli_error("out of memory");
-            return CLI_EXIT_ERROR;
-        }
+        if (!text) return cli_fail(json, "out_of_memory", NULL, "out of memory");
         puts(text);
         cJSON_free(text);
-    }
-    if (pattern && matched == 0) {
-        cli_error("no op name contains '%s' (mtk ops lists them all)", pattern);
-        return CLI_EXIT_ERROR;
     }
     return CLI_EXIT_OK;
 }

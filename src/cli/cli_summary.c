@@ -36,19 +36,24 @@ static const char usage[] =
     "  -i, --input SHAPE  an example input: sizes separated by 'x' or ','\n"
     "                     (1x3x32x32, [1, 10]), optionally ':DTYPE' (1x16:int64);\n"
     "                     repeat for a model with several inputs\n"
-    "  -d, --depth N      rows down to depth N (1: the model's children; -1: all;\n"
-    "                     default 3); identical layers are one row\n"
-    "                     (\"layers.0-79 | 80 \u00d7 LlamaDecoderLayer\")\n"
+    "  -d, --depth N      rows down to depth N (0: the model's own row; 1: its\n"
+    "                     children; -1: all; default 3); identical layers are one\n"
+    "                     row (\"layers.0-79 | 80 \u00d7 LlamaDecoderLayer\") whose\n"
+    "                     Params and FLOPs are the total of all 80 and whose\n"
+    "                     sizes are each layer's; a container that is not called\n"
+    "                     itself (ModuleList) shows its children's FLOPs summed\n"
     "  -t, --dtype D      build the model (and float inputs) in floating dtype D\n"
-    "                     (float32, float16, bfloat16, float64; default: the\n"
-    "                     config's torch_dtype)\n"
+    "                     (float32, float16, bfloat16, float64, float8_e4m3fn,\n"
+    "                     float8_e5m2, or safetensors' F32, BF16, ...;\n"
+    "                     default: the config's torch_dtype)\n"
     "  -j, --json         print one JSON document: total_params,\n"
     "                     trainable_params, non_trainable_params,\n"
     "                     uninitialized_params, param_bytes, param_bytes_by_dtype,\n"
     "                     flops (null without --input), input_shapes,\n"
     "                     output_shapes, uninitialized_modules, notes, model\n"
     "                     {name, source, family, class, dtype}, and modules\n"
-    "                     (one per module, not collapsed):\n"
+    "                     (one per module, not collapsed: every figure is\n"
+    "                     that module's own):\n"
     "                     [{name, type, depth, params, uninitialized_params,\n"
     "                     in_shapes, out_shapes, flops}]\n"
     "  -h, --help         show this help and exit\n"
@@ -86,7 +91,7 @@ static bool parse_shape(const char *text, input_spec *out, char *err, size_t err
     char *colon = strrchr(buf, ':');
     if (colon) {
         *colon = '\0';
-        out->dtype = mtk_dtype_from_name(colon + 1);
+        out->dtype = cli_dtype_from_name(colon + 1);
         if (out->dtype == MTK_DTYPE_UNDEFINED) {
             snprintf(err, errcap, "unknown dtype '%s' in --input %s", colon + 1, text);
             return false;
@@ -141,9 +146,9 @@ static char *model_json(const mtk_model_info *info)
     return out;
 }
 
-static int fail(mtk_ctx *ctx)
+static int fail(mtk_ctx *ctx, bool json)
 {
-    cli_error("%s", mtk_ctx_message(ctx));
+    cli_fail_ctx(json, ctx);
     mtk_ctx_free(ctx);
     return CLI_EXIT_ERROR;
 }
@@ -178,11 +183,8 @@ int cli_summary(int argc, char **argv)
             break;
         }
         case 't':
-            dtype = mtk_dtype_from_name(optarg);
-            if (dtype != MTK_FLOAT32 && dtype != MTK_FLOAT16 && dtype != MTK_BFLOAT16 && dtype != MTK_FLOAT64)
-                return cli_usage_error("summary",
-                                       "--dtype takes a floating dtype (float32, float16, bfloat16, float64), not '%s'",
-                                       optarg);
+            dtype = cli_parse_floating_dtype("summary", "--dtype", optarg);
+            if (dtype == MTK_DTYPE_UNDEFINED) return CLI_EXIT_USAGE;
             break;
         case 'j': json = true; break;
         case 'h': print_usage(); return CLI_EXIT_OK;
@@ -195,37 +197,43 @@ int cli_summary(int argc, char **argv)
     const char *model_name = argv[optind];
 
     mtk_ctx *ctx = mtk_ctx_new();
-    if (!ctx) {
-        cli_error("out of memory");
-        return CLI_EXIT_ERROR;
-    }
-    /* everything on meta: no memory for weights or activations */
+    if (!ctx) return cli_fail(json, "out_of_memory", NULL, "out of memory");
+    /* everything on meta: no memory for weights or activations.  A float8
+     * dtype cannot be the default one (as in torch.set_default_dtype): the
+     * model is built in its config's dtype and then converted, as
+     * model.to(torch.float8_e4m3fn) does. */
+    bool storage_only = mtk_dtype_is_float8(dtype);
+    mtk_dtype build_dtype = storage_only ? MTK_DTYPE_UNDEFINED : dtype;
     if (!mtk_ctx_push_device(ctx, MTK_DEVICE_META) || !mtk_ctx_push_init_mode(ctx, MTK_INIT_META) ||
-        (dtype != MTK_DTYPE_UNDEFINED && !mtk_ctx_push_dtype(ctx, dtype)))
-        return fail(ctx);
-    mtk_model_resolve_options options = { .dtype = dtype, .meta = true };
+        (build_dtype != MTK_DTYPE_UNDEFINED && !mtk_ctx_push_dtype(ctx, build_dtype)))
+        return fail(ctx, json);
+    mtk_model_resolve_options options = { .dtype = build_dtype, .meta = true };
     mtk_model_info info;
     mtk_module *model = mtk_model_resolve(ctx, model_name, &options, &info);
-    if (!model) return fail(ctx);
+    if (!model) return fail(ctx, json);
+    if (storage_only) {
+        if (!mtk_module_to_dtype(model, dtype)) return fail(ctx, json);
+        info.dtype = dtype;
+        if (mtk_dtype_is_floating(info.input_dtype)) info.input_dtype = dtype;
+    }
     mtk_tensor *tensors[MAX_INPUTS];
     for (int32_t i = 0; i < ninputs; i++) {
         mtk_dtype d = inputs[i].dtype != MTK_DTYPE_UNDEFINED ? inputs[i].dtype : info.input_dtype;
         tensors[i] = mtk_tensor_new(ctx, d, inputs[i].shape, inputs[i].ndim, NULL, MTK_DEVICE_META);
-        if (!tensors[i]) return fail(ctx);
+        if (!tensors[i]) return fail(ctx, json);
     }
     mtk_summary *summary = mtk_summary_new(model, tensors, ninputs);
-    if (!summary) return fail(ctx);
+    if (!summary) return fail(ctx, json);
     for (int32_t i = 0; i < info.nnotes; i++)
-        if (ninputs > 0 && !mtk_summary_add_note(summary, info.notes[i])) return fail(ctx);
+        if (ninputs > 0 && !mtk_summary_add_note(summary, info.notes[i])) return fail(ctx, json);
     char *text = json ? mtk_summary_json(summary, depth) : mtk_summary_text(summary, depth);
-    if (!text) return fail(ctx);
+    if (!text) return fail(ctx, json);
     if (json && text[0] == '{') {
         /* the model's identity first, then the summary's fields */
         char *identity = model_json(&info);
         if (!identity) {
-            cli_error("out of memory");
-            mtk_ctx_free(ctx);
-            return CLI_EXIT_ERROR;
+            mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "summary: out of memory");
+            return fail(ctx, json);
         }
         printf("{\"model\":%s,", identity);
         cJSON_free(identity);

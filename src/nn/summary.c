@@ -24,7 +24,8 @@ typedef struct summary_row {
     mtk_tensor *const *out;
     int32_t nout;
     int32_t calls;
-    int64_t flops;
+    int64_t flops;           /* its calls', or its children's summed when not called itself */
+    bool flops_known;        /* called, or a descendant was */
 } summary_row;
 
 #define MAX_NOTES 16
@@ -55,6 +56,23 @@ static bool subtree_stats(mtk_module *m, mtk_param_stats *st)
     bool ok = nn_collect_stats(m, &seen, st);
     ptrset_free(&seen);
     return ok;
+}
+
+/* A container that was not called itself (ModuleList, ModuleDict: no
+ * forward of their own) gets the sum of its children's FLOPs, children
+ * first (rows are pre-order, so backwards). */
+static void sum_uncalled(mtk_summary *s)
+{
+    for (int32_t i = s->nrows - 1; i >= 0; i--) {
+        summary_row *r = &s->rows[i];
+        if (r->calls > 0) continue;
+        for (int32_t j = i + 1; j < s->nrows && s->rows[j].depth > r->depth; j++) {
+            const summary_row *child = &s->rows[j];
+            if (child->depth != r->depth + 1 || !child->flops_known) continue;
+            r->flops += child->flops;
+            r->flops_known = true;
+        }
+    }
 }
 
 mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t ninputs)
@@ -106,9 +124,11 @@ mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t n
             r->out = t->outputs, r->nout = t->noutputs;
             r->calls = t->calls;
             r->flops = t->flops;
+            r->flops_known = t->calls > 0;
         }
     }
     s->nrows = n;
+    sum_uncalled(s);
     return s;
 }
 
@@ -126,36 +146,6 @@ bool mtk_summary_add_note(mtk_summary *s, const char *note)
 }
 
 /* --------------------------------------------------------- formatting */
-
-/* 72234 -> "72,234". */
-static const char *grouped(int64_t v, char *buf, size_t cap)
-{
-    char digits[32];
-    snprintf(digits, sizeof digits, "%" PRId64, v < 0 ? -v : v);
-    size_t n = strlen(digits), len = 0;
-    if (v < 0 && len + 1 < cap) buf[len++] = '-';
-    for (size_t i = 0; i < n && len + 2 < cap; i++) {
-        if (i > 0 && (n - i) % 3 == 0) buf[len++] = ',';
-        buf[len++] = digits[i];
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
-/* 1536 -> "1.5 KiB". */
-static const char *human_bytes(int64_t bytes, char *buf, size_t cap)
-{
-    static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
-    if (bytes < 1024) {
-        snprintf(buf, cap, "%" PRId64 " B", bytes);
-        return buf;
-    }
-    double v = (double)bytes / 1024.0;
-    int u = 0;
-    while (v >= 1024.0 && u < 4) v /= 1024.0, u++;
-    snprintf(buf, cap, "%.1f %s", v, units[u]);
-    return buf;
-}
 
 /* "[1, 10]", "[[1, 10], [1, 20]]", "?" (not called). */
 static const char *shapes_text(mtk_tensor *const *ts, int32_t n, bool called, char *buf, size_t cap)
@@ -178,7 +168,7 @@ static const char *shapes_text(mtk_tensor *const *ts, int32_t n, bool called, ch
 static bool row_shown(const mtk_summary *s, int32_t i, int32_t depth)
 {
     const summary_row *r = &s->rows[i];
-    if (r->depth == 0) return s->nrows == 1; /* the root only when it is all there is */
+    if (r->depth == 0) return depth == 0 || s->nrows == 1; /* the model's own row: at depth 0, or when alone */
     return depth < 0 || r->depth <= depth;
 }
 
@@ -320,12 +310,13 @@ static bool row_cells(const mtk_summary *s, const display_row *d, int32_t index,
     if (d->count > 1) snprintf(buf, sizeof buf, "%" PRId64 " \u00d7 %s", d->count, r->type);
     cells[COL_TYPE] = mtk_ctx_strdup(s->ctx, d->count > 1 ? buf : r->type);
     if (r->lazy && r->params == 0) snprintf(buf, sizeof buf, "?");
-    else if (r->lazy) snprintf(buf, sizeof buf, "%s + ?", grouped(r->params * d->count, num, sizeof num));
-    else grouped(r->params * d->count, buf, sizeof buf);
+    else if (r->lazy) snprintf(buf, sizeof buf, "%s + ?", text_grouped(r->params * d->count, num, sizeof num));
+    else text_grouped(r->params * d->count, buf, sizeof buf);
     cells[COL_PARAMS] = mtk_ctx_strdup(s->ctx, buf);
-    cells[COL_IN] = mtk_ctx_strdup(s->ctx, shapes_text(r->in, r->nin, r->calls > 0, buf, sizeof buf));
-    cells[COL_OUT] = mtk_ctx_strdup(s->ctx, shapes_text(r->out, r->nout, r->calls > 0, buf, sizeof buf));
-    cells[COL_FLOPS] = mtk_ctx_strdup(s->ctx, r->calls > 0 ? grouped(r->flops * d->count, num, sizeof num) : "?");
+    bool summed = r->calls == 0 && r->flops_known; /* a container: its children ran, it has no sizes */
+    cells[COL_IN] = mtk_ctx_strdup(s->ctx, summed ? "-" : shapes_text(r->in, r->nin, r->calls > 0, buf, sizeof buf));
+    cells[COL_OUT] = mtk_ctx_strdup(s->ctx, summed ? "-" : shapes_text(r->out, r->nout, r->calls > 0, buf, sizeof buf));
+    cells[COL_FLOPS] = mtk_ctx_strdup(s->ctx, r->flops_known ? text_grouped(r->flops * d->count, num, sizeof num) : "?");
     for (int c = 0; c < NCOLS; c++)
         if (!cells[c]) return false;
     return true;
@@ -375,6 +366,12 @@ char *mtk_summary_text(const mtk_summary *s, int32_t depth)
     for (int32_t i = 0; i < shown; i++) add_row(&t, cells + (size_t)i * NCOLS, width, ncols);
     for (size_t i = 0; i < rule; i++) mtk_text_printf(&t, "-");
     mtk_text_printf(&t, "\n");
+    bool collapsed = false;
+    for (int32_t i = 0; i < shown; i++) collapsed |= drows[i].count > 1;
+    if (collapsed)
+        mtk_text_printf(&t, "\"N \u00d7 Type\" rows stand for N identical layers: %s\n",
+                        s->traced ? "Params and FLOPs are their total, In/Out sizes each layer's."
+                                  : "Params is their total.");
 
     /* totals, Lightning-style: the values in a column 10 wide, or as wide
      * as the widest (a 405B model's counts) */
@@ -383,21 +380,21 @@ char *mtk_summary_text(const mtk_summary *s, int32_t depth)
     int w = 10;
     int64_t widest[2] = { st->total, s->traced ? s->flops : 0 };
     for (int i = 0; i < 2; i++)
-        if ((int)strlen(grouped(widest[i], v, sizeof v)) > w) w = (int)strlen(v);
-    mtk_text_printf(&t, "%-*s %s\n", w, grouped(st->trainable, v, sizeof v), "Trainable params");
-    mtk_text_printf(&t, "%-*s %s\n", w, grouped(st->non_trainable, v, sizeof v), "Non-trainable params");
-    mtk_text_printf(&t, "%-*s %s\n", w, grouped(st->total, v, sizeof v), "Total params");
-    mtk_text_printf(&t, "%-*s %s", w, human_bytes(st->bytes, v, sizeof v), "Params memory");
+        if ((int)strlen(text_grouped(widest[i], v, sizeof v)) > w) w = (int)strlen(v);
+    mtk_text_printf(&t, "%-*s %s\n", w, text_grouped(st->trainable, v, sizeof v), "Trainable params");
+    mtk_text_printf(&t, "%-*s %s\n", w, text_grouped(st->non_trainable, v, sizeof v), "Non-trainable params");
+    mtk_text_printf(&t, "%-*s %s\n", w, text_grouped(st->total, v, sizeof v), "Total params");
+    mtk_text_printf(&t, "%-*s %s", w, text_bytes((uint64_t)st->bytes, v, sizeof v), "Params memory");
     int kinds = 0;
     for (int d = 0; d < MTK_DTYPE_COUNT; d++) {
         if (!st->count_by_dtype[d]) continue;
         mtk_text_printf(&t, "%s%s: %s in %s", kinds++ ? ", " : " (", mtk_dtype_name((mtk_dtype)d),
-            human_bytes(st->bytes_by_dtype[d], b, sizeof b), grouped(st->count_by_dtype[d], v, sizeof v));
+            text_bytes((uint64_t)st->bytes_by_dtype[d], b, sizeof b), text_grouped(st->count_by_dtype[d], v, sizeof v));
     }
     mtk_text_printf(&t, "%s\n", kinds ? " params)" : "");
-    if (st->buffer_elements) mtk_text_printf(&t, "%-*s %s\n", w, human_bytes(st->buffer_bytes, v, sizeof v), "Buffers memory");
+    if (st->buffer_elements) mtk_text_printf(&t, "%-*s %s\n", w, text_bytes((uint64_t)st->buffer_bytes, v, sizeof v), "Buffers memory");
     if (s->traced) {
-        mtk_text_printf(&t, "%-*s %s\n", w, grouped(s->flops, v, sizeof v), "Forward FLOPs");
+        mtk_text_printf(&t, "%-*s %s\n", w, text_grouped(s->flops, v, sizeof v), "Forward FLOPs");
         char shapes[1024];
         mtk_text_printf(&t, "Input sizes: %s\n", shapes_text(s->inputs, s->ninputs, true, shapes, sizeof shapes));
         mtk_text_printf(&t, "Output sizes: %s\n", shapes_text(s->outputs, s->noutputs, true, shapes, sizeof shapes));
@@ -420,18 +417,10 @@ char *mtk_summary_text(const mtk_summary *s, int32_t depth)
 
 /* ------------------------------------------------------------------ JSON */
 
-/* int64 exactly (cJSON numbers are doubles). */
-static cJSON *json_int(int64_t v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%" PRId64, v);
-    return cJSON_CreateRaw(buf);
-}
-
 static cJSON *json_shape(const mtk_tensor *t)
 {
     cJSON *a = cJSON_CreateArray();
-    for (int32_t d = 0; a && d < t->ndim; d++) cJSON_AddItemToArray(a, json_int(t->shape[d]));
+    for (int32_t d = 0; a && d < t->ndim; d++) cJSON_AddItemToArray(a, text_json_int(t->shape[d]));
     return a;
 }
 
@@ -451,18 +440,18 @@ char *mtk_summary_json(const mtk_summary *s, int32_t depth)
         mtk_error(s->ctx, MTK_ERR_OUT_OF_MEMORY, "summary: out of memory");
         return NULL;
     }
-    cJSON_AddItemToObject(root, "total_params", json_int(st->total));
-    cJSON_AddItemToObject(root, "trainable_params", json_int(st->trainable));
-    cJSON_AddItemToObject(root, "non_trainable_params", json_int(st->non_trainable));
-    cJSON_AddItemToObject(root, "uninitialized_params", json_int(st->uninitialized));
-    cJSON_AddItemToObject(root, "param_bytes", json_int(st->bytes));
+    cJSON_AddItemToObject(root, "total_params", text_json_int(st->total));
+    cJSON_AddItemToObject(root, "trainable_params", text_json_int(st->trainable));
+    cJSON_AddItemToObject(root, "non_trainable_params", text_json_int(st->non_trainable));
+    cJSON_AddItemToObject(root, "uninitialized_params", text_json_int(st->uninitialized));
+    cJSON_AddItemToObject(root, "param_bytes", text_json_int(st->bytes));
     cJSON *by_dtype = cJSON_CreateObject();
     for (int d = 0; by_dtype && d < MTK_DTYPE_COUNT; d++)
         if (st->count_by_dtype[d])
-            cJSON_AddItemToObject(by_dtype, mtk_dtype_name((mtk_dtype)d), json_int(st->bytes_by_dtype[d]));
+            cJSON_AddItemToObject(by_dtype, mtk_dtype_name((mtk_dtype)d), text_json_int(st->bytes_by_dtype[d]));
     cJSON_AddItemToObject(root, "param_bytes_by_dtype", by_dtype);
-    cJSON_AddItemToObject(root, "buffer_bytes", json_int(st->buffer_bytes));
-    cJSON_AddItemToObject(root, "flops", s->traced ? json_int(s->flops) : cJSON_CreateNull());
+    cJSON_AddItemToObject(root, "buffer_bytes", text_json_int(st->buffer_bytes));
+    cJSON_AddItemToObject(root, "flops", s->traced ? text_json_int(s->flops) : cJSON_CreateNull());
     cJSON_AddItemToObject(root, "input_shapes", json_shapes(s->inputs, s->ninputs));
     cJSON_AddItemToObject(root, "output_shapes", json_shapes(s->outputs, s->noutputs));
     cJSON *lazy = cJSON_CreateArray();
@@ -479,13 +468,13 @@ char *mtk_summary_json(const mtk_summary *s, int32_t depth)
         if (!row) break;
         cJSON_AddStringToObject(row, "name", r->name);
         cJSON_AddStringToObject(row, "type", r->type);
-        cJSON_AddItemToObject(row, "depth", json_int(r->depth));
-        cJSON_AddItemToObject(row, "params", json_int(r->params));
-        cJSON_AddItemToObject(row, "uninitialized_params", json_int(r->lazy));
+        cJSON_AddItemToObject(row, "depth", text_json_int(r->depth));
+        cJSON_AddItemToObject(row, "params", text_json_int(r->params));
+        cJSON_AddItemToObject(row, "uninitialized_params", text_json_int(r->lazy));
         bool called = r->calls > 0;
         cJSON_AddItemToObject(row, "in_shapes", called ? json_shapes(r->in, r->nin) : cJSON_CreateArray());
         cJSON_AddItemToObject(row, "out_shapes", called ? json_shapes(r->out, r->nout) : cJSON_CreateArray());
-        cJSON_AddItemToObject(row, "flops", called ? json_int(r->flops) : cJSON_CreateNull());
+        cJSON_AddItemToObject(row, "flops", r->flops_known ? text_json_int(r->flops) : cJSON_CreateNull());
         cJSON_AddItemToArray(modules, row);
     }
     cJSON_AddItemToObject(root, "modules", modules);

@@ -41,3 +41,10 @@ def test_ops_pattern_without_match_fails(run):
 
 def test_ops_takes_at_most_one_pattern(run):
     assert run("ops", "a", "b").returncode == 2
+
+
+def test_no_match_with_json_is_the_one_error_shape(run):
+    result = run("ops", "--json", "no_op_has_this_name")
+    assert result.returncode == 1 and result.stderr == ""
+    assert result.stdout == ('{"error":{"code":"unknown_op","message":"no op name contains '
+                             "'no_op_has_this_name' (mtk ops lists them all)\"}}\n")

@@ -38,9 +38,23 @@ def test_inspect_lists_tensors_totals_and_metadata(run, small):
     rows = [line.split(None, 2) for line in lines[header + 1:header + 5]]
     assert [r[0] for r in rows] == ["step", "model.embed.weight", "ids", "model.norm.weight"]  # file order
     assert "model.embed.weight  F32      [3, 4]" in out
-    assert "total: 4 tensors, 19 parameters, 72 bytes (72 B)" in out
-    assert "bytes by dtype: I64 8, F32 48, U32 8, BF16 8" in out
+    assert "total: 4 tensors, 19 parameters, 72 B\n" in out
+    assert "bytes by dtype: I64 8 B, F32 48 B, U32 8 B, BF16 8 B" in out
     assert out.endswith("metadata:\n  format: pt\n")
+
+
+def test_inspect_sizes_are_binary_units_and_counts_are_grouped(run, tmp_path):
+    # the one style of summary, inspect and load: KiB/MiB/GiB with one
+    # decimal, exact counts with thousands separators
+    path = tmp_path / "big.safetensors"
+    save_file({"w": torch.zeros(1000, 1000), "b": torch.zeros(1, dtype=torch.bfloat16)}, path)
+    out = run("inspect", path).stdout
+    assert "total: 2 tensors, 1,000,001 parameters, 3.8 MiB (4,000,002 bytes)\n" in out
+    assert "bytes by dtype: F32 3.8 MiB, BF16 2 B\n" in out
+    assert "w     F32      [1000, 1000]       4,000,000" in out
+    one = tmp_path / "one.safetensors"
+    save_file({"x": torch.zeros(1)}, one)
+    assert "total: 1 tensor, 1 parameter, 4 B\n" in run("inspect", one).stdout
 
 
 def test_inspect_json_has_the_issue_schema(run, small):
@@ -68,9 +82,10 @@ def test_inspect_of_a_bad_file_exits_1_with_the_rule(run, tmp_path):
     assert result.stderr == (f"mtk: error: {path}: invalid safetensors file: tensor 'b': data_offsets [4, 12] "
                              "overlap tensor 'a' [0, 8]\n")
     result = run("inspect", "--json", path)
-    assert result.returncode == 1
+    assert result.returncode == 1 and result.stderr == ""
+    assert result.stdout.count("\n") == 1            # one line, the error shape of every command
     doc = json.loads(result.stdout)
-    assert doc["valid"] is False
+    assert list(doc) == ["error"] and list(doc["error"]) == ["code", "message"]
     assert doc["error"]["code"] == "syntax_error"
     assert "overlap tensor 'a'" in doc["error"]["message"]
 
@@ -122,7 +137,7 @@ def test_convert_copies_unsigned_wide_tensors_and_converts_floats(run, small, tm
     out = tmp_path / "half.safetensors"
     result = run("convert", "--dtype", "F16", path, out)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == f"wrote 4 tensors (48 bytes of data) to {out}\n"
+    assert result.stdout == f"wrote 4 tensors (48 B of data) to {out}\n"
     loaded = load_file(out)
     assert loaded["model.embed.weight"].dtype == torch.float16
     assert loaded["model.norm.weight"].dtype == torch.float16

@@ -3,6 +3,7 @@ checkpoint written by Python safetensors (tied lm_head dropped, as
 save_pretrained does), loaded into the zoo's model built from the same
 config.json; strict errors list every bad key; --dtype converts."""
 import json
+import re
 
 import pytest
 import torch
@@ -54,9 +55,12 @@ def test_load_text_report(run, llama):
     result = run("load", root / "config.json", "--weights", root, "--threads", "1")
     assert result.returncode == 0, result.stderr
     assert "LlamaForCausalLM" in result.stdout
-    assert f"parameters:       {params}" in result.stdout
+    # counts grouped, sizes in binary units: the style of summary and inspect
+    assert f"parameters:       {params:,}\n" in result.stdout
     assert f"tensors:          {N_TENSORS} read (+1 tied name sharing one)" in result.stdout
-    assert "GB/s" in result.stdout
+    nbytes = params * 4
+    assert f"bytes read:       {nbytes / 1024:.1f} KiB ({nbytes:,} bytes)\n" in result.stdout
+    assert re.search(r"time: +\d+\.\d{3} s with 1 thread, \d+(\.\d)? (B|KiB|MiB|GiB|TiB)/s\n", result.stdout)
 
 
 def test_load_reads_a_tied_copy_once(run, llama, tmp_path):
@@ -102,11 +106,33 @@ def test_load_strict_lists_every_missing_unexpected_and_misshaped_key(run, llama
     assert "mismatched: model.norm.weight: checkpoint has shape [32], model [64]" in err
     assert "loaded" not in result.stdout
 
+    # --json: the one error shape of every command, the keys as structured fields
     result, doc = load_json(run, root, "--weights", tmp_path / "bad.safetensors")
+    assert result.returncode == 1 and result.stderr == "" and result.stdout.count("\n") == 1
+    error = doc["error"]
+    assert list(doc) == ["error"] and error["code"] == "key_mismatch"
+    assert "3 keys do not match (1 missing, 1 unexpected, 1 mismatched)" in error["message"]
+    assert error["missing"] == [{"name": "model.layers.1.mlp.up_proj.weight", "dtype": "float32", "shape": [128, 64]}]
+    assert error["unexpected"] == [{"name": "model.layers.0.extra.weight", "dtype": "F32", "shape": [3]}]
+    assert error["mismatched"] == [{"name": "model.norm.weight", "mismatch": "shape",
+                                    "checkpoint": {"dtype": "F32", "shape": [32]},
+                                    "model": {"dtype": "float32", "shape": [64]}}]
+
+
+def test_load_one_bad_key_is_singular(run, llama, tmp_path):
+    root, sd, _ = llama
+    save_file({**sd, "extra": torch.zeros(2)}, tmp_path / "extra.safetensors")
+    result = run("load", root, "--weights", tmp_path / "extra.safetensors")
     assert result.returncode == 1
-    assert doc["missing"] == ["model.layers.1.mlp.up_proj.weight (float32 [128, 64])"]
-    assert doc["unexpected"] == ["model.layers.0.extra.weight (F32 [3])"]
-    assert doc["mismatched"] == ["model.norm.weight: checkpoint has shape [32], model [64]"]
+    assert "1 key does not match (0 missing, 1 unexpected, 0 mismatched)" in result.stderr
+
+
+def test_load_json_errors_have_the_one_shape(run, llama):
+    root, _, _ = llama
+    result, doc = load_json(run, root, "--weights", root / "nope.safetensors")
+    assert result.returncode == 1 and result.stderr == ""
+    assert list(doc) == ["error"] and doc["error"]["code"] == "io_error"
+    assert "nope.safetensors" in doc["error"]["message"]
 
 
 def test_load_dtype_mismatch_needs_dtype_option(run, llama, tmp_path):
@@ -116,6 +142,10 @@ def test_load_dtype_mismatch_needs_dtype_option(run, llama, tmp_path):
     assert result.returncode == 1
     assert f"{N_TENSORS} keys do not match (0 missing, 0 unexpected, {N_TENSORS} mismatched)" in result.stderr
     assert "model.norm.weight: checkpoint has dtype BF16, model float32 (pass --dtype to convert)" in result.stderr
+    result, doc = load_json(run, root, "--weights", tmp_path / "bf16.safetensors")
+    norm = next(m for m in doc["error"]["mismatched"] if m["name"] == "model.norm.weight")
+    assert norm == {"name": "model.norm.weight", "mismatch": "dtype", "checkpoint": {"dtype": "BF16", "shape": [64]},
+                    "model": {"dtype": "float32", "shape": [64]}}
 
     result, doc = load_json(run, root, "--weights", tmp_path / "bf16.safetensors", "--dtype", "float32")
     assert result.returncode == 0, result.stderr

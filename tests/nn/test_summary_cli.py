@@ -76,16 +76,72 @@ def test_dtype_changes_the_memory(mtk_summary):
     assert doc["output_shapes"] == [[2, 1]]
 
 
-def test_depth_zero_shows_only_totals(mtk_summary):
+def test_depth_zero_prints_the_models_own_row(mtk_summary):
     doc = json.loads(mtk_summary("simplenet", "--depth", "0", "--json").stdout)
-    assert doc["modules"] == [] and doc["total_params"] == 241
+    assert [(m["name"], m["type"], m["params"]) for m in doc["modules"]] == [("", "Sequential", 241)]
+    assert doc["total_params"] == 241
+    text = mtk_summary("simplenet", "--depth", "0", "--input", "1x10").stdout
+    assert "0 | (root) | Sequential | 241    | [1, 10]  | [1, 1]    | 440" in text
+
+
+def test_sizes_and_counts_have_the_one_style(mtk_summary):
+    text = mtk_summary("lazynet", "--input", "1x3x32x32").stdout
+    assert "282.2 KiB  Params memory (float32: 282.2 KiB in 72,234 params)" in text
+    assert "72,234     Total params" in text
+
+
+def test_float8_dtypes_are_accepted_as_convert_accepts_them(mtk_summary):
+    for name, canonical in [("float8_e4m3fn", "float8_e4m3fn"), ("F8_E5M2", "float8_e5m2"), ("BF16", "bfloat16")]:
+        r = mtk_summary("simplenet", "--dtype", name, "--json")
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        size = 2 if canonical == "bfloat16" else 1
+        assert doc["model"]["dtype"] == canonical
+        assert doc["param_bytes"] == 241 * size and doc["param_bytes_by_dtype"] == {canonical: 241 * size}
+
+
+def test_uncalled_container_rows_sum_their_children(mtk_summary):
+    # model.layers is a ModuleList: it has no forward, its layers ran
+    doc = json.loads(mtk_summary("llama-3.2-1b", "--input", "1x4", "--depth", "3", "--json").stdout)
+    rows = {m["name"]: m for m in doc["modules"]}
+    layers = [m for name, m in rows.items() if name.startswith("model.layers.") and name.count(".") == 2]
+    assert len(layers) == 16
+    assert rows["model.layers"]["flops"] == sum(m["flops"] for m in layers) > 0
+    assert rows["model.layers"]["in_shapes"] == []
+    text = mtk_summary("llama-3.2-1b", "--input", "1x4", "--depth", "2").stdout
+    row = next(line for line in text.splitlines() if "| model.layers " in line)
+    assert [c.strip() for c in row.split("|")][4:] == ["-", "-", f"{rows['model.layers']['flops']:,}"]
+
+
+def test_collapsed_rows_say_their_figures_are_totals(mtk_summary):
+    doc = json.loads(mtk_summary("llama-3.2-1b", "--input", "1x4", "--depth", "3", "--json").stdout)
+    layer = next(m for m in doc["modules"] if m["name"] == "model.layers.0")
+    text = mtk_summary("llama-3.2-1b", "--input", "1x4", "--depth", "3").stdout
+    row = next(line for line in text.splitlines() if "16 \u00d7 LlamaDecoderLayer" in line)
+    cells = [c.strip() for c in row.split("|")]
+    assert cells[1] == "model.layers.0-15"
+    assert cells[3] == f"{16 * layer['params']:,}" and cells[6] == f"{16 * layer['flops']:,}"
+    assert cells[4] == str(layer["in_shapes"]) and cells[5] == str(layer["out_shapes"][0])  # each layer's
+    assert ('"N \u00d7 Type" rows stand for N identical layers: Params and FLOPs are their total, '
+            "In/Out sizes each layer's.") in text
+    untraced = mtk_summary("llama-3.2-1b", "--depth", "3").stdout
+    assert '"N \u00d7 Type" rows stand for N identical layers: Params is their total.' in untraced
+
+
+def test_json_errors_have_the_one_shape(mtk_summary):
+    r = mtk_summary("nosuchnet", "--json")
+    assert r.returncode == 1 and r.stderr == "" and r.stdout.count("\n") == 1
+    doc = json.loads(r.stdout)
+    assert list(doc) == ["error"] and doc["error"]["code"] == "invalid_argument"
+    assert doc["error"]["message"].startswith("unknown model 'nosuchnet'")
 
 
 @pytest.mark.parametrize("args, status, message", [
     (["nosuchnet"], 1, "unknown model 'nosuchnet' (built-in models: simplenet, lazynet"),
     (["simplenet", "--input", "1x11"], 1, "linear"),
     (["simplenet", "--input", "1xa"], 2, "bad --input '1xa'"),
-    (["simplenet", "--dtype", "int32"], 2, "--dtype takes a floating dtype"),
+    (["simplenet", "--dtype", "int32"], 2,
+     "--dtype 'int32' is not a floating-point dtype (float16, float32, float64, bfloat16, float8_e5m2, float8_e4m3fn)"),
     ([], 2, "no MODEL given"),
     (["simplenet", "--depth", "x"], 2, "--depth takes an integer"),
 ])
