@@ -96,6 +96,24 @@ const mtk_builtin_model *mtk_builtin_model_at(int32_t i);
 /* By name; NULL (no error) when there is none. */
 const mtk_builtin_model *mtk_builtin_model_find(const char *name);
 
+/* ========================================================== demo models */
+
+/* A demo model: built by code from nn's layers rather than from a config
+ * (simplenet, lazynet), with a one-line description and an example input
+ * shape ("1x10") for documentation. */
+typedef struct mtk_demo_model {
+    const char *name;
+    const char *description;
+    mtk_module *(*build)(mtk_ctx *ctx, const void *config);
+    const char *example_input;
+} mtk_demo_model;
+
+int32_t mtk_demo_model_count(void);
+/* The i-th demo model (NULL past the end). */
+const mtk_demo_model *mtk_demo_model_at(int32_t i);
+/* By name; NULL (no error) when there is none. */
+const mtk_demo_model *mtk_demo_model_find(const char *name);
+
 /* ============================================================ resolving */
 
 /* How to build a MODEL argument. */
@@ -119,7 +137,7 @@ typedef struct mtk_model_info {
 } mtk_model_info;
 
 /* Builds the model a MODEL argument names: a built-in of the zoo, a demo
- * model of the nn registry (simplenet, lazynet), a config.json, or a
+ * model (simplenet, lazynet: mtk_demo_model_find), a config.json, or a
  * directory holding one.  `options` may be NULL (config dtype, the
  * context's scopes); `info` may be NULL.  Errors: MTK_ERR_INVALID_ARGUMENT
  * for an unknown name (listing the built-in ones), MTK_ERR_IO for an

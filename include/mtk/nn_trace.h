@@ -99,30 +99,9 @@ char *mtk_summary_text(const mtk_summary *summary, int32_t depth);
  * module (no collapsing).  In the arena. */
 char *mtk_summary_json(const mtk_summary *summary, int32_t depth);
 
-/* ======================================================== model registry */
+/* ========================================================= demo models */
 
-/* A built-in model: name, one-line description, builder and an example
- * input shape ("1x10") for documentation. */
-typedef struct mtk_model_entry {
-    const char *name;
-    const char *description;
-    mtk_module *(*build)(mtk_ctx *ctx, const void *config);
-    const char *example_input;
-} mtk_model_entry;
-
-int32_t mtk_model_count(void);
-const mtk_model_entry *mtk_model_at(int32_t i);
-const mtk_model_entry *mtk_model_find(const char *name);
-
-/* Builds a demo model of this registry by name per the context's scopes
- * (use a meta device scope to build it without memory).  Errors:
- * MTK_ERR_INVALID_ARGUMENT for an unknown name (listing the demo ones),
- * MTK_ERR_IO for an unreadable path, MTK_ERR_NOT_IMPLEMENTED for a
- * config.json: Hugging Face models and the zoo's built-ins are resolved
- * by mtk_model_resolve (mtk/models.h), which also knows these. */
-mtk_module *mtk_model_build(mtk_ctx *ctx, const char *model);
-
-/* The built-in demo models (also in the registry). */
+/* The demo networks (MODEL names through mtk_model_resolve, mtk/models.h). */
 /* simplenet: Linear(10, 20) -> ReLU -> Linear(20, 1), 241 parameters. */
 mtk_module *mtk_model_simplenet(mtk_ctx *ctx, const void *config);
 /* lazynet: Conv2d(3, 8, 3) -> ReLU -> Flatten -> LazyLinear(10): 224

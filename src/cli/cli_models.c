@@ -128,15 +128,15 @@ int cli_models(int argc, char **argv)
         cli_error("out of memory");
         return CLI_EXIT_ERROR;
     }
-    int32_t nbuiltin = mtk_builtin_model_count(), n = nbuiltin + mtk_model_count();
+    int32_t nbuiltin = mtk_builtin_model_count(), n = nbuiltin + mtk_demo_model_count();
     bool failed = false;
     model_row *rows = mtk_ctx_alloc(ctx, (size_t)n * sizeof *rows);
     for (int32_t i = 0; rows && i < n; i++) {
         bool ok = i < nbuiltin ? describe(ctx, mtk_builtin_model_at(i)->name, mtk_builtin_model_at(i)->hf_id, &rows[i])
-                               : describe(ctx, mtk_model_at(i - nbuiltin)->name, "", &rows[i]);
+                               : describe(ctx, mtk_demo_model_at(i - nbuiltin)->name, "", &rows[i]);
         if (!ok) {
             /* one broken model does not hide the others: its row says why */
-            const char *name = i < nbuiltin ? mtk_builtin_model_at(i)->name : mtk_model_at(i - nbuiltin)->name;
+            const char *name = i < nbuiltin ? mtk_builtin_model_at(i)->name : mtk_demo_model_at(i - nbuiltin)->name;
             cli_error("%s", mtk_ctx_message(ctx));
             rows[i] = (model_row){ .name = name, .hf_id = i < nbuiltin ? mtk_builtin_model_at(i)->hf_id : "",
                                    .family = "?", .class_name = "?", .dtype = MTK_DTYPE_UNDEFINED, .params = -1 };

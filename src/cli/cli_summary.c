@@ -65,8 +65,8 @@ static void print_usage(void)
 {
     char models[2048] = "";
     size_t len = 0;
-    for (int32_t i = 0; i < mtk_model_count() && len < sizeof models; i++) {
-        const mtk_model_entry *e = mtk_model_at(i);
+    for (int32_t i = 0; i < mtk_demo_model_count() && len < sizeof models; i++) {
+        const mtk_demo_model *e = mtk_demo_model_at(i);
         len += (size_t)snprintf(models + len, sizeof models - len, "  %-10s %s\n", e->name, e->description);
     }
     printf(usage, models);
@@ -239,9 +239,11 @@ int cli_summary(int argc, char **argv)
         cJSON_free(identity);
         text++;
     } else if (!json) {
-        printf("%s: %s (%s, %s), %s\n", info.name, info.architecture,
-               strcmp(info.source, "demo") == 0 ? "demo model" : info.family,
-               strcmp(info.source, "demo") == 0 ? "mtk's nn registry" : info.source, mtk_dtype_name(info.dtype));
+        if (strcmp(info.source, "demo") == 0)
+            printf("%s: %s (demo model), %s\n", info.name, info.architecture, mtk_dtype_name(info.dtype));
+        else
+            printf("%s: %s (%s, %s), %s\n", info.name, info.architecture, info.family, info.source,
+                   mtk_dtype_name(info.dtype));
     }
     fputs(text, stdout);
     if (json) fputc('\n', stdout);

@@ -1,5 +1,5 @@
 /* Building a model from a config, and resolving a MODEL argument: a
- * built-in of the zoo, a demo model of the nn registry, a config.json or
+ * built-in of the zoo, a demo model (demos.c), a config.json or
  * a directory holding one. */
 #include "models/config.h"
 
@@ -51,12 +51,12 @@ static const char *known_names(mtk_ctx *ctx)
 {
     size_t cap = 64;
     for (int32_t i = 0; i < mtk_builtin_model_count(); i++) cap += strlen(mtk_builtin_model_at(i)->name) + 2;
-    for (int32_t i = 0; i < mtk_model_count(); i++) cap += strlen(mtk_model_at(i)->name) + 2;
+    for (int32_t i = 0; i < mtk_demo_model_count(); i++) cap += strlen(mtk_demo_model_at(i)->name) + 2;
     char *out = mtk_ctx_alloc(ctx, cap);
     if (!out) return "";
     size_t len = 0;
-    for (int32_t i = 0; i < mtk_model_count(); i++)
-        len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", mtk_model_at(i)->name);
+    for (int32_t i = 0; i < mtk_demo_model_count(); i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", mtk_demo_model_at(i)->name);
     for (int32_t i = 0; i < mtk_builtin_model_count(); i++)
         len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", mtk_builtin_model_at(i)->name);
     return out;
@@ -90,7 +90,7 @@ static mtk_module *resolve(mtk_ctx *ctx, const char *model, const mtk_model_reso
         if (info) info->source = "built-in", info->example_input = b->example_input;
         return build_and_describe(ctx, mtk_model_config_parse(ctx, b->config_json, b->name), opt, info);
     }
-    const mtk_model_entry *demo = mtk_model_find(model);
+    const mtk_demo_model *demo = mtk_demo_model_find(model);
     if (demo) {
         mtk_dtype dtype = opt && opt->dtype != MTK_DTYPE_UNDEFINED ? opt->dtype : mtk_ctx_dtype(ctx);
         if (!mtk_ctx_push_dtype(ctx, dtype)) return NULL;

@@ -1,6 +1,6 @@
 /* Tracing and summaries: ops recorded with their module paths, per-module
  * in/out shapes and FLOPs (FlopCounterMode's counts, taken from torch
- * 2.13), summary text and JSON, the model registry. */
+ * 2.13), summary text and JSON, the demo models by name. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -219,21 +219,25 @@ static void a_failing_forward_fails_the_summary(void **state)
     mtk_ctx_free(ctx);
 }
 
-/* ------------------------------------------------------------- registry */
+/* ---------------------------------------------------------- demo models */
 
-static void registry_builds_models_by_name(void **state)
+static void demo_models_resolve_by_name_through_the_one_resolver(void **state)
 {
     (void)state;
     mtk_ctx *ctx = meta_ctx();
-    assert_true(mtk_model_count() >= 2);
-    assert_non_null(mtk_model_find("lazynet"));
-    mtk_module *m = mtk_model_build(ctx, "simplenet");
+    assert_int_equal(mtk_demo_model_count(), 2);
+    assert_non_null(mtk_demo_model_find("lazynet"));
+    assert_null(mtk_demo_model_find("llama-3-8b")); /* a config-built one: the zoo's built-ins */
+    mtk_model_info info;
+    mtk_module *m = mtk_model_resolve(ctx, "simplenet", NULL, &info);
     assert_int_equal(mtk_module_num_parameters(m, false), 241);
-    assert_null(mtk_model_build(ctx, "resnet9000"));
+    assert_string_equal(info.source, "demo");
+    assert_string_equal(info.example_input, "1x10");
+    assert_null(mtk_model_resolve(ctx, "resnet9000", NULL, NULL));
     assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_INVALID_ARGUMENT);
-    assert_contains(mtk_ctx_message(ctx), "built-in models: simplenet, lazynet");
+    assert_contains(mtk_ctx_message(ctx), "built-in models: simplenet, lazynet, llama-2-7b");
     mtk_ctx_clear_error(ctx);
-    assert_null(mtk_model_build(ctx, "/nonexistent/config.json"));
+    assert_null(mtk_model_resolve(ctx, "/nonexistent/config.json", NULL, NULL));
     assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_IO);
     mtk_ctx_free(ctx);
 }
@@ -250,7 +254,7 @@ int main(void)
         cmocka_unit_test(summary_depth_limits_the_rows),
         cmocka_unit_test(summary_counts_dtypes_and_frozen_parameters),
         cmocka_unit_test(a_failing_forward_fails_the_summary),
-        cmocka_unit_test(registry_builds_models_by_name),
+        cmocka_unit_test(demo_models_resolve_by_name_through_the_one_resolver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
