@@ -4,7 +4,7 @@
  * element-wise ops that give the same shape and dtype (and, on cpu, the
  * same values) as PyTorch's. */
 #include "nn/layers.h"
-#include "nn/nn_ops.h"
+#include "mtk/ops.h"
 #include "mtk/ops/creation.h"
 #include "mtk/ops/elementwise.h"
 #include "mtk/ops/view.h"
@@ -124,15 +124,6 @@ static int64_t softmax_dim(const act_config *c, const mtk_tensor *x)
     return (x->ndim == 0 || x->ndim == 1 || x->ndim == 3) ? 0 : 1;
 }
 
-static mtk_tensor *softmax_op(mtk_ctx *ctx, const char *op, const char *layer, mtk_tensor *x, int64_t dim)
-{
-    nn_call call;
-    if (!nn_call_begin(&call, ctx, op, layer)) return NULL;
-    call.call.args[0] = mtk_value_tensor(x);
-    nn_call_set(&call, "dim", mtk_value_int(dim));
-    return nn_call_run(&call);
-}
-
 static mtk_tensor *glu(mtk_ctx *ctx, mtk_tensor *x, int64_t dim)
 {
     int32_t d = mtk_wrap_dim(ctx, dim, x->ndim);
@@ -172,7 +163,6 @@ static mtk_tensor *prelu(mtk_ctx *ctx, mtk_module *m, mtk_tensor *x)
 
 static mtk_tensor *activate(mtk_ctx *ctx, mtk_module *m, const act_config *c, mtk_tensor *x)
 {
-    const char *layer = act_types[c->kind].name;
     switch (c->kind) {
     case ACT_RELU: return mtk_relu(ctx, x);
     case ACT_RELU6: return mtk_relu6(ctx, x);
@@ -207,16 +197,16 @@ static mtk_tensor *activate(mtk_ctx *ctx, mtk_module *m, const act_config *c, mt
         return mtk_where(ctx, mtk_gt_scalar(ctx, x, mtk_value_float(c->a)), x,
                          mtk_full_like(ctx, x, c->b, MTK_DTYPE_UNDEFINED));
     case ACT_GLU: return glu(ctx, x, c->dim);
-    case ACT_SOFTMAX: return softmax_op(ctx, "softmax", layer, x, softmax_dim(c, x));
-    case ACT_SOFTMIN: return softmax_op(ctx, "softmax", layer, mtk_neg(ctx, x), softmax_dim(c, x));
-    case ACT_LOG_SOFTMAX: return softmax_op(ctx, "log_softmax", layer, x, softmax_dim(c, x));
+    case ACT_SOFTMAX: return mtk_softmax(ctx, x, softmax_dim(c, x), MTK_DTYPE_UNDEFINED);
+    case ACT_SOFTMIN: return mtk_softmax(ctx, mtk_neg(ctx, x), softmax_dim(c, x), MTK_DTYPE_UNDEFINED);
+    case ACT_LOG_SOFTMAX: return mtk_log_softmax(ctx, x, softmax_dim(c, x), MTK_DTYPE_UNDEFINED);
     case ACT_SOFTMAX2D:
         if (x->ndim != 3 && x->ndim != 4) {
             mtk_error(ctx, MTK_ERR_SHAPE, "Softmax2d: expected input to be 3D or 4D, got %dD instead",
                       (int)x->ndim);
             return NULL;
         }
-        return softmax_op(ctx, "softmax", layer, x, -3);
+        return mtk_softmax(ctx, x, -3, MTK_DTYPE_UNDEFINED);
     case ACT_COUNT: break;
     }
     mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "unknown activation");

@@ -2,7 +2,7 @@
  * torch.nn.functional.multi_head_attention_forward's steps (the training
  * path, without masks). */
 #include "nn/layers.h"
-#include "nn/nn_ops.h"
+#include "mtk/ops.h"
 #include "mtk/ops/creation.h"
 #include "mtk/ops/elementwise.h"
 #include "mtk/ops/linalg.h"
@@ -42,28 +42,12 @@ static bool mha_reset(mtk_module *m, mtk_rng *rng)
            (!bias_v || mtk_init_xavier_normal_(bias_v, 1.0, rng));
 }
 
-static mtk_tensor *call_op2(mtk_ctx *ctx, const char *op, mtk_tensor *x, const char *arg, mtk_value v)
-{
-    nn_call call;
-    if (!nn_call_begin(&call, ctx, op, "MultiheadAttention")) return NULL;
-    call.call.args[0] = mtk_value_tensor(x);
-    nn_call_set(&call, arg, v);
-    return nn_call_run(&call);
-}
-
 /* torch.cat([a, b], dim). */
 static mtk_tensor *cat2(mtk_ctx *ctx, mtk_tensor *a, mtk_tensor *b, int64_t dim)
 {
     if (!a || !b) return NULL;
-    mtk_value list = mtk_value_list(ctx, 2, false);
-    if (list.kind == MTK_VALUE_NONE) return NULL;
-    list.as.list.items[0] = mtk_value_tensor(a);
-    list.as.list.items[1] = mtk_value_tensor(b);
-    nn_call call;
-    if (!nn_call_begin(&call, ctx, "cat", "MultiheadAttention")) return NULL;
-    call.call.args[0] = list;
-    nn_call_set(&call, "dim", mtk_value_int(dim));
-    return nn_call_run(&call);
+    mtk_tensor *both[2] = { a, b };
+    return mtk_cat(ctx, both, 2, dim);
 }
 
 /* (S, B, E) projections q, k, v of the inputs. */
@@ -175,33 +159,23 @@ static bool mha_forward(mtk_module *m, mtk_module_io *io)
     if (c->o.need_weights) {
         /* softmax(q k^T / sqrt(hd)) v with the weights kept */
         mtk_tensor *scaled = mtk_mul_scalar(ctx, q, mtk_value_float(1.0 / sqrt((double)c->head_dim)));
-        weights = call_op2(ctx, "softmax", mtk_bmm(ctx, scaled, mtk_transpose(ctx, k, -2, -1)), "dim", mtk_value_int(-1));
+        weights = mtk_softmax(ctx, mtk_bmm(ctx, scaled, mtk_transpose(ctx, k, -2, -1)), -1, MTK_DTYPE_UNDEFINED);
         mtk_tensor *dropped = weights;
-        if (dropout_p > 0.0 && weights) {
-            nn_call call;
-            if (!nn_call_begin(&call, ctx, "dropout", "MultiheadAttention")) return false;
-            call.call.args[0] = mtk_value_tensor(weights);
-            nn_call_set(&call, "p", mtk_value_float(dropout_p));
-            nn_call_set(&call, nn_call_has(&call, "train") ? "train" : "training", mtk_value_bool(true));
-            dropped = nn_call_run(&call);
-        }
+        if (dropout_p > 0.0 && weights) dropped = mtk_dropout(ctx, weights, dropout_p, true, false);
         out = mtk_bmm(ctx, dropped, v); /* (B*H, L, hd) */
         int64_t flat[2] = { tgt_len * batch, e };
         out = mtk_reshape(ctx, mtk_contiguous(ctx, mtk_transpose(ctx, out, 0, 1)), flat, 2);
         int64_t wshape[4] = { batch, c->num_heads, tgt_len, src_len };
         weights = mtk_reshape(ctx, weights, wshape, 4);
-        if (c->o.average_attn_weights) weights = call_op2(ctx, "mean", weights, "dim", mtk_value_int(1));
+        const int64_t heads_dim = 1;
+        if (c->o.average_attn_weights) weights = mtk_mean(ctx, weights, &heads_dim, 1, false, MTK_DTYPE_UNDEFINED);
         if (!batched) weights = mtk_squeeze_dim(ctx, weights, 0);
     } else {
         int64_t qshape[4] = { batch, c->num_heads, tgt_len, c->head_dim };
         int64_t kshape[4] = { batch, c->num_heads, src_len, c->head_dim };
-        nn_call call;
-        if (!nn_call_begin(&call, ctx, "scaled_dot_product_attention", "MultiheadAttention")) return false;
-        nn_call_tensor(&call, "query", mtk_reshape(ctx, q, qshape, 4));
-        nn_call_tensor(&call, "key", mtk_reshape(ctx, k, kshape, 4));
-        nn_call_tensor(&call, "value", mtk_reshape(ctx, v, kshape, 4));
-        nn_call_set(&call, "dropout_p", mtk_value_float(dropout_p));
-        out = nn_call_run(&call); /* (B, H, L, hd) */
+        out = mtk_scaled_dot_product_attention(ctx, mtk_reshape(ctx, q, qshape, 4), mtk_reshape(ctx, k, kshape, 4),
+                                               mtk_reshape(ctx, v, kshape, 4), NULL, dropout_p, false, NAN,
+                                               false); /* (B, H, L, hd) */
         int64_t perm[4] = { 2, 0, 1, 3 }, flat[2] = { tgt_len * batch, e };
         out = mtk_reshape(ctx, mtk_contiguous(ctx, mtk_permute(ctx, out, perm, 4)), flat, 2);
     }

@@ -1,6 +1,6 @@
 /* Convolutions: Conv1d/2d/3d, ConvTranspose1d/2d/3d, LazyConv1d/2d/3d. */
 #include "nn/layers.h"
-#include "nn/nn_ops.h"
+#include "mtk/ops.h"
 
 #include <math.h>
 #include <string.h>
@@ -65,35 +65,28 @@ static mtk_tensor *pad_input(mtk_module *m, const conv_config *c, mtk_tensor *x)
     for (int32_t i = 0; i < c->dims; i++) {
         pad[2 * i] = pad[2 * i + 1] = c->o.padding[c->dims - 1 - i];
     }
-    nn_call call;
-    if (!nn_call_begin(&call, mtk_module_ctx(m), "pad", mtk_module_type_name(m))) return NULL;
-    nn_call_tensor(&call, "input", x);
-    nn_call_ints(&call, "pad", pad, 2 * c->dims);
-    nn_call_set(&call, "mode", mtk_value_string(c->padding_mode));
-    return nn_call_run(&call);
+    return mtk_pad(mtk_module_ctx(m), x, pad, 2 * c->dims, c->padding_mode, 0.0);
 }
 
 static bool conv_forward(mtk_module *m, mtk_module_io *io)
 {
     const conv_config *c = mtk_module_config(m);
-    static const char *const names[2][3] = { { "conv1d", "conv2d", "conv3d" },
-                                             { "conv_transpose1d", "conv_transpose2d", "conv_transpose3d" } };
+    typedef mtk_tensor *(*conv_fn)(mtk_ctx *, mtk_tensor *, mtk_tensor *, mtk_tensor *, const mtk_conv_args *);
+    static const conv_fn convs[2][3] = { { mtk_conv1d, mtk_conv2d, mtk_conv3d },
+                                         { mtk_conv_transpose1d, mtk_conv_transpose2d, mtk_conv_transpose3d } };
     mtk_tensor *x = io->in[0];
     bool zeros = strcmp(c->padding_mode, "zeros") == 0;
-    if (!zeros && !(x = pad_input(m, c, x))) return false;
-    int64_t no_padding[3] = { 0, 0, 0 };
-    nn_call call;
-    if (!nn_call_begin(&call, mtk_module_ctx(m), names[c->transposed][c->dims - 1], mtk_module_type_name(m)))
-        return false;
-    nn_call_tensor(&call, "input", x);
-    nn_call_tensor(&call, "weight", mtk_module_find_tensor(m, "weight"));
-    nn_call_tensor(&call, "bias", mtk_module_find_tensor(m, "bias"));
-    nn_call_ints(&call, "stride", c->o.stride, c->dims);
-    nn_call_ints(&call, "padding", zeros ? c->o.padding : no_padding, c->dims);
-    nn_call_ints(&call, "dilation", c->o.dilation, c->dims);
-    if (c->transposed) nn_call_ints(&call, "output_padding", c->o.output_padding, c->dims);
-    nn_call_set(&call, "groups", mtk_value_int(c->o.groups));
-    return nn_output(io, nn_call_run(&call));
+    if (!zeros && !(x = pad_input(m, c, x))) return false; /* padded already: the conv pads nothing */
+    mtk_conv_args args = mtk_conv_args_default();
+    for (int32_t i = 0; i < c->dims; i++) {
+        args.stride[i] = c->o.stride[i];
+        args.padding[i] = zeros ? c->o.padding[i] : 0;
+        args.dilation[i] = c->o.dilation[i];
+        args.output_padding[i] = c->transposed ? c->o.output_padding[i] : 0;
+    }
+    args.groups = c->o.groups;
+    return nn_output(io, convs[c->transposed][c->dims - 1](mtk_module_ctx(m), x, mtk_module_find_tensor(m, "weight"),
+                                                            mtk_module_find_tensor(m, "bias"), &args));
 }
 
 static const mtk_module_type conv_types[2][3] = {

@@ -1,6 +1,6 @@
 /* Embedding, Dropout, Flatten, Unflatten. */
 #include "nn/layers.h"
-#include "nn/nn_ops.h"
+#include "mtk/ops.h"
 #include "mtk/ops/view.h"
 
 #include <string.h>
@@ -33,14 +33,9 @@ static bool embedding_reset(mtk_module *m, mtk_rng *rng)
 static bool embedding_forward(mtk_module *m, mtk_module_io *io)
 {
     const embedding_config *c = mtk_module_config(m);
-    nn_call call;
-    if (!nn_call_begin(&call, mtk_module_ctx(m), "embedding", "Embedding")) return false;
-    /* F.embedding(input, weight, ...) and aten's embedding(weight, indices, ...) */
-    nn_call_tensor(&call, nn_call_has(&call, "indices") ? "indices" : "input", io->in[0]);
-    nn_call_tensor(&call, "weight", mtk_module_find_tensor(m, "weight"));
-    if (c->padding_idx != MTK_NN_NO_PADDING_IDX && nn_call_has(&call, "padding_idx"))
-        nn_call_set(&call, "padding_idx", mtk_value_int(c->padding_idx));
-    return nn_output(io, nn_call_run(&call));
+    bool has_padding_idx = c->padding_idx != MTK_NN_NO_PADDING_IDX;
+    return nn_output(io, mtk_embedding(mtk_module_ctx(m), io->in[0], mtk_module_find_tensor(m, "weight"),
+                                       has_padding_idx, has_padding_idx ? c->padding_idx : 0));
 }
 
 static const mtk_module_type embedding_type = { "Embedding", embedding_forward, embedding_reset, embedding_repr };
@@ -84,12 +79,7 @@ static bool dropout_forward(mtk_module *m, mtk_module_io *io)
 {
     const dropout_config *c = mtk_module_config(m);
     if (!mtk_module_is_training(m)) return nn_output(io, io->in[0]); /* eval: the input itself */
-    nn_call call;
-    if (!nn_call_begin(&call, mtk_module_ctx(m), "dropout", "Dropout")) return false;
-    nn_call_tensor(&call, "input", io->in[0]);
-    nn_call_set(&call, "p", mtk_value_float(c->p));
-    nn_call_set(&call, nn_call_has(&call, "train") ? "train" : "training", mtk_value_bool(true));
-    return nn_output(io, nn_call_run(&call));
+    return nn_output(io, mtk_dropout(mtk_module_ctx(m), io->in[0], c->p, true, false));
 }
 
 static const mtk_module_type dropout_type = { "Dropout", dropout_forward, NULL, dropout_repr };

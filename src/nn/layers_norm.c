@@ -1,7 +1,7 @@
 /* Normalization layers: LayerNorm, RMSNorm, GroupNorm, BatchNorm1d/2d/3d
  * and LazyBatchNorm1d/2d/3d. */
 #include "nn/layers.h"
-#include "nn/nn_ops.h"
+#include "mtk/ops.h"
 
 #include <math.h>
 #include <string.h>
@@ -41,26 +41,17 @@ static void rms_norm_repr(const mtk_module *m, char *buf, size_t cap)
 static bool layer_norm_forward(mtk_module *m, mtk_module_io *io)
 {
     const norm_config *c = mtk_module_config(m);
-    nn_call call;
-    if (!nn_call_begin(&call, mtk_module_ctx(m), "layer_norm", "LayerNorm")) return false;
-    nn_call_tensor(&call, "input", io->in[0]);
-    nn_call_ints(&call, "normalized_shape", c->shape, c->ndim);
-    nn_call_tensor(&call, "weight", mtk_module_find_tensor(m, "weight"));
-    nn_call_tensor(&call, "bias", mtk_module_find_tensor(m, "bias"));
-    nn_call_set(&call, "eps", mtk_value_float(c->eps));
-    return nn_output(io, nn_call_run(&call));
+    return nn_output(io, mtk_layer_norm(mtk_module_ctx(m), io->in[0], c->shape, c->ndim,
+                                        mtk_module_find_tensor(m, "weight"), mtk_module_find_tensor(m, "bias"),
+                                        c->eps));
 }
 
 static bool rms_norm_forward(mtk_module *m, mtk_module_io *io)
 {
     const norm_config *c = mtk_module_config(m);
-    nn_call call;
-    if (!nn_call_begin(&call, mtk_module_ctx(m), "rms_norm", "RMSNorm")) return false;
-    nn_call_tensor(&call, "input", io->in[0]);
-    nn_call_ints(&call, "normalized_shape", c->shape, c->ndim);
-    nn_call_tensor(&call, "weight", mtk_module_find_tensor(m, "weight"));
-    nn_call_set(&call, "eps", isnan(c->eps) ? mtk_value_none() : mtk_value_float(c->eps));
-    return nn_output(io, nn_call_run(&call));
+    /* eps NAN (None): the compute dtype's machine epsilon */
+    return nn_output(io, mtk_rms_norm(mtk_module_ctx(m), io->in[0], c->shape, c->ndim,
+                                      mtk_module_find_tensor(m, "weight"), c->eps));
 }
 
 static const mtk_module_type layer_norm_type = { "LayerNorm", layer_norm_forward, ones_and_zeros, layer_norm_repr };
@@ -119,14 +110,9 @@ static void group_norm_repr(const mtk_module *m, char *buf, size_t cap)
 static bool group_norm_forward(mtk_module *m, mtk_module_io *io)
 {
     const group_norm_config *c = mtk_module_config(m);
-    nn_call call;
-    if (!nn_call_begin(&call, mtk_module_ctx(m), "group_norm", "GroupNorm")) return false;
-    nn_call_tensor(&call, "input", io->in[0]);
-    nn_call_set(&call, "num_groups", mtk_value_int(c->num_groups));
-    nn_call_tensor(&call, "weight", mtk_module_find_tensor(m, "weight"));
-    nn_call_tensor(&call, "bias", mtk_module_find_tensor(m, "bias"));
-    nn_call_set(&call, "eps", mtk_value_float(c->eps));
-    return nn_output(io, nn_call_run(&call));
+    return nn_output(io, mtk_group_norm(mtk_module_ctx(m), io->in[0], c->num_groups,
+                                        mtk_module_find_tensor(m, "weight"), mtk_module_find_tensor(m, "bias"),
+                                        c->eps));
 }
 
 static const mtk_module_type group_norm_type = { "GroupNorm", group_norm_forward, ones_and_zeros, group_norm_repr };
@@ -206,17 +192,8 @@ static bool batch_norm_forward(mtk_module *m, mtk_module_io *io)
         *n += 1;
         if (isnan(c->o.momentum)) factor = 1.0 / (double)*n;
     }
-    nn_call call;
-    if (!nn_call_begin(&call, mtk_module_ctx(m), "batch_norm", mtk_module_type_name(m))) return false;
-    nn_call_tensor(&call, "input", x);
-    nn_call_tensor(&call, "running_mean", mean);
-    nn_call_tensor(&call, "running_var", var);
-    nn_call_tensor(&call, "weight", mtk_module_find_tensor(m, "weight"));
-    nn_call_tensor(&call, "bias", mtk_module_find_tensor(m, "bias"));
-    nn_call_set(&call, "training", mtk_value_bool(training || !mean));
-    nn_call_set(&call, "momentum", mtk_value_float(factor));
-    nn_call_set(&call, "eps", mtk_value_float(c->o.eps));
-    return nn_output(io, nn_call_run(&call));
+    return nn_output(io, mtk_batch_norm(mtk_module_ctx(m), x, mean, var, mtk_module_find_tensor(m, "weight"),
+                                        mtk_module_find_tensor(m, "bias"), training || !mean, factor, c->o.eps));
 }
 
 static const mtk_module_type batch_norm_types[3] = {

@@ -1,7 +1,7 @@
 /* Pooling: MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d,
  * AdaptiveMaxPool1d/2d/3d. */
 #include "nn/layers.h"
-#include "nn/nn_ops.h"
+#include "mtk/ops.h"
 
 #include <string.h>
 
@@ -60,28 +60,32 @@ static void pool_repr(const mtk_module *m, char *buf, size_t cap)
 
 static bool pool_forward(mtk_module *m, mtk_module_io *io)
 {
+    typedef mtk_tensor *(*max_fn)(mtk_ctx *, mtk_tensor *, const mtk_pool_args *, mtk_tensor **);
+    typedef mtk_tensor *(*avg_fn)(mtk_ctx *, mtk_tensor *, const mtk_pool_args *);
+    typedef mtk_tensor *(*adaptive_avg_fn)(mtk_ctx *, mtk_tensor *, const int64_t *);
+    typedef mtk_tensor *(*adaptive_max_fn)(mtk_ctx *, mtk_tensor *, const int64_t *, mtk_tensor **);
+    static const max_fn max_pools[3] = { mtk_max_pool1d, mtk_max_pool2d, mtk_max_pool3d };
+    static const avg_fn avg_pools[3] = { mtk_avg_pool1d, mtk_avg_pool2d, mtk_avg_pool3d };
+    static const adaptive_avg_fn adaptive_avg[3] = { mtk_adaptive_avg_pool1d, mtk_adaptive_avg_pool2d,
+                                                     mtk_adaptive_avg_pool3d };
+    static const adaptive_max_fn adaptive_max[3] = { mtk_adaptive_max_pool1d, mtk_adaptive_max_pool2d,
+                                                     mtk_adaptive_max_pool3d };
     const pool_config *c = mtk_module_config(m);
-    static const char *const ops[4][3] = {
-        { "max_pool1d", "max_pool2d", "max_pool3d" },
-        { "avg_pool1d", "avg_pool2d", "avg_pool3d" },
-        { "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d" },
-        { "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d" },
-    };
-    nn_call call;
-    if (!nn_call_begin(&call, mtk_module_ctx(m), ops[c->kind][c->dims - 1], mtk_module_type_name(m)))
-        return false;
-    nn_call_tensor(&call, "input", io->in[0]);
-    if (c->kind == POOL_ADAPTIVE_AVG || c->kind == POOL_ADAPTIVE_MAX) {
-        nn_call_ints(&call, "output_size", c->kernel, c->dims);
-        return nn_output(io, nn_call_run(&call));
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    int32_t d = c->dims - 1;
+    if (c->kind == POOL_ADAPTIVE_AVG) return nn_output(io, adaptive_avg[d](ctx, io->in[0], c->kernel));
+    if (c->kind == POOL_ADAPTIVE_MAX) return nn_output(io, adaptive_max[d](ctx, io->in[0], c->kernel, NULL));
+    mtk_pool_args args = mtk_pool_args_default(c->kernel[0]);
+    for (int32_t i = 0; i < c->dims; i++) {
+        args.kernel_size[i] = c->kernel[i];
+        args.stride[i] = c->o.stride[i];
+        args.padding[i] = c->o.padding[i];
+        args.dilation[i] = c->o.dilation[i];
     }
-    nn_call_ints(&call, "kernel_size", c->kernel, c->dims);
-    nn_call_ints(&call, "stride", c->o.stride, c->dims);
-    nn_call_ints(&call, "padding", c->o.padding, c->dims);
-    nn_call_set(&call, "ceil_mode", mtk_value_bool(c->o.ceil_mode));
-    if (c->kind == POOL_MAX) nn_call_ints(&call, "dilation", c->o.dilation, c->dims);
-    else nn_call_set(&call, "count_include_pad", mtk_value_bool(c->o.count_include_pad));
-    return nn_output(io, nn_call_run(&call));
+    args.ceil_mode = c->o.ceil_mode;
+    args.count_include_pad = c->o.count_include_pad;
+    if (c->kind == POOL_MAX) return nn_output(io, max_pools[d](ctx, io->in[0], &args, NULL));
+    return nn_output(io, avg_pools[d](ctx, io->in[0], &args));
 }
 
 #define POOL_TYPE(name) { name, pool_forward, NULL, pool_repr }
