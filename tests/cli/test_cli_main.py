@@ -1,9 +1,24 @@
 """mtk's command skeleton: global options, dispatch, help and exit statuses."""
+import pathlib
 import re
 
 import pytest
 
-COMMANDS = ["eval", "ops"]
+CLI = pathlib.Path(__file__).resolve().parents[2] / "src" / "cli"
+# every row of src/cli/commands.h
+COMMANDS = re.findall(r"^MTK_CLI_COMMAND\((\w+),", (CLI / "commands.h").read_text(), re.M)
+
+
+def accepted_options(command):
+    """The long options a command's getopt table accepts (its source)."""
+    source = (CLI / f"cli_{command}.c").read_text()
+    if "cli_json_help_options(" in source:
+        return {"json", "help"}
+    return set(re.findall(r'\{ "([a-z][a-z-]*)", (?:no|required|optional)_argument', source))
+
+
+def test_the_command_table_has_every_command():
+    assert COMMANDS == ["eval", "ops", "summary", "models", "inspect", "convert", "load"]
 
 
 def test_no_arguments_prints_usage_to_stderr_and_exits_2(run):
@@ -35,6 +50,18 @@ def test_every_command_has_help(run, command):
     assert result.returncode == 0
     assert result.stdout.startswith(f"usage: mtk {command}")
     assert result.stderr == ""
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_documents_each_option_it_accepts(run, command):
+    help_text = run(command, "--help").stdout
+    options = accepted_options(command)
+    assert {"help"} < options
+    documented = set(re.findall(r"^  (?:-\w, )?\s*--([a-z][a-z-]*)", help_text, re.M))
+    assert documented == options, f"documented {sorted(documented)}, accepted {sorted(options)}"
+    usage = help_text.split("\n\n")[0]  # the usage lines, up to the first blank one
+    for option in options - {"help"}:
+        assert f"--{option}" in usage, f"usage of {command} lacks --{option}"
 
 
 @pytest.mark.parametrize("command", COMMANDS)
