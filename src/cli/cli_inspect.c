@@ -29,9 +29,9 @@ static const char usage[] =
     "               {\"error\": {\"code\", \"message\"}} on one line\n"
     "  -h, --help   show this help and exit\n"
     "\n"
-    "Errors go to stderr as 'mtk: error: ...' (with --json, as the JSON document\n"
-    "on stdout).  Exit status: 0 for a valid checkpoint, 1 for an invalid or\n"
-    "unreadable one, 2 on a usage error.\n";
+    "Errors go to stderr as 'mtk: error: ...' (with --json, as one line\n"
+    "{\"error\": {\"code\", \"message\"}} on stdout).  Exit status: 0 for a valid\n"
+    "checkpoint, 1 for an invalid or unreadable one, 2 on a usage error.\n";
 
 /* Totals over every tensor. */
 typedef struct totals {

@@ -18,7 +18,9 @@ static const char usage[] =
     "               \"flags\"} (cpu: whether a cpu kernel exists)\n"
     "  -h, --help   show this help and exit\n"
     "\n"
-    "Exit status: 0 on success, 1 when no op matches PATTERN, 2 on a usage error.\n";
+    "Errors go to stderr as 'mtk: error: ...' (with --json, as one line\n"
+    "{\"error\": {\"code\", \"message\"}} on stdout).  Exit status: 0 on success,\n"
+    "1 when no op matches PATTERN, 2 on a usage error.\n";
 
 static const struct { uint32_t flag; const char *name; } flag_names[] = {
     { MTK_OP_VIEW, "view" },

@@ -58,6 +58,8 @@ static const char usage[] =
     "                     in_shapes, out_shapes, flops}]\n"
     "  -h, --help         show this help and exit\n"
     "\n"
+    "Errors go to stderr as 'mtk: error: ...' (with --json, as one line\n"
+    "{\"error\": {\"code\", \"message\"}} on stdout).\n"
     "Exit status: 0 on success, 1 on an error (unknown model, a forward that\n"
     "fails on the input), 2 on a usage error.\n";
 
