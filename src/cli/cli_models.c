@@ -21,8 +21,10 @@ static const char usage[] =
     "options:\n"
     "  -f, --families  list the supported families and their classes instead\n"
     "  -j, --json      one JSON document: {models: [{name, hf_id, family,\n"
-    "                  class, dtype, params, example_input}]} (or {families:\n"
-    "                  [{model_type, classes, default_class, input}]})\n"
+    "                  class, dtype, params, example_input, and error:\n"
+    "                  {code, message} for a model that fails to build}]}\n"
+    "                  (or {families: [{model_type, classes,\n"
+    "                  default_class, input}]})\n"
     "  -h, --help      show this help and exit\n"
     "\n"
     "Exit status: 0 on success, 1 on an error, 2 on a usage error.\n";
@@ -40,10 +42,7 @@ static int print_json(cJSON *root)
 {
     char *text = root ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
-    if (!text) {
-        cli_error("out of memory");
-        return CLI_EXIT_ERROR;
-    }
+    if (!text) return cli_fail(true, "out_of_memory", NULL, "out of memory");
     puts(text);
     cJSON_free(text);
     return CLI_EXIT_OK;
@@ -79,6 +78,7 @@ typedef struct model_row {
     const char *name, *hf_id, *family, *class_name, *example;
     mtk_dtype dtype;
     int64_t params;
+    const char *error_code, *error_message; /* a model that failed to build */
 } model_row;
 
 /* Builds `name` on meta and fills its row; false with the error set. */
@@ -124,10 +124,7 @@ int cli_models(int argc, char **argv)
     if (families) return list_families(json);
 
     mtk_ctx *ctx = mtk_ctx_new();
-    if (!ctx) {
-        cli_error("out of memory");
-        return CLI_EXIT_ERROR;
-    }
+    if (!ctx) return cli_fail(json, "out_of_memory", NULL, "out of memory");
     int32_t nbuiltin = mtk_builtin_model_count(), n = nbuiltin + mtk_demo_model_count();
     bool failed = false;
     model_row *rows = mtk_ctx_alloc(ctx, (size_t)n * sizeof *rows);
@@ -137,17 +134,18 @@ int cli_models(int argc, char **argv)
         if (!ok) {
             /* one broken model does not hide the others: its row says why */
             const char *name = i < nbuiltin ? mtk_builtin_model_at(i)->name : mtk_demo_model_at(i - nbuiltin)->name;
-            cli_error("%s", mtk_ctx_message(ctx));
+            if (!json) cli_error("%s", mtk_ctx_message(ctx));
             rows[i] = (model_row){ .name = name, .hf_id = i < nbuiltin ? mtk_builtin_model_at(i)->hf_id : "",
-                                   .family = "?", .class_name = "?", .dtype = MTK_DTYPE_UNDEFINED, .params = -1 };
+                                   .family = "?", .class_name = "?", .dtype = MTK_DTYPE_UNDEFINED, .params = -1,
+                                   .error_code = mtk_status_name(mtk_ctx_status(ctx)),
+                                   .error_message = mtk_ctx_strdup(ctx, mtk_ctx_message(ctx)) };
             mtk_ctx_clear_error(ctx);
             failed = true;
         }
     }
     if (!rows) {
-        cli_error("out of memory");
         mtk_ctx_free(ctx);
-        return CLI_EXIT_ERROR;
+        return cli_fail(json, "out_of_memory", NULL, "out of memory");
     }
     int status = CLI_EXIT_OK;
     if (json) {
@@ -162,6 +160,11 @@ int cli_models(int argc, char **argv)
             cJSON_AddStringToObject(row, "dtype", mtk_dtype_name(rows[i].dtype));
             cJSON_AddItemToObject(row, "params", rows[i].params >= 0 ? text_json_int(rows[i].params) : cJSON_CreateNull());
             cJSON_AddStringToObject(row, "example_input", rows[i].example ? rows[i].example : "");
+            if (rows[i].error_code) { /* the one error shape, on the row it belongs to */
+                cJSON *error = cJSON_AddObjectToObject(row, "error");
+                cJSON_AddStringToObject(error, "code", rows[i].error_code);
+                cJSON_AddStringToObject(error, "message", rows[i].error_message ? rows[i].error_message : "");
+            }
             cJSON_AddItemToArray(list, row);
         }
         status = print_json(root);
