@@ -80,23 +80,29 @@ void mtk_summary_free(mtk_summary *summary);
  * `note` is copied; at most 16 notes. */
 bool mtk_summary_add_note(mtk_summary *summary, const char *note);
 
-/* The text table down to `depth` (1: m's children; < 0: every level):
- * columns Name, Type, Params and, with inputs, In sizes, Out sizes,
- * FLOPs.  A run of identical siblings named by consecutive integers (the
- * layers of a ModuleList: same type, parameters, shapes and FLOPs, with
- * identical subtrees) is one row, "layers.0-79" of type "80 x
- * LlamaDecoderLayer" with the run's total params and FLOPs (its
- * descendants likewise: "layers.0-79.mlp").  Then the totals (trainable, non-trainable, total params, memory
+/* The text table down to `depth` (0: m's own row; 1: m's children; < 0:
+ * every level): columns Name, Type, Params and, with inputs, In sizes,
+ * Out sizes, FLOPs.  A run of identical siblings named by consecutive
+ * integers (the layers of a ModuleList: same type, parameters, shapes and
+ * FLOPs, with identical subtrees) is one row, "layers.0-79" of type
+ * "80 x LlamaDecoderLayer", whose Params and FLOPs are the run's total and
+ * whose sizes are each layer's, as a note under the table says (its
+ * descendants likewise: "layers.0-79.mlp").  A module that was not called
+ * itself (a ModuleList) shows its children's FLOPs summed and "-" for
+ * sizes.  Then the totals (trainable, non-trainable, total params, memory
  * of the parameters by dtype, FLOPs) and, with lazy parameters left, how
  * many are uninitialized, in which modules, and that an example input
- * makes the count exact.  In the arena. */
+ * makes the count exact.  Sizes are binary units, counts grouped
+ * ("15.0 GiB", "8,030,261,248").  In the arena. */
 char *mtk_summary_text(const mtk_summary *summary, int32_t depth);
 /* The same as one JSON document: total_params, trainable_params,
  * non_trainable_params, uninitialized_params (lazy tensors left),
  * param_bytes, param_bytes_by_dtype, flops (null without inputs),
  * input_shapes, output_shapes, notes, modules [{name, type, depth,
- * params, in_shapes, out_shapes, flops}] down to `depth`, one row per
- * module (no collapsing).  In the arena. */
+ * params, in_shapes, out_shapes, flops}] down to `depth` (0: m's own
+ * row), one row per module (no collapsing: every figure is the module's
+ * own; flops of a module not called itself are its children's sum, null
+ * when none ran).  In the arena. */
 char *mtk_summary_json(const mtk_summary *summary, int32_t depth);
 
 /* ========================================================= demo models */
