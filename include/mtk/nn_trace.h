@@ -1,5 +1,5 @@
 /*
- * mtk nn tracing, summaries and the model registry.  Included by mtk/nn.h.
+ * mtk nn tracing, summaries and the demo networks.  Included by mtk/nn.h.
  *
  * Tracing: between mtk_trace_begin(root) and mtk_trace_end(), every op
  * that runs in the context is recorded with the module path it ran in
