@@ -165,7 +165,8 @@ static char *inspect_json(const char *path, const mtk_checkpoint *ckpt)
     cJSON_AddItemToObject(root, "total_bytes", text_json_int((int64_t)t.bytes));
     cJSON *by_dtype = cJSON_AddObjectToObject(root, "bytes_by_dtype");
     for (int d = MTK_ST_DTYPE_COUNT - 1; d >= 0; d--)
-        if (t.has_dtype[d]) cJSON_AddItemToObject(by_dtype, mtk_st_dtype_name((mtk_st_dtype)d), text_json_int((int64_t)t.by_dtype[d]));
+        if (t.has_dtype[d])
+            cJSON_AddItemToObject(by_dtype, mtk_st_dtype_name((mtk_st_dtype)d), text_json_int((int64_t)t.by_dtype[d]));
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return text;

@@ -158,7 +158,8 @@ int cli_models(int argc, char **argv)
             cJSON_AddStringToObject(row, "family", rows[i].family);
             cJSON_AddStringToObject(row, "class", rows[i].class_name);
             cJSON_AddStringToObject(row, "dtype", mtk_dtype_name(rows[i].dtype));
-            cJSON_AddItemToObject(row, "params", rows[i].params >= 0 ? text_json_int(rows[i].params) : cJSON_CreateNull());
+            cJSON_AddItemToObject(row, "params",
+                                  rows[i].params >= 0 ? text_json_int(rows[i].params) : cJSON_CreateNull());
             cJSON_AddStringToObject(row, "example_input", rows[i].example ? rows[i].example : "");
             if (rows[i].error_code) { /* the one error shape, on the row it belongs to */
                 cJSON *error = cJSON_AddObjectToObject(row, "error");

@@ -80,7 +80,8 @@ static bool prescan(mtk_st_file *f, const uint8_t *s, size_t n)
     size_t first = 0;
     while (first < n && (s[first] == ' ' || s[first] == '\t' || s[first] == '\n' || s[first] == '\r'))
         first++;
-    if (first == n) return bad(f, "the header is empty (%zu byte%s of whitespace), not a JSON object", n, n == 1 ? "" : "s");
+    if (first == n)
+        return bad(f, "the header is empty (%zu byte%s of whitespace), not a JSON object", n, n == 1 ? "" : "s");
     if (s[first] != '{')
         return bad(f, "the header is not a JSON object (it starts with '%c')", s[first] < 0x20 || s[first] >= 0x7f ? '?' : s[first]);
     int32_t depth = 0;

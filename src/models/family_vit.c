@@ -73,7 +73,8 @@ static bool embeddings_forward(mtk_module *m, mtk_module_io *io)
         return mtk_error(ctx, MTK_ERR_SHAPE,
                          "ViTEmbeddings: expects pixel values (batch, channels, height, width), got %d dim%s (try "
                          "--input Bx%lldx%lldx%lld)",
-                         (int)x->ndim, x->ndim == 1 ? "" : "s", (long long)c->channels, (long long)c->image[0], (long long)c->image[1]);
+                         (int)x->ndim, x->ndim == 1 ? "" : "s", (long long)c->channels, (long long)c->image[0],
+                         (long long)c->image[1]);
     if (x->shape[1] != c->channels)
         return mtk_error(ctx, MTK_ERR_SHAPE,
                          "ViTPatchEmbeddings: Make sure that the channel dimension of the pixel values match with the "

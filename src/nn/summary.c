@@ -392,7 +392,8 @@ char *mtk_summary_text(const mtk_summary *s, int32_t depth)
             text_bytes((uint64_t)st->bytes_by_dtype[d], b, sizeof b), text_grouped(st->count_by_dtype[d], v, sizeof v));
     }
     mtk_text_printf(&t, "%s\n", kinds ? " params)" : "");
-    if (st->buffer_elements) mtk_text_printf(&t, "%-*s %s\n", w, text_bytes((uint64_t)st->buffer_bytes, v, sizeof v), "Buffers memory");
+    if (st->buffer_elements)
+        mtk_text_printf(&t, "%-*s %s\n", w, text_bytes((uint64_t)st->buffer_bytes, v, sizeof v), "Buffers memory");
     if (s->traced) {
         mtk_text_printf(&t, "%-*s %s\n", w, text_grouped(s->flops, v, sizeof v), "Forward FLOPs");
         char shapes[1024];

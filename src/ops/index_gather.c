@@ -108,7 +108,8 @@ static bool gather_checks(mtk_op_call *call, const mtk_tensor *x, int32_t dim, c
             return mtk_call_error(call, MTK_ERR_SHAPE,
                                   "Size does not match at dimension %d expected index %s to be no larger than self %s "
                                   "apart from dimension %d",
-                                  (int)d, mtk_shape_list_str(index->shape, index->ndim, a, sizeof a), mtk_shape_list_str(x->shape, x->ndim, b, sizeof b), (int)dim);
+                                  (int)d, mtk_shape_list_str(index->shape, index->ndim, a, sizeof a),
+                                  mtk_shape_list_str(x->shape, x->ndim, b, sizeof b), (int)dim);
         }
     }
     return true;

@@ -62,7 +62,8 @@ static bool plan_nll(mtk_op_call *call, const mtk_tensor *x, const mtk_tensor *t
         bool cpu_one_d = one_d && call->device == MTK_DEVICE_CPU;
         if (!(x->ndim == 1 && t->ndim == 0) && !cpu_one_d && x->shape[0] != t->shape[0])
             return mtk_call_error(call, MTK_ERR_SHAPE, "size mismatch (got input: %s, target: %s)",
-                                  mtk_shape_list_str(x->shape, x->ndim, a, sizeof a), mtk_shape_list_str(t->shape, t->ndim, b, sizeof b));
+                                  mtk_shape_list_str(x->shape, x->ndim, a, sizeof a),
+                                  mtk_shape_list_str(t->shape, t->ndim, b, sizeof b));
         if (one_d && !cpu_one_d)
             return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
                                   "Index tensor must have the same number of dimensions as input tensor");
@@ -79,7 +80,8 @@ static bool plan_nll(mtk_op_call *call, const mtk_tensor *x, const mtk_tensor *t
         memcpy(want + 1, x->shape + 2, (size_t)(x->ndim - 2) * sizeof *want);
         bool fits = t->ndim == x->ndim - 1 && memcmp(t->shape, want, (size_t)t->ndim * sizeof *want) == 0;
         if (x->ndim != 4 && !fits)
-            return mtk_call_error(call, MTK_ERR_SHAPE, "Expected target size %s, got %s", mtk_shape_list_str(want, x->ndim - 1, a, sizeof a),
+            return mtk_call_error(call, MTK_ERR_SHAPE, "Expected target size %s, got %s",
+                                  mtk_shape_list_str(want, x->ndim - 1, a, sizeof a),
                                   mtk_shape_list_str(t->shape, t->ndim, b, sizeof b));
         if (x->ndim == 4 && t->ndim != 3)
             return mtk_call_error(call, MTK_ERR_SHAPE,
@@ -95,7 +97,8 @@ static bool plan_nll(mtk_op_call *call, const mtk_tensor *x, const mtk_tensor *t
         if (!fits)
             return mtk_call_error(call, MTK_ERR_SHAPE,
                                   "input and target batch or spatial sizes don't match: target %s, input %s",
-                                  mtk_shape_list_str(t->shape, t->ndim, a, sizeof a), mtk_shape_list_str(x->shape, x->ndim, b, sizeof b));
+                                  mtk_shape_list_str(t->shape, t->ndim, a, sizeof a),
+                                  mtk_shape_list_str(x->shape, x->ndim, b, sizeof b));
     }
     if (!index_dtype_ok(t->dtype, false))
         return mtk_call_error(call, MTK_ERR_DTYPE, "expected target dtype to be Long or Byte, but got %s",
