@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,20 +49,57 @@ bool atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path)
         atomic_abandon(ctx, f);
         return false;
     }
+    /* Replacing a file keeps its permission bits (a 0600 checkpoint stays
+     * 0600); a new file has 0666 less the umask, as open gave it. */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && fchmod(f->fd, st.st_mode & 0777) != 0) {
+        mtk_error(ctx, MTK_ERR_IO, "%s: cannot give the new file the mode %03o of the old one: %s", path,
+                  (unsigned)(st.st_mode & 0777), strerror(errno));
+        atomic_abandon(ctx, f);
+        return false;
+    }
     return true;
 }
 
-bool atomic_write(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes)
+bool atomic_room(mtk_ctx *ctx, atomic_file *f, uint64_t nbytes)
 {
+    /* Past RLIMIT_FSIZE a write raises SIGXFSZ, which kills the process
+     * unless the host ignores it: stop before, with an error. */
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return true;
+    if (f->written + nbytes <= (uint64_t)limit.rlim_cur) return true;
+    return mtk_error(ctx, MTK_ERR_IO,
+                     "%s: cannot write: %s (%llu bytes would pass the file size limit of %llu bytes, ulimit -f)",
+                     f->path, strerror(EFBIG), (unsigned long long)(f->written + nbytes),
+                     (unsigned long long)limit.rlim_cur);
+}
+
+int atomic_write_errno(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes)
+{
+    if (!atomic_room(ctx, f, nbytes)) return EFBIG;
     const char *p = buf;
     while (nbytes > 0) {
         ssize_t n = write(f->fd, p, nbytes < ((size_t)1 << 30) ? nbytes : ((size_t)1 << 30));
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return mtk_error(ctx, MTK_ERR_IO, "%s: cannot write: %s", f->path, strerror(n < 0 ? errno : EIO));
+        if (n < 0) return errno;
+        if (n == 0) return EIO; /* a write that makes no progress */
         p += n;
+        f->written += (uint64_t)n;
         nbytes -= (size_t)n;
     }
-    return true;
+    return 0;
+}
+
+bool atomic_write_error(mtk_ctx *ctx, atomic_file *f, int err)
+{
+    if (mtk_ctx_status(ctx) != MTK_OK) return false; /* atomic_room said why */
+    return mtk_error(ctx, MTK_ERR_IO, "%s: cannot write: %s", f->path, strerror(err));
+}
+
+bool atomic_write(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes)
+{
+    int err = atomic_write_errno(ctx, f, buf, nbytes);
+    return err == 0 || atomic_write_error(ctx, f, err);
 }
 
 bool atomic_finish(mtk_ctx *ctx, atomic_file *f)

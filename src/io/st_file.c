@@ -61,16 +61,14 @@ static mtk_st_file *finish_open(mtk_st_file *f, void *mapped)
     return f;
 }
 
-mtk_st_file *mtk_st_open(mtk_ctx *ctx, const char *path)
+mtk_st_file *st_open_path(mtk_ctx *ctx, const char *open_path, const char *path, bool no_follow)
 {
-    if (!path) {
-        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "st_open: no path given");
-        return NULL;
-    }
     mtk_st_file *f = file_new(ctx, path);
     if (!f) return NULL;
     struct stat st;
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* NONBLOCK: a FIFO named like a checkpoint must fail the regular-file
+     * check below, not block the open; it changes nothing for files. */
+    f->fd = open(open_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (no_follow ? O_NOFOLLOW : 0));
     if (f->fd < 0 || fstat(f->fd, &st) != 0) {
         mtk_error(ctx, MTK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
         mtk_st_close(f);
@@ -96,6 +94,15 @@ mtk_st_file *mtk_st_open(mtk_ctx *ctx, const char *path)
     }
     f->bytes = mapped;
     return finish_open(f, mapped);
+}
+
+mtk_st_file *mtk_st_open(mtk_ctx *ctx, const char *path)
+{
+    if (!path) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "st_open: no path given");
+        return NULL;
+    }
+    return st_open_path(ctx, path, path, false);
 }
 
 mtk_st_file *mtk_st_open_memory(mtk_ctx *ctx, const void *bytes, size_t size, const char *label)
