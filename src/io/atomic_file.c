@@ -1,9 +1,12 @@
 /* Atomic file replacement: write a temporary file in the target's
  * directory, fsync it, rename it over the target, fsync the directory.
- * A reader sees the old file or the whole new one, never a part. */
+ * A reader sees the old file or the whole new one, never a part.  The
+ * temporaries in existence are listed (under a mutex) so that a program
+ * being interrupted can remove them (mtk_io_remove_temporaries). */
 #include "io_internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,32 @@ static char *copy_string(mtk_ctx *ctx, const char *s)
     char *copy = mtk_ctx_malloc(ctx, len);
     if (copy) memcpy(copy, s, len);
     return copy;
+}
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_file *live; /* every temporary that exists, newest first */
+
+static void unlist(atomic_file *f) /* with live_lock held */
+{
+    for (atomic_file **p = &live; *p; p = &(*p)->next_live)
+        if (*p == f) {
+            *p = f->next_live;
+            break;
+        }
+    f->next_live = NULL;
+}
+
+void mtk_io_remove_temporaries(void)
+{
+    pthread_mutex_lock(&live_lock);
+    for (atomic_file *f = live; f; f = f->next_live) (void)unlink(f->tmp_path);
+    /* the writes in progress now fail at their rename; nothing is listed */
+    for (atomic_file *f = live, *next; f; f = next) {
+        next = f->next_live;
+        f->next_live = NULL;
+    }
+    live = NULL;
+    pthread_mutex_unlock(&live_lock);
 }
 
 bool atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path)
@@ -36,12 +65,20 @@ bool atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path)
         atomic_abandon(ctx, f);
         return false;
     }
+    pthread_mutex_lock(&live_lock); /* created and listed at once */
     for (int attempt = 0; attempt < 100; attempt++) {
         /* hidden, so that a directory scan for *.safetensors never sees it */
         snprintf(f->tmp_path, cap, "%.*s.%s.tmp-%ld-%u", (int)dir_len, path, base, (long)getpid(), counter++);
         f->fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (f->fd >= 0 || errno != EEXIST) break;
     }
+    int open_errno = errno;
+    if (f->fd >= 0) {
+        f->next_live = live;
+        live = f;
+    }
+    pthread_mutex_unlock(&live_lock);
+    errno = open_errno;
     if (f->fd < 0) {
         mtk_error(ctx, MTK_ERR_IO, "%s: cannot create a temporary file next to it: %s", path, strerror(errno));
         mtk_ctx_mfree(ctx, f->tmp_path); /* nothing was created */
@@ -133,8 +170,11 @@ static bool sync_directory(mtk_ctx *ctx, const char *path)
 
 bool atomic_commit(mtk_ctx *ctx, atomic_file *f)
 {
-    if (rename(f->tmp_path, f->path) != 0)
-        return mtk_error(ctx, MTK_ERR_IO, "%s: cannot replace it: %s", f->path, strerror(errno));
+    pthread_mutex_lock(&live_lock); /* not removed by an interrupt halfway */
+    int renamed = rename(f->tmp_path, f->path), e = errno;
+    if (renamed == 0) unlist(f);
+    pthread_mutex_unlock(&live_lock);
+    if (renamed != 0) return mtk_error(ctx, MTK_ERR_IO, "%s: cannot replace it: %s", f->path, strerror(e));
     mtk_ctx_mfree(ctx, f->tmp_path);
     f->tmp_path = NULL;
     return sync_directory(ctx, f->path);
@@ -143,7 +183,10 @@ bool atomic_commit(mtk_ctx *ctx, atomic_file *f)
 void atomic_abandon(mtk_ctx *ctx, atomic_file *f)
 {
     if (f->fd >= 0) close(f->fd);
+    pthread_mutex_lock(&live_lock);
     if (f->tmp_path) unlink(f->tmp_path);
+    unlist(f);
+    pthread_mutex_unlock(&live_lock);
     mtk_ctx_mfree(ctx, f->tmp_path);
     mtk_ctx_mfree(ctx, f->path);
     f->fd = -1;

@@ -90,6 +90,7 @@ typedef struct atomic_file {
     char *path;       /* the final path (owned)       */
     char *tmp_path;   /* the temporary's path (owned) */
     uint64_t written; /* bytes written so far         */
+    struct atomic_file *next_live; /* the live temporaries (mtk_io_remove_temporaries) */
 } atomic_file;
 
 /* Creates the temporary (mode: the replaced file's, else 0666 & ~umask). */
