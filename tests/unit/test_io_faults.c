@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,40 @@ static void expect_io_error(mtk_ctx *ctx, const char *what)
 }
 
 /* --------------------------------------------------------- a shrinking file */
+
+/* A test hook without a hook in the library: this fstat interposes the C
+ * library's; armed, it truncates the file right after mtk_st_open sized
+ * it, so the mapping that follows is made over pages that are gone. */
+static const char *truncate_after_fstat; /* the path to truncate, or NULL */
+
+int fstat(int fd, struct stat *st)
+{
+    static int (*real)(int, struct stat *);
+    if (!real) real = (int (*)(int, struct stat *))dlsym(RTLD_NEXT, "fstat");
+    int r = real(fd, st);
+    if (r == 0 && truncate_after_fstat) {
+        assert_int_equal(truncate(truncate_after_fstat, 0), 0);
+        truncate_after_fstat = NULL;
+    }
+    return r;
+}
+
+/* Truncated between its fstat and the header's parse: an I/O error, not
+ * SIGBUS in the parser. */
+static void a_file_truncated_before_its_header_is_read_is_an_io_error(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    snprintf(path, sizeof path, "%s/big.safetensors", temp_dir(dir));
+    write_big(path);
+    mtk_ctx *ctx = mtk_ctx_new();
+    truncate_after_fstat = path;
+    assert_null(mtk_st_open(ctx, path));
+    assert_null(truncate_after_fstat); /* the hook ran */
+    expect_io_error(ctx, "big.safetensors: cannot read the header");
+    mtk_ctx_free(ctx);
+    remove_dir(dir);
+}
 
 /* Opened (mapped) whole, then truncated to its header and 1000 bytes of
  * data: every way of copying "w" out of it meets pages that are gone. */
@@ -299,6 +334,7 @@ static void a_rewrite_keeps_the_replaced_files_mode(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_file_truncated_before_its_header_is_read_is_an_io_error),
         cmocka_unit_test(every_read_of_a_file_truncated_after_open_is_an_io_error),
         cmocka_unit_test(reads_leave_the_programs_sigbus_handler_in_place),
         cmocka_unit_test(a_write_past_the_file_size_limit_is_an_error_not_sigxfsz),
