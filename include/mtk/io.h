@@ -120,7 +120,8 @@ int64_t mtk_st_tensor_count(const mtk_st_file *file);
 const mtk_st_info *mtk_st_tensor_at(const mtk_st_file *file, int64_t index);
 /* The tensor called `name`, or NULL (no error set) when there is none. */
 const mtk_st_info *mtk_st_find(const mtk_st_file *file, const char *name);
-/* The tensor's bytes inside the mapping (read-only). */
+/* The tensor's bytes inside the mapping (read-only).  As with views, the
+ * caller's loads from them raise SIGBUS if the file is truncated. */
 const void *mtk_st_tensor_bytes(const mtk_st_file *file, const mtk_st_info *info);
 
 /* The `__metadata__` map, sorted by key. */

@@ -301,6 +301,43 @@ static void a_write_past_the_file_size_limit_is_an_error_not_sigxfsz(void **stat
     remove_dir(dir);
 }
 
+/* A rename that fails (the target is a non-empty directory) is an error
+ * naming the target, and the temporaries go; for a sharded write, the
+ * shards already renamed go too. */
+static void a_failed_rename_leaves_nothing_behind(void **state)
+{
+    (void)state;
+    char dir[64], path[128], inner[192];
+    temp_dir(dir);
+    snprintf(path, sizeof path, "%s/x.safetensors", dir);
+    assert_int_equal(mkdir(path, 0777), 0);
+    snprintf(inner, sizeof inner, "%s/keep", path);
+    FILE *f = fopen(inner, "w");
+    fclose(f);
+    mtk_ctx *ctx = mtk_ctx_new();
+    static const float v[4] = { 1, 2, 3, 4 };
+    mtk_st_writer *w = mtk_st_writer_new(ctx);
+    assert_true(mtk_st_writer_add_bytes(w, "a", MTK_ST_F32, SHAPE(4), 1, v));
+    assert_true(mtk_st_writer_add_bytes(w, "b", MTK_ST_F32, SHAPE(4), 1, v));
+    assert_false(mtk_st_writer_write(w, path));
+    expect_io_error(ctx, "x.safetensors: cannot replace it");
+    assert_string_equal(listing(dir), "x.safetensors");
+    /* shards x-00001-of-00002, x-00002-of-00002, then the index, which fails */
+    snprintf(path, sizeof path, "%s/x.safetensors.index.json", dir);
+    assert_int_equal(mkdir(path, 0777), 0);
+    snprintf(inner, sizeof inner, "%s/keep", path);
+    f = fopen(inner, "w");
+    fclose(f);
+    int64_t shards = 0;
+    assert_false(mtk_st_writer_write_sharded(w, dir, "x.safetensors", 16, false, &shards));
+    expect_io_error(ctx, "x.safetensors.index.json: cannot replace it");
+    assert_string_equal(listing(dir), "x.safetensors x.safetensors.index.json");
+    mtk_st_writer_free(w);
+    mtk_ctx_free(ctx);
+    snprintf(inner, sizeof inner, "rm -rf '%s'", dir);
+    assert_int_equal(system(inner), 0);
+}
+
 /* Rewriting a file keeps its permission bits; a new file gets 0666 less
  * the umask. */
 static void a_rewrite_keeps_the_replaced_files_mode(void **state)
@@ -338,6 +375,7 @@ int main(void)
         cmocka_unit_test(every_read_of_a_file_truncated_after_open_is_an_io_error),
         cmocka_unit_test(reads_leave_the_programs_sigbus_handler_in_place),
         cmocka_unit_test(a_write_past_the_file_size_limit_is_an_error_not_sigxfsz),
+        cmocka_unit_test(a_failed_rename_leaves_nothing_behind),
         cmocka_unit_test(a_rewrite_keeps_the_replaced_files_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
