@@ -54,6 +54,10 @@ bool st_check_conversion(mtk_ctx *ctx, const char *name, mtk_st_dtype from, mtk_
  * worker threads; the handler is installed only while a copy runs and
  * chains to the host's (st_guard.c says why and what it costs). */
 bool st_guarded(void (*copy)(void *arg), void *arg);
+/* Keeps the handler installed from hold to release (counted, any thread),
+ * so that a batch of guarded copies installs it once. */
+void st_guard_hold(void);
+void st_guard_release(void);
 
 /* Converts (or copies) `count` elements of the file's data at byte
  * offset `offset` (dtype `from`) into dst (`to`), out of the mapping:

@@ -13,10 +13,12 @@
  * descriptor, while mtk also copies out of views of the mapping that the
  * caller handed back (mtk_st_view tensors given to the writer or read
  * into other tensors), and it would add a bounce buffer to every
- * conversion.  The handler costs nothing on the fast path beyond, per
- * guarded copy, one sigsetjmp that saves the signal mask (a system call)
- * and a mutex, plus two sigaction calls when the first copy starts and
- * the last one ends.
+ * conversion.  The handler costs, per guarded copy, one sigsetjmp (no
+ * system call: the handler runs with SA_NODEFER and an empty sa_mask, so
+ * the signal mask is the same after the jump) and a mutex; plus two
+ * sigaction calls when the first copy starts and the last one ends,
+ * which batches (read_into_many, a write) pay once by holding the
+ * handler (st_guard_hold) around all their copies.
  *
  * What a library owes its host: the handler is installed only while at
  * least one guarded copy runs (a count under a mutex), and the host's
@@ -65,21 +67,21 @@ static void on_sigbus(int sig, siginfo_t *info, void *context)
     }
 }
 
-static void guard_enter(void)
+void st_guard_hold(void)
 {
     pthread_mutex_lock(&guard_lock);
     if (guard_users++ == 0) {
         struct sigaction ours;
         memset(&ours, 0, sizeof ours);
         ours.sa_sigaction = on_sigbus;
-        ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER; /* the mask is unchanged: no need to save it */
         sigemptyset(&ours.sa_mask);
         sigaction(SIGBUS, &ours, &host_action);
     }
     pthread_mutex_unlock(&guard_lock);
 }
 
-static void guard_leave(void)
+void st_guard_release(void)
 {
     pthread_mutex_lock(&guard_lock);
     if (--guard_users == 0) {
@@ -93,11 +95,11 @@ static void guard_leave(void)
 
 bool st_guarded(void (*copy)(void *arg), void *arg)
 {
-    guard_enter();
+    st_guard_hold();
     sigjmp_buf jump;
     sigjmp_buf *volatile outer = guard_jump; /* a guarded copy inside another */
     bool ok = true;
-    if (sigsetjmp(jump, 1) == 0) { /* 1: the mask comes back, SIGBUS unblocked */
+    if (sigsetjmp(jump, 0) == 0) { /* 0: SA_NODEFER leaves the mask as it was */
         guard_jump = &jump;
         atomic_signal_fence(memory_order_seq_cst);
         copy(arg);
@@ -106,6 +108,6 @@ bool st_guarded(void (*copy)(void *arg), void *arg)
         ok = false;
     }
     guard_jump = outer;
-    guard_leave();
+    st_guard_release();
     return ok;
 }

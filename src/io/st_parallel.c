@@ -115,10 +115,12 @@ bool mtk_st_read_into_many(mtk_ctx *ctx, const mtk_st_read *reads, int64_t count
         if (wanted > w.count) wanted = (int32_t)(w.count > 0 ? w.count : 1);
         pthread_t ids[64];
         int32_t started = 0;
+        st_guard_hold(); /* one install of the SIGBUS handler for every chunk */
         for (; started < wanted - 1; started++) /* the caller's thread is one of them */
             if (pthread_create(&ids[started], NULL, worker, &w) != 0) break;
         worker(&w);
         for (int32_t i = 0; i < started; i++) pthread_join(ids[i], NULL);
+        st_guard_release();
         int e = atomic_load(&w.error);
         if (e) {
             const chunk *c = &w.chunks[atomic_load(&w.failed_chunk)];

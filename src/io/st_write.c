@@ -402,7 +402,9 @@ bool st_writer_write_temp(mtk_st_writer *w, st_entry **subset, int64_t n, const 
     bool ok = atomic_open(ctx, out, path);
     if (ok) {
         ok = atomic_write(ctx, out, header, header_size);
+        st_guard_hold(); /* one install of the SIGBUS handler for every copy */
         for (int64_t i = 0; ok && i < n; i++) ok = write_entry(w, subset[i], out, &chunk);
+        st_guard_release();
         ok = ok && atomic_finish(ctx, out);
         if (!ok) atomic_abandon(ctx, out);
     }
