@@ -21,7 +21,11 @@
  *
  * Errors are values, recorded on the context: MTK_ERR_SYNTAX for a file
  * that breaks the format (the message names the file, the tensor and the
- * rule), MTK_ERR_IO when the operating system refuses, MTK_ERR_DTYPE for a
+ * rule), MTK_ERR_IO when the operating system refuses (a file truncated
+ * while mtk copies out of its mapping included: a SIGBUS handler is
+ * installed only around those copies and chains to the program's, see
+ * docs/safetensors.md; a write past the file size limit, ulimit -f, is
+ * refused before SIGXFSZ), MTK_ERR_DTYPE for a
  * conversion mtk cannot do, MTK_ERR_INDEX for a bad slice, MTK_ERR_OVERFLOW
  * for sizes that do not fit.
  */
@@ -116,7 +120,8 @@ int64_t mtk_st_tensor_count(const mtk_st_file *file);
 const mtk_st_info *mtk_st_tensor_at(const mtk_st_file *file, int64_t index);
 /* The tensor called `name`, or NULL (no error set) when there is none. */
 const mtk_st_info *mtk_st_find(const mtk_st_file *file, const char *name);
-/* The tensor's bytes inside the mapping (read-only). */
+/* The tensor's bytes inside the mapping (read-only).  As with views, the
+ * caller's loads from them raise SIGBUS if the file is truncated. */
 const void *mtk_st_tensor_bytes(const mtk_st_file *file, const mtk_st_info *info);
 
 /* The `__metadata__` map, sorted by key. */
@@ -126,7 +131,11 @@ void mtk_st_metadata_at(const mtk_st_file *file, int64_t index, const char **key
 const char *mtk_st_metadata_get(const mtk_st_file *file, const char *key);
 
 /* A zero-copy cpu tensor over the mapping, created in `ctx` (it holds a
- * reference to the mapping).  When the tensor's bytes are not aligned to
+ * reference to the mapping).  If the file is truncated while the view
+ * lives, mtk's own copies out of it (the writer, mtk_st_* reads) report
+ * MTK_ERR_IO, but the caller's loads from its pages, and ops run on it,
+ * raise SIGBUS as with any mapping: copy it (mtk_st_load) when the file
+ * may change.  When the tensor's bytes are not aligned to
  * its element size in memory (possible in files from other writers) the
  * result is a copy instead (owned storage).  Errors: no such tensor
  * (MTK_ERR_INVALID_ARGUMENT), a U16/U32/U64 tensor (MTK_ERR_DTYPE). */
@@ -177,7 +186,14 @@ typedef struct mtk_checkpoint mtk_checkpoint;
  * shard path that is absolute or has a ".." component is refused), or a
  * directory (its one *.safetensors.index.json, else every *.safetensors
  * in it, sorted by name).  Every file is opened and validated; every name
- * of the index must be in its shard, and no name may be in two files.
+ * of the index must be in its shard, and no name may be in two files; an
+ * index with a key twice at any depth is refused (MTK_ERR_SYNTAX naming
+ * the key: Python's json would read the last value, cJSON the first).
+ * Files named by a directory or an index are confined to it: one whose
+ * real path (symbolic links resolved) lies outside is refused with
+ * MTK_ERR_IO naming the link and its target, except that a Hugging Face
+ * hub snapshot (<repo>/snapshots/<rev>/) may reach <repo>/blobs/.  A
+ * FIFO or other non-regular file is refused, not waited on.
  * Close with mtk_checkpoint_close. */
 mtk_checkpoint *mtk_checkpoint_open(mtk_ctx *ctx, const char *path);
 void mtk_checkpoint_close(mtk_checkpoint *ckpt);
@@ -234,7 +250,8 @@ bool mtk_st_writer_add_from(mtk_st_writer *writer, const char *name, mtk_st_file
  * are written sorted. */
 bool mtk_st_writer_set_metadata(mtk_st_writer *writer, const char *key, const char *value);
 
-/* Writes the file at `path` atomically: the tensors sorted as the
+/* Writes the file at `path` atomically (a file it replaces keeps its
+ * permission bits; a new one gets 0666 less the umask): the tensors sorted as the
  * reference writer sorts them (dtype alignment descending, then name), the
  * header padded with spaces to a multiple of 8, so that a file written by
  * Python's safetensors with the same tensors and at most one metadata key
@@ -254,6 +271,14 @@ bool mtk_st_writer_write(mtk_st_writer *writer, const char *path);
  * (may be NULL) receives the number of shard files. */
 bool mtk_st_writer_write_sharded(mtk_st_writer *writer, const char *dir, const char *weights_name,
                                  uint64_t max_shard_bytes, bool force_index, int64_t *shards_out);
+
+/* Removes the temporary file of every write in progress in this process
+ * (each write then fails at its rename; files already renamed into place
+ * stay).  For a program that is being interrupted: call it from a thread
+ * that sigwait()s for SIGINT/SIGTERM, then die of the signal, so that an
+ * interrupted write leaves no `.NAME.tmp-PID-N` behind.  Not
+ * async-signal-safe (it takes a lock): do not call it from a handler. */
+MTK_API void mtk_io_remove_temporaries(void);
 
 /* Parses a size: an integer number of bytes, or a number with a unit B,
  * KB/MB/GB/TB (powers of 1000) or KiB/MiB/GiB/TiB (powers of 1024), case

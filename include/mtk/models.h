@@ -34,11 +34,17 @@ typedef struct mtk_model_config mtk_model_config;
 
 /* Parses config.json text.  `origin` names it in messages (a path or a
  * built-in name; copied).  Errors: MTK_ERR_SYNTAX for bad JSON (with the
- * place), MTK_ERR_INVALID_ARGUMENT when the document is not an object or
- * has no string "model_type". */
+ * place) and for a key that appears twice in one object at any depth
+ * (naming it: transformers would read the last value, so the file has no
+ * one meaning), MTK_ERR_INVALID_ARGUMENT when the document is not an
+ * object or has no string "model_type". */
 mtk_model_config *mtk_model_config_parse(mtk_ctx *ctx, const char *json_text, const char *origin);
 /* Reads `path`: a config.json, or a directory holding one.  MTK_ERR_IO
- * when it cannot be read, then as mtk_model_config_parse. */
+ * when it cannot be read, is not a regular file (a FIFO is refused, not
+ * waited on), or is a directory's config.json whose real path lies
+ * outside the directory (a link to elsewhere; a Hugging Face hub
+ * snapshot's link into its repo's blobs/ is allowed), then as
+ * mtk_model_config_parse. */
 mtk_model_config *mtk_model_config_load(mtk_ctx *ctx, const char *path);
 /* Frees the parsed JSON now (the context would at its end).  Accepts NULL. */
 void mtk_model_config_free(mtk_model_config *config);

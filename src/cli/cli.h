@@ -80,4 +80,9 @@ int cli_getopt(const char *command, int argc, char **argv, const char *shortopts
  * (CLI_EXIT_OK after --help, CLI_EXIT_USAGE after a usage error). */
 int cli_json_help_options(const char *command, int argc, char **argv, const char *usage, bool *json);
 
+/* For commands that write files: on SIGINT, SIGTERM or SIGHUP, a thread
+ * removes the temporaries of the writes in progress and the process dies
+ * of the signal.  False (nothing changed) if the thread cannot start. */
+bool cli_remove_temporaries_on_interrupt(void);
+
 #endif

@@ -38,9 +38,10 @@ static const char usage[] =
     "                            2GiB, or a number of bytes\n"
     "  -h, --help                show this help and exit\n"
     "\n"
-    "Nothing is left behind on an error: files are written to temporaries and\n"
-    "renamed into place only when all are complete.  U16, U32 and U64 tensors\n"
-    "(no mtk dtype) are copied as they are.\n"
+    "Nothing is left behind on an error or an interrupt (SIGINT, SIGTERM,\n"
+    "SIGHUP): files are written to temporaries and renamed into place only\n"
+    "when all are complete; a file replaced keeps its permissions.  U16, U32\n"
+    "and U64 tensors (no mtk dtype) are copied as they are.\n"
     "\n"
     "Exit status: 0 on success, 1 on an error, 2 on a usage error.\n";
 
@@ -158,6 +159,7 @@ int cli_convert(int argc, char **argv)
     if (argc - optind != 2)
         return cli_usage_error("convert", "expected IN and OUT, got %d argument%s", argc - optind,
                                argc - optind == 1 ? "" : "s");
+    cli_remove_temporaries_on_interrupt(); /* best effort: without it, an interrupt leaves temporaries */
     mtk_ctx *ctx = mtk_ctx_new();
     if (!ctx) {
         cli_error("out of memory");

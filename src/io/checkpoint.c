@@ -2,6 +2,8 @@
  * index (model.safetensors.index.json) whose shard paths are confined to
  * its directory, or a directory.  One name space over all the files. */
 #include "io_internal.h"
+#include "core/fs_confine.h"
+#include "core/json_keys.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -32,6 +34,8 @@ struct mtk_checkpoint {
     char **meta_keys, **meta_values;
     bool *meta_is_string;
     int64_t meta_count;
+    bool confined; /* the files come from a directory: only from inside root */
+    fs_root root;
 };
 
 static char *copy_string(mtk_ctx *ctx, const char *s)
@@ -74,10 +78,13 @@ void mtk_checkpoint_close(mtk_checkpoint *c)
     mtk_ctx_mfree(c->ctx, c);
 }
 
-/* Opens `path` as the next file (room for it was made by the caller). */
+/* Opens `path` as the next file (room for it was made by the caller);
+ * a file named by a directory or an index must resolve inside it. */
 static bool add_file(mtk_checkpoint *c, const char *path)
 {
-    mtk_st_file *f = mtk_st_open(c->ctx, path);
+    char resolved[PATH_MAX];
+    if (c->confined && !fs_confined(c->ctx, &c->root, path, resolved)) return false;
+    mtk_st_file *f = st_open_path(c->ctx, c->confined ? resolved : path, path, c->confined);
     if (!f) return false;
     c->files[c->file_count++] = f;
     return true;
@@ -169,13 +176,19 @@ static bool confined(const char *path)
     return true;
 }
 
-static cJSON *read_json(mtk_ctx *ctx, const char *path)
+/* The JSON of the file at `open_path` (named `path` in messages). */
+static cJSON *read_json(mtk_ctx *ctx, const char *open_path, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(open_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* NONBLOCK: a FIFO fails below, not hangs */
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
         mtk_error(ctx, MTK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
         if (fd >= 0) close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        mtk_error(ctx, MTK_ERR_IO, "%s: not a regular file", path);
         return NULL;
     }
     if (st.st_size > (off_t)MAX_INDEX_BYTES) {
@@ -201,7 +214,15 @@ static cJSON *read_json(mtk_ctx *ctx, const char *path)
     }
     cJSON *root = cJSON_ParseWithLength(text, size);
     mtk_ctx_mfree(ctx, text);
-    if (!root) mtk_error(ctx, MTK_ERR_SYNTAX, "%s: invalid index: not valid JSON", path);
+    char dup[256];
+    if (!root) {
+        mtk_error(ctx, MTK_ERR_SYNTAX, "%s: invalid index: not valid JSON", path);
+    } else if (json_find_duplicate_key(root, dup, sizeof dup)) {
+        /* cJSON answers the first of two equal keys, Python's json the last */
+        mtk_error(ctx, MTK_ERR_SYNTAX, "%s: invalid index: the key '%s' appears twice", path, dup);
+        cJSON_Delete(root);
+        root = NULL;
+    }
     return root;
 }
 
@@ -275,14 +296,10 @@ static bool sort_files(mtk_checkpoint *c, mapped_name *names, int64_t count)
 }
 
 /* The index's listed tensors: files in order, each by offset; every
- * listed name must be in its file, and listed once. */
+ * listed name must be in its file. */
 static bool collect_listed(mtk_checkpoint *c, mapped_name *names, int64_t count)
 {
-    qsort(names, (size_t)count, sizeof *names, mapped_by_name);
-    for (int64_t i = 1; i < count; i++)
-        if (strcmp(names[i - 1].name, names[i].name) == 0)
-            return mtk_error(c->ctx, MTK_ERR_SYNTAX, "%s: invalid index: weight_map lists '%s' twice", c->index_path,
-                             names[i].name);
+    qsort(names, (size_t)count, sizeof *names, mapped_by_name); /* distinct: read_json refused duplicate keys */
     for (int64_t i = 0; i < count; i++)
         if (!mtk_st_find(c->files[names[i].file], names[i].name))
             return mtk_error(c->ctx, MTK_ERR_SYNTAX, "%s: the index maps '%s' to %s, which has no such tensor",
@@ -319,7 +336,16 @@ static bool index_metadata(mtk_checkpoint *c, const cJSON *meta)
 static bool open_index(mtk_checkpoint *c, const char *path)
 {
     if (!(c->index_path = copy_string(c->ctx, path))) return false;
-    cJSON *root = read_json(c->ctx, path);
+    char resolved[PATH_MAX];
+    const char *open_path = path;
+    if (c->confined) { /* an index found in a directory is one of its files */
+        if (!fs_confined(c->ctx, &c->root, path, resolved)) return false;
+        open_path = resolved;
+    } else { /* an index given by the user: its shards stay in its directory */
+        if (!fs_root_of_file(c->ctx, &c->root, path)) return false;
+        c->confined = true;
+    }
+    cJSON *root = read_json(c->ctx, open_path, path);
     if (!root) return false;
     const cJSON *weight_map = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
     bool ok = cJSON_IsObject(root) && cJSON_IsObject(weight_map);
@@ -386,6 +412,8 @@ static void free_list(mtk_checkpoint *c, char **names, int64_t count)
 
 static bool open_directory(mtk_checkpoint *c, const char *dir)
 {
+    if (!fs_root_init(c->ctx, &c->root, dir)) return false;
+    c->confined = true;
     int64_t index_count, file_count = 0;
     char **indexes = list_files(c, dir, ".safetensors.index.json", &index_count);
     if (!indexes) return false;

@@ -23,6 +23,11 @@ struct mtk_st_file {
     char *strings;           /* one block holding every name, key and value  */
 };
 
+/* mtk_st_open of the file at `open_path`, named `path` (its label in
+ * messages and mtk_st_path); no_follow: refuse a symbolic link as the
+ * last component (the path was resolved and confined already). */
+mtk_st_file *st_open_path(mtk_ctx *ctx, const char *open_path, const char *path, bool no_follow);
+
 /* Parses and validates the header of file->bytes (file->size bytes) and
  * fills header_size, data_start, tensors, by_name and the metadata.  On a
  * violation sets MTK_ERR_SYNTAX ("<path>: ...") and returns false; what
@@ -43,18 +48,33 @@ bool st_check_readable(mtk_ctx *ctx, const char *name, mtk_st_dtype dtype);
  * must have an mtk dtype.  Else sets MTK_ERR_DTYPE naming `name`. */
 bool st_check_conversion(mtk_ctx *ctx, const char *name, mtk_st_dtype from, mtk_st_dtype to);
 
-/* Reads `nbytes` at data offset `offset` of the file into dst.  A file
- * opened from a path is copied out of its mapping after populating the
- * source and destination pages (one call each, not a fault per page), with
- * pread as the fallback where populating is refused (an old kernel, or a
- * file truncated under us: pread then says EIO); a memory image is copied.
- * st_read_raw touches no context (safe in worker threads) and returns 0 or
- * an errno; st_read_bytes sets MTK_ERR_IO. */
+/* Runs copy(arg) so that a SIGBUS it raises in this thread (a page of a
+ * mapped file that was truncated) makes st_guarded return false instead
+ * of killing the process; true when the copy ran to its end.  Safe in
+ * worker threads; the handler is installed only while a copy runs and
+ * chains to the host's (st_guard.c says why and what it costs). */
+bool st_guarded(void (*copy)(void *arg), void *arg);
+/* Keeps the handler installed from hold to release (counted, any thread),
+ * so that a batch of guarded copies installs it once. */
+void st_guard_hold(void);
+void st_guard_release(void);
+
+/* Converts (or copies) `count` elements of the file's data at byte
+ * offset `offset` (dtype `from`) into dst (`to`), out of the mapping:
+ * 0, or EIO when the file shrank under the copy.  No context touched. */
+int st_convert_mapped(const mtk_st_file *file, uint64_t offset, mtk_st_dtype to, void *dst, mtk_st_dtype from,
+                      size_t count);
+
 /* Faults in the mapped pages of [offset, offset + nbytes) of the data in
  * one call; 0, or EIO where the file was truncated under us (touching
  * those bytes would raise SIGBUS), or another errno (an old kernel without
- * MADV_POPULATE_READ: EINVAL).  A memory image answers 0. */
+ * MADV_POPULATE_READ: EINVAL).  A memory image answers 0.  An
+ * optimization only: the file may shrink right after it. */
 int st_populate(const mtk_st_file *file, uint64_t offset, size_t nbytes);
+/* Reads `nbytes` at data offset `offset` of the file into dst
+ * (st_convert_mapped of bytes): st_read_raw touches no context (safe in
+ * worker threads) and returns 0 or an errno; st_read_bytes sets
+ * MTK_ERR_IO naming the file. */
 int st_read_raw(const mtk_st_file *file, uint64_t offset, void *dst, size_t nbytes);
 bool st_read_bytes(mtk_ctx *ctx, const mtk_st_file *file, uint64_t offset, void *dst, size_t nbytes);
 
@@ -62,20 +82,34 @@ bool st_read_bytes(mtk_ctx *ctx, const mtk_st_file *file, uint64_t offset, void 
  * of the same shape and a dtype it converts to (*to). */
 bool st_check_read(mtk_ctx *ctx, mtk_st_file *file, const char *name, mtk_tensor *dst, const mtk_st_info **info,
                    mtk_st_dtype *to);
-/* Scatters contiguous `src` (dtype `from`, t's shape) into t's strides. */
-void st_scatter_strided(mtk_tensor *t, mtk_st_dtype to, const uint8_t *src, mtk_st_dtype from);
+/* Scatters the tensor `info` of the file (its dtype, t's shape) into t's
+ * strides, converting to `to`: 0, or EIO when the file shrank under the
+ * copy.  No context touched. */
+int st_scatter_strided(const mtk_st_file *file, const mtk_st_info *info, mtk_tensor *t, mtk_st_dtype to);
 
 /* Atomic files: a temporary file next to `path`, renamed over it by
  * atomic_commit after an fsync.  atomic_abandon removes the temporary. */
 typedef struct atomic_file {
     int fd;
-    char *path;     /* the final path (owned)       */
-    char *tmp_path; /* the temporary's path (owned) */
+    char *path;       /* the final path (owned)       */
+    char *tmp_path;   /* the temporary's path (owned) */
+    uint64_t written; /* bytes written so far         */
+    struct atomic_file *next_live; /* the live temporaries (mtk_io_remove_temporaries) */
 } atomic_file;
 
+/* Creates the temporary (mode: the replaced file's, else 0666 & ~umask). */
 bool atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path);
-/* Writes all of buf, retrying short writes. */
+/* Writes all of buf, retrying short writes and EINTR; any failure (EFBIG,
+ * ENOSPC, EIO, a write that makes no progress) is MTK_ERR_IO naming the
+ * final path. */
 bool atomic_write(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes);
+/* The same, answering 0 or the errno (an error is set on the context only
+ * for the file size limit); atomic_write_error sets the error for it. */
+int atomic_write_errno(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes);
+bool atomic_write_error(mtk_ctx *ctx, atomic_file *f, int err);
+/* True when nbytes more fit under the file size limit (RLIMIT_FSIZE,
+ * which would otherwise raise SIGXFSZ); else MTK_ERR_IO naming it. */
+bool atomic_room(mtk_ctx *ctx, atomic_file *f, uint64_t nbytes);
 /* fsyncs and closes the temporary (it stays under its temporary name). */
 bool atomic_finish(mtk_ctx *ctx, atomic_file *f);
 /* Renames the finished temporary over the final path, then fsyncs the

@@ -43,10 +43,40 @@ void mtk_st_close(mtk_st_file *f)
     mtk_ctx_mfree(f->ctx, f);
 }
 
+/* Parses the header of a mapped file out of a copy of its first bytes,
+ * made under st_guarded (via st_read_raw, before data_start is known):
+ * truncated after the mapping was made, the file's header pages are gone
+ * too, and the parser must not fault (nor be jumped out of, which would
+ * leak its JSON tree). */
+static bool parse_mapped_header(mtk_st_file *f)
+{
+    uint8_t length[8];
+    size_t prefix = f->size < 8 ? (size_t)f->size : 8;
+    int e = st_read_raw(f, 0, length, prefix);
+    uint64_t n = 0;
+    for (int i = 7; e == 0 && prefix == 8 && i >= 0; i--) n = (n << 8) | length[i]; /* little-endian */
+    if (e == 0 && prefix == 8 && n <= MTK_ST_MAX_HEADER_BYTES && n <= f->size - 8) prefix = 8 + (size_t)n;
+    uint8_t *copy = e == 0 ? mtk_ctx_malloc(f->ctx, prefix ? prefix : 1) : NULL;
+    if (e == 0 && !copy) return false;
+    if (e == 0) e = st_read_raw(f, 0, copy, prefix);
+    if (e) {
+        mtk_ctx_mfree(f->ctx, copy);
+        return mtk_error(f->ctx, MTK_ERR_IO, "%s: cannot read the header: %s (was the file truncated while it was "
+                         "read?)", f->path, strerror(e));
+    }
+    const uint8_t *mapped = f->bytes;
+    f->bytes = copy; /* the parser reads only the first `prefix` bytes; the sizes stay the file's */
+    bool ok = st_parse_header(f);
+    f->bytes = mapped;
+    mtk_ctx_mfree(f->ctx, copy);
+    return ok;
+}
+
 /* Validates the image and wraps it in storage; closes `f` on failure. */
 static mtk_st_file *finish_open(mtk_st_file *f, void *mapped)
 {
-    if (!st_parse_header(f)) {
+    bool parsed = mapped ? parse_mapped_header(f) : st_parse_header(f);
+    if (!parsed) {
         if (mapped) munmap(mapped, (size_t)f->size);
         mtk_st_close(f);
         return NULL;
@@ -61,16 +91,14 @@ static mtk_st_file *finish_open(mtk_st_file *f, void *mapped)
     return f;
 }
 
-mtk_st_file *mtk_st_open(mtk_ctx *ctx, const char *path)
+mtk_st_file *st_open_path(mtk_ctx *ctx, const char *open_path, const char *path, bool no_follow)
 {
-    if (!path) {
-        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "st_open: no path given");
-        return NULL;
-    }
     mtk_st_file *f = file_new(ctx, path);
     if (!f) return NULL;
     struct stat st;
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* NONBLOCK: a FIFO named like a checkpoint must fail the regular-file
+     * check below, not block the open; it changes nothing for files. */
+    f->fd = open(open_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (no_follow ? O_NOFOLLOW : 0));
     if (f->fd < 0 || fstat(f->fd, &st) != 0) {
         mtk_error(ctx, MTK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
         mtk_st_close(f);
@@ -96,6 +124,15 @@ mtk_st_file *mtk_st_open(mtk_ctx *ctx, const char *path)
     }
     f->bytes = mapped;
     return finish_open(f, mapped);
+}
+
+mtk_st_file *mtk_st_open(mtk_ctx *ctx, const char *path)
+{
+    if (!path) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "st_open: no path given");
+        return NULL;
+    }
+    return st_open_path(ctx, path, path, false);
 }
 
 mtk_st_file *mtk_st_open_memory(mtk_ctx *ctx, const void *bytes, size_t size, const char *label)

@@ -9,9 +9,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Reads of at most this many bytes per pread (Linux caps one at ~2 GiB). */
-#define READ_CHUNK ((size_t)1 << 30)
-
 #ifndef MADV_POPULATE_READ /* Linux 5.14; older kernels answer EINVAL and we fall back */
 #define MADV_POPULATE_READ 22
 #define MADV_POPULATE_WRITE 23
@@ -42,39 +39,44 @@ int st_populate(const mtk_st_file *f, uint64_t offset, size_t nbytes)
     return errno == EFAULT ? EIO : errno; /* EFAULT: past the end of a truncated file */
 }
 
-/* Copies [at, at + nbytes) of the mapping into dst, the source pages
- * populated first (a truncated file fails there rather than raising
- * SIGBUS), the destination's too: faulting fresh pages in one by one
- * costs more than the copy itself.  False where populating is refused. */
-static bool copy_from_mapping(const mtk_st_file *f, uint64_t offset, void *dst, size_t nbytes)
+/* One copy or conversion out of the mapping, run under st_guarded. */
+typedef struct mapped_copy {
+    mtk_st_dtype to, from;
+    void *dst;
+    const uint8_t *src;
+    size_t count; /* elements */
+} mapped_copy;
+
+static void run_copy(void *arg)
 {
-    if (st_populate(f, offset, nbytes) != 0) return false;
+    const mapped_copy *c = arg;
+    st_convert(c->to, c->dst, c->from, c->src, c->count);
+}
+
+int st_convert_mapped(const mtk_st_file *f, uint64_t offset, mtk_st_dtype to, void *dst, mtk_st_dtype from,
+                      size_t count)
+{
+    if (count == 0) return 0;
+    mapped_copy c = { to, from, dst, f->bytes + f->data_start + offset, count };
+    if (f->fd < 0) { /* a memory image: the caller keeps it whole */
+        run_copy(&c);
+        return 0;
+    }
+    /* Fault the source pages in with one call (a file already short says
+     * EIO here), and the destination's: fresh pages faulted in one by one
+     * cost more than the copy itself.  Populating is only an optimization:
+     * the file can still shrink before the copy, which st_guarded catches. */
+    int e = st_populate(f, offset, count * mtk_st_dtype_size(from));
+    if (e == EIO) return EIO;
     uint8_t *start;
     size_t len;
-    if (inner_pages(dst, nbytes, &start, &len)) (void)madvise(start, len, MADV_POPULATE_WRITE); /* a hint */
-    memcpy(dst, f->bytes + f->data_start + offset, nbytes);
-    return true;
+    if (inner_pages(dst, count * mtk_st_dtype_size(to), &start, &len)) (void)madvise(start, len, MADV_POPULATE_WRITE);
+    return st_guarded(run_copy, &c) ? 0 : EIO;
 }
 
 int st_read_raw(const mtk_st_file *f, uint64_t offset, void *dst, size_t nbytes)
 {
-    uint64_t at = f->data_start + offset;
-    if (f->fd < 0) {
-        if (nbytes) memcpy(dst, f->bytes + at, nbytes);
-        return 0;
-    }
-    if (nbytes == 0 || copy_from_mapping(f, offset, dst, nbytes)) return 0;
-    char *out = dst; /* no populate (old kernel) or a short file: read(2) says which */
-    while (nbytes > 0) {
-        ssize_t n = pread(f->fd, out, nbytes < READ_CHUNK ? nbytes : READ_CHUNK, (off_t)at);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return errno;
-        if (n == 0) return EIO; /* the file was truncated under us */
-        out += n;
-        at += (uint64_t)n;
-        nbytes -= (size_t)n;
-    }
-    return 0;
+    return st_convert_mapped(f, offset, MTK_ST_U8, dst, MTK_ST_U8, nbytes);
 }
 
 bool st_read_bytes(mtk_ctx *ctx, const mtk_st_file *f, uint64_t offset, void *dst, size_t nbytes)
@@ -178,13 +180,10 @@ static bool target_dtype(mtk_ctx *ctx, const mtk_st_info *info, mtk_dtype dtype,
 static bool copy_out(mtk_ctx *ctx, const mtk_st_file *f, mtk_st_dtype from, uint64_t offset, mtk_st_dtype to,
                      void *dst, size_t count)
 {
-    if (from == to) return st_read_bytes(ctx, f, offset, dst, count * mtk_st_dtype_size(from));
-    int e = st_populate(f, offset, count * mtk_st_dtype_size(from));
-    if (e && e != EINVAL) /* EINVAL: no MADV_POPULATE_READ here, convert as the mapping is */
-        return mtk_error(ctx, MTK_ERR_IO, "%s: cannot read %zu bytes at data offset %llu: %s", f->path,
-                         count * mtk_st_dtype_size(from), (unsigned long long)offset, strerror(e));
-    st_convert(to, dst, from, f->bytes + f->data_start + offset, count);
-    return true;
+    int e = st_convert_mapped(f, offset, to, dst, from, count);
+    if (e == 0) return true;
+    return mtk_error(ctx, MTK_ERR_IO, "%s: cannot read %zu bytes at data offset %llu: %s (the file shrank while it "
+                     "was read)", f->path, count * mtk_st_dtype_size(from), (unsigned long long)offset, strerror(e));
 }
 
 mtk_tensor *mtk_st_load(mtk_ctx *ctx, mtk_st_file *f, const char *name, mtk_dtype dtype)
@@ -236,22 +235,40 @@ mtk_tensor *mtk_st_load_slice(mtk_ctx *ctx, mtk_st_file *f, const char *name, in
     return t;
 }
 
-/* Scatters contiguous `src` (dtype `from`, t's shape) into t's strides. */
-void st_scatter_strided(mtk_tensor *t, mtk_st_dtype to, const uint8_t *src, mtk_st_dtype from)
+/* A strided scatter out of the mapping, run under st_guarded. */
+typedef struct scatter {
+    mtk_tensor *t;
+    mtk_st_dtype to, from;
+    const uint8_t *src; /* contiguous, t's shape */
+} scatter;
+
+static void run_scatter(void *arg)
 {
+    const scatter *s = arg;
+    mtk_tensor *t = s->t;
     int64_t index[MTK_MAX_DIMS] = { 0 };
     int64_t numel = mtk_tensor_numel(t);
-    size_t fsize = mtk_st_dtype_size(from), tsize = mtk_st_dtype_size(to);
+    size_t fsize = mtk_st_dtype_size(s->from), tsize = mtk_st_dtype_size(s->to);
     uint8_t *base = (uint8_t *)mtk_storage_data(t->storage);
     for (int64_t i = 0; i < numel; i++) {
         int64_t offset = t->storage_offset;
         for (int32_t k = 0; k < t->ndim; k++) offset += index[k] * t->stride[k];
-        st_convert(to, base + (size_t)offset * tsize, from, src + (size_t)i * fsize, 1);
+        st_convert(s->to, base + (size_t)offset * tsize, s->from, s->src + (size_t)i * fsize, 1);
         for (int32_t k = t->ndim - 1; k >= 0; k--) {
             if (++index[k] < t->shape[k]) break;
             index[k] = 0;
         }
     }
+}
+
+int st_scatter_strided(const mtk_st_file *f, const mtk_st_info *info, mtk_tensor *t, mtk_st_dtype to)
+{
+    scatter s = { t, to, info->dtype, f->bytes + f->data_start + info->begin };
+    if (f->fd < 0) {
+        run_scatter(&s);
+        return 0;
+    }
+    return st_guarded(run_scatter, &s) ? 0 : EIO;
 }
 
 bool st_check_read(mtk_ctx *ctx, mtk_st_file *f, const char *name, mtk_tensor *dst, const mtk_st_info **info_out,
@@ -285,6 +302,8 @@ bool mtk_st_read_into(mtk_ctx *ctx, mtk_st_file *f, const char *name, mtk_tensor
     if (!f || !st_check_read(ctx, f, name, dst, &info, &to)) return false;
     if (mtk_tensor_is_contiguous(dst))
         return copy_out(ctx, f, info->dtype, info->begin, to, mtk_tensor_data(dst), (size_t)info->numel);
-    st_scatter_strided(dst, to, f->bytes + f->data_start + info->begin, info->dtype);
-    return true;
+    int e = st_scatter_strided(f, info, dst, to);
+    if (e == 0) return true;
+    return mtk_error(ctx, MTK_ERR_IO, "%s: cannot read tensor '%s': %s (was the file truncated while it was read?)", f->path,
+                     name, strerror(e));
 }

@@ -36,14 +36,8 @@ static void do_chunk(work *w, int64_t i)
     size_t fsize = mtk_st_dtype_size(c->info->dtype), tsize = mtk_st_dtype_size(c->to);
     uint64_t offset = c->info->begin + (uint64_t)c->first * fsize;
     uint8_t *dst = c->dst + (size_t)c->first * tsize;
-    int e;
-    if (c->info->dtype == c->to) {
-        e = st_read_raw(c->file, offset, dst, (size_t)c->count * fsize);
-    } else {
-        e = st_populate(c->file, offset, (size_t)c->count * fsize);
-        if (e == EINVAL) e = 0; /* no MADV_POPULATE_READ here: convert as the mapping is */
-        if (e == 0) st_convert(c->to, dst, c->info->dtype, c->file->bytes + c->file->data_start + offset, (size_t)c->count);
-    }
+    /* a file that shrinks under the copy answers EIO (st_guarded) */
+    int e = st_convert_mapped(c->file, offset, c->to, dst, c->info->dtype, (size_t)c->count);
     int none = 0;
     if (e && atomic_compare_exchange_strong(&w->error, &none, e)) atomic_store(&w->failed_chunk, i);
 }
@@ -55,16 +49,16 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* Chunks of every contiguous read (strided ones are done here, serially). */
+/* Chunks of every contiguous read (strided ones are done here, serially:
+ * a failure is -1 - r, r the read that failed, with its errno in *error). */
 static int64_t plan(const mtk_st_read *reads, int64_t count, chunk *chunks, const mtk_st_info **infos,
-                    const mtk_st_dtype *tos)
+                    const mtk_st_dtype *tos, int *error)
 {
     int64_t n = 0;
     for (int64_t r = 0; r < count; r++) {
         mtk_tensor *dst = reads[r].dst;
         if (!mtk_tensor_is_contiguous(dst)) {
-            const mtk_st_file *f = reads[r].file;
-            st_scatter_strided(dst, tos[r], f->bytes + f->data_start + infos[r]->begin, infos[r]->dtype);
+            if ((*error = st_scatter_strided(reads[r].file, infos[r], dst, tos[r])) != 0) return -1 - r;
             continue;
         }
         size_t esize = mtk_st_dtype_size(infos[r]->dtype) > mtk_st_dtype_size(tos[r]) ? mtk_st_dtype_size(infos[r]->dtype)
@@ -105,8 +99,13 @@ bool mtk_st_read_into_many(mtk_ctx *ctx, const mtk_st_read *reads, int64_t count
     int64_t planned = ok ? chunks_needed(reads, count, infos, tos) : 0;
     w.chunks = ok ? mtk_ctx_malloc(ctx, (size_t)(planned ? planned : 1) * sizeof *w.chunks) : NULL;
     ok = ok && w.chunks;
+    int strided_error = 0;
+    if (ok && (w.count = plan(reads, count, w.chunks, infos, tos, &strided_error)) < 0) {
+        const mtk_st_read *r = &reads[-1 - w.count];
+        ok = mtk_error(ctx, MTK_ERR_IO, "%s: cannot read tensor '%s': %s (was the file truncated while it was read?)",
+                       r->file->path, r->name, strerror(strided_error));
+    }
     if (ok) {
-        w.count = plan(reads, count, w.chunks, infos, tos);
         atomic_init(&w.next, 0);
         atomic_init(&w.error, 0);
         atomic_init(&w.failed_chunk, -1);
@@ -116,14 +115,17 @@ bool mtk_st_read_into_many(mtk_ctx *ctx, const mtk_st_read *reads, int64_t count
         if (wanted > w.count) wanted = (int32_t)(w.count > 0 ? w.count : 1);
         pthread_t ids[64];
         int32_t started = 0;
+        st_guard_hold(); /* one install of the SIGBUS handler for every chunk */
         for (; started < wanted - 1; started++) /* the caller's thread is one of them */
             if (pthread_create(&ids[started], NULL, worker, &w) != 0) break;
         worker(&w);
         for (int32_t i = 0; i < started; i++) pthread_join(ids[i], NULL);
+        st_guard_release();
         int e = atomic_load(&w.error);
         if (e) {
             const chunk *c = &w.chunks[atomic_load(&w.failed_chunk)];
-            ok = mtk_error(ctx, MTK_ERR_IO, "%s: cannot read tensor '%s': %s", c->file->path, c->info->name, strerror(e));
+            ok = mtk_error(ctx, MTK_ERR_IO, "%s: cannot read tensor '%s': %s (was the file truncated while it was read?)",
+                           c->file->path, c->info->name, strerror(e));
         }
     }
     mtk_ctx_mfree(ctx, w.chunks);

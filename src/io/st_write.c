@@ -260,18 +260,41 @@ static int name_order(const void *a, const void *b)
     return strcmp((*(const st_entry *const *)a)->name, (*(const st_entry *const *)b)->name);
 }
 
-/* Copies bytes of an open file: in the kernel (copy_file_range) where the
- * file systems allow, else written from the mapping. */
-static bool copy_file_bytes(mtk_ctx *ctx, atomic_file *out, const mtk_st_file *src, uint64_t offset, uint64_t nbytes)
+/* The error of a source that cannot be read while writing `out`. */
+static bool source_error(mtk_ctx *ctx, const st_entry *e, const atomic_file *out, int err)
 {
+    if (e->kind == ENTRY_FILE)
+        return mtk_error(ctx, MTK_ERR_IO, "%s: cannot read tensor '%s' to write %s: %s (was the file truncated "
+                         "while it was read?)", e->file->path, e->info->name, out->path, strerror(err));
+    return mtk_error(ctx, MTK_ERR_IO, "%s: cannot read the bytes of tensor '%s': %s (a view of a file that was "
+                     "truncated?)", out->path, e->name, strerror(err));
+}
+
+/* Copies bytes of an open file: in the kernel (copy_file_range) where the
+ * file systems allow, else through `buf` (CHUNK_BYTES), read out of the
+ * mapping under st_guarded so that a file that shrinks is an error. */
+static bool copy_file_bytes(mtk_ctx *ctx, const st_entry *e, atomic_file *out, uint64_t offset, uint64_t nbytes,
+                            uint8_t *buf)
+{
+    const mtk_st_file *src = e->file;
     loff_t at = (loff_t)(src->data_start + offset);
-    while (src->fd >= 0 && nbytes > 0) {
-        ssize_t n = copy_file_range(src->fd, &at, out->fd, NULL, nbytes < ((uint64_t)1 << 30) ? nbytes : (1u << 30), 0);
+    while (src->fd >= 0 && nbytes > 0 && atomic_room(ctx, out, nbytes < CHUNK_BYTES ? nbytes : CHUNK_BYTES)) {
+        ssize_t n = copy_file_range(src->fd, &at, out->fd, NULL, nbytes < CHUNK_BYTES ? nbytes : CHUNK_BYTES, 0);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break; /* unsupported here (or a short file): write the rest from the mapping */
+        if (n <= 0) break; /* unsupported here, a short file, or a full disk: the slow path says which */
+        out->written += (uint64_t)n;
         nbytes -= (uint64_t)n;
     }
-    return atomic_write(ctx, out, src->bytes + at, (size_t)nbytes);
+    if (mtk_ctx_status(ctx) != MTK_OK) return false; /* past the file size limit */
+    for (uint64_t done = (uint64_t)at - src->data_start; nbytes > 0;) {
+        size_t n = nbytes < CHUNK_BYTES ? (size_t)nbytes : CHUNK_BYTES;
+        int err = st_read_raw(src, done, buf, n);
+        if (err) return source_error(ctx, e, out, err);
+        if (!atomic_write(ctx, out, buf, n)) return false;
+        done += n;
+        nbytes -= n;
+    }
+    return true;
 }
 
 /* Elements of a strided cpu tensor, from element `first`, packed into dst. */
@@ -295,26 +318,52 @@ static void gather(const mtk_tensor *t, int64_t first, int64_t count, uint8_t *d
     }
 }
 
+/* A strided gather of a tensor's elements, run under st_guarded (the
+ * tensor may view a mapped file). */
+typedef struct gathering {
+    const mtk_tensor *t;
+    int64_t first, count;
+    uint8_t *dst;
+} gathering;
+
+static void run_gather(void *arg)
+{
+    const gathering *g = arg;
+    gather(g->t, g->first, g->count, g->dst);
+}
+
+/* Writes caller memory (a tensor's or add_bytes'): a page that cannot be
+ * read (EFAULT from write: a truncated mapping) names the tensor. */
+static bool write_memory(mtk_ctx *ctx, const st_entry *e, atomic_file *out, const void *bytes)
+{
+    int err = atomic_write_errno(ctx, out, bytes, (size_t)e->nbytes);
+    if (err == EFAULT) return source_error(ctx, e, out, err);
+    return err == 0 || atomic_write_error(ctx, out, err);
+}
+
 static bool write_entry(mtk_st_writer *w, const st_entry *e, atomic_file *out, uint8_t **chunk)
 {
     mtk_ctx *ctx = w->ctx;
-    if (e->kind == ENTRY_BYTES) return atomic_write(ctx, out, e->bytes, (size_t)e->nbytes);
-    if (e->kind == ENTRY_FILE && e->dtype == e->info->dtype)
-        return copy_file_bytes(ctx, out, e->file, e->info->begin, e->nbytes);
+    if (e->kind == ENTRY_BYTES) return write_memory(ctx, e, out, e->bytes);
     if (e->kind == ENTRY_TENSOR && mtk_tensor_is_contiguous(e->tensor))
-        return atomic_write(ctx, out, mtk_tensor_data(e->tensor), (size_t)e->nbytes);
+        return write_memory(ctx, e, out, mtk_tensor_data(e->tensor));
     if (!*chunk && !(*chunk = mtk_ctx_malloc(ctx, CHUNK_BYTES))) return false;
+    if (e->kind == ENTRY_FILE && e->dtype == e->info->dtype)
+        return copy_file_bytes(ctx, e, out, e->info->begin, e->nbytes, *chunk);
     int64_t numel = e->kind == ENTRY_FILE ? e->info->numel : mtk_tensor_numel(e->tensor);
     size_t tsize = mtk_st_dtype_size(e->dtype);
     size_t per_chunk = CHUNK_BYTES / 8; /* elements: any dtype fits */
     for (int64_t first = 0; first < numel; first += (int64_t)per_chunk) {
         size_t n = (size_t)(numel - first) < per_chunk ? (size_t)(numel - first) : per_chunk;
+        int err = 0;
         if (e->kind == ENTRY_FILE) {
-            const uint8_t *src = mtk_st_tensor_bytes(e->file, e->info);
-            st_convert(e->dtype, *chunk, e->info->dtype, src + (size_t)first * mtk_st_dtype_size(e->info->dtype), n);
+            uint64_t offset = e->info->begin + (uint64_t)first * mtk_st_dtype_size(e->info->dtype);
+            err = st_convert_mapped(e->file, offset, e->dtype, *chunk, e->info->dtype, n);
         } else {
-            gather(e->tensor, first, (int64_t)n, *chunk);
+            gathering g = { e->tensor, first, (int64_t)n, *chunk };
+            err = st_guarded(run_gather, &g) ? 0 : EIO;
         }
+        if (err) return source_error(ctx, e, out, err);
         if (!atomic_write(ctx, out, *chunk, n * tsize)) return false;
     }
     return true;
@@ -353,7 +402,9 @@ bool st_writer_write_temp(mtk_st_writer *w, st_entry **subset, int64_t n, const 
     bool ok = atomic_open(ctx, out, path);
     if (ok) {
         ok = atomic_write(ctx, out, header, header_size);
+        st_guard_hold(); /* one install of the SIGBUS handler for every copy */
         for (int64_t i = 0; ok && i < n; i++) ok = write_entry(w, subset[i], out, &chunk);
+        st_guard_release();
         ok = ok && atomic_finish(ctx, out);
         if (!ok) atomic_abandon(ctx, out);
     }

@@ -1,14 +1,18 @@
 /* Hugging Face config.json: reading, parsing, typed field accessors with
  * transformers' defaults, and errors that name the config and the field. */
 #include "models/config.h"
+#include "core/fs_confine.h"
+#include "core/json_keys.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Config files are small; anything past this is not a config.json. */
 #define CONFIG_MAX_BYTES (16u << 20)
@@ -249,6 +253,15 @@ mtk_model_config *mtk_model_config_parse(mtk_ctx *ctx, const char *json_text, co
         mtk_error(ctx, MTK_ERR_SYNTAX, "%s: bad JSON at line %d, column %d", c->origin, line, col);
         return NULL;
     }
+    char dup[256];
+    if (json_find_duplicate_key(c->root, dup, sizeof dup)) {
+        /* cJSON answers the first of two equal keys, Python's json the last */
+        mtk_error(ctx, MTK_ERR_SYNTAX,
+                  "%s: the key '%s' appears twice; transformers would read the last value and mtk the first, "
+                  "so remove one", c->origin, dup);
+        mtk_model_config_free(c);
+        return NULL;
+    }
     if (!cJSON_IsObject(c->root)) {
         cfg_fail(c, NULL, "not a config.json: expected a JSON object");
         mtk_model_config_free(c);
@@ -307,9 +320,9 @@ mtk_model_config *mtk_model_config_load(mtk_ctx *ctx, const char *path)
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "config: no path");
         return NULL;
     }
-    char joined[4096];
+    char joined[4096], resolved[PATH_MAX];
     struct stat st;
-    const char *file = path;
+    const char *file = path, *open_path = path;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         int n = snprintf(joined, sizeof joined, "%s/config.json", path);
         if (n < 0 || (size_t)n >= sizeof joined) {
@@ -321,10 +334,20 @@ mtk_model_config *mtk_model_config_load(mtk_ctx *ctx, const char *path)
             mtk_error(ctx, MTK_ERR_IO, "%s: a directory without a config.json", path);
             return NULL;
         }
+        /* the directory's config.json must be inside it (a hub snapshot's
+         * link into its blobs is; a link to /etc/passwd is not) */
+        fs_root root;
+        if (!fs_root_init(ctx, &root, path) || !fs_confined(ctx, &root, file, resolved)) return NULL;
+        open_path = resolved;
     }
-    FILE *f = fopen(file, "rb");
-    if (!f) {
-        mtk_error(ctx, MTK_ERR_IO, "%s: %s", file, strerror(errno));
+    /* NONBLOCK: a FIFO fails the regular-file check instead of blocking */
+    int fd = open(open_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (f || fd < 0) mtk_error(ctx, MTK_ERR_IO, "%s: %s", file, f ? "not a regular file" : strerror(errno));
+        else mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "%s: out of memory", file);
+        if (f) fclose(f);
+        else if (fd >= 0) close(fd);
         return NULL;
     }
     char *text = NULL;

@@ -394,7 +394,7 @@ static void checkpoint_index_shard_paths_stay_in_its_directory(void **state)
         { "{\"w\":\"\"}", MTK_ERR_SYNTAX, "leaves the index's directory" },
         { "{\"w\":3}", MTK_ERR_SYNTAX, "weight_map['w'] is not a file name" },
         { "{\"v\":\"s.safetensors\"}", MTK_ERR_SYNTAX, "the index maps 'v' to" },
-        { "{\"w\":\"s.safetensors\",\"w\":\"s.safetensors\"}", MTK_ERR_SYNTAX, "weight_map lists 'w' twice" },
+        { "{\"w\":\"s.safetensors\",\"w\":\"s.safetensors\"}", MTK_ERR_SYNTAX, "the key 'weight_map.w' appears twice" },
         { "{\"w\":\"gone.safetensors\"}", MTK_ERR_IO, "gone.safetensors: cannot open: No such file or directory" },
         { "[]", MTK_ERR_SYNTAX, "invalid index: no \"weight_map\" object" },
     };

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of fuzz/fuzz_config.c: one file per built-in
+model of src/models/builtins.c (its embedded config.json), plus a few
+small hand-written configs that reach the optional branches (rope_scaling
+kinds, MoE, classification heads).  Run from the repository root:
+
+    python3 tests/models/make_config_corpus.py
+
+The files are committed (tests/models/corpus/); rerun after adding a
+built-in model."""
+import ast
+import json
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+OUT = ROOT / "tests" / "models" / "corpus"
+
+# { "name", "hf id", "json" "json" ..., "input" },
+ROW = re.compile(r'\{\s*"([^"]+)",\s*"[^"]*",\s*((?:"(?:[^"\\]|\\.)*"\s*)+),\s*"[^"]*"\s*\}', re.S)
+
+EXTRA = {
+    "llama3-rope": {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+                    "num_hidden_layers": 2, "intermediate_size": 128, "vocab_size": 100,
+                    "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                     "high_freq_factor": 4.0,
+                                     "original_max_position_embeddings": 8192}},
+    "qwen2-moe-tiny": {"model_type": "qwen2_moe", "hidden_size": 32, "num_attention_heads": 4,
+                       "num_hidden_layers": 2, "intermediate_size": 64, "vocab_size": 50,
+                       "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 16,
+                       "shared_expert_intermediate_size": 32, "decoder_sparse_step": 1,
+                       "mlp_only_layers": [1]},
+    "bert-classifier": {"model_type": "bert", "architectures": ["BertForSequenceClassification"],
+                        "hidden_size": 32, "num_attention_heads": 4, "num_hidden_layers": 1,
+                        "intermediate_size": 64, "vocab_size": 50, "id2label": {"0": "a", "1": "b"}},
+    "vit-classifier": {"model_type": "vit", "architectures": ["ViTForImageClassification"],
+                       "hidden_size": 32, "num_attention_heads": 4, "num_hidden_layers": 1,
+                       "intermediate_size": 64, "image_size": 32, "patch_size": 8, "num_labels": 3},
+}
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    source = (ROOT / "src" / "models" / "builtins.c").read_text()
+    count = 0
+    for name, literals in ROW.findall(source):
+        text = "".join(ast.literal_eval(s) for s in re.findall(r'"(?:[^"\\]|\\.)*"', literals))
+        json.loads(text)  # each must be valid JSON
+        (OUT / f"{name}.json").write_text(text)
+        count += 1
+    for name, config in EXTRA.items():
+        (OUT / f"{name}.json").write_text(json.dumps(config))
+    print(f"wrote {count} built-in and {len(EXTRA)} hand-written configs to {OUT}")
+
+
+if __name__ == "__main__":
+    main()
