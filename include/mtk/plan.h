@@ -30,16 +30,16 @@ typedef struct mtk_module mtk_module;
 /* ================================================================ graph */
 
 /* Where a storage comes from: the analyses count each kind apart. */
-typedef enum mtk_storage_kind {
+typedef enum mtk_graph_storage_kind {
     MTK_STORAGE_ACTIVATION = 0, /* made by a node of the graph              */
     MTK_STORAGE_PARAMETER,      /* a parameter of the traced module tree     */
     MTK_STORAGE_BUFFER,         /* a buffer of the traced module tree        */
     MTK_STORAGE_INPUT,          /* given to the traced call, or made outside */
-} mtk_storage_kind;
+} mtk_graph_storage_kind;
 
 typedef struct mtk_graph_storage {
     int64_t nbytes;             /* bytes torch's allocator is asked for      */
-    mtk_storage_kind kind;
+    mtk_graph_storage_kind kind;
     int32_t base;               /* the tensor that owns it (not a view)      */
 } mtk_graph_storage;
 
@@ -101,6 +101,14 @@ typedef struct mtk_graph_node {
 
 typedef struct mtk_graph mtk_graph;
 
+/* The kind of device the analysis models: where torch's cpu and CUDA
+ * kernels keep different tensors for backward (sdpa: the cpu flash kernel
+ * vs CUDA's flash/efficient ones; dropout: a float mask vs a bool one). */
+typedef enum mtk_device_kind {
+    MTK_DEVICE_KIND_CPU = 0,
+    MTK_DEVICE_KIND_CUDA,
+} mtk_device_kind;
+
 /* Turns a finished trace into a graph (mtk_trace_end first).  NULL with
  * the context's error on out of memory. */
 MTK_API mtk_graph *mtk_graph_from_trace(const mtk_trace *trace);
@@ -113,8 +121,14 @@ MTK_API int32_t mtk_graph_storage_count(const mtk_graph *graph);
 MTK_API const mtk_graph_storage *mtk_graph_storage_at(const mtk_graph *graph, int32_t i);
 /* The trace it was made from (its modules name the nodes' modules). */
 MTK_API const mtk_trace *mtk_graph_trace(const mtk_graph *graph);
+/* The graph's tensor id of t (a tensor of the traced run), -1 if it took
+ * no part.  Constant time. */
+MTK_API int32_t mtk_graph_tensor_id(const mtk_graph *graph, const mtk_tensor *t);
 
 #ifdef __cplusplus
 }
 #endif
+
+#include "mtk/plan_memory.h"
+
 #endif /* MTK_PLAN_H */
