@@ -27,6 +27,8 @@ static mtk_module *layer_attention(mtk_module *layers, int32_t i)
     return mtk_module_child_at(mtk_module_child_at(layers, i, NULL), 0, NULL);
 }
 
+static bool cache_update(mtk_ctx *ctx, mtk_kv_cache_layer *l, mtk_tensor *keys, mtk_tensor *values);
+
 mtk_kv_cache *mtk_kv_cache_new(mtk_module *model)
 {
     if (!model) return NULL;
@@ -82,6 +84,46 @@ int64_t mtk_kv_cache_tensor_bytes(const mtk_kv_cache *cache)
         if (l->keys) n += (int64_t)mtk_tensor_nbytes(l->keys) + (int64_t)mtk_tensor_nbytes(l->values);
     }
     return n;
+}
+
+bool mtk_kv_cache_assume(mtk_kv_cache *cache, int64_t batch, int64_t length)
+{
+    if (!cache) return false;
+    mtk_ctx *ctx = cache->ctx;
+    if (batch < 1 || length < 1)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "kv_cache_assume: batch and length must be >= 1, got %lld and %lld",
+                         (long long)batch, (long long)length);
+    decoder_parts p;
+    if (!decoder_parts_of(cache->model, &p)) return false;
+    const mtk_tensor *w = mtk_module_param_at(p.embed, 0, NULL);
+    if (!mtk_ctx_push_device(ctx, MTK_DEVICE_META)) return false;
+    bool ok = true;
+    for (int32_t i = 0; ok && i < cache->nlayers; i++) {
+        mtk_kv_cache_layer *l = &cache->layers[i];
+        int64_t kv, dim, window;
+        bool eager;
+        decoder_attention_shape(layer_attention(p.layers, i), &kv, &dim, &window, &eager);
+        int64_t t = window > 0 && window < length ? window : length;
+        int64_t shape[4] = { batch, kv, t, dim };
+        ok = cache_update(ctx, l, mtk_empty(ctx, shape, 4, w->dtype), mtk_empty(ctx, shape, 4, w->dtype));
+    }
+    mtk_ctx_pop_device(ctx);
+    if (!ok) return false;
+    cache->length = length;
+    cache->batch = batch;
+    return true;
+}
+
+bool mtk_model_set_attention(mtk_module *model, bool eager)
+{
+    if (!model) return false;
+    decoder_parts p;
+    if (!decoder_parts_of(model, &p))
+        return mtk_error(mtk_module_ctx(model), MTK_ERR_INVALID_ARGUMENT,
+                         "set_attention: %s is not a decoder model of the zoo", mtk_module_type_name(model));
+    for (int32_t i = 0; i < mtk_module_child_count(p.layers); i++)
+        if (!decoder_attention_set_eager(layer_attention(p.layers, i), eager)) return false;
+    return true;
 }
 
 /* ------------------------------------------------------------------ masks */

@@ -23,7 +23,9 @@ typedef struct mem_graph {
     const int32_t *keep;        /* tensors the caller holds after the call
                                    (the loss, logits, the KV cache)          */
     int32_t nkeep;
-    const int32_t *kv;          /* tensors of the KV cache (counted apart)   */
+    const int32_t *kv;          /* tensors of the KV cache (counted apart);
+                                   an input among them is the past cache,
+                                   freed after its last use               */
     int32_t nkv;
 } mem_graph;
 
@@ -45,6 +47,10 @@ void mem_note(mtk_memory_plan *plan, const char *note);
 /* The plan's JSON keys as a cJSON object (the caller deletes it), for a
  * caller that adds keys of its own (the CLI's `fit`, `model`). */
 void *mem_plan_json_object(const mtk_memory_plan *plan);
+
+/* The flat view of an mtk_graph: its arrays, its trace's modules, and
+ * the last node's first output as the loss, the root's outputs kept. */
+bool mem_graph_of(mtk_ctx *ctx, const mtk_graph *graph, mem_graph *g);
 
 /* Generation (memory_generate.c): prefill then decode for `model`. */
 mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model, const mtk_memory_options *o);

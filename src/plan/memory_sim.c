@@ -191,8 +191,10 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
     if (training) s->lastuse[g->tensors[g->loss].storage] = INT_MAX; /* backward() needs it */
     for (int32_t i = 0; i < g->nkv; i++)
         if (g->kv[i] >= 0 && g->kv[i] < nt) s->is_kv[g->tensors[g->kv[i]].storage] = 1;
+    /* inputs live on, but for a KV cache the step was given (the past
+     * keys and values): the cache's update drops them after their use */
     for (int32_t st = 0; st < ns; st++)
-        if (s->produced_by[st] < 0) s->lastuse[st] = INT_MAX;
+        if (s->produced_by[st] < 0 && !s->is_kv[st]) s->lastuse[st] = INT_MAX;
     for (int32_t st = 0; st < ns; st++)
         if (s->lastuse[st] >= 0 && s->lastuse[st] < nn) s->free_start[s->lastuse[st] + 1]++;
     for (int32_t n = 0; n < nn; n++) s->free_start[n + 1] += s->free_start[n];
@@ -224,7 +226,9 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
     for (int32_t st = 0; st < ns; st++) {
         if (s->produced_by[st] >= 0) continue;
         mtk_graph_storage_kind k = g->storages[st].kind;
-        int cat = k == MTK_STORAGE_PARAMETER || k == MTK_STORAGE_BUFFER ? MEM_CAT_PARAM : MEM_CAT_OTHER;
+        int cat = k == MTK_STORAGE_PARAMETER || k == MTK_STORAGE_BUFFER ? MEM_CAT_PARAM
+                  : s->is_kv[st]                                          ? MEM_CAT_KV
+                                                                          : MEM_CAT_OTHER;
         mem_buf_for_storage(s, st, cat);
         int32_t base = g->storages[st].base;
         if (k == MTK_STORAGE_PARAMETER && base >= 0 && base < nt && g->tensors[base].requires_grad)
