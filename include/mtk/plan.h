@@ -109,9 +109,12 @@ typedef enum mtk_device_kind {
     MTK_DEVICE_KIND_CUDA,
 } mtk_device_kind;
 
-/* Turns a finished trace into a graph (mtk_trace_end first).  NULL with
- * the context's error on out of memory. */
+/* Turns a finished trace into a graph (mtk_trace_end first), modelling
+ * autograd as it runs on cpu.  NULL with the context's error on out of
+ * memory. */
 MTK_API mtk_graph *mtk_graph_from_trace(const mtk_trace *trace);
+/* The same, modelling autograd on `device_kind`. */
+MTK_API mtk_graph *mtk_graph_from_trace_on(const mtk_trace *trace, mtk_device_kind device_kind);
 
 MTK_API int32_t mtk_graph_node_count(const mtk_graph *graph);
 MTK_API const mtk_graph_node *mtk_graph_node_at(const mtk_graph *graph, int32_t i);
@@ -121,9 +124,60 @@ MTK_API int32_t mtk_graph_storage_count(const mtk_graph *graph);
 MTK_API const mtk_graph_storage *mtk_graph_storage_at(const mtk_graph *graph, int32_t i);
 /* The trace it was made from (its modules name the nodes' modules). */
 MTK_API const mtk_trace *mtk_graph_trace(const mtk_graph *graph);
+MTK_API mtk_device_kind mtk_graph_device_kind(const mtk_graph *graph);
 /* The graph's tensor id of t (a tensor of the traced run), -1 if it took
  * no part.  Constant time. */
 MTK_API int32_t mtk_graph_tensor_id(const mtk_graph *graph, const mtk_tensor *t);
+/* Bytes of one saved entry of `node`: its tensor's whole storage for an
+ * input or output (what saved_tensors_hooks' untyped_storage().nbytes()
+ * reports), numel x itemsize for a new one. */
+MTK_API int64_t mtk_graph_saved_entry_bytes(const mtk_graph *graph, const mtk_graph_node *node,
+                                            const mtk_saved *saved);
+/* The storage a saved entry keeps alive, -1 for a new tensor (its own). */
+MTK_API int32_t mtk_graph_saved_entry_storage(const mtk_graph *graph, const mtk_graph_node *node,
+                                              const mtk_saved *saved);
+/* What the forward keeps for backward, as GROUND_TRUTH.md measures it:
+ * every storage once (views share), new tensors each once, parameters
+ * left out (buffers and inputs counted).  With `per_module` non-NULL it
+ * also gets, per module of the trace (mtk_trace_module_count entries),
+ * the bytes first saved by a node that ran directly in it. */
+MTK_API int64_t mtk_graph_saved_bytes(const mtk_graph *graph, int64_t *per_module);
+
+/* ======================================================= autograd column */
+
+/* What an op's autograd column functions see of one recorded call. */
+typedef struct mtk_autograd_query {
+    const mtk_op_def *op;
+    const mtk_value *args;            /* bound arguments                    */
+    int32_t nargs;
+    const int32_t *arg_input;         /* per argument: index into inputs of
+                                         its (first) tensor, -1 for none    */
+    mtk_tensor *const *inputs;        /* tensor arguments, lists flattened  */
+    const bool *input_requires_grad;
+    int32_t ninputs;
+    mtk_tensor *const *outputs;
+    int32_t noutputs;
+    mtk_device_kind device_kind;
+} mtk_autograd_query;
+
+#define MTK_MAX_SAVED 16
+
+/* What the column functions fill (zeroed before the call). */
+typedef struct mtk_autograd_result {
+    mtk_saved saved[MTK_MAX_SAVED];
+    int32_t nsaved;
+    mtk_backward_alloc backward[MTK_MAX_SAVED];
+    int32_t nbackward;
+    int64_t transient_bytes;
+} mtk_autograd_result;
+
+/* The op table's `saved` column: fills r->saved with what torch 2.13's
+ * autograd keeps when the call runs with grad (called only when some
+ * input requires grad).  `backward` column: fills r->backward and
+ * r->transient_bytes; an op without one allocates the gradient of each
+ * input that requires grad and no workspace. */
+typedef void (*mtk_saved_fn)(const mtk_autograd_query *q, mtk_autograd_result *r);
+typedef void (*mtk_backward_fn)(const mtk_autograd_query *q, mtk_autograd_result *r);
 
 #ifdef __cplusplus
 }

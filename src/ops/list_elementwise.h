@@ -9,22 +9,34 @@
  *   EW_BINARY_OP(ID, name, signature)      info: ew_binary_info
  *   EW_ACTIVATION_OP(ID, name, signature)  info: ew_activation_info */
 #ifndef EW_UNARY_OP
-#define EW_UNARY_OP(ID, name, sig) \
-    MTK_OP(ID, name, sig, mtk_ew_unary_meta, mtk_ew_unary_cpu, mtk_outputs_cost, 0, &mtk_ew_info_##ID)
+#define EW_UNARY_OP(ID, name_, sig) \
+    MTK_OP(ID, .name = name_, \
+           .signature = sig, \
+           .meta = mtk_ew_unary_meta, .cpu = mtk_ew_unary_cpu, .cost = mtk_outputs_cost, \
+           .info = &mtk_ew_info_##ID)
 #define EW_LIST_DEFAULT_UNARY
 #endif
 #ifndef EW_BINARY_OP
-#define EW_BINARY_OP(ID, name, sig) \
-    MTK_OP(ID, name, sig, mtk_ew_binary_meta, mtk_ew_binary_cpu, mtk_outputs_cost, 0, &mtk_ew_info_##ID)
+#define EW_BINARY_OP(ID, name_, sig) \
+    MTK_OP(ID, .name = name_, \
+           .signature = sig, \
+           .meta = mtk_ew_binary_meta, .cpu = mtk_ew_binary_cpu, .cost = mtk_outputs_cost, \
+           .info = &mtk_ew_info_##ID)
 #define EW_LIST_DEFAULT_BINARY
 #endif
 #ifndef EW_ACTIVATION_OP
-#define EW_ACTIVATION_OP(ID, name, sig) \
-    MTK_OP(ID, name, sig, mtk_ew_activation_meta, mtk_ew_activation_cpu, mtk_outputs_cost, 0, &mtk_ew_info_##ID)
+#define EW_ACTIVATION_OP(ID, name_, sig) \
+    MTK_OP(ID, .name = name_, \
+           .signature = sig, \
+           .meta = mtk_ew_activation_meta, .cpu = mtk_ew_activation_cpu, .cost = mtk_outputs_cost, \
+           .info = &mtk_ew_info_##ID)
 #define EW_LIST_DEFAULT_ACTIVATION
 #endif
 #ifndef EW_OTHER_OP
-#define EW_OTHER_OP(ID, name, sig, meta, cpu, flags) MTK_OP(ID, name, sig, meta, cpu, mtk_outputs_cost, flags, NULL)
+#define EW_OTHER_OP(ID, name_, sig, meta_, cpu_, flags_) MTK_OP(ID, .name = name_, \
+           .signature = sig, \
+           .meta = meta_, .cpu = cpu_, .cost = mtk_outputs_cost, \
+           .flags = flags_)
 #define EW_LIST_DEFAULT_OTHER
 #endif
 

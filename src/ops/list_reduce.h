@@ -5,8 +5,11 @@
  * / max(x, other); var(x, unbiased) / var(x, dim, unbiased, keepdim) /
  * var(x, dim, *, correction, keepdim)) one signature covers them with
  * `Any` arguments that the description step tells apart. */
-#define RED_ROW(ID, name, sig) \
-    MTK_OP(ID, name, sig, mtk_reduce_meta, mtk_reduce_cpu, mtk_outputs_cost, 0, &mtk_reduce_info_##ID)
+#define RED_ROW(ID, name_, sig) \
+    MTK_OP(ID, .name = name_, \
+           .signature = sig, \
+           .meta = mtk_reduce_meta, .cpu = mtk_reduce_cpu, .cost = mtk_outputs_cost, \
+           .info = &mtk_reduce_info_##ID)
 
 RED_ROW(SUM, "sum", "sum(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
 RED_ROW(NANSUM, "nansum", "nansum(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
