@@ -68,6 +68,12 @@ static bool roles_from_trace(mtk_ctx *ctx, const mtk_graph *graph, mem_graph *g)
     return true;
 }
 
+bool mem_graph_of(mtk_ctx *ctx, const mtk_graph *graph, mem_graph *g)
+{
+    *g = (mem_graph){ .loss = -1 };
+    return flatten(ctx, graph, g) && roles_from_trace(ctx, graph, g);
+}
+
 mtk_memory_plan *mtk_memory_plan_graph(mtk_ctx *ctx, const mtk_graph *graph, const mtk_memory_options *options)
 {
     if (!ctx) return NULL;
@@ -76,8 +82,8 @@ mtk_memory_plan *mtk_memory_plan_graph(mtk_ctx *ctx, const mtk_graph *graph, con
         return NULL;
     }
     if (!mem_options_check(ctx, options)) return NULL;
-    mem_graph g = { 0 };
-    if (!flatten(ctx, graph, &g) || !roles_from_trace(ctx, graph, &g)) return NULL;
+    mem_graph g;
+    if (!mem_graph_of(ctx, graph, &g)) return NULL;
     mtk_memory_plan *plan = mtk_ctx_alloc(ctx, sizeof *plan);
     if (!plan) return NULL;
     plan->options = *options;

@@ -25,6 +25,14 @@ typedef struct mem_graph {
     int32_t nkeep;
     const int32_t *kv;          /* tensors of the KV cache (counted apart)   */
     int32_t nkv;
+    const int32_t *units;       /* modules gradient checkpointing wraps (the
+                                   decoder layers); NULL: the shallowest
+                                   numbered modules                          */
+    int32_t nunits;
+    int32_t master_scale;       /* mixed precision: parameters, .grad and
+                                   states are this many times the traced
+                                   (16-bit) parameters' bytes; 0 or 1: as
+                                   traced                                   */
 } mem_graph;
 
 /* Replays g under o and fills plan (its options, steps, timeline, modules).
@@ -45,6 +53,10 @@ void mem_note(mtk_memory_plan *plan, const char *note);
 /* The plan's JSON keys as a cJSON object (the caller deletes it), for a
  * caller that adds keys of its own (the CLI's `fit`, `model`). */
 void *mem_plan_json_object(const mtk_memory_plan *plan);
+
+/* The flat view of an mtk_graph: its arrays, its trace's modules, and
+ * the last node's first output as the loss, the root's outputs kept. */
+bool mem_graph_of(mtk_ctx *ctx, const mtk_graph *graph, mem_graph *g);
 
 /* Generation (memory_generate.c): prefill then decode for `model`. */
 mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model, const mtk_memory_options *o);
