@@ -102,6 +102,11 @@ const mtk_builtin_model *mtk_builtin_model_find(const char *name);
 typedef struct mtk_model_resolve_options {
     mtk_dtype dtype;   /* UNDEFINED: the config's torch_dtype          */
     bool meta;         /* build under a meta device + meta init scope  */
+    const char *attention; /* "eager" or "sdpa": transformers'
+                              attn_implementation for the families that
+                              have both (the decoders); NULL: the config's
+                              _attn_implementation, else the family's
+                              default                                  */
 } mtk_model_resolve_options;
 
 /* What a MODEL argument resolved to (strings in the arena or static). */

@@ -18,6 +18,7 @@
 
 #include "mtk/core.h"
 #include "mtk/value.h"
+#include "mtk/models.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -142,6 +143,46 @@ MTK_API int32_t mtk_graph_saved_entry_storage(const mtk_graph *graph, const mtk_
  * also gets, per module of the trace (mtk_trace_module_count entries),
  * the bytes first saved by a node that ran directly in it. */
 MTK_API int64_t mtk_graph_saved_bytes(const mtk_graph *graph, int64_t *per_module);
+
+/* ================================================= tracing a zoo model */
+
+/* What mtk_plan_trace_model builds and traces. */
+typedef struct mtk_plan_trace_options {
+    int64_t batch, seq;         /* token ids (B, S); for pixel models B
+                                   images of the config's size (seq unused) */
+    mtk_dtype dtype;            /* UNDEFINED: the config's torch_dtype     */
+    const char *attention;      /* "eager", "sdpa", NULL: the family's     */
+    mtk_device_kind device_kind;/* whose kernels autograd is modelled on  */
+    bool with_loss;             /* labels=input_ids: transformers 5's
+                                   ForCausalLMLoss after the forward
+                                   (float32 logits, labels padded with
+                                   -100 and shifted, cross_entropy mean)   */
+    bool training;              /* module.train() (dropout active); the
+                                   trace of a training step wants it      */
+} mtk_plan_trace_options;
+
+/* A traced model: the module tree, the record and its graph. */
+typedef struct mtk_plan_model {
+    mtk_module *model;
+    mtk_model_info info;
+    mtk_tensor *input;          /* the ids (or pixels) it was called with  */
+    mtk_tensor *output;         /* logits or last hidden state             */
+    mtk_tensor *loss;           /* 0-dim float32 with_loss, else NULL      */
+    mtk_trace *trace;
+    mtk_graph *graph;
+    const int32_t *layers;      /* trace module indices of the units of
+                                   gradient checkpointing, in order: the
+                                   decoder layers (transformers'
+                                   _no_split_modules that repeat)         */
+    int32_t nlayers;
+} mtk_plan_model;
+
+/* Builds MODEL (a built-in name, a config.json or a directory holding
+ * one) on the meta device, then traces one forward with `options` (loss
+ * ops run after the root's call: their nodes have module -1).  Ops with
+ * the loss need a causal LM (MTK_ERR_INVALID_ARGUMENT otherwise).  In the
+ * context's arena; NULL with the context's error. */
+MTK_API mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_plan_trace_options *options);
 
 /* ======================================================= autograd column */
 

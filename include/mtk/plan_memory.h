@@ -178,6 +178,34 @@ typedef struct mtk_memory_plan {
 MTK_API mtk_memory_plan *mtk_memory_plan_graph(mtk_ctx *ctx, const mtk_graph *graph,
                                                const mtk_memory_options *options);
 
+/* Plans memory for MODEL (a built-in name, a config.json or a directory
+ * holding one) under `options`: builds it on the meta device, traces one
+ * forward at options' batch x seq (with transformers' loss for
+ * training), and replays it; --mode generate goes to the generation
+ * planner.  NULL with the context's error (an unknown model, a model that
+ * cannot compute a loss for training, an option out of range). */
+MTK_API mtk_memory_plan *mtk_memory_plan_model(mtk_ctx *ctx, const char *model,
+                                               const mtk_memory_options *options);
+
+/* What fits in a budget: the largest batch (options' seq fixed) or, with
+ * `context`, the largest sequence length (options' batch fixed) whose
+ * peak plus overhead is at most `budget` bytes. */
+typedef struct mtk_memory_fit {
+    bool context;               /* searched the sequence length             */
+    int64_t max;                /* the largest that fits; 0: not even 1     */
+    int64_t peak_bytes;         /* peak + overhead at max (0 when max 0)    */
+    int64_t peak_bytes_next;    /* peak + overhead at max + 1               */
+    int32_t evaluations;        /* plans made by the search                 */
+    mtk_memory_plan *plan;      /* the plan at max (NULL when max is 0)     */
+} mtk_memory_fit;
+
+/* Searches with the peak's monotonicity in batch and sequence length
+ * (secant steps between a fitting and a failing size, bisection when they
+ * stall), up to `limit` (<= 0: 2^20 for batch, 2^24 for context).  False
+ * with the context's error when a plan fails. */
+MTK_API bool mtk_memory_fit_model(mtk_ctx *ctx, const char *model, const mtk_memory_options *options,
+                                  int64_t budget, bool context, int64_t limit, mtk_memory_fit *out);
+
 /* The text rendering: the options, the breakdown and the peak, where it
  * happens, both steps for training, and the per-module table down to
  * `depth` (runs of numbered layers as one row).  In the arena. */

@@ -265,5 +265,9 @@ bool decoder_read_common(model_config *c, decoder_spec *spec, const char *prefix
     spec->attn_scale = 1.0 / sqrt((double)spec->attn.head_dim);
     spec->resid_dropout = -1;
     spec->sparse_step = 1;
+    /* transformers' attn_implementation (set by mtk_model_resolve_options'
+       attention): eager is matmul-softmax-matmul, sdpa the fused op */
+    const char *attn = cfg_string(c, "_attn_implementation", "sdpa");
+    spec->eager_attention = attn && strcmp(attn, "eager") == 0;
     return decoder_read_rope(c, spec, d->rope_theta);
 }

@@ -24,7 +24,9 @@ mtk_module *family_gemma2_build(model_config *c, const char *architecture)
     spec.norm_plus_one = true;
     spec.scaled_embedding = true;
     spec.sandwich_norms = true;
-    spec.eager_attention = true;
+    /* eager unless sdpa is asked for (soft-capping needs eager) */
+    spec.eager_attention = !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(c->root, "_attn_implementation")) ||
+                           spec.eager_attention;
     double scalar = cfg_float(c, "query_pre_attn_scalar", 256);
     /* null turns soft-capping off */
     spec.attn_softcap = is_null(c, "attn_logit_softcapping") ? 0 : cfg_float(c, "attn_logit_softcapping", 50.0);

@@ -75,7 +75,7 @@ MTK_OP(TAKE_ALONG_DIM, .name = "take_along_dim",
        .meta = mtk_take_along_dim_meta, .cpu = mtk_take_along_dim_cpu, .cost = mtk_outputs_cost)
 MTK_OP(EMBEDDING, .name = "embedding",
        .signature = "embedding(Tensor input, Tensor weight, int? padding_idx=None, float? max_norm=None, float norm_type=2.0, " "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
-       .meta = mtk_embedding_meta, .cpu = mtk_embedding_cpu, .cost = mtk_outputs_cost)
+       .meta = mtk_embedding_meta, .cpu = mtk_embedding_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_indices)
 
 /* ---- writing by index and by mask (index_scatter.c) */
 MTK_OP(SCATTER, .name = "scatter",

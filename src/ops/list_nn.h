@@ -6,29 +6,29 @@
 MTK_OP(SOFTMAX, .name = "softmax",
        .signature = "softmax(Tensor input, int? dim=None, Any _stacklevel=3, ScalarType? dtype=None) -> Tensor",
        .meta = mtk_nn_softmax_meta, .cpu = mtk_nn_softmax_cpu, .cost = mtk_outputs_cost,
-       .info = &mtk_nn_softmax_info)
+       .info = &mtk_nn_softmax_info, .saved = ag_saved_result)
 MTK_OP(LOG_SOFTMAX, .name = "log_softmax",
        .signature = "log_softmax(Tensor input, int? dim=None, Any _stacklevel=3, ScalarType? dtype=None) -> Tensor",
        .meta = mtk_nn_softmax_meta, .cpu = mtk_nn_softmax_cpu, .cost = mtk_outputs_cost,
-       .info = &mtk_nn_log_softmax_info)
+       .info = &mtk_nn_log_softmax_info, .saved = ag_saved_result)
 
 /* ---- dropout */
 MTK_OP(DROPOUT, .name = "dropout",
        .signature = "dropout(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
        .meta = mtk_nn_dropout_meta, .cpu = mtk_nn_dropout_cpu, .cost = mtk_outputs_cost,
-       .flags = MTK_OP_VIEW, .info = &mtk_nn_dropout_info)
+       .flags = MTK_OP_VIEW, .info = &mtk_nn_dropout_info, .saved = ag_saved_dropout)
 MTK_OP(DROPOUT1D, .name = "dropout1d",
        .signature = "dropout1d(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
        .meta = mtk_nn_dropout_meta, .cpu = mtk_nn_dropout_cpu, .cost = mtk_outputs_cost,
-       .flags = MTK_OP_VIEW, .info = &mtk_nn_dropout1d_info)
+       .flags = MTK_OP_VIEW, .info = &mtk_nn_dropout1d_info, .saved = ag_saved_dropout)
 MTK_OP(DROPOUT2D, .name = "dropout2d",
        .signature = "dropout2d(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
        .meta = mtk_nn_dropout_meta, .cpu = mtk_nn_dropout_cpu, .cost = mtk_outputs_cost,
-       .flags = MTK_OP_VIEW, .info = &mtk_nn_dropout2d_info)
+       .flags = MTK_OP_VIEW, .info = &mtk_nn_dropout2d_info, .saved = ag_saved_dropout)
 MTK_OP(DROPOUT3D, .name = "dropout3d",
        .signature = "dropout3d(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
        .meta = mtk_nn_dropout_meta, .cpu = mtk_nn_dropout_cpu, .cost = mtk_outputs_cost,
-       .flags = MTK_OP_VIEW, .info = &mtk_nn_dropout3d_info)
+       .flags = MTK_OP_VIEW, .info = &mtk_nn_dropout3d_info, .saved = ag_saved_dropout)
 MTK_OP(ALPHA_DROPOUT, .name = "alpha_dropout",
        .signature = "alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False) -> Tensor",
        .meta = mtk_nn_dropout_meta, .cpu = mtk_nn_dropout_cpu, .cost = mtk_outputs_cost,
@@ -41,10 +41,10 @@ MTK_OP(FEATURE_ALPHA_DROPOUT, .name = "feature_alpha_dropout",
 /* ---- normalization */
 MTK_OP(LAYER_NORM, .name = "layer_norm",
        .signature = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
-       .meta = mtk_nn_layer_norm_meta, .cpu = mtk_nn_layer_norm_cpu, .cost = mtk_outputs_cost)
+       .meta = mtk_nn_layer_norm_meta, .cpu = mtk_nn_layer_norm_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_layer_norm)
 MTK_OP(RMS_NORM, .name = "rms_norm",
        .signature = "rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
-       .meta = mtk_nn_rms_norm_meta, .cpu = mtk_nn_rms_norm_cpu, .cost = mtk_outputs_cost)
+       .meta = mtk_nn_rms_norm_meta, .cpu = mtk_nn_rms_norm_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_rms_norm)
 MTK_OP(GROUP_NORM, .name = "group_norm",
        .signature = "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
        .meta = mtk_nn_group_norm_meta, .cpu = mtk_nn_group_norm_cpu, .cost = mtk_outputs_cost)
@@ -58,15 +58,15 @@ MTK_OP(INSTANCE_NORM, .name = "instance_norm",
 /* ---- attention */
 MTK_OP(SCALED_DOT_PRODUCT_ATTENTION, .name = "scaled_dot_product_attention",
        .signature = "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, " "float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor",
-       .meta = mtk_nn_sdpa_meta, .cpu = mtk_nn_sdpa_cpu, .cost = mtk_nn_sdpa_cost)
+       .meta = mtk_nn_sdpa_meta, .cpu = mtk_nn_sdpa_cpu, .cost = mtk_nn_sdpa_cost, .saved = ag_saved_sdpa)
 
 /* ---- losses */
 MTK_OP(CROSS_ENTROPY, .name = "cross_entropy",
        .signature = "cross_entropy(Tensor input, Tensor target, Tensor? weight=None, Any? size_average=None, " "int ignore_index=-100, Any? reduce=None, str reduction='mean', float label_smoothing=0.0) -> Tensor",
-       .meta = mtk_nn_cross_entropy_meta, .cpu = mtk_nn_cross_entropy_cpu, .cost = mtk_outputs_cost)
+       .meta = mtk_nn_cross_entropy_meta, .cpu = mtk_nn_cross_entropy_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_cross_entropy)
 MTK_OP(NLL_LOSS, .name = "nll_loss",
        .signature = "nll_loss(Tensor input, Tensor target, Tensor? weight=None, Any? size_average=None, " "int ignore_index=-100, Any? reduce=None, str reduction='mean') -> Tensor",
-       .meta = mtk_nn_nll_loss_meta, .cpu = mtk_nn_nll_loss_cpu, .cost = mtk_outputs_cost)
+       .meta = mtk_nn_nll_loss_meta, .cpu = mtk_nn_nll_loss_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_nll_loss)
 MTK_OP(MSE_LOSS, .name = "mse_loss",
        .signature = "mse_loss(Tensor input, Tensor target, Any? size_average=None, Any? reduce=None, " "str reduction='mean', Tensor? weight=None) -> Tensor",
        .meta = mtk_nn_pointwise_loss_meta, .cpu = mtk_nn_pointwise_loss_cpu, .cost = mtk_outputs_cost,
@@ -95,4 +95,4 @@ MTK_OP(BINARY_CROSS_ENTROPY_WITH_LOGITS, .name = "binary_cross_entropy_with_logi
 /* ---- rotary position embedding (mtk's op; docs/ops.md) */
 MTK_OP(ROPE, .name = "rope",
        .signature = "rope(Tensor x, Tensor cos, Tensor sin, bool interleaved=False) -> Tensor",
-       .meta = mtk_nn_rope_meta, .cpu = mtk_nn_rope_cpu, .cost = mtk_outputs_cost)
+       .meta = mtk_nn_rope_meta, .cpu = mtk_nn_rope_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_rope)

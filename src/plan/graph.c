@@ -42,9 +42,11 @@ static int32_t add_storage(mtk_graph *g, int64_t nbytes, mtk_graph_storage_kind 
     return g->nstorages++;
 }
 
-/* A new tensor id for t: its own storage of `kind`, or a view of `view_of`. */
-static int32_t add_tensor(mtk_graph *g, mtk_tensor *t, mtk_graph_storage_kind kind, int32_t view_of, int32_t producer,
-                          bool requires_grad, const char *name)
+/* A new tensor id for `key` (the traced tensor) with the geometry of t
+ * (the device's layout, usually key itself): its own storage of `kind`,
+ * or a view of `view_of`. */
+static int32_t add_tensor_as(mtk_graph *g, const mtk_tensor *key, mtk_tensor *t, mtk_graph_storage_kind kind,
+                             int32_t view_of, int32_t producer, bool requires_grad, const char *name)
 {
     if (!grow(g->ctx, (void **)&g->tensors, &g->tensor_cap, g->ntensors + 1, sizeof *g->tensors)) return -1;
     int32_t id = g->ntensors;
@@ -53,9 +55,15 @@ static int32_t add_tensor(mtk_graph *g, mtk_tensor *t, mtk_graph_storage_kind ki
     if (storage < 0) return -1;
     g->tensors[id] = (mtk_graph_tensor){ .tensor = t, .storage = storage, .view_of = view_of,
                                          .producer = producer, .requires_grad = requires_grad, .name = name };
-    if (ptrset_add(&g->ids, t, (void *)(intptr_t)(id + 1)) < 0) return -1;
+    if (ptrset_add(&g->ids, key, (void *)(intptr_t)(id + 1)) < 0) return -1;
     g->ntensors++;
     return id;
+}
+
+static int32_t add_tensor(mtk_graph *g, mtk_tensor *t, mtk_graph_storage_kind kind, int32_t view_of, int32_t producer,
+                          bool requires_grad, const char *name)
+{
+    return add_tensor_as(g, t, t, kind, view_of, producer, requires_grad, name);
 }
 
 int32_t mtk_graph_tensor_id(const mtk_graph *g, const mtk_tensor *t)
@@ -132,38 +140,56 @@ static bool record_node(mtk_graph *g, const mtk_trace_op *op, int32_t index)
     bool *input_rg = op->ninputs ? mtk_ctx_alloc(ctx, (size_t)op->ninputs * sizeof *input_rg) : NULL;
     int32_t *outputs = op->noutputs ? mtk_ctx_alloc(ctx, (size_t)op->noutputs * sizeof *outputs) : NULL;
     if ((op->ninputs && (!inputs || !input_rg)) || (op->noutputs && !outputs)) return false;
-    bool any_rg = false;
+    bool any_rg = false, relaid = false;
+    mtk_tensor **geom_in = op->ninputs ? mtk_ctx_alloc(ctx, (size_t)op->ninputs * sizeof *geom_in) : NULL;
+    if (op->ninputs && !geom_in) return false;
     for (int32_t i = 0; i < op->ninputs; i++) {
         inputs[i] = input_id(g, op->inputs[i]);
         if (inputs[i] < 0) return false;
         input_rg[i] = g->tensors[inputs[i]].requires_grad;
         any_rg = any_rg || input_rg[i];
+        geom_in[i] = g->tensors[inputs[i]].tensor;
+        relaid = relaid || geom_in[i] != op->inputs[i];
     }
     int32_t arg_input[MTK_MAX_OP_ARGS];
     map_args(op, arg_input);
+    mtk_autograd_query q = {
+        .op = op->def, .args = op->args, .nargs = op->nargs, .arg_input = arg_input,
+        .inputs = geom_in, .input_requires_grad = input_rg, .ninputs = op->ninputs,
+        .noutputs = op->noutputs, .device_kind = g->device_kind,
+    };
+    /* the outputs' geometry: as traced, or replayed on the device layouts
+       of the inputs, then the device's own layout where it differs */
+    mtk_tensor *geom[MTK_MAX_OP_ARGS];
+    int8_t views[MTK_MAX_OP_ARGS];
+    if (op->noutputs > MTK_MAX_OP_ARGS) return false;
+    for (int32_t o = 0; o < op->noutputs; o++) {
+        geom[o] = op->outputs[o];
+        views[o] = op->out_view_of ? op->out_view_of[o] : -1;
+    }
+    if (relaid) plan_replay_meta(g, op, geom, views);
     for (int32_t o = 0; o < op->noutputs; o++) {
         mtk_tensor *t = op->outputs[o];
         int32_t id = mtk_graph_tensor_id(g, t); /* in place, or an input returned as is */
         if (id < 0) {
-            int32_t arg = op->out_view_of ? op->out_view_of[o] : -1;
+            int32_t arg = views[o];
             int32_t base = arg >= 0 && arg < op->nargs && arg_input[arg] >= 0 ? inputs[arg_input[arg]] : -1;
+            mtk_tensor *device = base < 0 ? plan_device_layout(g, op->def, &q, o, geom[o]) : NULL;
+            if (device) geom[o] = device;
             bool rg = any_rg && mtk_dtype_is_floating(t->dtype);
-            id = add_tensor(g, t, MTK_STORAGE_ACTIVATION, base, index, rg, NULL);
+            id = add_tensor_as(g, t, geom[o], MTK_STORAGE_ACTIVATION, base, index, rg, NULL);
             if (id < 0) return false;
         }
         outputs[o] = id;
+        geom[o] = g->tensors[id].tensor;
     }
     node->inputs = inputs;
     node->ninputs = op->ninputs;
     node->outputs = outputs;
     node->noutputs = op->noutputs;
     if (!op->def) return true;
+    q.outputs = geom;
 
-    mtk_autograd_query q = {
-        .op = op->def, .args = op->args, .nargs = op->nargs, .arg_input = arg_input,
-        .inputs = op->inputs, .input_requires_grad = input_rg, .ninputs = op->ninputs,
-        .outputs = op->outputs, .noutputs = op->noutputs, .device_kind = g->device_kind,
-    };
     mtk_autograd_result *r = &g->scratch;
     memset(r, 0, sizeof *r);
     if (any_rg) {

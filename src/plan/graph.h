@@ -25,4 +25,15 @@ struct mtk_graph {
  * itemsize x (offset + 1 + sum((size - 1) x stride)); 0 when empty. */
 int64_t plan_tensor_extent_bytes(const mtk_tensor *t);
 
+/* The device's layout of output `output` of a node where its kernel lays
+ * it out unlike meta (layout.c: rope, sdpa's fused kernels): a copy of
+ * `out` with the device's strides, or NULL when they agree. */
+mtk_tensor *plan_device_layout(mtk_graph *g, const mtk_op_def *op, const mtk_autograd_query *q, int32_t output,
+                               mtk_tensor *out);
+
+/* Runs op's meta function again on the graph's geometry of its inputs
+ * (some laid out by the device); out/view_of get the outputs.  False
+ * (nothing changed, no error left) when it cannot. */
+bool plan_replay_meta(mtk_graph *g, const mtk_trace_op *op, mtk_tensor **out, int8_t *view_of);
+
 #endif

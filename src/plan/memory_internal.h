@@ -27,6 +27,14 @@ typedef struct mem_graph {
                                    an input among them is the past cache,
                                    freed after its last use               */
     int32_t nkv;
+    const int32_t *units;       /* modules gradient checkpointing wraps (the
+                                   decoder layers); NULL: the shallowest
+                                   numbered modules                          */
+    int32_t nunits;
+    int32_t master_scale;       /* mixed precision: parameters, .grad and
+                                   states are this many times the traced
+                                   (16-bit) parameters' bytes; 0 or 1: as
+                                   traced                                   */
 } mem_graph;
 
 /* Replays g under o and fills plan (its options, steps, timeline, modules).

@@ -33,10 +33,9 @@ static const char *step_name(mtk_optimizer_kind k)
 
 static void adam_step(mem_sim *s, bool first, bool foreach)
 {
-    const mem_graph *g = s->g;
     if (first) {
         for (int32_t i = 0; i < s->nparams; i++) {
-            int64_t bytes = g->storages[s->params[i]].nbytes;
+            int64_t bytes = mem_param_bytes(s, s->params[i]);
             if (!foreach) mem_buf_new(s, 4, MEM_CAT_STATE); /* step, float32 on cpu */
             mem_buf_new(s, bytes, MEM_CAT_STATE);           /* exp_avg             */
             mem_buf_new(s, bytes, MEM_CAT_STATE);           /* exp_avg_sq          */
@@ -46,7 +45,7 @@ static void adam_step(mem_sim *s, bool first, bool foreach)
         int32_t *tmp = s->scratch; /* holds >= ntensors ids */
         int32_t n = 0;
         for (int32_t i = 0; i < s->nparams; i++) {
-            int32_t b = mem_buf_new(s, g->storages[s->params[i]].nbytes, MEM_CAT_OTHER);
+            int32_t b = mem_buf_new(s, mem_param_bytes(s, s->params[i]), MEM_CAT_OTHER);
             if (b < 0) return;
             tmp[n++] = b;
         }
@@ -56,7 +55,7 @@ static void adam_step(mem_sim *s, bool first, bool foreach)
     }
     int32_t denom = -1;
     for (int32_t i = 0; i < s->nparams; i++) {
-        int64_t bytes = g->storages[s->params[i]].nbytes;
+        int64_t bytes = mem_param_bytes(s, s->params[i]);
         int32_t root = mem_buf_new(s, bytes, MEM_CAT_OTHER);
         int32_t quotient = mem_buf_new(s, bytes, MEM_CAT_OTHER);
         if (root < 0 || quotient < 0) return;
@@ -87,7 +86,7 @@ void mem_optimizer_step(mem_sim *s, bool first)
     case MTK_OPTIMIZER_MOMENTUM:
         if (first)
             for (int32_t i = 0; i < s->nparams; i++)
-                mem_buf_new(s, s->g->storages[s->params[i]].nbytes, MEM_CAT_STATE); /* momentum_buffer */
+                mem_buf_new(s, mem_param_bytes(s, s->params[i]), MEM_CAT_STATE); /* momentum_buffer */
         break;
     case MTK_OPTIMIZER_SGD:
         break;

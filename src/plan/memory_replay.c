@@ -26,6 +26,7 @@
  */
 #include "plan/memory_internal.h"
 #include "plan/memory_sim.h"
+#include "mtk/op.h"
 
 #include <limits.h>
 #include <string.h>
@@ -199,6 +200,28 @@ static int32_t saved_tensor(const mtk_graph_node *node, const mtk_saved *sv)
     return sv->index >= 0 && sv->index < node->noutputs ? node->outputs[sv->index] : -1;
 }
 
+/* Mixed precision: autocast casts each weight a matmul reads to the low
+ * dtype once per forward (its cache) and the matmul saves the copy: held
+ * until this node's backward.  The embedding reads its weight as it is. */
+static void autocast_weights(mem_sim *s, int32_t n)
+{
+    const mem_graph *g = s->g;
+    const mtk_graph_node *node = &g->nodes[n];
+    if (node->op && node->op->name && strcmp(node->op->name, "embedding") == 0) return;
+    for (int32_t k = 0; k < node->ninputs; k++) {
+        int32_t t = node->inputs[k];
+        if (t < 0) continue;
+        int32_t st = g->tensors[t].storage;
+        if (g->storages[st].kind != MTK_STORAGE_PARAMETER || s->wcopy[st] >= 0) continue;
+        int32_t b = mem_buf_new(s, g->storages[st].nbytes, MEM_CAT_OTHER);
+        if (b < 0) return;
+        hold(s, b);
+        mem_buf_unref(s, b);
+        s->wcopy[st] = b;
+        s->wcopy_node[st] = n;
+    }
+}
+
 /* Runs node n of the forward.  `save`: autograd records it (holds what it
  * saves); `recompute`: a checkpointed layer's recompute (every output is
  * a new allocation; only what this recompute made is freed here). */
@@ -216,6 +239,7 @@ static void forward_node(mem_sim *s, int32_t n, bool save, bool recompute)
         if (s->sbuf[st] >= 0 && !recompute) continue;
         mem_buf_for_storage(s, st, s->is_kv[st] ? MEM_CAT_KV : MEM_CAT_OTHER);
     }
+    if (save && g->master_scale > 1) autocast_weights(s, n);
     if (save) {
         int32_t *holds = &s->holdbuf[s->hold_start[n]];
         for (int32_t k = 0; k < node->nsaved; k++) {
@@ -309,6 +333,14 @@ static int64_t tensor_bytes(const mem_sim *s, int32_t t)
  * else shares it (cloned otherwise); later ones are added in place. */
 static void accumulate_param(mem_sim *s, int32_t st, int32_t b)
 {
+    if (s->g->master_scale > 1) {
+        /* the cast's backward makes a float32 gradient (stolen, or added) */
+        int32_t f32 = mem_buf_new(s, mem_param_bytes(s, st), s->pgrad[st] >= 0 ? MEM_CAT_OTHER : MEM_CAT_GRAD);
+        mem_buf_unref(s, b);
+        if (s->pgrad[st] >= 0) mem_buf_unref(s, f32);
+        else s->pgrad[st] = f32;
+        return;
+    }
     if (s->pgrad[st] >= 0) {
         mem_buf_unref(s, b);
         return;
@@ -318,7 +350,7 @@ static void accumulate_param(mem_sim *s, int32_t st, int32_t b)
         s->pgrad[st] = b;
         return;
     }
-    s->pgrad[st] = mem_buf_new(s, s->g->storages[st].nbytes, MEM_CAT_GRAD);
+    s->pgrad[st] = mem_buf_new(s, mem_param_bytes(s, st), MEM_CAT_GRAD);
     mem_buf_unref(s, b);
 }
 
@@ -395,6 +427,12 @@ static void backward_node(mem_sim *s, int32_t n)
     for (int32_t k = 0; k < node->nsaved; k++) {
         unhold(s, holds[k]);
         holds[k] = -1;
+    }
+    for (int32_t k = 0; g->master_scale > 1 && k < node->ninputs; k++) {
+        int32_t st = node->inputs[k] >= 0 ? g->tensors[node->inputs[k]].storage : -1;
+        if (st < 0 || s->wcopy_node[st] != n || s->wcopy[st] < 0) continue;
+        unhold(s, s->wcopy[st]);
+        s->wcopy[st] = s->wcopy_node[st] = -1;
     }
     for (int32_t i = 0; i < node->ninputs; i++)
         if (grads[i] >= 0) deliver(s, node->inputs[i], grads[i]);

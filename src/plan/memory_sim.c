@@ -54,12 +54,17 @@ static bool find_units(mem_sim *s)
     int32_t depth = INT_MAX;
     for (int32_t m = 0; m < g->nmodules; m++)
         if (numbered(g->module_names[m]) && g->module_depths[m] < depth) depth = g->module_depths[m];
-    if (depth == INT_MAX) return true;
+    if (depth == INT_MAX && !g->units) return true;
     int32_t *unit_of_module = owned(s, (size_t)g->nmodules, sizeof *unit_of_module, 0xff);
-    if (!unit_of_module) return false;
+    bool *is_unit = owned(s, (size_t)g->nmodules, sizeof *is_unit, 0);
+    if (!unit_of_module || !is_unit) return false;
+    for (int32_t m = 0; m < g->nmodules; m++)
+        is_unit[m] = !g->units && g->module_depths[m] == depth && numbered(g->module_names[m]);
+    for (int32_t i = 0; g->units && i < g->nunits; i++)
+        if (g->units[i] >= 0 && g->units[i] < g->nmodules) is_unit[g->units[i]] = true;
     int32_t nunits = 0;
     for (int32_t m = 0; m < g->nmodules; m++) {
-        if (g->module_depths[m] == depth && numbered(g->module_names[m])) unit_of_module[m] = nunits++;
+        if (is_unit[m]) unit_of_module[m] = nunits++;
         else if (s->parent[m] >= 0) unit_of_module[m] = unit_of_module[s->parent[m]];
     }
     if (!nunits) return true;
@@ -149,6 +154,8 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
     s->produced_by = owned(s, (size_t)ns, sizeof *s->produced_by, 0xff);
     s->is_kv = owned(s, (size_t)ns, 1, 0);
     s->pgrad = owned(s, (size_t)ns, sizeof *s->pgrad, 0xff);
+    s->wcopy = owned(s, (size_t)ns, sizeof *s->wcopy, 0xff);
+    s->wcopy_node = owned(s, (size_t)ns, sizeof *s->wcopy_node, 0xff);
     s->free_start = owned(s, (size_t)nn + 2, sizeof *s->free_start, 0);
     s->free_list = owned(s, (size_t)ns, sizeof *s->free_list, 0);
     s->need = owned(s, (size_t)nn, sizeof *s->need, 0);
@@ -229,12 +236,24 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
         int cat = k == MTK_STORAGE_PARAMETER || k == MTK_STORAGE_BUFFER ? MEM_CAT_PARAM
                   : s->is_kv[st]                                          ? MEM_CAT_KV
                                                                           : MEM_CAT_OTHER;
-        mem_buf_for_storage(s, st, cat);
+        if (k == MTK_STORAGE_PARAMETER && g->master_scale > 1) {
+            s->sbuf[st] = mem_buf_new(s, mem_param_bytes(s, st), cat); /* float32 masters */
+            s->bufs[s->sbuf[st]].storage = st;
+        } else {
+            mem_buf_for_storage(s, st, cat);
+        }
         int32_t base = g->storages[st].base;
         if (k == MTK_STORAGE_PARAMETER && base >= 0 && base < nt && g->tensors[base].requires_grad)
             s->trainable[s->ntrainable++] = st;
     }
     return !s->oom;
+}
+
+int64_t mem_param_bytes(const mem_sim *s, int32_t st)
+{
+    int64_t bytes = s->g->storages[st].nbytes;
+    return s->g->master_scale > 1 && s->g->storages[st].kind == MTK_STORAGE_PARAMETER ? bytes * s->g->master_scale
+                                                                                       : bytes;
 }
 
 /* ------------------------------------------------------------- results */

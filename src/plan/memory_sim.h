@@ -47,6 +47,8 @@ typedef struct mem_sim {
     int32_t *produced_by; /* node of its base tensor, -1     */
     uint8_t *is_kv;
     int32_t *pgrad;     /* a parameter's .grad buffer        */
+    int32_t *wcopy;     /* mixed precision: its 16-bit copy  */
+    int32_t *wcopy_node;/* the node whose backward frees it  */
     int32_t *free_start, *free_list; /* storages by last use */
     /* per node */
     bool *need;         /* on the loss's backward path       */
@@ -93,6 +95,10 @@ void mem_observe(mem_sim *s, int64_t extra);
 mtk_memory_point mem_point(const mem_sim *s, int64_t live);
 void mem_timeline(mem_sim *s);
 const char *mem_op_name(const mtk_op_def *op);
+
+/* Bytes of parameter storage st as the step sees it (float32 masters
+ * under mixed precision). */
+int64_t mem_param_bytes(const mem_sim *s, int32_t st);
 
 /* The optimizer's step (torch.optim defaults for the device kind); the
  * first step creates the states. */

@@ -1,0 +1,106 @@
+/* plan_probe: traces zoo models for the planner (mtk_plan_trace_model)
+ * and prints what the saved-activations oracle (test_saved_oracle.py)
+ * compares.
+ *
+ * Reads lines "MODEL | BxS | DTYPE | ATTENTION | DEVICE_KIND [| nodes]"
+ * (MODEL a built-in name or a config.json path; DTYPE a dtype name or
+ * "config"; ATTENTION eager, sdpa or default; DEVICE_KIND cpu or cuda) and
+ * prints one JSON object per line:
+ *   {"saved_bytes": N, "layers": [module names], "nodes": [[op, module,
+ *    [[kind, bytes, storage]...]]...] (with "nodes")}
+ * or {"error": message}.  Each line runs in its own context. */
+#include "mtk/mtk.h"
+#include "mtk/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    size_t n = strlen(s);
+    while (n && strchr(" \t\r\n", s[n - 1])) s[--n] = '\0';
+    return s;
+}
+
+static void print_string(const char *s)
+{
+    putchar('"');
+    for (; s && *s; s++) {
+        if (*s == '"' || *s == '\\') putchar('\\');
+        if ((unsigned char)*s >= 0x20) putchar(*s);
+    }
+    putchar('"');
+}
+
+static const char *module_name(const mtk_graph *g, int32_t m)
+{
+    const mtk_trace_module *tm = mtk_trace_module_at(mtk_graph_trace(g), m);
+    return tm ? tm->name : "<loss>";
+}
+
+static void run(char *line)
+{
+    char *fields[6] = { 0 };
+    int nf = 0;
+    for (char *tok = strtok(line, "|"); tok && nf < 6; tok = strtok(NULL, "|")) fields[nf++] = trim(tok);
+    if (nf < 5) {
+        printf("{\"error\": \"expected MODEL | BxS | DTYPE | ATTENTION | DEVICE_KIND\"}\n");
+        return;
+    }
+    mtk_plan_trace_options o = { .with_loss = true, .training = true };
+    if (sscanf(fields[1], "%ldx%ld", (long *)&o.batch, (long *)&o.seq) != 2) o.batch = o.seq = 0;
+    o.dtype = strcmp(fields[2], "config") == 0 ? MTK_DTYPE_UNDEFINED : mtk_dtype_from_name(fields[2]);
+    o.attention = strcmp(fields[3], "default") == 0 ? NULL : fields[3];
+    o.device_kind = strcmp(fields[4], "cuda") == 0 ? MTK_DEVICE_KIND_CUDA : MTK_DEVICE_KIND_CPU;
+    bool nodes = nf > 5 && strcmp(fields[5], "nodes") == 0;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_plan_model *p = mtk_plan_trace_model(ctx, fields[0], &o);
+    if (!p) {
+        printf("{\"error\": ");
+        print_string(mtk_ctx_message(ctx));
+        printf("}\n");
+        mtk_ctx_free(ctx);
+        return;
+    }
+    const mtk_graph *g = p->graph;
+    printf("{\"saved_bytes\": %lld, \"layers\": [", (long long)mtk_graph_saved_bytes(g, NULL));
+    for (int32_t i = 0; i < p->nlayers; i++) {
+        printf("%s", i ? ", " : "");
+        print_string(module_name(g, p->layers[i]));
+    }
+    printf("]");
+    if (nodes) {
+        printf(", \"nodes\": [");
+        for (int32_t n = 0; n < mtk_graph_node_count(g); n++) {
+            const mtk_graph_node *node = mtk_graph_node_at(g, n);
+            printf("%s[", n ? ", " : "");
+            print_string(node->op ? node->op->name : "?");
+            printf(", ");
+            print_string(module_name(g, node->module));
+            printf(", [");
+            for (int32_t i = 0; i < node->nsaved; i++) {
+                static const char *const kinds[] = { "input", "output", "new" };
+                printf("%s[\"%s\", %lld, %d]", i ? ", " : "", kinds[node->saved[i].kind],
+                       (long long)mtk_graph_saved_entry_bytes(g, node, &node->saved[i]),
+                       (int)mtk_graph_saved_entry_storage(g, node, &node->saved[i]));
+            }
+            printf("]]");
+        }
+        printf("]");
+    }
+    printf("}\n");
+    fflush(stdout);
+    mtk_ctx_free(ctx);
+}
+
+int main(void)
+{
+    char line[8192];
+    while (fgets(line, sizeof line, stdin)) {
+        if (!*trim(line)) continue;
+        run(line);
+    }
+    return 0;
+}

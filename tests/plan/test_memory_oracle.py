@@ -1,0 +1,76 @@
+"""mtk memory against torch 2.13's measured peaks (tests/plan/torch_memory.py,
+cached in torch_memory_cache.json): every causal-LM family x float32/bfloat16
+x eager/sdpa x {training with AdamW or SGD, inference}, with and without
+gradient checkpointing.  Peaks within 3% of torch's for every configuration
+and 1% at the median; --fit answers that fit in torch, one more not."""
+import json
+import os
+import statistics
+import subprocess
+
+import pytest
+
+import memory_cases
+
+CASES = memory_cases.cases()
+_cache = memory_cases.load_cache()
+_errors = {}
+
+
+def mtk_memory(run, tmp_path, case, *extra):
+    d = tmp_path / "model"
+    d.mkdir(exist_ok=True)
+    (d / "config.json").write_text(json.dumps(case["config"]))
+    args = ["memory", str(d), "--input", "%dx%d" % (case["batch"], case["seq"]), "--mode", case["mode"],
+            "--dtype", case["dtype"], "--attention", case["attention"], "--json", *extra]
+    if case["mode"] == "training":
+        args += ["--optimizer", case["optimizer"]]
+        if case.get("checkpointing"):
+            args.append("--checkpointing")
+    r = run(*args, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def rel(got, want):
+    return abs(got - want) / want
+
+
+@pytest.mark.parametrize("case_id,case", CASES, ids=[c[0] for c in CASES])
+def test_peak_matches_torch(run, tmp_path, case_id, case):
+    want = memory_cases.measured(case, _cache)
+    got = mtk_memory(run, tmp_path, case)
+    err = rel(got["peak_bytes"], want["peak"])
+    _errors[case_id] = err
+    msg = "%s: mtk %d vs torch %d (%.3f%%), peak at %s" % (case_id, got["peak_bytes"], want["peak"],
+                                                         100 * err, got["peak_at"])
+    print(msg)
+    assert err <= 0.03, msg
+    if case["mode"] == "training":
+        err1 = rel(got["first_step"]["peak_bytes"], want["peak_first_step"])
+        assert err1 <= 0.03, "first step: mtk %d vs torch %d" % (got["first_step"]["peak_bytes"],
+                                                                 want["peak_first_step"])
+        assert got["breakdown"]["optimizer_states"] <= want["optimizer_states"] * 1.0001 or \
+            got["peak_at"]["phase"] != "optimizer"
+
+
+def test_median_error_within_one_percent():
+    if len(_errors) < len(CASES):
+        pytest.skip("needs every configuration's run (run the whole file)")
+    med = statistics.median(_errors.values())
+    worst = max(_errors, key=_errors.get)
+    print("median %.3f%%, worst %.3f%% (%s)" % (100 * med, 100 * _errors[worst], worst))
+    assert med <= 0.01
+
+
+@pytest.mark.parametrize("case_id,case,batch", memory_cases.fit_cases(), ids=[c[0] for c in memory_cases.fit_cases()])
+def test_fit_answer_fits_in_torch_and_one_more_does_not(run, tmp_path, case_id, case, batch):
+    at = mtk_memory(run, tmp_path, dict(case, batch=batch))["peak_bytes"]
+    beyond = mtk_memory(run, tmp_path, dict(case, batch=batch + 1))["peak_bytes"]
+    budget = (at + beyond) // 2
+    got = mtk_memory(run, tmp_path, case, "--fit", str(budget))
+    assert got["fit"]["max_batch"] == batch
+    assert got["fit"]["peak_bytes"] == at and got["fit"]["peak_bytes_next"] == beyond
+    torch_at = memory_cases.measured(dict(case, batch=batch), _cache)["peak"]
+    torch_beyond = memory_cases.measured(dict(case, batch=batch + 1), _cache)["peak"]
+    assert torch_at <= budget < torch_beyond, (torch_at, budget, torch_beyond)
