@@ -178,12 +178,6 @@ MTK_API int64_t mtk_kv_cache_tensor_bytes(const mtk_kv_cache *cache);
  * it.  False with MTK_ERR_INVALID_ARGUMENT for length < 1 or batch < 1. */
 MTK_API bool mtk_kv_cache_assume(mtk_kv_cache *cache, int64_t batch, int64_t length);
 
-/* Switches every attention of a decoder model of the zoo to transformers'
- * "eager" (matmul, softmax, matmul) or "sdpa" implementation (the family's
- * default is sdpa, gemma2's eager).  False with MTK_ERR_INVALID_ARGUMENT
- * for another module, or sdpa for gemma2 (transformers 5 refuses it). */
-MTK_API bool mtk_model_set_attention(mtk_module *model, bool eager);
-
 /* How one cached forward is called. */
 typedef struct mtk_lm_step {
     int64_t logits_to_keep; /* lm_head on the last k positions; 0: all    */

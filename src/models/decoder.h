@@ -162,10 +162,6 @@ typedef struct decoder_parts {
 
 bool decoder_parts_of(mtk_module *m, decoder_parts *out);
 
-/* Switches a layer's <Prefix>Attention to eager or sdpa; false with the
- * error for sdpa with soft-capping. */
-bool decoder_attention_set_eager(mtk_module *attn, bool eager);
-
 /* What the KV cache needs of a layer's <Prefix>Attention module. */
 void decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
                              bool *eager);

@@ -123,7 +123,6 @@ typedef struct attention_config {
     int64_t heads, kv_heads, head_dim, rotary_dim;
     double scale, softcap;
     bool fused_qkv, eager;
-    bool eager_only; /* gemma2: transformers 5 refuses sdpa           */
     int64_t window;  /* this layer's sliding window, 0: full attention */
 } attention_config;
 
@@ -271,17 +270,6 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
 
 const mtk_module_type decoder_attention_base = { "Attention", attention_forward, NULL, NULL };
 
-bool decoder_attention_set_eager(mtk_module *attn, bool eager)
-{
-    attention_config *c = mtk_module_config(attn);
-    if (!eager && c->eager_only)
-        return mtk_error(mtk_module_ctx(attn), MTK_ERR_INVALID_ARGUMENT,
-                         "%s: transformers 5 runs this family with eager attention only (it refuses sdpa): use eager",
-                         mtk_module_type_name(attn));
-    c->eager = eager;
-    return true;
-}
-
 void decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
                              bool *eager)
 {
@@ -300,7 +288,7 @@ mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decode
     *(attention_config *)mtk_module_config(m) = (attention_config){
         .heads = a->heads, .kv_heads = a->kv_heads, .head_dim = a->head_dim, .rotary_dim = spec->rope.dim,
         .scale = spec->attn_scale, .softcap = spec->attn_softcap, .fused_qkv = spec->fused_qkv,
-        .eager = spec->eager_attention, .eager_only = spec->eager_attention, .window = spec->layer_window ? spec->layer_window[layer] : 0,
+        .eager = spec->eager_attention, .window = spec->layer_window ? spec->layer_window[layer] : 0,
     };
     int64_t q_size = a->heads * a->head_dim, kv_size = a->kv_heads * a->head_dim;
     bool ok;

@@ -114,18 +114,6 @@ bool mtk_kv_cache_assume(mtk_kv_cache *cache, int64_t batch, int64_t length)
     return true;
 }
 
-bool mtk_model_set_attention(mtk_module *model, bool eager)
-{
-    if (!model) return false;
-    decoder_parts p;
-    if (!decoder_parts_of(model, &p))
-        return mtk_error(mtk_module_ctx(model), MTK_ERR_INVALID_ARGUMENT,
-                         "set_attention: %s is not a decoder model of the zoo", mtk_module_type_name(model));
-    for (int32_t i = 0; i < mtk_module_child_count(p.layers); i++)
-        if (!decoder_attention_set_eager(layer_attention(p.layers, i), eager)) return false;
-    return true;
-}
-
 /* ------------------------------------------------------------------ masks */
 
 /* torch.finfo(dtype).min */

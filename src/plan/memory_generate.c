@@ -23,6 +23,7 @@
 typedef struct gen_step {
     mtk_memory_plan plan;
     mtk_memory_phase phase;
+    int64_t vocab;   /* the logits' last dim                              */
     int64_t extra;   /* generate's tensors alive beside the graph's       */
     int64_t after;   /* live after the forward, when generate copies the
                         last logits to float32 and appends the next token */
@@ -61,6 +62,7 @@ static bool plan_step(mtk_ctx *ctx, mtk_module *model, mtk_kv_cache *cache, int6
     mtk_tensor *logits = mtk_lm_forward_cached(model, ids, cache, &how);
     mtk_trace_end(trace);
     if (!logits) return false;
+    step->vocab = logits->shape[logits->ndim - 1];
     mtk_graph *graph = mtk_graph_from_trace_on(trace, (mtk_device_kind)o->device_kind);
     mem_graph g;
     if (!graph || !mem_graph_of(ctx, graph, &g)) return false;
@@ -107,16 +109,6 @@ static int64_t end_live(const gen_step *st)
     return st->plan.ntimeline ? st->plan.timeline[st->plan.ntimeline - 1].live_bytes : 0;
 }
 
-/* The vocabulary of the logits (the lm_head's rows). */
-static int64_t vocab_of(mtk_module *model)
-{
-    mtk_named_tensor *params;
-    int32_t n = mtk_module_named_parameters(model, &params);
-    for (int32_t i = 0; i < n; i++)
-        if (strcmp(params[i].name, "lm_head.weight") == 0) return params[i].tensor->shape[0];
-    return 0;
-}
-
 static const char *note_bytes(mtk_ctx *ctx, const char *fmt, long long a, long long b)
 {
     char buf[256];
@@ -129,14 +121,14 @@ static const char *note_bytes(mtk_ctx *ctx, const char *fmt, long long a, long l
 mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const mtk_memory_options *o)
 {
     if (!ctx || !o || !mem_options_check(ctx, o)) return NULL;
-    mtk_model_resolve_options ro = { .dtype = o->dtype, .meta = true };
+    mtk_model_resolve_options ro = { .dtype = o->dtype, .meta = true,
+                                     .attention = o->attention == MTK_ATTENTION_EAGER ? "eager" : "sdpa" };
     mtk_model_info info;
     mtk_module *model = mtk_model_resolve(ctx, model_name, &ro, &info);
     if (!model) return NULL;
     mtk_module_train(model, false);
-    if (!mtk_model_set_attention(model, o->attention == MTK_ATTENTION_EAGER)) return NULL;
-    int64_t vocab = vocab_of(model);
-    if (vocab == 0) {
+    size_t len = strlen(info.architecture);
+    if (len < 11 || strcmp(info.architecture + len - 11, "ForCausalLM") != 0) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                   "memory: --mode generate needs a ForCausalLM (%s is %s, it has no lm_head)", model_name,
                   info.architecture);
@@ -153,6 +145,7 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
     /* the prefill, then the first decode step on its cache */
     steps[0].phase = MTK_PHASE_PREFILL;
     if (!plan_step(ctx, model, cache, b, s, &so, &steps[nsteps])) return NULL;
+    int64_t vocab = steps[0].vocab;
     scaffolding(&steps[0], b, s, s, vocab, end_live(&steps[0]));
     nsteps++;
     if (n >= 2) {

@@ -22,9 +22,9 @@ static mtk_dtype dtype_of(const char *name)
 static bool run_cache(mtk_ctx *ctx, const char *path, mtk_dtype dtype, bool eager, int64_t b, int64_t s, int64_t n,
                       int64_t *prefill, int64_t *storage, int64_t *nbytes)
 {
-    mtk_model_resolve_options ro = { .dtype = dtype, .meta = true };
+    mtk_model_resolve_options ro = { .dtype = dtype, .meta = true, .attention = eager ? "eager" : "sdpa" };
     mtk_module *m = mtk_model_resolve(ctx, path, &ro, NULL);
-    if (!m || !mtk_model_set_attention(m, eager)) return false;
+    if (!m) return false;
     mtk_kv_cache *cache = mtk_kv_cache_new(m);
     mtk_lm_step step = { 1, true };
     int64_t shape[2] = { b, s }, one[2] = { b, 1 };
