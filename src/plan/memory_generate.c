@@ -209,6 +209,15 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
     mem_note(plan, note_bytes(ctx, "generate: prefill of %lld tokens, then %lld decode steps of one token "
                                    "(the first and the last planned; the ones between grow monotonically)",
                               (long long)s, (long long)(n - 1)));
+    int64_t phase_peak[2] = { 0, 0 }; /* prefill, decode */
+    for (int32_t i = 0; i < nsteps; i++) {
+        int64_t during = steps[i].plan.peak.peak_bytes + steps[i].extra;
+        int64_t most = during > steps[i].after ? during : steps[i].after;
+        int32_t k = steps[i].phase == MTK_PHASE_DECODE;
+        if (most > phase_peak[k]) phase_peak[k] = most;
+    }
+    mem_note(plan, note_bytes(ctx, "peak of the prefill: %lld bytes; of the decode steps: %lld bytes",
+                              (long long)phase_peak[0], (long long)phase_peak[1]));
     mtk_kv_cache *final = mtk_kv_cache_new(model);
     if (!final || !mtk_kv_cache_assume(final, b, s + n - 1)) return NULL;
     mem_note(plan, note_bytes(ctx, "KV cache after the last token: %lld bytes of storage for %lld tokens "

@@ -60,14 +60,18 @@ int main(void)
             printf("{\"error\": \"%s\"}\n", mtk_ctx_message(ctx));
         } else {
             const mtk_memory_step *p = &plan->peak;
+            long long prefill_peak = 0, decode_peak = 0;
+            for (int32_t i = 0; i < plan->nnotes; i++)
+                sscanf(plan->notes[i], "peak of the prefill: %lld bytes; of the decode steps: %lld bytes",
+                       &prefill_peak, &decode_peak);
             printf("{\"peak_bytes\": %lld, \"parameters\": %lld, \"kv_cache_at_peak\": %lld, "
                    "\"transient_at_peak\": %lld, \"peak_op\": \"%s\", \"peak_module\": \"%s\", "
                    "\"peak_phase\": \"%s\", \"kv_prefill_storage\": %lld, \"kv_storage\": %lld, "
-                   "\"kv_nbytes\": %lld}\n",
+                   "\"kv_nbytes\": %lld, \"prefill_peak\": %lld, \"decode_peak\": %lld}\n",
                    (long long)p->peak_bytes, (long long)p->breakdown.parameters, (long long)p->breakdown.kv_cache,
                    (long long)p->breakdown.transient_at_peak, p->peak_at.op, p->peak_at.module,
                    mtk_memory_phase_name(p->peak_at.phase), (long long)prefill, (long long)storage,
-                   (long long)nbytes);
+                   (long long)nbytes, prefill_peak, decode_peak);
         }
         fflush(stdout);
         mtk_ctx_free(ctx);

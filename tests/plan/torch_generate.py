@@ -40,18 +40,24 @@ def _storages(tensors):
     return sum(seen.values())
 
 
-def _peak(fn):
-    import torch
+def _peak(fn, split=None):
+    """fn's result, the peak of the running sum of its allocations, the sum
+    at the end, and with `split` (an op name) the peak after the first
+    call of that op ends (generate's first argmax: the decode steps)."""
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         out = fn()
-    events = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events()
-                    if e.name() == "[memory]")
+    events = list(prof.profiler.kineto_results.events())
+    mem = sorted((e.start_ns(), e.nbytes()) for e in events if e.name() == "[memory]")
+    at = min((e.start_ns() + e.duration_ns() for e in events if e.name() == split), default=None)
     cur = peak = 0
-    for _, b in events:
+    later = None
+    for t, b in mem:
         cur += b
         peak = max(peak, cur)
-    return out, peak, cur
+        if at is not None and t > at:
+            later = cur if later is None else max(later, cur)
+    return (out, peak, cur, later) if split else (out, peak, cur)
 
 
 def _cache_tensors(cache):
@@ -105,9 +111,11 @@ def _run(case):
     }
     del out, cache, kv
     if case.get("new_tokens"):
-        out, peak, end = _peak(lambda: model.generate(ids, max_new_tokens=case["new_tokens"], do_sample=False))
+        out, peak, end, decode = _peak(lambda: model.generate(ids, max_new_tokens=case["new_tokens"],
+                                                              do_sample=False), split="aten::argmax")
         result["generate"] = {"live_before": before, "peak": before + peak, "end": before + end,
-                              "output_bytes": out.nbytes}
+                              "output_bytes": out.nbytes,
+                              "decode_peak": before + decode if decode is not None else None}
         # generate returns only the ids: the final cache is read from the
         # same prefill and decode steps run by hand
         result["generate"].update(_final_cache(model, ids, case["new_tokens"]))

@@ -213,6 +213,31 @@ static void layer_types_follow_the_family(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* assume(length) holds what prefill + decode steps leave: same storage,
+ * same view bytes, same length, for full and sliding layers. */
+static void assumed_cache_equals_the_stepped_one(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *m = build(ctx, config("qwen2", 3, ", \"use_sliding_window\": true, \"sliding_window\": 6, "
+                                                  "\"max_window_layers\": 1"), true);
+    int64_t shape[2] = { 3, 11 }, one[2] = { 3, 1 };
+    for (int64_t steps = 1; steps < 9; steps++) {
+        mtk_kv_cache *run = mtk_kv_cache_new(m), *assumed = mtk_kv_cache_new(m);
+        assert_non_null(mtk_lm_forward_cached(m, mtk_tensor_new(ctx, MTK_INT64, shape, 2, NULL, MTK_DEVICE_META), run,
+                                              NULL));
+        for (int64_t i = 0; i < steps; i++)
+            assert_non_null(mtk_lm_forward_cached(m, mtk_tensor_new(ctx, MTK_INT64, one, 2, NULL, MTK_DEVICE_META),
+                                                  run, NULL));
+        assert_true(mtk_kv_cache_assume(assumed, 3, 11 + steps));
+        assert_int_equal(mtk_kv_cache_length(assumed), mtk_kv_cache_length(run));
+        assert_int_equal(mtk_kv_cache_storage_bytes(assumed), mtk_kv_cache_storage_bytes(run));
+        assert_int_equal(mtk_kv_cache_tensor_bytes(assumed), mtk_kv_cache_tensor_bytes(run));
+    }
+    assert_false(mtk_kv_cache_assume(mtk_kv_cache_new(m), 3, 0));
+    mtk_ctx_free(ctx);
+}
+
 static void cache_refuses_other_models_and_batches(void **state)
 {
     (void)state;
@@ -240,6 +265,7 @@ int main(void)
         cmocka_unit_test(sliding_window_changes_the_logits),
         cmocka_unit_test(sliding_cache_keeps_the_concatenation_behind_its_view),
         cmocka_unit_test(layer_types_follow_the_family),
+        cmocka_unit_test(assumed_cache_equals_the_stepped_one),
         cmocka_unit_test(cache_refuses_other_models_and_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
