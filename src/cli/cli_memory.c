@@ -264,8 +264,10 @@ int cli_memory(int argc, char **argv)
         }
         if (k < 0) {
             mtk_ctx_free(ctx);
-            return cli_usage_error("memory", "bad value '%s' for --%s", optarg, argv[optind - 1][1] == '-'
-                                   ? argv[optind - 1] + 2 : "option");
+            const char *name = "option";
+            for (const struct option *lo = longopts; lo->name; lo++)
+                if (lo->val == c) name = lo->name;
+            return cli_usage_error("memory", "bad value '%s' for --%s", optarg, name);
         }
     }
     if (optind != argc - 1) {

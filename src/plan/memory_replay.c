@@ -39,7 +39,8 @@ void mem_observe(mem_sim *s, int64_t extra)
 {
     int64_t total = s->live + extra;
     if (s->record && s->mod_peak && s->node >= 0) {
-        for (int32_t m = s->g->nodes[s->node].module; m >= 0; m = s->parent[m])
+        int32_t own = s->g->nodes[s->node].module;
+        for (int32_t m = own >= 0 ? own : 0; m >= 0; m = s->parent[m]) /* -1: the root's */
             if (total > s->mod_peak[m]) s->mod_peak[m] = total;
     }
     if (!s->step || total <= s->step->peak_bytes) return;
@@ -260,7 +261,7 @@ static void forward_node(mem_sim *s, int32_t n, bool save, bool recompute)
                 first = hold(s, b);
             }
             holds[k] = b;
-            if (first && s->count_saved && s->mod_saved && node->module >= 0) s->mod_saved[node->module] += s->bufs[b].bytes;
+            if (first && s->count_saved && s->mod_saved) s->mod_saved[node->module >= 0 ? node->module : 0] += s->bufs[b].bytes;
         }
     }
     mem_observe(s, mem_alloc_bytes(s->o, node->transient_bytes));
