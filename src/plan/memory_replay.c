@@ -237,7 +237,10 @@ static void forward_node(mem_sim *s, int32_t n, bool save, bool recompute)
         if (t < 0 || t >= g->ntensors) continue;
         int32_t st = g->tensors[t].storage;
         if (g->tensors[t].view_of >= 0 || g->storages[st].base != t) continue;
-        if (s->sbuf[st] >= 0 && !recompute) continue;
+        /* a recompute makes its own copy, once (an op returning its input,
+         * as to() of the same dtype, names the same tensor again) */
+        if (recompute ? s->rc_stamp[st] == s->rc_epoch : s->sbuf[st] >= 0) continue;
+        if (recompute) s->rc_stamp[st] = s->rc_epoch;
         mem_buf_for_storage(s, st, s->is_kv[st] ? MEM_CAT_KV : MEM_CAT_OTHER);
     }
     if (save && g->master_scale > 1) autocast_weights(s, n);
@@ -306,6 +309,7 @@ static void recompute_unit(mem_sim *s, int32_t u)
     int32_t first = s->unit_first[u], stop = s->unit_stop[u];
     if (stop < first) return;
     s->phase = MTK_PHASE_RECOMPUTE;
+    s->rc_epoch++;
     s->rc_first = first;
     s->rc_stop = stop;
     for (int32_t n = first; n <= stop && !s->oom; n++) forward_node(s, n, s->need[n], true);
