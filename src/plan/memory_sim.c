@@ -243,6 +243,10 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
         if (k == MTK_STORAGE_PARAMETER && base >= 0 && base < nt && g->tensors[base].requires_grad)
             s->trainable[s->ntrainable++] = st;
     }
+    /* CUDA: cuBLAS's workspace, allocated through the caching allocator at
+     * the first matmul and kept: counted from the start */
+    if (o->device_kind == MTK_DEVICE_KIND_CUDA && o->constants.cublas_workspace_bytes > 0 && nn > 0)
+        mem_buf_new(s, o->constants.cublas_workspace_bytes, MEM_CAT_OTHER);
     return !s->oom;
 }
 

@@ -292,13 +292,16 @@ static void foreach_adam_on_cuda_allocates_all_square_roots_at_once(void **state
     o.mode = MTK_MEMORY_TRAINING;
     o.optimizer = MTK_OPTIMIZER_ADAMW;
     o.device_kind = MTK_DEVICE_KIND_CUDA;
+    o.constants.cublas_workspace_bytes = 4096;
     mtk_memory_plan p = { 0 };
     assert_true(mem_replay(ctx, big_params(&h), &o, &p));
     /* every allocation rounded up to 512 bytes: 8 -> 512, 1000 -> 1024,
-     * 3000 -> 3072; states on the device without the cpu step scalars */
-    int64_t params = 1024 + 3072, base = 512 + params + params + 2 * params;
+     * 3000 -> 3072; states on the device without the cpu step scalars;
+     * cuBLAS's workspace from the start */
+    int64_t params = 1024 + 3072, base = 4096 + 512 + params + params + 2 * params;
     assert_int_equal(p.peak.peak_bytes, base + params);
     assert_int_equal(p.peak.breakdown.optimizer_states, 2 * params);
+    assert_int_equal(p.peak.breakdown.transient_at_peak, 4096 + 512 + params);
     mtk_ctx_free(ctx);
 }
 
