@@ -39,7 +39,8 @@ void mem_observe(mem_sim *s, int64_t extra)
 {
     int64_t total = s->live + extra;
     if (s->record && s->mod_peak && s->node >= 0) {
-        for (int32_t m = s->g->nodes[s->node].module; m >= 0; m = s->parent[m])
+        int32_t own = s->g->nodes[s->node].module;
+        for (int32_t m = own >= 0 ? own : 0; m >= 0; m = s->parent[m]) /* -1: the root's */
             if (total > s->mod_peak[m]) s->mod_peak[m] = total;
     }
     if (!s->step || total <= s->step->peak_bytes) return;
@@ -236,7 +237,10 @@ static void forward_node(mem_sim *s, int32_t n, bool save, bool recompute)
         if (t < 0 || t >= g->ntensors) continue;
         int32_t st = g->tensors[t].storage;
         if (g->tensors[t].view_of >= 0 || g->storages[st].base != t) continue;
-        if (s->sbuf[st] >= 0 && !recompute) continue;
+        /* a recompute makes its own copy, once (an op returning its input,
+         * as to() of the same dtype, names the same tensor again) */
+        if (recompute ? s->rc_stamp[st] == s->rc_epoch : s->sbuf[st] >= 0) continue;
+        if (recompute) s->rc_stamp[st] = s->rc_epoch;
         mem_buf_for_storage(s, st, s->is_kv[st] ? MEM_CAT_KV : MEM_CAT_OTHER);
     }
     if (save && g->master_scale > 1) autocast_weights(s, n);
@@ -260,7 +264,7 @@ static void forward_node(mem_sim *s, int32_t n, bool save, bool recompute)
                 first = hold(s, b);
             }
             holds[k] = b;
-            if (first && s->count_saved && s->mod_saved && node->module >= 0) s->mod_saved[node->module] += s->bufs[b].bytes;
+            if (first && s->count_saved && s->mod_saved) s->mod_saved[node->module >= 0 ? node->module : 0] += s->bufs[b].bytes;
         }
     }
     mem_observe(s, mem_alloc_bytes(s->o, node->transient_bytes));
@@ -305,6 +309,7 @@ static void recompute_unit(mem_sim *s, int32_t u)
     int32_t first = s->unit_first[u], stop = s->unit_stop[u];
     if (stop < first) return;
     s->phase = MTK_PHASE_RECOMPUTE;
+    s->rc_epoch++;
     s->rc_first = first;
     s->rc_stop = stop;
     for (int32_t n = first; n <= stop && !s->oom; n++) forward_node(s, n, s->need[n], true);

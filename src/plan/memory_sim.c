@@ -154,6 +154,7 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
     s->produced_by = owned(s, (size_t)ns, sizeof *s->produced_by, 0xff);
     s->is_kv = owned(s, (size_t)ns, 1, 0);
     s->pgrad = owned(s, (size_t)ns, sizeof *s->pgrad, 0xff);
+    s->rc_stamp = owned(s, (size_t)ns, sizeof *s->rc_stamp, 0);
     s->wcopy = owned(s, (size_t)ns, sizeof *s->wcopy, 0xff);
     s->wcopy_node = owned(s, (size_t)ns, sizeof *s->wcopy_node, 0xff);
     s->free_start = owned(s, (size_t)nn + 2, sizeof *s->free_start, 0);
@@ -246,6 +247,10 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
         if (k == MTK_STORAGE_PARAMETER && base >= 0 && base < nt && g->tensors[base].requires_grad)
             s->trainable[s->ntrainable++] = st;
     }
+    /* CUDA: cuBLAS's workspace, allocated through the caching allocator at
+     * the first matmul and kept: counted from the start */
+    if (o->device_kind == MTK_DEVICE_KIND_CUDA && o->constants.cublas_workspace_bytes > 0 && nn > 0)
+        mem_buf_new(s, o->constants.cublas_workspace_bytes, MEM_CAT_OTHER);
     return !s->oom;
 }
 

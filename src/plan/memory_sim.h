@@ -60,6 +60,8 @@ typedef struct mem_sim {
     int32_t *unit_first, *unit_stop;
     int32_t *pin_start, *pins, *pinbuf;
     int32_t rc_first, rc_stop;
+    int32_t *rc_stamp;  /* per storage: the recompute that made it */
+    int32_t rc_epoch;
     /* per tensor */
     int32_t *gbuf;      /* its gradient in flight            */
     /* modules */

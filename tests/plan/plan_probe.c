@@ -2,9 +2,10 @@
  * and prints what the saved-activations oracle (test_saved_oracle.py)
  * compares.
  *
- * Reads lines "MODEL | BxS | DTYPE | ATTENTION | DEVICE_KIND [| nodes]"
+ * Reads lines "MODEL | BxS | DTYPE | ATTENTION | DEVICE_KIND | LOSS [| nodes]"
  * (MODEL a built-in name or a config.json path; DTYPE a dtype name or
- * "config"; ATTENTION eager, sdpa or default; DEVICE_KIND cpu or cuda) and
+ * "config"; ATTENTION eager, sdpa or default; DEVICE_KIND cpu or cuda;
+ * LOSS "loss" for labels=input_ids or "noloss") in training mode, and
  * prints one JSON object per line:
  *   {"saved_bytes": N, "layers": [module names], "nodes": [[op, module,
  *    [[kind, bytes, storage]...]]...] (with "nodes")}
@@ -42,19 +43,19 @@ static const char *module_name(const mtk_graph *g, int32_t m)
 
 static void run(char *line)
 {
-    char *fields[6] = { 0 };
+    char *fields[7] = { 0 };
     int nf = 0;
-    for (char *tok = strtok(line, "|"); tok && nf < 6; tok = strtok(NULL, "|")) fields[nf++] = trim(tok);
-    if (nf < 5) {
-        printf("{\"error\": \"expected MODEL | BxS | DTYPE | ATTENTION | DEVICE_KIND\"}\n");
+    for (char *tok = strtok(line, "|"); tok && nf < 7; tok = strtok(NULL, "|")) fields[nf++] = trim(tok);
+    if (nf < 6) {
+        printf("{\"error\": \"expected MODEL | BxS | DTYPE | ATTENTION | DEVICE_KIND | LOSS\"}\n");
         return;
     }
-    mtk_plan_trace_options o = { .with_loss = true, .training = true };
+    mtk_plan_trace_options o = { .with_loss = strcmp(fields[5], "loss") == 0, .training = true };
     if (sscanf(fields[1], "%ldx%ld", (long *)&o.batch, (long *)&o.seq) != 2) o.batch = o.seq = 0;
     o.dtype = strcmp(fields[2], "config") == 0 ? MTK_DTYPE_UNDEFINED : mtk_dtype_from_name(fields[2]);
     o.attention = strcmp(fields[3], "default") == 0 ? NULL : fields[3];
     o.device_kind = strcmp(fields[4], "cuda") == 0 ? MTK_DEVICE_KIND_CUDA : MTK_DEVICE_KIND_CPU;
-    bool nodes = nf > 5 && strcmp(fields[5], "nodes") == 0;
+    bool nodes = nf > 6 && strcmp(fields[6], "nodes") == 0;
     mtk_ctx *ctx = mtk_ctx_new();
     mtk_plan_model *p = mtk_plan_trace_model(ctx, fields[0], &o);
     if (!p) {

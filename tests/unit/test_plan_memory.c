@@ -292,13 +292,16 @@ static void foreach_adam_on_cuda_allocates_all_square_roots_at_once(void **state
     o.mode = MTK_MEMORY_TRAINING;
     o.optimizer = MTK_OPTIMIZER_ADAMW;
     o.device_kind = MTK_DEVICE_KIND_CUDA;
+    o.constants.cublas_workspace_bytes = 4096;
     mtk_memory_plan p = { 0 };
     assert_true(mem_replay(ctx, big_params(&h), &o, &p));
     /* every allocation rounded up to 512 bytes: 8 -> 512, 1000 -> 1024,
-     * 3000 -> 3072; states on the device without the cpu step scalars */
-    int64_t params = 1024 + 3072, base = 512 + params + params + 2 * params;
+     * 3000 -> 3072; states on the device without the cpu step scalars;
+     * cuBLAS's workspace from the start */
+    int64_t params = 1024 + 3072, base = 4096 + 512 + params + params + 2 * params;
     assert_int_equal(p.peak.peak_bytes, base + params);
     assert_int_equal(p.peak.breakdown.optimizer_states, 2 * params);
+    assert_int_equal(p.peak.breakdown.transient_at_peak, 4096 + 512 + params);
     mtk_ctx_free(ctx);
 }
 
@@ -425,6 +428,51 @@ static void checkpointing_keeps_layer_inputs_and_recomputes_in_backward(void **s
     mtk_ctx_free(ctx);
 }
 
+/* A layer where an op returns its input (to() of the same dtype: the
+ * same tensor is the output of two nodes): its recompute makes one copy,
+ * and every step ends where it began. */
+static void a_recompute_allocates_a_tensor_named_twice_once(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static hg h;
+    memset(&h, 0, sizeof h);
+    module(&h, "", 0);
+    module(&h, "layers", 1);
+    int32_t l0 = module(&h, "layers.0", 2);
+    int32_t w = param(&h, 40, "layers.0.w"), x = input(&h, 8);
+    int32_t e = node(&h, 0, 100, 2, (int32_t[]){ x, w });
+    grad(&h, e, 1, 40);
+    int32_t sm = node(&h, l0, 1000, 1, (int32_t[]){ out_of(&h, e) }); /* softmax */
+    save(&h, sm, MTK_SAVED_OUTPUT, 0, 0);
+    grad(&h, sm, 0, 100);
+    int32_t to = node(&h, l0, 0, 1, (int32_t[]){ out_of(&h, sm) }); /* to(): returns its input */
+    h.ids[h.nids - 1] = out_of(&h, sm);
+    h.nt--, h.ns--;
+    grad(&h, to, 0, 0);
+    int32_t y = node(&h, l0, 100, 1, (int32_t[]){ out_of(&h, sm) });
+    save(&h, y, MTK_SAVED_INPUT, 0, 0);
+    grad(&h, y, 0, 1000);
+    int32_t loss = node(&h, 0, 4, 1, (int32_t[]){ out_of(&h, y) });
+    grad(&h, loss, 0, 100);
+    mtk_memory_options o;
+    mtk_memory_options_init(&o);
+    o.mode = MTK_MEMORY_TRAINING;
+    o.optimizer = MTK_OPTIMIZER_SGD;
+    o.checkpointing = true;
+    mtk_memory_plan p = { 0 };
+    assert_true(mem_replay(ctx, finish(&h, out_of(&h, loss)), &o, &p));
+    assert_int_equal(p.timeline[p.ntimeline - 1].live_bytes, 48);
+    assert_int_equal(p.first_step.peak_bytes, p.peak.peak_bytes);
+    int64_t most = 0;
+    for (int32_t i = 0; i < p.ntimeline; i++)
+        if (p.timeline[i].phase == MTK_PHASE_RECOMPUTE && p.timeline[i].live_bytes > most) most = p.timeline[i].live_bytes;
+    /* w, x, e (kept by the checkpoint), y's gradient 100, the loss 4, the
+     * seed's 4 are gone; the recompute: softmax 1000 once, y 100 */
+    assert_true(most < 48 + 100 + 1000 + 1000);
+    mtk_ctx_free(ctx);
+}
+
 static void gradient_accumulation_peaks_with_the_gradients_present(void **state)
 {
     (void)state;
@@ -525,6 +573,7 @@ int main(void)
         cmocka_unit_test(a_tied_parameter_gets_one_grad_buffer),
         cmocka_unit_test(a_passed_through_gradient_shared_by_two_inputs_is_summed_out_of_place),
         cmocka_unit_test(checkpointing_keeps_layer_inputs_and_recomputes_in_backward),
+        cmocka_unit_test(a_recompute_allocates_a_tensor_named_twice_once),
         cmocka_unit_test(gradient_accumulation_peaks_with_the_gradients_present),
         cmocka_unit_test(training_without_a_loss_is_an_error),
         cmocka_unit_test(json_has_the_documented_keys),
