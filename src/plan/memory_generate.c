@@ -38,6 +38,37 @@ static int32_t add_id(const mtk_graph *graph, int32_t *ids, int32_t n, const mtk
     return n;
 }
 
+/* DynamicSlidingWindowLayer.update concatenates keys and values before it
+ * lets go of the old ones, so a sliding layer's past keys live until the
+ * values' concatenation: that node reads them too (in a copy of the
+ * graph's nodes). */
+static bool sliding_keeps_old_keys(mtk_ctx *ctx, const mtk_graph *graph, mem_graph *g, const mtk_kv_cache *cache,
+                                   mtk_tensor *const *past)
+{
+    mtk_graph_node *nodes = NULL;
+    for (int32_t i = 0; i < mtk_kv_cache_layer_count(cache); i++) {
+        const mtk_kv_cache_layer *l = mtk_kv_cache_layer_at(cache, i);
+        int32_t old = past[2 * i] ? mtk_graph_tensor_id(graph, past[2 * i]) : -1;
+        int32_t vid = mtk_graph_tensor_id(graph, l->values_base);
+        if (l->window <= 0 || old < 0 || vid < 0) continue;
+        int32_t n = g->tensors[vid].producer;
+        if (n < 0) continue;
+        if (!nodes) {
+            nodes = mtk_ctx_alloc(ctx, (size_t)g->nnodes * sizeof *nodes);
+            if (!nodes) return false;
+            memcpy(nodes, g->nodes, (size_t)g->nnodes * sizeof *nodes);
+            g->nodes = nodes;
+        }
+        int32_t *inputs = mtk_ctx_alloc(ctx, (size_t)(nodes[n].ninputs + 1) * sizeof *inputs);
+        if (!inputs) return false;
+        memcpy(inputs, nodes[n].inputs, (size_t)nodes[n].ninputs * sizeof *inputs);
+        inputs[nodes[n].ninputs] = old;
+        nodes[n].inputs = inputs;
+        nodes[n].ninputs++;
+    }
+    return true;
+}
+
 /* Traces model(ids (b, s), past_key_values=cache, logits_to_keep=1) and
  * replays it: the cache it was given is consumed, the logits and the new
  * cache kept. */
@@ -74,6 +105,7 @@ static bool plan_step(mtk_ctx *ctx, mtk_module *model, mtk_kv_cache *cache, int6
     }
     for (int32_t i = 1; i < nkeep; i++) kv[nkv++] = keep[i];
     for (int32_t i = 0; i < 2 * nl; i++) nkv = add_id(graph, kv, nkv, past[i]);
+    if (!sliding_keeps_old_keys(ctx, graph, &g, cache, past)) return false;
     g.keep = keep;
     g.nkeep = nkeep;
     g.kv = kv;
@@ -178,7 +210,9 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
     if (!plan) return NULL;
     *plan = steps[best].plan;
     plan->options = *o;
+    if (plan->options.dtype == MTK_DTYPE_UNDEFINED) plan->options.dtype = info.dtype;
     plan->model = model_name;
+    if (o->device_kind == MTK_DEVICE_KIND_CUDA) plan->overhead_bytes = o->constants.cuda_context_bytes;
     mtk_memory_step *peak = &plan->peak;
     if (best_after) {
         peak->peak_at = (mtk_memory_point){ .op = "generate: next-token logits to float32", .module = "",
