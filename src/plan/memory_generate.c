@@ -160,9 +160,18 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
     if (!model) return NULL;
     mtk_module_train(model, false);
     size_t len = strlen(info.architecture);
+    mtk_kv_cache *cache = mtk_kv_cache_new(model);
+    if (!cache) {
+        mtk_ctx_clear_error(ctx);
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                  "memory: --mode generate models the KV cache of the decoder families (llama, mistral, mixtral, "
+                  "qwen2, qwen2_moe, gemma, gemma2, phi3); %s (%s) is not one of them",
+                  model_name, info.architecture);
+        return NULL;
+    }
     if (len < 11 || strcmp(info.architecture + len - 11, "ForCausalLM") != 0) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                  "memory: --mode generate needs a ForCausalLM (%s is %s, it has no lm_head)", model_name,
+                  "memory: --mode generate needs a ForCausalLM (%s is %s, a base model without lm_head)", model_name,
                   info.architecture);
         return NULL;
     }
@@ -172,8 +181,6 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
     gen_step steps[3];
     int32_t nsteps = 0;
     memset(steps, 0, sizeof steps);
-    mtk_kv_cache *cache = mtk_kv_cache_new(model);
-    if (!cache) return NULL;
     /* the prefill, then the first decode step on its cache */
     steps[0].phase = MTK_PHASE_PREFILL;
     if (!plan_step(ctx, model, cache, b, s, &so, &steps[nsteps])) return NULL;

@@ -127,3 +127,47 @@ def test_decode_steps_peak_within_tolerance(measured, planned):
 def test_generate_peak_within_tolerance(measured, planned):
     rel, report = _report(measured, planned, "peak_bytes", "peak")
     assert statistics.median(rel) <= 0.01 and max(rel) <= 0.03, report
+
+
+# ------------------------------------------------------------------ the CLI
+
+MISTRAL = {"model_type": "mistral", "architectures": ["MistralForCausalLM"], "vocab_size": 101, "hidden_size": 32,
+           "intermediate_size": 45, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "max_position_embeddings": 256, "sliding_window": 8}
+
+
+@pytest.fixture(scope="module")
+def mistral_json(tmp_path_factory):
+    path = tmp_path_factory.mktemp("mistral") / "config.json"
+    path.write_text(json.dumps(MISTRAL))
+    return str(path)
+
+
+def test_cli_generate_json_has_the_cache_and_both_phases(run, mistral_json):
+    r = run("memory", mistral_json, "--input", "2x24", "--mode", "generate", "--new-tokens", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    # 2 layers x keys and values x (2, 2, 24, 8) float32: the prompt's whole
+    # concatenation, held by the sliding layers' views until the first step
+    assert d["breakdown"]["kv_cache"] == 4 * 2 * 2 * 24 * 8 * 4
+    assert d["peak_at"]["phase"] == "prefill"
+    assert {p["phase"] for p in d["timeline"]} == {"prefill", "decode"}
+    assert sum(d["breakdown"][k] for k in d["breakdown"]) == d["peak_bytes"]
+    assert any("KV cache after the last token: 4096 bytes" in n for n in d["notes"])
+
+
+def test_cli_generate_fit_context_is_the_largest_prompt_that_fits(run, mistral_json):
+    r = run("memory", mistral_json, "--input", "2x1", "--mode", "generate", "--new-tokens", "5", "--fit", "200KB",
+            "--fit-context", "--json")
+    assert r.returncode == 0, r.stderr
+    fit = json.loads(r.stdout)["fit"]
+    assert fit["peak_bytes"] <= 200000 < fit["peak_bytes_next"]
+    for s, fits in ((fit["max_context"], True), (fit["max_context"] + 1, False)):
+        one = run("memory", mistral_json, "--input", "2x%d" % s, "--mode", "generate", "--new-tokens", "5", "--json")
+        assert (json.loads(one.stdout)["peak_bytes"] <= 200000) == fits
+
+
+def test_cli_generate_names_the_families_it_models(run):
+    r = run("memory", "gpt2", "--input", "1x8", "--mode", "generate")
+    assert r.returncode != 0
+    assert "decoder families" in r.stderr and "GPT2LMHeadModel" in r.stderr
