@@ -183,3 +183,19 @@ void ag_saved_dropout(const mtk_autograd_query *q, mtk_autograd_result *r)
         for (int32_t d = 2; d < x->ndim; d++) shape[d] = 1;
     ag_save_new(r, x->dtype, shape, x->ndim);
 }
+
+/* convolution (one formula for all inputs): input and weight. */
+void ag_saved_conv(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_save_arg(q, r, 0);
+    ag_save_arg(q, r, 1);
+}
+
+/* max_pool (run with indices when grad is needed): input and the int64
+ * indices of the output's shape. */
+void ag_saved_max_pool(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_save_arg(q, r, 0);
+    if (q->noutputs > 1) ag_save_output(r, 1);
+    else if (q->noutputs == 1) ag_save_new(r, MTK_INT64, q->outputs[0]->shape, q->outputs[0]->ndim);
+}
