@@ -83,7 +83,9 @@ static void run(char *line)
             printf(", [");
             for (int32_t i = 0; i < node->nsaved; i++) {
                 static const char *const kinds[] = { "input", "output", "new" };
-                printf("%s[\"%s\", %lld, %d]", i ? ", " : "", kinds[node->saved[i].kind],
+                int32_t st = mtk_graph_saved_entry_storage(g, node, &node->saved[i]);
+                bool param = st >= 0 && mtk_graph_storage_at(g, st)->kind == MTK_STORAGE_PARAMETER;
+                printf("%s[\"%s\", %lld, %d]", i ? ", " : "", param ? "param" : kinds[node->saved[i].kind],
                        (long long)mtk_graph_saved_entry_bytes(g, node, &node->saved[i]),
                        (int)mtk_graph_saved_entry_storage(g, node, &node->saved[i]));
             }
