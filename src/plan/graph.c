@@ -7,6 +7,7 @@
 
 #include "nn/ptrset.h"
 #include "nn/trace_internal.h"
+#include "ops/autograd.h"
 
 #include <string.h>
 
@@ -123,15 +124,6 @@ static void map_args(const mtk_trace_op *op, int32_t *arg_input)
     }
 }
 
-/* The gradient of each input that requires grad, the default backward. */
-static void default_backward(const mtk_autograd_query *q, mtk_autograd_result *r)
-{
-    for (int32_t i = 0; i < q->ninputs && r->nbackward < MTK_MAX_SAVED; i++)
-        if (q->input_requires_grad[i])
-            r->backward[r->nbackward++] = (mtk_backward_alloc){
-                .grad_of = i, .nbytes = mtk_tensor_numel(q->inputs[i]) * (int64_t)mtk_dtype_size(q->inputs[i]->dtype) };
-}
-
 static bool record_node(mtk_graph *g, const mtk_trace_op *op, int32_t index)
 {
     mtk_ctx *ctx = g->ctx;
@@ -199,7 +191,7 @@ static bool record_node(mtk_graph *g, const mtk_trace_op *op, int32_t index)
     if (any_rg) {
         if (op->def->saved) op->def->saved(&q, r);
         if (op->def->backward) op->def->backward(&q, r);
-        else default_backward(&q, r);
+        else ag_backward_grads(&q, r);
     } else if (op->def->backward) {
         /* no autograd node: only the forward's workspace is left */
         op->def->backward(&q, r);

@@ -288,6 +288,29 @@ static void matmul_saves_a_copy_where_the_batch_reshape_cannot_view(void **state
     mtk_ctx_free(ctx);
 }
 
+static mtk_tensor *softmax_to_float(mtk_ctx *ctx, mtk_tensor *x) { return mtk_softmax(ctx, x, -1, MTK_FLOAT32); }
+
+static void backward_column_gives_gradients_and_forward_workspace(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    mtk_tensor *x = grad_input(ctx, MTK_BFLOAT16, 2, SHAPE(3, 5));
+    const mtk_graph *g = graph_of(ctx, net, softmax_to_float, x, MTK_DEVICE_KIND_CPU);
+    const mtk_graph_node *n = node_named(g, "softmax");
+    /* the bf16 input converted to float32 first, freed inside the op */
+    assert_int_equal(n->transient_bytes, 3 * 5 * 4);
+    assert_int_equal(n->nbackward, 1);
+    assert_int_equal(n->backward[0].grad_of, 0);
+    assert_int_equal(n->backward[0].nbytes, 3 * 5 * 2);
+    /* without grad: the workspace stays, no backward */
+    g = graph_of(ctx, net, softmax_to_float, meta_input(ctx, 2, SHAPE(3, 5)), MTK_DEVICE_KIND_CPU);
+    n = node_named(g, "softmax");
+    assert_int_equal(n->nbackward, 0);
+    assert_int_equal(n->transient_bytes, 0); /* float32 already */
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +322,7 @@ int main(void)
         cmocka_unit_test(sdpa_saves_per_kernel_and_its_output_is_laid_out_like_the_query),
         cmocka_unit_test(dropout_keeps_a_float_noise_on_cpu_and_a_bool_mask_on_cuda),
         cmocka_unit_test(matmul_saves_a_copy_where_the_batch_reshape_cannot_view),
+        cmocka_unit_test(backward_column_gives_gradients_and_forward_workspace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
