@@ -98,6 +98,7 @@ typedef struct mtk_graph_node {
     int32_t nbackward;
     int64_t transient_bytes;    /* workspace the forward allocates and frees
                                    inside the op (peak above its outputs)   */
+    int64_t flops;              /* as torch.utils.flop_counter counts them */
 } mtk_graph_node;
 
 typedef struct mtk_graph mtk_graph;

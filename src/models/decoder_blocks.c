@@ -36,9 +36,12 @@ static bool norm_forward(mtk_module *m, mtk_module_io *io)
     const norm_config *c = mtk_module_config(m);
     mtk_tensor *w = mtk_module_param_at(m, 0, NULL);
     if (c->plus_one) {
-        mtk_tensor *normed = mtk_rms_norm(ctx, io->in[0], &c->hidden, 1, NULL, c->eps);
-        mtk_tensor *scale = mtk_add_scalar(ctx, w, mtk_value_float(1.0));
-        io->out[0] = mtk_mul(ctx, normed, scale);
+        /* GemmaRMSNorm: _norm(x.float()) * (1.0 + weight.float()), then
+           type_as(x): in float32 whatever the model's dtype */
+        mtk_tensor *x = io->in[0];
+        mtk_tensor *normed = mtk_rms_norm(ctx, mtk_to_dtype(ctx, x, MTK_FLOAT32), &c->hidden, 1, NULL, c->eps);
+        mtk_tensor *scale = mtk_add_scalar(ctx, mtk_to_dtype(ctx, w, MTK_FLOAT32), mtk_value_float(1.0));
+        io->out[0] = mtk_to_dtype(ctx, mtk_mul(ctx, normed, scale), x ? x->dtype : MTK_FLOAT32);
     } else {
         io->out[0] = mtk_rms_norm(ctx, io->in[0], &c->hidden, 1, w, c->eps);
     }

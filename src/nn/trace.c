@@ -72,6 +72,8 @@ static void on_op(void *user, const struct mtk_op_call *call)
     op->noutputs = op->outputs ? call->nout : 0;
     op->flops = flops;
     op->def = call->op;
+    op->args = NULL;
+    op->out_view_of = NULL;
     mtk_value *args = call->nargs > 0 ? mtk_ctx_alloc(tr->ctx, (size_t)call->nargs * sizeof *args) : NULL;
     op->nargs = 0;
     if (args) {

@@ -48,6 +48,14 @@ void ag_saved_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_cross_entropy(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_nll_loss(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_dropout(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_saved_conv(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_saved_max_pool(const mtk_autograd_query *q, mtk_autograd_result *r);
+
+/* ---- backward columns (autograd_nn.c) */
+/* The gradient of each input that requires grad (the default). */
+void ag_backward_grads(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_backward_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_backward_softmax(const mtk_autograd_query *q, mtk_autograd_result *r);
 
 /* Which sdpa kernel torch runs for this call on the query's device kind. */
 typedef enum ag_sdpa_kernel { AG_SDPA_MATH, AG_SDPA_FLASH, AG_SDPA_EFFICIENT } ag_sdpa_kernel;

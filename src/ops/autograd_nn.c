@@ -183,3 +183,49 @@ void ag_saved_dropout(const mtk_autograd_query *q, mtk_autograd_result *r)
         for (int32_t d = 2; d < x->ndim; d++) shape[d] = 1;
     ag_save_new(r, x->dtype, shape, x->ndim);
 }
+
+/* convolution (one formula for all inputs): input and weight. */
+void ag_saved_conv(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_save_arg(q, r, 0);
+    ag_save_arg(q, r, 1);
+}
+
+/* max_pool (run with indices when grad is needed): input and the int64
+ * indices of the output's shape. */
+void ag_saved_max_pool(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_save_arg(q, r, 0);
+    if (q->noutputs > 1) ag_save_output(r, 1);
+    else if (q->noutputs == 1) ag_save_new(r, MTK_INT64, q->outputs[0]->shape, q->outputs[0]->ndim);
+}
+
+/* ------------------------------------------------------- backward column */
+
+void ag_backward_grads(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    for (int32_t i = 0; i < q->ninputs && r->nbackward < MTK_MAX_SAVED; i++)
+        if (q->input_requires_grad[i])
+            r->backward[r->nbackward++] = (mtk_backward_alloc){
+                .grad_of = i, .nbytes = mtk_tensor_numel(q->inputs[i]) * (int64_t)mtk_dtype_size(q->inputs[i]->dtype) };
+}
+
+/* LlamaRMSNorm's forward holds one float32 temporary of x's size at a
+ * time beyond what it keeps (pow's result, then in half dtypes the
+ * float32 product before its cast). */
+void ag_backward_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_backward_grads(q, r);
+    const mtk_tensor *x = ag_arg(q, 0);
+    if (x) r->transient_bytes = mtk_tensor_numel(x) * 4;
+}
+
+/* softmax(x, dtype=d) with d not x's dtype converts x first: a temporary
+ * of x's size in d. */
+void ag_backward_softmax(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_backward_grads(q, r);
+    const mtk_tensor *x = ag_arg(q, 0);
+    if (x && q->noutputs > 0 && q->outputs[0]->dtype != x->dtype)
+        r->transient_bytes = mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(q->outputs[0]->dtype);
+}

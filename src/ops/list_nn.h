@@ -6,11 +6,13 @@
 MTK_OP(SOFTMAX, .name = "softmax",
        .signature = "softmax(Tensor input, int? dim=None, Any _stacklevel=3, ScalarType? dtype=None) -> Tensor",
        .meta = mtk_nn_softmax_meta, .cpu = mtk_nn_softmax_cpu, .cost = mtk_outputs_cost,
-       .info = &mtk_nn_softmax_info, .saved = ag_saved_result)
+       .info = &mtk_nn_softmax_info, .saved = ag_saved_result,
+       .backward = ag_backward_softmax)
 MTK_OP(LOG_SOFTMAX, .name = "log_softmax",
        .signature = "log_softmax(Tensor input, int? dim=None, Any _stacklevel=3, ScalarType? dtype=None) -> Tensor",
        .meta = mtk_nn_softmax_meta, .cpu = mtk_nn_softmax_cpu, .cost = mtk_outputs_cost,
-       .info = &mtk_nn_log_softmax_info, .saved = ag_saved_result)
+       .info = &mtk_nn_log_softmax_info, .saved = ag_saved_result,
+       .backward = ag_backward_softmax)
 
 /* ---- dropout */
 MTK_OP(DROPOUT, .name = "dropout",
@@ -44,7 +46,8 @@ MTK_OP(LAYER_NORM, .name = "layer_norm",
        .meta = mtk_nn_layer_norm_meta, .cpu = mtk_nn_layer_norm_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_layer_norm)
 MTK_OP(RMS_NORM, .name = "rms_norm",
        .signature = "rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
-       .meta = mtk_nn_rms_norm_meta, .cpu = mtk_nn_rms_norm_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_rms_norm)
+       .meta = mtk_nn_rms_norm_meta, .cpu = mtk_nn_rms_norm_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_rms_norm,
+       .backward = ag_backward_rms_norm)
 MTK_OP(GROUP_NORM, .name = "group_norm",
        .signature = "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
        .meta = mtk_nn_group_norm_meta, .cpu = mtk_nn_group_norm_cpu, .cost = mtk_outputs_cost)

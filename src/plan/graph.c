@@ -7,6 +7,7 @@
 
 #include "nn/ptrset.h"
 #include "nn/trace_internal.h"
+#include "ops/autograd.h"
 
 #include <string.h>
 
@@ -110,6 +111,7 @@ static void map_args(const mtk_trace_op *op, int32_t *arg_input)
     for (int32_t a = 0; a < op->nargs; a++) {
         const mtk_value *v = &op->args[a];
         arg_input[a] = -1;
+        if (k >= op->ninputs) continue; /* a record cut short by out of memory */
         if (v->kind == MTK_VALUE_TENSOR && v->as.tensor) {
             arg_input[a] = k++;
         } else if (v->kind == MTK_VALUE_LIST || v->kind == MTK_VALUE_TUPLE) {
@@ -122,20 +124,12 @@ static void map_args(const mtk_trace_op *op, int32_t *arg_input)
     }
 }
 
-/* The gradient of each input that requires grad, the default backward. */
-static void default_backward(const mtk_autograd_query *q, mtk_autograd_result *r)
-{
-    for (int32_t i = 0; i < q->ninputs && r->nbackward < MTK_MAX_SAVED; i++)
-        if (q->input_requires_grad[i])
-            r->backward[r->nbackward++] = (mtk_backward_alloc){
-                .grad_of = i, .nbytes = mtk_tensor_numel(q->inputs[i]) * (int64_t)mtk_dtype_size(q->inputs[i]->dtype) };
-}
-
 static bool record_node(mtk_graph *g, const mtk_trace_op *op, int32_t index)
 {
     mtk_ctx *ctx = g->ctx;
     mtk_graph_node *node = &g->nodes[index];
-    *node = (mtk_graph_node){ .op = op->def, .args = op->args, .nargs = op->nargs, .module = op->module_index };
+    *node = (mtk_graph_node){ .op = op->def, .args = op->args, .nargs = op->nargs, .module = op->module_index,
+                              .flops = op->flops };
     int32_t *inputs = op->ninputs ? mtk_ctx_alloc(ctx, (size_t)op->ninputs * sizeof *inputs) : NULL;
     bool *input_rg = op->ninputs ? mtk_ctx_alloc(ctx, (size_t)op->ninputs * sizeof *input_rg) : NULL;
     int32_t *outputs = op->noutputs ? mtk_ctx_alloc(ctx, (size_t)op->noutputs * sizeof *outputs) : NULL;
@@ -173,7 +167,9 @@ static bool record_node(mtk_graph *g, const mtk_trace_op *op, int32_t index)
         int32_t id = mtk_graph_tensor_id(g, t); /* in place, or an input returned as is */
         if (id < 0) {
             int32_t arg = views[o];
-            int32_t base = arg >= 0 && arg < op->nargs && arg_input[arg] >= 0 ? inputs[arg_input[arg]] : -1;
+            int32_t base = arg >= 0 && arg < op->nargs && arg_input[arg] >= 0 && arg_input[arg] < op->ninputs
+                               ? inputs[arg_input[arg]]
+                               : -1;
             mtk_tensor *device = base < 0 ? plan_device_layout(g, op->def, &q, o, geom[o]) : NULL;
             if (device) geom[o] = device;
             bool rg = any_rg && mtk_dtype_is_floating(t->dtype);
@@ -195,7 +191,7 @@ static bool record_node(mtk_graph *g, const mtk_trace_op *op, int32_t index)
     if (any_rg) {
         if (op->def->saved) op->def->saved(&q, r);
         if (op->def->backward) op->def->backward(&q, r);
-        else default_backward(&q, r);
+        else ag_backward_grads(&q, r);
     } else if (op->def->backward) {
         /* no autograd node: only the forward's workspace is left */
         op->def->backward(&q, r);
@@ -224,6 +220,7 @@ mtk_graph *mtk_graph_from_trace_on(const mtk_trace *trace, mtk_device_kind devic
 {
     if (!trace) return NULL;
     mtk_ctx *ctx = trace->ctx;
+    if (mtk_ctx_status(ctx) != MTK_OK) return NULL; /* the record may be cut short */
     mtk_graph *g = mtk_ctx_alloc(ctx, sizeof *g);
     if (!g) return NULL;
     memset(g, 0, sizeof *g);

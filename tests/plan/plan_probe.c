@@ -7,8 +7,9 @@
  * "config"; ATTENTION eager, sdpa or default; DEVICE_KIND cpu or cuda;
  * LOSS "loss" for labels=input_ids or "noloss") in training mode, and
  * prints one JSON object per line:
- *   {"saved_bytes": N, "layers": [module names], "nodes": [[op, module,
- *    [[kind, bytes, storage]...]]...] (with "nodes")}
+ *   {"saved_bytes": N, "modules": {name: bytes first saved in it, the
+ *    loss's in the root ""}, "layers": [module names], "nodes": [[op,
+ *    module, [[kind, bytes, storage]...]]...] (with "nodes")}
  * or {"error": message}.  Each line runs in its own context. */
 #include "mtk/mtk.h"
 #include "mtk/plan.h"
@@ -66,7 +67,40 @@ static void run(char *line)
         return;
     }
     const mtk_graph *g = p->graph;
-    printf("{\"saved_bytes\": %lld, \"layers\": [", (long long)mtk_graph_saved_bytes(g, NULL));
+    int32_t nmod = mtk_trace_module_count(mtk_graph_trace(g));
+    int64_t *per = calloc((size_t)nmod + 1, sizeof *per);
+    printf("{\"saved_bytes\": %lld, \"modules\": {", (long long)mtk_graph_saved_bytes(g, per));
+    int64_t root = per[0];
+    for (int32_t n = 0; n < mtk_graph_node_count(g); n++) { /* the loss, outside the root's call */
+        const mtk_graph_node *node = mtk_graph_node_at(g, n);
+        if (node->module < 0)
+            for (int32_t i = 0; i < node->nsaved; i++) {
+                int32_t st = mtk_graph_saved_entry_storage(g, node, &node->saved[i]);
+                bool first = st < 0;
+                if (st >= 0) { /* counted only if no earlier node saved it */
+                    first = mtk_graph_storage_at(g, st)->kind != MTK_STORAGE_PARAMETER;
+                    for (int32_t m = 0; first && m < n; m++) {
+                        const mtk_graph_node *e = mtk_graph_node_at(g, m);
+                        for (int32_t j = 0; j < e->nsaved; j++)
+                            if (mtk_graph_saved_entry_storage(g, e, &e->saved[j]) == st) first = false;
+                    }
+                    for (int32_t j = 0; first && j < i; j++)
+                        if (mtk_graph_saved_entry_storage(g, node, &node->saved[j]) == st) first = false;
+                }
+                if (first) root += mtk_graph_saved_entry_bytes(g, node, &node->saved[i]);
+            }
+    }
+    per[0] = root;
+    bool any = false;
+    for (int32_t m = 0; m < nmod; m++) {
+        if (!per[m]) continue;
+        printf("%s", any ? ", " : "");
+        print_string(module_name(g, m));
+        printf(": %lld", (long long)per[m]);
+        any = true;
+    }
+    free(per);
+    printf("}, \"layers\": [");
     for (int32_t i = 0; i < p->nlayers; i++) {
         printf("%s", i ? ", " : "");
         print_string(module_name(g, p->layers[i]));
@@ -83,7 +117,9 @@ static void run(char *line)
             printf(", [");
             for (int32_t i = 0; i < node->nsaved; i++) {
                 static const char *const kinds[] = { "input", "output", "new" };
-                printf("%s[\"%s\", %lld, %d]", i ? ", " : "", kinds[node->saved[i].kind],
+                int32_t st = mtk_graph_saved_entry_storage(g, node, &node->saved[i]);
+                bool param = st >= 0 && mtk_graph_storage_at(g, st)->kind == MTK_STORAGE_PARAMETER;
+                printf("%s[\"%s\", %lld, %d]", i ? ", " : "", param ? "param" : kinds[node->saved[i].kind],
                        (long long)mtk_graph_saved_entry_bytes(g, node, &node->saved[i]),
                        (int)mtk_graph_saved_entry_storage(g, node, &node->saved[i]));
             }

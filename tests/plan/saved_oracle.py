@@ -23,6 +23,13 @@ warnings.filterwarnings("ignore")
 
 def saved_bytes(cfg, dtype, attention, batch, seq, loss):
     """Bytes autograd keeps for backward during the forward of `cfg`."""
+    return saved_by_module(cfg, dtype, attention, batch, seq, loss)["total"]
+
+
+def saved_by_module(cfg, dtype, attention, batch, seq, loss):
+    """{"total": bytes, "modules": {name: bytes}}: each storage counted in
+    the innermost module running when it was first saved ("" the root,
+    the loss included)."""
     config = transformers.AutoConfig.for_model(**cfg)
     config._attn_implementation = attention
     cls = getattr(transformers, cfg["architectures"][0])
@@ -31,11 +38,17 @@ def saved_bytes(cfg, dtype, attention, batch, seq, loss):
     model.train()
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}
     seen = {}
+    stack = [""]
+    per_module = {}
+    names = {m: n for n, m in model.named_modules()}
+    hooks = [m.register_forward_pre_hook(lambda m, a: stack.append(names[m])) for m in names]
+    hooks += [m.register_forward_hook(lambda m, a, o: stack.pop() and None) for m in names]
 
     def pack(t):
         st = t.untyped_storage()
-        if st.data_ptr() not in params:
+        if st.data_ptr() not in params and st.data_ptr() not in seen:
             seen[st.data_ptr()] = st.nbytes()
+            per_module[stack[-1]] = per_module.get(stack[-1], 0) + st.nbytes()
         return t
 
     if cfg["model_type"] == "vit":
@@ -48,7 +61,9 @@ def saved_bytes(cfg, dtype, attention, batch, seq, loss):
         kwargs["use_cache"] = False
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         model(**kwargs)
-    return sum(seen.values())
+    for h in hooks:
+        h.remove()
+    return {"total": sum(seen.values()), "modules": per_module}
 
 
 if __name__ == "__main__":

@@ -130,12 +130,199 @@ static void node_arguments_are_copied_lists_included(void **state)
     mtk_ctx_free(ctx);
 }
 
+
+/* ------------------------------------------------------ saved entries */
+
+static mtk_tensor *grad_input(mtk_ctx *ctx, mtk_dtype dtype, int32_t ndim, const int64_t *shape)
+{
+    mtk_tensor *t = mtk_tensor_new(ctx, dtype, shape, ndim, NULL, MTK_DEVICE_META);
+    assert_non_null(t);
+    t->flags |= MTK_TENSOR_REQUIRES_GRAD;
+    return t;
+}
+
+static const mtk_graph_node *node_named(const mtk_graph *g, const char *op)
+{
+    for (int32_t i = 0; i < mtk_graph_node_count(g); i++)
+        if (strcmp(mtk_graph_node_at(g, i)->op->name, op) == 0) return mtk_graph_node_at(g, i);
+    fail_msg("no %s node", op);
+    return NULL;
+}
+
+static mtk_tensor *softmax_of(mtk_ctx *ctx, mtk_tensor *x) { return mtk_softmax(ctx, x, -1, MTK_DTYPE_UNDEFINED); }
+
+static void softmax_saves_its_output_and_nothing_without_grad(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    const mtk_graph *g = graph_of(ctx, net, softmax_of, grad_input(ctx, MTK_FLOAT32, 2, SHAPE(3, 5)),
+                                  MTK_DEVICE_KIND_CPU);
+    const mtk_graph_node *n = node_named(g, "softmax");
+    assert_int_equal(n->nsaved, 1);
+    assert_int_equal(n->saved[0].kind, MTK_SAVED_OUTPUT);
+    assert_int_equal(mtk_graph_saved_entry_bytes(g, n, &n->saved[0]), 3 * 5 * 4);
+    assert_int_equal(mtk_graph_saved_bytes(g, NULL), 60);
+    /* the same on an input that does not require grad: no autograd node */
+    g = graph_of(ctx, net, softmax_of, meta_input(ctx, 2, SHAPE(3, 5)), MTK_DEVICE_KIND_CPU);
+    assert_int_equal(node_named(g, "softmax")->nsaved, 0);
+    assert_int_equal(mtk_graph_saved_bytes(g, NULL), 0);
+    mtk_ctx_free(ctx);
+}
+
+/* x (B, S, H) bf16 through rms_norm with a weight that requires grad */
+static mtk_tensor *bf16_rms_norm(mtk_ctx *ctx, mtk_tensor *x)
+{
+    mtk_tensor *w = grad_input(ctx, MTK_BFLOAT16, 1, SHAPE(8));
+    return mtk_rms_norm(ctx, x, SHAPE(8), 1, w, 1e-6);
+}
+
+static void rms_norm_saves_what_llama_rmsnorm_composition_keeps(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    const mtk_graph *g = graph_of(ctx, net, bf16_rms_norm, grad_input(ctx, MTK_BFLOAT16, 3, SHAPE(2, 3, 8)),
+                                  MTK_DEVICE_KIND_CPU);
+    const mtk_graph_node *n = node_named(g, "rms_norm");
+    assert_int_equal(n->nsaved, 4);
+    /* x.to(float32): new; rsqrt (2, 3, 1) float32; the product cast back
+       (bf16, new); the weight (an input here, 16 bytes) */
+    assert_int_equal(n->saved[0].kind, MTK_SAVED_NEW);
+    assert_int_equal(n->saved[0].dtype, MTK_FLOAT32);
+    assert_int_equal(mtk_graph_saved_entry_bytes(g, n, &n->saved[0]), 2 * 3 * 8 * 4);
+    assert_int_equal(n->saved[1].ndim, 3);
+    assert_int_equal(n->saved[1].shape[2], 1);
+    assert_int_equal(mtk_graph_saved_entry_bytes(g, n, &n->saved[1]), 2 * 3 * 4);
+    assert_int_equal(n->saved[2].dtype, MTK_BFLOAT16);
+    assert_int_equal(n->saved[3].kind, MTK_SAVED_INPUT);
+    assert_int_equal(mtk_graph_saved_bytes(g, NULL), 192 + 24 + 96 + 16);
+    /* in float32 the float32 copy is x itself */
+    g = graph_of(ctx, net, bf16_rms_norm, grad_input(ctx, MTK_FLOAT32, 3, SHAPE(2, 3, 8)), MTK_DEVICE_KIND_CPU);
+    n = node_named(g, "rms_norm");
+    assert_int_equal(n->saved[0].kind, MTK_SAVED_INPUT);
+    assert_int_equal(n->saved[0].index, 0);
+    mtk_ctx_free(ctx);
+}
+
+/* (B, S, H) -> heads -> sdpa (GQA) -> merged: the attention of a decoder */
+static mtk_tensor *attention_block(mtk_ctx *ctx, mtk_tensor *x)
+{
+    mtk_tensor *q = mtk_transpose(ctx, mtk_view(ctx, x, SHAPE(2, 5, 4, 8), 4), 1, 2); /* (2, 4, 5, 8) */
+    mtk_tensor *cos = mtk_tensor_new(ctx, MTK_FLOAT32, SHAPE(1, 5, 8), 3, NULL, MTK_DEVICE_META);
+    q = mtk_rope(ctx, q, cos, cos, false);
+    mtk_tensor *k = grad_input(ctx, MTK_FLOAT32, 4, SHAPE(2, 2, 5, 8));
+    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, k, NULL, 0.0, true, 0.125, true);
+    return mtk_reshape(ctx, mtk_transpose(ctx, attn, 1, 2), SHAPE(2, 5, 32), 3);
+}
+
+static void sdpa_saves_per_kernel_and_its_output_is_laid_out_like_the_query(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    mtk_tensor *x = grad_input(ctx, MTK_FLOAT32, 3, SHAPE(2, 5, 32));
+    const mtk_graph *g = graph_of(ctx, net, attention_block, x, MTK_DEVICE_KIND_CPU);
+    const mtk_graph_node *n = node_named(g, "scaled_dot_product_attention");
+    /* cpu flash: q, k, v (k again: one storage), output, logsumexp
+       (2, 4, 5) float32 */
+    assert_int_equal(n->nsaved, 5);
+    assert_int_equal(mtk_graph_saved_entry_storage(g, n, &n->saved[1]), mtk_graph_saved_entry_storage(g, n, &n->saved[2]));
+    const mtk_saved *lse = &n->saved[4];
+    assert_int_equal(lse->kind, MTK_SAVED_NEW);
+    assert_int_equal(mtk_graph_saved_entry_bytes(g, n, lse), 2 * 4 * 5 * 4);
+    /* rope's output takes x's (B, S, H, D) order, and so does sdpa's: the
+       merge of the heads is a view of the attention's output */
+    const mtk_graph_node *rs = node_named(g, "reshape");
+    const mtk_graph_tensor *merged = mtk_graph_tensor_at(g, rs->outputs[0]);
+    assert_int_equal(merged->storage, mtk_graph_tensor_at(g, n->outputs[0])->storage);
+    /* cuda (float32: the efficient kernel, no GQA there: math) */
+    g = graph_of(ctx, net, attention_block, x, MTK_DEVICE_KIND_CUDA);
+    n = node_named(g, "scaled_dot_product_attention");
+    rs = node_named(g, "reshape");
+    assert_int_not_equal(mtk_graph_tensor_at(g, rs->outputs[0])->storage,
+                         mtk_graph_tensor_at(g, n->outputs[0])->storage);
+    bool softmax = false;
+    for (int32_t i = 0; i < n->nsaved; i++)
+        softmax = softmax || (n->saved[i].kind == MTK_SAVED_NEW && n->saved[i].ndim == 4 && n->saved[i].shape[3] == 5);
+    assert_true(softmax);
+    mtk_ctx_free(ctx);
+}
+
+static mtk_tensor *dropout_of(mtk_ctx *ctx, mtk_tensor *x) { return mtk_dropout(ctx, x, 0.1, true, false); }
+
+static void dropout_keeps_a_float_noise_on_cpu_and_a_bool_mask_on_cuda(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    mtk_tensor *x = grad_input(ctx, MTK_BFLOAT16, 2, SHAPE(4, 6));
+    const mtk_graph *g = graph_of(ctx, net, dropout_of, x, MTK_DEVICE_KIND_CPU);
+    assert_int_equal(mtk_graph_saved_bytes(g, NULL), 4 * 6 * 2);
+    g = graph_of(ctx, net, dropout_of, x, MTK_DEVICE_KIND_CUDA);
+    assert_int_equal(mtk_graph_saved_bytes(g, NULL), 4 * 6);
+    mtk_ctx_free(ctx);
+}
+
+/* x (3, 2, 4, 5) with its batch dims swapped, @ k (2, 3, 5, 6): the
+ * batch (2, 3) of x cannot merge into one dim without a copy */
+static mtk_tensor *matmul_of_transposed(mtk_ctx *ctx, mtk_tensor *x)
+{
+    mtk_tensor *k = grad_input(ctx, MTK_FLOAT32, 4, SHAPE(2, 3, 5, 6));
+    return mtk_matmul(ctx, mtk_transpose(ctx, x, 0, 1), k);
+}
+
+static void matmul_saves_a_copy_where_the_batch_reshape_cannot_view(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    mtk_tensor *x = grad_input(ctx, MTK_FLOAT32, 4, SHAPE(3, 2, 4, 5));
+    const mtk_graph *g = graph_of(ctx, net, matmul_of_transposed, x, MTK_DEVICE_KIND_CPU);
+    const mtk_graph_node *n = node_named(g, "matmul");
+    assert_int_equal(n->nsaved, 2);
+    assert_int_equal(n->saved[0].kind, MTK_SAVED_NEW); /* (6, 4, 5), contiguous */
+    assert_int_equal(mtk_graph_saved_entry_bytes(g, n, &n->saved[0]), 6 * 4 * 5 * 4);
+    assert_int_equal(n->saved[1].kind, MTK_SAVED_INPUT); /* k folds: a view */
+    assert_int_equal(mtk_graph_saved_bytes(g, NULL), 6 * 4 * 5 * 4 + 2 * 3 * 5 * 6 * 4);
+    mtk_ctx_free(ctx);
+}
+
+static mtk_tensor *softmax_to_float(mtk_ctx *ctx, mtk_tensor *x) { return mtk_softmax(ctx, x, -1, MTK_FLOAT32); }
+
+static void backward_column_gives_gradients_and_forward_workspace(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    mtk_tensor *x = grad_input(ctx, MTK_BFLOAT16, 2, SHAPE(3, 5));
+    const mtk_graph *g = graph_of(ctx, net, softmax_to_float, x, MTK_DEVICE_KIND_CPU);
+    const mtk_graph_node *n = node_named(g, "softmax");
+    /* the bf16 input converted to float32 first, freed inside the op */
+    assert_int_equal(n->transient_bytes, 3 * 5 * 4);
+    assert_int_equal(n->nbackward, 1);
+    assert_int_equal(n->backward[0].grad_of, 0);
+    assert_int_equal(n->backward[0].nbytes, 3 * 5 * 2);
+    /* without grad: the workspace stays, no backward */
+    g = graph_of(ctx, net, softmax_to_float, meta_input(ctx, 2, SHAPE(3, 5)), MTK_DEVICE_KIND_CPU);
+    n = node_named(g, "softmax");
+    assert_int_equal(n->nbackward, 0);
+    assert_int_equal(n->transient_bytes, 0); /* float32 already */
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(graph_names_parameters_and_attributes_nodes_to_modules),
         cmocka_unit_test(views_share_their_base_storage_and_copies_do_not),
         cmocka_unit_test(node_arguments_are_copied_lists_included),
+        cmocka_unit_test(softmax_saves_its_output_and_nothing_without_grad),
+        cmocka_unit_test(rms_norm_saves_what_llama_rmsnorm_composition_keeps),
+        cmocka_unit_test(sdpa_saves_per_kernel_and_its_output_is_laid_out_like_the_query),
+        cmocka_unit_test(dropout_keeps_a_float_noise_on_cpu_and_a_bool_mask_on_cuda),
+        cmocka_unit_test(matmul_saves_a_copy_where_the_batch_reshape_cannot_view),
+        cmocka_unit_test(backward_column_gives_gradients_and_forward_workspace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include "core/text.h"
 #include "nn/trace_internal.h"
 #include "nn/walk.h"
+#include "mtk/plan.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -57,6 +58,33 @@ static bool subtree_stats(mtk_module *m, mtk_param_stats *st)
     return ok;
 }
 
+/* FLOPs per module of the graph's trace, each node counted in its module
+ * and every enclosing one (the trace's modules are in pre-order, so a
+ * module's parent is the nearest earlier one of smaller depth); *total
+ * gets every node's, those outside any module included.  NULL on OOM. */
+static const int64_t *module_flops(const mtk_graph *g, int64_t *total)
+{
+    const mtk_trace *tr = mtk_graph_trace(g);
+    int32_t n = mtk_trace_module_count(tr);
+    mtk_ctx *ctx = tr->ctx;
+    int64_t *flops = mtk_ctx_alloc(ctx, (size_t)(n ? n : 1) * sizeof *flops);
+    int32_t *parent = mtk_ctx_alloc(ctx, (size_t)(n ? n : 1) * sizeof *parent);
+    if (!flops || !parent) return NULL;
+    for (int32_t i = 0; i < n; i++) {
+        flops[i] = 0;
+        int32_t p = i - 1, depth = mtk_trace_module_at(tr, i)->depth;
+        while (p >= 0 && mtk_trace_module_at(tr, p)->depth >= depth) p = parent[p];
+        parent[i] = p;
+    }
+    *total = 0;
+    for (int32_t k = 0; k < mtk_graph_node_count(g); k++) {
+        const mtk_graph_node *node = mtk_graph_node_at(g, k);
+        *total += node->flops;
+        for (int32_t m = node->module; m >= 0 && m < n; m = parent[m]) flops[m] += node->flops;
+    }
+    return flops;
+}
+
 mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t ninputs)
 {
     if (!m) return NULL;
@@ -70,6 +98,8 @@ mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t n
     s->ctx = ctx;
     s->root = m;
     mtk_trace *tr = NULL;
+    const mtk_graph *graph = NULL;
+    const int64_t *flops = NULL;
     if (ninputs > 0) {
         tr = mtk_trace_begin(m);
         if (!tr) return NULL;
@@ -79,7 +109,8 @@ mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t n
         mtk_trace_end(tr);
         if (!ok) return NULL;
         s->traced = true;
-        s->flops = mtk_trace_flops(tr);
+        graph = mtk_graph_from_trace(tr);
+        if (!graph || !(flops = module_flops(graph, &s->flops))) return NULL;
         memcpy(s->inputs, inputs, (size_t)ninputs * sizeof *inputs);
         s->ninputs = ninputs;
         memcpy(s->outputs, io.out, sizeof s->outputs);
@@ -105,7 +136,7 @@ mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t n
             r->in = t->inputs, r->nin = t->ninputs;
             r->out = t->outputs, r->nout = t->noutputs;
             r->calls = t->calls;
-            r->flops = t->flops;
+            r->flops = flops[i];
         }
     }
     s->nrows = n;
