@@ -271,14 +271,15 @@ static void single_tensor_adam_keeps_the_previous_denom_while_making_the_next(vo
     mtk_ctx *ctx = mtk_ctx_new();
     static hg h;
     mtk_memory_plan p = plan_of(ctx, big_params(&h), MTK_MEMORY_TRAINING, MTK_OPTIMIZER_ADAM);
-    /* steady: x 8 + params 4000 + grads 4000 + states 8008; w2's update
-     * holds w1's denom (1000) while sqrt and quotient of w2 (3000 each) */
-    int64_t base = 8 + 4000 + 4000 + 8008;
+    /* steady: x 8 + params 4000 + grads 4000 + states 8008 + the loss 8
+     * (alive until the step function returns); w2's update holds w1's
+     * denom (1000) while sqrt and quotient of w2 (3000 each) */
+    int64_t base = 8 + 4000 + 4000 + 8008 + 8;
     assert_int_equal(p.peak.peak_bytes, base + 1000 + 6000);
     assert_int_equal(p.peak.peak_at.phase, MTK_PHASE_OPTIMIZER);
     assert_string_equal(p.peak.peak_at.op, "adam.step");
     assert_int_equal(p.peak.breakdown.gradients, 4000);
-    assert_int_equal(p.peak.breakdown.transient_at_peak, 8 + 7000);
+    assert_int_equal(p.peak.breakdown.transient_at_peak, 8 + 8 + 7000);
     mtk_ctx_free(ctx);
 }
 
@@ -298,10 +299,10 @@ static void foreach_adam_on_cuda_allocates_all_square_roots_at_once(void **state
     /* every allocation rounded up to 512 bytes: 8 -> 512, 1000 -> 1024,
      * 3000 -> 3072; states on the device without the cpu step scalars;
      * cuBLAS's workspace from the start */
-    int64_t params = 1024 + 3072, base = 4096 + 512 + params + params + 2 * params;
+    int64_t params = 1024 + 3072, base = 4096 + 512 + 512 + params + params + 2 * params;
     assert_int_equal(p.peak.peak_bytes, base + params);
     assert_int_equal(p.peak.breakdown.optimizer_states, 2 * params);
-    assert_int_equal(p.peak.breakdown.transient_at_peak, 4096 + 512 + params);
+    assert_int_equal(p.peak.breakdown.transient_at_peak, 4096 + 512 + 512 + params); /* + ids, loss */
     mtk_ctx_free(ctx);
 }
 
@@ -311,7 +312,7 @@ static void momentum_clones_gradients_on_the_first_step_only(void **state)
     mtk_ctx *ctx = mtk_ctx_new();
     static hg h;
     mtk_memory_plan p = plan_of(ctx, big_params(&h), MTK_MEMORY_TRAINING, MTK_OPTIMIZER_MOMENTUM);
-    assert_int_equal(p.first_step.peak_bytes, 8 + 4000 + 4000 + 4000);
+    assert_int_equal(p.first_step.peak_bytes, 8 + 4000 + 4000 + 4000 + 8);
     assert_int_equal(p.first_step.peak_at.phase, MTK_PHASE_OPTIMIZER);
     assert_int_equal(p.peak.breakdown.optimizer_states, 4000);
     mtk_memory_plan sgd = plan_of(ctx, big_params(&h), MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
