@@ -53,6 +53,12 @@ def cases():
             if family == "gemma2":  # its softcapping has no sdpa path in transformers 5
                 row["attention"] = "eager"
             out.append(("%s-%s" % (family, name), dict(row, config=cfg)))
+    out.append(("llama-train-adamw-accum3", dict(mode="training", optimizer="adamw", dtype="float32",
+                                                 attention="sdpa", batch=2, seq=13, grad_accum=3,
+                                                 config=family_config("llama"))))
+    out.append(("phi3-train-momentum-accum2", dict(mode="training", optimizer="momentum", dtype="float32",
+                                                   attention="sdpa", batch=1, seq=11, grad_accum=2,
+                                                   config=family_config("phi3"))))
     bert = family_config("bert", "BertForMaskedLM")
     out.append(("bert-inference-f32", dict(mode="inference", dtype="float32", attention="eager", batch=2, seq=9,
                                            config=bert)))

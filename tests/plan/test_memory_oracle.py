@@ -55,7 +55,7 @@ def mtk_memory(run, tmp_path, case, *extra):
     args = ["memory", str(d), "--input", "%dx%d" % (case["batch"], case["seq"]), "--mode", case["mode"],
             "--dtype", case["dtype"], "--attention", case["attention"], "--json", *extra]
     if case["mode"] == "training":
-        args += ["--optimizer", case["optimizer"]]
+        args += ["--optimizer", case["optimizer"], "--grad-accum", str(case.get("grad_accum", 1))]
         if case.get("checkpointing"):
             args.append("--checkpointing")
     r = run(*args, timeout=120)
