@@ -147,7 +147,7 @@ static int print_constants(void)
 
 static int fail(mtk_ctx *ctx)
 {
-    cli_error("memory: %s", mtk_ctx_message(ctx));
+    cli_error("%s", mtk_ctx_message(ctx));
     mtk_ctx_free(ctx);
     return CLI_EXIT_ERROR;
 }

@@ -475,22 +475,28 @@ static void run_backward(mem_sim *s)
 
 /* ---------------------------------------------------------------- steps */
 
-static void release_kept(mem_sim *s)
+/* The tensors the caller holds after a forward (the loss): detached from
+ * their storages, so the next forward makes its own, and returned for
+ * release_held (the Python variable lives until it is assigned again, or
+ * the step function returns).  At most `cap`. */
+static int32_t take_kept(mem_sim *s, int32_t *held, int32_t cap)
 {
-    int32_t loss = s->g->loss;
-    if (loss >= 0 && s->o->mode == MTK_MEMORY_TRAINING) {
-        int32_t st = s->g->tensors[loss].storage;
-        bool kept = false;
-        for (int32_t i = 0; i < s->g->nkeep; i++) kept = kept || s->g->tensors[s->g->keep[i]].storage == st;
-        if (!kept && s->produced_by[st] >= 0) mem_buf_unref(s, s->sbuf[st]);
-    }
-    for (int32_t i = 0; i < s->g->nkeep; i++) {
-        int32_t t = s->g->keep[i];
+    int32_t n = 0;
+    for (int32_t i = -1; i < s->g->nkeep && n < cap; i++) {
+        int32_t t = i < 0 ? s->g->loss : s->g->keep[i];
         if (t < 0 || t >= s->g->ntensors) continue;
-        int32_t st = s->g->tensors[t].storage;
-        if (s->produced_by[st] < 0) continue;
-        mem_buf_unref(s, s->sbuf[st]);
+        int32_t st = s->g->tensors[t].storage, b = s->sbuf[st];
+        if (s->produced_by[st] < 0 || b < 0) continue;
+        s->bufs[b].storage = -1;
+        s->sbuf[st] = -1;
+        held[n++] = b;
     }
+    return n;
+}
+
+static void release_held(mem_sim *s, const int32_t *held, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) mem_buf_unref(s, held[i]);
 }
 
 static void begin_step(mem_sim *s, mtk_memory_step *step)
@@ -507,13 +513,15 @@ static void run_training_step(mem_sim *s, mtk_memory_step *step, bool first)
 {
     begin_step(s, step);
     int32_t micro = s->o->grad_accum > 1 ? 2 : 1; /* the 3rd..Kth are the 2nd again */
+    int32_t held[8], nheld = 0;
     for (int32_t mb = 0; mb < micro && !s->oom; mb++) {
         s->count_saved = s->record && mb == 0;
         run_forward(s, true);
+        release_held(s, held, nheld); /* loss = model(...): the previous one goes */
         if (mb == 0 && first) s->saved_forward = s->cat[MEM_CAT_SAVED];
         s->count_saved = false;
         run_backward(s);
-        release_kept(s);
+        nheld = take_kept(s, held, 8);
     }
     mem_optimizer_step(s, first);
     s->phase = MTK_PHASE_ZERO_GRAD;
@@ -524,6 +532,7 @@ static void run_training_step(mem_sim *s, mtk_memory_step *step, bool first)
             mem_buf_unref(s, s->pgrad[st]);
             s->pgrad[st] = -1;
         }
+    release_held(s, held, nheld); /* the step's function returns */
     mem_timeline(s);
 }
 

@@ -53,6 +53,12 @@ def cases():
             if family == "gemma2":  # its softcapping has no sdpa path in transformers 5
                 row["attention"] = "eager"
             out.append(("%s-%s" % (family, name), dict(row, config=cfg)))
+    out.append(("llama-train-adamw-accum3", dict(mode="training", optimizer="adamw", dtype="float32",
+                                                 attention="sdpa", batch=2, seq=13, grad_accum=3,
+                                                 config=family_config("llama"))))
+    out.append(("phi3-train-momentum-accum2", dict(mode="training", optimizer="momentum", dtype="float32",
+                                                   attention="sdpa", batch=1, seq=11, grad_accum=2,
+                                                   config=family_config("phi3"))))
     bert = family_config("bert", "BertForMaskedLM")
     out.append(("bert-inference-f32", dict(mode="inference", dtype="float32", attention="eager", batch=2, seq=9,
                                            config=bert)))
@@ -62,13 +68,16 @@ def cases():
 
 
 def fit_cases():
-    """(id, case at batch 1, the batch mtk's answer should be): --fit with
-    a budget halfway between mtk's peaks at `batch` and `batch` + 1."""
+    """(id, case, what, the answer mtk should give): --fit with a budget
+    halfway between mtk's peaks at the answer and one more; `what` is
+    "batch" or "seq" (--fit-context)."""
     return [
         ("llama-fit-batch", dict(mode="training", optimizer="adamw", dtype="float32", attention="sdpa", batch=1,
-                                 seq=16, config=family_config("llama")), 3),
+                                 seq=16, config=family_config("llama")), "batch", 3),
+        ("llama-fit-context", dict(mode="training", optimizer="adamw", dtype="float32", attention="sdpa", batch=2,
+                                   seq=1, config=family_config("llama")), "seq", 20),
         ("gpt2-fit-batch", dict(mode="inference", dtype="float32", attention="eager", batch=1, seq=12,
-                                config=family_config("gpt2")), 5),
+                                config=family_config("gpt2")), "batch", 5),
     ]
 
 
@@ -106,8 +115,8 @@ def measured(case, cache):
 def all_cases():
     """Every case the tests measure, fits' neighbours included."""
     out = [c for _, c in cases()]
-    for _, c, b in fit_cases():
-        out += [dict(c, batch=b), dict(c, batch=b + 1)]
+    for _, c, what, n in fit_cases():
+        out += [dict(c, **{what: n}), dict(c, **{what: n + 1})]
     return out
 
 

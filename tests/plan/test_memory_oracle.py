@@ -55,7 +55,7 @@ def mtk_memory(run, tmp_path, case, *extra):
     args = ["memory", str(d), "--input", "%dx%d" % (case["batch"], case["seq"]), "--mode", case["mode"],
             "--dtype", case["dtype"], "--attention", case["attention"], "--json", *extra]
     if case["mode"] == "training":
-        args += ["--optimizer", case["optimizer"]]
+        args += ["--optimizer", case["optimizer"], "--grad-accum", str(case.get("grad_accum", 1))]
         if case.get("checkpointing"):
             args.append("--checkpointing")
     r = run(*args, timeout=120)
@@ -95,18 +95,23 @@ def test_median_error_within_one_percent():
     assert med <= 0.01
 
 
-_FITS = [pytest.param(i, c, b, id=i, marks=[pytest.mark.xfail(reason=_INFERENCE, strict=False)]
-                      if c["mode"] == "inference" else []) for i, c, b in memory_cases.fit_cases()]
+# llama-fit-context: at 2x20 the peak is cross_entropy's backward (_LOSS),
+# 1.7% under torch, more than half a step of the search
+_FIT_GAPS = {"gpt2-fit-batch": _INFERENCE, "llama-fit-context": _LOSS}
+_FITS = [pytest.param(i, c, what, n, id=i,
+                      marks=[pytest.mark.xfail(reason=_FIT_GAPS[i], strict=False)] if i in _FIT_GAPS else [])
+         for i, c, what, n in memory_cases.fit_cases()]
 
 
-@pytest.mark.parametrize("case_id,case,batch", _FITS)
-def test_fit_answer_fits_in_torch_and_one_more_does_not(run, tmp_path, case_id, case, batch):
-    at = mtk_memory(run, tmp_path, dict(case, batch=batch))["peak_bytes"]
-    beyond = mtk_memory(run, tmp_path, dict(case, batch=batch + 1))["peak_bytes"]
+@pytest.mark.parametrize("case_id,case,what,answer", _FITS)
+def test_fit_answer_fits_in_torch_and_one_more_does_not(run, tmp_path, case_id, case, what, answer):
+    at = mtk_memory(run, tmp_path, dict(case, **{what: answer}))["peak_bytes"]
+    beyond = mtk_memory(run, tmp_path, dict(case, **{what: answer + 1}))["peak_bytes"]
     budget = (at + beyond) // 2
-    got = mtk_memory(run, tmp_path, case, "--fit", str(budget))
-    assert got["fit"]["max_batch"] == batch
+    extra = ["--fit", str(budget)] + (["--fit-context"] if what == "seq" else [])
+    got = mtk_memory(run, tmp_path, case, *extra)
+    assert got["fit"]["max_context" if what == "seq" else "max_batch"] == answer
     assert got["fit"]["peak_bytes"] == at and got["fit"]["peak_bytes_next"] == beyond
-    torch_at = memory_cases.measured(dict(case, batch=batch), _cache)["peak"]
-    torch_beyond = memory_cases.measured(dict(case, batch=batch + 1), _cache)["peak"]
+    torch_at = memory_cases.measured(dict(case, **{what: answer}), _cache)["peak"]
+    torch_beyond = memory_cases.measured(dict(case, **{what: answer + 1}), _cache)["peak"]
     assert torch_at <= budget < torch_beyond, (torch_at, budget, torch_beyond)

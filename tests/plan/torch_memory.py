@@ -6,7 +6,8 @@ of test_memory_oracle.py), as GROUND_TRUTH.md measures it:
   the input ids, and on the second training step the optimizer states);
 - training step: model(input_ids=ids, labels=ids).loss, backward,
   optimizer.step(), optimizer.zero_grad(set_to_none=True); both steps are
-  measured, the second is the one the planner reports;
+  measured, the second is the one the planner reports; with grad_accum K
+  the forward and backward run K times before the step;
 - saved activations: saved_tensors_hooks over the forward, each storage
   once, parameters left out.
 
@@ -93,9 +94,12 @@ def measure(case):
     else:
         opt = torch.optim.SGD(params, lr=1e-3)
 
+    accum = case.get("grad_accum", 1)
+
     def step():
-        loss = model(input_ids=ids, labels=ids).loss
-        loss.backward()
+        for _ in range(accum):  # micro-batches: .grad persists across them
+            loss = model(input_ids=ids, labels=ids).loss
+            loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
 

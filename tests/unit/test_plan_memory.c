@@ -271,14 +271,15 @@ static void single_tensor_adam_keeps_the_previous_denom_while_making_the_next(vo
     mtk_ctx *ctx = mtk_ctx_new();
     static hg h;
     mtk_memory_plan p = plan_of(ctx, big_params(&h), MTK_MEMORY_TRAINING, MTK_OPTIMIZER_ADAM);
-    /* steady: x 8 + params 4000 + grads 4000 + states 8008; w2's update
-     * holds w1's denom (1000) while sqrt and quotient of w2 (3000 each) */
-    int64_t base = 8 + 4000 + 4000 + 8008;
+    /* steady: x 8 + params 4000 + grads 4000 + states 8008 + the loss 8
+     * (alive until the step function returns); w2's update holds w1's
+     * denom (1000) while sqrt and quotient of w2 (3000 each) */
+    int64_t base = 8 + 4000 + 4000 + 8008 + 8;
     assert_int_equal(p.peak.peak_bytes, base + 1000 + 6000);
     assert_int_equal(p.peak.peak_at.phase, MTK_PHASE_OPTIMIZER);
     assert_string_equal(p.peak.peak_at.op, "adam.step");
     assert_int_equal(p.peak.breakdown.gradients, 4000);
-    assert_int_equal(p.peak.breakdown.transient_at_peak, 8 + 7000);
+    assert_int_equal(p.peak.breakdown.transient_at_peak, 8 + 8 + 7000);
     mtk_ctx_free(ctx);
 }
 
@@ -298,10 +299,10 @@ static void foreach_adam_on_cuda_allocates_all_square_roots_at_once(void **state
     /* every allocation rounded up to 512 bytes: 8 -> 512, 1000 -> 1024,
      * 3000 -> 3072; states on the device without the cpu step scalars;
      * cuBLAS's workspace from the start */
-    int64_t params = 1024 + 3072, base = 4096 + 512 + params + params + 2 * params;
+    int64_t params = 1024 + 3072, base = 4096 + 512 + 512 + params + params + 2 * params;
     assert_int_equal(p.peak.peak_bytes, base + params);
     assert_int_equal(p.peak.breakdown.optimizer_states, 2 * params);
-    assert_int_equal(p.peak.breakdown.transient_at_peak, 4096 + 512 + params);
+    assert_int_equal(p.peak.breakdown.transient_at_peak, 4096 + 512 + 512 + params); /* + ids, loss */
     mtk_ctx_free(ctx);
 }
 
@@ -311,7 +312,7 @@ static void momentum_clones_gradients_on_the_first_step_only(void **state)
     mtk_ctx *ctx = mtk_ctx_new();
     static hg h;
     mtk_memory_plan p = plan_of(ctx, big_params(&h), MTK_MEMORY_TRAINING, MTK_OPTIMIZER_MOMENTUM);
-    assert_int_equal(p.first_step.peak_bytes, 8 + 4000 + 4000 + 4000);
+    assert_int_equal(p.first_step.peak_bytes, 8 + 4000 + 4000 + 4000 + 8);
     assert_int_equal(p.first_step.peak_at.phase, MTK_PHASE_OPTIMIZER);
     assert_int_equal(p.peak.breakdown.optimizer_states, 4000);
     mtk_memory_plan sgd = plan_of(ctx, big_params(&h), MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
@@ -492,6 +493,43 @@ static void gradient_accumulation_peaks_with_the_gradients_present(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* Mixed precision (fp32 masters of a 16-bit trace): parameters, .grad and
+ * Adam's states in float32 (twice the traced bytes), and each weight's
+ * 16-bit copy held from its first matmul to that matmul's backward. */
+static void mixed_precision_keeps_float32_masters_and_16_bit_copies(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static hg h;
+    memset(&h, 0, sizeof h);
+    int32_t x = input(&h, 8), w = param(&h, 1000, "w"); /* 1000 bytes of bfloat16 */
+    int32_t a = node(&h, -1, 8, 2, (int32_t[]){ x, w });
+    grad(&h, a, 1, 1000);
+    h.keep[h.nkeep++] = out_of(&h, a);
+    const mem_graph *g = finish(&h, out_of(&h, a));
+    h.g.master_scale = 2;
+    mtk_memory_options o;
+    mtk_memory_options_init(&o);
+    o.mode = MTK_MEMORY_TRAINING;
+    o.optimizer = MTK_OPTIMIZER_ADAM;
+    o.mixed_precision = MTK_MIXED_BF16;
+    mtk_memory_plan p = { 0 };
+    assert_true(mem_replay(ctx, g, &o, &p));
+    assert_int_equal(p.parameter_bytes, 1000); /* the traced tree's */
+    assert_int_equal(p.peak.breakdown.parameters, 2000);
+    assert_int_equal(p.peak.breakdown.optimizer_states, 2 * 2000 + 4);
+    assert_int_equal(p.activations_saved_forward, 1000); /* the bf16 copy */
+    int64_t at_a = -1;
+    for (int32_t i = 0; i < p.ntimeline; i++)
+        if (p.timeline[i].phase == MTK_PHASE_BACKWARD && p.timeline[i].node == a) at_a = p.timeline[i].live_bytes;
+    /* after a's backward: x, w (fp32), states, the loss, .grad in fp32;
+     * the copy and the bf16 gradient gone */
+    assert_int_equal(at_a, 8 + 2000 + 4004 + 8 + 2000);
+    /* the step: w's update makes sqrt and quotient (2000 each) */
+    assert_int_equal(p.peak.peak_bytes, 8 + 2000 + 4004 + 8 + 2000 + 4000);
+    mtk_ctx_free(ctx);
+}
+
 static void training_without_a_loss_is_an_error(void **state)
 {
     (void)state;
@@ -575,6 +613,7 @@ int main(void)
         cmocka_unit_test(checkpointing_keeps_layer_inputs_and_recomputes_in_backward),
         cmocka_unit_test(a_recompute_allocates_a_tensor_named_twice_once),
         cmocka_unit_test(gradient_accumulation_peaks_with_the_gradients_present),
+        cmocka_unit_test(mixed_precision_keeps_float32_masters_and_16_bit_copies),
         cmocka_unit_test(training_without_a_loss_is_an_error),
         cmocka_unit_test(json_has_the_documented_keys),
         cmocka_unit_test(constants_are_one_table_and_overridable),
