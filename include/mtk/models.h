@@ -126,6 +126,11 @@ const mtk_demo_model *mtk_demo_model_find(const char *name);
 typedef struct mtk_model_resolve_options {
     mtk_dtype dtype;   /* UNDEFINED: the config's torch_dtype          */
     bool meta;         /* build under a meta device + meta init scope  */
+    const char *attention; /* "eager" or "sdpa": transformers'
+                              attn_implementation for the families that
+                              have both (the decoders); NULL: the config's
+                              _attn_implementation, else the family's
+                              default                                  */
 } mtk_model_resolve_options;
 
 /* What a MODEL argument resolved to (strings in the arena or static). */
@@ -150,6 +155,71 @@ typedef struct mtk_model_info {
  * unreadable path, then as mtk_model_build_config. */
 mtk_module *mtk_model_resolve(mtk_ctx *ctx, const char *model, const mtk_model_resolve_options *options,
                               mtk_model_info *info);
+
+/* =========================================================== generation */
+
+/* A KV cache as transformers 5's DynamicCache keeps it for a decoder model
+ * of the zoo (llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gemma2,
+ * phi3): one layer per decoder layer.  A full-attention layer
+ * (DynamicLayer) holds keys and values (B, kv_heads, T, head_dim), each
+ * step's torch.cat of the past and the new tokens (a new tensor: old and
+ * new live at once while it is made).  A sliding-window layer
+ * (DynamicSlidingWindowLayer) holds a view of the last window - 1 tokens
+ * of that concatenation, so it keeps the whole concatenated storage: all
+ * S prompt tokens after the prefill, `window` tokens after a decode step.
+ * Lives in the context's arena. */
+typedef struct mtk_kv_cache mtk_kv_cache;
+
+/* One cache layer. */
+typedef struct mtk_kv_cache_layer {
+    mtk_tensor *keys, *values;           /* as the layer holds them; NULL
+                                            before the first step         */
+    mtk_tensor *keys_base, *values_base; /* the tensors whose storage they
+                                            keep (the step's torch.cat)   */
+    int64_t window;                      /* sliding window, 0: full       */
+} mtk_kv_cache_layer;
+
+/* An empty cache for `model` (a decoder ForCausalLM or base model of the
+ * zoo).  NULL with MTK_ERR_INVALID_ARGUMENT for any other module. */
+MTK_API mtk_kv_cache *mtk_kv_cache_new(mtk_module *model);
+MTK_API int32_t mtk_kv_cache_layer_count(const mtk_kv_cache *cache);
+/* The i-th layer, NULL past the end. */
+MTK_API const mtk_kv_cache_layer *mtk_kv_cache_layer_at(const mtk_kv_cache *cache, int32_t i);
+/* Tokens the cache has seen (get_seq_length). */
+MTK_API int64_t mtk_kv_cache_length(const mtk_kv_cache *cache);
+/* Bytes of storage the cache keeps alive (each layer's keys_base and
+ * values_base), and the bytes of the tensors it exposes (keys, values:
+ * what torch's tensor.nbytes says). */
+MTK_API int64_t mtk_kv_cache_storage_bytes(const mtk_kv_cache *cache);
+MTK_API int64_t mtk_kv_cache_tensor_bytes(const mtk_kv_cache *cache);
+
+/* Sets the cache to what it holds after `length` tokens of `batch`
+ * sequences when the last token came from a decode step (a step of one
+ * token): full layers (B, kv_heads, length, head_dim); sliding layers the
+ * concatenation of min(length, window) tokens, viewed as its last
+ * window - 1.  The tensors are new meta tensors in the model's dtype, so
+ * a plan can trace a late decode step without running the ones before
+ * it.  False with MTK_ERR_INVALID_ARGUMENT for length < 1 or batch < 1. */
+MTK_API bool mtk_kv_cache_assume(mtk_kv_cache *cache, int64_t batch, int64_t length);
+
+/* How one cached forward is called. */
+typedef struct mtk_lm_step {
+    int64_t logits_to_keep; /* lm_head on the last k positions; 0: all    */
+    bool attention_mask;    /* a 2-D attention_mask of ones is passed (as
+                               generate does): the masks transformers
+                               builds then carry the batch dim            */
+} mtk_lm_step;
+
+/* model(input_ids, past_key_values=cache, logits_to_keep=k) under no_grad,
+ * as transformers 5 runs it: ids (B, S) at positions length..length+S-1
+ * of the cache; the masks the family builds (causal, sliding window; none
+ * where sdpa can use is_causal); each layer's cache updated.  Returns the
+ * logits (B, k or S, vocab) of a ForCausalLM, the last hidden states (B, S,
+ * hidden) of a base model.  `step` may be NULL (all logits, no attention
+ * mask).  NULL with the context's error (a batch other than the cache's,
+ * a model that is not the cache's). */
+MTK_API mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *input_ids, mtk_kv_cache *cache,
+                                          const mtk_lm_step *step);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #include "mtk/core.h"
 #include "mtk/value.h"
 #include "mtk/op.h"
+#include "mtk/plan.h"
 #include "mtk/ops.h"
 #include "mtk/print.h"
 #include "mtk/eval.h"

@@ -78,7 +78,7 @@ bool mtk_init_fans(const mtk_tensor *t, int64_t *fan_in, int64_t *fan_out);
 /* ========================================================== module types */
 
 /* Most tensors a module call takes or returns. */
-#define MTK_MODULE_MAX_IO 4
+#define MTK_MODULE_MAX_IO 8
 
 /* The inputs and outputs of one module call. */
 typedef struct mtk_module_io {

@@ -18,6 +18,8 @@ extern "C" {
 
 typedef struct mtk_module mtk_module;
 typedef struct mtk_trace mtk_trace;
+typedef struct mtk_op_def mtk_op_def;
+typedef struct mtk_value mtk_value;
 
 /* One recorded op. */
 typedef struct mtk_trace_op {
@@ -29,6 +31,12 @@ typedef struct mtk_trace_op {
     mtk_tensor *const *outputs;
     int32_t noutputs;
     int64_t flops;
+    const mtk_op_def *def;      /* its row of the op table            */
+    const mtk_value *args;      /* bound arguments (defaults filled),
+                                   copied into the arena, lists too   */
+    int32_t nargs;
+    const int8_t *out_view_of;  /* per output: the argument index whose
+                                   storage it shares, -1: fresh       */
 } mtk_trace_op;
 
 /* One module of the traced tree (each module once, pre-order). */

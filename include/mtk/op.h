@@ -11,6 +11,13 @@
  *   cpu        fills the outputs the meta function described (cpu device).
  *   cost       FLOPs as torch.utils.flop_counter counts them, and the
  *              element-wise operation count, for summaries.
+ *   saved      what torch 2.13's autograd keeps for backward (mtk/plan.h):
+ *              inputs, outputs or new tensors (dropout's mask, sdpa's
+ *              logsumexp).  A fused op that transformers computes as a
+ *              composition (rms_norm, rope) reports what the composition
+ *              keeps.  NULL: nothing.
+ *   backward   what its backward allocates and its forward's workspace;
+ *              NULL: the gradient of each input that requires grad.
  *
  * The dispatcher (mtk_op_run) calls meta, then on cpu allocates the
  * outputs (or shares the input's storage for views) and calls the kernel.
@@ -31,6 +38,7 @@
 #define MTK_OP_H
 
 #include "mtk/core.h"
+#include "mtk/plan.h"
 #include "mtk/value.h"
 
 #ifdef __cplusplus
@@ -84,6 +92,8 @@ struct mtk_op_def {
     mtk_cost_fn cost;        /* NULL: zero cost                         */
     uint32_t flags;
     const void *info;        /* op-family data the meta/cpu fns read   */
+    mtk_saved_fn saved;      /* NULL: saves nothing                     */
+    mtk_backward_fn backward;/* NULL: a gradient per differentiable input */
 };
 
 /* The state of one op call, shared by the dispatcher and the op's

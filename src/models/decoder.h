@@ -67,7 +67,35 @@ typedef struct decoder_spec {
     int64_t sparse_step;         /* qwen2_moe decoder_sparse_step                 */
     int64_t mlp_only[DECODER_MAX_MLP_ONLY];
     int32_t n_mlp_only;
+    const int64_t *layer_window; /* per layer: sliding window, 0: full
+                                    attention (NULL: every layer full)   */
+    uint8_t masks;               /* DECODER_MASK_*: the masks the model's
+                                    forward builds (0: the full one)      */
+    int64_t mask_window;         /* the sliding mask's window             */
 } decoder_spec;
+
+/* The attention masks a family's model forward builds every call (with a
+ * KV cache), whether or not a layer uses them, as transformers 5 does. */
+enum { DECODER_MASK_FULL = 1, DECODER_MASK_SLIDING = 2 };
+
+/* Which layers of a family slide, as transformers 5's configs say when
+ * they list no layer_types. */
+typedef enum window_rule {
+    WINDOW_ALL,        /* mistral, mixtral, phi3: every layer when
+                          sliding_window is set                          */
+    WINDOW_FROM,       /* qwen2: layers >= max_window_layers when
+                          use_sliding_window                              */
+    WINDOW_EVEN_BELOW, /* qwen2_moe: even layers < max_window_layers when
+                          use_sliding_window                              */
+    WINDOW_EVEN        /* gemma2: even layers (sliding, full, ...)        */
+} window_rule;
+
+/* Reads the per-layer sliding windows into spec->layer_window: an explicit
+ * layer_types list ("sliding_attention" / "full_attention") wins, else
+ * `rule`; the window is sliding_window (`default_window` when absent, none
+ * when null).  Needs spec->layers.  False with the error naming the
+ * field. */
+bool decoder_read_windows(model_config *c, decoder_spec *spec, window_rule rule, int64_t default_window);
 
 /* Family defaults for the fields decoder_read_common reads. */
 typedef struct decoder_defaults {
@@ -113,7 +141,7 @@ bool decoder_types_init(mtk_ctx *ctx, decoder_types *t, const char *prefix);
 mtk_module *decoder_rotary(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
 mtk_module *decoder_norm(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
 mtk_module *decoder_embedding(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
-mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
+mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t layer);
 mtk_module *decoder_mlp(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t intermediate);
 mtk_module *decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
 
@@ -121,6 +149,22 @@ mtk_module *decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decoder_spec
  * gives (cos, sin); each child of `layers` maps (h, cos, sin) to the next
  * h; `norm` ends it.  (B, S, hidden) -> (B, S, hidden); NULL on error. */
 mtk_tensor *decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h);
+
+/* The pieces of a decoder model of the zoo: a <Prefix>ForCausalLM (lm_head
+ * set) or a <Prefix>Model (lm_head NULL).  False (no error) for any other
+ * module. */
+typedef struct decoder_parts {
+    mtk_module *embed, *layers, *norm, *rotary, *lm_head;
+    double final_softcap;
+    uint8_t masks;
+    int64_t mask_window;
+} decoder_parts;
+
+bool decoder_parts_of(mtk_module *m, decoder_parts *out);
+
+/* What the KV cache needs of a layer's <Prefix>Attention module. */
+void decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
+                             bool *eager);
 
 /* Module type callbacks defined in the piece files, for decoder_types_init. */
 extern const mtk_module_type decoder_rotary_base, decoder_norm_base, decoder_embedding_base,

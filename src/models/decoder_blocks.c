@@ -36,9 +36,12 @@ static bool norm_forward(mtk_module *m, mtk_module_io *io)
     const norm_config *c = mtk_module_config(m);
     mtk_tensor *w = mtk_module_param_at(m, 0, NULL);
     if (c->plus_one) {
-        mtk_tensor *normed = mtk_rms_norm(ctx, io->in[0], &c->hidden, 1, NULL, c->eps);
-        mtk_tensor *scale = mtk_add_scalar(ctx, w, mtk_value_float(1.0));
-        io->out[0] = mtk_mul(ctx, normed, scale);
+        /* GemmaRMSNorm: _norm(x.float()) * (1.0 + weight.float()), then
+           type_as(x): in float32 whatever the model's dtype */
+        mtk_tensor *x = io->in[0];
+        mtk_tensor *normed = mtk_rms_norm(ctx, mtk_to_dtype(ctx, x, MTK_FLOAT32), &c->hidden, 1, NULL, c->eps);
+        mtk_tensor *scale = mtk_add_scalar(ctx, mtk_to_dtype(ctx, w, MTK_FLOAT32), mtk_value_float(1.0));
+        io->out[0] = mtk_to_dtype(ctx, mtk_mul(ctx, normed, scale), x ? x->dtype : MTK_FLOAT32);
     } else {
         io->out[0] = mtk_rms_norm(ctx, io->in[0], &c->hidden, 1, w, c->eps);
     }
@@ -123,6 +126,7 @@ typedef struct attention_config {
     int64_t heads, kv_heads, head_dim, rotary_dim;
     double scale, softcap;
     bool fused_qkv, eager;
+    int64_t window;  /* this layer's sliding window, 0: full attention */
 } attention_config;
 
 /* (B, S, n * head_dim) -> (B, n, S, head_dim) */
@@ -154,10 +158,12 @@ static mtk_tensor *repeat_kv(mtk_ctx *ctx, mtk_tensor *x, int64_t n_rep)
     return mtk_reshape(ctx, mtk_expand(ctx, mtk_unsqueeze(ctx, x, 2), expanded, 5), merged, 4);
 }
 
-/* eager_attention_forward with a causal mask: softmax(q k^T * scale
- * [softcapped]) v; (B, H, S, D) each -> (B, H, S, D) */
+/* eager_attention_forward: softmax(q k^T * scale [softcapped] + mask) v;
+ * q (B, H, S, D), k and v (B, KV, T, D) -> (B, H, S, D).  `mask` (B, 1, S,
+ * T) in the scores' dtype, as transformers' eager_mask builds it; NULL:
+ * the causal mask made here (the forward without a cache). */
 static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_tensor *q, mtk_tensor *k,
-                                   mtk_tensor *v)
+                                   mtk_tensor *v, mtk_tensor *mask)
 {
     int64_t n_rep = c->heads / c->kv_heads;
     k = repeat_kv(ctx, k, n_rep);
@@ -168,7 +174,9 @@ static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_
         scores = mtk_div_scalar(ctx, scores, mtk_value_float(c->softcap));
         scores = mtk_mul_scalar(ctx, mtk_tanh(ctx, scores), mtk_value_float(c->softcap));
     }
-    if (scores) {
+    if (mask) {
+        scores = mtk_add(ctx, scores, mask);
+    } else if (scores) {
         /* the causal mask: 0 on and below the diagonal, -inf above */
         int64_t s = scores->shape[2], t = scores->shape[3], mshape[4] = { 1, 1, s, t };
         if (!mtk_ctx_push_device(ctx, scores->device)) return NULL;
@@ -180,14 +188,46 @@ static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_
     return mtk_matmul(ctx, probs, v);
 }
 
-/* forward(x (B, S, hidden), cos, sin (1, S, rotary_dim)) -> (B, S, hidden) */
+/* sdpa_attention_forward with a KV cache: no mask (full layers, and
+ * sliding ones shorter than their window) runs is_causal when S > 1 with
+ * enable_gqa; a mask (B, 1, S, T) bool turns both off, and grouped heads
+ * then take pack_gqa for one query token, repeat_kv for more.
+ * q (B, H, S, D), k and v (B, KV, T, D) -> (B, H, S, D). */
+static mtk_tensor *cached_sdpa(mtk_ctx *ctx, const attention_config *c, mtk_tensor *q, mtk_tensor *k,
+                               mtk_tensor *v, mtk_tensor *mask)
+{
+    if (!q) return NULL;
+    int64_t n_rep = c->heads / c->kv_heads, s = q->shape[2];
+    if (!mask)
+        return mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, s > 1, c->scale,
+                                                n_rep > 1 && c->head_dim <= 256);
+    if (n_rep > 1 && s == 1) {
+        int64_t packed[4] = { q->shape[0], c->kv_heads, n_rep, c->head_dim }; /* (B, KV, n_rep, D) */
+        mtk_tensor *out = mtk_scaled_dot_product_attention(ctx, mtk_reshape(ctx, q, packed, 4), k, v, mask, 0.0,
+                                                           false, c->scale, false);
+        int64_t heads[4] = { q->shape[0], c->heads, 1, c->head_dim };
+        return mtk_reshape(ctx, out, heads, 4);
+    }
+    return mtk_scaled_dot_product_attention(ctx, q, repeat_kv(ctx, k, n_rep), repeat_kv(ctx, v, n_rep), mask, 0.0,
+                                            false, c->scale, false);
+}
+
+/* forward(x (B, S, hidden), cos, sin (1, S, rotary_dim)) -> (B, S, hidden);
+ * with a KV cache, forward(x, cos, sin, past_k, past_v[, mask]) ->
+ * (out, keys, values): the past (B, KV, P, D) and this step's rotated keys
+ * and values concatenated (DynamicLayer.update's torch.cat, a new tensor
+ * of (B, KV, P + S, D)), attention over all P + S positions. */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     const attention_config *c = mtk_module_config(m);
     mtk_tensor *x = io->in[0], *cos = io->in[1], *sin = io->in[2];
-    if (io->nin != 3)
-        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: takes hidden states, cos and sin", mtk_module_type_name(m));
+    if (io->nin != 3 && io->nin != 5 && io->nin != 6)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                         "%s: takes hidden states, cos and sin (and past keys, past values and a mask)",
+                         mtk_module_type_name(m));
+    bool cached = io->nin > 3;
+    mtk_tensor *mask = io->nin == 6 ? io->in[5] : NULL;
     if (x->ndim != 3)
         return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dim%s",
                          mtk_module_type_name(m), (int)x->ndim, x->ndim == 1 ? "" : "s");
@@ -208,19 +248,42 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     q = rotate(ctx, split_heads(ctx, q, c->heads, c->head_dim), cos, sin, c->rotary_dim);    /* (B, H, S, D)  */
     k = rotate(ctx, split_heads(ctx, k, c->kv_heads, c->head_dim), cos, sin, c->rotary_dim); /* (B, KV, S, D) */
     v = split_heads(ctx, v, c->kv_heads, c->head_dim);
-    mtk_tensor *attn = c->eager ? eager_attention(ctx, c, q, k, v)
-                                : mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale,
-                                                                   c->kv_heads != c->heads);
+    mtk_tensor *attn;
+    if (cached) {
+        mtk_tensor *keys[2] = { io->in[3], k }, *values[2] = { io->in[4], v };
+        k = mtk_cat(ctx, keys, 2, 2);   /* (B, KV, P + S, D) */
+        v = mtk_cat(ctx, values, 2, 2);
+        attn = c->eager ? eager_attention(ctx, c, q, k, v, mask) : cached_sdpa(ctx, c, q, k, v, mask);
+    } else {
+        attn = c->eager ? eager_attention(ctx, c, q, k, v, NULL)
+                        : mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale,
+                                                           c->kv_heads != c->heads);
+    }
     int64_t merged[3] = { x->shape[0], x->shape[1], q_size };
     attn = mtk_reshape(ctx, mtk_transpose(ctx, attn, 1, 2), merged, 3); /* (B, S, H * D) */
     io->out[0] = mtk_module_forward(mtk_module_child_at(m, c->fused_qkv ? 0 : 3, NULL), attn);
     io->nout = 1;
-    return io->out[0] != NULL;
+    if (cached) {
+        io->out[1] = k;
+        io->out[2] = v;
+        io->nout = 3;
+    }
+    return io->out[0] != NULL && io->out[io->nout - 1] != NULL;
 }
 
 const mtk_module_type decoder_attention_base = { "Attention", attention_forward, NULL, NULL };
 
-mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+void decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
+                             bool *eager)
+{
+    const attention_config *c = mtk_module_config(attn);
+    *kv_heads = c->kv_heads;
+    *head_dim = c->head_dim;
+    *window = c->window;
+    *eager = c->eager;
+}
+
+mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t layer)
 {
     const cfg_attention_dims *a = &spec->attn;
     mtk_module *m = mtk_module_new(ctx, &t->attention, sizeof(attention_config));
@@ -228,7 +291,7 @@ mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decode
     *(attention_config *)mtk_module_config(m) = (attention_config){
         .heads = a->heads, .kv_heads = a->kv_heads, .head_dim = a->head_dim, .rotary_dim = spec->rope.dim,
         .scale = spec->attn_scale, .softcap = spec->attn_softcap, .fused_qkv = spec->fused_qkv,
-        .eager = spec->eager_attention,
+        .eager = spec->eager_attention, .window = spec->layer_window ? spec->layer_window[layer] : 0,
     };
     int64_t q_size = a->heads * a->head_dim, kv_size = a->kv_heads * a->head_dim;
     bool ok;

@@ -58,13 +58,16 @@ enum { L_ATTN_DROPOUT = 4, L_MLP_DROPOUT = 5 };
 
 static mtk_module *child(mtk_module *m, int32_t i) { return mtk_module_child_at(m, i, NULL); }
 
-/* forward(x (B, S, hidden), cos, sin) -> (B, S, hidden) */
+/* forward(x (B, S, hidden), cos, sin) -> (B, S, hidden); with a KV cache
+ * forward(x, cos, sin, past_k, past_v[, mask]) -> (h, keys, values), the
+ * attention's (see attention_forward). */
 static bool layer_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     const layer_config *c = mtk_module_config(m);
     mtk_tensor *x = io->in[0];
-    mtk_module_io attn = { .in = { mtk_module_forward(child(m, L_INPUT_NORM), x), io->in[1], io->in[2] }, .nin = 3 };
+    mtk_module_io attn = { .in = { mtk_module_forward(child(m, L_INPUT_NORM), x) }, .nin = io->nin };
+    for (int32_t i = 1; i < io->nin; i++) attn.in[i] = io->in[i];
     if (!mtk_module_call(child(m, L_ATTN), &attn)) return false;
     mtk_tensor *h = attn.out[0];
     if (c->sandwich) h = mtk_module_forward(child(m, L_POST_ATTN_NORM), h);
@@ -75,7 +78,8 @@ static bool layer_forward(mtk_module *m, mtk_module_io *io)
     if (c->sandwich) h = mtk_module_forward(child(m, L_POST_FF_NORM), h);
     if (c->dropout) h = mtk_module_forward(child(m, L_MLP_DROPOUT), h);
     io->out[0] = mtk_add(ctx, x, h);
-    io->nout = 1;
+    io->nout = attn.nout;
+    for (int32_t i = 1; i < attn.nout; i++) io->out[i] = attn.out[i];
     return io->out[0] != NULL;
 }
 
@@ -96,7 +100,7 @@ static mtk_module *decoder_layer(mtk_ctx *ctx, const decoder_types *t, const dec
     c->sandwich = spec->sandwich_norms;
     c->dropout = spec->resid_dropout >= 0;
     mtk_module *mlp = layer_is_sparse(spec, index) ? decoder_moe(ctx, t, spec) : decoder_mlp(ctx, t, spec, spec->intermediate);
-    bool ok = mtk_module_add(m, "self_attn", decoder_attention(ctx, t, spec)) && mtk_module_add(m, "mlp", mlp) &&
+    bool ok = mtk_module_add(m, "self_attn", decoder_attention(ctx, t, spec, index)) && mtk_module_add(m, "mlp", mlp) &&
               mtk_module_add(m, "input_layernorm", decoder_norm(ctx, t, spec)) &&
               mtk_module_add(m, "post_attention_layernorm", decoder_norm(ctx, t, spec));
     if (ok && c->sandwich)
@@ -111,6 +115,11 @@ static mtk_module *decoder_layer(mtk_ctx *ctx, const decoder_types *t, const dec
 /* ------------------------------------------------------------ base model */
 
 enum { M_EMBED, M_LAYERS, M_NORM, M_ROTARY };
+
+typedef struct model_config {
+    uint8_t masks;       /* DECODER_MASK_*, for the forward with a cache */
+    int64_t mask_window;
+} model_config_;
 
 /* forward(input_ids (B, S) int64) -> last hidden state (B, S, hidden) */
 static bool model_forward(mtk_module *m, mtk_module_io *io)
@@ -142,9 +151,11 @@ mtk_tensor *decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_modul
 
 static mtk_module *base_model(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
 {
-    mtk_module *m = mtk_module_new(ctx, &t->model, 0);
+    mtk_module *m = mtk_module_new(ctx, &t->model, sizeof(model_config_));
     mtk_module *layers = mtk_nn_module_list(ctx);
     if (!m || !layers) return NULL;
+    *(model_config_ *)mtk_module_config(m) =
+        (model_config_){ spec->masks ? spec->masks : DECODER_MASK_FULL, spec->mask_window };
     for (int64_t i = 0; i < spec->layers; i++)
         if (!mtk_nn_module_list_append(layers, decoder_layer(ctx, t, spec, i))) return NULL;
     bool ok = mtk_module_add(m, "embed_tokens", decoder_embedding(ctx, t, spec)) &&
@@ -172,6 +183,29 @@ static bool causal_lm_forward(mtk_module *m, mtk_module_io *io)
     io->out[0] = logits;
     io->nout = 1;
     return logits != NULL;
+}
+
+bool decoder_parts_of(mtk_module *m, decoder_parts *out)
+{
+    memset(out, 0, sizeof *out);
+    const mtk_module_type *type = m ? mtk_module_type_of(m) : NULL;
+    if (!type) return false;
+    mtk_module *model = m;
+    if (type->forward == causal_lm_forward) {
+        out->final_softcap = ((const causal_lm_config *)mtk_module_config(m))->final_softcap;
+        out->lm_head = child(m, 1);
+        model = child(m, 0);
+    } else if (type->forward != model_forward) {
+        return false;
+    }
+    const model_config_ *c = mtk_module_config(model);
+    out->embed = child(model, M_EMBED);
+    out->layers = child(model, M_LAYERS);
+    out->norm = child(model, M_NORM);
+    out->rotary = child(model, M_ROTARY);
+    out->masks = c->masks;
+    out->mask_window = c->mask_window;
+    return true;
 }
 
 static const char moe_note[] =
@@ -231,5 +265,9 @@ bool decoder_read_common(model_config *c, decoder_spec *spec, const char *prefix
     spec->attn_scale = 1.0 / sqrt((double)spec->attn.head_dim);
     spec->resid_dropout = -1;
     spec->sparse_step = 1;
+    /* transformers' attn_implementation (set by mtk_model_resolve_options'
+       attention): eager is matmul-softmax-matmul, sdpa the fused op */
+    const char *attn = cfg_string(c, "_attn_implementation", "sdpa");
+    spec->eager_attention = attn && strcmp(attn, "eager") == 0;
     return decoder_read_rope(c, spec, d->rope_theta);
 }

@@ -138,8 +138,8 @@ static bool rotary_reset(mtk_module *m, mtk_rng *rng)
     return true;
 }
 
-/* forward(x (B, S, hidden)) -> cos, sin (1, S, dim) in x's dtype, for
- * positions 0..S-1. */
+/* forward(x (B, S, hidden)[, positions (1, S) int64]) -> cos, sin (1, S,
+ * dim) in x's dtype, for the positions (0..S-1 when not given). */
 static bool rotary_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
@@ -149,11 +149,16 @@ static bool rotary_forward(mtk_module *m, mtk_module_io *io)
                          mtk_module_type_name(m), (int)x->ndim, x->ndim == 1 ? "" : "s");
     mtk_tensor *inv_freq = mtk_module_buffer_at(m, 0, NULL, NULL);
     int64_t seq = x->shape[x->ndim - 2];
-    /* positions on x's device, as torch.arange(..., device=x.device) */
-    if (!mtk_ctx_push_device(ctx, x->device)) return false;
-    mtk_tensor *positions = mtk_arange_int(ctx, 0, seq, 1, MTK_INT64);          /* (S)          */
-    mtk_ctx_pop_device(ctx);
-    positions = mtk_to_dtype(ctx, mtk_unsqueeze(ctx, positions, 0), MTK_FLOAT32); /* (1, S)     */
+    mtk_tensor *positions;
+    if (io->nin > 1) {
+        positions = mtk_to_dtype(ctx, io->in[1], MTK_FLOAT32); /* (1, S) */
+    } else {
+        /* positions on x's device, as torch.arange(..., device=x.device) */
+        if (!mtk_ctx_push_device(ctx, x->device)) return false;
+        positions = mtk_arange_int(ctx, 0, seq, 1, MTK_INT64);                    /* (S)     */
+        mtk_ctx_pop_device(ctx);
+        positions = mtk_to_dtype(ctx, mtk_unsqueeze(ctx, positions, 0), MTK_FLOAT32); /* (1, S) */
+    }
     mtk_tensor *freqs = mtk_mul(ctx, mtk_unsqueeze(ctx, positions, -1), inv_freq);  /* (1, S, dim/2) */
     mtk_tensor *both[2] = { freqs, freqs };
     mtk_tensor *emb = mtk_cat(ctx, both, 2, -1);                                 /* (1, S, dim)  */

@@ -65,9 +65,12 @@ static bool embeddings_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *ids = io->in[0];
     int64_t seq = ids->shape[1];
     mtk_tensor *position_ids = mtk_narrow(ctx, mtk_module_find_tensor(m, "position_ids"), 1, 0, seq); /* (1, S) */
+    /* transformers 5: the buffer gathered at the positions (a new (1, S)
+       tensor, which the token type embedding's backward keeps), expanded */
     int64_t bs[2] = { ids->shape[0], seq };
-    mtk_tensor *token_type_ids = mtk_expand(ctx, mtk_narrow(ctx, mtk_module_find_tensor(m, "token_type_ids"), 1, 0, seq),
-                                            bs, 2); /* (B, S) */
+    mtk_tensor *token_types = mtk_module_find_tensor(m, "token_type_ids");
+    mtk_tensor *token_type_ids =
+        mtk_expand(ctx, mtk_gather(ctx, token_types, 1, position_ids), bs, 2); /* (B, S) */
     mtk_tensor *h = mtk_module_forward(child(m, E_WORD), ids);
     h = mtk_add(ctx, h, mtk_module_forward(child(m, E_TOKEN_TYPE), token_type_ids));
     h = mtk_add(ctx, h, mtk_module_forward(child(m, E_POSITION), position_ids));

@@ -17,13 +17,16 @@ mtk_module *family_gemma2_build(model_config *c, const char *architecture)
     static const decoder_defaults defaults = { .kv_heads = 4, .head_dim = 256, .eps = 1e-6, .tie_embeddings = true,
                                                .act = "gelu_pytorch_tanh", .pad_token_id = 0, .rope_theta = 10000.0 };
     decoder_spec spec;
-    if (!decoder_read_common(c, &spec, "Gemma2", &defaults)) return NULL;
+    if (!decoder_read_common(c, &spec, "Gemma2", &defaults) || !decoder_read_windows(c, &spec, WINDOW_EVEN, 4096))
+        return NULL;
     spec.act = cfg_string(c, "hidden_activation", "gelu_pytorch_tanh");
     spec.qkv_bias = spec.o_bias = cfg_bool(c, "attention_bias", false);
     spec.norm_plus_one = true;
     spec.scaled_embedding = true;
     spec.sandwich_norms = true;
-    spec.eager_attention = true;
+    /* eager unless sdpa is asked for (soft-capping needs eager) */
+    spec.eager_attention = !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(c->root, "_attn_implementation")) ||
+                           spec.eager_attention;
     double scalar = cfg_float(c, "query_pre_attn_scalar", 256);
     /* null turns soft-capping off */
     spec.attn_softcap = is_null(c, "attn_logit_softcapping") ? 0 : cfg_float(c, "attn_logit_softcapping", 50.0);

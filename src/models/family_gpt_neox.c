@@ -41,7 +41,8 @@ static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tens
 {
     if (!x) return NULL;
     int64_t head_dim = x->shape[3];
-    if (rotary_dim == head_dim) return mtk_rope(ctx, x, cos, sin, false);
+    /* cat even when nothing passes (rotary_pct 1): transformers does, and
+       the new contiguous q/k is what sdpa sees */
     mtk_tensor *parts[2] = { mtk_rope(ctx, mtk_narrow(ctx, x, -1, 0, rotary_dim), cos, sin, false),
                              mtk_narrow(ctx, x, -1, rotary_dim, head_dim - rotary_dim) };
     return mtk_cat(ctx, parts, 2, -1);

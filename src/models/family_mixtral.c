@@ -8,7 +8,8 @@ mtk_module *family_mixtral_build(model_config *c, const char *architecture)
     static const decoder_defaults defaults = { .kv_heads = 8, .eps = 1e-5, .tie_embeddings = false, .act = "silu",
                                                .pad_token_id = MTK_NN_NO_PADDING_IDX, .rope_theta = 1e6 };
     decoder_spec spec;
-    if (!decoder_read_common(c, &spec, "Mixtral", &defaults)) return NULL;
+    if (!decoder_read_common(c, &spec, "Mixtral", &defaults) || !decoder_read_windows(c, &spec, WINDOW_ALL, 0))
+        return NULL;
     spec.moe = MOE_MIXTRAL;
     spec.experts = cfg_positive(c, "num_local_experts", 8);
     spec.top_k = cfg_positive(c, "num_experts_per_tok", 2);

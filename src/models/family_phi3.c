@@ -8,7 +8,8 @@ mtk_module *family_phi3_build(model_config *c, const char *architecture)
     static const decoder_defaults defaults = { .kv_heads = 0, .eps = 1e-5, .tie_embeddings = false, .act = "silu",
                                                .pad_token_id = 32000, .rope_theta = 10000.0 };
     decoder_spec spec;
-    if (!decoder_read_common(c, &spec, "Phi3", &defaults)) return NULL;
+    if (!decoder_read_common(c, &spec, "Phi3", &defaults) || !decoder_read_windows(c, &spec, WINDOW_ALL, 0))
+        return NULL;
     spec.fused_qkv = true;
     spec.fused_gate_up = true;
     spec.resid_dropout = cfg_float(c, "resid_pdrop", 0.0);

@@ -11,7 +11,9 @@ mtk_module *family_qwen2_moe_build(model_config *c, const char *architecture)
     static const decoder_defaults defaults = { .kv_heads = 0, .eps = 1e-6, .tie_embeddings = false, .act = "silu",
                                                .pad_token_id = MTK_NN_NO_PADDING_IDX, .rope_theta = 10000.0 };
     decoder_spec spec;
-    if (!decoder_read_common(c, &spec, "Qwen2Moe", &defaults)) return NULL;
+    if (!decoder_read_common(c, &spec, "Qwen2Moe", &defaults) ||
+        !decoder_read_windows(c, &spec, WINDOW_EVEN_BELOW, 4096))
+        return NULL;
     spec.qkv_bias = cfg_bool(c, "qkv_bias", true);
     spec.moe = MOE_QWEN2;
     spec.experts = cfg_int(c, "num_experts", 60);

@@ -68,6 +68,20 @@ static mtk_module *build_and_describe(mtk_ctx *ctx, mtk_model_config *c, const m
 {
     if (!c) return NULL;
     mtk_dtype dtype = opt && opt->dtype != MTK_DTYPE_UNDEFINED ? opt->dtype : c->dtype;
+    if (opt && opt->attention) {
+        if (strcmp(opt->attention, "eager") != 0 && strcmp(opt->attention, "sdpa") != 0) {
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "attention implementation '%s': expected eager or sdpa",
+                      opt->attention);
+            mtk_model_config_free(c);
+            return NULL;
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(c->root, "_attn_implementation");
+        if (!cJSON_AddStringToObject(c->root, "_attn_implementation", opt->attention)) {
+            mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "out of memory");
+            mtk_model_config_free(c);
+            return NULL;
+        }
+    }
     mtk_module *m = mtk_model_build_config(ctx, c, dtype);
     if (m && info) {
         const model_family *f = model_family_lookup(c->model_type);

@@ -40,6 +40,9 @@ typedef struct act_config {
     double a, b;          /* the row's numeric arguments */
     int64_t dim;          /* GLU and the softmax family   */
     bool tanh_approx;     /* GELU                         */
+    bool new_gelu;        /* GELU as transformers' NewGELUActivation
+                             computes it ("gelu_new"): element-wise ops,
+                             each kept by autograd on its own */
 } act_config;
 
 static bool act_forward(mtk_module *m, mtk_module_io *io);
@@ -176,7 +179,14 @@ static mtk_tensor *activate(mtk_ctx *ctx, mtk_module *m, const act_config *c, mt
         return mtk_mul_scalar(ctx, mtk_elu(ctx, mtk_div_scalar(ctx, x, mtk_value_float(c->a)), 1.0),
                               mtk_value_float(c->a));
     case ACT_SELU: return mtk_selu(ctx, x);
-    case ACT_GELU: return mtk_gelu(ctx, x, c->tanh_approx ? "tanh" : "none");
+    case ACT_GELU:
+        if (c->new_gelu) { /* 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), in torch's order */
+            mtk_tensor *half = mtk_mul_scalar(ctx, x, mtk_value_float(0.5));
+            mtk_tensor *cube = mtk_mul_scalar(ctx, mtk_pow_scalar(ctx, x, mtk_value_float(3.0)), mtk_value_float(0.044715));
+            mtk_tensor *inner = mtk_mul_scalar(ctx, mtk_add(ctx, x, cube), mtk_value_float(0.7978845608028654));
+            return mtk_mul(ctx, half, mtk_add_scalar(ctx, mtk_tanh(ctx, inner), mtk_value_float(1.0)));
+        }
+        return mtk_gelu(ctx, x, c->tanh_approx ? "tanh" : "none");
     case ACT_SILU: return mtk_silu(ctx, x);
     case ACT_MISH: return mtk_mish(ctx, x);
     case ACT_SIGMOID: return mtk_sigmoid(ctx, x);
@@ -231,7 +241,7 @@ static mtk_module *make(mtk_ctx *ctx, act_kind kind, double a, double b, int64_t
 {
     mtk_module *m = mtk_module_new(ctx, &act_types[kind], sizeof(act_config));
     if (!m) return NULL;
-    *(act_config *)mtk_module_config(m) = (act_config){ kind, a, b, dim, false };
+    *(act_config *)mtk_module_config(m) = (act_config){ kind, a, b, dim, false, false };
     return m;
 }
 
@@ -269,7 +279,11 @@ mtk_module *mtk_nn_activation(mtk_ctx *ctx, const char *name)
     for (size_t i = 0; i < sizeof hf_names / sizeof hf_names[0]; i++)
         if (strcmp(hf_names[i].name, name) == 0) {
             mtk_module *m = make_default(ctx, hf_names[i].kind);
-            if (m) ((act_config *)mtk_module_config(m))->tanh_approx = hf_names[i].tanh;
+            if (m) {
+                act_config *c = mtk_module_config(m);
+                c->tanh_approx = hf_names[i].tanh;
+                c->new_gelu = strcmp(name, "gelu_new") == 0;
+            }
             return m;
         }
     char known[640] = "";

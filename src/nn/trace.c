@@ -17,6 +17,30 @@ static mtk_tensor *const *copy_tensors(mtk_ctx *ctx, mtk_tensor *const *src, int
     return dst;
 }
 
+/* A deep copy of v into the arena: lists and strings copied, tensors by
+ * pointer.  False on out of memory. */
+static bool copy_value(mtk_ctx *ctx, const mtk_value *v, mtk_value *out)
+{
+    *out = *v;
+    if (v->kind == MTK_VALUE_STRING && v->as.s) {
+        size_t n = strlen(v->as.s) + 1;
+        char *s = mtk_ctx_alloc(ctx, n);
+        if (!s) return false;
+        memcpy(s, v->as.s, n);
+        out->as.s = s;
+    } else if (v->kind == MTK_VALUE_LIST || v->kind == MTK_VALUE_TUPLE) {
+        int32_t n = v->as.list.count;
+        out->as.list.items = NULL;
+        if (n <= 0) return true;
+        mtk_value *items = mtk_ctx_alloc(ctx, (size_t)n * sizeof *items);
+        if (!items) return false;
+        for (int32_t i = 0; i < n; i++)
+            if (!copy_value(ctx, &v->as.list.items[i], &items[i])) return false;
+        out->as.list.items = items;
+    }
+    return true;
+}
+
 static void on_op(void *user, const struct mtk_op_call *call)
 {
     mtk_trace *tr = user;
@@ -47,6 +71,22 @@ static void on_op(void *user, const struct mtk_op_call *call)
     op->outputs = copy_tensors(tr->ctx, call->out, call->nout);
     op->noutputs = op->outputs ? call->nout : 0;
     op->flops = flops;
+    op->def = call->op;
+    op->args = NULL;
+    op->out_view_of = NULL;
+    mtk_value *args = call->nargs > 0 ? mtk_ctx_alloc(tr->ctx, (size_t)call->nargs * sizeof *args) : NULL;
+    op->nargs = 0;
+    if (args) {
+        int32_t n = 0;
+        while (n < call->nargs && copy_value(tr->ctx, &call->args[n], &args[n])) n++;
+        op->args = args;
+        op->nargs = n;
+    }
+    int8_t *views = call->nout > 0 ? mtk_ctx_alloc(tr->ctx, (size_t)call->nout) : NULL;
+    if (views) {
+        for (int32_t i = 0; i < call->nout; i++) views[i] = call->out_view_of ? call->out_view_of[i] : -1;
+        op->out_view_of = views;
+    }
     tr->flops += flops;
     /* inclusive: every module on the call stack ran this op */
     for (int32_t d = 0; d < tr->depth; d++) {

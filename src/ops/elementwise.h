@@ -89,10 +89,10 @@ typedef struct ew_unary_info ew_unary_info;
 typedef struct ew_binary_info ew_binary_info;
 typedef struct ew_activation_info ew_activation_info;
 
-#define EW_UNARY_OP(ID, name, sig) extern const ew_unary_info mtk_ew_info_##ID;
-#define EW_BINARY_OP(ID, name, sig) extern const ew_binary_info mtk_ew_info_##ID;
-#define EW_ACTIVATION_OP(ID, name, sig) extern const ew_activation_info mtk_ew_info_##ID;
-#define EW_OTHER_OP(ID, name, sig, meta, cpu, flags)
+#define EW_UNARY_OP(ID, name, sig, ...) extern const ew_unary_info mtk_ew_info_##ID;
+#define EW_BINARY_OP(ID, name, sig, ...) extern const ew_binary_info mtk_ew_info_##ID;
+#define EW_ACTIVATION_OP(ID, name, sig, ...) extern const ew_activation_info mtk_ew_info_##ID;
+#define EW_OTHER_OP(ID, name, sig, meta, cpu, flags, ...)
 #include "ops/list_elementwise.h"
 #undef EW_UNARY_OP
 #undef EW_BINARY_OP

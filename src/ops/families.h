@@ -13,5 +13,6 @@
 #include "ops/conv.h"
 #include "ops/index.h"
 #include "ops/reduce.h"
+#include "ops/autograd.h"
 
 #endif

@@ -1,13 +1,25 @@
 /* Op rows of the linalg family (see registry.h for the row format). */
-MTK_OP(MATMUL, "matmul", "matmul(Tensor input, Tensor other) -> Tensor",
-       mtk_linalg_meta, mtk_linalg_cpu, mtk_linalg_cost, 0, &mtk_linalg_matmul_info)
-MTK_OP(MM, "mm", "mm(Tensor input, Tensor mat2) -> Tensor",
-       mtk_linalg_meta, mtk_linalg_cpu, mtk_linalg_cost, 0, &mtk_linalg_mm_info)
-MTK_OP(BMM, "bmm", "bmm(Tensor input, Tensor mat2) -> Tensor",
-       mtk_linalg_meta, mtk_linalg_cpu, mtk_linalg_cost, 0, &mtk_linalg_bmm_info)
-MTK_OP(DOT, "dot", "dot(Tensor input, Tensor tensor) -> Tensor",
-       mtk_linalg_meta, mtk_linalg_cpu, mtk_linalg_cost, 0, &mtk_linalg_dot_info)
-MTK_OP(MV, "mv", "mv(Tensor input, Tensor vec) -> Tensor",
-       mtk_linalg_meta, mtk_linalg_cpu, mtk_linalg_cost, 0, &mtk_linalg_mv_info)
-MTK_OP(LINEAR, "linear", "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-       mtk_linalg_meta, mtk_linalg_cpu, mtk_linalg_cost, 0, &mtk_linalg_linear_info)
+MTK_OP(MATMUL, .name = "matmul",
+       .signature = "matmul(Tensor input, Tensor other) -> Tensor",
+       .meta = mtk_linalg_meta, .cpu = mtk_linalg_cpu, .cost = mtk_linalg_cost,
+       .info = &mtk_linalg_matmul_info, .saved = ag_saved_matmul)
+MTK_OP(MM, .name = "mm",
+       .signature = "mm(Tensor input, Tensor mat2) -> Tensor",
+       .meta = mtk_linalg_meta, .cpu = mtk_linalg_cpu, .cost = mtk_linalg_cost,
+       .info = &mtk_linalg_mm_info, .saved = ag_saved_mm)
+MTK_OP(BMM, .name = "bmm",
+       .signature = "bmm(Tensor input, Tensor mat2) -> Tensor",
+       .meta = mtk_linalg_meta, .cpu = mtk_linalg_cpu, .cost = mtk_linalg_cost,
+       .info = &mtk_linalg_bmm_info, .saved = ag_saved_mm)
+MTK_OP(DOT, .name = "dot",
+       .signature = "dot(Tensor input, Tensor tensor) -> Tensor",
+       .meta = mtk_linalg_meta, .cpu = mtk_linalg_cpu, .cost = mtk_linalg_cost,
+       .info = &mtk_linalg_dot_info, .saved = ag_saved_mm)
+MTK_OP(MV, .name = "mv",
+       .signature = "mv(Tensor input, Tensor vec) -> Tensor",
+       .meta = mtk_linalg_meta, .cpu = mtk_linalg_cpu, .cost = mtk_linalg_cost,
+       .info = &mtk_linalg_mv_info, .saved = ag_saved_mm)
+MTK_OP(LINEAR, .name = "linear",
+       .signature = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+       .meta = mtk_linalg_meta, .cpu = mtk_linalg_cpu, .cost = mtk_linalg_cost,
+       .info = &mtk_linalg_linear_info, .saved = ag_saved_linear)

@@ -7,10 +7,10 @@
 #include <string.h>
 
 static const mtk_op_def op_table[] = {
-#define MTK_OP(ID, name, sig, meta, cpu, cost, flags, info) { name, sig, meta, cpu, cost, flags, info },
+#define MTK_OP(ID, ...) { __VA_ARGS__ },
 #include "ops/list_all.h"
 #undef MTK_OP
-    { NULL, NULL, NULL, NULL, NULL, 0, NULL } /* keeps the array non-empty */
+    { .name = NULL } /* keeps the array non-empty */
 };
 
 _Static_assert(sizeof op_table / sizeof op_table[0] == (size_t)OPID_COUNT + 1,

@@ -1,8 +1,12 @@
 /* The op table's rows come from the per-family lists (list_*.h).  Each
- * list row is
- *   MTK_OP(ID, "name", "signature", meta, cpu, cost, flags, info)
- * ID becomes OPID_<ID>; op families call their own rows through
- * mtk_op_by_id().  Adding an op touches its family's list and .c only. */
+ * list row is the op's ID and its columns (mtk_op_def's fields) as
+ * designated initializers:
+ *   MTK_OP(ID, .name = "name", .signature = "sig", .meta = meta, .cpu = cpu,
+ *          .cost = cost, .flags = flags, .info = info)
+ * A row names only the columns it has; the others are zero/NULL, so a new
+ * column needs no edit of the rows that do not use it.  ID becomes
+ * OPID_<ID>; op families call their own rows through mtk_op_by_id().
+ * Adding an op touches its family's list and .c only. */
 #ifndef MTK_OPS_REGISTRY_H
 #define MTK_OPS_REGISTRY_H
 
@@ -10,7 +14,7 @@
 #include "ops/families.h"
 
 typedef enum mtk_op_id {
-#define MTK_OP(ID, name, sig, meta, cpu, cost, flags, info) OPID_##ID,
+#define MTK_OP(ID, ...) OPID_##ID,
 #include "ops/list_all.h"
 #undef MTK_OP
     OPID_COUNT

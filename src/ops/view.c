@@ -73,7 +73,7 @@ static bool same_view(mtk_op_call *call, const mtk_tensor *x)
  * old dims merge into chunks that are contiguous with each other; each
  * new dim must lie inside one chunk.  False when some new dim would span
  * two chunks. */
-static bool view_strides(const mtk_tensor *x, const int64_t *newshape, int32_t newn, int64_t *newstride)
+bool mtk_view_strides(const mtk_tensor *x, const int64_t *newshape, int32_t newn, int64_t *newstride)
 {
     if (x->ndim == 0) { /* a scalar: any shape of ones, all strides 1 */
         for (int32_t d = 0; d < newn; d++) newstride[d] = 1;
@@ -173,7 +173,7 @@ static bool infer_shape(mtk_op_call *call, const int64_t *sizes, int32_t n, int6
 bool mtk_view_reshape_output(mtk_op_call *call, const mtk_tensor *x, const int64_t *shape, int32_t ndim)
 {
     int64_t stride[MTK_MAX_DIMS];
-    if (view_strides(x, shape, ndim, stride)) return mtk_view_single(call, x, shape, stride, ndim, x->storage_offset);
+    if (mtk_view_strides(x, shape, ndim, stride)) return mtk_view_single(call, x, shape, stride, ndim, x->storage_offset);
     return mtk_view_fresh_output(call, x, shape, ndim, NULL); /* no view: a contiguous copy */
 }
 
@@ -184,7 +184,7 @@ static bool view_to(mtk_op_call *call, const mtk_tensor *x, const int64_t *sizes
 {
     int64_t shape[MTK_MAX_DIMS], stride[MTK_MAX_DIMS];
     if (!infer_shape(call, sizes, n, mtk_tensor_numel(x), shape)) return false;
-    if (!view_strides(x, shape, n, stride))
+    if (!mtk_view_strides(x, shape, n, stride))
         return mtk_call_error(call, MTK_ERR_SHAPE,
                               "view size is not compatible with input tensor's size and stride (at least "
                               "one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
@@ -276,7 +276,7 @@ bool mtk_unflatten_meta(mtk_op_call *call)
     for (int32_t d = 0; d < dim; d++) shape[k++] = x->shape[d];
     for (int32_t i = 0; i < n; i++) shape[k++] = inferred[i];
     for (int32_t d = dim + 1; d < x->ndim; d++) shape[k++] = x->shape[d];
-    if (!view_strides(x, shape, ndim, stride)) /* splitting one dim always views */
+    if (!mtk_view_strides(x, shape, ndim, stride)) /* splitting one dim always views */
         return mtk_call_error(call, MTK_ERR_SHAPE, "view size is not compatible with input tensor's size and stride");
     return mtk_view_single(call, x, shape, stride, ndim, x->storage_offset);
 }

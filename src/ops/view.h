@@ -45,6 +45,10 @@ bool mtk_repeat_cpu(mtk_op_call *call);
  * returns -1. */
 int32_t mtk_view_wrap_dim(mtk_op_call *call, int64_t dim, int32_t ndim);
 
+/* Strides that view x as newshape[newn] (PyTorch's computeStride); false
+ * when no view exists and reshape must copy. */
+bool mtk_view_strides(const mtk_tensor *x, const int64_t *newshape, int32_t newn, int64_t *newstride);
+
 /* Reads the int[] argument `arg` into out[MTK_MAX_DIMS]; -1 on error. */
 int32_t mtk_view_ints(mtk_op_call *call, int arg, int64_t *out, const char *name);
 

@@ -6,6 +6,7 @@
 #include "core/text.h"
 #include "nn/trace_internal.h"
 #include "nn/walk.h"
+#include "mtk/plan.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -59,20 +60,45 @@ static bool subtree_stats(mtk_module *m, mtk_param_stats *st)
 }
 
 /* A container that was not called itself (ModuleList, ModuleDict: no
- * forward of their own) gets the sum of its children's FLOPs, children
- * first (rows are pre-order, so backwards). */
+ * forward of their own) shows the sum of its children's FLOPs: the graph's
+ * per-module FLOPs are inclusive already (a node counts in every enclosing
+ * module), so it only becomes known when a child's is, children first
+ * (rows are pre-order, so backwards). */
 static void sum_uncalled(mtk_summary *s)
 {
     for (int32_t i = s->nrows - 1; i >= 0; i--) {
         summary_row *r = &s->rows[i];
         if (r->calls > 0) continue;
-        for (int32_t j = i + 1; j < s->nrows && s->rows[j].depth > r->depth; j++) {
-            const summary_row *child = &s->rows[j];
-            if (child->depth != r->depth + 1 || !child->flops_known) continue;
-            r->flops += child->flops;
-            r->flops_known = true;
-        }
+        for (int32_t j = i + 1; j < s->nrows && s->rows[j].depth > r->depth; j++)
+            if (s->rows[j].depth == r->depth + 1 && s->rows[j].flops_known) r->flops_known = true;
     }
+}
+
+/* FLOPs per module of the graph's trace, each node counted in its module
+ * and every enclosing one (the trace's modules are in pre-order, so a
+ * module's parent is the nearest earlier one of smaller depth); *total
+ * gets every node's, those outside any module included.  NULL on OOM. */
+static const int64_t *module_flops(const mtk_graph *g, int64_t *total)
+{
+    const mtk_trace *tr = mtk_graph_trace(g);
+    int32_t n = mtk_trace_module_count(tr);
+    mtk_ctx *ctx = tr->ctx;
+    int64_t *flops = mtk_ctx_alloc(ctx, (size_t)(n ? n : 1) * sizeof *flops);
+    int32_t *parent = mtk_ctx_alloc(ctx, (size_t)(n ? n : 1) * sizeof *parent);
+    if (!flops || !parent) return NULL;
+    for (int32_t i = 0; i < n; i++) {
+        flops[i] = 0;
+        int32_t p = i - 1, depth = mtk_trace_module_at(tr, i)->depth;
+        while (p >= 0 && mtk_trace_module_at(tr, p)->depth >= depth) p = parent[p];
+        parent[i] = p;
+    }
+    *total = 0;
+    for (int32_t k = 0; k < mtk_graph_node_count(g); k++) {
+        const mtk_graph_node *node = mtk_graph_node_at(g, k);
+        *total += node->flops;
+        for (int32_t m = node->module; m >= 0 && m < n; m = parent[m]) flops[m] += node->flops;
+    }
+    return flops;
 }
 
 mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t ninputs)
@@ -88,6 +114,8 @@ mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t n
     s->ctx = ctx;
     s->root = m;
     mtk_trace *tr = NULL;
+    const mtk_graph *graph = NULL;
+    const int64_t *flops = NULL;
     if (ninputs > 0) {
         tr = mtk_trace_begin(m);
         if (!tr) return NULL;
@@ -97,7 +125,8 @@ mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t n
         mtk_trace_end(tr);
         if (!ok) return NULL;
         s->traced = true;
-        s->flops = mtk_trace_flops(tr);
+        graph = mtk_graph_from_trace(tr);
+        if (!graph || !(flops = module_flops(graph, &s->flops))) return NULL;
         memcpy(s->inputs, inputs, (size_t)ninputs * sizeof *inputs);
         s->ninputs = ninputs;
         memcpy(s->outputs, io.out, sizeof s->outputs);
@@ -123,7 +152,7 @@ mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t n
             r->in = t->inputs, r->nin = t->ninputs;
             r->out = t->outputs, r->nout = t->noutputs;
             r->calls = t->calls;
-            r->flops = t->flops;
+            r->flops = flops[i];
             r->flops_known = t->calls > 0;
         }
     }

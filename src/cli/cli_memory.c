@@ -1,0 +1,329 @@
+/* mtk memory: the peak memory of inference, a training step or
+ * generation for a model, and what fits in a budget
+ * (mtk_memory_plan_model / mtk_memory_fit_model). */
+#include "cli/cli.h"
+#include "mtk/mtk.h"
+#include "mtk/plan.h"
+#include "plan/memory_internal.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char usage[] =
+    "usage: mtk memory MODEL --input BxS [options]\n"
+    "\n"
+    "The peak memory torch 2.13 reaches running MODEL, exact in bytes, without\n"
+    "its weights: the model is built on the meta device, one forward is traced\n"
+    "at the input, and its graph is replayed as torch runs it: each tensor freed\n"
+    "after its last use; for training the backward as autograd's engine runs it\n"
+    "(saved tensors held until their backward, gradients accumulated into .grad),\n"
+    "the optimizer's step and zero_grad(set_to_none=True).  Prints the peak,\n"
+    "what fills memory at the peak, the op, module and phase it happens in, and\n"
+    "a per-module table.  docs/memory.md says what is modelled and how.\n"
+    "\n"
+    "  mtk memory llama-3-8b --input 1x2048\n"
+    "  mtk memory llama-3.1-8b --input 4x4096 --mode training --dtype bfloat16 --checkpointing\n"
+    "  mtk memory llama-3.1-8b --input 1x4096 --mode training --fit 80GiB\n"
+    "  mtk memory llama-3.1-70b --input 1x1 --mode generate --fit 160GB --fit-context\n"
+    "\n"
+    "options:\n"
+    "  -i, --input BxS          token ids: batch x sequence length (required)\n"
+    "  -m, --mode MODE          inference (model(ids) under no_grad; default),\n"
+    "                           training (labels=ids, backward, step, zero_grad;\n"
+    "                           the second step is reported, the first also shown),\n"
+    "                           generate (model.generate: prefill, then decode)\n"
+    "  -o, --optimizer OPT      sgd, momentum, adam, adamw (default adamw)\n"
+    "  -t, --dtype D            parameters' dtype (default: the config's)\n"
+    "      --mixed-precision P  bf16 or fp16: fp32 parameters under torch.autocast\n"
+    "      --checkpointing      gradient checkpointing per decoder layer\n"
+    "                           (transformers' gradient_checkpointing_enable())\n"
+    "  -a, --attention A        sdpa (default) or eager\n"
+    "      --device-kind K      cpu (default) or cuda: whose kernels, optimizer\n"
+    "                           implementation (single-tensor / foreach) and\n"
+    "                           allocator (exact / 512-byte blocks) are modelled\n"
+    "      --new-tokens N       generate: tokens to generate (default 1)\n"
+    "      --grad-accum K       training: K micro-batches per optimizer step\n"
+    "      --fit BYTES          the largest batch (S from --input) whose peak fits\n"
+    "                           in BYTES (80GiB, 80GB = 80e9, 1.5TiB, 81920MiB)\n"
+    "      --fit-context        with --fit: the largest sequence length instead\n"
+    "                           (B from --input)\n"
+    "      --set NAME=BYTES     override a device constant (see --constants)\n"
+    "      --constants          list the device constants, their values and sources\n"
+    "  -d, --depth N            module table rows down to depth N (default 2; -1: all)\n"
+    "  -j, --json               one JSON document: peak_bytes, breakdown {parameters,\n"
+    "                           gradients, optimizer_states, activations_saved,\n"
+    "                           kv_cache, transient_at_peak}, peak_at {op, module,\n"
+    "                           phase, node}, first_step, activations_saved_forward,\n"
+    "                           overhead_bytes, options, timeline [{op, module, phase,\n"
+    "                           live_bytes}], modules [{name, depth, parameters,\n"
+    "                           activations_saved, peak_bytes}], notes, model; with\n"
+    "                           --fit also fit {max_batch | max_context, peak_bytes,\n"
+    "                           peak_bytes_next, budget_bytes}\n"
+    "  -h, --help               show this help and exit\n"
+    "\n"
+    "Exit status: 0 on success, 1 on an error, 2 on a usage error.\n";
+
+enum {
+    OPT_MIXED = 256,
+    OPT_CHECKPOINTING,
+    OPT_DEVICE_KIND,
+    OPT_NEW_TOKENS,
+    OPT_GRAD_ACCUM,
+    OPT_FIT,
+    OPT_FIT_CONTEXT,
+    OPT_SET,
+    OPT_CONSTANTS,
+};
+
+/* One of `names` (index), -1 if none. */
+static int pick(const char *text, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(text, names[i]) == 0) return i;
+    return -1;
+}
+
+static bool parse_int(const char *text, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+/* "80GiB", "80GB", "1.5TiB", "1024": bytes (decimal for kB/MB/GB/TB,
+ * binary for KiB/MiB/GiB/TiB and a bare K/M/G/T). */
+static bool parse_bytes(const char *text, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || v < 0) return false;
+    static const struct { const char *suffix; double scale; } units[] = {
+        { "", 1 }, { "B", 1 }, { "K", 1024.0 }, { "KiB", 1024.0 }, { "kB", 1e3 }, { "KB", 1e3 },
+        { "M", 1048576.0 }, { "MiB", 1048576.0 }, { "MB", 1e6 }, { "G", 1073741824.0 },
+        { "GiB", 1073741824.0 }, { "GB", 1e9 }, { "T", 1099511627776.0 }, { "TiB", 1099511627776.0 },
+        { "TB", 1e12 },
+    };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(end, units[i].suffix) != 0) continue;
+        double bytes = v * units[i].scale;
+        if (bytes > 9.0e18) return false;
+        *out = (int64_t)bytes;
+        return true;
+    }
+    return false;
+}
+
+static bool parse_input(const char *text, int64_t *batch, int64_t *seq)
+{
+    char *end;
+    errno = 0;
+    long long b = strtoll(text, &end, 10);
+    if (errno || end == text || (*end != 'x' && *end != 'X' && *end != ',')) return false;
+    const char *rest = end + 1;
+    long long s = strtoll(rest, &end, 10);
+    if (errno || end == rest || *end || b < 1 || s < 1 || b > (1LL << 40) || s > (1LL << 40)) return false;
+    *batch = b;
+    *seq = s;
+    return true;
+}
+
+static int print_constants(void)
+{
+    for (int32_t i = 0; i < mtk_memory_constant_count(); i++) {
+        const mtk_memory_constant *c = mtk_memory_constant_at(i);
+        printf("%-24s %12" PRId64 "  %s\n", c->name, c->value, c->source);
+    }
+    return CLI_EXIT_OK;
+}
+
+static int fail(mtk_ctx *ctx)
+{
+    cli_error("%s", mtk_ctx_message(ctx));
+    mtk_ctx_free(ctx);
+    return CLI_EXIT_ERROR;
+}
+
+static void print_fit_text(const mtk_memory_fit *fit, int64_t budget, const mtk_memory_options *o)
+{
+    double gib = 1024.0 * 1024.0 * 1024.0;
+    const char *what = fit->context ? "sequence length" : "batch";
+    if (fit->max == 0) {
+        printf("nothing fits in %.2f GiB: %s 1 needs %.2f GiB\n", (double)budget / gib, what,
+               (double)fit->peak_bytes_next / gib);
+        return;
+    }
+    if (fit->context)
+        printf("largest sequence length that fits in %.2f GiB at batch %" PRId64 ": %" PRId64 "\n",
+               (double)budget / gib, o->batch, fit->max);
+    else
+        printf("largest batch that fits in %.2f GiB at sequence length %" PRId64 ": %" PRId64 "\n",
+               (double)budget / gib, o->seq, fit->max);
+    printf("  peak at %" PRId64 ": %.2f GiB (%" PRId64 " bytes); at %" PRId64 ": %.2f GiB (%" PRId64
+           " bytes)  [%d plans]\n\n",
+           fit->max, (double)fit->peak_bytes / gib, fit->peak_bytes, fit->max + 1,
+           (double)fit->peak_bytes_next / gib, fit->peak_bytes_next, (int)fit->evaluations);
+}
+
+int cli_memory(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "input", required_argument, NULL, 'i' },     { "mode", required_argument, NULL, 'm' },
+        { "optimizer", required_argument, NULL, 'o' }, { "dtype", required_argument, NULL, 't' },
+        { "mixed-precision", required_argument, NULL, OPT_MIXED },
+        { "checkpointing", no_argument, NULL, OPT_CHECKPOINTING },
+        { "attention", required_argument, NULL, 'a' }, { "device-kind", required_argument, NULL, OPT_DEVICE_KIND },
+        { "new-tokens", required_argument, NULL, OPT_NEW_TOKENS },
+        { "grad-accum", required_argument, NULL, OPT_GRAD_ACCUM }, { "fit", required_argument, NULL, OPT_FIT },
+        { "fit-context", no_argument, NULL, OPT_FIT_CONTEXT }, { "set", required_argument, NULL, OPT_SET },
+        { "constants", no_argument, NULL, OPT_CONSTANTS }, { "depth", required_argument, NULL, 'd' },
+        { "json", no_argument, NULL, 'j' },            { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    static const char *const modes[] = { "inference", "training", "generate" };
+    static const char *const optimizers[] = { "sgd", "momentum", "adam", "adamw" };
+    static const char *const mixed[] = { "none", "bf16", "fp16" };
+    static const char *const attentions[] = { "sdpa", "eager" };
+    static const char *const kinds[] = { "cpu", "cuda" };
+    mtk_memory_options o;
+    mtk_memory_options_init(&o);
+    mtk_ctx *ctx = mtk_ctx_new();
+    if (!ctx) {
+        cli_error("memory: out of memory");
+        return CLI_EXIT_ERROR;
+    }
+    bool json = false, have_input = false, fit_context = false;
+    int64_t fit = 0, v, depth = 2;
+    int c;
+    cli_options_reset();
+    while ((c = cli_getopt("memory", argc, argv, "i:m:o:t:a:d:jh", longopts)) != -1) {
+        int k = 0;
+        switch (c) {
+        case 'i':
+            if (!parse_input(optarg, &o.batch, &o.seq)) {
+                mtk_ctx_free(ctx);
+                return cli_usage_error("memory", "bad --input '%s': expected BxS with B, S >= 1 (e.g. 4x4096)",
+                                       optarg);
+            }
+            have_input = true;
+            break;
+        case 'm': k = pick(optarg, modes, 3), o.mode = (mtk_memory_mode)k; break;
+        case 'o': k = pick(optarg, optimizers, 4), o.optimizer = (mtk_optimizer_kind)k; break;
+        case OPT_MIXED: k = pick(optarg, mixed, 3), o.mixed_precision = (mtk_mixed_precision)k; break;
+        case 'a': k = pick(optarg, attentions, 2), o.attention = (mtk_attention_kind)k; break;
+        case OPT_DEVICE_KIND: k = pick(optarg, kinds, 2), o.device_kind = k; break;
+        case OPT_CHECKPOINTING: o.checkpointing = true; break;
+        case OPT_FIT_CONTEXT: fit_context = true; break;
+        case 'j': json = true; break;
+        case 't':
+            o.dtype = mtk_dtype_from_name(optarg);
+            if (o.dtype == MTK_DTYPE_UNDEFINED || !mtk_dtype_is_floating(o.dtype) || mtk_dtype_is_float8(o.dtype))
+                k = -1;
+            break;
+        case OPT_NEW_TOKENS:
+            if (!parse_int(optarg, 1, 1LL << 40, &o.new_tokens)) k = -1;
+            break;
+        case OPT_GRAD_ACCUM:
+            if (!parse_int(optarg, 1, 1 << 30, &v)) k = -1;
+            else o.grad_accum = (int32_t)v;
+            break;
+        case 'd':
+            if (!parse_int(optarg, -1, 1000, &depth)) k = -1;
+            break;
+        case OPT_FIT:
+            if (!parse_bytes(optarg, &fit) || fit <= 0) k = -1;
+            break;
+        case OPT_SET: {
+            char name[64];
+            const char *eq = strchr(optarg, '=');
+            int64_t bytes;
+            if (!eq || (size_t)(eq - optarg) >= sizeof name || !parse_bytes(eq + 1, &bytes)) {
+                k = -1;
+                break;
+            }
+            memcpy(name, optarg, (size_t)(eq - optarg));
+            name[eq - optarg] = '\0';
+            if (!mtk_memory_constants_set(ctx, &o.constants, name, bytes)) {
+                int rc = cli_usage_error("memory", "--set: %s", mtk_ctx_message(ctx));
+                mtk_ctx_free(ctx);
+                return rc;
+            }
+            break;
+        }
+        case OPT_CONSTANTS: mtk_ctx_free(ctx); return print_constants();
+        case 'h': fputs(usage, stdout); mtk_ctx_free(ctx); return CLI_EXIT_OK;
+        default: mtk_ctx_free(ctx); return CLI_EXIT_USAGE;
+        }
+        if (k < 0) {
+            mtk_ctx_free(ctx);
+            const char *name = "option";
+            for (const struct option *lo = longopts; lo->name; lo++)
+                if (lo->val == c) name = lo->name;
+            return cli_usage_error("memory", "bad value '%s' for --%s", optarg, name);
+        }
+    }
+    if (optind != argc - 1) {
+        mtk_ctx_free(ctx);
+        return cli_usage_error("memory", optind >= argc ? "missing MODEL" : "one MODEL expected, got '%s' too",
+                               optind < argc - 1 ? argv[optind + 1] : "");
+    }
+    if (!have_input) {
+        mtk_ctx_free(ctx);
+        return cli_usage_error("memory", "--input BxS is required (e.g. --input 1x2048)");
+    }
+    if (fit_context && !fit) {
+        mtk_ctx_free(ctx);
+        return cli_usage_error("memory", "--fit-context goes with --fit BYTES");
+    }
+    const char *model = argv[optind];
+    mtk_memory_fit result = { 0 };
+    mtk_memory_plan *plan;
+    if (fit) {
+        if (!mtk_memory_fit_model(ctx, model, &o, fit, fit_context, 0, &result)) return fail(ctx);
+        plan = result.plan;
+    } else {
+        plan = mtk_memory_plan_model(ctx, model, &o);
+        if (!plan) return fail(ctx);
+    }
+    if (json) {
+        cJSON *root = plan ? mem_plan_json_object(plan) : cJSON_CreateObject();
+        if (!root) return fail(ctx);
+        cJSON_AddStringToObject(root, "model", model);
+        if (fit) {
+            cJSON *f = cJSON_CreateObject();
+            char buf[32];
+            snprintf(buf, sizeof buf, "%" PRId64, result.max);
+            cJSON_AddItemToObject(f, fit_context ? "max_context" : "max_batch", cJSON_CreateRaw(buf));
+            snprintf(buf, sizeof buf, "%" PRId64, result.peak_bytes);
+            cJSON_AddItemToObject(f, "peak_bytes", cJSON_CreateRaw(buf));
+            snprintf(buf, sizeof buf, "%" PRId64, result.peak_bytes_next);
+            cJSON_AddItemToObject(f, "peak_bytes_next", cJSON_CreateRaw(buf));
+            snprintf(buf, sizeof buf, "%" PRId64, fit);
+            cJSON_AddItemToObject(f, "budget_bytes", cJSON_CreateRaw(buf));
+            cJSON_AddItemToObject(f, "evaluations", cJSON_CreateNumber(result.evaluations));
+            cJSON_AddItemToObject(root, "fit", f);
+        }
+        char *text = cJSON_PrintUnformatted(root);
+        cJSON_Delete(root);
+        if (!text) return fail(ctx);
+        puts(text);
+        cJSON_free(text);
+    } else {
+        if (fit) print_fit_text(&result, fit, &o);
+        if (plan) {
+            char *text = mtk_memory_plan_text(ctx, plan, (int32_t)depth);
+            if (!text) return fail(ctx);
+            fputs(text, stdout);
+        }
+    }
+    mtk_ctx_free(ctx);
+    return CLI_EXIT_OK;
+}

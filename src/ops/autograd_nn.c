@@ -1,0 +1,231 @@
+/* What autograd keeps for the nn ops: norms, attention, rope, losses and
+ * dropout.  rms_norm and rope are fused ops of mtk that transformers
+ * computes as compositions (LlamaRMSNorm: to(float32), pow, mean, add,
+ * rsqrt, mul, to(dtype), mul by the weight; apply_rotary_pos_emb with
+ * rotate_half); they report what those compositions keep, since that is
+ * what torch holds for the models users train. */
+#include "ops/autograd.h"
+
+#include <string.h>
+
+/* x.shape[:ndim - n] + [1] * n */
+static int32_t reduced_shape(const mtk_tensor *x, int32_t n, int64_t *shape)
+{
+    for (int32_t d = 0; d < x->ndim; d++) shape[d] = d < x->ndim - n ? x->shape[d] : 1;
+    return x->ndim;
+}
+
+static int32_t list_count(const mtk_autograd_query *q, int32_t arg)
+{
+    if (arg >= q->nargs) return 1;
+    const mtk_value *v = &q->args[arg];
+    return v->kind == MTK_VALUE_LIST || v->kind == MTK_VALUE_TUPLE ? v->as.list.count : 1;
+}
+
+/* native_layer_norm: input, weight, bias, and its mean and rstd
+ * (input.shape[:axis] + [1] * n): in the input's dtype on cpu (unless the
+ * weight's dtype differs), float32 for half inputs on cuda. */
+void ag_saved_layer_norm(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    enum { INPUT, SHAPE, WEIGHT, BIAS };
+    const mtk_tensor *x = ag_arg(q, INPUT), *w = ag_arg(q, WEIGHT);
+    if (!x) return;
+    ag_save_arg(q, r, INPUT);
+    ag_save_arg(q, r, WEIGHT);
+    ag_save_arg(q, r, BIAS);
+    mtk_dtype stats = x->dtype;
+    bool half = x->dtype == MTK_FLOAT16 || x->dtype == MTK_BFLOAT16;
+    if (half && (q->device_kind == MTK_DEVICE_KIND_CUDA || (w && w->dtype != x->dtype))) stats = MTK_FLOAT32;
+    int64_t shape[MTK_MAX_DIMS];
+    int32_t n = reduced_shape(x, list_count(q, SHAPE), shape);
+    ag_save_new(r, stats, shape, n); /* mean */
+    ag_save_new(r, stats, shape, n); /* rstd */
+}
+
+/* LlamaRMSNorm's composition: x in float32 (x itself when it is float32)
+ * for pow and mul, rsqrt's result (float32, the normalized dims reduced),
+ * and with a weight the normalized x cast back to x's dtype (a new
+ * tensor) and the weight.  Without a weight (Gemma's _norm on x.float())
+ * the product is the op's output, which its consumer saves. */
+void ag_saved_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    enum { INPUT, SHAPE, WEIGHT };
+    const mtk_tensor *x = ag_arg(q, INPUT);
+    if (!x) return;
+    if (x->dtype == MTK_FLOAT32) ag_save_arg(q, r, INPUT);
+    else ag_save_new(r, MTK_FLOAT32, x->shape, x->ndim);
+    int64_t shape[MTK_MAX_DIMS];
+    int32_t n = reduced_shape(x, list_count(q, SHAPE), shape);
+    ag_save_new(r, MTK_FLOAT32, shape, n);
+    if (ag_arg(q, WEIGHT)) {
+        ag_save_new(r, x->dtype, x->shape, x->ndim);
+        ag_save_arg(q, r, WEIGHT);
+    }
+}
+
+/* x * cos + rotate_half(x) * sin: cos and sin for x's gradient (x too
+ * when they require grad). */
+void ag_saved_rope(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    enum { X, COS, SIN };
+    if (ag_rg(q, X)) {
+        ag_save_arg(q, r, COS);
+        ag_save_arg(q, r, SIN);
+    }
+    if (ag_rg(q, COS) || ag_rg(q, SIN)) ag_save_arg(q, r, X);
+}
+
+enum { SDPA_Q, SDPA_K, SDPA_V, SDPA_MASK, SDPA_DROPOUT, SDPA_CAUSAL, SDPA_SCALE, SDPA_GQA };
+
+/* torch 2.13's choice: on cpu the flash kernel for 4-D inputs without
+ * dropout (GQA included), else math; on cuda flash for half inputs
+ * without a mask and head_dim <= 256, else the efficient kernel without
+ * GQA, else math. */
+ag_sdpa_kernel ag_sdpa_kernel_of(const mtk_autograd_query *q)
+{
+    const mtk_tensor *qt = ag_arg(q, SDPA_Q), *k = ag_arg(q, SDPA_K), *v = ag_arg(q, SDPA_V);
+    if (!qt || !k || !v || qt->ndim != 4 || k->ndim != 4 || v->ndim != 4) return AG_SDPA_MATH;
+    double dropout = q->nargs > SDPA_DROPOUT ? q->args[SDPA_DROPOUT].as.f : 0.0;
+    bool gqa = qt->shape[1] != k->shape[1];
+    bool mask = ag_arg(q, SDPA_MASK) != NULL;
+    if (q->device_kind == MTK_DEVICE_KIND_CPU) return dropout > 0 ? AG_SDPA_MATH : AG_SDPA_FLASH;
+    bool half = qt->dtype == MTK_FLOAT16 || qt->dtype == MTK_BFLOAT16;
+    if (half && !mask && qt->shape[3] <= 256) return AG_SDPA_FLASH;
+    if (!gqa && qt->dtype != MTK_FLOAT64) return AG_SDPA_EFFICIENT;
+    return AG_SDPA_MATH;
+}
+
+/* flash/efficient: q, k, v (and the mask), the output and the logsumexp
+ * (B, H, L) float32 (cuda's efficient kernel pads L to a multiple of 32);
+ * cuda kernels add their rng seed and offset (0-dim int64).  math: the
+ * composition's scaled q and k^T, the softmax (B, H, L, S) and v (heads
+ * repeated for GQA). */
+void ag_saved_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    const mtk_tensor *qt = ag_arg(q, SDPA_Q), *k = ag_arg(q, SDPA_K), *v = ag_arg(q, SDPA_V);
+    if (!qt || !k || !v) return;
+    ag_sdpa_kernel kernel = ag_sdpa_kernel_of(q);
+    if (kernel != AG_SDPA_MATH) {
+        ag_save_arg(q, r, SDPA_Q);
+        ag_save_arg(q, r, SDPA_K);
+        ag_save_arg(q, r, SDPA_V);
+        ag_save_arg(q, r, SDPA_MASK);
+        ag_save_output(r, 0);
+        int64_t L = qt->shape[2];
+        if (kernel == AG_SDPA_EFFICIENT) L = (L + 31) / 32 * 32;
+        int64_t lse[3] = { qt->shape[0], qt->shape[1], L };
+        ag_save_new(r, MTK_FLOAT32, lse, 3);
+        if (q->device_kind == MTK_DEVICE_KIND_CUDA) {
+            ag_save_new(r, MTK_INT64, NULL, 0);
+            ag_save_new(r, MTK_INT64, NULL, 0);
+        }
+        return;
+    }
+    int32_t n = qt->ndim;
+    int64_t kshape[MTK_MAX_DIMS], attn[MTK_MAX_DIMS], vshape[MTK_MAX_DIMS];
+    memcpy(kshape, k->shape, (size_t)k->ndim * sizeof *kshape);
+    memcpy(vshape, v->shape, (size_t)v->ndim * sizeof *vshape);
+    bool repeated = n >= 3 && k->ndim == n && k->shape[n - 3] != qt->shape[n - 3];
+    if (repeated) kshape[n - 3] = vshape[n - 3] = qt->shape[n - 3];
+    memcpy(attn, qt->shape, (size_t)n * sizeof *attn);
+    attn[n - 1] = k->shape[k->ndim - 2];
+    ag_save_new(r, qt->dtype, qt->shape, n);        /* q * sqrt(scale)     */
+    ag_save_new(r, k->dtype, kshape, k->ndim);      /* k^T * sqrt(scale)   */
+    ag_save_new(r, qt->dtype, attn, n);             /* softmax             */
+    if (repeated) ag_save_new(r, v->dtype, vshape, v->ndim);
+    else ag_save_arg(q, r, SDPA_V);
+}
+
+enum { CE_INPUT, CE_TARGET, CE_WEIGHT };
+
+/* cross_entropy = nll_loss(log_softmax(input, 1)): the log-probabilities
+ * (input's shape and dtype), the target, the class weights, and nll's
+ * total_weight (0-dim, input's dtype). */
+void ag_saved_cross_entropy(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    const mtk_tensor *x = ag_arg(q, CE_INPUT);
+    if (!x) return;
+    ag_save_new(r, x->dtype, x->shape, x->ndim);
+    ag_save_arg(q, r, CE_TARGET);
+    ag_save_arg(q, r, CE_WEIGHT);
+    const mtk_tensor *t = ag_arg(q, CE_TARGET);
+    if (t && !mtk_dtype_is_floating(t->dtype)) ag_save_new(r, x->dtype, NULL, 0);
+}
+
+/* nll_loss: self, target, weight and total_weight. */
+void ag_saved_nll_loss(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    const mtk_tensor *x = ag_arg(q, CE_INPUT);
+    if (!x) return;
+    ag_save_arg(q, r, CE_INPUT);
+    ag_save_arg(q, r, CE_TARGET);
+    ag_save_arg(q, r, CE_WEIGHT);
+    ag_save_new(r, x->dtype, NULL, 0);
+}
+
+/* dropout in training with 0 < p: on cpu input * noise keeps the noise
+ * (the input's dtype; (N, C, 1, ...) for the feature dropouts); cuda's
+ * fused kernel keeps a bool mask. */
+void ag_saved_dropout(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    const mtk_tensor *x = ag_arg(q, 0);
+    double p = q->nargs > 1 ? q->args[1].as.f : 0.5;
+    bool training = q->nargs > 2 && q->args[2].kind == MTK_VALUE_BOOL ? q->args[2].as.b : true;
+    if (!x || p == 0.0 || !training || mtk_tensor_numel(x) == 0) return;
+    bool feature = strcmp(q->op->name, "dropout") != 0;
+    if (!feature && q->device_kind == MTK_DEVICE_KIND_CUDA && p < 1.0) {
+        ag_save_new(r, MTK_BOOL, x->shape, x->ndim);
+        return;
+    }
+    int64_t shape[MTK_MAX_DIMS];
+    memcpy(shape, x->shape, (size_t)x->ndim * sizeof *shape);
+    if (feature)
+        for (int32_t d = 2; d < x->ndim; d++) shape[d] = 1;
+    ag_save_new(r, x->dtype, shape, x->ndim);
+}
+
+/* convolution (one formula for all inputs): input and weight. */
+void ag_saved_conv(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_save_arg(q, r, 0);
+    ag_save_arg(q, r, 1);
+}
+
+/* max_pool (run with indices when grad is needed): input and the int64
+ * indices of the output's shape. */
+void ag_saved_max_pool(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_save_arg(q, r, 0);
+    if (q->noutputs > 1) ag_save_output(r, 1);
+    else if (q->noutputs == 1) ag_save_new(r, MTK_INT64, q->outputs[0]->shape, q->outputs[0]->ndim);
+}
+
+/* ------------------------------------------------------- backward column */
+
+void ag_backward_grads(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    for (int32_t i = 0; i < q->ninputs && r->nbackward < MTK_MAX_SAVED; i++)
+        if (q->input_requires_grad[i])
+            r->backward[r->nbackward++] = (mtk_backward_alloc){
+                .grad_of = i, .nbytes = mtk_tensor_numel(q->inputs[i]) * (int64_t)mtk_dtype_size(q->inputs[i]->dtype) };
+}
+
+/* LlamaRMSNorm's forward holds one float32 temporary of x's size at a
+ * time beyond what it keeps (pow's result, then in half dtypes the
+ * float32 product before its cast). */
+void ag_backward_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_backward_grads(q, r);
+    const mtk_tensor *x = ag_arg(q, 0);
+    if (x) r->transient_bytes = mtk_tensor_numel(x) * 4;
+}
+
+/* softmax(x, dtype=d) with d not x's dtype converts x first: a temporary
+ * of x's size in d. */
+void ag_backward_softmax(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_backward_grads(q, r);
+    const mtk_tensor *x = ag_arg(q, 0);
+    if (x && q->noutputs > 0 && q->outputs[0]->dtype != x->dtype)
+        r->transient_bytes = mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(q->outputs[0]->dtype);
+}

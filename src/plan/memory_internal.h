@@ -1,0 +1,66 @@
+/* The memory planner's insides: the graph as flat arrays (from an
+ * mtk_graph, or built by hand in tests), the roles the caller gives its
+ * tensors, and the replay that walks it. */
+#ifndef PLAN_MEMORY_INTERNAL_H
+#define PLAN_MEMORY_INTERNAL_H
+
+#include "mtk/plan.h"
+
+/* The graph the replay reads: arrays indexed by id. */
+typedef struct mem_graph {
+    const mtk_graph_node *nodes;
+    int32_t nnodes;
+    const mtk_graph_tensor *tensors;
+    int32_t ntensors;
+    const mtk_graph_storage *storages;
+    int32_t nstorages;
+    /* modules, pre-order (the trace's); nodes' `module` index them */
+    const char *const *module_names;
+    const int32_t *module_depths;
+    int32_t nmodules;
+    /* roles */
+    int32_t loss;               /* tensor backward starts from, -1: none     */
+    const int32_t *keep;        /* tensors the caller holds after the call
+                                   (the loss, logits, the KV cache)          */
+    int32_t nkeep;
+    const int32_t *kv;          /* tensors of the KV cache (counted apart);
+                                   an input among them is the past cache,
+                                   freed after its last use               */
+    int32_t nkv;
+    const int32_t *units;       /* modules gradient checkpointing wraps (the
+                                   decoder layers); NULL: the shallowest
+                                   numbered modules                          */
+    int32_t nunits;
+    int32_t master_scale;       /* mixed precision: parameters, .grad and
+                                   states are this many times the traced
+                                   (16-bit) parameters' bytes; 0 or 1: as
+                                   traced                                   */
+} mem_graph;
+
+/* Replays g under o and fills plan (its options, steps, timeline, modules).
+ * False with ctx's error on out of memory or a training graph without a
+ * loss. */
+bool mem_replay(mtk_ctx *ctx, const mem_graph *g, const mtk_memory_options *o, mtk_memory_plan *plan);
+
+/* Bytes an allocation of `nbytes` takes under o's device kind (torch's
+ * cpu allocator: exact; CUDA's caching allocator: rounded up to blocks). */
+int64_t mem_alloc_bytes(const mtk_memory_options *o, int64_t nbytes);
+
+/* Checks the options' ranges; false with an error naming the option. */
+bool mem_options_check(mtk_ctx *ctx, const mtk_memory_options *o);
+
+/* Adds an assumption to the plan's notes (at most 8; the string is kept). */
+void mem_note(mtk_memory_plan *plan, const char *note);
+
+/* The plan's JSON keys as a cJSON object (the caller deletes it), for a
+ * caller that adds keys of its own (the CLI's `fit`, `model`). */
+void *mem_plan_json_object(const mtk_memory_plan *plan);
+
+/* The flat view of an mtk_graph: its arrays, its trace's modules, and
+ * the last node's first output as the loss, the root's outputs kept. */
+bool mem_graph_of(mtk_ctx *ctx, const mtk_graph *graph, mem_graph *g);
+
+/* Generation (memory_generate.c): prefill then decode for `model`. */
+mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model, const mtk_memory_options *o);
+
+#endif

@@ -1,0 +1,109 @@
+/* Tracing a zoo model for the planner: the model built on meta, one
+ * forward (with transformers' causal-LM loss when asked) recorded, and
+ * the graph of it. */
+#include "plan/graph.h"
+
+#include "mtk/ops.h"
+
+#include <string.h>
+
+/* The repeating units of transformers' _no_split_modules: what
+ * gradient_checkpointing_enable() wraps. */
+static bool is_checkpoint_unit(const char *type)
+{
+    static const char *const exact[] = { "GPT2Block", "GPTNeoXLayer", "BertLayer", "ViTLayer" };
+    size_t n = strlen(type), k = strlen("DecoderLayer");
+    if (n >= k && strcmp(type + n - k, "DecoderLayer") == 0) return true;
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+        if (strcmp(type, exact[i]) == 0) return true;
+    return false;
+}
+
+/* ForCausalLMLoss(logits, labels=ids): logits.float(); labels padded
+ * with -100 on the right and shifted by one; cross_entropy over (B*S, V)
+ * with ignore_index -100, mean.  Returns the 0-dim loss. */
+static mtk_tensor *causal_lm_loss(mtk_ctx *ctx, mtk_tensor *logits, mtk_tensor *ids)
+{
+    if (!logits || !ids) return NULL;
+    int64_t b = ids->shape[0], s = ids->shape[1], vocab = logits->shape[logits->ndim - 1];
+    mtk_tensor *upcast = mtk_to_dtype(ctx, logits, MTK_FLOAT32);           /* (B, S, V) f32 */
+    int64_t pad[2] = { 0, 1 };
+    mtk_tensor *labels = mtk_pad(ctx, ids, pad, 2, "constant", -100);      /* (B, S + 1)    */
+    mtk_tensor *shifted = mtk_contiguous(ctx, mtk_narrow(ctx, labels, -1, 1, s)); /* (B, S) */
+    int64_t flat[2] = { -1, vocab }, flat_labels[1] = { -1 };
+    (void)b;
+    return mtk_cross_entropy(ctx, mtk_view(ctx, upcast, flat, 2), mtk_view(ctx, shifted, flat_labels, 1), NULL,
+                             -100, "mean", 0.0);
+}
+
+static mtk_tensor *make_input(mtk_ctx *ctx, mtk_module *model, const mtk_model_info *info,
+                              const mtk_plan_trace_options *o)
+{
+    if (info->input == MTK_MODEL_INPUT_PIXELS) {
+        /* (B, C, H, W) of the config's image size: the patch embedding's
+           conv gives C, the position embeddings H*W / patch^2 */
+        mtk_tensor *conv = mtk_module_find_tensor(model, "vit.embeddings.patch_embeddings.projection.weight");
+        if (!conv) conv = mtk_module_find_tensor(model, "embeddings.patch_embeddings.projection.weight");
+        mtk_tensor *pos = mtk_module_find_tensor(model, "vit.embeddings.position_embeddings");
+        if (!pos) pos = mtk_module_find_tensor(model, "embeddings.position_embeddings");
+        if (!conv || !pos) {
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "plan: cannot tell the image size of %s", info->architecture);
+            return NULL;
+        }
+        int64_t patch = conv->shape[2], side = 1, patches = pos->shape[1] - 1;
+        while (side * side < patches) side++;
+        int64_t shape[4] = { o->batch, conv->shape[1], side * patch, side * patch };
+        return mtk_tensor_new(ctx, info->dtype, shape, 4, NULL, MTK_DEVICE_META);
+    }
+    int64_t shape[2] = { o->batch, o->seq };
+    return mtk_tensor_new(ctx, MTK_INT64, shape, 2, NULL, MTK_DEVICE_META);
+}
+
+mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_plan_trace_options *o)
+{
+    if (!ctx) return NULL;
+    if (!o || o->batch <= 0 || o->seq <= 0) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "plan: the input needs a positive batch and sequence length");
+        return NULL;
+    }
+    mtk_plan_model *p = mtk_ctx_alloc(ctx, sizeof *p);
+    if (!p) return NULL;
+    memset(p, 0, sizeof *p);
+    mtk_model_resolve_options ropts = { .dtype = o->dtype, .meta = true, .attention = o->attention };
+    p->model = mtk_model_resolve(ctx, model, &ropts, &p->info);
+    if (!p->model) return NULL;
+    mtk_module_train(p->model, o->training);
+    p->input = make_input(ctx, p->model, &p->info, o);
+    if (!p->input) return NULL;
+    size_t n = strlen(p->info.architecture);
+    bool causal_lm = n > 11 && strcmp(p->info.architecture + n - 11, "ForCausalLM") == 0;
+    causal_lm = causal_lm || strcmp(p->info.architecture, "GPT2LMHeadModel") == 0;
+    if (o->with_loss && !causal_lm) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                  "plan: a loss is modelled for causal language models (labels=input_ids), not for %s",
+                  p->info.architecture);
+        return NULL;
+    }
+    p->trace = mtk_trace_begin(p->model);
+    if (!p->trace) return NULL;
+    if (!mtk_ctx_push_device(ctx, MTK_DEVICE_META)) {
+        mtk_trace_free(p->trace);
+        return NULL;
+    }
+    p->output = mtk_module_forward(p->model, p->input);
+    if (p->output && o->with_loss) p->loss = causal_lm_loss(ctx, p->output, p->input);
+    mtk_ctx_pop_device(ctx);
+    mtk_trace_end(p->trace);
+    if (!p->output || (o->with_loss && !p->loss)) return NULL;
+    p->graph = mtk_graph_from_trace_on(p->trace, o->device_kind);
+    if (!p->graph) return NULL;
+    int32_t nmod = mtk_trace_module_count(p->trace);
+    int32_t *layers = mtk_ctx_alloc(ctx, (size_t)(nmod ? nmod : 1) * sizeof *layers);
+    if (!layers) return NULL;
+    for (int32_t i = 0; i < nmod; i++) {
+        const mtk_trace_module *m = mtk_trace_module_at(p->trace, i);
+        if (is_checkpoint_unit(mtk_module_type_name(m->module))) layers[p->nlayers++] = i;
+    }
+    p->layers = layers;
+    return p;
+}

@@ -1,0 +1,54 @@
+"""The generation oracle's configurations: every decoder family of the zoo
+(a seeded random small config of tests/models/random_configs.py, as a
+ForCausalLM), float32 / bfloat16, eager / sdpa, several (batch, prompt,
+new tokens), with sliding windows shorter than the text for mistral,
+qwen2 and gemma2 (and phi3), so the windowed cache and masks are hit."""
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
+import random_configs  # noqa: E402
+
+FAMILIES = ["llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2", "phi3"]
+CAUSAL_LM = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
+             "qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "gemma": "GemmaForCausalLM",
+             "gemma2": "Gemma2ForCausalLM", "phi3": "Phi3ForCausalLM"}
+# (dtype, attention, batch, prompt, new tokens)
+SHAPES = [("float32", "sdpa", 1, 20, 6), ("bfloat16", "eager", 2, 13, 4), ("float32", "eager", 3, 9, 12),
+          ("bfloat16", "sdpa", 2, 17, 9)]
+
+
+def _config(family, seed, attention):
+    cfg = getattr(random_configs, family)(random.Random(seed))
+    cfg["architectures"] = [CAUSAL_LM[family]]
+    cfg["num_hidden_layers"] = max(cfg["num_hidden_layers"], 2)
+    cfg.pop("torch_dtype", None)
+    if family == "mistral":
+        cfg["sliding_window"] = 7
+    if family == "qwen2":
+        cfg.update(use_sliding_window=True, sliding_window=6, max_window_layers=1)
+    if family == "gemma2":
+        cfg["sliding_window"] = 8
+    if family == "phi3" and seed % 2:
+        cfg["sliding_window"] = 10
+    return cfg
+
+
+def cases():
+    out = []
+    for i, family in enumerate(FAMILIES):
+        for j, (dtype, attention, b, s, n) in enumerate(SHAPES):
+            seed = 1000 + 10 * i + j
+            if family == "gemma2":
+                attention = "eager"  # transformers 5 refuses sdpa for gemma2
+            out.append({"family": family, "config": _config(family, seed, attention), "dtype": dtype,
+                        "attention": attention, "batch": b, "seq": s, "new_tokens": n})
+    return out
+
+
+if __name__ == "__main__":
+    import torch_generate
+    cs = cases()
+    print(len(cs), "cases")
+    torch_generate.measure_all(cs)

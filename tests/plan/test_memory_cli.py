@@ -1,0 +1,106 @@
+"""mtk memory's command line: help, usage errors, the JSON document's keys,
+the breakdown summing to the peak, --fit's answer and the constants table."""
+import json
+
+import pytest
+
+
+def memory(run, *args):
+    r = run("memory", *args)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_help_lists_every_option(run):
+    out = memory(run, "--help")
+    for opt in ("--input", "--mode", "--optimizer", "--dtype", "--mixed-precision", "--checkpointing",
+                "--attention", "--device-kind", "--new-tokens", "--grad-accum", "--fit", "--fit-context",
+                "--json", "--set", "--constants"):
+        assert opt in out
+
+
+@pytest.mark.parametrize("args,words", [
+    ((["llama-3-8b"]), "--input BxS is required"),
+    ((["llama-3-8b", "--input", "0x5"]), "bad --input"),
+    ((["llama-3-8b", "--input", "1x5", "--mode", "fly"]), "bad value 'fly' for --mode"),
+    ((["llama-3-8b", "--input", "1x5", "--optimizer", "lion"]), "bad value 'lion'"),
+    ((["llama-3-8b", "--input", "1x5", "--fit", "lots"]), "bad value 'lots'"),
+    ((["llama-3-8b", "--input", "1x5", "--fit-context"]), "--fit-context goes with --fit"),
+    ((["llama-3-8b", "--input", "1x5", "--set", "nope=1"]), "unknown constant 'nope'"),
+    ((["--input", "1x5"]), "missing MODEL"),
+])
+def test_usage_errors_name_the_problem(run, args, words):
+    r = run("memory", *args)
+    assert r.returncode == 2
+    assert words in r.stderr
+    assert r.stderr.startswith("mtk: error:")
+
+
+def test_an_unknown_model_is_an_error(run):
+    r = run("memory", "no-such-model", "--input", "1x4")
+    assert r.returncode == 1 and "no-such-model" in r.stderr
+
+
+def test_json_has_the_keys_and_the_breakdown_sums_to_the_peak(run):
+    for mode in ("inference", "training"):
+        d = json.loads(memory(run, "llama-3.2-1b", "--input", "1x64", "--mode", mode, "--json"))
+        for key in ("peak_bytes", "breakdown", "peak_at", "timeline", "modules", "first_step", "notes"):
+            assert key in d
+        assert set(d["breakdown"]) == {"parameters", "gradients", "optimizer_states", "activations_saved",
+                                       "kv_cache", "transient_at_peak"}
+        assert sum(d["breakdown"].values()) == d["peak_bytes"]
+        assert {"op", "module", "phase"} <= set(d["peak_at"])
+        assert max(p["live_bytes"] for p in d["timeline"]) <= d["peak_bytes"]
+        assert d["modules"][0]["name"] == "" and d["modules"][0]["parameters"] == d["parameter_bytes"]
+        if mode == "training":
+            phases = {p["phase"] for p in d["timeline"]}
+            assert {"forward", "backward", "optimizer", "zero_grad"} <= phases
+            assert d["breakdown"]["optimizer_states"] > 0
+
+
+def test_checkpointing_saves_less_and_recomputes(run):
+    plain = json.loads(memory(run, "llama-3.2-1b", "--input", "2x256", "--mode", "training", "--json"))
+    ck = json.loads(memory(run, "llama-3.2-1b", "--input", "2x256", "--mode", "training", "--checkpointing",
+                           "--json"))
+    assert ck["activations_saved_forward"] < plain["activations_saved_forward"] / 3
+    assert "recompute" in {p["phase"] for p in ck["timeline"]}
+
+
+def test_fit_answers_the_largest_batch_and_one_more_does_not_fit(run):
+    one = json.loads(memory(run, "llama-3.2-1b", "--input", "3x128", "--mode", "training", "--json"))
+    four = json.loads(memory(run, "llama-3.2-1b", "--input", "4x128", "--mode", "training", "--json"))
+    budget = (one["peak_bytes"] + four["peak_bytes"]) // 2
+    d = json.loads(memory(run, "llama-3.2-1b", "--input", "1x128", "--mode", "training", "--fit", str(budget),
+                          "--json"))
+    assert d["fit"]["max_batch"] == 3
+    assert d["fit"]["peak_bytes"] == one["peak_bytes"] and d["fit"]["peak_bytes_next"] == four["peak_bytes"]
+    assert d["peak_bytes"] == one["peak_bytes"]  # the document is the plan at the answer
+
+
+def test_fit_context_and_budget_units(run):
+    d = json.loads(memory(run, "llama-3.2-1b", "--input", "1x1", "--fit", "4GiB", "--fit-context", "--json"))
+    n = d["fit"]["max_context"]
+    assert n > 1 and d["fit"]["peak_bytes"] <= 4 * 2**30 < d["fit"]["peak_bytes_next"]
+    assert d["fit"]["budget_bytes"] == 4 * 2**30
+    assert json.loads(memory(run, "llama-3.2-1b", "--input", "1x1", "--fit", "4GB", "--json"))["fit"]["budget_bytes"] \
+        == 4 * 10**9
+
+
+def test_cuda_rounds_blocks_and_adds_the_context_as_overhead(run):
+    cpu = json.loads(memory(run, "llama-3.2-1b", "--input", "1x7", "--json"))
+    cuda = json.loads(memory(run, "llama-3.2-1b", "--input", "1x7", "--device-kind", "cuda", "--json",
+                             "--set", "cuda_context_bytes=1000"))
+    assert cuda["overhead_bytes"] == 1000 and cpu["overhead_bytes"] == 0
+    assert cuda["peak_bytes"] > cpu["peak_bytes"]
+    assert cuda["peak_bytes"] % 512 == 0
+
+
+def test_constants_are_listed_with_sources(run):
+    out = memory(run, "--constants")
+    assert "cuda_block_bytes" in out and "512" in out and "CUDACachingAllocator" in out
+
+
+def test_text_names_where_the_peak_is(run):
+    out = memory(run, "llama-3.2-1b", "--input", "1x64", "--mode", "training")
+    assert "peak at: " in out and "first step: peak" in out and "optimizer_states" in out
+    assert "layers.0-15 (16 x)" in memory(run, "llama-3.2-1b", "--input", "1x64", "--depth", "3")

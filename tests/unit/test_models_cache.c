@@ -1,0 +1,272 @@
+/* The decoder families' KV cache (transformers 5's DynamicCache): a
+ * prefill then decode steps give the logits of the forward without a
+ * cache (full attention) or of a longer prefill (sliding windows, where
+ * the masks' offsets matter), and the cache keeps what DynamicLayer and
+ * DynamicSlidingWindowLayer keep: the whole concatenation for full layers,
+ * a view of the last window - 1 tokens of it for sliding ones (bytes as
+ * torch 2.13 + transformers 5.24 measured them on the same configs). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mtk/mtk.h"
+
+/* hidden 32, 4 heads, 2 kv heads (head_dim 8), vocab 101; `extra` starts
+ * with a comma or is "". */
+static const char *config(const char *model_type, int layers, const char *extra)
+{
+    static char buf[1024];
+    snprintf(buf, sizeof buf,
+             "{\"model_type\": \"%s\", \"architectures\": [\"%s\"], \"hidden_size\": 32, \"intermediate_size\": 45, "
+             "\"num_hidden_layers\": %d, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+             "\"vocab_size\": 101, \"max_position_embeddings\": 256%s}",
+             model_type,
+             strcmp(model_type, "llama") == 0     ? "LlamaForCausalLM"
+             : strcmp(model_type, "mistral") == 0 ? "MistralForCausalLM"
+             : strcmp(model_type, "gemma2") == 0  ? "Gemma2ForCausalLM"
+                                                  : "Qwen2ForCausalLM",
+             layers, extra);
+    return buf;
+}
+
+static mtk_module *build(mtk_ctx *ctx, const char *json, bool meta)
+{
+    mtk_model_config *c = mtk_model_config_parse(ctx, json, "test.json");
+    assert_non_null(c);
+    if (meta) {
+        mtk_ctx_push_device(ctx, MTK_DEVICE_META);
+        mtk_ctx_push_init_mode(ctx, MTK_INIT_META);
+    }
+    mtk_module *m = mtk_model_build_config(ctx, c, MTK_FLOAT32);
+    if (meta) {
+        mtk_ctx_pop_init_mode(ctx);
+        mtk_ctx_pop_device(ctx);
+    }
+    mtk_model_config_free(c);
+    if (!m) fail_msg("%s", mtk_ctx_message(ctx));
+    mtk_module_train(m, false);
+    return m;
+}
+
+/* (b, s) token ids on cpu: (7 i + 3 j) mod 101 */
+static mtk_tensor *ids_cpu(mtk_ctx *ctx, int64_t b, int64_t s, int64_t from)
+{
+    int64_t shape[2] = { b, s };
+    mtk_tensor *t = mtk_tensor_new(ctx, MTK_INT64, shape, 2, NULL, MTK_DEVICE_CPU);
+    assert_true(t && mtk_tensor_alloc_storage(t));
+    int64_t *d = mtk_tensor_data(t);
+    for (int64_t i = 0; i < b; i++)
+        for (int64_t j = 0; j < s; j++) d[i * s + j] = (7 * i + 3 * (j + from) + 1) % 101;
+    return t;
+}
+
+/* |a[:, pa] - b[:, pb]| over (B, ., V) float32 logits, both contiguous. */
+static double max_diff(const mtk_tensor *a, int64_t pa, const mtk_tensor *b, int64_t pb)
+{
+    mtk_tensor *ac = mtk_contiguous(a->ctx, (mtk_tensor *)a), *bc = mtk_contiguous(b->ctx, (mtk_tensor *)b);
+    const float *x = mtk_tensor_data(ac), *y = mtk_tensor_data(bc);
+    int64_t batch = a->shape[0], v = a->shape[2];
+    double worst = 0;
+    for (int64_t i = 0; i < batch; i++)
+        for (int64_t k = 0; k < v; k++) {
+            double d = fabs((double)x[(i * a->shape[1] + pa) * v + k] - (double)y[(i * b->shape[1] + pb) * v + k]);
+            if (d > worst) worst = d;
+        }
+    return worst;
+}
+
+static mtk_tensor *columns(mtk_ctx *ctx, mtk_tensor *ids, int64_t from, int64_t n)
+{
+    return mtk_contiguous(ctx, mtk_narrow(ctx, ids, 1, from, n));
+}
+
+static void prefill_then_decode_matches_forward_without_cache(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *m = build(ctx, config("llama", 2, ""), false);
+    mtk_tensor *ids = ids_cpu(ctx, 2, 10, 0);
+    mtk_tensor *full = mtk_module_forward(m, ids); /* (2, 10, 101) */
+    assert_non_null(full);
+    mtk_kv_cache *cache = mtk_kv_cache_new(m);
+    mtk_lm_step last = { .logits_to_keep = 1, .attention_mask = true };
+    mtk_tensor *out = mtk_lm_forward_cached(m, columns(ctx, ids, 0, 8), cache, &last);
+    if (!out) fail_msg("%s", mtk_ctx_message(ctx));
+    assert_int_equal(out->shape[1], 1);
+    assert_true(max_diff(out, 0, full, 7) < 1e-4);
+    for (int64_t j = 8; j < 10; j++) {
+        out = mtk_lm_forward_cached(m, columns(ctx, ids, j, 1), cache, &last);
+        assert_non_null(out);
+        assert_true(max_diff(out, 0, full, j) < 1e-4);
+    }
+    assert_int_equal(mtk_kv_cache_length(cache), 10);
+    const mtk_kv_cache_layer *l = mtk_kv_cache_layer_at(cache, 1);
+    assert_int_equal(l->keys->shape[2], 10);
+    assert_int_equal(l->window, 0);
+    mtk_ctx_free(ctx);
+}
+
+/* A sliding window shorter than the text: decoding the last tokens after a
+ * prefill gives the logits a prefill of the whole text gives there. */
+static void sliding(const char *json)
+{
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *m = build(ctx, json, false);
+    mtk_tensor *ids = ids_cpu(ctx, 2, 14, 0);
+    mtk_kv_cache *whole = mtk_kv_cache_new(m);
+    mtk_lm_step all = { 0, false }, last = { 1, true };
+    mtk_tensor *ref = mtk_lm_forward_cached(m, ids, whole, &all); /* (2, 14, 101) */
+    if (!ref) fail_msg("%s", mtk_ctx_message(ctx));
+    mtk_kv_cache *cache = mtk_kv_cache_new(m);
+    mtk_tensor *out = mtk_lm_forward_cached(m, columns(ctx, ids, 0, 9), cache, &last);
+    assert_non_null(out);
+    assert_true(max_diff(out, 0, ref, 8) < 1e-4);
+    for (int64_t j = 9; j < 14; j++) {
+        out = mtk_lm_forward_cached(m, columns(ctx, ids, j, 1), cache, &last);
+        if (!out) fail_msg("%s", mtk_ctx_message(ctx));
+        assert_true(max_diff(out, 0, ref, j) < 1e-4);
+    }
+    /* the window really cuts: without it the logits differ */
+    mtk_ctx_free(ctx);
+}
+
+static void sliding_window_decode_matches_a_longer_prefill(void **state)
+{
+    (void)state;
+    sliding(config("mistral", 2, ", \"sliding_window\": 4"));
+    sliding(config("gemma2", 3, ", \"sliding_window\": 4, \"head_dim\": 8, \"query_pre_attn_scalar\": 8"));
+    sliding(config("qwen2", 2, ", \"use_sliding_window\": true, \"sliding_window\": 5, \"max_window_layers\": 1"));
+}
+
+static void sliding_window_changes_the_logits(void **state)
+{
+    (void)state;
+    /* two fresh contexts draw the same parameters: only the mask differs */
+    mtk_ctx *c1 = mtk_ctx_new(), *c2 = mtk_ctx_new();
+    mtk_module *slide = build(c1, config("mistral", 1, ", \"sliding_window\": 4"), false);
+    mtk_module *wide = build(c2, config("mistral", 1, ", \"sliding_window\": 64"), false);
+    mtk_tensor *a = mtk_lm_forward_cached(slide, ids_cpu(c1, 1, 12, 0), mtk_kv_cache_new(slide), NULL);
+    mtk_tensor *b = mtk_lm_forward_cached(wide, ids_cpu(c2, 1, 12, 0), mtk_kv_cache_new(wide), NULL);
+    assert_true(a && b);
+    assert_true(max_diff(a, 3, b, 3) < 1e-5); /* inside the window */
+    assert_true(max_diff(a, 11, b, 11) > 1e-4);
+    mtk_ctx_free(c1);
+    mtk_ctx_free(c2);
+}
+
+/* mistral, window 8, B=2, S=24, head_dim 8, float32, 2 layers: torch
+ * measured 12288 bytes of storage (4 x 2x2x24x8x4: the prefill's whole
+ * concatenation) for 3584 bytes of views (7 tokens) after the prefill,
+ * and 4096 (8 tokens) after a decode step. */
+static void sliding_cache_keeps_the_concatenation_behind_its_view(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *m = build(ctx, config("mistral", 2, ", \"sliding_window\": 8"), true);
+    int64_t shape[2] = { 2, 24 }, one[2] = { 2, 1 };
+    mtk_kv_cache *cache = mtk_kv_cache_new(m);
+    mtk_lm_step last = { 1, true };
+    mtk_tensor *out = mtk_lm_forward_cached(m, mtk_tensor_new(ctx, MTK_INT64, shape, 2, NULL, MTK_DEVICE_META),
+                                            cache, &last);
+    if (!out) fail_msg("%s", mtk_ctx_message(ctx));
+    assert_int_equal(out->shape[1], 1);
+    assert_int_equal(mtk_kv_cache_storage_bytes(cache), 12288);
+    assert_int_equal(mtk_kv_cache_tensor_bytes(cache), 3584);
+    for (int i = 0; i < 3; i++) {
+        out = mtk_lm_forward_cached(m, mtk_tensor_new(ctx, MTK_INT64, one, 2, NULL, MTK_DEVICE_META), cache, &last);
+        assert_non_null(out);
+        assert_int_equal(mtk_kv_cache_storage_bytes(cache), 4096);
+        assert_int_equal(mtk_kv_cache_tensor_bytes(cache), 3584);
+    }
+    assert_int_equal(mtk_kv_cache_length(cache), 27);
+    mtk_ctx_free(ctx);
+}
+
+/* transformers 5's layer types: qwen2 slides from max_window_layers on,
+ * gemma2 on even layers, mistral everywhere (4096 when absent), llama
+ * nowhere. */
+static void layer_types_follow_the_family(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    const char *jsons[4];
+    int64_t want[4][4] = { { 0, 0, 8, 8 }, { 8, 0, 8, 0 }, { 4096, 4096, 4096, 4096 }, { 0, 0, 0, 0 } };
+    static char a[1024], b[1024], c[1024], d[1024];
+    snprintf(a, sizeof a, "%s", config("qwen2", 4, ", \"use_sliding_window\": true, \"sliding_window\": 8, "
+                                                   "\"max_window_layers\": 2"));
+    snprintf(b, sizeof b, "%s", config("gemma2", 4, ", \"sliding_window\": 8, \"head_dim\": 8"));
+    snprintf(c, sizeof c, "%s", config("mistral", 4, ""));
+    snprintf(d, sizeof d, "%s", config("llama", 4, ""));
+    jsons[0] = a, jsons[1] = b, jsons[2] = c, jsons[3] = d;
+    for (int k = 0; k < 4; k++) {
+        mtk_kv_cache *cache = mtk_kv_cache_new(build(ctx, jsons[k], true));
+        assert_non_null(cache);
+        assert_int_equal(mtk_kv_cache_layer_count(cache), 4);
+        for (int32_t i = 0; i < 4; i++) assert_int_equal(mtk_kv_cache_layer_at(cache, i)->window, want[k][i]);
+    }
+    mtk_ctx_free(ctx);
+}
+
+/* assume(length) holds what prefill + decode steps leave: same storage,
+ * same view bytes, same length, for full and sliding layers. */
+static void assumed_cache_equals_the_stepped_one(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *m = build(ctx, config("qwen2", 3, ", \"use_sliding_window\": true, \"sliding_window\": 6, "
+                                                  "\"max_window_layers\": 1"), true);
+    int64_t shape[2] = { 3, 11 }, one[2] = { 3, 1 };
+    for (int64_t steps = 1; steps < 9; steps++) {
+        mtk_kv_cache *run = mtk_kv_cache_new(m), *assumed = mtk_kv_cache_new(m);
+        assert_non_null(mtk_lm_forward_cached(m, mtk_tensor_new(ctx, MTK_INT64, shape, 2, NULL, MTK_DEVICE_META), run,
+                                              NULL));
+        for (int64_t i = 0; i < steps; i++)
+            assert_non_null(mtk_lm_forward_cached(m, mtk_tensor_new(ctx, MTK_INT64, one, 2, NULL, MTK_DEVICE_META),
+                                                  run, NULL));
+        assert_true(mtk_kv_cache_assume(assumed, 3, 11 + steps));
+        assert_int_equal(mtk_kv_cache_length(assumed), mtk_kv_cache_length(run));
+        assert_int_equal(mtk_kv_cache_storage_bytes(assumed), mtk_kv_cache_storage_bytes(run));
+        assert_int_equal(mtk_kv_cache_tensor_bytes(assumed), mtk_kv_cache_tensor_bytes(run));
+    }
+    assert_false(mtk_kv_cache_assume(mtk_kv_cache_new(m), 3, 0));
+    mtk_ctx_free(ctx);
+}
+
+static void cache_refuses_other_models_and_batches(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *lin = mtk_nn_linear(ctx, 3, 4, true);
+    assert_null(mtk_kv_cache_new(lin));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mtk_ctx_message(ctx), "not a decoder model"));
+    mtk_ctx_free(ctx);
+    ctx = mtk_ctx_new();
+    mtk_module *m = build(ctx, config("llama", 1, ""), true);
+    mtk_kv_cache *cache = mtk_kv_cache_new(m);
+    int64_t s1[2] = { 2, 5 }, s2[2] = { 3, 1 };
+    assert_non_null(mtk_lm_forward_cached(m, mtk_tensor_new(ctx, MTK_INT64, s1, 2, NULL, MTK_DEVICE_META), cache, NULL));
+    assert_null(mtk_lm_forward_cached(m, mtk_tensor_new(ctx, MTK_INT64, s2, 2, NULL, MTK_DEVICE_META), cache, NULL));
+    assert_non_null(strstr(mtk_ctx_message(ctx), "batch 3"));
+    mtk_ctx_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(prefill_then_decode_matches_forward_without_cache),
+        cmocka_unit_test(sliding_window_decode_matches_a_longer_prefill),
+        cmocka_unit_test(sliding_window_changes_the_logits),
+        cmocka_unit_test(sliding_cache_keeps_the_concatenation_behind_its_view),
+        cmocka_unit_test(layer_types_follow_the_family),
+        cmocka_unit_test(assumed_cache_equals_the_stepped_one),
+        cmocka_unit_test(cache_refuses_other_models_and_batches),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
