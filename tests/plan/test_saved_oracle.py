@@ -34,7 +34,7 @@ BOTH_ATTENTIONS = {"llama", "mistral", "qwen2", "gemma", "phi3", "mixtral", "qwe
 EAGER_ONLY = {"gemma2"}
 # routing depends on the data: tokens per expert are not known on meta
 DATA_DEPENDENT = {"mixtral", "qwen2_moe"}
-# gpt2 keeps its dropouts (0.1 by default): cpu sdpa then runs the math path
+# gpt2 and bert keep their dropouts (0.1 by default): cpu sdpa then runs the math path
 DROPOUT_KEYS = ["resid_pdrop", "embd_pdrop", "attn_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob",
                 "attention_dropout", "hidden_dropout", "summary_first_dropout"]
 SHAPES = [(2, 7), (1, 13), (3, 5)]
@@ -45,8 +45,8 @@ def family_config(family, seed):
     cfg = random_configs.GENERATORS[family](random.Random(seed))
     cfg["architectures"] = [ARCH[family]]
     cfg.pop("torch_dtype", None)
-    if family in ("gpt_neox", "bert", "vit"):
-        for key in DROPOUT_KEYS:  # their attention dropout is not passed to sdpa yet
+    if family in ("gpt_neox", "vit"):
+        for key in DROPOUT_KEYS:  # their attention dropout is not passed to sdpa yet (0 by default)
             cfg[key] = 0.0
     return cfg
 
