@@ -151,7 +151,8 @@ MTK_API int64_t mtk_graph_saved_bytes(const mtk_graph *graph, int64_t *per_modul
 typedef struct mtk_plan_trace_options {
     int64_t batch, seq;         /* token ids (B, S); for pixel models B
                                    images of the config's size (seq unused) */
-    mtk_dtype dtype;            /* UNDEFINED: the config's torch_dtype     */
+    mtk_dtype dtype;            /* MTK_DTYPE_UNDEFINED (not 0: uint8): the
+                                   config's torch_dtype                   */
     const char *attention;      /* "eager", "sdpa", NULL: the family's     */
     mtk_device_kind device_kind;/* whose kernels autograd is modelled on  */
     bool with_loss;             /* labels=input_ids: transformers 5's

@@ -68,13 +68,14 @@ mtk_tensor *blocks_merge_heads(mtk_ctx *ctx, mtk_tensor *x)
     return mtk_reshape(ctx, mtk_transpose(ctx, x, 1, 2), shape, 3);
 }
 
-mtk_tensor *blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t heads, int64_t head_dim, bool causal)
+mtk_tensor *blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t heads, int64_t head_dim, bool causal,
+                                 double dropout)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_tensor *q = blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 0), x), heads, head_dim);
     mtk_tensor *k = blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 1), x), heads, head_dim);
     mtk_tensor *v = blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 2), x), heads, head_dim);
-    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, causal, 1.0 / sqrt((double)head_dim),
+    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, dropout, causal, 1.0 / sqrt((double)head_dim),
                                                         false);
     return blocks_merge_heads(ctx, attn);
 }

@@ -104,6 +104,7 @@ static mtk_module *embeddings(mtk_ctx *ctx, const bert_spec *s)
 typedef struct self_attention_config {
     int64_t heads, head_dim;
     bool causal;
+    double dropout; /* attention_probs_dropout_prob: sdpa's dropout_p in training */
 } self_attention_config;
 
 /* softmax(q k^T / sqrt(d)) v over all positions (causal when is_decoder):
@@ -111,7 +112,8 @@ typedef struct self_attention_config {
 static bool self_attention_forward(mtk_module *m, mtk_module_io *io)
 {
     const self_attention_config *c = mtk_module_config(m);
-    io->out[0] = blocks_qkv_attention(m, io->in[0], c->heads, c->head_dim, c->causal);
+    io->out[0] = blocks_qkv_attention(m, io->in[0], c->heads, c->head_dim, c->causal,
+                                      mtk_module_is_training(m) ? c->dropout : 0.0);
     io->nout = 1;
     return io->out[0] != NULL;
 }
@@ -167,7 +169,7 @@ static mtk_module *attention(mtk_ctx *ctx, const bert_spec *s, bool cross)
                                       sizeof(self_attention_config));
     if (!self) return NULL;
     *(self_attention_config *)mtk_module_config(self) =
-        (self_attention_config){ s->heads, s->head_dim, s->is_decoder && !cross };
+        (self_attention_config){ s->heads, s->head_dim, s->is_decoder && !cross, s->attention_dropout };
     int64_t all_heads = s->heads * s->head_dim;
     bool ok = mtk_module_add(self, "query", mtk_nn_linear(ctx, s->hidden, all_heads, true)) &&
               mtk_module_add(self, "key", mtk_nn_linear(ctx, s->hidden, all_heads, true)) &&

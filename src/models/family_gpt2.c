@@ -73,6 +73,7 @@ typedef struct attention_config {
     int64_t embed, heads, head_dim;
     double scale;
     bool cross; /* children c_attn (2E), q_attn, c_proj, ...; unused without encoder states */
+    double dropout; /* attn_pdrop: sdpa's dropout_p in training, as transformers passes it */
 } attention_config;
 
 enum { A_C_ATTN, A_C_PROJ, A_ATTN_DROPOUT, A_RESID_DROPOUT };
@@ -92,7 +93,8 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     q = blocks_split_heads(ctx, q, c->heads, c->head_dim); /* (B, H, S, D) */
     k = blocks_split_heads(ctx, k, c->heads, c->head_dim);
     v = blocks_split_heads(ctx, v, c->heads, c->head_dim);
-    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale, false);
+    double dropout = mtk_module_is_training(m) ? c->dropout : 0.0;
+    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, dropout, true, c->scale, false);
     mtk_tensor *out = mtk_module_forward(blocks_child(m, A_C_PROJ), blocks_merge_heads(ctx, attn));
     io->out[0] = mtk_module_forward(blocks_child(m, A_RESID_DROPOUT), out);
     io->nout = 1;
@@ -108,7 +110,8 @@ static mtk_module *attention(mtk_ctx *ctx, const gpt2_spec *s, int64_t layer, bo
     int64_t head_dim = s->embed / s->heads;
     double scale = s->scale_attn_weights ? 1.0 / sqrt((double)head_dim) : 1.0;
     if (s->scale_by_layer) scale /= (double)(layer + 1);
-    *(attention_config *)mtk_module_config(m) = (attention_config){ s->embed, s->heads, head_dim, scale, cross };
+    *(attention_config *)mtk_module_config(m) = (attention_config){ s->embed, s->heads, head_dim, scale, cross,
+                                                                    s->attn_pdrop };
     bool ok = cross ? mtk_module_add(m, "c_attn", conv1d(ctx, 2 * s->embed, s->embed)) &&
                           mtk_module_add(m, "q_attn", conv1d(ctx, s->embed, s->embed))
                     : mtk_module_add(m, "c_attn", conv1d(ctx, 3 * s->embed, s->embed));

@@ -5,6 +5,7 @@
  * rotate_half); they report what those compositions keep, since that is
  * what torch holds for the models users train. */
 #include "ops/autograd.h"
+#include "ops/view.h"
 
 #include <string.h>
 
@@ -121,19 +122,33 @@ void ag_saved_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r)
         }
         return;
     }
+    /* math: q * sqrt(scale) and (k^T) * sqrt(scale) go to matmul as new
+       tensors; the softmax; with dropout its noise and the dropped
+       weights; v as bmm takes it (a copy unless it folds to 3 dims) */
     int32_t n = qt->ndim;
-    int64_t kshape[MTK_MAX_DIMS], attn[MTK_MAX_DIMS], vshape[MTK_MAX_DIMS];
+    int64_t kshape[MTK_MAX_DIMS], attn[MTK_MAX_DIMS], vshape[MTK_MAX_DIMS], stride[MTK_MAX_DIMS];
     memcpy(kshape, k->shape, (size_t)k->ndim * sizeof *kshape);
     memcpy(vshape, v->shape, (size_t)v->ndim * sizeof *vshape);
     bool repeated = n >= 3 && k->ndim == n && k->shape[n - 3] != qt->shape[n - 3];
     if (repeated) kshape[n - 3] = vshape[n - 3] = qt->shape[n - 3];
     memcpy(attn, qt->shape, (size_t)n * sizeof *attn);
     attn[n - 1] = k->shape[k->ndim - 2];
-    ag_save_new(r, qt->dtype, qt->shape, n);        /* q * sqrt(scale)     */
-    ag_save_new(r, k->dtype, kshape, k->ndim);      /* k^T * sqrt(scale)   */
-    ag_save_new(r, qt->dtype, attn, n);             /* softmax             */
-    if (repeated) ag_save_new(r, v->dtype, vshape, v->ndim);
-    else ag_save_arg(q, r, SDPA_V);
+    /* on cpu, half inputs are computed in float32 (q, k, v converted) */
+    bool half = qt->dtype == MTK_FLOAT16 || qt->dtype == MTK_BFLOAT16;
+    mtk_dtype acc = half && q->device_kind == MTK_DEVICE_KIND_CPU ? MTK_FLOAT32 : qt->dtype;
+    ag_save_new(r, acc, qt->shape, n);              /* q * sqrt(scale)     */
+    ag_save_new(r, acc, kshape, k->ndim);           /* k^T * sqrt(scale)   */
+    ag_save_new(r, acc, attn, n);                   /* softmax             */
+    double dropout = q->nargs > SDPA_DROPOUT ? q->args[SDPA_DROPOUT].as.f : 0.0;
+    if (dropout > 0) {
+        ag_save_new(r, acc, attn, n);               /* the noise           */
+        ag_save_new(r, acc, attn, n);               /* the dropped weights */
+    }
+    int64_t batch = 1;
+    for (int32_t d = 0; d < v->ndim - 2; d++) batch *= vshape[d];
+    int64_t v3[3] = { batch, vshape[v->ndim - 2], vshape[v->ndim - 1] };
+    if (!repeated && acc == v->dtype && v->ndim >= 2 && mtk_view_strides(v, v3, 3, stride)) ag_save_arg(q, r, SDPA_V);
+    else ag_save_new(r, acc, vshape, v->ndim);
 }
 
 enum { CE_INPUT, CE_TARGET, CE_WEIGHT };

@@ -69,6 +69,24 @@ mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_
     mtk_plan_model *p = mtk_ctx_alloc(ctx, sizeof *p);
     if (!p) return NULL;
     memset(p, 0, sizeof *p);
+    if (o->attention && strcmp(o->attention, "eager") == 0) {
+        /* the families whose eager attention mtk builds (the others run
+           sdpa whatever the config says) */
+        static const char *const eager[] = { "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2",
+                                             "phi3" };
+        mtk_model_config *c = NULL;
+        const mtk_builtin_model *b = mtk_builtin_model_find(model);
+        c = b ? mtk_model_config_parse(ctx, b->config_json, b->name) : mtk_model_config_load(ctx, model);
+        const char *family = c ? mtk_model_config_model_type(c) : NULL;
+        bool known = false;
+        for (size_t i = 0; family && i < sizeof eager / sizeof eager[0]; i++) known = known || strcmp(family, eager[i]) == 0;
+        if (family && !known)
+            mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED,
+                      "plan: eager attention is not modelled for %s models yet (use sdpa, transformers' default)",
+                      family);
+        mtk_model_config_free(c);
+        if (!known) return NULL;
+    }
     mtk_model_resolve_options ropts = { .dtype = o->dtype, .meta = true, .attention = o->attention };
     p->model = mtk_model_resolve(ctx, model, &ropts, &p->info);
     if (!p->model) return NULL;

@@ -34,6 +34,7 @@ BOTH_ATTENTIONS = {"llama", "mistral", "qwen2", "gemma", "phi3", "mixtral", "qwe
 EAGER_ONLY = {"gemma2"}
 # routing depends on the data: tokens per expert are not known on meta
 DATA_DEPENDENT = {"mixtral", "qwen2_moe"}
+# gpt2 and bert keep their dropouts (0.1 by default): cpu sdpa then runs the math path
 DROPOUT_KEYS = ["resid_pdrop", "embd_pdrop", "attn_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob",
                 "attention_dropout", "hidden_dropout", "summary_first_dropout"]
 SHAPES = [(2, 7), (1, 13), (3, 5)]
@@ -44,8 +45,8 @@ def family_config(family, seed):
     cfg = random_configs.GENERATORS[family](random.Random(seed))
     cfg["architectures"] = [ARCH[family]]
     cfg.pop("torch_dtype", None)
-    if family in ("gpt2", "gpt_neox", "bert", "vit"):
-        for key in DROPOUT_KEYS:  # dropout on: the math sdpa path (not modelled yet)
+    if family in ("gpt_neox", "vit"):
+        for key in DROPOUT_KEYS:  # their attention dropout is not passed to sdpa yet (0 by default)
             cfg[key] = 0.0
     return cfg
 
@@ -57,7 +58,9 @@ def cases():
             both = ("eager", "sdpa") if family in BOTH_ATTENTIONS else None
             for attention in both or (("eager",) if family in EAGER_ONLY else ("sdpa",)):
                 b, s = SHAPES[(i + len(out)) % len(SHAPES)]
-                marks = [pytest.mark.xfail(reason="MoE routing is data-dependent", strict=False)] \
+                marks = [pytest.mark.xfail(reason="MoE: routing is data-dependent (tokens per expert unknown on meta), "
+                                           "and torch's default grouped_mm refuses these odd sizes on cpu",
+                                           strict=False)] \
                     if family in DATA_DEPENDENT else []
                 out.append(pytest.param(family, dtype, attention, b, s, marks=marks,
                                         id=f"{family}-{dtype}-{attention}-{b}x{s}"))

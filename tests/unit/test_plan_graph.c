@@ -311,6 +311,54 @@ static void backward_column_gives_gradients_and_forward_workspace(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* ------------------------------------------------------- tracing a model */
+
+static void plan_trace_model_traces_the_training_forward_with_its_loss(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_plan_trace_options o = { .batch = 2, .seq = 9, .dtype = MTK_BFLOAT16, .attention = "sdpa",
+                                 .device_kind = MTK_DEVICE_KIND_CPU, .with_loss = true, .training = true };
+    mtk_plan_model *p = mtk_plan_trace_model(ctx, "llama-3.2-1b", &o);
+    assert_non_null(p);
+    assert_non_null(p->loss);
+    assert_int_equal(p->loss->ndim, 0);
+    assert_int_equal(p->loss->dtype, MTK_FLOAT32);
+    assert_int_equal(p->output->shape[2], 128256); /* logits (B, S, vocab) */
+    assert_int_equal(p->nlayers, 16);             /* LlamaDecoderLayer x 16 */
+    assert_string_equal(mtk_trace_module_at(p->trace, p->layers[0])->name, "model.layers.0");
+    assert_string_equal(mtk_module_type_name(mtk_trace_module_at(p->trace, p->layers[15])->module),
+                        "LlamaDecoderLayer");
+    /* the loss runs after the root's call: cross_entropy is a node of no module */
+    const mtk_graph_node *ce = node_named(p->graph, "cross_entropy");
+    assert_int_equal(ce->module, -1);
+    /* float32 log-probabilities of (B*S, vocab) are kept for backward */
+    assert_int_equal(mtk_graph_saved_entry_bytes(p->graph, ce, &ce->saved[0]), 2 * 9 * 128256 * 4);
+    /* eager attention: the softmax nodes appear instead of sdpa */
+    o.attention = "eager";
+    p = mtk_plan_trace_model(ctx, "llama-3.2-1b", &o);
+    assert_non_null(p);
+    node_named(p->graph, "softmax");
+    mtk_ctx_free(ctx);
+}
+
+static void plan_trace_model_refuses_what_it_does_not_model(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_plan_trace_options o = { .batch = 1, .seq = 4, .dtype = MTK_DTYPE_UNDEFINED, .attention = "eager",
+                                 .with_loss = true };
+    assert_null(mtk_plan_trace_model(ctx, "gpt2", &o));
+    assert_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "eager attention is not modelled for gpt2");
+    o.attention = NULL;
+    assert_null(mtk_plan_trace_model(ctx, "bert-base-uncased", &o));
+    assert_error(ctx, MTK_ERR_INVALID_ARGUMENT, "causal language models");
+    o.batch = 0;
+    assert_null(mtk_plan_trace_model(ctx, "gpt2", &o));
+    assert_error(ctx, MTK_ERR_INVALID_ARGUMENT, "positive batch");
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -323,6 +371,8 @@ int main(void)
         cmocka_unit_test(dropout_keeps_a_float_noise_on_cpu_and_a_bool_mask_on_cuda),
         cmocka_unit_test(matmul_saves_a_copy_where_the_batch_reshape_cannot_view),
         cmocka_unit_test(backward_column_gives_gradients_and_forward_workspace),
+        cmocka_unit_test(plan_trace_model_traces_the_training_forward_with_its_loss),
+        cmocka_unit_test(plan_trace_model_refuses_what_it_does_not_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
