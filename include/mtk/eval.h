@@ -35,8 +35,23 @@
 extern "C" {
 #endif
 
-/* Deepest nesting of brackets, calls and unary operators accepted. */
+/* The limits of the language, each refused with an error that names it
+ * before memory is committed (docs/eval.md lists them too):
+ *   MTK_EVAL_MAX_DEPTH   levels of nesting: brackets, calls, operators,
+ *                        method chains and subscripts (x.t().t()... counts
+ *                        one level a method), the height of the syntax tree
+ *                        that evaluation, printing and JSON recurse through;
+ *   MTK_EVAL_MAX_TEXT    bytes of one expression (one line of --batch);
+ *   MTK_EVAL_MAX_ITEMS   items of one list, tuple, call or subscript, and of
+ *                        a list or tuple that + or * builds;
+ *   MTK_EVAL_MAX_STRING  bytes of one string literal;
+ *   MTK_EVAL_MAX_CPU_LITERAL_NUMEL  elements of a tensor literal on cpu
+ *                        (zero-filled memory; on meta any size torch takes). */
 #define MTK_EVAL_MAX_DEPTH 256
+#define MTK_EVAL_MAX_TEXT (1 << 20)
+#define MTK_EVAL_MAX_ITEMS 65536
+#define MTK_EVAL_MAX_STRING 4096
+#define MTK_EVAL_MAX_CPU_LITERAL_NUMEL ((int64_t)1 << 28)
 
 /* Evaluates the NUL-terminated expression `expr` in `ctx`.  On success
  * returns true with *result holding the value (tensors, lists and strings

@@ -28,6 +28,7 @@ static bool tensor_list(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n, mtk
         out->kind = MTK_VALUE_LIST;
         out->as.list.items = NULL;
         out->as.list.count = 0;
+        out->as.list.is_size = false;
     }
     for (int32_t i = 0; i < n; i++) out->as.list.items[i] = mtk_value_tensor(tensors[i]);
     return true;
