@@ -283,6 +283,9 @@ bool eval_unary(evaluator *ev, const node *n, mtk_value *out)
         *out = mtk_value_float(op == '-' ? -v.as.f : v.as.f);
         return true;
     case MTK_VALUE_TENSOR:
+        if (op == '~' && v.as.tensor && mtk_dtype_is_floating(v.as.tensor->dtype))
+            return eval_error_at(ev, n, MTK_ERR_DTYPE,
+                                 "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
         /* Tensor.__neg__, __pos__, __invert__ */
         return eval_op(ev, n, op == '-' ? "neg" : op == '+' ? "positive" : "bitwise_not", &v, 1, out);
     default: break;

@@ -685,6 +685,18 @@ node *mtk_parse_expression(mtk_ctx *ctx, const char *text, size_t len, int32_t *
         return NULL;
     }
     node *n = parse_expr(&p);
+    if (n && p.tok.kind == TOK_COMMA) {
+        /* a, b: a tuple without parentheses, as Python's expression list */
+        vec items = { 0 };
+        bool ok = vec_push(&p, &items, n);
+        while (ok && p.tok.kind == TOK_COMMA) {
+            advance(&p);
+            if (p.tok.kind == TOK_END) break;
+            node *item = parse_expr(&p);
+            ok = item && vec_push(&p, &items, item);
+        }
+        n = ok ? sequence_node(&p, NODE_TUPLE, 0, &items) : NULL;
+    }
     if (n && p.tok.kind != TOK_END) {
         if (p.tok.kind == TOK_RPAREN || p.tok.kind == TOK_RBRACKET)
             fail_at(&p, p.tok.start, MTK_ERR_SYNTAX, "unmatched '%c'", text[p.tok.start]);

@@ -414,7 +414,8 @@ class _Module:
         self._run, self._module = run, module
 
     def __getattr__(self, name: str):
-        if self._module is torch and isinstance(getattr(torch, name, None), torch.dtype):
+        if self._module is torch and isinstance(getattr(torch, name, None),
+                                                (torch.dtype, torch.layout, torch.memory_format)):
             return getattr(torch, name)
         sub = getattr(self._module, name, None)
         if sub is not None and type(sub) is type(torch):

@@ -1,0 +1,39 @@
+/* libFuzzer target for the eval language: any byte string is an
+ * expression, parsed and evaluated on the meta device (no data, so no op
+ * allocates what a shape asks for), then printed as repr and as JSON.
+ * Every failure must be a recorded error with a message; AddressSanitizer
+ * and UndefinedBehaviorSanitizer check the rest (stack depth included:
+ * the parser bounds every recursion).
+ *
+ *   make fuzz        runs it with the other targets
+ *   fuzz/eval.dict   the language's tokens, for the mutator */
+#include "mtk/eval.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    mtk_ctx *ctx = mtk_ctx_new();
+    if (!ctx) return 0;
+    if (!mtk_ctx_push_device(ctx, MTK_DEVICE_META)) {
+        mtk_ctx_free(ctx);
+        return 0;
+    }
+    mtk_value result;
+    int32_t column;
+    if (mtk_eval_text(ctx, (const char *)data, size, &result, &column)) {
+        char *repr = mtk_value_repr(ctx, &result);
+        char *json = mtk_value_to_json(ctx, &result, MTK_JSON_VALUES);
+        if (!repr || !json) __builtin_trap();
+    } else if (mtk_ctx_status(ctx) == MTK_OK || mtk_ctx_message(ctx)[0] == '\0' || column < 0 ||
+               (size_t)column > size + 1) {
+        __builtin_trap();
+    } else if (!mtk_error_to_json(ctx)) {
+        __builtin_trap();
+    }
+    mtk_ctx_free(ctx);
+    return 0;
+}
