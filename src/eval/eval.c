@@ -28,6 +28,17 @@ bool eval_error_at(evaluator *ev, const node *n, mtk_status status, const char *
     return eval_fail_at(ev, n);
 }
 
+bool eval_spend_items(evaluator *ev, const node *n, int64_t count)
+{
+    ev->items_built += count;
+    if (ev->items_built <= MTK_EVAL_MAX_ITEMS) return true;
+    return eval_error_at(ev, n, MTK_ERR_INVALID_ARGUMENT,
+                         "the expression builds more than mtk eval's limit of %d list and tuple items "
+                         "(MTK_EVAL_MAX_ITEMS: literals' items, + and * of sequences, and the tensors "
+                         "that ops return in lists, together)",
+                         MTK_EVAL_MAX_ITEMS);
+}
+
 bool eval_op(evaluator *ev, const node *n, const char *name, const mtk_value *args, int32_t nargs,
              mtk_value *out)
 {
@@ -315,6 +326,8 @@ static bool eval_call(evaluator *ev, const node *n, mtk_value *out)
     if (!mtk_op_call_by_name(ev->ctx, n->name, args, npositional, n->kw_names, args + npositional,
                              n->nkw, out))
         return eval_fail_at(ev, n);
+    if (out->kind == MTK_VALUE_LIST || out->kind == MTK_VALUE_TUPLE)
+        return eval_spend_items(ev, n, out->as.list.count);
     return true;
 }
 
@@ -342,6 +355,7 @@ bool eval_node(evaluator *ev, const node *n, mtk_value *out)
                              "Ellipsis ('...') is only supported as an index, as in x[..., 0]");
     case NODE_LIST:
     case NODE_TUPLE: {
+        if (!eval_spend_items(ev, n, n->count)) return false;
         mtk_value seq = mtk_value_list(ev->ctx, n->count, n->kind == NODE_TUPLE);
         if (seq.kind == MTK_VALUE_NONE) return eval_fail_at(ev, n);
         for (int32_t i = 0; i < n->count; i++)
@@ -362,7 +376,7 @@ bool mtk_eval_text(mtk_ctx *ctx, const char *text, size_t len, mtk_value *result
     if (mtk_ctx_status(ctx) != MTK_OK) return false;
     node *root = mtk_parse_expression(ctx, text, len, &column);
     if (root) {
-        evaluator ev = { ctx, 0 };
+        evaluator ev = { ctx, 0, 0 };
         mtk_value v;
         if (eval_node(&ev, root, &v) && mtk_ctx_status(ctx) == MTK_OK) {
             *result = v;

@@ -10,7 +10,14 @@
 typedef struct evaluator {
     mtk_ctx *ctx;
     int32_t error_column; /* where the first failure was found */
+    int64_t items_built;  /* items of the lists and tuples that + and *
+                             and ops' results made: at most
+                             MTK_EVAL_MAX_ITEMS in one expression */
 } evaluator;
+
+/* Counts `count` more built items against the expression's budget;
+ * false with an error naming the limit past it. */
+bool eval_spend_items(evaluator *ev, const node *n, int64_t count);
 
 /* Marks node `n` as where evaluation failed (innermost first wins);
  * returns false. */

@@ -170,6 +170,17 @@ static bool number_binary(evaluator *ev, const node *n, const char *op, const mt
 
 /* ------------------------------------------------------------ sequences */
 
+/* Items of a sequence, nested sequences' items included, counted up to
+ * `limit` (the walk stops there: shared sublists cannot make it long). */
+static int64_t deep_count(const mtk_value *v, int64_t limit)
+{
+    if (v->kind != MTK_VALUE_LIST && v->kind != MTK_VALUE_TUPLE) return 0;
+    int64_t total = v->as.list.count;
+    for (int32_t i = 0; i < v->as.list.count && total < limit; i++)
+        total += deep_count(&v->as.list.items[i], limit - total);
+    return total;
+}
+
 /* list + list, tuple + tuple (a torch.Size stays one), seq * int. */
 static bool sequence_binary(evaluator *ev, const node *n, const char *op, const mtk_value *a, const mtk_value *b,
                             mtk_value *out)
@@ -201,13 +212,30 @@ static bool sequence_binary(evaluator *ev, const node *n, const char *op, const 
                              "(MTK_EVAL_MAX_ITEMS)",
                              mtk_value_type_name(parts[0]), MTK_EVAL_MAX_ITEMS);
     total *= repeat;
+    /* what printing would walk: nested lists count their items too (a
+     * repeated list is shared, not copied, so [[0] * 256] * 256 ... would
+     * print exponentially many) */
+    int64_t deep = 0;
+    for (int32_t k = 0; k < nparts && deep <= MTK_EVAL_MAX_ITEMS; k++)
+        deep += deep_count(parts[k], MTK_EVAL_MAX_ITEMS + 1);
+    if (deep > 0 && repeat > MTK_EVAL_MAX_ITEMS) deep = MTK_EVAL_MAX_ITEMS + 1;
+    else deep *= repeat; /* both at most about 2^17: no overflow */
+    if (deep > MTK_EVAL_MAX_ITEMS)
+        return eval_error_at(ev, n, MTK_ERR_INVALID_ARGUMENT,
+                             "the %s would hold more than mtk eval's limit of %d items, nested ones "
+                             "included (MTK_EVAL_MAX_ITEMS)",
+                             mtk_value_type_name(parts[0]), MTK_EVAL_MAX_ITEMS);
+    if (!eval_spend_items(ev, n, total)) return false;
     mtk_value seq = mtk_value_list(ev->ctx, (int32_t)total, parts[0]->kind == MTK_VALUE_TUPLE);
     if (seq.kind == MTK_VALUE_NONE) return eval_fail_at(ev, n);
-    seq.as.list.is_size = (a_seq && a->as.list.is_size) || (b_seq && b->as.list.is_size);
+    bool size = (a_seq && a->as.list.is_size) || (b_seq && b->as.list.is_size);
     int32_t at = 0;
     for (int64_t r = 0; r < repeat; r++)
         for (int32_t k = 0; k < nparts; k++)
             for (int32_t i = 0; i < parts[k]->as.list.count; i++) seq.as.list.items[at++] = parts[k]->as.list.items[i];
+    for (int32_t i = 0; i < at && size; i++) /* a torch.Size holds ints only */
+        if (seq.as.list.items[i].kind != MTK_VALUE_INT) size = false;
+    seq.as.list.is_size = size;
     *out = seq;
     return true;
 }

@@ -223,6 +223,10 @@ static void input_limits_are_errors_naming_the_limit(void **state)
     char *text = chain("", " ", MTK_EVAL_MAX_TEXT, "1");
     fails(ctx, text, MTK_ERR_INVALID_ARGUMENT, "longer than mtk eval's limit of 1048576 bytes");
     free(text);
+    /* shared sublists would print exponentially many items */
+    fails(ctx, "[[[0] * 256] * 256] * 256", MTK_ERR_INVALID_ARGUMENT, "nested ones included");
+    fails(ctx, "[0] * 65536 + [1]", MTK_ERR_INVALID_ARGUMENT, "the expression builds more than");
+    fails(ctx, "unbind(i8[65536]), unbind(i8[1])", MTK_ERR_INVALID_ARGUMENT, "the expression builds more than");
     fails_on(ctx, MTK_DEVICE_CPU, "f32[1000000, 1000000]", MTK_ERR_INVALID_ARGUMENT,
              "MTK_EVAL_MAX_CPU_LITERAL_NUMEL");
     assert_int_equal(ok(ctx, "f32[1000000, 1000000]").as.tensor->shape[0], 1000000); /* meta: any size */
