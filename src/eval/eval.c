@@ -194,6 +194,28 @@ static bool builtin_device(evaluator *ev, const node *n, const mtk_value *args, 
     return true;
 }
 
+/* len(x): a sequence's items, a tensor's first size. */
+static bool builtin_len(evaluator *ev, const node *n, const mtk_value *args, mtk_value *out)
+{
+    const mtk_value *v = &args[0];
+    if (v->kind == MTK_VALUE_LIST || v->kind == MTK_VALUE_TUPLE) {
+        *out = mtk_value_int(v->as.list.count);
+        return true;
+    }
+    if (v->kind == MTK_VALUE_STRING) {
+        *out = mtk_value_int((int64_t)strlen(v->as.s ? v->as.s : ""));
+        return true;
+    }
+    if (v->kind == MTK_VALUE_TENSOR && v->as.tensor) {
+        if (v->as.tensor->ndim == 0)
+            return eval_error_at(ev, n, MTK_ERR_INVALID_ARGUMENT, "len() of a 0-d tensor");
+        *out = mtk_value_int(v->as.tensor->shape[0]);
+        return true;
+    }
+    return eval_error_at(ev, n, MTK_ERR_INVALID_ARGUMENT, "object of type '%s' has no len()",
+                         mtk_value_type_name(v));
+}
+
 typedef bool (*builtin_fn)(evaluator *ev, const node *n, const mtk_value *args, mtk_value *out);
 
 static const struct builtin {
@@ -201,6 +223,7 @@ static const struct builtin {
     builtin_fn fn;
 } builtins[] = {
     { "float", builtin_float },
+    { "len", builtin_len },
     { "torch.device", builtin_device },
     { "device", builtin_device },
 };

@@ -69,7 +69,7 @@ DTYPES = {
 # Names whose value differs from the literal's dtype: as a value, bare `float`
 # and `int` are Python's types, which torch reads as float64 and int64
 # (`zeros(2, dtype=float)`), while the literal `float[2]` is float32.
-VALUE_NAMES = {"float": float, "int": int, "inf": math.inf, "nan": math.nan}
+VALUE_NAMES = {"float": float, "int": int, "len": len, "inf": math.inf, "nan": math.nan}
 
 
 def dtype_name(dtype: torch.dtype) -> str:

@@ -134,6 +134,8 @@ static void attributes_and_metadata_methods_read_the_tensor(void **state)
     assert_string_equal(repr(ctx, "f32[2,3,4].shape[1:]"), "torch.Size([3, 4])");
     assert_string_equal(repr(ctx, "f32[2,3].shape.numel()"), "6");
     assert_string_equal(repr(ctx, "f32[2].dtype == torch.float32"), "True");
+    assert_string_equal(repr(ctx, "(len(f32[5,2]), len(f32[5,2].shape), len(split(f32[5], 2)))"), "(5, 2, 3)");
+    fails(ctx, "len(f32[])", MTK_ERR_INVALID_ARGUMENT, "len() of a 0-d tensor");
     assert_string_equal(repr(ctx, "zeros(f32[2,3].shape).shape"), "torch.Size([2, 3])");
     fails(ctx, "f32[3].size(1)", MTK_ERR_INDEX, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
     fails(ctx, "f32[].size(0)", MTK_ERR_INDEX, "Dimension specified as 0 but tensor has no dimensions");
