@@ -46,12 +46,15 @@ extern "C" {
  *                        a list or tuple that + or * builds;
  *   MTK_EVAL_MAX_STRING  bytes of one string literal;
  *   MTK_EVAL_MAX_CPU_LITERAL_NUMEL  elements of a tensor literal on cpu
- *                        (zero-filled memory; on meta any size torch takes). */
+ *                        (zero-filled memory; on meta any size torch takes);
+ *   MTK_JSON_MAX_VALUES  elements that mtk_value_to_json writes as "values"
+ *                        for one value (MTK_JSON_VALUES). */
 #define MTK_EVAL_MAX_DEPTH 256
 #define MTK_EVAL_MAX_TEXT (1 << 20)
 #define MTK_EVAL_MAX_ITEMS 65536
 #define MTK_EVAL_MAX_STRING 4096
 #define MTK_EVAL_MAX_CPU_LITERAL_NUMEL ((int64_t)1 << 28)
+#define MTK_JSON_MAX_VALUES ((int64_t)1 << 22)
 
 /* Evaluates the NUL-terminated expression `expr` in `ctx`.  On success
  * returns true with *result holding the value (tensors, lists and strings
@@ -91,7 +94,9 @@ enum mtk_json_flags {
  *   None                 null
  *   str                  {"string": "..."}
  *   dtype, device        {"dtype": "float16"}, {"device": "cpu"}
- * Integers beyond 2^53 are written exactly.  NULL on out of memory. */
+ * Integers beyond 2^53 are written exactly.  NULL on out of memory, or
+ * (MTK_ERR_INVALID_ARGUMENT) when MTK_JSON_VALUES would write more than
+ * MTK_JSON_MAX_VALUES elements. */
 char *mtk_value_to_json(mtk_ctx *ctx, const mtk_value *value, uint32_t flags);
 
 /* The context's sticky error as one JSON document in its arena:

@@ -108,7 +108,8 @@ def test_fuzzer_finds_stay_fixed(run, expr, fragment):
 
 def test_help_states_the_limits(run):
     out = run("eval", "--help").stdout
-    for limit in ("1048576 bytes", "256 levels", "65536 items", "4096 bytes", "65536 tensors"):
+    for limit in ("1048576 bytes", "256 levels", "65536 items", "4096 bytes", "65536 tensors",
+                  "4194304 elements"):
         assert limit in out
 
 

@@ -246,6 +246,41 @@ static void ops_returning_absurd_tensor_lists_are_refused(void **state)
     assert_int_equal(v.as.list.count, MTK_MAX_OP_OUTPUTS);
 }
 
+static void *small_alloc(size_t size, void *user)
+{
+    (void)user;
+    return size > (64u << 20) ? NULL : malloc(size);
+}
+
+static void small_free(void *p, void *user)
+{
+    (void)user;
+    free(p);
+}
+
+/* found by the eval fuzzer: a creation op asked for cpu memory inside a
+ * meta expression; a machine without it answers with mtk's error */
+static void cpu_memory_that_is_not_there_is_an_error(void **state)
+{
+    (void)state;
+    static const mtk_allocator small = { small_alloc, small_free, NULL };
+    mtk_ctx *ctx = mtk_ctx_new_with_allocator(&small);
+    assert_non_null(ctx);
+    fails(ctx, "zeros(21474836481, device='cpu')", MTK_ERR_OUT_OF_MEMORY, "out of memory allocating 85899345924 bytes");
+    mtk_ctx_free(ctx);
+}
+
+static void json_values_are_bounded(void **state)
+{
+    mtk_ctx *ctx = *state;
+    mtk_value v = unit_eval_on(ctx, MTK_DEVICE_CPU, "zeros(4194305)");
+    assert_null(mtk_value_to_json(ctx, &v, MTK_JSON_VALUES));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mtk_ctx_message(ctx), "MTK_JSON_MAX_VALUES"));
+    mtk_ctx_clear_error(ctx);
+    assert_non_null(mtk_value_to_json(ctx, &v, 0)); /* metadata only: fine */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +292,8 @@ int main(void)
         UNIT_CTX_TEST(long_chains_are_refused_not_overflowed),
         UNIT_CTX_TEST(input_limits_are_errors_naming_the_limit),
         UNIT_CTX_TEST(ops_returning_absurd_tensor_lists_are_refused),
+        UNIT_CTX_TEST(cpu_memory_that_is_not_there_is_an_error),
+        UNIT_CTX_TEST(json_values_are_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
