@@ -69,12 +69,11 @@ static const struct member_info {
 };
 enum { MEMBER_COUNT = sizeof members / sizeof members[0] };
 
-int32_t eval_member_names(const char *const **names)
+int32_t eval_member_names(const char **names, int32_t cap)
 {
-    static const char *list[MEMBER_COUNT];
-    for (int32_t i = 0; i < MEMBER_COUNT; i++) list[i] = members[i].name;
-    *names = list;
-    return MEMBER_COUNT;
+    int32_t n = 0;
+    for (int32_t i = 0; i < MEMBER_COUNT && n < cap; i++) names[n++] = members[i].name;
+    return n;
 }
 
 static const struct member_info *find_member(const char *name)
@@ -147,8 +146,8 @@ bool eval_attribute(evaluator *ev, const node *n, mtk_value *out)
         if (m || mtk_op_find(n->name))
             return eval_error_at(ev, n, MTK_ERR_INVALID_ARGUMENT,
                                  "'%s' is a method of Tensor: call it, as in x.%s(...)", n->name, n->name);
-        const char *const *names;
-        int32_t count = eval_member_names(&names);
+        const char *names[64];
+        int32_t count = eval_member_names(names, 64);
         const char *near = eval_nearest_name(n->name, names, count);
         if (near)
             return eval_error_at(ev, n, MTK_ERR_INVALID_ARGUMENT,

@@ -302,8 +302,8 @@ static const char *nearest_op(const char *bare, bool method, bool *is_member)
     for (int32_t i = 0; i < mtk_op_count() && n < 1024; i++) candidates[n++] = mtk_op_at(i)->name;
     const char *best = eval_nearest_name(bare, candidates, n);
     if (method) {
-        const char *const *members;
-        int32_t count = eval_member_names(&members);
+        const char *members[64];
+        int32_t count = eval_member_names(members, 64);
         const char *member = eval_nearest_name(bare, members, count);
         if (member && (!best || edit_distance(bare, member, 3) <= edit_distance(bare, best, 3))) {
             best = member;

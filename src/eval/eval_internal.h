@@ -56,8 +56,9 @@ bool eval_attribute(evaluator *ev, const node *n, mtk_value *out);
  * or error is set, *ok says which), or an attribute called by mistake. */
 bool eval_builtin_method(evaluator *ev, const node *n, const mtk_value *receiver, mtk_value *out, bool *ok);
 
-/* Names of the tensor attributes and non-op methods, for suggestions. */
-int32_t eval_member_names(const char *const **names);
+/* Names of the tensor attributes and non-op methods, for suggestions:
+ * up to `cap` of them into names[]; returns how many. */
+int32_t eval_member_names(const char **names, int32_t cap);
 
 /* subscript.c: x[...] for tensors (torch's basic indexing), tuples and
  * lists (Python's). */
