@@ -54,7 +54,7 @@ extern "C" {
 #define MTK_EVAL_MAX_ITEMS 65536
 #define MTK_EVAL_MAX_STRING 4096
 #define MTK_EVAL_MAX_CPU_LITERAL_NUMEL ((int64_t)1 << 28)
-#define MTK_JSON_MAX_VALUES ((int64_t)1 << 22)
+#define MTK_JSON_MAX_VALUES ((int64_t)1 << 20)
 
 /* Evaluates the NUL-terminated expression `expr` in `ctx`.  On success
  * returns true with *result holding the value (tensors, lists and strings

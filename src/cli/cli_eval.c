@@ -42,7 +42,7 @@ static const char usage[] =
     "operators, methods, indexing), 65536 items in one list, tuple, call or\n"
     "subscript, string literals of 4096 bytes, cpu tensor literals of 2^28\n"
     "elements; an op returns at most 65536 tensors (split, unbind, ...);\n"
-    "--values writes at most 4194304 elements.\n"
+    "--values writes at most 1048576 elements.\n"
     "\n"
     "options:\n"
     "  -d, --device DEV   device of tensor literals and creation ops: meta\n"

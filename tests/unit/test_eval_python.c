@@ -273,7 +273,7 @@ static void cpu_memory_that_is_not_there_is_an_error(void **state)
 static void json_values_are_bounded(void **state)
 {
     mtk_ctx *ctx = *state;
-    mtk_value v = unit_eval_on(ctx, MTK_DEVICE_CPU, "zeros(4194305)");
+    mtk_value v = unit_eval_on(ctx, MTK_DEVICE_CPU, "zeros(1048577)");
     assert_null(mtk_value_to_json(ctx, &v, MTK_JSON_VALUES));
     assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(mtk_ctx_message(ctx), "MTK_JSON_MAX_VALUES"));
