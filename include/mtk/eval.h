@@ -19,11 +19,20 @@
  *     dtype names as values (bf16, torch.float16; bare `float` and `int`
  *     mean float64 and int64 as Python's types do in torch), inf and nan
  *     (also math.inf, torch.nan, float('inf')), torch.device('cpu').
+ *   - Python's operators with its precedence: @ + - * / // % ** & | ^
+ *     << >>, chained comparisons, unary - + ~ (on tensors torch's Tensor
+ *     dunders: add, rsub, matmul, lt, neg, bitwise_not, ...; on numbers
+ *     Python's arithmetic in int64); a top-level `a, b` is a tuple.
+ *   - tensor attributes (x.shape is a torch.Size, x.dtype, x.device,
+ *     x.ndim, x.nbytes, x.itemsize, x.T, x.mT) and metadata methods
+ *     (x.size(d), x.stride(), x.numel(), x.dim(), x.storage_offset(), ...),
+ *     len(); torch's basic indexing x[0, 1:3], x[..., None], x[:, ::2]
+ *     (views through select/slice/unsqueeze) and tuple indexing.
  *   - creation ops (zeros(3, 4)) run on the context's default device: push
  *     a device scope (mtk_ctx_push_device) to choose meta or cpu.
  * Errors are values: syntax errors name the column ("syntax error at
- * column 7: ..."), unknown ops suggest a near name, and nesting deeper
- * than MTK_EVAL_MAX_DEPTH is refused before it can exhaust the stack.
+ * column 7: ..."), unknown ops and attributes suggest a near name, and
+ * every limit below is refused before it can exhaust the stack or memory.
  */
 #ifndef MTK_EVAL_H
 #define MTK_EVAL_H
