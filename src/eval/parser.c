@@ -68,6 +68,15 @@ static void *fail_at(parser *p, size_t pos, mtk_status status, const char *fmt, 
     return NULL;
 }
 
+/* The Python keyword a name token is (and, not, if, ...), or NULL. */
+static const char *python_keyword(const char *text, const token *t)
+{
+    static const char *const keywords[] = { "and", "or", "not", "in", "is", "if", "else", "lambda", "for" };
+    for (size_t i = 0; t->kind == TOK_NAME && i < sizeof keywords / sizeof keywords[0]; i++)
+        if (t->len == strlen(keywords[i]) && memcmp(text + t->start, keywords[i], t->len) == 0) return keywords[i];
+    return NULL;
+}
+
 /* The error for a token that cannot stand where it is. */
 static void *unexpected(parser *p, const char *expected)
 {
@@ -83,6 +92,12 @@ static void *unexpected(parser *p, const char *expected)
                        "statements, assignments, lambdas or dicts)",
                        (int)t->len, p->text + t->start);
     }
+    const char *keyword = python_keyword(p->text, t);
+    if (keyword)
+        return fail_at(p, t->start, MTK_ERR_SYNTAX,
+                       "Python's '%s' is not part of mtk eval's language (on tensors use & | ~ "
+                       "and comparisons, which torch computes element-wise)",
+                       keyword);
     mtk_lex_describe(p->text, t, what, sizeof what);
     if (expected)
         return fail_at(p, t->start, MTK_ERR_SYNTAX, "expected %s, found %s", expected, what);
@@ -406,7 +421,7 @@ static node *parse_primary(parser *p)
         advance(p);
         return n;
     }
-    case TOK_NAME: return parse_name(p);
+    case TOK_NAME: return python_keyword(p->text, &p->tok) ? unexpected(p, NULL) : parse_name(p);
     case TOK_LPAREN: {
         advance(p);
         if (p->tok.kind == TOK_RPAREN) {

@@ -153,6 +153,8 @@ static void suggestions_name_what_works(void **state)
     fails(ctx, "f32[3,4].numel", MTK_ERR_INVALID_ARGUMENT, "call it, as in x.numel(...)");
     fails(ctx, "f32[3,4].sizes()", MTK_ERR_UNKNOWN_OP, "did you mean 'size'?");
     fails(ctx, "f32[3,4].shape.foo", MTK_ERR_INVALID_ARGUMENT, "'torch.Size' object has no attribute 'foo'");
+    fails(ctx, "f32[2] > 0 and f32[2] < 1", MTK_ERR_SYNTAX, "Python's 'and' is not part of mtk eval's language");
+    fails(ctx, "not f32[2]", MTK_ERR_SYNTAX, "Python's 'not' is not part of");
 }
 
 static void basic_indexing_gives_torch_views(void **state)
