@@ -19,11 +19,20 @@
  *     dtype names as values (bf16, torch.float16; bare `float` and `int`
  *     mean float64 and int64 as Python's types do in torch), inf and nan
  *     (also math.inf, torch.nan, float('inf')), torch.device('cpu').
+ *   - Python's operators with its precedence: @ + - * / // % ** & | ^
+ *     << >>, chained comparisons, unary - + ~ (on tensors torch's Tensor
+ *     dunders: add, rsub, matmul, lt, neg, bitwise_not, ...; on numbers
+ *     Python's arithmetic in int64); a top-level `a, b` is a tuple.
+ *   - tensor attributes (x.shape is a torch.Size, x.dtype, x.device,
+ *     x.ndim, x.nbytes, x.itemsize, x.T, x.mT) and metadata methods
+ *     (x.size(d), x.stride(), x.numel(), x.dim(), x.storage_offset(), ...),
+ *     len(); torch's basic indexing x[0, 1:3], x[..., None], x[:, ::2]
+ *     (views through select/slice/unsqueeze) and tuple indexing.
  *   - creation ops (zeros(3, 4)) run on the context's default device: push
  *     a device scope (mtk_ctx_push_device) to choose meta or cpu.
  * Errors are values: syntax errors name the column ("syntax error at
- * column 7: ..."), unknown ops suggest a near name, and nesting deeper
- * than MTK_EVAL_MAX_DEPTH is refused before it can exhaust the stack.
+ * column 7: ..."), unknown ops and attributes suggest a near name, and
+ * every limit below is refused before it can exhaust the stack or memory.
  */
 #ifndef MTK_EVAL_H
 #define MTK_EVAL_H
@@ -35,8 +44,26 @@
 extern "C" {
 #endif
 
-/* Deepest nesting of brackets, calls and unary operators accepted. */
+/* The limits of the language, each refused with an error that names it
+ * before memory is committed (docs/eval.md lists them too):
+ *   MTK_EVAL_MAX_DEPTH   levels of nesting: brackets, calls, operators,
+ *                        method chains and subscripts (x.t().t()... counts
+ *                        one level a method), the height of the syntax tree
+ *                        that evaluation, printing and JSON recurse through;
+ *   MTK_EVAL_MAX_TEXT    bytes of one expression (one line of --batch);
+ *   MTK_EVAL_MAX_ITEMS   items of one list, tuple, call or subscript, and of
+ *                        a list or tuple that + or * builds;
+ *   MTK_EVAL_MAX_STRING  bytes of one string literal;
+ *   MTK_EVAL_MAX_CPU_LITERAL_NUMEL  elements of a tensor literal on cpu
+ *                        (zero-filled memory; on meta any size torch takes);
+ *   MTK_JSON_MAX_VALUES  elements that mtk_value_to_json writes as "values"
+ *                        for one value (MTK_JSON_VALUES). */
 #define MTK_EVAL_MAX_DEPTH 256
+#define MTK_EVAL_MAX_TEXT (1 << 20)
+#define MTK_EVAL_MAX_ITEMS 65536
+#define MTK_EVAL_MAX_STRING 4096
+#define MTK_EVAL_MAX_CPU_LITERAL_NUMEL ((int64_t)1 << 28)
+#define MTK_JSON_MAX_VALUES ((int64_t)1 << 20)
 
 /* Evaluates the NUL-terminated expression `expr` in `ctx`.  On success
  * returns true with *result holding the value (tensors, lists and strings
@@ -76,7 +103,9 @@ enum mtk_json_flags {
  *   None                 null
  *   str                  {"string": "..."}
  *   dtype, device        {"dtype": "float16"}, {"device": "cpu"}
- * Integers beyond 2^53 are written exactly.  NULL on out of memory. */
+ * Integers beyond 2^53 are written exactly.  NULL on out of memory, or
+ * (MTK_ERR_INVALID_ARGUMENT) when MTK_JSON_VALUES would write more than
+ * MTK_JSON_MAX_VALUES elements. */
 char *mtk_value_to_json(mtk_ctx *ctx, const mtk_value *value, uint32_t flags);
 
 /* The context's sticky error as one JSON document in its arena:

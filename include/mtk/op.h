@@ -47,6 +47,12 @@ extern "C" {
 
 #define MTK_MAX_OP_ARGS 16
 
+/* The most tensors one op call may return (split, chunk, unbind,
+ * tensor_split, ...): a call that would return more fails with
+ * MTK_ERR_INVALID_ARGUMENT naming the op and this limit, before any
+ * metadata is allocated (unbind(i8[1000000000]) would ask for gigabytes). */
+#define MTK_MAX_OP_OUTPUTS 65536
+
 typedef struct mtk_op_def mtk_op_def;
 typedef struct mtk_op_call mtk_op_call;
 
@@ -122,7 +128,8 @@ struct mtk_op_call {
 
 /* ---- for op implementations ---- */
 
-/* Reserves `n` output slots (NULL tensors, not views).  False on OOM. */
+/* Reserves `n` output slots (NULL tensors, not views).  False on OOM, or
+ * with MTK_ERR_INVALID_ARGUMENT when n > MTK_MAX_OP_OUTPUTS. */
 bool mtk_call_set_outputs(mtk_op_call *call, int32_t n);
 
 /* Puts `t` in output slot i; `view_of` is the arg index whose storage the

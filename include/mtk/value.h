@@ -38,6 +38,9 @@ typedef struct mtk_value {
         struct {
             struct mtk_value *items; /* arena array of `count` values    */
             int32_t count;
+            bool is_size;            /* TUPLE of ints that is a torch.Size
+                                        (x.shape): Python prints it
+                                        torch.Size([3, 4])               */
         } list;
     } as;
 } mtk_value;

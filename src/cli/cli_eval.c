@@ -28,7 +28,21 @@ static const char usage[] =
     "i16 i8 u8 bool or long names such as float32), op calls with PyTorch's\n"
     "names and arguments (torch., F. and torch.nn.functional. prefixes are\n"
     "accepted; 'mtk ops' lists the ops), method calls x.view(3, 4), ints,\n"
-    "floats, True/False, None, strings, lists, tuples, dtypes (torch.float16).\n"
+    "floats, True/False, None, strings, lists, tuples, dtypes (torch.float16),\n"
+    "layouts (torch.strided); Python's operators with its precedence:\n"
+    "@ + - * / // % ** & | ^ << >>, comparisons (< <= > >= == !=), unary - + ~;\n"
+    "attributes x.shape x.dtype x.device x.ndim x.nbytes x.itemsize x.T x.mT and\n"
+    "the methods x.size() x.size(d) x.stride() x.numel() x.dim() x.element_size()\n"
+    "x.storage_offset() x.is_contiguous(); indexing as torch's x[0, 1:3],\n"
+    "x[..., None], x[:, ::2] (views) and x.shape[-1].  Non-tensor results print\n"
+    "as Python prints them: torch.Size([3, 4]), 12, (4, 1).\n"
+    "\n"
+    "Limits, each refused with an error naming it: an expression (a --batch\n"
+    "line) of at most 1048576 bytes, 256 levels of nesting (brackets, calls,\n"
+    "operators, methods, indexing), 65536 items in one list, tuple, call or\n"
+    "subscript, string literals of 4096 bytes, cpu tensor literals of 2^28\n"
+    "elements; an op returns at most 65536 tensors (split, unbind, ...);\n"
+    "--values writes at most 1048576 elements.\n"
     "\n"
     "options:\n"
     "  -d, --device DEV   device of tensor literals and creation ops: meta\n"
@@ -49,7 +63,7 @@ static const char usage[] =
     "                     print one JSON line per input line, in order, going\n"
     "                     on after errors; a blank line is an error line\n"
     "                     (\"empty expression\"); every line runs in a fresh\n"
-    "                     context\n"
+    "                     context; a line is at most MTK_EVAL_MAX_TEXT bytes\n"
     "  -h, --help         show this help and exit\n"
     "\n"
     "Errors go to stderr as 'mtk: error: ...' (in JSON mode, as the JSON\n"
@@ -183,10 +197,20 @@ static bool batch_line(const eval_options *opts, const char *line, size_t len)
     return ok;
 }
 
-/* mtk eval --batch FILE: reads with read(2) into a growing buffer, so
- * that output is flushed exactly when more input must be waited for (a
- * program that writes a line and reads the answer never deadlocks), and
- * lines of any length work. */
+/* The answer to a line longer than MTK_EVAL_MAX_TEXT (its bytes are
+ * skipped, never buffered). */
+static void batch_line_too_long(void)
+{
+    printf("{\"error\":{\"code\":\"invalid_argument\",\"message\":\"line longer than mtk eval's "
+           "limit of %d bytes (MTK_EVAL_MAX_TEXT)\"}}\n",
+           MTK_EVAL_MAX_TEXT);
+}
+
+/* mtk eval --batch FILE: reads with read(2) into a buffer, so that output
+ * is flushed exactly when more input must be waited for (a program that
+ * writes a line and reads the answer never deadlocks).  The buffer grows
+ * to MTK_EVAL_MAX_TEXT and no more: a longer line is answered with an
+ * error and skipped up to its newline. */
 static int eval_batch(const eval_options *opts, const char *path)
 {
     int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
@@ -198,7 +222,7 @@ static int eval_batch(const eval_options *opts, const char *path)
     setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
     size_t cap = 1 << 16, start = 0, end = 0;
     char *buf = malloc(cap);
-    bool all_ok = true, eof = false, read_error = false;
+    bool all_ok = true, eof = false, read_error = false, skipping = false;
     if (!buf) {
         cli_error("out of memory");
         if (fd != STDIN_FILENO) close(fd);
@@ -206,10 +230,23 @@ static int eval_batch(const eval_options *opts, const char *path)
     }
     for (;;) {
         char *nl = memchr(buf + start, '\n', end - start);
+        if (nl && skipping) {
+            skipping = false; /* the end of the long line: drop it */
+            start = (size_t)(nl - buf) + 1;
+            continue;
+        }
         if (nl) {
             all_ok &= batch_line(opts, buf + start, (size_t)(nl - (buf + start)));
             start = (size_t)(nl - buf) + 1;
             continue;
+        }
+        if (skipping) {
+            start = end = 0;
+        } else if (end - start > MTK_EVAL_MAX_TEXT) {
+            batch_line_too_long();
+            all_ok = false;
+            skipping = true;
+            start = end = 0;
         }
         if (eof) {
             if (start < end) all_ok &= batch_line(opts, buf + start, end - start);
@@ -221,8 +258,8 @@ static int eval_batch(const eval_options *opts, const char *path)
             end -= start;
             start = 0;
         }
-        if (end == cap) {
-            char *bigger = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+        if (end == cap) { /* cap stays below 2 * MTK_EVAL_MAX_TEXT */
+            char *bigger = realloc(buf, cap * 2);
             if (!bigger) {
                 cli_error("out of memory reading a line of %zu bytes", end);
                 read_error = true;

@@ -15,6 +15,7 @@ mtk_value mtk_value_list(mtk_ctx *ctx, int32_t count, bool is_tuple)
     v.kind = is_tuple ? MTK_VALUE_TUPLE : MTK_VALUE_LIST;
     v.as.list.items = items; /* zeroed memory is a list of None */
     v.as.list.count = count;
+    v.as.list.is_size = false;
     return v;
 }
 
@@ -32,6 +33,7 @@ mtk_value mtk_value_int_list(mtk_ctx *ctx, const int64_t *items, int32_t count)
     v.kind = MTK_VALUE_LIST;
     v.as.list.items = list;
     v.as.list.count = count;
+    v.as.list.is_size = false;
     return v;
 }
 

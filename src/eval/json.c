@@ -142,8 +142,31 @@ static char *print_to_arena(mtk_ctx *ctx, cJSON *doc)
     return result;
 }
 
+/* Elements that "values" would write for v (its nested tensors too),
+ * counted up to just past the limit. */
+static int64_t values_count(const mtk_value *v, int64_t limit)
+{
+    if (v->kind == MTK_VALUE_TENSOR && v->as.tensor && v->as.tensor->device == MTK_DEVICE_CPU)
+        return mtk_tensor_numel(v->as.tensor);
+    if (v->kind != MTK_VALUE_LIST && v->kind != MTK_VALUE_TUPLE) return 0;
+    int64_t total = 0;
+    for (int32_t i = 0; i < v->as.list.count && total <= limit; i++) /* nesting: eval's bounded depth */
+        total += values_count(&v->as.list.items[i], limit - total);
+    return total;
+}
+
 char *mtk_value_to_json(mtk_ctx *ctx, const mtk_value *value, uint32_t flags)
 {
+    if (flags & MTK_JSON_VALUES) {
+        int64_t n = values_count(value, MTK_JSON_MAX_VALUES);
+        if (n > MTK_JSON_MAX_VALUES) {
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                      "--values: the result has %lld elements, more than the limit of %lld that JSON "
+                      "output writes (MTK_JSON_MAX_VALUES); slice it (x[:10]) or leave --values out",
+                      (long long)n, (long long)MTK_JSON_MAX_VALUES);
+            return NULL;
+        }
+    }
     return print_to_arena(ctx, json_value(value, flags));
 }
 

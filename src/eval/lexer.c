@@ -176,18 +176,27 @@ token mtk_lex_token(const char *s, size_t len, size_t pos)
     case '[': return make(TOK_LBRACKET, p, 1);
     case ']': return make(TOK_RBRACKET, p, 1);
     case ',': return make(TOK_COMMA, p, 1);
-    case '.': return make(TOK_DOT, p, 1);
-    case '-': return make(TOK_MINUS, p, 1);
+    case '.':
+        if (p + 2 < len && s[p + 1] == '.' && s[p + 2] == '.') return make(TOK_ELLIPSIS, p, 3);
+        return make(TOK_DOT, p, 1);
+    case '-':
+        if (p + 1 < len && s[p + 1] == '>') return make(TOK_OPERATOR, p, 2); /* -> */
+        return make(TOK_MINUS, p, 1);
     case '+': return make(TOK_PLUS, p, 1);
     case '=':
         if (p + 1 < len && s[p + 1] == '=') return make(TOK_OPERATOR, p, 2);
         return make(TOK_EQUALS, p, 1);
     default: break;
     }
-    if (strchr("*/%@&|^~<>!:;{}", c) && c != '\0') {
-        size_t n = 1;
-        if (p + 1 < len && strchr("*/=<>", s[p + 1]) && s[p + 1] != '\0') n = 2;
-        return make(TOK_OPERATOR, p, n);
+    if (c != '\0' && strchr("*/%@&|^~<>!:;{}", c)) {
+        /* Python's longest operator first: **= //= <<= >>=, then the pairs */
+        static const char *const longer[] = { "**=", "//=", "<<=", ">>=", "**", "//", "<<", ">>", "<=",
+                                              ">=", "!=", "*=", "/=", "%=", "@=", "&=", "|=", "^=", ":=" };
+        for (size_t i = 0; i < sizeof longer / sizeof longer[0]; i++) {
+            size_t n = strlen(longer[i]);
+            if (p + n <= len && memcmp(s + p, longer[i], n) == 0) return make(TOK_OPERATOR, p, n);
+        }
+        return make(TOK_OPERATOR, p, 1);
     }
     return error_at(p, 1, "invalid character");
 }

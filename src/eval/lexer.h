@@ -15,7 +15,9 @@ typedef enum token_kind {
     TOK_STRING,   /* quoted string (text includes the quotes)      */
     TOK_LPAREN, TOK_RPAREN, TOK_LBRACKET, TOK_RBRACKET,
     TOK_COMMA, TOK_DOT, TOK_EQUALS, TOK_MINUS, TOK_PLUS,
-    TOK_OPERATOR, /* a Python operator the language does not have  */
+    TOK_ELLIPSIS, /* ...                                           */
+    TOK_OPERATOR, /* any other Python operator or delimiter (the
+                     text says which: "**", "<=", ":", ";", ...)   */
     TOK_ERROR     /* malformed: `error` says why                   */
 } token_kind;
 

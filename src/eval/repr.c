@@ -55,7 +55,16 @@ static void put_value(mtk_text *t, const mtk_value *v)
     }
     case MTK_VALUE_LIST:
     case MTK_VALUE_TUPLE: {
-        bool tuple = v->kind == MTK_VALUE_TUPLE;
+        bool tuple = v->kind == MTK_VALUE_TUPLE, size = tuple && v->as.list.is_size;
+        if (size) {
+            mtk_text_puts(t, "torch.Size([");
+            for (int32_t i = 0; i < v->as.list.count; i++) {
+                if (i) mtk_text_puts(t, ", ");
+                put_value(t, &v->as.list.items[i]);
+            }
+            mtk_text_puts(t, "])");
+            break;
+        }
         mtk_text_puts(t, tuple ? "(" : "[");
         for (int32_t i = 0; i < v->as.list.count; i++) {
             if (i) mtk_text_puts(t, ", ");

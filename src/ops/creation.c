@@ -94,9 +94,35 @@ bool mtk_is_contiguous_as(const mtk_tensor *x, mtk_memory_format format)
     return true;
 }
 
+/* The `layout` keyword of a creation op: None or torch.strided (the eval
+ * language reads torch.X layouts as the string "X"); the sparse and
+ * mkldnn layouts are refused as what mtk does not have. */
+static bool check_layout(mtk_op_call *call)
+{
+    const mtk_arg_spec *specs;
+    int32_t n = mtk_op_args(call->op, &specs);
+    for (int32_t i = 0; i < n; i++) {
+        if (strcmp(specs[i].name, "layout") != 0) continue;
+        const mtk_value *v = &call->args[i];
+        if (v->kind == MTK_VALUE_NONE || (v->kind == MTK_VALUE_STRING && strcmp(v->as.s, "strided") == 0))
+            return true;
+        if (v->kind == MTK_VALUE_STRING && (strncmp(v->as.s, "sparse_", 7) == 0 || strcmp(v->as.s, "_mkldnn") == 0 ||
+                                            strcmp(v->as.s, "jagged") == 0))
+            return mtk_call_error(call, MTK_ERR_NOT_IMPLEMENTED,
+                                  "layout=torch.%s is not supported: mtk tensors are dense "
+                                  "(torch.strided, the default)",
+                                  v->as.s);
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                              "argument 'layout' must be torch.layout (torch.strided), not %s",
+                              v->kind == MTK_VALUE_STRING ? "str" : mtk_value_type_name(v));
+    }
+    return true;
+}
+
 bool mtk_creation_output(mtk_op_call *call, int dtype_arg, mtk_dtype dtype, mtk_device device,
                          const int64_t *shape, int32_t ndim, const int64_t *stride)
 {
+    if (!check_layout(call)) return false;
     if (!arg_is_none(call, dtype_arg)) dtype = call->args[dtype_arg].as.dtype;
     if (!arg_is_none(call, dtype_arg + 1)) device = call->args[dtype_arg + 1].as.device;
     bool requires_grad = arg_bool(call, dtype_arg + 2);

@@ -313,11 +313,48 @@ bool mtk_arange_cpu(mtk_op_call *call)
 
 /* -------------------------------------------------------------- linspace */
 
+/* linspace's start and end may be 0-dim tensors, as torch's
+ * linspace.Tensor_Tensor overloads: their values are read on cpu (as
+ * .item() would), their dtype never decides the output's. */
+static bool check_end_tensor(mtk_op_call *call, int arg, const char *name, bool *meta)
+{
+    const mtk_value *v = &call->args[arg];
+    if (v->kind != MTK_VALUE_TENSOR) return true;
+    if (v->as.tensor->ndim != 0)
+        return mtk_call_error(call, MTK_ERR_SHAPE,
+                              "linspace only supports 0-dimensional start and end tensors, but got %s with %d "
+                              "dimension(s).",
+                              name, (int)v->as.tensor->ndim);
+    if (v->as.tensor->device == MTK_DEVICE_META) *meta = true;
+    return true;
+}
+
 bool mtk_linspace_meta(mtk_op_call *call)
 {
+    bool meta_end = false;
+    if (!check_end_tensor(call, 0, "start", &meta_end) || !check_end_tensor(call, 1, "end", &meta_end))
+        return false;
     int64_t steps = arg_int(call, 2);
     if (steps < 0) return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "number of steps must be non-negative");
-    return mtk_creation_output(call, 3, mtk_ctx_dtype(call->ctx), call->device, &steps, 1, NULL);
+    /* the device argument or the default device, not a 0-dim cpu end's */
+    if (!mtk_creation_output(call, 3, mtk_ctx_dtype(call->ctx), mtk_ctx_device(call->ctx), &steps, 1, NULL))
+        return false;
+    if (meta_end) { /* torch dispatches on a meta end: the result is meta */
+        call->out[0]->device = MTK_DEVICE_META;
+        call->device = MTK_DEVICE_META;
+    }
+    return true;
+}
+
+/* A 0-dim tensor end as the Python number its .item() gives. */
+static mtk_value end_value(const mtk_value *v)
+{
+    if (v->kind != MTK_VALUE_TENSOR) return *v;
+    const mtk_tensor *t = v->as.tensor;
+    const char *p = mtk_tensor_data(t); /* the first element: offset included */
+    if (t->dtype == MTK_BOOL) return mtk_value_bool(mtk_load_i64(t->dtype, p) != 0);
+    if (mtk_dtype_is_floating(t->dtype)) return mtk_value_float(mtk_load_f64(t->dtype, p));
+    return mtk_value_int(mtk_load_i64(t->dtype, p));
 }
 
 /* end - step * k as torch's fused multiply-subtract computes it: a NaN
@@ -387,7 +424,8 @@ static void linspace_int(mtk_dtype dtype, char *out, int64_t steps, const mtk_va
 bool mtk_linspace_cpu(mtk_op_call *call)
 {
     mtk_tensor *out = call->out[0]; /* (steps,), contiguous */
-    const mtk_value *start = &call->args[0], *end = &call->args[1];
+    mtk_value start_v = end_value(&call->args[0]), end_v = end_value(&call->args[1]);
+    const mtk_value *start = &start_v, *end = &end_v;
     int64_t steps = out->shape[0];
     char *data = mtk_tensor_data(out);
     unsigned char elem[8];

@@ -551,12 +551,23 @@ bool ew_check_cpu_dtype(mtk_op_call *call, const char *kernel_name, uint32_t sup
 
 double ew_arg_double(const mtk_op_call *call, int32_t i) { return mtk_value_as_double(&call->args[i]); }
 
+/* A float scalar as int64 without undefined behaviour: truncated,
+ * saturated past the range, 0 for NaN (an integer kernel never reads it
+ * for a float scalar: the result dtype is then floating). */
+static int64_t float_to_i64(double f)
+{
+    if (isnan(f)) return 0;
+    if (f >= 9223372036854775808.0) return INT64_MAX;
+    if (f < -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)f;
+}
+
 int64_t ew_arg_int(const mtk_op_call *call, int32_t i)
 {
     const mtk_value *v = &call->args[i];
     if (v->kind == MTK_VALUE_INT) return v->as.i;
     if (v->kind == MTK_VALUE_BOOL) return v->as.b;
-    return (int64_t)v->as.f;
+    return float_to_i64(v->as.f);
 }
 
 void ew_param_set(ew_params *p, int32_t k, const mtk_value *number)
@@ -564,5 +575,5 @@ void ew_param_set(ew_params *p, int32_t k, const mtk_value *number)
     p->f[k] = mtk_value_as_double(number);
     if (number->kind == MTK_VALUE_INT) p->i[k] = number->as.i;
     else if (number->kind == MTK_VALUE_BOOL) p->i[k] = number->as.b;
-    else p->i[k] = (int64_t)number->as.f;
+    else p->i[k] = float_to_i64(number->as.f);
 }

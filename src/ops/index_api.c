@@ -28,6 +28,7 @@ static bool tensor_list(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n, mtk
         out->kind = MTK_VALUE_LIST;
         out->as.list.items = NULL;
         out->as.list.count = 0;
+        out->as.list.is_size = false;
     }
     for (int32_t i = 0; i < n; i++) out->as.list.items[i] = mtk_value_tensor(tensors[i]);
     return true;
@@ -83,7 +84,7 @@ int32_t mtk_tensor_split_indices(mtk_ctx *ctx, mtk_tensor *x, const int64_t *ind
     if (!start(&call, ctx, OPID_TENSOR_SPLIT, x) || n < 0) return -1;
     call.args[1] = mtk_value_int_list(ctx, indices, n);
     if (n > 0 && call.args[1].kind == MTK_VALUE_NONE) return -1;
-    if (n == 0) call.args[1] = (mtk_value){ .kind = MTK_VALUE_LIST, .as.list = { NULL, 0 } };
+    if (n == 0) call.args[1] = (mtk_value){ .kind = MTK_VALUE_LIST, .as.list = { NULL, 0, false } };
     call.args[2] = mtk_value_int(dim);
     return mtk_op_run_tensors(&call, out, cap);
 }
@@ -93,7 +94,7 @@ static mtk_tensor *run_ints(mtk_ctx *ctx, mtk_op_id id, mtk_tensor *x, const int
 {
     mtk_op_call call;
     if (!start(&call, ctx, id, x) || n < 0) return NULL;
-    call.args[1] = n > 0 ? mtk_value_int_list(ctx, ints, n) : (mtk_value){ .kind = MTK_VALUE_LIST, .as.list = { NULL, 0 } };
+    call.args[1] = n > 0 ? mtk_value_int_list(ctx, ints, n) : (mtk_value){ .kind = MTK_VALUE_LIST, .as.list = { NULL, 0, false } };
     if (call.args[1].kind == MTK_VALUE_NONE) return NULL;
     return mtk_op_run_tensor(&call);
 }
@@ -132,7 +133,7 @@ mtk_tensor *mtk_roll(mtk_ctx *ctx, mtk_tensor *x, const int64_t *shifts, int32_t
 {
     mtk_op_call call;
     if (!start(&call, ctx, OPID_ROLL, x) || n < 0 || n_dims < 0) return NULL;
-    call.args[1] = n > 0 ? mtk_value_int_list(ctx, shifts, n) : (mtk_value){ .kind = MTK_VALUE_LIST, .as.list = { NULL, 0 } };
+    call.args[1] = n > 0 ? mtk_value_int_list(ctx, shifts, n) : (mtk_value){ .kind = MTK_VALUE_LIST, .as.list = { NULL, 0, false } };
     if (n_dims > 0) call.args[2] = mtk_value_int_list(ctx, dims, n_dims);
     if (call.args[1].kind == MTK_VALUE_NONE || (n_dims > 0 && call.args[2].kind == MTK_VALUE_NONE)) return NULL;
     return mtk_op_run_tensor(&call);
@@ -259,7 +260,7 @@ mtk_tensor *mtk_pad(mtk_ctx *ctx, mtk_tensor *x, const int64_t *pad, int32_t n, 
 {
     mtk_op_call call;
     if (!start(&call, ctx, OPID_PAD, x) || n < 0) return NULL;
-    call.args[1] = n > 0 ? mtk_value_int_list(ctx, pad, n) : (mtk_value){ .kind = MTK_VALUE_LIST, .as.list = { NULL, 0 } };
+    call.args[1] = n > 0 ? mtk_value_int_list(ctx, pad, n) : (mtk_value){ .kind = MTK_VALUE_LIST, .as.list = { NULL, 0, false } };
     if (call.args[1].kind == MTK_VALUE_NONE) return NULL;
     if (mode) call.args[2] = mtk_value_string(mode);
     if (!mode || value != 0.0) call.args[3] = mtk_value_float(value);

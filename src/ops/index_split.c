@@ -80,7 +80,11 @@ static bool split_how_of(mtk_op_call *call, split_how *how)
         return true;
     }
     int64_t n = t->shape[0];
-    if (n > INT32_MAX - 1) return mtk_call_error(call, MTK_ERR_SHAPE, "too many split indices");
+    if (n > MTK_MAX_OP_OUTPUTS - 1)
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                              "would return %lld tensors, more than mtk's limit of %d tensors from one op "
+                              "(MTK_MAX_OP_OUTPUTS)",
+                              (long long)n + 1, MTK_MAX_OP_OUTPUTS);
     int64_t *idx = mtk_ctx_alloc(call->ctx, (size_t)(n > 0 ? n : 1) * sizeof *idx);
     if (!idx) return false;
     for (int64_t i = 0; i < n; i++) idx[i] = data[i * t->stride[0]];
@@ -117,9 +121,11 @@ bool mtk_tensor_split_meta(mtk_op_call *call)
         if (how.sections <= 0)
             return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "number of sections must be larger than 0, got %lld",
                                   (long long)how.sections);
-        if (how.sections > INT32_MAX / 2)
-            return mtk_call_error(call, MTK_ERR_SHAPE, "%lld sections is more than mtk supports",
-                                  (long long)how.sections);
+        if (how.sections > MTK_MAX_OP_OUTPUTS)
+            return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                                  "would return %lld tensors, more than mtk's limit of %d tensors from one op "
+                                  "(MTK_MAX_OP_OUTPUTS)",
+                                  (long long)how.sections, MTK_MAX_OP_OUTPUTS);
         int32_t n = (int32_t)how.sections;
         if (!mtk_call_set_outputs(call, n)) return false;
         int64_t small = size / n, extra = size % n, at = 0;

