@@ -182,9 +182,4 @@ bool nn_set_output(mtk_op_call *call, mtk_dtype dtype, const int64_t *shape, int
     return true;
 }
 
-int64_t nn_prod(const int64_t *shape, int32_t begin, int32_t end)
-{
-    int64_t p = 1;
-    for (int32_t i = begin; i < end; i++) p *= shape[i];
-    return p;
-}
+int64_t nn_prod(const int64_t *shape, int32_t begin, int32_t end) { return ops_size_product(shape, begin, end); }
