@@ -112,7 +112,13 @@ struct mtk_op_call {
 
 /* ---- for op implementations ---- */
 
-/* Reserves `n` output slots (NULL tensors, not views).  False on OOM. */
+/* The most tensors one op call may return (a split into a billion pieces
+ * would build a billion views: ~300 bytes of metadata each). */
+#define MTK_MAX_OP_OUTPUTS (1 << 22)
+
+/* Reserves `n` output slots (NULL tensors, not views).  False on OOM, or
+ * with MTK_ERR_INVALID_ARGUMENT naming the op and the limit when n is over
+ * MTK_MAX_OP_OUTPUTS. */
 bool mtk_call_set_outputs(mtk_op_call *call, int32_t n);
 
 /* Puts `t` in output slot i; `view_of` is the arg index whose storage the

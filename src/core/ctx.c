@@ -118,8 +118,11 @@ void *mtk_ctx_alloc_uninit(mtk_ctx *ctx, size_t size)
         mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "out of memory allocating %zu bytes in the arena", size);
         return NULL;
     }
-    if (size > SIZE_MAX - 15) {
-        mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "arena allocation of %zu bytes is too large", size);
+    if (size > MTK_ARENA_MAX_REQUEST) {
+        mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY,
+                  "refusing to allocate %zu bytes of metadata at once: the limit of one arena request is %zu bytes "
+                  "(MTK_ARENA_MAX_REQUEST; sizes that large come from a runaway count, not a model)",
+                  size, MTK_ARENA_MAX_REQUEST);
         return NULL;
     }
     size = ALIGN16(size ? size : 1);

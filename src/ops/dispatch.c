@@ -28,6 +28,11 @@ bool mtk_call_set_outputs(mtk_op_call *call, int32_t n)
 {
     call->nout = 0;
     if (n <= 0) return true;
+    if (n > MTK_MAX_OP_OUTPUTS)
+        return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT,
+                              "the result would be %d tensors; mtk's limit is %d tensors from one call "
+                              "(MTK_MAX_OP_OUTPUTS)",
+                              (int)n, (int)MTK_MAX_OP_OUTPUTS);
     /* one arena block, every byte written: the tensor slots, then the view_of bytes */
     call->out = mtk_ctx_alloc_uninit(call->ctx, (size_t)n * (sizeof *call->out + sizeof *call->out_view_of));
     if (!call->out) return false;

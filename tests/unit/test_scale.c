@@ -103,11 +103,108 @@ static void llama_of_20000_layers_state_dict_round_trips_in_linear_time(void **s
     mtk_ctx_free(ctx);
 }
 
+static void config_of_a_billion_layers_is_refused_before_building(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    size_t before = mtk_ctx_arena_bytes(ctx);
+    assert_null(tiny_llama(ctx, 1000000000LL, ""));
+    const char *msg = mtk_ctx_message(ctx);
+    assert_non_null(strstr(msg, "num_hidden_layers"));
+    assert_non_null(strstr(msg, "1000000000"));
+    assert_non_null(strstr(msg, "limit of 100000 layers"));
+    assert_true(mtk_ctx_arena_bytes(ctx) - before < ((size_t)1 << 20)); /* nothing built */
+    mtk_ctx_free(ctx);
+}
+
+static void each_sizing_field_names_its_limit(void **state)
+{
+    (void)state;
+    static const struct { const char *extra; const char *words; } cases[] = {
+        { ", \"max_position_embeddings\": 1000000000000", "limit of 268435456 positions" },
+        { ", \"head_dim\": 2000000", "'head_dim': 2000000 is over mtk's limit of 1048576 features" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        mtk_ctx *ctx = mtk_ctx_new();
+        assert_null(tiny_llama(ctx, 2, cases[i].extra));
+        if (!strstr(mtk_ctx_message(ctx), cases[i].words)) fail_msg("%s", mtk_ctx_message(ctx));
+        mtk_ctx_free(ctx);
+    }
+    mtk_ctx *ctx = mtk_ctx_new();
+    const char *gpt2 = "{\"model_type\": \"gpt2\", \"architectures\": [\"GPT2Model\"], \"n_layer\": 1, "
+                       "\"n_embd\": 8, \"n_head\": 2, \"vocab_size\": 100000000}";
+    mtk_model_config *c = mtk_model_config_parse(ctx, gpt2, "gpt2.json");
+    assert_null(mtk_model_build_config(ctx, c, MTK_DTYPE_UNDEFINED));
+    assert_non_null(strstr(mtk_ctx_message(ctx), "'vocab_size': 100000000 is over mtk's limit of 16777216 tokens"));
+    mtk_model_config_free(c);
+    mtk_ctx_free(ctx);
+}
+
+/* Kimi K2's MoE sizes (384 experts of 2,048 in 61 layers, hidden 7,168,
+ * vocab 163,840) as a Mixtral: about a trillion parameters, within the
+ * limits. */
+static void kimi_k2_sized_moe_builds_within_the_limits(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    const char *json = "{\"model_type\": \"mixtral\", \"architectures\": [\"MixtralForCausalLM\"], "
+                       "\"hidden_size\": 7168, \"intermediate_size\": 2048, \"num_attention_heads\": 64, "
+                       "\"num_key_value_heads\": 64, \"num_hidden_layers\": 61, \"vocab_size\": 163840, "
+                       "\"num_local_experts\": 384, \"num_experts_per_tok\": 8}";
+    mtk_model_config *c = mtk_model_config_parse(ctx, json, "kimi.json");
+    assert_non_null(c);
+    mtk_ctx_push_device(ctx, MTK_DEVICE_META);
+    mtk_ctx_push_init_mode(ctx, MTK_INIT_META);
+    mtk_module *m = mtk_model_build_config(ctx, c, MTK_DTYPE_UNDEFINED);
+    if (!m) fail_msg("%s", mtk_ctx_message(ctx));
+    assert_int_equal(mtk_module_num_parameters(m, false), 1046651827200LL);
+    mtk_model_config_free(c);
+    mtk_ctx_free(ctx);
+}
+
+static void model_over_the_parameter_limit_is_refused(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* 65,536 experts of 1,048,576 x 1,048,576: 2^57 parameters in one tensor */
+    const char *json = "{\"model_type\": \"mixtral\", \"architectures\": [\"MixtralForCausalLM\"], "
+                       "\"hidden_size\": 1048576, \"intermediate_size\": 1048576, \"num_attention_heads\": 64, "
+                       "\"num_key_value_heads\": 64, \"num_hidden_layers\": 2, \"vocab_size\": 16, "
+                       "\"num_local_experts\": 65536, \"num_experts_per_tok\": 8}";
+    mtk_model_config *c = mtk_model_config_parse(ctx, json, "huge.json");
+    mtk_ctx_push_device(ctx, MTK_DEVICE_META);
+    mtk_ctx_push_init_mode(ctx, MTK_INIT_META);
+    assert_null(mtk_model_build_config(ctx, c, MTK_DTYPE_UNDEFINED));
+    assert_non_null(strstr(mtk_ctx_message(ctx), "more than 1125899906842624 parameters, mtk's limit"));
+    mtk_model_config_free(c);
+    mtk_ctx_free(ctx);
+}
+
+static void arena_refuses_one_absurd_request_stating_the_limit(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    size_t before = mtk_ctx_arena_bytes(ctx);
+    assert_null(mtk_ctx_alloc(ctx, (size_t)9 << 30)); /* unbind(i8[1000000000])'s 9 GB list */
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_OUT_OF_MEMORY);
+    assert_non_null(strstr(mtk_ctx_message(ctx), "9663676416 bytes"));
+    assert_non_null(strstr(mtk_ctx_message(ctx), "limit of one arena request is 1073741824 bytes"));
+    assert_int_equal(mtk_ctx_arena_bytes(ctx), before);
+    mtk_ctx_clear_error(ctx);
+    assert_non_null(mtk_ctx_alloc(ctx, 1024)); /* still usable */
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(module_list_of_60000_finds_every_name_in_linear_time),
         cmocka_unit_test(llama_of_20000_layers_state_dict_round_trips_in_linear_time),
+        cmocka_unit_test(config_of_a_billion_layers_is_refused_before_building),
+        cmocka_unit_test(each_sizing_field_names_its_limit),
+        cmocka_unit_test(kimi_k2_sized_moe_builds_within_the_limits),
+        cmocka_unit_test(model_over_the_parameter_limit_is_refused),
+        cmocka_unit_test(arena_refuses_one_absurd_request_stating_the_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
