@@ -211,6 +211,15 @@ bool mtk_ctx_push_init_mode(mtk_ctx *ctx, mtk_init_mode mode);
 bool mtk_ctx_pop_init_mode(mtk_ctx *ctx);
 mtk_init_mode mtk_ctx_init_mode(const mtk_ctx *ctx);
 
+/* The threads the context's cpu work uses: every op's kernel (element-
+ * wise, reductions, indexing, nn, convolutions) and the checkpoint
+ * readers (mtk_st_read_into_many with 0 threads).  n <= 0 restores the
+ * default, one thread per online core; counts are clamped to [1, 256].
+ * (OpenBLAS keeps its own pool, sized by OPENBLAS_NUM_THREADS.) */
+void mtk_ctx_set_num_threads(mtk_ctx *ctx, int32_t n);
+/* The count in effect: the setting, or the online cores. */
+int32_t mtk_ctx_num_threads(const mtk_ctx *ctx);
+
 /* The op observer: `hook(user, call)` runs after every op call that
  * succeeds (the call's arguments and outputs are final), until replaced;
  * ops that an op runs inside its own implementation are not reported (no

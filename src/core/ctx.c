@@ -1,5 +1,6 @@
 /* The context: arena for metadata, sticky error, and the scope stacks. */
 #include "ctx_internal.h"
+#include "core/parallel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,13 @@ void mtk_ctx_free(mtk_ctx *ctx)
     }
     ctx->allocator.free(ctx, ctx->allocator.user);
 }
+
+void mtk_ctx_set_num_threads(mtk_ctx *ctx, int32_t n)
+{
+    if (ctx) ctx->num_threads = n > 0 ? n : 0;
+}
+
+int32_t mtk_ctx_num_threads(const mtk_ctx *ctx) { return mtk_parallel_threads(ctx ? ctx->num_threads : 0); }
 
 size_t mtk_ctx_arena_bytes(const mtk_ctx *ctx) { return ctx ? ctx->arena_bytes : 0; }
 

@@ -679,7 +679,7 @@ bool mtk_conv_cpu(mtk_op_call *call)
         return mtk_call_error(call, MTK_ERR_NOT_IMPLEMENTED, "matrix sizes beyond INT_MAX are not supported");
 
     int64_t ntasks = plan.batch * plan.groups;
-    int32_t threads = mtk_conv_num_threads();
+    int32_t threads = conv_num_threads();
     /* fewer (batch, group) blocks than threads: split their columns */
     j.parts = 1;
     if (ntasks < threads && j.out_direct && !plan.transposed && j.out_vol >= 2 * threads)

@@ -81,7 +81,7 @@ extern const nn_loss_info mtk_nn_mse_info, mtk_nn_l1_info, mtk_nn_smooth_l1_info
 
 /* ------------------------------------------------------ shared helpers */
 
-/* Threads the nn cpu kernels use (see mtk_nn_set_num_threads). */
+/* Threads the nn cpu kernels use: the context's (mtk_ctx_set_num_threads). */
 int32_t nn_num_threads(void);
 
 /* Runs fn(begin, end, user) over [0, n) split into contiguous parts, one
