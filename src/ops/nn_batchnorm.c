@@ -225,7 +225,8 @@ static bool run_batch_norm(mtk_op_call *call, int64_t outer, int64_t groups, int
         if (training) {
             stats_job sj = { values, groups, outer, inner, mean, rstd };
             nn_parallel(groups, 1, channel_stats, &sj);
-            int64_t count = outer * inner;
+            // (no channels: nothing to average; outer * inner may then pass int64)
+            int64_t count = channels > 0 ? outer * inner : 0;
             // running = (1 - momentum) * running + momentum * batch stat, averaged over repeats
             if (count > 0) {
                 int64_t repeats = groups / channels;

@@ -89,3 +89,12 @@ def test_flops_of_empty_products_are_zero(run, expr):
     proc = _eval(run, expr, "--flops")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(proc.stdout)["flops"] == 0
+
+
+def test_instance_norm_on_cpu_with_no_channels_does_not_divide_by_zero(run):
+    # was SIGFPE: the running stats averaged groups / channels with 0 channels
+    proc = _eval(run, "instance_norm(f32[1,0,%d], None, None, None, None, use_input_stats=True)" % BIG,
+                 "--device", "cpu")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["shape"] == [1, 0, BIG]
+
