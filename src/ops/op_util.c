@@ -39,7 +39,7 @@ void mtk_broadcast_byte_strides(const mtk_tensor *t, const int64_t *shape, int32
 {
     broadcast_elem_strides(t, shape, ndim, out);
     int64_t es = (int64_t)mtk_dtype_size(t->dtype);
-    for (int32_t i = 0; i < ndim; i++) out[i] *= es;
+    for (int32_t i = 0; i < ndim; i++) out[i] = ops_wrap_mul(out[i], es); /* wraps only when empty */
 }
 
 /* reorder_dimensions: perm[0] is the fastest-moving dim */

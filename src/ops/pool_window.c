@@ -311,7 +311,7 @@ bool mtk_pool_plan_max(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, int3
         if (for_cpu && (t->dtype == MTK_BOOL || mtk_dtype_is_float8(t->dtype)))
             return mtk_pool_dtype_error(ctx, call, "max_pool2d", t->dtype);
         return !for_cpu || check_index_width(ctx, call, t->dtype, in.ndim == 4 && mtk_pool_like_channels_last(&in),
-                                             in.shape[in.ndim - 2] * in.shape[in.ndim - 1]);
+                                             ops_size_product(in.shape, in.ndim - 2, in.ndim));
     }
     /* torch's cpu kernel refuses a 4-D input with channels-last strides */
     if (for_cpu && in.ndim == 4 && mtk_pool_like_channels_last(&in))
@@ -327,7 +327,7 @@ bool mtk_pool_plan_max(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, int3
     if (for_cpu && (t->dtype == MTK_BOOL || mtk_dtype_is_float8(t->dtype)))
         return mtk_pool_dtype_error(ctx, call, "max_pool3d", t->dtype);
     if (for_cpu && !check_index_width(ctx, call, t->dtype, in.ndim == 5 && mtk_pool_like_channels_last(&in),
-                                      in.shape[in.ndim - 3] * in.shape[in.ndim - 2] * in.shape[in.ndim - 1]))
+                                      ops_size_product(in.shape, in.ndim - 3, in.ndim)))
         return false;
     mtk_pool_set_geometry(p, &in, 3, out);
     for (int i = 0; i < 3; i++) p->kernel[i] = k[i], p->stride[i] = s[i], p->pad[i] = pad[i], p->dilation[i] = d[i];

@@ -98,3 +98,25 @@ def test_instance_norm_on_cpu_with_no_channels_does_not_divide_by_zero(run):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["shape"] == [1, 0, BIG]
 
+# cpu kernels planning loops over an empty input with huge sizes and
+# strides (byte strides, element counts): ub_hunt.py --device cpu
+CPU_EMPTY = [
+    'F.batch_norm(f16[1,0], float16[4294967297], f16[0], narrow(half[4], 0, 1, 3), None, training=False)',
+    'any(movedim(i64[0,9223372036854775807], 0, 0), [-1, -2], False)',
+    'log_softmax(f16[0,1099511627776,1099511627776,1099511627776], dtype=torch.float32)',
+    'max_pool2d(permute(i32[0,4611686018427387907,4,6917529027641081856], [0, 3, 1, 2]), [3, 3], [2, 3], padding=1, return_indices=True)',
+    'max_pool3d(f64[0,6917529027641081856,4611686018427387907,4611686018427387904,4611686018427387904], (3, 2, 3), (2, 2, 3), padding=[0, 0, 1], dilation=(1, 1, 2), return_indices=True)',
+    'min(transpose(permute(f16[0,4611686018427387907,2,4611686018427387904,4611686018427387907], 2, 4, -2, 0, 1), 1, 2), 4)',
+    'mode(permute(f32[2147483648,0,6917529027641081856,4611686018427387904,9223372036854775807], [4, 1, -5, 3, 2]), -5, False)',
+    'nanmedian(f16[0,2,5,4611686018427387904], -1)',
+    'sum(i32[0,6917529027641081856])',
+    "to(narrow(i32[0,2,4611686018427387907], 2, 1, 5), device='cpu', dtype=bf16)",
+    'var(f16[0,4611686018427387904,6917529027641081856], [-1, 1])',
+    'var(narrow(f64[3,4294967297,0,4611686018427387904], 3, 1, 3))',
+    'zero_(select(permute(i32[0,6917529027641081856], [0, 1]), 1, 4611686018427387907))',
+]
+
+
+@pytest.mark.parametrize("expr", CPU_EMPTY)
+def test_cpu_kernels_of_empty_inputs_with_huge_sizes_do_not_overflow(run, expr):
+    _eval(run, expr, "--device", "cpu")
