@@ -15,7 +15,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 PYTHON     ?= python3
 PREFIX     ?= /usr/local
 
-.PHONY: all deps test-deps run tour test test-release test-asan bench install clean fuzz-deps fuzz test-fuzz
+.PHONY: all deps test-deps run tour test test-release test-asan bench install clean fuzz-deps fuzz-build fuzz test-fuzz
 
 all: $(BUILD)/mtk
 
@@ -63,33 +63,74 @@ bench: all
 	$(PYTHON) bench/bench_zoo.py --build $(BUILD)
 	$(PYTHON) bench/bench_safetensors.py --bin $(BUILD)/bench_safetensors
 
-# libFuzzer target for the safetensors header parser, built with clang
-# (installed by `scripts/install-deps.sh --fuzz`) from the core and io
-# sources.  `make fuzz` runs it for FUZZ_SECONDS; `make test-fuzz` for 10 s.
-# New inputs go to $(FUZZ_BUILD)/corpus; tests/io/corpus seeds it.
-FUZZ_BUILD   ?= build-fuzz
-FUZZ_SECONDS ?= 60
-FUZZ_TARGET  := $(FUZZ_BUILD)/fuzz_st_header
-FUZZ_SOURCES := fuzz/fuzz_st_header.c $(wildcard src/core/*.c) $(wildcard src/io/*.c)
+# libFuzzer targets, built with clang (installed by
+# `scripts/install-deps.sh --fuzz`): one per parser, fuzz/fuzz_<name>.c,
+# linked with the library sources it needs (FUZZ_DIRS_<name>) and run with
+# its own flags and seeds (FUZZ_ARGS_<name>).
+#   fuzz_st_header  a safetensors file image           (core, io)
+#   fuzz_eval       an eval expression, run on meta     (core, ops, eval)
+#   fuzz_config     a config.json, built on meta        (core, ops, nn, models, io, eval)
+# UBSan is recoverable in these builds: a run reports every site it
+# reaches instead of stopping at the first (scripts/run-fuzz.sh lists them
+# and fails).  `make fuzz` runs each target for FUZZ_SECONDS; `make
+# test-fuzz` for FUZZ_TEST_SECONDS each (part of `make test`).  New inputs
+# go to $(FUZZ_BUILD)/corpus-<name>.
+FUZZ_BUILD        ?= build-fuzz
+FUZZ_SECONDS      ?= 60
+FUZZ_TEST_SECONDS ?= 15
+FUZZ_TARGETS      := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc \
+    $(shell pkg-config --cflags openblas 2>/dev/null) \
+    -fsanitize=fuzzer-no-link,address,undefined -fsanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
+FUZZ_LIBS := $(shell pkg-config --libs libcjson 2>/dev/null) -lm -pthread -ldl
+
+FUZZ_DIRS_st_header := core io
+FUZZ_DIRS_eval      := core ops eval
+FUZZ_DIRS_config    := core ops nn models io eval
+FUZZ_ARGS_st_header := -max_len=65536 -rss_limit_mb=2048 -dict=fuzz/safetensors.dict tests/io/corpus
+FUZZ_ARGS_eval      := -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
+    $(patsubst %,-dict=%,$(wildcard fuzz/eval.dict)) $(FUZZ_BUILD)/seeds-eval
+FUZZ_ARGS_config    := -max_len=16384 -rss_limit_mb=2048 -timeout=10 \
+    $(patsubst %,-dict=%,$(wildcard fuzz/config.dict)) $(wildcard tests/models/corpus)
+
+# one object per library source, shared by the targets (a target with no
+# FUZZ_DIRS_<name> gets every layer below the CLI)
+fuzz_objects = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,\
+    $(foreach d,$(or $(FUZZ_DIRS_$(1)),core ops eval nn models io),$(wildcard src/$(d)/*.c)))
+
+# (objects are kept: make would delete them as intermediate files)
+.PRECIOUS: $(FUZZ_BUILD)/obj/%.o
+$(FUZZ_BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)
+
+.SECONDEXPANSION:
+$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/fuzz/fuzz_%.o $$(call fuzz_objects,$$*)
+	clang $(FUZZ_LDFLAGS) $^ $(FUZZ_LIBS) -o $@
+
+# the eval target's seeds: one expression of tests/oracle/cases.txt a file
+$(FUZZ_BUILD)/seeds-eval: tests/oracle/cases.txt
+	@rm -rf $@ && mkdir -p $@
+	split -l 1 -a 4 $< $@/case-
+
+fuzz-build: fuzz-deps
+	@$(MAKE) --no-print-directory $(FUZZ_BUILD)/seeds-eval $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 
 fuzz-deps:
 	@scripts/install-deps.sh --fuzz
 
-$(FUZZ_TARGET): $(FUZZ_SOURCES) $(wildcard include/mtk/*.h src/core/*.h src/io/*.h)
-	@mkdir -p $(FUZZ_BUILD)
-	clang -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc \
-	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	    $(FUZZ_SOURCES) $$(pkg-config --libs libcjson) -lm -pthread -o $@
-
-fuzz: fuzz-deps
-	@$(MAKE) --no-print-directory $(FUZZ_TARGET)
-	@mkdir -p $(FUZZ_BUILD)/corpus
-	$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
-	    -dict=fuzz/safetensors.dict -artifact_prefix=$(FUZZ_BUILD)/ -print_final_stats=1 \
-	    $(FUZZ_BUILD)/corpus tests/io/corpus
+# every target runs, even after one fails; the status says whether any did
+fuzz: fuzz-build
+	@failed=""; \
+	$(foreach t,$(FUZZ_TARGETS),scripts/run-fuzz.sh $(FUZZ_BUILD) $(t) $(FUZZ_SECONDS) $(FUZZ_ARGS_$(t)) \
+	    || failed="$$failed $(t)";) \
+	if [ -n "$$failed" ]; then echo "fuzz: found something in:$$failed" >&2; exit 1; fi
 
 test-fuzz:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
 
 install: all
 	cmake --install $(BUILD)

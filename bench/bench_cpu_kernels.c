@@ -23,7 +23,7 @@
  *     "times_ms":[...], "checksum":...}, ...]}
  *
  * Usage: bench_cpu_kernels [THREADS [RUNS [CASE...]]]   (default 2, 5, all)
- * THREADS goes to mtk_{conv,index,reduce,nn,elementwise}_set_num_threads; OpenBLAS
+ * THREADS goes to mtk_ctx_set_num_threads of each run's context; OpenBLAS
  * (matmul) reads OPENBLAS_NUM_THREADS from the environment.
  */
 #include "mtk/mtk.h"
@@ -105,10 +105,13 @@ static mtk_tensor *run_op(mtk_ctx *ctx, const bench_case *c, mtk_tensor **t)
 /* One call in a fresh context: its time in ms (< 0 on error), and the
  * sum of the output's absolute values (in double) into *checksum when
  * non-NULL. */
+static int bench_threads = 2;
+
 static double time_once(const bench_case *c, double *checksum)
 {
     mtk_ctx *ctx = mtk_ctx_new();
     if (!ctx) return -1;
+    mtk_ctx_set_num_threads(ctx, bench_threads);
     mtk_tensor *t[MAX_INPUTS] = { NULL };
     for (int32_t i = 0; i < c->n_in; i++)
         t[i] = mtk_tensor_from_data(ctx, MTK_FLOAT32, c->in[i].shape, c->in[i].ndim, NULL, c->in[i].data);
@@ -192,11 +195,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_cpu_kernels [THREADS [RUNS(1..%d) [CASE...]]]\n", MAX_RUNS);
         return 2;
     }
-    mtk_conv_set_num_threads(threads);
-    mtk_index_set_num_threads(threads);
-    mtk_reduce_set_num_threads(threads);
-    mtk_nn_set_num_threads(threads);
-    mtk_elementwise_set_num_threads(threads);
+    bench_threads = threads;
 
     static const char *names[] = { "matmul", "conv2d_r50_b1", "conv2d_r50_b8", "conv2d_3x3",
                                    "softmax", "layer_norm", "add" };

@@ -217,6 +217,15 @@ bool mtk_ctx_push_init_mode(mtk_ctx *ctx, mtk_init_mode mode);
 bool mtk_ctx_pop_init_mode(mtk_ctx *ctx);
 mtk_init_mode mtk_ctx_init_mode(const mtk_ctx *ctx);
 
+/* The threads the context's cpu work uses: every op's kernel (element-
+ * wise, reductions, indexing, nn, convolutions) and the checkpoint
+ * readers (mtk_st_read_into_many with 0 threads).  n <= 0 restores the
+ * default, one thread per online core; counts are clamped to [1, 256].
+ * (OpenBLAS keeps its own pool, sized by OPENBLAS_NUM_THREADS.) */
+void mtk_ctx_set_num_threads(mtk_ctx *ctx, int32_t n);
+/* The count in effect: the setting, or the online cores. */
+int32_t mtk_ctx_num_threads(const mtk_ctx *ctx);
+
 /* The op observer: `hook(user, call)` runs after every op call that
  * succeeds (the call's arguments and outputs are final), until replaced;
  * ops that an op runs inside its own implementation are not reported (no
@@ -238,9 +247,17 @@ mtk_op_hook mtk_ctx_op_hook(const mtk_ctx *ctx, void **user_out);
 void mtk_ctx_manual_seed(mtk_ctx *ctx, uint64_t seed);
 uint64_t mtk_ctx_next_seed(mtk_ctx *ctx);
 
+/* The most bytes one arena request may ask for.  The arena holds
+ * metadata (shapes, names, lists of tensors), where a gigabyte in one
+ * piece means a runaway size (a list of a billion views), not a model:
+ * such a request is refused with an error stating the limit, before any
+ * memory is committed. */
+#define MTK_ARENA_MAX_REQUEST ((size_t)1 << 30)
+
 /* Arena allocation: zeroed, 16-byte aligned memory (whatever the
  * allocator's own alignment) that lives as long as the context.  NULL (and
- * MTK_ERR_OUT_OF_MEMORY) on failure. */
+ * MTK_ERR_OUT_OF_MEMORY) on failure, or for a request over
+ * MTK_ARENA_MAX_REQUEST bytes. */
 void *mtk_ctx_alloc(mtk_ctx *ctx, size_t size);
 /* The same without zeroing, for callers that write every byte they use. */
 void *mtk_ctx_alloc_uninit(mtk_ctx *ctx, size_t size);

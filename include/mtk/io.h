@@ -168,8 +168,8 @@ typedef struct mtk_st_read {
     mtk_tensor *dst;
 } mtk_st_read;
 
-/* Does every read of `reads` with `threads` worker threads (0: one per
- * online cpu), splitting big tensors into chunks so the threads share the
+/* Does every read of `reads` with `threads` worker threads (0: the
+ * context's, mtk_ctx_set_num_threads: one per online cpu by default), splitting big tensors into chunks so the threads share the
  * bytes evenly: the fast way to fill a model.  Everything is checked
  * first, in the caller's thread (same errors as mtk_st_read_into, naming
  * the tensor); on a read error midway the first error is reported and the

@@ -1,5 +1,6 @@
 /* The context: arena for metadata, sticky error, and the scope stacks. */
 #include "ctx_internal.h"
+#include "core/parallel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,13 @@ void mtk_ctx_free(mtk_ctx *ctx)
     ctx->allocator.free(ctx, ctx->allocator.user);
 }
 
+void mtk_ctx_set_num_threads(mtk_ctx *ctx, int32_t n)
+{
+    if (ctx) ctx->num_threads = n > 0 ? n : 0;
+}
+
+int32_t mtk_ctx_num_threads(const mtk_ctx *ctx) { return mtk_parallel_threads(ctx ? ctx->num_threads : 0); }
+
 size_t mtk_ctx_arena_bytes(const mtk_ctx *ctx) { return ctx ? ctx->arena_bytes : 0; }
 
 void *mtk_ctx_malloc(mtk_ctx *ctx, size_t size)
@@ -118,8 +126,11 @@ void *mtk_ctx_alloc_uninit(mtk_ctx *ctx, size_t size)
         mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "out of memory allocating %zu bytes in the arena", size);
         return NULL;
     }
-    if (size > SIZE_MAX - 15) {
-        mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "arena allocation of %zu bytes is too large", size);
+    if (size > MTK_ARENA_MAX_REQUEST) {
+        mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY,
+                  "refusing to allocate %zu bytes of metadata at once: the limit of one arena request is %zu bytes "
+                  "(MTK_ARENA_MAX_REQUEST; sizes that large come from a runaway count, not a model)",
+                  size, MTK_ARENA_MAX_REQUEST);
         return NULL;
     }
     size = ALIGN16(size ? size : 1);

@@ -34,6 +34,7 @@ struct mtk_ctx {
     int32_t dtype_depth;
     mtk_init_mode init_stack[SCOPE_DEPTH + 1];
     int32_t init_depth;
+    int32_t num_threads;       /* mtk_ctx_set_num_threads; 0: the default */
 
     /* The op observer (nn's tracing; NULL: none), called by the
      * dispatcher after every op that succeeds, and the state of the

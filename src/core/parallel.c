@@ -10,13 +10,20 @@
 #include <stdbool.h>
 #include <unistd.h>
 
-static atomic_int default_threads; /* 0: the online cores */
+static _Thread_local int32_t scoped_threads; /* 0: the online cores */
 
-void mtk_parallel_set_default_threads(int32_t n) { atomic_store(&default_threads, n > 0 ? n : 0); }
+int32_t mtk_parallel_scope_begin(int32_t n)
+{
+    int32_t previous = scoped_threads;
+    scoped_threads = n > 0 ? n : 0;
+    return previous;
+}
+
+void mtk_parallel_scope_end(int32_t previous) { scoped_threads = previous; }
 
 int32_t mtk_parallel_threads(int32_t requested)
 {
-    long n = requested > 0 ? requested : atomic_load(&default_threads);
+    long n = requested > 0 ? requested : scoped_threads;
     if (n <= 0) n = sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) n = 1;
     return n > MTK_PARALLEL_MAX_THREADS ? MTK_PARALLEL_MAX_THREADS : (int32_t)n;

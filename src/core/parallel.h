@@ -3,9 +3,10 @@
  * threads, started on first use, that spin a little after each job
  * before they sleep (see parallel.c for why); a call made while another
  * uses the pool runs its parts on new threads instead, and a part whose
- * thread cannot start runs on the caller, so a call never fails.  Thread
- * counts are per family (mtk_conv_set_num_threads, ...);
- * mtk_parallel_threads turns such a setting into a count. */
+ * thread cannot start runs on the caller, so a call never fails.  The
+ * thread count is the context's (mtk_ctx_set_num_threads): the op
+ * dispatcher puts it in scope (mtk_parallel_scope_begin) while a cpu
+ * kernel runs, and the kernels ask mtk_parallel_threads(0). */
 #ifndef MTK_CORE_PARALLEL_H
 #define MTK_CORE_PARALLEL_H
 
@@ -15,14 +16,14 @@
 #define MTK_PARALLEL_MAX_THREADS 256
 
 /* A thread-count setting made concrete: `requested` when > 0, else the
- * default (mtk_parallel_set_default_threads, or the number of online
- * cores); clamped to [1, MTK_PARALLEL_MAX_THREADS]. */
+ * count in scope on this thread (mtk_parallel_scope_begin), else the
+ * number of online cores; clamped to [1, MTK_PARALLEL_MAX_THREADS]. */
 int32_t mtk_parallel_threads(int32_t requested);
 
-/* Sets the default thread count of kernels whose family has no setting
- * of its own (element-wise ops); n <= 0: the number of online cores.
- * Process-wide. */
-void mtk_parallel_set_default_threads(int32_t n);
+/* Puts a context's setting (n <= 0: the default) in scope on the calling
+ * thread and returns the previous one, for mtk_parallel_scope_end. */
+int32_t mtk_parallel_scope_begin(int32_t n);
+void mtk_parallel_scope_end(int32_t previous);
 
 /* Runs fn(begin, end, part, user) over [0, n) split into `parts`
  * contiguous near-equal ranges (parts clamped to [1, n] and the

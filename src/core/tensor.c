@@ -146,5 +146,7 @@ bool mtk_tensor_is_meta(const mtk_tensor *t) { return t->device == MTK_DEVICE_ME
 void *mtk_tensor_data(const mtk_tensor *t)
 {
     if (!t->storage) return NULL;
-    return (char *)mtk_storage_data(t->storage) + t->storage_offset * (int64_t)mtk_dtype_size(t->dtype);
+    /* (wraps only for an empty view with a bogus offset, never read) */
+    uint64_t bytes = (uint64_t)t->storage_offset * (uint64_t)mtk_dtype_size(t->dtype);
+    return (char *)mtk_storage_data(t->storage) + (int64_t)bytes;
 }

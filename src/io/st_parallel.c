@@ -109,8 +109,7 @@ bool mtk_st_read_into_many(mtk_ctx *ctx, const mtk_st_read *reads, int64_t count
         atomic_init(&w.next, 0);
         atomic_init(&w.error, 0);
         atomic_init(&w.failed_chunk, -1);
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        int32_t wanted = threads > 0 ? threads : (int32_t)(cpus > 0 ? cpus : 1);
+        int32_t wanted = threads > 0 ? threads : mtk_ctx_num_threads(ctx); /* default: one per cpu */
         if (wanted > 64) wanted = 64;
         if (wanted > w.count) wanted = (int32_t)(w.count > 0 ? w.count : 1);
         pthread_t ids[64];

@@ -59,6 +59,63 @@ static const char *field_name(const char *obj_name, const char *key, char *buf, 
     return buf;
 }
 
+/* The fields that size a model and their limits (config.h).  A field
+ * missing here is not a size (eps, token ids) or is bounded by one that is
+ * (num_experts_per_tok <= experts). */
+static const struct {
+    const char *field;
+    int64_t max;
+    const char *what;
+} size_limits[] = {
+    { "num_hidden_layers", MODEL_MAX_LAYERS, "layers" },
+    { "n_layer", MODEL_MAX_LAYERS, "layers" },
+    { "num_layers", MODEL_MAX_LAYERS, "layers" },
+    { "num_local_experts", MODEL_MAX_EXPERTS, "experts" },
+    { "num_experts", MODEL_MAX_EXPERTS, "experts" },
+    { "n_routed_experts", MODEL_MAX_EXPERTS, "experts" },
+    { "num_attention_heads", MODEL_MAX_HEADS, "heads" },
+    { "n_head", MODEL_MAX_HEADS, "heads" },
+    { "num_key_value_heads", MODEL_MAX_HEADS, "heads" },
+    { "hidden_size", MODEL_MAX_WIDTH, "features" },
+    { "n_embd", MODEL_MAX_WIDTH, "features" },
+    { "intermediate_size", MODEL_MAX_WIDTH, "features" },
+    { "n_inner", MODEL_MAX_WIDTH, "features" },
+    { "moe_intermediate_size", MODEL_MAX_WIDTH, "features" },
+    { "shared_expert_intermediate_size", MODEL_MAX_WIDTH, "features" },
+    { "head_dim", MODEL_MAX_WIDTH, "features" },
+    { "pooler_output_size", MODEL_MAX_WIDTH, "features" },
+    { "num_channels", MODEL_MAX_WIDTH, "channels" },
+    { "image_size", MODEL_MAX_WIDTH, "pixels" },
+    { "patch_size", MODEL_MAX_WIDTH, "pixels" },
+    { "vocab_size", MODEL_MAX_VOCAB, "tokens" },
+    { "type_vocab_size", MODEL_MAX_VOCAB, "token types" },
+    { "num_labels", MODEL_MAX_VOCAB, "labels" },
+    { "max_position_embeddings", MODEL_MAX_POSITIONS, "positions" },
+    { "n_positions", MODEL_MAX_POSITIONS, "positions" },
+    { "original_max_position_embeddings", MODEL_MAX_POSITIONS, "positions" },
+};
+
+int64_t cfg_limit_of(const char *key, const char **what)
+{
+    for (size_t i = 0; key && i < sizeof size_limits / sizeof *size_limits; i++)
+        if (strcmp(size_limits[i].field, key) == 0) {
+            if (what) *what = size_limits[i].what;
+            return size_limits[i].max;
+        }
+    return 0;
+}
+
+/* An error when `v` passes the field's limit; v or dflt. */
+static int64_t within_limit(const model_config *c, const char *field, int64_t v, int64_t dflt)
+{
+    const char *what = NULL;
+    int64_t max = cfg_limit_of(field, &what);
+    if (max == 0 || v <= max) return v;
+    cfg_fail(c, field, "%lld is over mtk's limit of %lld %s (far above any released model; refused before "
+             "building)", (long long)v, (long long)max, what);
+    return dflt;
+}
+
 static int64_t item_int(const model_config *c, const cJSON *item, const char *field, int64_t dflt)
 {
     if (!item) return dflt;
@@ -75,7 +132,7 @@ static int64_t item_int(const model_config *c, const cJSON *item, const char *fi
         cfg_fail(c, field, "expected an integer, got %g", v);
         return dflt;
     }
-    return (int64_t)v;
+    return within_limit(c, field, (int64_t)v, dflt);
 }
 
 static double item_float(const model_config *c, const cJSON *item, const char *field, double dflt)

@@ -31,6 +31,31 @@ struct mtk_model_config {
 
 typedef mtk_model_config model_config;
 
+/* --------------------------------------------------------------- limits
+ * mtk's limits on the config fields that size a model, far above any
+ * released model (today's largest: 126 layers (Llama 3.1 405B), 384
+ * experts (Kimi K2), 128 heads, hidden 16,384 and intermediate 53,248,
+ * a vocabulary of 262,144 (Gemma 3), 10M positions (Llama 4 Scout)) and
+ * low enough that a typo or a hostile config is refused, naming the
+ * field, its value and the limit, before memory is committed.  Modules
+ * grow with the layers (about 10 and 11 KB of metadata per decoder
+ * layer: 100,000 layers take about a gigabyte); experts are fused
+ * tensors and cost no modules.  The table in config.c maps each field
+ * name to its limit; every integer accessor checks it. */
+#define MODEL_MAX_LAYERS 100000
+#define MODEL_MAX_EXPERTS 65536
+#define MODEL_MAX_HEADS 65536
+#define MODEL_MAX_WIDTH ((int64_t)1 << 20)      /* hidden, intermediate, head_dim, patch, image */
+#define MODEL_MAX_VOCAB ((int64_t)1 << 24)      /* vocab_size, type_vocab_size, num_labels       */
+#define MODEL_MAX_POSITIONS ((int64_t)1 << 28)  /* max_position_embeddings, n_positions         */
+/* All parameters together (elements, tied ones once): checked after the
+ * build, which is metadata only on meta; 2^50 is ~500 times the largest
+ * model and keeps every total of bytes and FLOPs inside int64. */
+#define MODEL_MAX_PARAMETERS ((int64_t)1 << 50)
+
+/* The limit of a top-level field (0: none) and what it counts ("layers"). */
+int64_t cfg_limit_of(const char *key, const char **what);
+
 /* ------------------------------------------------------------ accessors */
 
 /* The raw item of a top-level field; NULL when absent or JSON null. */

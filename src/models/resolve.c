@@ -8,6 +8,23 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* Whether m's parameters (tied ones once) stay within
+ * MODEL_MAX_PARAMETERS elements; the error names the total and the limit. */
+static bool parameters_within_limit(model_config *c, mtk_module *m)
+{
+    mtk_named_tensor *params = NULL;
+    int32_t n = mtk_module_named_parameters(m, &params);
+    if (n < 0) return false;
+    int64_t total = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int64_t numel = params[i].tensor->flags & MTK_TENSOR_LAZY ? 0 : mtk_tensor_numel(params[i].tensor);
+        if (__builtin_add_overflow(total, numel, &total) || total > MODEL_MAX_PARAMETERS)
+            return cfg_fail(c, NULL, "the model has more than %lld parameters, mtk's limit (far above any released "
+                            "model; at '%s')", (long long)MODEL_MAX_PARAMETERS, params[i].name);
+    }
+    return true;
+}
+
 mtk_module *mtk_model_build_config(mtk_ctx *ctx, mtk_model_config *c, mtk_dtype dtype)
 {
     if (!c) return NULL;
@@ -32,7 +49,7 @@ mtk_module *mtk_model_build_config(mtk_ctx *ctx, mtk_model_config *c, mtk_dtype 
     if (!mtk_ctx_push_dtype(ctx, dtype)) return NULL;
     mtk_module *m = f->build(c, c->architecture);
     mtk_ctx_pop_dtype(ctx);
-    if (m && !cfg_ok(c)) m = NULL;
+    if (m && (!cfg_ok(c) || !parameters_within_limit(c, m))) m = NULL;
     if (!m && cfg_ok(c))
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: building %s failed", c->origin, c->architecture);
     return m;

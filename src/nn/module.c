@@ -67,19 +67,15 @@ bool nn_alloc_if_real(mtk_tensor *t)
 
 /* ---------------------------------------------------------- registration */
 
-static bool name_taken(const mtk_module *m, const char *name)
+static bool name_taken(mtk_module *m, const char *name)
 {
-    for (int32_t i = 0; i < m->children.count; i++)
-        if (strcmp(m->children.items[i].name, name) == 0) return true;
-    for (int32_t i = 0; i < m->params.count; i++)
-        if (strcmp(m->params.items[i].name, name) == 0) return true;
-    for (int32_t i = 0; i < m->buffers.count; i++)
-        if (strcmp(m->buffers.items[i].name, name) == 0) return true;
-    return false;
+    nn_name_kind kind;
+    int32_t index;
+    return nn_names_find(m, name, strlen(name), &kind, &index);
 }
 
 /* torch's rules for attribute names of parameters, buffers and modules. */
-static bool check_name(const mtk_module *m, const char *what, const char *name)
+static bool check_name(mtk_module *m, const char *what, const char *name)
 {
     if (!name || !*name)
         return mtk_error(m->ctx, MTK_ERR_INVALID_ARGUMENT, "%s name can't be empty string \"\"", what);
@@ -101,7 +97,7 @@ bool mtk_module_add(mtk_module *m, const char *name, mtk_module *child)
     const char *copy = mtk_ctx_strdup(m->ctx, name);
     if (!copy) return false;
     m->children.items[m->children.count++] = (module_slot){ copy, child };
-    return true;
+    return nn_names_added(m, NN_NAME_CHILD, m->children.count - 1);
 }
 
 static bool add_tensor_slot(mtk_module *m, bool is_param, const char *name, mtk_tensor *t,
@@ -113,11 +109,11 @@ static bool add_tensor_slot(mtk_module *m, bool is_param, const char *name, mtk_
     if (is_param) {
         if (!RESERVE(m->ctx, m->params, m->params.count + 1)) return false;
         m->params.items[m->params.count++] = (tensor_slot){ copy, t, true };
-    } else {
-        if (!RESERVE(m->ctx, m->buffers, m->buffers.count + 1)) return false;
-        m->buffers.items[m->buffers.count++] = (tensor_slot){ copy, t, persistent };
+        return nn_names_added(m, NN_NAME_PARAM, m->params.count - 1);
     }
-    return true;
+    if (!RESERVE(m->ctx, m->buffers, m->buffers.count + 1)) return false;
+    m->buffers.items[m->buffers.count++] = (tensor_slot){ copy, t, persistent };
+    return nn_names_added(m, NN_NAME_BUFFER, m->buffers.count - 1);
 }
 
 bool mtk_module_register_parameter(mtk_module *m, const char *name, mtk_tensor *t)
@@ -264,13 +260,11 @@ bool mtk_module_finish_lazy(mtk_module *m, const mtk_module_type *eager_type)
 /* ---------------------------------------------------------------- lookup */
 
 /* The direct child named name[0..len). */
-static mtk_module *child_named(const mtk_module *m, const char *name, size_t len)
+static mtk_module *child_named(mtk_module *m, const char *name, size_t len)
 {
-    for (int32_t i = 0; i < m->children.count; i++) {
-        const char *n = m->children.items[i].name;
-        if (strlen(n) == len && memcmp(n, name, len) == 0) return m->children.items[i].module;
-    }
-    return NULL;
+    nn_name_kind kind;
+    int32_t i;
+    return nn_names_find(m, name, len, &kind, &i) && kind == NN_NAME_CHILD ? m->children.items[i].module : NULL;
 }
 
 /* Walks the module part of a dotted path: returns the module holding the
@@ -308,13 +302,14 @@ mtk_module *mtk_module_child(mtk_module *m, const char *path)
     return found;
 }
 
-static mtk_tensor *own_tensor(const mtk_module *m, const char *name)
+static mtk_tensor *own_tensor(mtk_module *m, const char *name)
 {
-    for (int32_t i = 0; i < m->params.count; i++)
-        if (strcmp(m->params.items[i].name, name) == 0) return m->params.items[i].tensor;
-    for (int32_t i = 0; i < m->buffers.count; i++)
-        if (strcmp(m->buffers.items[i].name, name) == 0) return m->buffers.items[i].tensor;
-    return NULL;
+    nn_name_kind kind;
+    int32_t i;
+    if (!nn_names_find(m, name, strlen(name), &kind, &i)) return NULL;
+    return kind == NN_NAME_PARAM ? m->params.items[i].tensor
+         : kind == NN_NAME_BUFFER ? m->buffers.items[i].tensor
+                                  : NULL;
 }
 
 mtk_tensor *mtk_module_find_tensor(mtk_module *m, const char *path)
@@ -383,8 +378,10 @@ bool mtk_module_tie(mtk_module *m, const char *path, const char *source_path)
     const char *last = NULL, *missing = NULL;
     mtk_module *owner = walk(m, path, &last, &missing);
     tensor_slot *slot = NULL;
-    for (int32_t i = 0; owner && i < owner->params.count; i++)
-        if (strcmp(owner->params.items[i].name, last) == 0) slot = &owner->params.items[i];
+    nn_name_kind kind;
+    int32_t i;
+    if (owner && nn_names_find(owner, last, strlen(last), &kind, &i) && kind == NN_NAME_PARAM)
+        slot = &owner->params.items[i];
     if (!slot)
         return mtk_error(m->ctx, MTK_ERR_INDEX, "tie: %s has no parameter '%s'", m->type->name, path);
     if (!(source->flags & MTK_TENSOR_PARAMETER))

@@ -32,6 +32,20 @@ typedef struct tensor_slot {
         int32_t cap;    \
     }
 
+/* Which list a name is in. */
+typedef enum nn_name_kind { NN_NAME_CHILD, NN_NAME_PARAM, NN_NAME_BUFFER } nn_name_kind;
+
+/* A hash table of a module's names (src/nn/module_names.c), in the arena;
+ * built once the module has many names, so that lookups and registration
+ * take constant time.  It holds the first `children`, `params` and
+ * `buffers` slots of the lists. */
+typedef struct nn_name_index {
+    uint64_t *entries; /* cap entries, 0 = empty; NULL: not built */
+    size_t cap;        /* a power of two                          */
+    size_t used;
+    int32_t children, params, buffers;
+} nn_name_index;
+
 struct mtk_module {
     mtk_ctx *ctx;
     const mtk_module_type *type;
@@ -41,6 +55,7 @@ struct mtk_module {
     SLOT_LIST(tensor_slot) params;
     SLOT_LIST(tensor_slot) buffers;
     SLOT_LIST(module_slot) templates; /* unregistered: never traversed */
+    nn_name_index names;       /* children, params and buffers by name */
     mtk_init_mode init_mode;   /* the mode it was built in (lazy params
                                   use it when they get their shape)   */
     bool training;
@@ -50,6 +65,15 @@ struct mtk_module {
 /* Grows an arena array to hold `need` items (doubling); false on out of
  * memory.  Used for slot lists and other growing arrays of src/nn. */
 bool nn_slots_reserve(mtk_ctx *ctx, void **items, int32_t *cap, int32_t need, size_t item_size);
+
+/* Finds name[0..len) among m's children, parameters and buffers (names
+ * are unique across the three): its list and index.  False when absent,
+ * or when the index cannot be built (out of memory: error set). */
+bool nn_names_find(mtk_module *m, const char *name, size_t len, nn_name_kind *kind, int32_t *index);
+
+/* Tells the name index that slot `index` of list `kind` was just appended.
+ * False on out of memory (error set). */
+bool nn_names_added(mtk_module *m, nn_name_kind kind, int32_t index);
 
 /* The device of a new tensor of a module built now: meta in the meta
  * init mode, else the context's default device. */

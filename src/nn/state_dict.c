@@ -2,6 +2,7 @@
  * load_state_dict with every bad key reported in one error. */
 #include "nn/module_internal.h"
 #include "nn/walk.h"
+#include "nn/ptrset.h"
 #include "mtk/ops/convert.h"
 
 #include <stdarg.h>
@@ -13,6 +14,8 @@ struct mtk_state_dict {
     const char **names;
     mtk_tensor **tensors;
     int32_t count, names_cap, tensors_cap;
+    int32_t *slots;    /* open addressing: 1 + index into names, 0 empty */
+    size_t slots_cap;  /* a power of two, at least twice count; 0: none */
 };
 
 mtk_state_dict *mtk_state_dict_new(mtk_ctx *ctx)
@@ -22,11 +25,43 @@ mtk_state_dict *mtk_state_dict_new(mtk_ctx *ctx)
     return sd;
 }
 
+/* FNV-1a, folded */
+static size_t hash_of(const char *name)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (; *name; name++) h = (h ^ (unsigned char)*name) * UINT64_C(1099511628211);
+    h ^= h >> 32; /* multiplying carries upward only: fold the high bits into the slot */
+    return (size_t)h;
+}
+
+/* The slot of `name` in the table: where it is, or the empty slot where
+ * it would go. */
+static size_t slot_of(const mtk_state_dict *sd, const char *name)
+{
+    size_t mask = sd->slots_cap - 1, i = hash_of(name) & mask;
+    while (sd->slots[i] && strcmp(sd->names[sd->slots[i] - 1], name) != 0) i = (i + 1) & mask;
+    return i;
+}
+
 static int32_t find_key(const mtk_state_dict *sd, const char *name)
 {
-    for (int32_t i = 0; i < sd->count; i++)
-        if (strcmp(sd->names[i], name) == 0) return i;
-    return -1;
+    if (!sd->slots_cap) return -1;
+    size_t i = slot_of(sd, name);
+    return sd->slots[i] - 1;
+}
+
+/* Makes room in the table for one more key (keys are looked up in
+ * constant time: a model's state dict has ~10 keys per layer). */
+static bool reserve_slot(mtk_state_dict *sd)
+{
+    if ((size_t)(sd->count + 1) * 2 <= sd->slots_cap) return true;
+    size_t cap = sd->slots_cap ? sd->slots_cap * 2 : 64;
+    int32_t *slots = mtk_ctx_alloc(sd->ctx, cap * sizeof *slots); /* zeroed; the old table stays in the arena */
+    if (!slots) return false;
+    sd->slots = slots;
+    sd->slots_cap = cap;
+    for (int32_t k = 0; k < sd->count; k++) sd->slots[slot_of(sd, sd->names[k])] = k + 1;
+    return true;
 }
 
 bool mtk_state_dict_set(mtk_state_dict *sd, const char *name, mtk_tensor *t)
@@ -39,11 +74,13 @@ bool mtk_state_dict_set(mtk_state_dict *sd, const char *name, mtk_tensor *t)
         return true;
     }
     if (!nn_slots_reserve(sd->ctx, (void **)&sd->names, &sd->names_cap, sd->count + 1, sizeof *sd->names) ||
-        !nn_slots_reserve(sd->ctx, (void **)&sd->tensors, &sd->tensors_cap, sd->count + 1, sizeof *sd->tensors))
+        !nn_slots_reserve(sd->ctx, (void **)&sd->tensors, &sd->tensors_cap, sd->count + 1, sizeof *sd->tensors) ||
+        !reserve_slot(sd))
         return false;
     const char *copy = mtk_ctx_strdup(sd->ctx, name);
     if (!copy) return false;
     sd->names[sd->count] = copy;
+    sd->slots[slot_of(sd, copy)] = sd->count + 1;
     sd->tensors[sd->count++] = t;
     return true;
 }
@@ -212,14 +249,17 @@ bool mtk_module_load_state_dict(mtk_module *m, const mtk_state_dict *sd, const m
         loaded[i] = true;
     }
     /* a tied tensor loaded under one of its names is not missing */
-    for (int32_t i = 0; i < own->count; i++) {
-        if (loaded[i] || mtk_state_dict_get(sd, own->names[i])) continue;
-        bool tied_loaded = false;
-        for (int32_t k = 0; k < own->count && !tied_loaded; k++)
-            tied_loaded = loaded[k] && own->tensors[k] == own->tensors[i];
-        if (!tied_loaded && !push_key(ctx, &report->missing, &report->nmissing, &cap_missing, own->names[i]))
-            return false;
+    ptrset loaded_tensors;
+    ptrset_init(&loaded_tensors, ctx);
+    bool listed = true;
+    for (int32_t i = 0; i < own->count && listed; i++)
+        if (loaded[i]) listed = ptrset_add(&loaded_tensors, own->tensors[i], NULL) >= 0;
+    for (int32_t i = 0; i < own->count && listed; i++) {
+        if (loaded[i] || mtk_state_dict_get(sd, own->names[i]) || ptrset_has(&loaded_tensors, own->tensors[i])) continue;
+        listed = push_key(ctx, &report->missing, &report->nmissing, &cap_missing, own->names[i]);
     }
+    ptrset_free(&loaded_tensors);
+    if (!listed) return false;
     for (int32_t i = 0; i < sd->count; i++)
         if (find_key(own, sd->names[i]) < 0 &&
             !push_key(ctx, &report->unexpected, &report->nunexpected, &cap_unexpected, sd->names[i]))

@@ -169,7 +169,7 @@ static bool uses_onednn(const mtk_conv_plan *p, mtk_dtype dtype, const geometry 
     if (dtype == MTK_FLOAT16 || dtype == MTK_BFLOAT16) return onednn_takes_half(dtype);
     if (dtype != MTK_FLOAT32) return false;
     int64_t kw = w->shape[w->ndim - 1], kh = w->shape[w->ndim - 2];
-    bool worth = strided || dilated || x->shape[0] >= 16 || kw != 1 || kh != 1 || mtk_conv_num_threads() > 1;
+    bool worth = strided || dilated || x->shape[0] >= 16 || kw != 1 || kh != 1 || conv_num_threads() > 1;
     return worth && (p->groups > 1 || (kw > 3 && kh > 3) || x->shape[0] > 1 ||
                      x->shape[0] * x->shape[1] * x->shape[2] * x->shape[3] > 20480);
 }

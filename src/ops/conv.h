@@ -214,8 +214,11 @@ typedef struct mtk_planes {
 mtk_planes mtk_planes_of(const mtk_tensor *t, int32_t spatial);
 char *mtk_plane_at(const mtk_planes *p, int64_t index);
 
+/* The context's thread count while a kernel runs (mtk_ctx_set_num_threads). */
+int32_t conv_num_threads(void);
+
 /* mtk_conv_workers: how many workers a parallel-for of `ntasks` tasks
- * uses (at most mtk_conv_num_threads()), so callers can size per-worker
+ * uses (at most conv_num_threads()), so callers can size per-worker
  * scratch first.  mtk_conv_parallel_for runs task(i, worker, user) for
  * every i in [0, ntasks) on that many threads (worker in [0, workers));
  * it returns when all are done. */

@@ -17,7 +17,7 @@
 #include "core/parallel.h"
 #include "mtk/ops/conv.h"
 
-#include <cblas.h>
+#include "ops/blas.h"
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -364,10 +364,10 @@ static void gemm(compute_kind kind, bool trans_a, int64_t m, int64_t n, int64_t 
 {
     enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
     if (kind == COMPUTE_F32)
-        cblas_sgemm(CblasRowMajor, ta, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, c,
+        ops_sgemm(CblasRowMajor, ta, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, c,
                     (int)ldc);
     else
-        cblas_dgemm(CblasRowMajor, ta, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0, c,
+        ops_dgemm(CblasRowMajor, ta, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0, c,
                     (int)ldc);
 }
 
@@ -431,7 +431,7 @@ static void run_task(int64_t task, int32_t worker, void *user)
 /* OpenBLAS runs single-threaded while the conv's own workers each call
  * it (its threads would only queue behind each other); the first of
  * overlapping callers saves the setting, the last restores it
- * (openblas_set_num_threads is process-wide: a matmul running beside a
+ * (ops_blas_set_threads is process-wide: a matmul running beside a
  * conv meanwhile runs on one thread too). */
 static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
 static int blas_users, blas_saved_threads;
@@ -440,8 +440,8 @@ static void blas_single_begin(void)
 {
     pthread_mutex_lock(&blas_lock);
     if (blas_users++ == 0) {
-        blas_saved_threads = openblas_get_num_threads();
-        if (blas_saved_threads > 1) openblas_set_num_threads(1);
+        blas_saved_threads = ops_blas_threads();
+        if (blas_saved_threads > 1) ops_blas_set_threads(1);
     }
     pthread_mutex_unlock(&blas_lock);
 }
@@ -449,7 +449,7 @@ static void blas_single_begin(void)
 static void blas_single_end(void)
 {
     pthread_mutex_lock(&blas_lock);
-    if (--blas_users == 0 && blas_saved_threads > 1) openblas_set_num_threads(blas_saved_threads);
+    if (--blas_users == 0 && blas_saved_threads > 1) ops_blas_set_threads(blas_saved_threads);
     pthread_mutex_unlock(&blas_lock);
 }
 
@@ -548,11 +548,11 @@ static void fast_task(int64_t task, int32_t worker, void *user)
             const char *a = f->wk + kh * o_ch * k * es;
             const char *b = u + kh * p->dilation[1] * f->wp * es;
             if (j->kind == COMPUTE_F32)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)o_ch, (int)ncols, (int)k, 1.0f,
+                ops_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)o_ch, (int)ncols, (int)k, 1.0f,
                             (const float *)a, (int)k, (const float *)b, (int)ldb, kh ? 1.0f : 0.0f,
                             (float *)wide, (int)ncols);
             else
-                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)o_ch, (int)ncols, (int)k, 1.0,
+                ops_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)o_ch, (int)ncols, (int)k, 1.0,
                             (const double *)a, (int)k, (const double *)b, (int)ldb, kh ? 1.0 : 0.0,
                             (double *)wide, (int)ncols);
         }
@@ -634,6 +634,7 @@ bool mtk_conv_cpu(mtk_op_call *call)
     if (!mtk_conv_make_plan(call->ctx, call, true, &plan)) return false;
     mtk_tensor *result = call->out[0];
     if (plan.empty || mtk_tensor_numel(result) == 0) return true;
+    if (!ops_blas_ready(call->ctx)) return false;
     const mtk_tensor *input = arg_tensor(call, 0), *weight = arg_tensor(call, 1), *bias = arg_tensor(call, 2);
     mtk_ctx *ctx = call->ctx;
     /* the kernels write a contiguous (N, O, D, H, W) buffer: a
@@ -678,7 +679,7 @@ bool mtk_conv_cpu(mtk_op_call *call)
         return mtk_call_error(call, MTK_ERR_NOT_IMPLEMENTED, "matrix sizes beyond INT_MAX are not supported");
 
     int64_t ntasks = plan.batch * plan.groups;
-    int32_t threads = mtk_conv_num_threads();
+    int32_t threads = conv_num_threads();
     /* fewer (batch, group) blocks than threads: split their columns */
     j.parts = 1;
     if (ntasks < threads && j.out_direct && !plan.transposed && j.out_vol >= 2 * threads)

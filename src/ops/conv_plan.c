@@ -88,11 +88,15 @@ static bool read_padding(mtk_ctx *ctx, const mtk_op_call *call, int32_t python_l
 
 /* ------------------------------------------------------------ checks */
 
-static int64_t product(const int64_t *v, int32_t n)
+static int64_t product(const int64_t *v, int32_t n) { return ops_size_product(v, 0, n); }
+
+/* FlopCounterMode's conv_flop_count: 2 * conv * filter * N * weight[0] *
+ * weight[1], exact, or INT64_MAX when it passes int64 (Python's ints do
+ * not overflow; a count that large is saturated rather than wrapped). */
+static int64_t conv_flops(int64_t conv, int64_t filter, int64_t batch, const int64_t *weight_shape)
 {
-    int64_t p = 1;
-    for (int32_t i = 0; i < n; i++) p *= v[i];
-    return p;
+    const int64_t factors[6] = { 2, conv, filter, batch, weight_shape[0], weight_shape[1] };
+    return ops_size_product(factors, 0, 6);
 }
 
 static bool dtype_has_conv_kernel(mtk_dtype d, bool plain)
@@ -227,10 +231,25 @@ typedef struct meta_params {
     int64_t groups;
 } meta_params;
 
-static int64_t floor_div(int64_t a, int64_t b)
+/* The meta kernel is Python: its sizes are exact integers.  A sum of two
+ * products of int64 values and a few int64 terms stays below 2^127, so
+ * __int128 holds them exactly; a result outside int64 is an error. */
+typedef __int128 wide;
+
+static wide floor_div_wide(wide a, wide b)
 {
-    int64_t q = a / b, r = a % b;
+    wide q = a / b, r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static bool fits_int64(wide v) { return v >= INT64_MIN && v <= INT64_MAX; }
+
+static bool size_overflow(mtk_ctx *ctx, const mtk_op_call *call, const char *what, int32_t dim)
+{
+    return mtk_conv_error(ctx, call, MTK_ERR_OVERFLOW,
+                          "the %s of spatial dim %d does not fit in int64 (sizes, padding, dilation or stride too "
+                          "large)",
+                          what, (int)dim);
 }
 
 /* value i of a list expanded as the meta kernel does (one value for all
@@ -255,8 +274,12 @@ static bool plan_as_meta(mtk_ctx *ctx, const mtk_op_call *call, mtk_conv_plan *p
     char s1[256], s2[256];
     if (weight->ndim < 2)
         return mtk_conv_error(ctx, call, MTK_ERR_INDEX, "tuple index out of range");
-    int64_t out_channels = transposed ? mp->groups * weight->shape[1] : weight->shape[0];
-    if (!transposed && weight->shape[1] * mp->groups != in_shape[1])
+    wide channels_wide = transposed ? (wide)mp->groups * weight->shape[1] : weight->shape[0];
+    if (!fits_int64(channels_wide))
+        return mtk_conv_error(ctx, call, MTK_ERR_OVERFLOW, "groups %lld times weight.size(1) %lld does not fit in int64",
+                              (long long)mp->groups, (long long)weight->shape[1]);
+    int64_t out_channels = (int64_t)channels_wide;
+    if (!transposed && (wide)weight->shape[1] * mp->groups != in_shape[1])
         return mtk_conv_error(ctx, call, MTK_ERR_SHAPE, "Invalid channel dimensions");
     int32_t kdims = weight->ndim - 2;
     int64_t stride[3], pad[3], dil[3], opad[3] = { 0, 0, 0 };
@@ -272,8 +295,11 @@ static bool plan_as_meta(mtk_ctx *ctx, const mtk_op_call *call, mtk_conv_plan *p
         int64_t padded[3], span[3];
         bool fits = true;
         for (int32_t i = 0; i < dims; i++) {
-            padded[i] = in[i] + 2 * pad[i];
-            span[i] = dil[i] * (kernel[i] - 1) + 1;
+            wide padded_wide = (wide)in[i] + 2 * (wide)pad[i], span_wide = (wide)dil[i] * (kernel[i] - 1) + 1;
+            if (!fits_int64(padded_wide)) return size_overflow(ctx, call, "padded input size", i);
+            if (!fits_int64(span_wide)) return size_overflow(ctx, call, "dilated kernel size", i);
+            padded[i] = (int64_t)padded_wide;
+            span[i] = (int64_t)span_wide;
             fits &= padded[i] >= span[i];
         }
         if (!fits)
@@ -285,13 +311,16 @@ static bool plan_as_meta(mtk_ctx *ctx, const mtk_op_call *call, mtk_conv_plan *p
     int64_t out[5] = { in_shape[0], out_channels };
     bool any_positive = false;
     for (int32_t i = 0; i < dims; i++) {
+        wide size;
         if (transposed && mp->n_output_padding) {
-            out[2 + i] = (in[i] - 1) * stride[i] - 2 * pad[i] + dil[i] * (kernel[i] - 1) + opad[i] + 1;
+            size = ((wide)in[i] - 1) * stride[i] - 2 * (wide)pad[i] + (wide)dil[i] * (kernel[i] - 1) + opad[i] + 1;
         } else {
             if (stride[i] == 0)
                 return mtk_conv_error(ctx, call, MTK_ERR_INVALID_ARGUMENT, "integer division or modulo by zero");
-            out[2 + i] = floor_div(in[i] + 2 * pad[i] - dil[i] * (kernel[i] - 1) - 1, stride[i]) + 1;
+            size = floor_div_wide((wide)in[i] + 2 * (wide)pad[i] - (wide)dil[i] * (kernel[i] - 1) - 1, stride[i]) + 1;
         }
+        if (!fits_int64(size)) return size_overflow(ctx, call, "output size", i);
+        out[2 + i] = (int64_t)size;
         any_positive |= out[2 + i] > 0;
     }
     if (!any_positive)
@@ -313,7 +342,7 @@ static bool plan_as_meta(mtk_ctx *ctx, const mtk_op_call *call, mtk_conv_plan *p
     memcpy(p->out_shape, out + (p->batched ? 0 : 1), (size_t)p->out_ndim * sizeof *p->out_shape);
     /* FlopCounterMode's conv_flop_count on the meta result */
     int64_t conv = product(transposed ? in : out + 2, dims), filter = product(kernel, kdims);
-    p->flops = 2 * conv * filter * in_shape[0] * weight->shape[0] * weight->shape[1];
+    p->flops = conv_flops(conv, filter, in_shape[0], weight->shape);
     return true;
 }
 
@@ -390,11 +419,11 @@ bool mtk_conv_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk
                                   "padding='same' is not supported for strided convolutions");
         for (int32_t i = 0; i < spatial; i++) {
             int64_t d = n_dil == 1 ? dil_v[0] : dil_v[i];
-            int64_t total = d * (weight->shape[i + 2] - 1);
+            int64_t total = ops_wrap_mul(d, weight->shape[i + 2] - 1); /* torch's wrapping int64 */
             pad_left[i] = total / 2; /* C++ division, as torch */
-            pad_right[i] = total - pad_left[i];
+            pad_right[i] = ops_wrap_sub(total, pad_left[i]);
             if (pad_right[i] > pad_left[i]) {
-                in_shape[i + 2] += pad_right[i] - pad_left[i]; /* right zeros */
+                in_shape[i + 2] = ops_wrap_add(in_shape[i + 2], ops_wrap_sub(pad_right[i], pad_left[i])); /* right zeros */
                 p->padded_copy = true;
             }
             else pad_left[i] = pad_right[i];
@@ -453,11 +482,11 @@ bool mtk_conv_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk
                           (long long)groups, (long long)groups, s1);
     list_text(in_shape, k, s2, sizeof s2);
     if (!transposed) {
-        if (in_shape[1] != weight->shape[1] * groups)
+        if (in_shape[1] != ops_wrap_mul(weight->shape[1], groups))
             return mtk_conv_error(ctx, call, MTK_ERR_SHAPE,
                               "Given groups=%lld, weight of size %s, expected input%s to have %lld channels, but "
                               "got %lld channels instead",
-                              (long long)groups, s1, s2, (long long)(weight->shape[1] * groups),
+                              (long long)groups, s1, s2, (long long)ops_wrap_mul(weight->shape[1], groups),
                               (long long)in_shape[1]);
         if (bias && (bias->ndim != 1 || bias->shape[0] != weight->shape[0]))
             return mtk_conv_error(ctx, call, MTK_ERR_SHAPE,
@@ -467,8 +496,9 @@ bool mtk_conv_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk
         int64_t padded[3], kernel_span[3];
         bool fits = true;
         for (int32_t i = 0; i < dim; i++) {
-            padded[i] = in_shape[i + 2] + 2 * pad[i];
-            kernel_span[i] = dil[i] * (weight->shape[i + 2] - 1) + 1;
+            /* torch's int64 arithmetic, wrapping as it does */
+            padded[i] = ops_wrap_add(in_shape[i + 2], ops_wrap_mul(2, pad[i]));
+            kernel_span[i] = ops_wrap_add(ops_wrap_mul(dil[i], weight->shape[i + 2] - 1), 1);
             if (padded[i] < kernel_span[i]) fits = false;
         }
         if (!fits)
@@ -482,22 +512,28 @@ bool mtk_conv_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk
                               "Given transposed=1, weight of size %s, expected input%s to have %lld channels, but "
                               "got %lld channels instead",
                               s1, s2, (long long)weight->shape[0], (long long)in_shape[1]);
-        if (bias && (bias->ndim != 1 || bias->shape[0] != weight->shape[1] * groups))
+        if (bias && (bias->ndim != 1 || bias->shape[0] != ops_wrap_mul(weight->shape[1], groups)))
             return mtk_conv_error(ctx, call, MTK_ERR_SHAPE,
                               "Given transposed=1, weight of size %s, expected bias to be 1-dimensional with %lld "
                               "elements, but got bias of size %s instead",
-                              s1, (long long)(weight->shape[1] * groups),
+                              s1, (long long)ops_wrap_mul(weight->shape[1], groups),
                               list_text(bias->shape, bias->ndim, s3, sizeof s3));
     }
 
-    /* the output shape (batched) */
+    /* the output shape (batched), in torch's wrapping int64 arithmetic
+     * (stride > 0 here, so the division cannot trap) */
     int64_t out_size[3];
     for (int32_t i = 0; i < dim; i++) {
         int64_t in = in_shape[i + 2], kk = weight->shape[i + 2];
-        out_size[i] = transposed ? (in - 1) * stride[i] - 2 * pad[i] + dil[i] * (kk - 1) + opad[i] + 1
-                                 : (in + 2 * pad[i] - dil[i] * (kk - 1) - 1) / stride[i] + 1;
+        int64_t span = ops_wrap_mul(dil[i], kk - 1), pads = ops_wrap_mul(2, pad[i]);
+        if (transposed) {
+            int64_t grown = ops_wrap_sub(ops_wrap_mul(in - 1, stride[i]), pads);
+            out_size[i] = ops_wrap_add(ops_wrap_add(grown, span), ops_wrap_add(opad[i], 1));
+        } else {
+            out_size[i] = ops_wrap_add(ops_wrap_sub(ops_wrap_add(in, pads), ops_wrap_add(span, 1)) / stride[i], 1);
+        }
     }
-    int64_t out_channels = transposed ? weight->shape[1] * groups : weight->shape[0];
+    int64_t out_channels = transposed ? ops_wrap_mul(weight->shape[1], groups) : weight->shape[0];
     if (in_shape[1] == 0) out_channels = 0;
 
     /* backends: torch sends zero-batch and zero-channel inputs to its
@@ -587,7 +623,6 @@ bool mtk_conv_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk
 
     /* FlopCounterMode's conv_flop_count(x_shape, w_shape, out_shape) */
     const int64_t *conv_shape = transposed ? in_shape + 2 : out_size;
-    p->flops = 2 * product(conv_shape, dim) * product(weight->shape + 2, dim) * in_shape[0] * weight->shape[0] *
-               weight->shape[1];
+    p->flops = conv_flops(product(conv_shape, dim), product(weight->shape + 2, dim), in_shape[0], weight->shape);
     return true;
 }

@@ -89,7 +89,7 @@ bool mtk_is_contiguous_as(const mtk_tensor *x, mtk_memory_format format)
         int32_t d = order[k];
         if (x->shape[d] == 1) continue;
         if (x->stride[d] != expected) return false;
-        expected *= x->shape[d];
+        expected = ops_wrap_mul(expected, x->shape[d]); /* as torch's */
     }
     return true;
 }
@@ -368,7 +368,7 @@ static void like_strides(const mtk_tensor *x, int64_t *stride)
     int64_t next = 1;
     for (int32_t p = n - 1; p >= 0; p--) {
         stride[physical[p]] = next;
-        next *= x->shape[physical[p]] > 1 ? x->shape[physical[p]] : 1;
+        next = ops_sat_mul(next, x->shape[physical[p]] > 1 ? x->shape[physical[p]] : 1);
     }
 }
 

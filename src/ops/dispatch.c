@@ -1,5 +1,6 @@
 /* The dispatcher: meta function, then output allocation and the cpu
  * kernel; and calling ops by name with Python-style arguments. */
+#include "core/parallel.h"
 #include "ops/registry.h"
 
 #include <assert.h>
@@ -154,7 +155,11 @@ static bool run_op(mtk_op_call *call)
     if (all_cpu && !(op->flags & MTK_OP_NO_KERNEL)) {
         if (!op->cpu)
             return mtk_call_error(call, MTK_ERR_NOT_IMPLEMENTED, "no cpu kernel for this op yet");
-        if (!op->cpu(call)) {
+        /* the kernel's threads: the context's setting (mtk_parallel_threads) */
+        int32_t previous = mtk_parallel_scope_begin(mtk_ctx_num_threads(call->ctx));
+        bool ran = op->cpu(call);
+        mtk_parallel_scope_end(previous);
+        if (!ran) {
             if (mtk_ctx_status(call->ctx) == MTK_OK)
                 mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "cpu kernel failed");
             return false;

@@ -368,12 +368,6 @@ static fast_binary fast_case(const run_state *st, const int64_t (*strides)[MTK_M
                                                                                                        : FAST_NONE;
 }
 
-static atomic_int requested_threads; /* 0: the default (online cores) */
-
-void mtk_elementwise_set_num_threads(int32_t n) { atomic_store(&requested_threads, n > 0 ? n : 0); }
-
-int32_t mtk_elementwise_num_threads(void) { return mtk_parallel_threads(atomic_load(&requested_threads)); }
-
 /* Outputs of at least this many elements are split across threads
  * (along the outermost dim after simplify): below it, starting a thread
  * costs more than it saves. */
@@ -454,7 +448,7 @@ bool ew_run(mtk_tensor *out, const mtk_tensor *const *inputs, int32_t nin, mtk_d
     job.base[0] = mtk_tensor_data(out);
     for (int32_t k = 0; k < nin; k++) job.base[k + 1] = mtk_tensor_data(inputs[k]);
     int64_t numel = mtk_tensor_numel(out);
-    int32_t parts = numel < EW_PARALLEL_MIN_ELEMENTS || ndim == 0 ? 1 : mtk_elementwise_num_threads();
+    int32_t parts = numel < EW_PARALLEL_MIN_ELEMENTS || ndim == 0 ? 1 : mtk_parallel_threads(0);
     if (parts > EW_MAX_PARTS) parts = EW_MAX_PARTS;
     fast_binary fast = fast_case(&st, strides, ndim);
     if (fast != FAST_NONE) {

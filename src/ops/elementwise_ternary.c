@@ -270,7 +270,8 @@ static bool glu_halves(mtk_op_call *call, mtk_tensor *halves)
     for (int32_t h = 0; h < 2; h++) {
         halves[h] = *x;
         halves[h].shape[dim] = x->shape[dim] / 2;
-        halves[h].storage_offset = x->storage_offset + h * (x->shape[dim] / 2) * x->stride[dim];
+        if (!ops_offset_of(call, x->storage_offset, h * (x->shape[dim] / 2), x->stride[dim], &halves[h].storage_offset))
+            return false;
     }
     return true;
 }

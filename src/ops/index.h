@@ -155,8 +155,12 @@ void ix_copy_mapped(mtk_tensor *out, const mtk_tensor *in, const int64_t *const 
  * no copy was made).  False (error set) when memory runs out. */
 bool ix_flat_source(mtk_op_call *call, const mtk_tensor *x, mtk_tensor *flat, void **tmp);
 
+/* The context's thread count while a kernel runs
+ * (mtk_ctx_set_num_threads), at most 64. */
+int32_t ix_num_threads(void);
+
 /* How many chunks ix_parallel_for splits [0, n) into: up to
- * mtk_index_num_threads(), each at least `grain` long; 0 for n <= 0. */
+ * ix_num_threads(), each at least `grain` long; 0 for n <= 0. */
 int32_t ix_parallel_chunks(int64_t n, int64_t grain);
 
 /* Runs fn(begin, end, chunk, user) over [0, n) split into

@@ -138,20 +138,17 @@ void ix_unravel(int64_t linear, const int64_t *shape, int32_t ndim, int64_t *ind
 
 /* --------------------------------------------------------------- threads */
 
-static atomic_int requested_threads; /* 0: the online cores */
-
-void mtk_index_set_num_threads(int32_t n) { atomic_store(&requested_threads, n > 0 ? n : 0); }
-
-int32_t mtk_index_num_threads(void)
+/* the context's threads (in scope while a kernel runs), at most 64 */
+int32_t ix_num_threads(void)
 {
-    int32_t n = mtk_parallel_threads(atomic_load(&requested_threads));
+    int32_t n = mtk_parallel_threads(0);
     return n < 64 ? n : 64;
 }
 
 int32_t ix_parallel_chunks(int64_t n, int64_t grain)
 {
     if (n <= 0) return 0;
-    int64_t threads = mtk_index_num_threads();
+    int64_t threads = ix_num_threads();
     if (grain < 1) grain = 1;
     if (threads > n / grain) threads = n / grain;
     return threads > 1 ? (int32_t)threads : 1;

@@ -50,7 +50,7 @@ static bool constant_form(mtk_op_call *call, const mtk_tensor *x, pad_form *f)
         pads_of(f, x->ndim, d, &left, &right);
         if (left < 0) {
             if (c->shape[d] + left < 0) return mtk_call_error(call, MTK_ERR_SHAPE, "narrow(): length must be non-negative.");
-            c->storage_offset += -left * c->stride[d];
+            if (!ops_offset_of(call, c->storage_offset, -left, c->stride[d], &c->storage_offset)) return false;
             c->shape[d] += left;
         } else if (left != 0) {
             f->crop_only = false;
@@ -62,6 +62,17 @@ static bool constant_form(mtk_op_call *call, const mtk_tensor *x, pad_form *f)
             f->crop_only = false;
         }
     }
+    return true;
+}
+
+/* size + left + right of dim d, or an error when the sum leaves int64
+ * (torch's wrapping sum would report a bogus size) */
+static bool padded_size(mtk_op_call *call, int64_t size, int64_t left, int64_t right, int32_t d, int64_t *out)
+{
+    if (__builtin_add_overflow(size, left, out) || __builtin_add_overflow(*out, right, out))
+        return mtk_call_error(call, MTK_ERR_OVERFLOW,
+                              "the padded size %lld + %lld + %lld of dimension %d does not fit in int64",
+                              (long long)size, (long long)left, (long long)right, (int)d);
     return true;
 }
 
@@ -91,7 +102,7 @@ static bool reflect_like_shape(mtk_op_call *call, const mtk_tensor *x, const pad
                                   "but got: padding (%lld, %lld) at dimension %d of input %s",
                                   4 + 2 * (int)i, (long long)left, (long long)right, (int)d,
                                   mtk_shape_list_str(x->shape, x->ndim, buf, sizeof buf));
-        shape[d] = x->shape[d] + left + right;
+        if (!padded_size(call, x->shape[d], left, right, d, &shape[d])) return false;
         any_positive |= shape[d] >= 1;
     }
     if (!any_positive) {
@@ -117,7 +128,7 @@ static bool circular_shape(mtk_op_call *call, const mtk_tensor *x, const pad_for
         int64_t left = f->pad[2 * i], right = f->pad[2 * i + 1], size = x->shape[d];
         if (left > size || right > size)
             return mtk_call_error(call, MTK_ERR_SHAPE, "Padding value causes wrapping around more than once.");
-        shape[d] = size + left + right;
+        if (!padded_size(call, size, left, right, d, &shape[d])) return false;
         if (shape[d] < 0)
             return mtk_call_error(call, MTK_ERR_SHAPE, "Negative padding value is resulting in an empty dimension");
     }
@@ -197,7 +208,7 @@ static bool pad_plan(mtk_op_call *call, pad_form *f, int64_t *shape, int64_t *st
         for (int32_t d = nd - f->n / 2; d < nd; d++) {
             int64_t left, right;
             pads_of(f, nd, d, &left, &right);
-            shape[d] = x->shape[d] + left + right;
+            if (!padded_size(call, x->shape[d], left, right, d, &shape[d])) return false;
         }
         if (!mtk_shape_check(call->ctx, call->op->name, shape, nd, NULL)) return false;
         ix_format_strides(ix_suggest_memory_format(x), shape, nd, stride);

@@ -103,7 +103,9 @@ static mtk_tensor *slice_view(mtk_op_call *call, const mtk_tensor *x, int32_t di
     int64_t shape[MTK_MAX_DIMS];
     memcpy(shape, x->shape, (size_t)x->ndim * sizeof *shape);
     shape[dim] = end - start;
-    return mtk_view_make(call, x, shape, x->stride, x->ndim, x->storage_offset + start * x->stride[dim]);
+    int64_t offset;
+    if (!ops_offset_of(call, x->storage_offset, start, x->stride[dim], &offset)) return NULL;
+    return mtk_view_make(call, x, shape, x->stride, x->ndim, offset);
 }
 
 bool mtk_tensor_split_meta(mtk_op_call *call)

@@ -346,7 +346,8 @@ bool mtk_interp_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, m
      * last inputs of more than 3 channels) special-cases out == in and
      * out == 2 * in; its generic kernel does not */
     int64_t out_sum = 0;
-    for (int32_t i = 0; i < dim; i++) out_sum += out[i];
+    for (int32_t i = 0; i < dim; i++)
+        if (__builtin_add_overflow(out_sum, out[i], &out_sum)) out_sum = INT64_MAX;
     p->first_row_only = antialias && (!cl || mtk_tensor_is_contiguous(t)) && dim == 2 && out[1] == 1 &&
                         out[0] != t->shape[2];
     p->nearest_fast_path = (dim == 2 && ((cl && t->shape[1] > 3) || out_sum <= 128)) ||

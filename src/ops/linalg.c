@@ -40,11 +40,14 @@ static bool plan_error(mtk_ctx *ctx, const mtk_op_call *call, mtk_status status,
     return mtk_error(ctx, status, "%s: %s", call->op->name, msg);
 }
 
-static int64_t product(const int64_t *shape, int32_t n)
+static int64_t product(const int64_t *shape, int32_t n) { return ops_size_product(shape, 0, n); }
+
+/* FlopCounterMode's 2 * a * b * c * d (Python's exact integers), saturated
+ * at INT64_MAX past int64 */
+static int64_t flops_of(int64_t a, int64_t b, int64_t c, int64_t d)
 {
-    int64_t p = 1;
-    for (int32_t i = 0; i < n; i++) p *= shape[i];
-    return p;
+    const int64_t factors[5] = { 2, a, b, c, d };
+    return ops_size_product(factors, 0, 5);
 }
 
 /* x.mT (or x.t() for a matrix): the last two dims swapped; a 1-D tensor
@@ -193,7 +196,7 @@ static bool plan_mm_of(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tensor *
     if (cols != b->shape[0]) return mm_shape_error(ctx, call, rows, cols, b->shape[0], b->shape[1]);
     if (!check_same_dtype_mm(ctx, call, a, b)) return false;
     p->path = MTK_MM_MM;
-    p->flops = 2 * rows * b->shape[1] * cols;
+    p->flops = flops_of(rows, b->shape[1], cols, 1);
     return describe_product(ctx, call, a, b, p);
 }
 
@@ -227,7 +230,7 @@ static bool plan_bmm_of(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tensor 
                           (long long)a->shape[0], (long long)a->shape[2], (long long)b->shape[0],
                           (long long)b->shape[1]);
     p->path = MTK_MM_BMM;
-    p->flops = 2 * a->shape[0] * a->shape[1] * b->shape[2] * a->shape[2];
+    p->flops = flops_of(a->shape[0], a->shape[1], b->shape[2], a->shape[2]);
     return describe_product(ctx, call, a, b, p) && check_bmm_dtypes(ctx, call, a, b, p);
 }
 
@@ -270,7 +273,7 @@ static bool plan_matmul_of(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tens
             if (cols != t2.shape[0]) return mm_shape_error(ctx, call, rows, cols, t2.shape[0], t2.shape[1]);
             if (!check_same_dtype_mm(ctx, call, a, b)) return false;
             p->path = MTK_MM_MM;
-            p->flops = 2 * rows * t2.shape[1] * cols;
+            p->flops = flops_of(rows, t2.shape[1], cols, 1);
         } else {
             if (cols != t2.shape[0]) return mv_shape_error(ctx, call, rows, cols, t2.shape[0]);
             if (!check_same_dtype_mm(ctx, call, a, b)) return false;
@@ -307,7 +310,7 @@ static bool plan_matmul_of(mtk_ctx *ctx, const mtk_op_call *call, const mtk_tens
                           "but got: [%lld, %lld].",
                           (long long)batch, (long long)m1, (long long)batch, (long long)m2);
     p->path = MTK_MM_BMM;
-    p->flops = 2 * batch * n * cols * m1;
+    p->flops = flops_of(batch, n, cols, m1);
     return check_bmm_dtypes(ctx, call, a, b, p);
 }
 
@@ -467,7 +470,7 @@ static bool plan_linear(mtk_ctx *ctx, const mtk_op_call *call, mtk_mm_plan *p)
         int64_t rows = product(input->shape, input->ndim - 1), cols = input->shape[input->ndim - 1];
         if (!check_addmm(ctx, call, bias, input, rows, cols, &wt)) return false;
         p->path = MTK_MM_MM;
-        p->flops = 2 * rows * wt.shape[1] * cols;
+        p->flops = flops_of(rows, wt.shape[1], cols, 1);
         p->bias = MTK_BIAS_FUSED;
         p->bias_rows = rows;
         if (!describe_product(ctx, call, input, &wt, p)) return false;

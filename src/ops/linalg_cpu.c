@@ -6,7 +6,7 @@
 #include "ops/op_util.h"
 #include "core/scalar.h"
 
-#include <cblas.h>
+#include "ops/blas.h"
 #include <limits.h>
 #include <string.h>
 
@@ -98,9 +98,9 @@ static void gemm_blas(bool f64, blas_operand *oa, const matrix *a, blas_operand 
     int m = (int)a->rows, n = (int)b->cols, k = (int)a->cols;
     enum CBLAS_TRANSPOSE ta = oa->trans ? CblasTrans : CblasNoTrans, tb = ob->trans ? CblasTrans : CblasNoTrans;
     if (f64)
-        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, oa->data, (int)oa->ld, ob->data, (int)ob->ld, 0.0, c, n);
+        ops_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, oa->data, (int)oa->ld, ob->data, (int)ob->ld, 0.0, c, n);
     else
-        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, oa->data, (int)oa->ld, ob->data, (int)ob->ld, 0.0f, c, n);
+        ops_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, oa->data, (int)oa->ld, ob->data, (int)ob->ld, 0.0f, c, n);
 }
 
 /* c = a @ b for integer dtypes; products and sums wrap as int64 does
@@ -175,7 +175,7 @@ bool mtk_linalg_cpu(mtk_op_call *call)
     const mtk_linalg_info *info = call->op->info;
     mtk_mm_plan plan;
     memset(&plan, 0, sizeof plan);
-    if (!info->plan(call->ctx, call, &plan)) return false;
+    if (!info->plan(call->ctx, call, &plan) || !ops_blas_ready(call->ctx)) return false;
     mtk_tensor *out = call->out[0];
     const mtk_tensor *a = arg_tensor(call, 0), *b = arg_tensor(call, 1);
     const mtk_tensor *bias = plan.bias != MTK_BIAS_NONE ? arg_tensor(call, 2) : NULL;

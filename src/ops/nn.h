@@ -81,7 +81,7 @@ extern const nn_loss_info mtk_nn_mse_info, mtk_nn_l1_info, mtk_nn_smooth_l1_info
 
 /* ------------------------------------------------------ shared helpers */
 
-/* Threads the nn cpu kernels use (see mtk_nn_set_num_threads). */
+/* Threads the nn cpu kernels use: the context's (mtk_ctx_set_num_threads). */
 int32_t nn_num_threads(void);
 
 /* Runs fn(begin, end, user) over [0, n) split into contiguous parts, one
@@ -144,7 +144,8 @@ mtk_tensor *nn_meta_standin(mtk_ctx *ctx, const mtk_tensor *t, mtk_dtype dtype);
 bool nn_set_output(mtk_op_call *call, mtk_dtype dtype, const int64_t *shape, int32_t ndim,
                    const int64_t *stride);
 
-/* Product of shape[begin..end). */
+/* Product of shape[begin..end): ops_size_product (0 when a size is 0,
+ * INT64_MAX when it overflows int64). */
 int64_t nn_prod(const int64_t *shape, int32_t begin, int32_t end);
 
 #endif

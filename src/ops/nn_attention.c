@@ -27,7 +27,7 @@
 #include "mtk/ops/nn.h"
 #include "mtk/ops/linalg.h"
 
-#include <cblas.h>
+#include "ops/blas.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -412,10 +412,10 @@ static void sdpa_range(int64_t begin, int64_t end, void *user)
         // scores (L, S) = Q (L, E) @ K^T (E, S) * scale
         if (E > 0 && L > 0 && S > 0) {
             if (job->f64)
-                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)L, (int)S, (int)E, job->scale, qb, (int)E,
+                ops_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)L, (int)S, (int)E, job->scale, qb, (int)E,
                             kb, (int)E, 0.0, sb, (int)S);
             else
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)L, (int)S, (int)E, (float)job->scale, qb,
+                ops_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)L, (int)S, (int)E, (float)job->scale, qb,
                             (int)E, kb, (int)E, 0.0f, sb, (int)S);
         }
         for (size_t i = 0; i < sn; i++)
@@ -428,10 +428,10 @@ static void sdpa_range(int64_t begin, int64_t end, void *user)
         // out (L, Ev) = P (L, S) @ V (S, Ev)
         if (S > 0 && L > 0 && Ev > 0) {
             if (job->f64)
-                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)L, (int)Ev, (int)S, 1.0, sb, (int)S, vb,
+                ops_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)L, (int)Ev, (int)S, 1.0, sb, (int)S, vb,
                             (int)Ev, 0.0, ob, (int)Ev);
             else
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)L, (int)Ev, (int)S, 1.0f, sb, (int)S, vb,
+                ops_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)L, (int)Ev, (int)S, 1.0f, sb, (int)S, vb,
                             (int)Ev, 0.0f, ob, (int)Ev);
         } else {
             memset(ob, 0, on * cs);
@@ -449,6 +449,7 @@ bool mtk_nn_sdpa_cpu(mtk_op_call *call)
     if (!plan_sdpa(call, &p)) return false;
     mtk_tensor *out = call->out[0];
     if (mtk_tensor_numel(out) == 0) return true;
+    if (!ops_blas_ready(call->ctx)) return false;
     if (p.empty) {
         /* torch's shortcut: zeros */
         memset(mtk_tensor_data(out), 0, (size_t)mtk_tensor_numel(out) * mtk_dtype_size(out->dtype));

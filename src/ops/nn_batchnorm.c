@@ -38,26 +38,26 @@ static bool check_batch_norm_params(mtk_op_call *call, int64_t features, int64_t
     const mtk_tensor *rm = arg_tensor(call, ARG_RUNNING_MEAN), *rv = arg_tensor(call, ARG_RUNNING_VAR);
     int64_t n = features;
     if (rm) {
-        if (mtk_tensor_numel(rm) * repeat != n)
+        if (ops_wrap_mul(mtk_tensor_numel(rm), repeat) != n)
             return mtk_call_error(call, MTK_ERR_SHAPE, "running_mean should contain %lld elements not %lld",
-                                  (long long)n, (long long)(mtk_tensor_numel(rm) * repeat));
+                                  (long long)n, (long long)(ops_wrap_mul(mtk_tensor_numel(rm), repeat)));
     } else if (!training) {
         return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "running_mean must be defined in evaluation mode");
     }
     if (rv) {
-        if (mtk_tensor_numel(rv) * repeat != n)
+        if (ops_wrap_mul(mtk_tensor_numel(rv), repeat) != n)
             return mtk_call_error(call, MTK_ERR_SHAPE, "running_var should contain %lld elements not %lld",
-                                  (long long)n, (long long)(mtk_tensor_numel(rv) * repeat));
+                                  (long long)n, (long long)(ops_wrap_mul(mtk_tensor_numel(rv), repeat)));
     } else if (!training) {
         return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "running_var must be defined in evaluation mode");
     }
     const mtk_tensor *w = arg_tensor(call, ARG_WEIGHT), *b = arg_tensor(call, ARG_BIAS);
-    if (w && mtk_tensor_numel(w) * repeat != n)
+    if (w && ops_wrap_mul(mtk_tensor_numel(w), repeat) != n)
         return mtk_call_error(call, MTK_ERR_SHAPE, "weight should contain %lld elements not %lld", (long long)n,
-                              (long long)(mtk_tensor_numel(w) * repeat));
-    if (b && mtk_tensor_numel(b) * repeat != n)
+                              (long long)(ops_wrap_mul(mtk_tensor_numel(w), repeat)));
+    if (b && ops_wrap_mul(mtk_tensor_numel(b), repeat) != n)
         return mtk_call_error(call, MTK_ERR_SHAPE, "bias should contain %lld elements not %lld", (long long)n,
-                              (long long)(mtk_tensor_numel(b) * repeat));
+                              (long long)(ops_wrap_mul(mtk_tensor_numel(b), repeat)));
     return true;
 }
 
@@ -225,7 +225,8 @@ static bool run_batch_norm(mtk_op_call *call, int64_t outer, int64_t groups, int
         if (training) {
             stats_job sj = { values, groups, outer, inner, mean, rstd };
             nn_parallel(groups, 1, channel_stats, &sj);
-            int64_t count = outer * inner;
+            // (no channels: nothing to average; outer * inner may then pass int64)
+            int64_t count = channels > 0 ? outer * inner : 0;
             // running = (1 - momentum) * running + momentum * batch stat, averaged over repeats
             if (count > 0) {
                 int64_t repeats = groups / channels;
@@ -335,7 +336,7 @@ bool mtk_nn_batch_norm_meta(mtk_op_call *call)
     if (training) {
         // F.batch_norm's _verify_batch_size
         if (x->ndim == 0) return mtk_call_error(call, MTK_ERR_INDEX, "tuple index out of range");
-        if (x->shape[0] * nn_prod(x->shape, 2, x->ndim) == 1)
+        if (x->shape[0] == 1 && nn_prod(x->shape, 2, x->ndim) == 1)
             return mtk_call_error(call, MTK_ERR_SHAPE,
                                   "Expected more than 1 value per channel when training, got input size %s",
                                   torch_size(x->shape, x->ndim, buf, sizeof buf));
@@ -423,11 +424,13 @@ bool mtk_nn_instance_norm_meta(mtk_op_call *call)
     // batch_norm over x.contiguous().view(1, N * C, ...) with the
     // parameters repeated N times (contiguous), viewed back to x's shape
     int64_t n = x->shape[0];
-    if (!check_batch_norm_params(call, n * x->shape[1], n, use_input_stats)) return false;
+    if (!check_batch_norm_params(call, ops_wrap_mul(n, x->shape[1]), n, use_input_stats)) return false;
     mtk_ctx *ctx = call->ctx;
     int64_t shape[MTK_MAX_DIMS];
     shape[0] = 1;
-    shape[1] = n * x->shape[1];
+    if (__builtin_mul_overflow(n, x->shape[1], &shape[1]))
+        return mtk_call_error(call, MTK_ERR_OVERFLOW, "N * C = %lld * %lld does not fit in int64", (long long)n,
+                              (long long)x->shape[1]);
     memcpy(shape + 2, x->shape + 2, sizeof(int64_t) * (size_t)(x->ndim - 2));
     mtk_tensor *ps[4];
     static const int32_t param_args[4] = { ARG_WEIGHT, ARG_BIAS, ARG_RUNNING_MEAN, ARG_RUNNING_VAR };

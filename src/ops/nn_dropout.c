@@ -67,7 +67,7 @@ static bool plan_dropout(mtk_op_call *call, dropout_plan *plan)
         memmove(x->shape + 1, input->shape, (size_t)input->ndim * sizeof *x->shape);
         memmove(x->stride + 1, input->stride, (size_t)input->ndim * sizeof *x->stride);
         x->shape[0] = 1;
-        x->stride[0] = input->ndim ? input->shape[0] * input->stride[0] : 1;
+        x->stride[0] = input->ndim ? ops_sat_mul(input->shape[0], input->stride[0]) : 1;
         x->ndim = input->ndim + 1;
     }
     plan->returns_input = p == 0.0 || !training || mtk_tensor_numel(input) == 0;

@@ -252,11 +252,12 @@ static bool check_group_norm(mtk_op_call *call)
                               (int)x->ndim);
     if (groups == 0) return mtk_call_error(call, MTK_ERR_INVALID_ARGUMENT, "integer division or modulo by zero");
     // F.group_norm's _verify_batch_size on [N * C // G, G, *spatial]
-    int64_t nc = x->shape[0] * x->shape[1];
-    int64_t first = nc / groups - ((nc % groups != 0) && ((nc < 0) != (groups < 0))); /* Python's // */
-    if (first * nn_prod(x->shape, 2, x->ndim) == 1) {
+    // (Python's ints: N * C may pass int64 when a spatial size is 0)
+    __int128 nc = (__int128)x->shape[0] * x->shape[1];
+    __int128 first = nc / groups - ((nc % groups != 0) && ((nc < 0) != (groups < 0))); /* Python's // */
+    if (first == 1 && nn_prod(x->shape, 2, x->ndim) == 1) {
         int64_t size[MTK_MAX_DIMS];
-        size[0] = first;
+        size[0] = 1;
         size[1] = groups;
         memcpy(size + 2, x->shape + 2, (size_t)(x->ndim - 2) * sizeof *size);
         return mtk_call_error(call, MTK_ERR_SHAPE, "Expected more than 1 value per channel when training, got input size %s",

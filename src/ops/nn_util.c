@@ -13,13 +13,7 @@
 
 /* ----------------------------------------------------------------- threads */
 
-static atomic_int configured_threads; /* 0: the default (the number of online cores) */
-
-void mtk_nn_set_num_threads(int32_t n) { atomic_store(&configured_threads, n > 0 ? n : 0); }
-
-int32_t nn_num_threads(void) { return mtk_parallel_threads(atomic_load(&configured_threads)); }
-
-int32_t mtk_nn_num_threads(void) { return nn_num_threads(); }
+int32_t nn_num_threads(void) { return mtk_parallel_threads(0); }
 
 typedef struct nn_range {
     nn_task_fn fn;
@@ -182,9 +176,4 @@ bool nn_set_output(mtk_op_call *call, mtk_dtype dtype, const int64_t *shape, int
     return true;
 }
 
-int64_t nn_prod(const int64_t *shape, int32_t begin, int32_t end)
-{
-    int64_t p = 1;
-    for (int32_t i = begin; i < end; i++) p *= shape[i];
-    return p;
-}
+int64_t nn_prod(const int64_t *shape, int32_t begin, int32_t end) { return ops_size_product(shape, begin, end); }

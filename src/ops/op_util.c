@@ -39,7 +39,7 @@ void mtk_broadcast_byte_strides(const mtk_tensor *t, const int64_t *shape, int32
 {
     broadcast_elem_strides(t, shape, ndim, out);
     int64_t es = (int64_t)mtk_dtype_size(t->dtype);
-    for (int32_t i = 0; i < ndim; i++) out[i] *= es;
+    for (int32_t i = 0; i < ndim; i++) out[i] = ops_wrap_mul(out[i], es); /* wraps only when empty */
 }
 
 /* reorder_dimensions: perm[0] is the fastest-moving dim */
@@ -99,6 +99,25 @@ bool mtk_ti_all_contiguous(const mtk_tensor *const *inputs, int32_t ninputs, con
     return true;
 }
 
+int64_t ops_size_product(const int64_t *sizes, int32_t begin, int32_t end)
+{
+    for (int32_t i = begin; i < end; i++)
+        if (sizes[i] == 0) return 0;
+    int64_t p = 1;
+    for (int32_t i = begin; i < end; i++)
+        if (__builtin_mul_overflow(p, sizes[i], &p)) return INT64_MAX;
+    return p;
+}
+
+bool ops_offset_of(mtk_op_call *call, int64_t offset, int64_t index, int64_t stride, int64_t *out)
+{
+    int64_t moved;
+    if (!__builtin_mul_overflow(index, stride, &moved) && !__builtin_add_overflow(offset, moved, out)) return true;
+    return mtk_call_error(call, MTK_ERR_OVERFLOW,
+                          "the storage offset %lld + %lld * %lld (index times stride) does not fit in int64",
+                          (long long)offset, (long long)index, (long long)stride);
+}
+
 void mtk_expand_strides(const mtk_tensor *t, const int64_t *shape, int32_t ndim, int64_t *out)
 {
     for (int32_t i = ndim - 1; i >= 0; i--) {
@@ -109,7 +128,7 @@ void mtk_expand_strides(const mtk_tensor *t, const int64_t *shape, int32_t ndim,
             stride = t->stride[d];
         } else {
             size = 1;
-            stride = i + 1 < ndim ? shape[i + 1] * out[i + 1] : 0;
+            stride = i + 1 < ndim ? ops_wrap_mul(shape[i + 1], out[i + 1]) : 0; /* as torch's */
         }
         if (size != shape[i]) stride = 0;
         out[i] = stride;

@@ -14,6 +14,26 @@ static inline bool arg_is_none(const mtk_op_call *c, int i) { return c->args[i].
 static inline int64_t arg_int(const mtk_op_call *c, int i) { return c->args[i].as.i; }
 static inline bool arg_bool(const mtk_op_call *c, int i) { return c->args[i].as.b; }
 
+/* ---------------------------------------------------- int64 arithmetic
+ * Size and stride arithmetic without C's undefined behaviour on overflow.
+ * ops_wrap_* give the two's complement result torch's int64 code computes;
+ * ops_sat_mul saturates at INT64_MAX (mtk's rule for the strides of huge
+ * shapes, as mtk_contiguous_strides); ops_size_product is the exact product
+ * of sizes whenever one of them is 0, and INT64_MAX when it overflows. */
+static inline int64_t ops_wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static inline int64_t ops_wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t ops_wrap_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static inline int64_t ops_sat_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+int64_t ops_size_product(const int64_t *sizes, int32_t begin, int32_t end);
+/* offset + index * stride: where element `index` along a dim of that
+ * stride starts.  False with MTK_ERR_OVERFLOW (naming the op) when it
+ * leaves int64: torch's wrapped offset would point anywhere. */
+bool ops_offset_of(mtk_op_call *call, int64_t offset, int64_t index, int64_t stride, int64_t *out);
+
 /* infer_size: broadcasts shape a with shape b into out (ndim in *nout).
  * On mismatch sets MTK_ERR_SHAPE with PyTorch's words, prefixed by `op`:
  * "The size of tensor a (3) must match the size of tensor b (4) at

@@ -47,7 +47,7 @@ mtk_pool_input mtk_pool_input_unsqueezed(const mtk_tensor *t)
     for (int32_t i = 0, j = 0; i < in.ndim; i++) {
         if (i == at) {
             in.shape[i] = 1;
-            in.stride[i] = t->shape[at] * t->stride[at];
+            in.stride[i] = ops_wrap_mul(t->shape[at], t->stride[at]); /* torch's unsqueeze */
             continue;
         }
         in.shape[i] = t->shape[j], in.stride[i] = t->stride[j];

@@ -9,6 +9,7 @@
 /* floor division, as torch's div_rtn */
 static int64_t div_rtn(int64_t x, int64_t y)
 {
+    if (y == -1) return ops_wrap_sub(0, x); /* INT64_MIN / -1 would trap */
     int64_t q = x / y, r = x % y;
     if (r != 0 && ((r < 0) != (y < 0))) q--;
     return q;
@@ -20,14 +21,18 @@ static bool pooling_output_size(mtk_ctx *ctx, const mtk_op_call *call, int64_t i
 {
     if (stride == 0) return mtk_conv_error(ctx, call, MTK_ERR_INVALID_ARGUMENT, "stride should not be zero");
     if (pad < 0) return mtk_conv_error(ctx, call, MTK_ERR_INVALID_ARGUMENT, "pad must be non-negative, but got pad: %lld", (long long)pad);
-    if (pad > div_rtn((k - 1) * dilation + 1, 2))
+    /* torch's int64 arithmetic, wrapping as it does */
+    if (pad > div_rtn(ops_wrap_add(ops_wrap_mul(ops_wrap_sub(k, 1), dilation), 1), 2))
         return mtk_conv_error(ctx, call, MTK_ERR_INVALID_ARGUMENT,
                    "pad should be at most half of effective kernel size, but got pad=%lld, kernel_size=%lld and "
                    "dilation=%lld",
                    (long long)pad, (long long)k, (long long)dilation);
-    int64_t o = div_rtn(in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
+    int64_t span = ops_wrap_sub(ops_wrap_add(in, ops_wrap_mul(2, pad)),
+                                ops_wrap_add(ops_wrap_mul(dilation, ops_wrap_sub(k, 1)), 1));
+    if (ceil_mode) span = ops_wrap_add(span, ops_wrap_sub(stride, 1));
+    int64_t o = ops_wrap_add(div_rtn(span, stride), 1);
     /* the last window must start inside the input or the left padding */
-    if (ceil_mode && (o - 1) * stride >= in + pad) o--;
+    if (ceil_mode && ops_wrap_mul(ops_wrap_sub(o, 1), stride) >= ops_wrap_add(in, pad)) o = ops_wrap_sub(o, 1);
     *out = o;
     return true;
 }
@@ -124,8 +129,9 @@ static bool plan_max_pool1d_impl(mtk_ctx *ctx, const mtk_op_call *call, bool for
                    (long long)d);
     bool ceil_mode = arg_bool(call, ARG_MAX_CEIL);
     int64_t in = t->shape[t->ndim - 1];
-    int64_t out = div_rtn(in + 2 * pad - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0), s) + 1;
-    if (ceil_mode && (out - 1) * s >= in + pad) out--;
+    /* check_max_pool1d ends with pooling_output_shape and its checks */
+    int64_t out;
+    if (!pooling_output_size(ctx, call, in, k, pad, s, d, ceil_mode, &out)) return false;
     if (out <= 0)
         return mtk_conv_error(ctx, call, MTK_ERR_SHAPE, "max_pool1d() Invalid computed output size: %lld", (long long)out);
     if (for_cpu && !mtk_pool_is_float(t->dtype)) return mtk_pool_dtype_error(ctx, call, "max_pool1d_impl", t->dtype);
@@ -305,7 +311,7 @@ bool mtk_pool_plan_max(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, int3
         if (for_cpu && (t->dtype == MTK_BOOL || mtk_dtype_is_float8(t->dtype)))
             return mtk_pool_dtype_error(ctx, call, "max_pool2d", t->dtype);
         return !for_cpu || check_index_width(ctx, call, t->dtype, in.ndim == 4 && mtk_pool_like_channels_last(&in),
-                                             in.shape[in.ndim - 2] * in.shape[in.ndim - 1]);
+                                             ops_size_product(in.shape, in.ndim - 2, in.ndim));
     }
     /* torch's cpu kernel refuses a 4-D input with channels-last strides */
     if (for_cpu && in.ndim == 4 && mtk_pool_like_channels_last(&in))
@@ -321,7 +327,7 @@ bool mtk_pool_plan_max(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, int3
     if (for_cpu && (t->dtype == MTK_BOOL || mtk_dtype_is_float8(t->dtype)))
         return mtk_pool_dtype_error(ctx, call, "max_pool3d", t->dtype);
     if (for_cpu && !check_index_width(ctx, call, t->dtype, in.ndim == 5 && mtk_pool_like_channels_last(&in),
-                                      in.shape[in.ndim - 3] * in.shape[in.ndim - 2] * in.shape[in.ndim - 1]))
+                                      ops_size_product(in.shape, in.ndim - 3, in.ndim)))
         return false;
     mtk_pool_set_geometry(p, &in, 3, out);
     for (int i = 0; i < 3; i++) p->kernel[i] = k[i], p->stride[i] = s[i], p->pad[i] = pad[i], p->dilation[i] = d[i];

@@ -143,7 +143,7 @@ void red_shape_outputs(const mtk_op_call *call, red_desc *d)
     int32_t k = 0; /* next dim of the reduced result */
     for (int32_t i = 0, o = 0; i < x->ndim; i++, o++) {
         if (!d->reduce[i]) d->out_stride[0][o] = stride[k++];
-        else d->out_stride[0][o] = k < n ? shape[k] * stride[k] : 1;
+        else d->out_stride[0][o] = k < n ? ops_wrap_mul(shape[k], stride[k]) : 1; /* unsqueeze, as torch */
     }
 }
 

@@ -149,7 +149,7 @@ void red_store_i64(char *p, int64_t stride, int64_t n, mtk_dtype dst, const int6
 
 /* ------------------------------------------------------------ planning */
 
-static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+static int64_t abs64(int64_t v) { return v < 0 ? ops_wrap_sub(0, v) : v; }
 
 /* stable insertion sort, largest |in_stride| first (outermost) */
 static void sort_dims(loop_dim *dims, int32_t n)
@@ -172,10 +172,10 @@ static int32_t coalesce(loop_dim *dims, int32_t n, int32_t nout, bool reduced)
     int32_t m = 0;
     for (int32_t i = 1; i < n; i++) {
         loop_dim *a = &dims[m], *b = &dims[i];
-        bool fits = a->in_stride == b->in_stride * b->size;
-        if (reduced) fits = fits && a->idx_stride == b->idx_stride * b->size;
+        bool fits = a->in_stride == ops_wrap_mul(b->in_stride, b->size);
+        if (reduced) fits = fits && a->idx_stride == ops_wrap_mul(b->idx_stride, b->size);
         else
-            for (int32_t k = 0; k < nout; k++) fits = fits && a->out_stride[k] == b->out_stride[k] * b->size;
+            for (int32_t k = 0; k < nout; k++) fits = fits && a->out_stride[k] == ops_wrap_mul(b->out_stride[k], b->size);
         if (fits) {
             b->size *= a->size;
             *a = *b;
@@ -204,22 +204,23 @@ static void make_plan(const red_desc *d, mtk_tensor *const *out, plan *p)
     /* logical index strides: row-major over the reduced dims */
     int64_t idx_stride[MTK_MAX_DIMS], running = 1;
     for (int32_t i = x->ndim - 1; i >= 0; i--)
-        if (d->reduce[i]) idx_stride[i] = running, running *= x->shape[i];
+        if (d->reduce[i]) idx_stride[i] = running, running = ops_wrap_mul(running, x->shape[i]);
     p->n_out = 1, p->n_red = 1;
     int32_t od = 0;
     for (int32_t i = 0; i < x->ndim; i++) {
-        loop_dim dim = { x->shape[i], x->stride[i] * in_size, 0, { 0, 0 } };
+        /* (the products wrap only for an empty input, which no loop walks) */
+        loop_dim dim = { x->shape[i], ops_wrap_mul(x->stride[i], in_size), 0, { 0, 0 } };
         if (d->reduce[i]) {
             if (d->keepdim) od++;
-            p->n_red *= dim.size;
+            p->n_red = ops_wrap_mul(p->n_red, dim.size);
             dim.idx_stride = idx_stride[i];
             if (dim.size != 1) p->r[p->nr++] = dim;
             continue;
         }
         for (int32_t k = 0; k < d->nout; k++)
-            dim.out_stride[k] = out[k]->stride[od] * (int64_t)mtk_dtype_size(out[k]->dtype);
+            dim.out_stride[k] = ops_wrap_mul(out[k]->stride[od], (int64_t)mtk_dtype_size(out[k]->dtype));
         od++;
-        p->n_out *= dim.size;
+        p->n_out = ops_wrap_mul(p->n_out, dim.size);
         if (dim.size != 1) p->k[p->nk++] = dim;
     }
     if (p->n_out == 0) return; /* nothing to compute */

@@ -171,8 +171,8 @@ bool red_nuclear_run(mtk_ctx *ctx, const red_desc *d, mtk_tensor *const *out);
 typedef void (*red_task_fn)(int64_t begin, int64_t end, int32_t worker, void *user);
 void red_parallel(int64_t n, int32_t nthreads, red_task_fn fn, void *user);
 
-/* Threads the cpu kernels of this family use (mtk_reduce_set_num_threads,
- * default: online cores). */
+/* Threads the cpu kernels of this family use: the context's
+ * (mtk_ctx_set_num_threads), in scope while a kernel runs. */
 int32_t red_num_threads(void);
 
 /* Inputs smaller than this many elements are reduced on one thread. */

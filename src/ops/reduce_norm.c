@@ -5,6 +5,7 @@
  * LAPACK's dgesvd (OpenBLAS ships it) in double, then rounded to the
  * output dtype (torch computes in the input's dtype; double is at least
  * as accurate).  Vector norms run in the reduction engine. */
+#include "ops/blas.h"
 #include "ops/reduce_kernel.h"
 #include "ops/elementwise.h"
 #include "core/scalar.h"
@@ -210,11 +211,6 @@ bool red_describe_norm(mtk_op_call *call, red_desc *d)
 
 /* ------------------------------------------------------ nuclear norm */
 
-/* LAPACK (Fortran ABI: trailing lengths of the character arguments). */
-extern void dgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, double *a, const int *lda,
-                    double *s, double *u, const int *ldu, double *vt, const int *ldvt, double *work,
-                    const int *lwork, int *info, size_t jobu_len, size_t jobvt_len);
-
 /* Sum of the singular values of the m x n column-major matrix a (which
  * dgesvd overwrites); NaN when LAPACK fails (NaN input). */
 static double singular_value_sum(mtk_ctx *ctx, double *a, int m, int n, double *s, double **work, int *lwork)
@@ -223,12 +219,12 @@ static double singular_value_sum(mtk_ctx *ctx, double *a, int m, int n, double *
     int one = 1, info = 0, query = -1;
     double dummy = 0.0, size = 0.0;
     if (*lwork == 0) { /* workspace query, once */
-        dgesvd_("N", "N", &m, &n, a, &m, s, &dummy, &one, &dummy, &one, &size, &query, &info, 1, 1);
+        ops_dgesvd("N", "N", &m, &n, a, &m, s, &dummy, &one, &dummy, &one, &size, &query, &info);
         *lwork = size > 1.0 ? (int)size : 1;
         *work = mtk_ctx_malloc(ctx, (size_t)*lwork * sizeof **work);
         if (!*work) return NAN;
     }
-    dgesvd_("N", "N", &m, &n, a, &m, s, &dummy, &one, &dummy, &one, *work, lwork, &info, 1, 1);
+    ops_dgesvd("N", "N", &m, &n, a, &m, s, &dummy, &one, &dummy, &one, *work, lwork, &info);
     if (info != 0) return NAN;
     double sum = 0.0;
     for (int k = 0; k < (m < n ? m : n); k++) sum += s[k];
@@ -245,6 +241,7 @@ bool red_nuclear_run(mtk_ctx *ctx, const red_desc *d, mtk_tensor *const *out)
             else cols = i;
         }
     if (rows < 0 || cols < 0) return mtk_error(ctx, MTK_ERR_SHAPE, "norm: the nuclear norm needs two dims");
+    if (!ops_blas_ready(ctx)) return false;
     int64_t m = x->shape[rows], n = x->shape[cols];
     if (m > INT32_MAX / (n > 0 ? n : 1))
         return mtk_error(ctx, MTK_ERR_OVERFLOW, "norm: a %lldx%lld matrix is too large for LAPACK", (long long)m,

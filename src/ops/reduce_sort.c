@@ -174,9 +174,9 @@ bool red_sort_run(mtk_ctx *ctx, const red_desc *d, mtk_tensor *const *out)
         }
         int32_t m = j.nk++;
         j.shape[m] = x->shape[i];
-        j.in_stride[m] = x->stride[i] * es;
+        j.in_stride[m] = ops_wrap_mul(x->stride[i], es); /* wraps only for an empty input */
         for (int32_t k = 0; k < d->nout; k++)
-            j.out_stride[k][m] = out[k]->stride[od] * (int64_t)mtk_dtype_size(out[k]->dtype);
+            j.out_stride[k][m] = ops_wrap_mul(out[k]->stride[od], (int64_t)mtk_dtype_size(out[k]->dtype));
         od++;
         nslices *= x->shape[i];
     }

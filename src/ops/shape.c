@@ -182,7 +182,7 @@ bool mtk_unsqueeze_meta(mtk_op_call *call)
     for (int32_t d = 0, k = 0; d <= x->ndim; d++) {
         if (d == dim) {
             shape[d] = 1;
-            stride[d] = dim < x->ndim ? x->shape[dim] * x->stride[dim] : 1;
+            stride[d] = dim < x->ndim ? ops_wrap_mul(x->shape[dim], x->stride[dim]) : 1; /* as torch's */
         } else {
             shape[d] = x->shape[k];
             stride[d] = x->stride[k++];

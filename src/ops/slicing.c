@@ -17,7 +17,9 @@ static mtk_tensor *slice_of(mtk_op_call *call, const mtk_tensor *x, int32_t dim,
     memcpy(stride, x->stride, (size_t)x->ndim * sizeof *stride);
     shape[dim] = length;
     stride[dim] = (int64_t)((uint64_t)x->stride[dim] * (uint64_t)step); /* wraps like torch's */
-    return mtk_view_make(call, x, shape, stride, x->ndim, x->storage_offset + start * x->stride[dim]);
+    int64_t offset;
+    if (!ops_offset_of(call, x->storage_offset, start, x->stride[dim], &offset)) return NULL;
+    return mtk_view_make(call, x, shape, stride, x->ndim, offset);
 }
 
 static bool single(mtk_op_call *call, mtk_tensor *t)
@@ -66,7 +68,9 @@ static mtk_tensor *select_of(mtk_op_call *call, const mtk_tensor *x, int32_t dim
     int32_t n = 0;
     for (int32_t d = 0; d < x->ndim; d++)
         if (d != dim) shape[n] = x->shape[d], stride[n++] = x->stride[d];
-    return mtk_view_make(call, x, shape, stride, n, x->storage_offset + index * x->stride[dim]);
+    int64_t offset;
+    if (!ops_offset_of(call, x->storage_offset, index, x->stride[dim], &offset)) return NULL;
+    return mtk_view_make(call, x, shape, stride, n, offset);
 }
 
 bool mtk_select_meta(mtk_op_call *call)

@@ -86,7 +86,7 @@ bool mtk_view_strides(const mtk_tensor *x, const int64_t *newshape, int32_t newn
             return true;
         }
         for (int32_t d = newn - 1; d >= 0; d--)
-            newstride[d] = d == newn - 1 ? 1 : (newshape[d + 1] > 1 ? newshape[d + 1] : 1) * newstride[d + 1];
+            newstride[d] = d == newn - 1 ? 1 : ops_sat_mul(newshape[d + 1] > 1 ? newshape[d + 1] : 1, newstride[d + 1]);
         return true;
     }
     int32_t view_d = newn - 1;
@@ -244,9 +244,7 @@ bool mtk_flatten_meta(mtk_op_call *call)
     int64_t shape[MTK_MAX_DIMS];
     int32_t n = 0;
     for (int32_t d = 0; d < start; d++) shape[n++] = x->shape[d];
-    int64_t merged = 1;
-    for (int32_t d = start; d <= end; d++) merged *= x->shape[d];
-    shape[n++] = merged;
+    shape[n++] = ops_size_product(x->shape, start, end + 1); /* exact: numel fits int64 */
     for (int32_t d = end + 1; d < x->ndim; d++) shape[n++] = x->shape[d];
     return mtk_view_reshape_output(call, x, shape, n);
 }

@@ -424,7 +424,7 @@ static void conv_segments_outside_the_input_columns_are_zero_filled(void **state
 {
     (void)state;
     mtk_ctx *ctx = mtk_ctx_new();
-    mtk_conv_set_num_threads(2);
+    mtk_ctx_set_num_threads(ctx, 2);
     mtk_value v;
     assert_true(mtk_ctx_push_device(ctx, MTK_DEVICE_CPU));
     assert_true(mtk_eval(ctx, "conv2d(reshape(linspace(0.5, 1.5, 10), [1, 1, 5, 2]), narrow(reshape(linspace(-3.0, "
@@ -440,7 +440,7 @@ static void conv_segments_outside_the_input_columns_are_zero_filled(void **state
         1.764150857925415,   1.933962106704712,   2.103773593902588,   0.9056602716445923,  0.9811319708824158,
     };
     assert_values(v.as.tensor, want, 30, 1e-6, 1e-6);
-    mtk_conv_set_num_threads(0);
+    mtk_ctx_set_num_threads(ctx, 0);
     mtk_ctx_free(ctx);
 }
 
@@ -475,13 +475,13 @@ static void conv_results_do_not_depend_on_threads(void **state)
     mtk_ctx *ctx = mtk_ctx_new();
     mtk_tensor *x = LIN(ctx, -2, 2, 4, 6, 9, 9), *w = LIN(ctx, -1, 1, 6, 2, 3, 3);
     mtk_conv_args a = conv_args(1, 1, 1, 3);
-    mtk_conv_set_num_threads(1);
-    assert_int_equal(mtk_conv_num_threads(), 1);
+    mtk_ctx_set_num_threads(ctx, 1);
+    assert_int_equal(mtk_ctx_num_threads(ctx), 1);
     mtk_tensor *one = mtk_conv2d(ctx, x, w, NULL, &a);
-    mtk_conv_set_num_threads(3);
+    mtk_ctx_set_num_threads(ctx, 3);
     mtk_tensor *three = mtk_conv2d(ctx, x, w, NULL, &a);
-    mtk_conv_set_num_threads(0);
-    assert_true(mtk_conv_num_threads() >= 1);
+    mtk_ctx_set_num_threads(ctx, 0);
+    assert_true(mtk_ctx_num_threads(ctx) >= 1);
     assert_non_null(one);
     assert_non_null(three);
     assert_memory_equal(mtk_tensor_data(one), mtk_tensor_data(three), mtk_tensor_nbytes(one));
@@ -551,9 +551,9 @@ static void conv_fast_path_matches_a_direct_convolution(void **state)
         for (int64_t i = 0; tb && i < k->o; i++) mtk_store_f64(k->dtype, (char *)mtk_tensor_data(tb) + i * (int64_t)es, b[i]);
         mtk_conv_args a = conv_args(1, k->pad, k->dil, 1);
         if (k->same) a.padding_mode = MTK_CONV_PADDING_SAME;
-        mtk_conv_set_num_threads(k->threads);
+        mtk_ctx_set_num_threads(ctx, k->threads);
         mtk_tensor *out = mtk_conv2d(ctx, tx, tw, tb, &a);
-        mtk_conv_set_num_threads(0);
+        mtk_ctx_set_num_threads(ctx, 0);
         assert_non_null(out);
         /* torch's 'same': total padding dil*(k-1), the smaller half first */
         int64_t ph = k->same ? k->dil * (k->kh - 1) / 2 : k->pad, pw = k->same ? k->dil * (k->kw - 1) / 2 : k->pad;
@@ -687,11 +687,11 @@ static void conv_direct_kernel_matches_a_reference_convolution(void **state)
         if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
             if (!mtk_conv_direct_applies(&plan, MTK_FLOAT32, MTK_FLOAT32)) fail_msg("case %zu: not the direct kernel", t);
 #endif
-        mtk_conv_set_num_threads(k->threads);
+        mtk_ctx_set_num_threads(ctx, k->threads);
         mtk_tensor *out = s == 1 ? mtk_conv1d(ctx, tx, tw, tb, &a)
                           : s == 2 ? mtk_conv2d(ctx, tx, tw, tb, &a)
                                    : mtk_conv3d(ctx, tx, tw, tb, &a);
-        mtk_conv_set_num_threads(0);
+        mtk_ctx_set_num_threads(ctx, 0);
         assert_non_null(out);
         int64_t osize[3] = { 1, 1, 1 };
         for (int32_t d = 0; d < s; d++) osize[3 - s + d] = out->shape[2 + d];

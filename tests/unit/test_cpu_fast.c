@@ -325,22 +325,30 @@ static void parallel_threads_resolve_settings(void **state)
     assert_int_equal(mtk_parallel_threads(3), 3);
     assert_int_equal(mtk_parallel_threads(100000), MTK_PARALLEL_MAX_THREADS);
     assert_true(mtk_parallel_threads(0) >= 1);
-    mtk_parallel_set_default_threads(5);
+    /* the count in scope (the dispatcher's, from the context) is the default */
+    int32_t previous = mtk_parallel_scope_begin(5);
     assert_int_equal(mtk_parallel_threads(0), 5);
     assert_int_equal(mtk_parallel_threads(2), 2);
-    mtk_parallel_set_default_threads(0);
+    mtk_parallel_scope_end(previous);
     assert_true(mtk_parallel_threads(-1) >= 1);
-    /* the families' settings still read back */
-    mtk_conv_set_num_threads(3);
-    assert_int_equal(mtk_conv_num_threads(), 3);
-    mtk_conv_set_num_threads(0);
-    mtk_reduce_set_num_threads(2);
-    assert_int_equal(mtk_reduce_num_threads(), 2);
-    mtk_reduce_set_num_threads(0);
-    mtk_elementwise_set_num_threads(4);
-    assert_int_equal(mtk_elementwise_num_threads(), 4);
-    mtk_elementwise_set_num_threads(0);
-    assert_true(mtk_elementwise_num_threads() >= 1);
+}
+
+/* One setting on the context for every kernel family, read back; two
+ * contexts do not share it. */
+static void thread_count_is_one_setting_per_context(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new(), *other = mtk_ctx_new();
+    assert_int_equal(mtk_ctx_num_threads(ctx), mtk_parallel_threads(0)); /* default: online cores */
+    mtk_ctx_set_num_threads(ctx, 3);
+    assert_int_equal(mtk_ctx_num_threads(ctx), 3);
+    assert_int_equal(mtk_ctx_num_threads(other), mtk_parallel_threads(0));
+    mtk_ctx_set_num_threads(ctx, 100000);
+    assert_int_equal(mtk_ctx_num_threads(ctx), MTK_PARALLEL_MAX_THREADS);
+    mtk_ctx_set_num_threads(ctx, 0);
+    assert_true(mtk_ctx_num_threads(ctx) >= 1);
+    mtk_ctx_free(other);
+    mtk_ctx_free(ctx);
 }
 
 /* ------------------------------------------------------------- softmax */
@@ -418,7 +426,7 @@ static void big_float32_add_sub_mul_match_torch(void **state)
     int64_t shape[1] = { 300001 }; /* above the threading threshold, odd length */
     mtk_tensor *a = filled(ctx, MTK_FLOAT32, shape, 1, 8, 1.0), *b = filled(ctx, MTK_FLOAT32, shape, 1, 9, 1.0);
     for (int32_t threads = 1; threads <= 3; threads += 2) {
-        mtk_elementwise_set_num_threads(threads);
+        mtk_ctx_set_num_threads(ctx, threads);
         mtk_tensor *add = mtk_add(ctx, a, b), *sub = mtk_sub(ctx, a, b), *mul = mtk_mul(ctx, a, b);
         assert_non_null(add);
         assert_non_null(sub);
@@ -436,7 +444,7 @@ static void big_float32_add_sub_mul_match_torch(void **state)
         assert_non_null(col);
         assert_float_equal(sum_of(mtk_contiguous(ctx, mtk_add(ctx, col, b))), -0.440379723907, 1e-6);
     }
-    mtk_elementwise_set_num_threads(0);
+    mtk_ctx_set_num_threads(ctx, 0);
     mtk_ctx_free(ctx);
 }
 
@@ -449,7 +457,7 @@ static void stride2_conv_matches_torch(void **state)
     int64_t xs[4] = { 1, 2, 40, 40 }, ws[4] = { 3, 2, 3, 3 };
     mtk_tensor *x = filled(ctx, MTK_FLOAT32, xs, 4, 6, 1.0), *w = filled(ctx, MTK_FLOAT32, ws, 4, 7, 1.0);
     for (int32_t threads = 1; threads <= 2; threads++) { /* batch 1 on 2 threads: split columns */
-        mtk_conv_set_num_threads(threads);
+        mtk_ctx_set_num_threads(ctx, threads);
         mtk_conv_args args = mtk_conv_args_default();
         args.stride[0] = args.stride[1] = 2;
         args.padding[0] = args.padding[1] = 1;
@@ -465,7 +473,7 @@ static void stride2_conv_matches_torch(void **state)
             assert_float_equal(d[1192 + i], conv_s2_last[i], 1e-5);
         }
     }
-    mtk_conv_set_num_threads(0);
+    mtk_ctx_set_num_threads(ctx, 0);
     mtk_ctx_free(ctx);
 }
 
@@ -476,6 +484,7 @@ int main(void)
         cmocka_unit_test(parallel_pool_survives_repeats_nesting_threads_and_fork),
         cmocka_unit_test(parallel_caller_waits_for_a_slow_worker),
         cmocka_unit_test(parallel_threads_resolve_settings),
+        cmocka_unit_test(thread_count_is_one_setting_per_context),
         cmocka_unit_test(softmax_last_dim_matches_torch),
         cmocka_unit_test(softmax_rows_with_inf_or_nan_give_torch_nans),
         cmocka_unit_test(softmax_half_dtypes_round_once_like_torch),

@@ -511,13 +511,13 @@ static void kernels_agree_on_one_and_many_threads(void **state)
     (void)state;
     mtk_ctx *ctx = mtk_ctx_new();
     const char *expr = "gather(reshape(arange(200000.), [400, 500]), 1, reshape(remainder(mul(arange(120000), 7), 500), [400, 300]))";
-    mtk_index_set_num_threads(1);
-    assert_int_equal(mtk_index_num_threads(), 1);
+    mtk_ctx_set_num_threads(ctx, 1);
+    assert_int_equal(mtk_ctx_num_threads(ctx), 1);
     mtk_tensor *one = eval_tensor(ctx, MTK_DEVICE_CPU, expr);
-    mtk_index_set_num_threads(4);
+    mtk_ctx_set_num_threads(ctx, 4);
     mtk_tensor *many = eval_tensor(ctx, MTK_DEVICE_CPU, expr);
-    mtk_index_set_num_threads(0);
-    assert_true(mtk_index_num_threads() >= 1);
+    mtk_ctx_set_num_threads(ctx, 0);
+    assert_true(mtk_ctx_num_threads(ctx) >= 1);
     assert_memory_equal(mtk_tensor_data(one), mtk_tensor_data(many), (size_t)mtk_tensor_nbytes(one));
     /* row 1, column 0 reads index (300 * 7) % 500 = 100 */
     assert_true(((const float *)mtk_tensor_data(one))[300] == 600.0f);

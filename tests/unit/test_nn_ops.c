@@ -319,11 +319,11 @@ static void attention_values_match_torch_causal_and_masked(void **state)
                                      0.47265100479125977, 0.6305457353591919, 2.156278133392334, 2.3141729831695557,
                                      2.2459969520568848, 2.4038915634155273, 2.3163001537323, 2.4741950035095215 };
     /* the same on one thread and on two */
-    mtk_nn_set_num_threads(1);
+    mtk_ctx_set_num_threads(ctx, 1);
     assert_close(mtk_scaled_dot_product_attention(ctx, q, k, v, mask, 0, false, NAN, false), masked, 12);
-    mtk_nn_set_num_threads(2);
+    mtk_ctx_set_num_threads(ctx, 2);
     assert_close(mtk_scaled_dot_product_attention(ctx, q, k, v, mask, 0, false, NAN, false), masked, 12);
-    mtk_nn_set_num_threads(0);
+    mtk_ctx_set_num_threads(ctx, 0);
     mtk_ctx_free(ctx);
 }
 

@@ -470,7 +470,7 @@ static void large_reductions_are_accurate_on_any_thread_count(void **state)
     }
     mtk_tensor *x = mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(R, C), 2, NULL, data);
     for (int32_t threads = 1; threads <= 2; threads++) {
-        mtk_reduce_set_num_threads(threads);
+        mtk_ctx_set_num_threads(ctx, threads);
         assert_floats_near(mtk_sum(ctx, x, NULL, 0, false, NONE), &want_all, 1, 1e-6);
         assert_floats_near(mtk_sum(ctx, mtk_t(ctx, x), NULL, 0, false, NONE), &want_all, 1, 1e-6);
         mtk_tensor *col = mtk_sum(ctx, x, DIMS(0), false, NONE);
@@ -481,7 +481,7 @@ static void large_reductions_are_accurate_on_any_thread_count(void **state)
         static const int64_t argmax[1] = { 321 }; /* the first 0.749 */
         assert_int64s(mtk_argmax(ctx, x, NULL, false), argmax, 1);
     }
-    mtk_reduce_set_num_threads(0);
+    mtk_ctx_set_num_threads(ctx, 0);
     mtk_ctx_free(ctx);
 }
 

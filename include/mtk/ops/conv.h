@@ -13,14 +13,6 @@
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------- threads */
-
-/* Threads the cpu kernels of this family use (convolution batches and
- * groups, pooling and interpolation planes).  n <= 0 restores the
- * default: the number of online cores.  Process-wide. */
-void mtk_conv_set_num_threads(int32_t n);
-int32_t mtk_conv_num_threads(void);
-
 /* -------------------------------------------------------- convolutions */
 
 /* How conv1d/2d/3d pad: explicit `padding`, or torch's 'same' / 'valid'. */

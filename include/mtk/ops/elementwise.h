@@ -154,12 +154,6 @@ mtk_tensor *mtk_addcdiv(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *tensor1, mt
  * (whose size must be even) */
 mtk_tensor *mtk_glu(mtk_ctx *ctx, mtk_tensor *input, int64_t dim);
 
-/* Threads the element-wise cpu kernels use for big outputs (256K
- * elements or more): n > 0 sets the count, n <= 0 restores the default
- * (the number of online cores).  Process-wide. */
-void mtk_elementwise_set_num_threads(int32_t n);
-int32_t mtk_elementwise_num_threads(void);
-
 #ifdef __cplusplus
 }
 #endif

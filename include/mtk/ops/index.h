@@ -147,14 +147,6 @@ mtk_tensor *mtk_argsort(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, bool descendin
 bool mtk_topk(mtk_ctx *ctx, mtk_tensor *x, int64_t k, int64_t dim, bool largest, bool sorted, mtk_tensor **values,
               mtk_tensor **indices);
 
-/* ------------------------------------------------------------- threads */
-
-/* Threads the heavy cpu kernels of this family (sort, topk, gather and
- * scatter over big tensors) use: n > 0 sets it, 0 restores the default
- * (the number of online cores). */
-void mtk_index_set_num_threads(int32_t n);
-int32_t mtk_index_num_threads(void);
-
 #ifdef __cplusplus
 }
 #endif

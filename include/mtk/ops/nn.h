@@ -14,11 +14,6 @@
 extern "C" {
 #endif
 
-/* Threads the nn cpu kernels use; n <= 0 restores the default (the number
- * of online cores).  Process-wide. */
-void mtk_nn_set_num_threads(int32_t n);
-int32_t mtk_nn_num_threads(void);
-
 /* F.softmax / F.log_softmax along `dim`, computed in `dtype` (or the
  * input's dtype).  Contiguous result.  The cpu takes floating dtypes. */
 mtk_tensor *mtk_softmax(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, mtk_dtype dtype);

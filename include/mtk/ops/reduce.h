@@ -14,7 +14,7 @@
  * uint8 for uint8), and errors.  On cpu, floating reductions accumulate
  * in double and round once; integers wrap as int64 does; max/argmax keep
  * the first index among equal values and NaN wins; large reductions run
- * on mtk_reduce_num_threads() threads. */
+ * on the context's threads (mtk_ctx_set_num_threads). */
 #ifndef MTK_OPS_REDUCE_PUBLIC_H
 #define MTK_OPS_REDUCE_PUBLIC_H
 
@@ -102,12 +102,6 @@ bool mtk_median_dim(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool keepdim, 
                     mtk_tensor **indices);
 bool mtk_mode(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool keepdim, mtk_tensor **values,
               mtk_tensor **indices);
-
-/* Threads the reduce family's cpu kernels use for large inputs: n > 0
- * sets the count, n <= 0 goes back to the default (online cores).
- * Process-wide. */
-void mtk_reduce_set_num_threads(int32_t n);
-int32_t mtk_reduce_num_threads(void);
 
 #ifdef __cplusplus
 }
