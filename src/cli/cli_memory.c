@@ -15,7 +15,11 @@
 #include <strings.h>
 
 static const char usage[] =
-    "usage: mtk memory MODEL --input BxS [options]\n"
+    "usage: mtk memory MODEL --input BxS [--mode inference|training|generate]\n"
+    "                  [--optimizer OPT] [--dtype D] [--mixed-precision P] [--checkpointing]\n"
+    "                  [--attention A] [--device-kind K] [--new-tokens N] [--grad-accum K]\n"
+    "                  [--fit BYTES [--fit-context]] [--set NAME=BYTES] [--constants]\n"
+    "                  [--depth N] [--json]\n"
     "\n"
     "The peak memory torch 2.13 reaches running MODEL, exact in bytes, without\n"
     "its weights: the model is built on the meta device, one forward is traced\n"
