@@ -49,9 +49,9 @@ static bool norm_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-const mtk_module_type decoder_norm_base = { "RMSNorm", norm_forward, norm_reset, norm_repr };
+const mtk_module_type models_decoder_norm_base = { "RMSNorm", norm_forward, norm_reset, norm_repr };
 
-mtk_module *decoder_norm(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+mtk_module *models_decoder_norm(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
 {
     mtk_module *m = mtk_module_new(ctx, &t->norm, sizeof(norm_config));
     if (!m) return NULL;
@@ -103,10 +103,10 @@ static bool embedding_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-const mtk_module_type decoder_embedding_base = { "TextScaledWordEmbedding", embedding_forward, embedding_reset,
+const mtk_module_type models_decoder_embedding_base = { "TextScaledWordEmbedding", embedding_forward, embedding_reset,
                                                  embedding_repr };
 
-mtk_module *decoder_embedding(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+mtk_module *models_decoder_embedding(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
 {
     if (!spec->scaled_embedding) return mtk_nn_embedding(ctx, spec->vocab, spec->hidden, spec->padding_idx);
     mtk_module *m = mtk_module_new(ctx, &t->embedding, sizeof(embedding_config));
@@ -271,7 +271,7 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL && io->out[io->nout - 1] != NULL;
 }
 
-const mtk_module_type decoder_attention_base = { "Attention", attention_forward, NULL, NULL };
+const mtk_module_type models_decoder_attention_base = { "Attention", attention_forward, NULL, NULL };
 
 void decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
                              bool *eager)
@@ -283,7 +283,7 @@ void decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t 
     *eager = c->eager;
 }
 
-mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t layer)
+mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t layer)
 {
     const cfg_attention_dims *a = &spec->attn;
     mtk_module *m = mtk_module_new(ctx, &t->attention, sizeof(attention_config));
@@ -338,9 +338,9 @@ static bool mlp_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-const mtk_module_type decoder_mlp_base = { "MLP", mlp_forward, NULL, NULL };
+const mtk_module_type models_decoder_mlp_base = { "MLP", mlp_forward, NULL, NULL };
 
-mtk_module *decoder_mlp(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t intermediate)
+mtk_module *models_decoder_mlp(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t intermediate)
 {
     mtk_module *m = mtk_module_new(ctx, &t->mlp, sizeof(mlp_config));
     if (!m) return NULL;

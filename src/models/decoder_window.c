@@ -19,11 +19,11 @@ static bool layer_slides(window_rule rule, int64_t i, bool use_sliding, int64_t 
 bool decoder_read_windows(model_config *c, decoder_spec *spec, window_rule rule, int64_t default_window)
 {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(c->root, "sliding_window");
-    int64_t window = item && cJSON_IsNull(item) ? 0 : cfg_int(c, "sliding_window", default_window);
-    bool use_sliding = cfg_bool(c, "use_sliding_window", false);
-    int64_t max_window_layers = cfg_int(c, "max_window_layers", 28);
-    if (!cfg_ok(c)) return false;
-    if (window < 0) return cfg_fail(c, "sliding_window", "must be positive or null, got %lld", (long long)window);
+    int64_t window = item && cJSON_IsNull(item) ? 0 : models_cfg_int(c, "sliding_window", default_window);
+    bool use_sliding = models_cfg_bool(c, "use_sliding_window", false);
+    int64_t max_window_layers = models_cfg_int(c, "max_window_layers", 28);
+    if (!models_cfg_ok(c)) return false;
+    if (window < 0) return models_cfg_fail(c, "sliding_window", "must be positive or null, got %lld", (long long)window);
     /* qwen2 turns the window off unless use_sliding_window */
     if ((rule == WINDOW_FROM || rule == WINDOW_EVEN_BELOW) && !use_sliding) window = 0;
     /* the masks the model's forward builds: mistral's one kind, qwen2's
@@ -41,12 +41,12 @@ bool decoder_read_windows(model_config *c, decoder_spec *spec, window_rule rule,
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(c->root, "layer_types");
     if (types && !cJSON_IsNull(types)) {
         if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != spec->layers)
-            return cfg_fail(c, "layer_types", "must be a list of num_hidden_layers=%lld strings",
+            return models_cfg_fail(c, "layer_types", "must be a list of num_hidden_layers=%lld strings",
                             (long long)spec->layers);
         for (int64_t i = 0; i < spec->layers; i++) {
             const cJSON *t = cJSON_GetArrayItem(types, (int)i);
             if (!cJSON_IsString(t))
-                return cfg_fail(c, "layer_types", "item %lld is not a string", (long long)i);
+                return models_cfg_fail(c, "layer_types", "item %lld is not a string", (long long)i);
             w[i] = strcmp(t->valuestring, "sliding_attention") == 0 ? window : 0;
         }
     } else {

@@ -250,15 +250,15 @@ bool mtk_module_load_state_dict(mtk_module *m, const mtk_state_dict *sd, const m
     }
     /* a tied tensor loaded under one of its names is not missing */
     ptrset loaded_tensors;
-    ptrset_init(&loaded_tensors, ctx);
+    nn_ptrset_init(&loaded_tensors, ctx);
     bool listed = true;
     for (int32_t i = 0; i < own->count && listed; i++)
-        if (loaded[i]) listed = ptrset_add(&loaded_tensors, own->tensors[i], NULL) >= 0;
+        if (loaded[i]) listed = nn_ptrset_add(&loaded_tensors, own->tensors[i], NULL) >= 0;
     for (int32_t i = 0; i < own->count && listed; i++) {
-        if (loaded[i] || mtk_state_dict_get(sd, own->names[i]) || ptrset_has(&loaded_tensors, own->tensors[i])) continue;
+        if (loaded[i] || mtk_state_dict_get(sd, own->names[i]) || nn_ptrset_has(&loaded_tensors, own->tensors[i])) continue;
         listed = push_key(ctx, &report->missing, &report->nmissing, &cap_missing, own->names[i]);
     }
-    ptrset_free(&loaded_tensors);
+    nn_ptrset_free(&loaded_tensors);
     if (!listed) return false;
     for (int32_t i = 0; i < sd->count; i++)
         if (find_key(own, sd->names[i]) < 0 &&

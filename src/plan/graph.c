@@ -56,7 +56,7 @@ static int32_t add_tensor_as(mtk_graph *g, const mtk_tensor *key, mtk_tensor *t,
     if (storage < 0) return -1;
     g->tensors[id] = (mtk_graph_tensor){ .tensor = t, .storage = storage, .view_of = view_of,
                                          .producer = producer, .requires_grad = requires_grad, .name = name };
-    if (ptrset_add(&g->ids, key, (void *)(intptr_t)(id + 1)) < 0) return -1;
+    if (nn_ptrset_add(&g->ids, key, (void *)(intptr_t)(id + 1)) < 0) return -1;
     g->ntensors++;
     return id;
 }
@@ -70,7 +70,7 @@ static int32_t add_tensor(mtk_graph *g, mtk_tensor *t, mtk_graph_storage_kind ki
 int32_t mtk_graph_tensor_id(const mtk_graph *g, const mtk_tensor *t)
 {
     if (!g || !t) return -1;
-    return (int32_t)(intptr_t)ptrset_get(&g->ids, t) - 1;
+    return (int32_t)(intptr_t)nn_ptrset_get(&g->ids, t) - 1;
 }
 
 /* Ids for the traced tree's parameters and buffers, named. */
@@ -227,7 +227,7 @@ mtk_graph *mtk_graph_from_trace_on(const mtk_trace *trace, mtk_device_kind devic
     g->ctx = ctx;
     g->trace = trace;
     g->device_kind = device_kind;
-    ptrset_init(&g->ids, ctx);
+    nn_ptrset_init(&g->ids, ctx);
     g->nodes = mtk_ctx_alloc(ctx, (size_t)(trace->nops ? trace->nops : 1) * sizeof *g->nodes);
     bool ok = g->nodes && add_module_tensors(g, trace->root);
     for (int32_t i = 0; ok && i < trace->nops; i++) ok = record_node(g, &trace->ops[i], i);
@@ -242,12 +242,12 @@ mtk_graph *mtk_graph_from_trace_on(const mtk_trace *trace, mtk_device_kind devic
             memcpy(keys, g->ids.keys, g->ids.cap * sizeof *keys);
             memcpy(values, g->ids.values, g->ids.cap * sizeof *values);
             size_t cap = g->ids.cap, count = g->ids.count;
-            ptrset_free(&g->ids);
+            nn_ptrset_free(&g->ids);
             g->ids = (ptrset){ .ctx = ctx, .keys = keys, .values = values, .cap = cap, .count = count };
         }
     }
     if (!ok) {
-        ptrset_free(&g->ids);
+        nn_ptrset_free(&g->ids);
         if (mtk_ctx_status(ctx) == MTK_OK) mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "graph: out of memory");
         return NULL;
     }
