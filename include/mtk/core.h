@@ -64,7 +64,7 @@ typedef enum mtk_status {
 
 /* The stable lower-case name of a status ("shape_error", ...), used as the
  * "code" of JSON errors.  Never NULL. */
-const char *mtk_status_name(mtk_status status);
+MTK_API const char *mtk_status_name(mtk_status status);
 
 /* ----------------------------------------------------------------- devices */
 
@@ -77,12 +77,12 @@ typedef int32_t mtk_device;
 
 /* Writes the PyTorch spelling ("meta", "cpu", "cuda:0") of `device` into
  * buf (size `cap`, always NUL-terminated); returns buf. */
-const char *mtk_device_str(mtk_device device, char *buf, size_t cap);
+MTK_API const char *mtk_device_str(mtk_device device, char *buf, size_t cap);
 
 /* Parses "meta", "cpu", "cuda", "cuda:N" into *out; "meta:N" and "cpu:N"
  * mean meta and cpu, as in PyTorch.  N is decimal without sign or leading
  * zeros.  Returns false (and leaves *out alone) for anything else. */
-bool mtk_device_parse(const char *text, mtk_device *out);
+MTK_API bool mtk_device_parse(const char *text, mtk_device *out);
 
 /* ------------------------------------------------------------------ dtypes */
 
@@ -130,24 +130,24 @@ typedef struct mtk_dtype_info {
 } mtk_dtype_info;
 
 /* The table row of a valid dtype; NULL for anything else. */
-const mtk_dtype_info *mtk_dtype_get(mtk_dtype dtype);
+MTK_API const mtk_dtype_info *mtk_dtype_get(mtk_dtype dtype);
 /* "float32" etc.; "undefined" for an invalid dtype. */
-const char *mtk_dtype_name(mtk_dtype dtype);
+MTK_API const char *mtk_dtype_name(mtk_dtype dtype);
 /* Element size in bytes; 0 for an invalid dtype. */
-size_t mtk_dtype_size(mtk_dtype dtype);
+MTK_API size_t mtk_dtype_size(mtk_dtype dtype);
 /* Looks up a dtype by any of its spellings: "float32", "float", "f32",
  * "torch.float32", "half", "bf16", "long", "int", "bool", ...  Returns
  * MTK_DTYPE_UNDEFINED when unknown. */
-mtk_dtype mtk_dtype_from_name(const char *name);
+MTK_API mtk_dtype mtk_dtype_from_name(const char *name);
 
-bool mtk_dtype_is_floating(mtk_dtype dtype); /* f16 bf16 f32 f64 f8 */
-bool mtk_dtype_is_integral(mtk_dtype dtype, bool include_bool);
-bool mtk_dtype_is_float8(mtk_dtype dtype);
+MTK_API bool mtk_dtype_is_floating(mtk_dtype dtype); /* f16 bf16 f32 f64 f8 */
+MTK_API bool mtk_dtype_is_integral(mtk_dtype dtype, bool include_bool);
+MTK_API bool mtk_dtype_is_float8(mtk_dtype dtype);
 
 /* torch.promote_types(a, b).  Float8 types promote only with themselves:
  * any other pair involving one returns MTK_DTYPE_UNDEFINED (PyTorch raises
  * "Promotion for Float8 Types is not supported"). */
-mtk_dtype mtk_promote_types(mtk_dtype a, mtk_dtype b);
+MTK_API mtk_dtype mtk_promote_types(mtk_dtype a, mtk_dtype b);
 
 /* ----------------------------------------------------------------- context */
 
@@ -171,60 +171,60 @@ typedef enum mtk_init_mode {
 /* Creates a context with the default allocator (malloc/free).  The default
  * device is cpu, the default dtype float32, the init mode `init`, as in
  * PyTorch.  Returns NULL only when memory is exhausted. */
-mtk_ctx *mtk_ctx_new(void);
+MTK_API mtk_ctx *mtk_ctx_new(void);
 
 /* Same, with a caller-supplied allocator (copied; it must outlive the
  * context).  NULL `alloc` means the default allocator. */
-mtk_ctx *mtk_ctx_new_with_allocator(const mtk_allocator *alloc);
+MTK_API mtk_ctx *mtk_ctx_new_with_allocator(const mtk_allocator *alloc);
 
 /* Frees the context, every tensor created in it and its references to
  * storage.  Accepts NULL. */
-void mtk_ctx_free(mtk_ctx *ctx);
+MTK_API void mtk_ctx_free(mtk_ctx *ctx);
 
 /* Bytes the arena holds (metadata only, not tensor data). */
-size_t mtk_ctx_arena_bytes(const mtk_ctx *ctx);
+MTK_API size_t mtk_ctx_arena_bytes(const mtk_ctx *ctx);
 
 /* The sticky error: MTK_OK when none.  The message is owned by the context
  * and valid until the error is cleared; "" when there is no error. */
-mtk_status mtk_ctx_status(const mtk_ctx *ctx);
-const char *mtk_ctx_message(const mtk_ctx *ctx);
-void mtk_ctx_clear_error(mtk_ctx *ctx);
+MTK_API mtk_status mtk_ctx_status(const mtk_ctx *ctx);
+MTK_API const char *mtk_ctx_message(const mtk_ctx *ctx);
+MTK_API void mtk_ctx_clear_error(mtk_ctx *ctx);
 
 /* Records an error (printf-style message) unless one is already recorded.
  * Always returns false, so callers can `return mtk_error(...)`. */
-bool mtk_error(mtk_ctx *ctx, mtk_status status, const char *fmt, ...)
+MTK_API bool mtk_error(mtk_ctx *ctx, mtk_status status, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
+            __attribute__((format(printf, 3, 4)))
 #endif
-    ;
-bool mtk_verror(mtk_ctx *ctx, mtk_status status, const char *fmt, va_list ap);
+            ;
+MTK_API bool mtk_verror(mtk_ctx *ctx, mtk_status status, const char *fmt, va_list ap);
 
 /* Default-device scope: push makes `device` the default for creation ops
  * and modules until the matching pop (with torch.device('meta')).  Push
  * fails (false, error set) past 64 nested scopes; pop fails on an empty
  * stack. */
-bool mtk_ctx_push_device(mtk_ctx *ctx, mtk_device device);
-bool mtk_ctx_pop_device(mtk_ctx *ctx);
-mtk_device mtk_ctx_device(const mtk_ctx *ctx);
+MTK_API bool mtk_ctx_push_device(mtk_ctx *ctx, mtk_device device);
+MTK_API bool mtk_ctx_pop_device(mtk_ctx *ctx);
+MTK_API mtk_device mtk_ctx_device(const mtk_ctx *ctx);
 
 /* Default-dtype scope (torch.set_default_dtype), floating dtypes only. */
-bool mtk_ctx_push_dtype(mtk_ctx *ctx, mtk_dtype dtype);
-bool mtk_ctx_pop_dtype(mtk_ctx *ctx);
-mtk_dtype mtk_ctx_dtype(const mtk_ctx *ctx);
+MTK_API bool mtk_ctx_push_dtype(mtk_ctx *ctx, mtk_dtype dtype);
+MTK_API bool mtk_ctx_pop_dtype(mtk_ctx *ctx);
+MTK_API mtk_dtype mtk_ctx_dtype(const mtk_ctx *ctx);
 
 /* Init-mode scope, same rules. */
-bool mtk_ctx_push_init_mode(mtk_ctx *ctx, mtk_init_mode mode);
-bool mtk_ctx_pop_init_mode(mtk_ctx *ctx);
-mtk_init_mode mtk_ctx_init_mode(const mtk_ctx *ctx);
+MTK_API bool mtk_ctx_push_init_mode(mtk_ctx *ctx, mtk_init_mode mode);
+MTK_API bool mtk_ctx_pop_init_mode(mtk_ctx *ctx);
+MTK_API mtk_init_mode mtk_ctx_init_mode(const mtk_ctx *ctx);
 
 /* The threads the context's cpu work uses: every op's kernel (element-
  * wise, reductions, indexing, nn, convolutions) and the checkpoint
  * readers (mtk_st_read_into_many with 0 threads).  n <= 0 restores the
  * default, one thread per online core; counts are clamped to [1, 256].
  * (OpenBLAS keeps its own pool, sized by OPENBLAS_NUM_THREADS.) */
-void mtk_ctx_set_num_threads(mtk_ctx *ctx, int32_t n);
+MTK_API void mtk_ctx_set_num_threads(mtk_ctx *ctx, int32_t n);
 /* The count in effect: the setting, or the online cores. */
-int32_t mtk_ctx_num_threads(const mtk_ctx *ctx);
+MTK_API int32_t mtk_ctx_num_threads(const mtk_ctx *ctx);
 
 /* The op observer: `hook(user, call)` runs after every op call that
  * succeeds (the call's arguments and outputs are final), until replaced;
@@ -235,17 +235,17 @@ int32_t mtk_ctx_num_threads(const mtk_ctx *ctx);
  * with mtk_ctx_op_hook() to restore it. */
 struct mtk_op_call;
 typedef void (*mtk_op_hook)(void *user, const struct mtk_op_call *call);
-void mtk_ctx_set_op_hook(mtk_ctx *ctx, mtk_op_hook hook, void *user);
+MTK_API void mtk_ctx_set_op_hook(mtk_ctx *ctx, mtk_op_hook hook, void *user);
 /* The installed observer (NULL: none); its user pointer in *user_out when
  * user_out is not NULL. */
-mtk_op_hook mtk_ctx_op_hook(const mtk_ctx *ctx, void **user_out);
+MTK_API mtk_op_hook mtk_ctx_op_hook(const mtk_ctx *ctx, void **user_out);
 
 /* The default generator (torch.manual_seed): nn's `init` mode draws the
  * seed of each module's initialization from it, so a model built after
  * the same seed gets the same values.  A new context starts as if seeded
  * with 0.  mtk_ctx_next_seed returns a fresh 64-bit seed and advances. */
-void mtk_ctx_manual_seed(mtk_ctx *ctx, uint64_t seed);
-uint64_t mtk_ctx_next_seed(mtk_ctx *ctx);
+MTK_API void mtk_ctx_manual_seed(mtk_ctx *ctx, uint64_t seed);
+MTK_API uint64_t mtk_ctx_next_seed(mtk_ctx *ctx);
 
 /* The most bytes one arena request may ask for.  The arena holds
  * metadata (shapes, names, lists of tensors), where a gigabyte in one
@@ -258,17 +258,17 @@ uint64_t mtk_ctx_next_seed(mtk_ctx *ctx);
  * allocator's own alignment) that lives as long as the context.  NULL (and
  * MTK_ERR_OUT_OF_MEMORY) on failure, or for a request over
  * MTK_ARENA_MAX_REQUEST bytes. */
-void *mtk_ctx_alloc(mtk_ctx *ctx, size_t size);
+MTK_API void *mtk_ctx_alloc(mtk_ctx *ctx, size_t size);
 /* The same without zeroing, for callers that write every byte they use. */
-void *mtk_ctx_alloc_uninit(mtk_ctx *ctx, size_t size);
+MTK_API void *mtk_ctx_alloc_uninit(mtk_ctx *ctx, size_t size);
 /* Copies a NUL-terminated string into the arena.  NULL (and an error:
  * MTK_ERR_OUT_OF_MEMORY, or MTK_ERR_INVALID_ARGUMENT for a NULL `s`) on
  * failure. */
-char *mtk_ctx_strdup(mtk_ctx *ctx, const char *s);
+MTK_API char *mtk_ctx_strdup(mtk_ctx *ctx, const char *s);
 
 /* The context's allocator, for memory that outlives the arena pattern. */
-void *mtk_ctx_malloc(mtk_ctx *ctx, size_t size);
-void mtk_ctx_mfree(mtk_ctx *ctx, void *ptr);
+MTK_API void *mtk_ctx_malloc(mtk_ctx *ctx, size_t size);
+MTK_API void mtk_ctx_mfree(mtk_ctx *ctx, void *ptr);
 
 /* ----------------------------------------------------------------- storage */
 
@@ -282,26 +282,26 @@ typedef struct mtk_storage mtk_storage;
 
 /* Allocates `nbytes` of uninitialized cpu memory (64-byte aligned) with a
  * reference count of 1.  NULL and MTK_ERR_OUT_OF_MEMORY on failure. */
-mtk_storage *mtk_storage_new(mtk_ctx *ctx, size_t nbytes);
+MTK_API mtk_storage *mtk_storage_new(mtk_ctx *ctx, size_t nbytes);
 
 /* Wraps caller memory without copying; the caller keeps it alive for as
  * long as any tensor uses it.  Reference count 1. */
-mtk_storage *mtk_storage_borrow(mtk_ctx *ctx, void *data, size_t nbytes);
+MTK_API mtk_storage *mtk_storage_borrow(mtk_ctx *ctx, void *data, size_t nbytes);
 
 /* Wraps memory released by `release(data, nbytes, user)` when the last
  * reference goes (used for file mappings).  Reference count 1. */
-mtk_storage *mtk_storage_wrap(mtk_ctx *ctx, mtk_storage_kind kind, void *data,
-                              size_t nbytes,
-                              void (*release)(void *data, size_t nbytes, void *user),
-                              void *user);
+MTK_API mtk_storage *mtk_storage_wrap(mtk_ctx *ctx, mtk_storage_kind kind, void *data,
+                                      size_t nbytes,
+                                      void (*release)(void *data, size_t nbytes, void *user),
+                                      void *user);
 
-void mtk_storage_retain(mtk_storage *storage);
+MTK_API void mtk_storage_retain(mtk_storage *storage);
 /* Drops one reference; frees at zero.  Accepts NULL. */
-void mtk_storage_release(mtk_storage *storage);
-void *mtk_storage_data(const mtk_storage *storage);
-size_t mtk_storage_nbytes(const mtk_storage *storage);
-mtk_storage_kind mtk_storage_kind_of(const mtk_storage *storage);
-int64_t mtk_storage_refcount(const mtk_storage *storage);
+MTK_API void mtk_storage_release(mtk_storage *storage);
+MTK_API void *mtk_storage_data(const mtk_storage *storage);
+MTK_API size_t mtk_storage_nbytes(const mtk_storage *storage);
+MTK_API mtk_storage_kind mtk_storage_kind_of(const mtk_storage *storage);
+MTK_API int64_t mtk_storage_refcount(const mtk_storage *storage);
 
 /* ----------------------------------------------------------------- tensors */
 
@@ -330,24 +330,24 @@ typedef struct mtk_tensor {
 /* Checks a shape (ndim <= MTK_MAX_DIMS, sizes >= 0) and computes its numel
  * with overflow checks.  On failure sets an error naming `op` and returns
  * false. */
-bool mtk_shape_check(mtk_ctx *ctx, const char *op, const int64_t *shape,
-                     int32_t ndim, int64_t *numel_out);
+MTK_API bool mtk_shape_check(mtk_ctx *ctx, const char *op, const int64_t *shape,
+                             int32_t ndim, int64_t *numel_out);
 
 /* Product of sizes; -1 on overflow (no error set). */
-int64_t mtk_shape_numel(const int64_t *shape, int32_t ndim);
+MTK_API int64_t mtk_shape_numel(const int64_t *shape, int32_t ndim);
 
 /* Contiguous (row-major) strides for a shape. */
-void mtk_contiguous_strides(const int64_t *shape, int32_t ndim, int64_t *stride_out);
+MTK_API void mtk_contiguous_strides(const int64_t *shape, int32_t ndim, int64_t *stride_out);
 
 /* Channels-last strides for a 4-D (N,C,H,W) or 5-D (N,C,D,H,W) shape, as
  * PyTorch computes them (sizes multiplied as they are, so a size-0 dim
  * zeroes the slower strides); contiguous strides for any other ndim. */
-void mtk_channels_last_strides(const int64_t *shape, int32_t ndim, int64_t *stride_out);
+MTK_API void mtk_channels_last_strides(const int64_t *shape, int32_t ndim, int64_t *stride_out);
 
 /* Writes "(3, 4)"-style text of a shape; returns buf. */
-const char *mtk_shape_str(const int64_t *shape, int32_t ndim, char *buf, size_t cap);
+MTK_API const char *mtk_shape_str(const int64_t *shape, int32_t ndim, char *buf, size_t cap);
 /* Writes "[3, 4]"-style text of a shape (PyTorch's messages); returns buf. */
-const char *mtk_shape_list_str(const int64_t *shape, int32_t ndim, char *buf, size_t cap);
+MTK_API const char *mtk_shape_list_str(const int64_t *shape, int32_t ndim, char *buf, size_t cap);
 
 /* Creates tensor metadata (no data) in the arena: given shape, the given
  * strides (NULL: contiguous), offset 0, on `device`, with no storage.
@@ -357,47 +357,47 @@ const char *mtk_shape_list_str(const int64_t *shape, int32_t ndim, char *buf, si
  * tensor's contiguous storage size must fit in int64 bytes, as PyTorch
  * requires of a new tensor (MTK_ERR_OVERFLOW, "Storage size calculation
  * overflowed with sizes=[...]"). */
-mtk_tensor *mtk_tensor_new(mtk_ctx *ctx, mtk_dtype dtype, const int64_t *shape,
-                           int32_t ndim, const int64_t *stride, mtk_device device);
+MTK_API mtk_tensor *mtk_tensor_new(mtk_ctx *ctx, mtk_dtype dtype, const int64_t *shape,
+                                   int32_t ndim, const int64_t *stride, mtk_device device);
 
 /* Gives a cpu tensor fresh uninitialized storage big enough for its shape,
  * strides and offset.  False on overflow or out of memory. */
-bool mtk_tensor_alloc_storage(mtk_tensor *t);
+MTK_API bool mtk_tensor_alloc_storage(mtk_tensor *t);
 
 /* Points `t` at `storage` (taking a new reference; the context releases it
  * when freed).  The storage must cover t's extent: false otherwise. */
-bool mtk_tensor_set_storage(mtk_tensor *t, mtk_storage *storage);
+MTK_API bool mtk_tensor_set_storage(mtk_tensor *t, mtk_storage *storage);
 
 /* A new cpu tensor over existing memory, without copying.  The tensor
  * borrows `data` (the caller keeps it alive).  Strides NULL: contiguous. */
-mtk_tensor *mtk_tensor_from_data(mtk_ctx *ctx, mtk_dtype dtype, const int64_t *shape,
-                                 int32_t ndim, const int64_t *stride, void *data);
+MTK_API mtk_tensor *mtk_tensor_from_data(mtk_ctx *ctx, mtk_dtype dtype, const int64_t *shape,
+                                         int32_t ndim, const int64_t *stride, void *data);
 
 /* Shallow copy of the metadata that shares the storage (a view with the
  * same shape).  NULL propagates. */
-mtk_tensor *mtk_tensor_alias(mtk_tensor *t);
+MTK_API mtk_tensor *mtk_tensor_alias(mtk_tensor *t);
 
-int64_t mtk_tensor_numel(const mtk_tensor *t);
-size_t mtk_tensor_nbytes(const mtk_tensor *t);      /* numel * element size */
-bool mtk_tensor_is_meta(const mtk_tensor *t);
-bool mtk_tensor_is_contiguous(const mtk_tensor *t); /* PyTorch's rule   */
-bool mtk_tensor_is_channels_last(const mtk_tensor *t);   /* 4-D, is_contiguous(channels_last) */
-bool mtk_tensor_is_channels_last_3d(const mtk_tensor *t);/* 5-D */
-bool mtk_tensor_is_non_overlapping_and_dense(const mtk_tensor *t);
+MTK_API int64_t mtk_tensor_numel(const mtk_tensor *t);
+MTK_API size_t mtk_tensor_nbytes(const mtk_tensor *t);      /* numel * element size */
+MTK_API bool mtk_tensor_is_meta(const mtk_tensor *t);
+MTK_API bool mtk_tensor_is_contiguous(const mtk_tensor *t); /* PyTorch's rule   */
+MTK_API bool mtk_tensor_is_channels_last(const mtk_tensor *t);   /* 4-D, is_contiguous(channels_last) */
+MTK_API bool mtk_tensor_is_channels_last_3d(const mtk_tensor *t);/* 5-D */
+MTK_API bool mtk_tensor_is_non_overlapping_and_dense(const mtk_tensor *t);
 
 /* Address of the first element (storage data + offset), NULL on meta. */
-void *mtk_tensor_data(const mtk_tensor *t);
+MTK_API void *mtk_tensor_data(const mtk_tensor *t);
 
 /* Smallest and one-past-largest element offset the tensor touches
  * (relative to storage start); both 0 for an empty tensor.  False on
  * overflow. */
-bool mtk_tensor_extent(const mtk_tensor *t, int64_t *lo, int64_t *hi);
+MTK_API bool mtk_tensor_extent(const mtk_tensor *t, int64_t *lo, int64_t *hi);
 
 /* Wraps a negative dim: dim in [-ndim, ndim) -> [0, ndim).  For a 0-dim
  * tensor the valid range is [-1, 0] as in PyTorch.  On error sets
  * MTK_ERR_INDEX with PyTorch's message "Dimension out of range (expected
  * to be in range of [-2, 1], but got 5)" and returns -1. */
-int32_t mtk_wrap_dim(mtk_ctx *ctx, int64_t dim, int32_t ndim);
+MTK_API int32_t mtk_wrap_dim(mtk_ctx *ctx, int64_t dim, int32_t ndim);
 
 #ifdef __cplusplus
 }

@@ -71,21 +71,21 @@ extern "C" {
  * and the context's sticky error says why: MTK_ERR_SYNTAX for malformed
  * text, MTK_ERR_UNKNOWN_OP, MTK_ERR_INVALID_ARGUMENT, or whatever the op
  * set.  A context that already holds an error fails at once. */
-bool mtk_eval(mtk_ctx *ctx, const char *expr, mtk_value *result);
+MTK_API bool mtk_eval(mtk_ctx *ctx, const char *expr, mtk_value *result);
 
 /* Same, for `len` bytes of `text` (need not be NUL-terminated; a NUL byte
  * inside is a syntax error).  When error_column is not NULL it receives
  * the 1-based byte column where the failure was found (the offending
  * token for a syntax error, the failing call or literal otherwise), or 0
  * on success. */
-bool mtk_eval_text(mtk_ctx *ctx, const char *text, size_t len, mtk_value *result,
-                   int32_t *error_column);
+MTK_API bool mtk_eval_text(mtk_ctx *ctx, const char *text, size_t len, mtk_value *result,
+                           int32_t *error_column);
 
 /* Python's repr of a value, as a NUL-terminated string in the context's
  * arena: 3, 2.5, 1e-05, True, None, 'cpu', torch.float16,
  * device(type='meta'), [a, b], (a,), and tensors as mtk_tensor_repr()
  * prints them.  NULL (with MTK_ERR_OUT_OF_MEMORY) when memory runs out. */
-char *mtk_value_repr(mtk_ctx *ctx, const mtk_value *value);
+MTK_API char *mtk_value_repr(mtk_ctx *ctx, const mtk_value *value);
 
 /* Flags of mtk_value_to_json. */
 enum mtk_json_flags {
@@ -106,13 +106,13 @@ enum mtk_json_flags {
  * Integers beyond 2^53 are written exactly.  NULL on out of memory, or
  * (MTK_ERR_INVALID_ARGUMENT) when MTK_JSON_VALUES would write more than
  * MTK_JSON_MAX_VALUES elements. */
-char *mtk_value_to_json(mtk_ctx *ctx, const mtk_value *value, uint32_t flags);
+MTK_API char *mtk_value_to_json(mtk_ctx *ctx, const mtk_value *value, uint32_t flags);
 
 /* The context's sticky error as one JSON document in its arena:
  * {"error":{"code":"shape_error","message":"..."}} (code is
  * mtk_status_name()).  With no error recorded the code is "ok".  NULL on
  * out of memory. */
-char *mtk_error_to_json(mtk_ctx *ctx);
+MTK_API char *mtk_error_to_json(mtk_ctx *ctx);
 
 #ifdef __cplusplus
 }

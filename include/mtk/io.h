@@ -70,16 +70,16 @@ typedef enum mtk_st_dtype {
 } mtk_st_dtype;
 
 /* "F32", "BF16", ...; "invalid" for anything else. */
-const char *mtk_st_dtype_name(mtk_st_dtype dtype);
+MTK_API const char *mtk_st_dtype_name(mtk_st_dtype dtype);
 /* The dtype with exactly this safetensors name; MTK_ST_DTYPE_INVALID if none. */
-mtk_st_dtype mtk_st_dtype_from_name(const char *name);
+MTK_API mtk_st_dtype mtk_st_dtype_from_name(const char *name);
 /* Bytes per element; 0 for an invalid dtype. */
-size_t mtk_st_dtype_size(mtk_st_dtype dtype);
+MTK_API size_t mtk_st_dtype_size(mtk_st_dtype dtype);
 /* The mtk dtype of a safetensors dtype; MTK_DTYPE_UNDEFINED for U16, U32,
  * U64 and invalid ones. */
-mtk_dtype mtk_st_dtype_to_mtk(mtk_st_dtype dtype);
+MTK_API mtk_dtype mtk_st_dtype_to_mtk(mtk_st_dtype dtype);
 /* The safetensors dtype of an mtk dtype; MTK_ST_DTYPE_INVALID if none. */
-mtk_st_dtype mtk_st_dtype_from_mtk(mtk_dtype dtype);
+MTK_API mtk_st_dtype mtk_st_dtype_from_mtk(mtk_dtype dtype);
 
 /* --------------------------------------------------------------- reading */
 
@@ -100,35 +100,35 @@ typedef struct mtk_st_file mtk_st_file;
 /* Maps the file at `path` and validates its header (every rule of the
  * format; see docs/safetensors.md).  Returns NULL and sets an error that
  * starts with the path on failure.  Close it with mtk_st_close. */
-mtk_st_file *mtk_st_open(mtk_ctx *ctx, const char *path);
+MTK_API mtk_st_file *mtk_st_open(mtk_ctx *ctx, const char *path);
 
 /* Same over a whole file image already in memory (`size` bytes, borrowed:
  * the caller keeps it alive and unchanged while the file or any view of it
  * is in use).  `label` names it in messages (NULL: "<memory>"). */
-mtk_st_file *mtk_st_open_memory(mtk_ctx *ctx, const void *bytes, size_t size, const char *label);
+MTK_API mtk_st_file *mtk_st_open_memory(mtk_ctx *ctx, const void *bytes, size_t size, const char *label);
 
 /* Closes the file (its mapping lives on while views use it).  Accepts NULL. */
-void mtk_st_close(mtk_st_file *file);
+MTK_API void mtk_st_close(mtk_st_file *file);
 
-const char *mtk_st_path(const mtk_st_file *file);     /* as given to open     */
-uint64_t mtk_st_file_size(const mtk_st_file *file);   /* bytes                */
-uint64_t mtk_st_header_size(const mtk_st_file *file); /* N, the JSON's bytes  */
-uint64_t mtk_st_data_size(const mtk_st_file *file);   /* bytes after header   */
+MTK_API const char *mtk_st_path(const mtk_st_file *file);     /* as given to open     */
+MTK_API uint64_t mtk_st_file_size(const mtk_st_file *file);   /* bytes                */
+MTK_API uint64_t mtk_st_header_size(const mtk_st_file *file); /* N, the JSON's bytes  */
+MTK_API uint64_t mtk_st_data_size(const mtk_st_file *file);   /* bytes after header   */
 
 /* Tensors in data-offset order (the order of their bytes in the file). */
-int64_t mtk_st_tensor_count(const mtk_st_file *file);
-const mtk_st_info *mtk_st_tensor_at(const mtk_st_file *file, int64_t index);
+MTK_API int64_t mtk_st_tensor_count(const mtk_st_file *file);
+MTK_API const mtk_st_info *mtk_st_tensor_at(const mtk_st_file *file, int64_t index);
 /* The tensor called `name`, or NULL (no error set) when there is none. */
-const mtk_st_info *mtk_st_find(const mtk_st_file *file, const char *name);
+MTK_API const mtk_st_info *mtk_st_find(const mtk_st_file *file, const char *name);
 /* The tensor's bytes inside the mapping (read-only).  As with views, the
  * caller's loads from them raise SIGBUS if the file is truncated. */
-const void *mtk_st_tensor_bytes(const mtk_st_file *file, const mtk_st_info *info);
+MTK_API const void *mtk_st_tensor_bytes(const mtk_st_file *file, const mtk_st_info *info);
 
 /* The `__metadata__` map, sorted by key. */
-int64_t mtk_st_metadata_count(const mtk_st_file *file);
-void mtk_st_metadata_at(const mtk_st_file *file, int64_t index, const char **key, const char **value);
+MTK_API int64_t mtk_st_metadata_count(const mtk_st_file *file);
+MTK_API void mtk_st_metadata_at(const mtk_st_file *file, int64_t index, const char **key, const char **value);
 /* The value of `key`, or NULL. */
-const char *mtk_st_metadata_get(const mtk_st_file *file, const char *key);
+MTK_API const char *mtk_st_metadata_get(const mtk_st_file *file, const char *key);
 
 /* A zero-copy cpu tensor over the mapping, created in `ctx` (it holds a
  * reference to the mapping).  If the file is truncated while the view
@@ -139,26 +139,26 @@ const char *mtk_st_metadata_get(const mtk_st_file *file, const char *key);
  * its element size in memory (possible in files from other writers) the
  * result is a copy instead (owned storage).  Errors: no such tensor
  * (MTK_ERR_INVALID_ARGUMENT), a U16/U32/U64 tensor (MTK_ERR_DTYPE). */
-mtk_tensor *mtk_st_view(mtk_ctx *ctx, mtk_st_file *file, const char *name);
+MTK_API mtk_tensor *mtk_st_view(mtk_ctx *ctx, mtk_st_file *file, const char *name);
 
 /* A copy of the tensor in new owned cpu storage, converted to `dtype`
  * (MTK_DTYPE_UNDEFINED: keep the file's dtype).  Conversions follow
  * PyTorch's Tensor.to (core/scalar.h).  Errors as mtk_st_view, and
  * MTK_ERR_OUT_OF_MEMORY. */
-mtk_tensor *mtk_st_load(mtk_ctx *ctx, mtk_st_file *file, const char *name, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_st_load(mtk_ctx *ctx, mtk_st_file *file, const char *name, mtk_dtype dtype);
 
 /* A copy of tensor[..., start:stop, ...] along `dim` (negative counts from
  * the end), converted to `dtype` as mtk_st_load does; only the bytes of
  * the slice are read.  Errors: 0-dim tensor, dim out of range, or not
  * 0 <= start <= stop <= size (MTK_ERR_INDEX). */
-mtk_tensor *mtk_st_load_slice(mtk_ctx *ctx, mtk_st_file *file, const char *name, int32_t dim,
-                              int64_t start, int64_t stop, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_st_load_slice(mtk_ctx *ctx, mtk_st_file *file, const char *name, int32_t dim,
+                                      int64_t start, int64_t stop, mtk_dtype dtype);
 
 /* Copies the tensor into `dst`, an existing cpu tensor of the same shape
  * and any dtype and strides, converting as needed (how a model's
  * parameters are filled).  Errors: shape mismatch (MTK_ERR_SHAPE, naming
  * both shapes), meta `dst`, dtypes as above. */
-bool mtk_st_read_into(mtk_ctx *ctx, mtk_st_file *file, const char *name, mtk_tensor *dst);
+MTK_API bool mtk_st_read_into(mtk_ctx *ctx, mtk_st_file *file, const char *name, mtk_tensor *dst);
 
 /* One read of a batch: tensor `name` of `file` into `dst` (as
  * mtk_st_read_into). */
@@ -175,7 +175,7 @@ typedef struct mtk_st_read {
  * the tensor); on a read error midway the first error is reported and the
  * destinations hold partial data.  The destinations' storage must not be
  * touched by other threads meanwhile. */
-bool mtk_st_read_into_many(mtk_ctx *ctx, const mtk_st_read *reads, int64_t count, int32_t threads);
+MTK_API bool mtk_st_read_into_many(mtk_ctx *ctx, const mtk_st_read *reads, int64_t count, int32_t threads);
 
 /* ------------------------------------------------------ sharded reading */
 
@@ -195,29 +195,29 @@ typedef struct mtk_checkpoint mtk_checkpoint;
  * hub snapshot (<repo>/snapshots/<rev>/) may reach <repo>/blobs/.  A
  * FIFO or other non-regular file is refused, not waited on.
  * Close with mtk_checkpoint_close. */
-mtk_checkpoint *mtk_checkpoint_open(mtk_ctx *ctx, const char *path);
-void mtk_checkpoint_close(mtk_checkpoint *ckpt);
+MTK_API mtk_checkpoint *mtk_checkpoint_open(mtk_ctx *ctx, const char *path);
+MTK_API void mtk_checkpoint_close(mtk_checkpoint *ckpt);
 
 /* The index's path, or NULL when there is none. */
-const char *mtk_checkpoint_index_path(const mtk_checkpoint *ckpt);
-int64_t mtk_checkpoint_file_count(const mtk_checkpoint *ckpt);
-mtk_st_file *mtk_checkpoint_file_at(const mtk_checkpoint *ckpt, int64_t index);
+MTK_API const char *mtk_checkpoint_index_path(const mtk_checkpoint *ckpt);
+MTK_API int64_t mtk_checkpoint_file_count(const mtk_checkpoint *ckpt);
+MTK_API mtk_st_file *mtk_checkpoint_file_at(const mtk_checkpoint *ckpt, int64_t index);
 
 /* Every tensor: files in order (sorted by path), each in data-offset
  * order (tensors a shard holds but the index does not list are left out). */
-int64_t mtk_checkpoint_tensor_count(const mtk_checkpoint *ckpt);
-const mtk_st_info *mtk_checkpoint_tensor_at(const mtk_checkpoint *ckpt, int64_t index,
-                                            mtk_st_file **file);
+MTK_API int64_t mtk_checkpoint_tensor_count(const mtk_checkpoint *ckpt);
+MTK_API const mtk_st_info *mtk_checkpoint_tensor_at(const mtk_checkpoint *ckpt, int64_t index,
+                                                    mtk_st_file **file);
 /* The tensor called `name` and its file, or NULL (no error). */
-const mtk_st_info *mtk_checkpoint_find(const mtk_checkpoint *ckpt, const char *name,
-                                       mtk_st_file **file);
+MTK_API const mtk_st_info *mtk_checkpoint_find(const mtk_checkpoint *ckpt, const char *name,
+                                               mtk_st_file **file);
 
 /* Metadata: an index's "metadata" object, or a single file's
  * __metadata__.  `value` is the text of a string, or the JSON text of any
  * other value (*is_string false), e.g. "total_size" -> "1234". */
-int64_t mtk_checkpoint_metadata_count(const mtk_checkpoint *ckpt);
-void mtk_checkpoint_metadata_at(const mtk_checkpoint *ckpt, int64_t index, const char **key,
-                                const char **value, bool *is_string);
+MTK_API int64_t mtk_checkpoint_metadata_count(const mtk_checkpoint *ckpt);
+MTK_API void mtk_checkpoint_metadata_at(const mtk_checkpoint *ckpt, int64_t index, const char **key,
+                                        const char **value, bool *is_string);
 
 /* --------------------------------------------------------------- writing */
 
@@ -226,29 +226,29 @@ typedef struct mtk_st_writer mtk_st_writer;
 /* A writer collects tensors (by reference: nothing is copied until the
  * write) and metadata, then writes one file or a sharded set.  Belongs to
  * `ctx`; free it with mtk_st_writer_free.  NULL on out of memory. */
-mtk_st_writer *mtk_st_writer_new(mtk_ctx *ctx);
-void mtk_st_writer_free(mtk_st_writer *writer);
+MTK_API mtk_st_writer *mtk_st_writer_new(mtk_ctx *ctx);
+MTK_API void mtk_st_writer_free(mtk_st_writer *writer);
 
 /* Adds a cpu tensor of any strides (written contiguous).  The tensor must
  * stay alive until the write.  Errors: meta tensor (no data), the reserved
  * name "__metadata__".  Two tensors of one name are refused by the write
  * (MTK_ERR_INVALID_ARGUMENT), so that adding stays O(1). */
-bool mtk_st_writer_add(mtk_st_writer *writer, const char *name, const mtk_tensor *tensor);
+MTK_API bool mtk_st_writer_add(mtk_st_writer *writer, const char *name, const mtk_tensor *tensor);
 
 /* Adds contiguous raw bytes of any safetensors dtype (numel * size bytes,
  * kept alive by the caller until the write). */
-bool mtk_st_writer_add_bytes(mtk_st_writer *writer, const char *name, mtk_st_dtype dtype,
-                             const int64_t *shape, int32_t ndim, const void *bytes);
+MTK_API bool mtk_st_writer_add_bytes(mtk_st_writer *writer, const char *name, mtk_st_dtype dtype,
+                                     const int64_t *shape, int32_t ndim, const void *bytes);
 
 /* Adds a tensor of an open file, converted to `dtype` at write time
  * (MTK_DTYPE_UNDEFINED: its bytes as they are, any safetensors dtype).
  * The file must stay open until the write. */
-bool mtk_st_writer_add_from(mtk_st_writer *writer, const char *name, mtk_st_file *file,
-                            const mtk_st_info *info, mtk_dtype dtype);
+MTK_API bool mtk_st_writer_add_from(mtk_st_writer *writer, const char *name, mtk_st_file *file,
+                                    const mtk_st_info *info, mtk_dtype dtype);
 
 /* Sets a __metadata__ entry (replacing an earlier value of `key`).  Keys
  * are written sorted. */
-bool mtk_st_writer_set_metadata(mtk_st_writer *writer, const char *key, const char *value);
+MTK_API bool mtk_st_writer_set_metadata(mtk_st_writer *writer, const char *key, const char *value);
 
 /* Writes the file at `path` atomically (a file it replaces keeps its
  * permission bits; a new one gets 0666 less the umask): the tensors sorted as the
@@ -257,7 +257,7 @@ bool mtk_st_writer_set_metadata(mtk_st_writer *writer, const char *key, const ch
  * Python's safetensors with the same tensors and at most one metadata key
  * is byte-identical.  On any error no file is left behind (a previous
  * file at `path` is kept). */
-bool mtk_st_writer_write(mtk_st_writer *writer, const char *path);
+MTK_API bool mtk_st_writer_write(mtk_st_writer *writer, const char *path);
 
 /* Writes a sharded checkpoint into directory `dir` (created if missing),
  * as Hugging Face does: tensors in the order they were added go into
@@ -269,8 +269,8 @@ bool mtk_st_writer_write(mtk_st_writer *writer, const char *path);
  * Every file is written to a temporary file first; nothing is renamed into
  * place until all are written, and on an error none is left.  *shards_out
  * (may be NULL) receives the number of shard files. */
-bool mtk_st_writer_write_sharded(mtk_st_writer *writer, const char *dir, const char *weights_name,
-                                 uint64_t max_shard_bytes, bool force_index, int64_t *shards_out);
+MTK_API bool mtk_st_writer_write_sharded(mtk_st_writer *writer, const char *dir, const char *weights_name,
+                                         uint64_t max_shard_bytes, bool force_index, int64_t *shards_out);
 
 /* Removes the temporary file of every write in progress in this process
  * (each write then fails at its rename; files already renamed into place
@@ -284,7 +284,7 @@ MTK_API void mtk_io_remove_temporaries(void);
  * KB/MB/GB/TB (powers of 1000) or KiB/MiB/GiB/TiB (powers of 1024), case
  * insensitive ("5GB", "500MiB", "1.5GB").  False (no error set) if it is
  * not one or is zero. */
-bool mtk_parse_size(const char *text, uint64_t *bytes_out);
+MTK_API bool mtk_parse_size(const char *text, uint64_t *bytes_out);
 
 #ifdef __cplusplus
 }

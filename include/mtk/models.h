@@ -38,30 +38,30 @@ typedef struct mtk_model_config mtk_model_config;
  * (naming it: transformers would read the last value, so the file has no
  * one meaning), MTK_ERR_INVALID_ARGUMENT when the document is not an
  * object or has no string "model_type". */
-mtk_model_config *mtk_model_config_parse(mtk_ctx *ctx, const char *json_text, const char *origin);
+MTK_API mtk_model_config *mtk_model_config_parse(mtk_ctx *ctx, const char *json_text, const char *origin);
 /* Reads `path`: a config.json, or a directory holding one.  MTK_ERR_IO
  * when it cannot be read, is not a regular file (a FIFO is refused, not
  * waited on), or is a directory's config.json whose real path lies
  * outside the directory (a link to elsewhere; a Hugging Face hub
  * snapshot's link into its repo's blobs/ is allowed), then as
  * mtk_model_config_parse. */
-mtk_model_config *mtk_model_config_load(mtk_ctx *ctx, const char *path);
+MTK_API mtk_model_config *mtk_model_config_load(mtk_ctx *ctx, const char *path);
 /* Frees the parsed JSON now (the context would at its end).  Accepts NULL. */
-void mtk_model_config_free(mtk_model_config *config);
+MTK_API void mtk_model_config_free(mtk_model_config *config);
 
 /* "llama" */
-const char *mtk_model_config_model_type(const mtk_model_config *config);
+MTK_API const char *mtk_model_config_model_type(const mtk_model_config *config);
 /* The class that will be built: architectures[0], or the family's
  * default class ("LlamaForCausalLM"); NULL for an unknown model_type. */
-const char *mtk_model_config_architecture(const mtk_model_config *config);
+MTK_API const char *mtk_model_config_architecture(const mtk_model_config *config);
 /* The config's torch_dtype (or "dtype"), MTK_FLOAT32 when absent. */
-mtk_dtype mtk_model_config_dtype(const mtk_model_config *config);
+MTK_API mtk_dtype mtk_model_config_dtype(const mtk_model_config *config);
 
 /* Builds the model per the context's scopes (device, init mode) in
  * `dtype` (MTK_DTYPE_UNDEFINED: the config's torch_dtype).  Errors:
  * unknown model_type or architecture (listing the supported ones),
  * missing or nonsensical fields (naming them). */
-mtk_module *mtk_model_build_config(mtk_ctx *ctx, mtk_model_config *config, mtk_dtype dtype);
+MTK_API mtk_module *mtk_model_build_config(mtk_ctx *ctx, mtk_model_config *config, mtk_dtype dtype);
 
 /* ============================================================= families */
 
@@ -81,11 +81,11 @@ typedef struct mtk_model_family_info {
     mtk_model_input_kind input;
 } mtk_model_family_info;
 
-int32_t mtk_model_family_count(void);
+MTK_API int32_t mtk_model_family_count(void);
 /* The i-th family (NULL past the end). */
-const mtk_model_family_info *mtk_model_family_at(int32_t i);
+MTK_API const mtk_model_family_info *mtk_model_family_at(int32_t i);
 /* By model_type; NULL (no error) when unknown. */
-const mtk_model_family_info *mtk_model_family_find(const char *model_type);
+MTK_API const mtk_model_family_info *mtk_model_family_find(const char *model_type);
 
 /* ============================================================ built-ins */
 
@@ -97,10 +97,10 @@ typedef struct mtk_builtin_model {
     const char *example_input; /* "1x2048"                              */
 } mtk_builtin_model;
 
-int32_t mtk_builtin_model_count(void);
-const mtk_builtin_model *mtk_builtin_model_at(int32_t i);
+MTK_API int32_t mtk_builtin_model_count(void);
+MTK_API const mtk_builtin_model *mtk_builtin_model_at(int32_t i);
 /* By name; NULL (no error) when there is none. */
-const mtk_builtin_model *mtk_builtin_model_find(const char *name);
+MTK_API const mtk_builtin_model *mtk_builtin_model_find(const char *name);
 
 /* ========================================================== demo models */
 
@@ -114,11 +114,11 @@ typedef struct mtk_demo_model {
     const char *example_input;
 } mtk_demo_model;
 
-int32_t mtk_demo_model_count(void);
+MTK_API int32_t mtk_demo_model_count(void);
 /* The i-th demo model (NULL past the end). */
-const mtk_demo_model *mtk_demo_model_at(int32_t i);
+MTK_API const mtk_demo_model *mtk_demo_model_at(int32_t i);
 /* By name; NULL (no error) when there is none. */
-const mtk_demo_model *mtk_demo_model_find(const char *name);
+MTK_API const mtk_demo_model *mtk_demo_model_find(const char *name);
 
 /* ============================================================ resolving */
 
@@ -153,8 +153,8 @@ typedef struct mtk_model_info {
  * context's scopes); `info` may be NULL.  Errors: MTK_ERR_INVALID_ARGUMENT
  * for an unknown name (listing the built-in ones), MTK_ERR_IO for an
  * unreadable path, then as mtk_model_build_config. */
-mtk_module *mtk_model_resolve(mtk_ctx *ctx, const char *model, const mtk_model_resolve_options *options,
-                              mtk_model_info *info);
+MTK_API mtk_module *mtk_model_resolve(mtk_ctx *ctx, const char *model, const mtk_model_resolve_options *options,
+                                      mtk_model_info *info);
 
 /* =========================================================== generation */
 

@@ -46,34 +46,34 @@ typedef struct mtk_rng {
     double spare;
 } mtk_rng;
 
-void mtk_rng_seed(mtk_rng *rng, uint64_t seed);
-uint64_t mtk_rng_next(mtk_rng *rng);
+MTK_API void mtk_rng_seed(mtk_rng *rng, uint64_t seed);
+MTK_API uint64_t mtk_rng_next(mtk_rng *rng);
 /* Uniform in [0, 1) with 53 random bits. */
-double mtk_rng_uniform(mtk_rng *rng);
+MTK_API double mtk_rng_uniform(mtk_rng *rng);
 /* Standard normal N(0, 1). */
-double mtk_rng_normal(mtk_rng *rng);
+MTK_API double mtk_rng_normal(mtk_rng *rng);
 
 /* torch.nn.init: fill a tensor in place.  A meta tensor has nothing to
  * fill: they succeed without doing anything.  A lazy (uninitialized)
  * tensor is an error.  Values are stored rounded to the tensor's dtype;
  * any strides. */
-bool mtk_init_uniform_(mtk_tensor *t, double low, double high, mtk_rng *rng);
-bool mtk_init_normal_(mtk_tensor *t, double mean, double std, mtk_rng *rng);
-bool mtk_init_constant_(mtk_tensor *t, double value);
-bool mtk_init_zeros_(mtk_tensor *t);
-bool mtk_init_ones_(mtk_tensor *t);
+MTK_API bool mtk_init_uniform_(mtk_tensor *t, double low, double high, mtk_rng *rng);
+MTK_API bool mtk_init_normal_(mtk_tensor *t, double mean, double std, mtk_rng *rng);
+MTK_API bool mtk_init_constant_(mtk_tensor *t, double value);
+MTK_API bool mtk_init_zeros_(mtk_tensor *t);
+MTK_API bool mtk_init_ones_(mtk_tensor *t);
 /* kaiming_uniform_(t, a, mode='fan_in', nonlinearity='leaky_relu'):
  * U(-b, b) with b = sqrt(6 / ((1 + a^2) * fan_in)); a = sqrt(5) gives
  * b = 1 / sqrt(fan_in), the default of Linear and Conv weights. */
-bool mtk_init_kaiming_uniform_(mtk_tensor *t, double a, mtk_rng *rng);
+MTK_API bool mtk_init_kaiming_uniform_(mtk_tensor *t, double a, mtk_rng *rng);
 /* xavier_uniform_ / xavier_normal_ with a gain (1.0 usually). */
-bool mtk_init_xavier_uniform_(mtk_tensor *t, double gain, mtk_rng *rng);
-bool mtk_init_xavier_normal_(mtk_tensor *t, double gain, mtk_rng *rng);
+MTK_API bool mtk_init_xavier_uniform_(mtk_tensor *t, double gain, mtk_rng *rng);
+MTK_API bool mtk_init_xavier_normal_(mtk_tensor *t, double gain, mtk_rng *rng);
 /* _calculate_fan_in_and_fan_out: fan_in = size(1) * receptive field,
  * fan_out = size(0) * receptive field.  Errors for fewer than 2 dims
  * ("Fan in and fan out can not be computed for tensor with fewer than 2
  * dimensions") and for a lazy tensor. */
-bool mtk_init_fans(const mtk_tensor *t, int64_t *fan_in, int64_t *fan_out);
+MTK_API bool mtk_init_fans(const mtk_tensor *t, int64_t *fan_in, int64_t *fan_out);
 
 /* ========================================================== module types */
 
@@ -110,86 +110,86 @@ typedef struct mtk_module_type {
 /* A new module of `type` with a zeroed config of `config_size` bytes (POD
  * only: it is copied byte for byte by mtk_module_copy_meta).  It is in
  * training mode, as PyTorch's modules start.  NULL on out of memory. */
-mtk_module *mtk_module_new(mtk_ctx *ctx, const mtk_module_type *type, size_t config_size);
+MTK_API mtk_module *mtk_module_new(mtk_ctx *ctx, const mtk_module_type *type, size_t config_size);
 
-mtk_ctx *mtk_module_ctx(const mtk_module *m);
-const mtk_module_type *mtk_module_type_of(const mtk_module *m);
-const char *mtk_module_type_name(const mtk_module *m); /* "Linear" */
-void *mtk_module_config(const mtk_module *m);
+MTK_API mtk_ctx *mtk_module_ctx(const mtk_module *m);
+MTK_API const mtk_module_type *mtk_module_type_of(const mtk_module *m);
+MTK_API const char *mtk_module_type_name(const mtk_module *m); /* "Linear" */
+MTK_API void *mtk_module_config(const mtk_module *m);
 /* Switches the module's type (a lazy module becomes its eager type once
  * its shapes are known, as torch's cls_to_become). */
-void mtk_module_set_type(mtk_module *m, const mtk_module_type *type);
+MTK_API void mtk_module_set_type(mtk_module *m, const mtk_module_type *type);
 /* The init mode the module was built in. */
-mtk_init_mode mtk_module_init_mode(const mtk_module *m);
+MTK_API mtk_init_mode mtk_module_init_mode(const mtk_module *m);
 
 /* register_module / add_module: `child` becomes m's child `name` (no
  * dots, unique among m's children, parameters and buffers).  A module
  * may be the child of several parents (it is then shared, as in torch). */
-bool mtk_module_add(mtk_module *m, const char *name, mtk_module *child);
+MTK_API bool mtk_module_add(mtk_module *m, const char *name, mtk_module *child);
 
 /* A new parameter `name` of m with `shape`, the context's default dtype,
  * trainable (requires_grad), allocated per the init mode (see the top of
  * this file).  Returns the tensor (owned by the context). */
-mtk_tensor *mtk_module_new_parameter(mtk_module *m, const char *name, const int64_t *shape,
-                                     int32_t ndim);
+MTK_API mtk_tensor *mtk_module_new_parameter(mtk_module *m, const char *name, const int64_t *shape,
+                                             int32_t ndim);
 /* An uninitialized (lazy) parameter: a tensor flagged MTK_TENSOR_LAZY
  * with no shape yet (torch's UninitializedParameter).  Its shape comes
  * with mtk_module_materialize_lazy(), on the first forward. */
-mtk_tensor *mtk_module_new_lazy_parameter(mtk_module *m, const char *name);
+MTK_API mtk_tensor *mtk_module_new_lazy_parameter(mtk_module *m, const char *name);
 /* A new buffer (not trainable) of the given dtype (UNDEFINED: default
  * dtype); `persistent` false keeps it out of the state dict.  Allocated
  * as parameters are: the type's reset_parameters gives it its values in
  * the init mode (and at materialize), the empty mode leaves it as is. */
-mtk_tensor *mtk_module_new_buffer(mtk_module *m, const char *name, const int64_t *shape,
-                                  int32_t ndim, mtk_dtype dtype, bool persistent);
-mtk_tensor *mtk_module_new_lazy_buffer(mtk_module *m, const char *name, mtk_dtype dtype,
-                                       bool persistent);
+MTK_API mtk_tensor *mtk_module_new_buffer(mtk_module *m, const char *name, const int64_t *shape,
+                                          int32_t ndim, mtk_dtype dtype, bool persistent);
+MTK_API mtk_tensor *mtk_module_new_lazy_buffer(mtk_module *m, const char *name, mtk_dtype dtype,
+                                               bool persistent);
 
 /* register_parameter / register_buffer with an existing tensor (which
  * gets the parameter / buffer flag).  Registering one tensor under two
  * names ties them. */
-bool mtk_module_register_parameter(mtk_module *m, const char *name, mtk_tensor *t);
-bool mtk_module_register_buffer(mtk_module *m, const char *name, mtk_tensor *t, bool persistent);
+MTK_API bool mtk_module_register_parameter(mtk_module *m, const char *name, mtk_tensor *t);
+MTK_API bool mtk_module_register_buffer(mtk_module *m, const char *name, mtk_tensor *t, bool persistent);
 
 /* Gives a lazy tensor of m its shape: on the tensor's device (no memory
  * on meta, uninitialized memory on cpu), the lazy flag cleared.  Lazy
  * modules call it in their first forward, then mtk_module_finish_lazy. */
-bool mtk_module_materialize_lazy(mtk_module *m, mtk_tensor *t, const int64_t *shape, int32_t ndim);
+MTK_API bool mtk_module_materialize_lazy(mtk_module *m, mtk_tensor *t, const int64_t *shape, int32_t ndim);
 /* After a lazy module's tensors got their shapes: runs its
  * reset_parameters if it was built in the init mode on a real device, and
  * switches it to `eager_type` (NULL: keep the type). */
-bool mtk_module_finish_lazy(mtk_module *m, const mtk_module_type *eager_type);
+MTK_API bool mtk_module_finish_lazy(mtk_module *m, const mtk_module_type *eager_type);
 
 /* Ends a constructor: in the init mode, runs the type's reset_parameters
  * on m's real tensors with a seed from the context's generator.  Returns
  * m, or NULL when m is NULL or the reset failed. */
-mtk_module *mtk_module_finish(mtk_module *m);
+MTK_API mtk_module *mtk_module_finish(mtk_module *m);
 
 /* ================================================================ lookup */
 
 /* The child at a dotted path ("layers.0.mlp"); "" is m itself.  NULL and
  * MTK_ERR_INDEX naming the missing part when there is none. */
-mtk_module *mtk_module_child(mtk_module *m, const char *path);
+MTK_API mtk_module *mtk_module_child(mtk_module *m, const char *path);
 /* The parameter or buffer at a dotted path ("0.weight").  NULL and
  * MTK_ERR_INDEX naming what the module has when there is none. */
-mtk_tensor *mtk_module_tensor(mtk_module *m, const char *path);
+MTK_API mtk_tensor *mtk_module_tensor(mtk_module *m, const char *path);
 /* Same without an error: NULL when there is none. */
-mtk_tensor *mtk_module_find_tensor(mtk_module *m, const char *path);
+MTK_API mtk_tensor *mtk_module_find_tensor(mtk_module *m, const char *path);
 
 /* Direct children, parameters and buffers by index (registration order).
  * *name_out gets the local name.  NULL past the end. */
-int32_t mtk_module_child_count(const mtk_module *m);
-mtk_module *mtk_module_child_at(const mtk_module *m, int32_t i, const char **name_out);
-int32_t mtk_module_param_count(const mtk_module *m);
-mtk_tensor *mtk_module_param_at(const mtk_module *m, int32_t i, const char **name_out);
-int32_t mtk_module_buffer_count(const mtk_module *m);
-mtk_tensor *mtk_module_buffer_at(const mtk_module *m, int32_t i, const char **name_out,
-                                 bool *persistent_out);
+MTK_API int32_t mtk_module_child_count(const mtk_module *m);
+MTK_API mtk_module *mtk_module_child_at(const mtk_module *m, int32_t i, const char **name_out);
+MTK_API int32_t mtk_module_param_count(const mtk_module *m);
+MTK_API mtk_tensor *mtk_module_param_at(const mtk_module *m, int32_t i, const char **name_out);
+MTK_API int32_t mtk_module_buffer_count(const mtk_module *m);
+MTK_API mtk_tensor *mtk_module_buffer_at(const mtk_module *m, int32_t i, const char **name_out,
+                                         bool *persistent_out);
 
 /* Ties parameters: the parameter at `path` becomes the very tensor at
  * `source_path` (lm_head.weight = embed_tokens.weight).  Shapes must
  * agree (MTK_ERR_SHAPE otherwise).  The tie survives every transition. */
-bool mtk_module_tie(mtk_module *m, const char *path, const char *source_path);
+MTK_API bool mtk_module_tie(mtk_module *m, const char *path, const char *source_path);
 
 /* ============================================================= traversal */
 
@@ -210,10 +210,10 @@ typedef struct mtk_named_module {
  * under their first name), in PyTorch's order (a module's own tensors,
  * then its children's, depth first).  *out is an arena array; returns the
  * count, or -1 on error. */
-int32_t mtk_module_named_parameters(mtk_module *m, mtk_named_tensor **out);
-int32_t mtk_module_named_buffers(mtk_module *m, mtk_named_tensor **out);
+MTK_API int32_t mtk_module_named_parameters(mtk_module *m, mtk_named_tensor **out);
+MTK_API int32_t mtk_module_named_buffers(mtk_module *m, mtk_named_tensor **out);
 /* named_modules(): pre-order, each module once, the root first as "". */
-int32_t mtk_module_named_modules(mtk_module *m, mtk_named_module **out);
+MTK_API int32_t mtk_module_named_modules(mtk_module *m, mtk_named_module **out);
 
 /* Parameter totals of a tree, each tensor once. */
 typedef struct mtk_param_stats {
@@ -232,21 +232,21 @@ typedef struct mtk_param_stats {
 
 /* Fills *out for the tree under m.  Never fails on lazy parameters: they
  * are counted in `uninitialized`, not in the totals. */
-bool mtk_module_param_stats(mtk_module *m, mtk_param_stats *out);
+MTK_API bool mtk_module_param_stats(mtk_module *m, mtk_param_stats *out);
 
 /* sum(p.numel() for p in m.parameters() [if p.requires_grad]).  With
  * lazy parameters the count is unknown: -1 and MTK_ERR_INVALID_ARGUMENT
  * saying which module holds them and to run a forward with an example
  * input first. */
-int64_t mtk_module_num_parameters(mtk_module *m, bool trainable_only);
+MTK_API int64_t mtk_module_num_parameters(mtk_module *m, bool trainable_only);
 
 /* ================================================================= modes */
 
 /* train(mode) / eval(): the whole tree. */
-void mtk_module_train(mtk_module *m, bool mode);
-bool mtk_module_is_training(const mtk_module *m);
+MTK_API void mtk_module_train(mtk_module *m, bool mode);
+MTK_API bool mtk_module_is_training(const mtk_module *m);
 /* requires_grad_(flag): every parameter of the tree (trainable or frozen). */
-void mtk_module_requires_grad_(mtk_module *m, bool requires_grad);
+MTK_API void mtk_module_requires_grad_(mtk_module *m, bool requires_grad);
 
 /* =========================================================== transitions */
 
@@ -261,76 +261,76 @@ void mtk_module_requires_grad_(mtk_module *m, bool requires_grad);
  * "Cannot copy out of meta tensor; no data! ... use to_empty ..."
  * (MTK_ERR_META_NO_DATA).  cpu -> meta drops the data.  Lazy tensors just
  * change device.  Tied tensors stay tied. */
-bool mtk_module_to_device(mtk_module *m, mtk_device device);
+MTK_API bool mtk_module_to_device(mtk_module *m, mtk_device device);
 /* Module.to(dtype): every floating parameter and buffer (integer buffers
  * such as num_batches_tracked keep their dtype), converting values on cpu.
  * `dtype` must be floating (MTK_ERR_DTYPE otherwise). */
-bool mtk_module_to_dtype(mtk_module *m, mtk_dtype dtype);
+MTK_API bool mtk_module_to_dtype(mtk_module *m, mtk_dtype dtype);
 /* Module.to_empty(device): every tensor gets uninitialized memory on
  * `device` (none on meta), with its shape and dtype. */
-bool mtk_module_to_empty(mtk_module *m, mtk_device device);
+MTK_API bool mtk_module_to_empty(mtk_module *m, mtk_device device);
 /* to_empty(device), then every module's reset_parameters from `seed`
  * (children before parents), which also recomputes computed buffers:
  * nothing is left as garbage.  Deterministic per seed. */
-bool mtk_module_materialize(mtk_module *m, mtk_device device, uint64_t seed);
+MTK_API bool mtk_module_materialize(mtk_module *m, mtk_device device, uint64_t seed);
 /* Only the reset, on the tensors where they are (meta ones are skipped). */
-bool mtk_module_reset_parameters(mtk_module *m, uint64_t seed);
+MTK_API bool mtk_module_reset_parameters(mtk_module *m, uint64_t seed);
 
 /* ============================================== templates and factories */
 
 /* Keeps `tmpl` in m as an unregistered module (a template): to, to_empty,
  * materialize, state dicts, traversal and summaries never touch it.  A
  * name already used by a template is replaced. */
-bool mtk_module_set_template(mtk_module *m, const char *name, mtk_module *tmpl);
+MTK_API bool mtk_module_set_template(mtk_module *m, const char *name, mtk_module *tmpl);
 /* The template `name`, or NULL (no error) when m has none. */
-mtk_module *mtk_module_template(const mtk_module *m, const char *name);
+MTK_API mtk_module *mtk_module_template(const mtk_module *m, const char *name);
 
 /* A deep copy of the tree under m on the meta device: same types,
  * configs, names, shapes, dtypes and flags, ties kept, no memory.  Shared
  * submodules stay shared; templates are shared, not copied. */
-mtk_module *mtk_module_copy_meta(mtk_module *m);
+MTK_API mtk_module *mtk_module_copy_meta(mtk_module *m);
 
 /* A function that builds a model from a config (NULL allowed). */
 typedef mtk_module *(*mtk_module_builder)(mtk_ctx *ctx, const void *config);
 
 /* Builds a fresh model on meta: runs `build` under a meta device scope and
  * the meta init mode, so it costs only metadata. */
-mtk_module *mtk_module_build_meta(mtk_ctx *ctx, mtk_module_builder build, const void *config);
+MTK_API mtk_module *mtk_module_build_meta(mtk_ctx *ctx, mtk_module_builder build, const void *config);
 
 /* =============================================================== forward */
 
 /* Calls m's forward on io->in (io->nin tensors), filling io->out.  Records
  * the call when a trace is running.  Errors: a container with no forward,
  * a NULL input (propagated), whatever the ops set. */
-bool mtk_module_call(mtk_module *m, mtk_module_io *io);
+MTK_API bool mtk_module_call(mtk_module *m, mtk_module_io *io);
 /* One input, first output. */
-mtk_tensor *mtk_module_forward(mtk_module *m, mtk_tensor *input);
+MTK_API mtk_tensor *mtk_module_forward(mtk_module *m, mtk_tensor *input);
 /* Two inputs (Bilinear), first output. */
-mtk_tensor *mtk_module_forward2(mtk_module *m, mtk_tensor *a, mtk_tensor *b);
+MTK_API mtk_tensor *mtk_module_forward2(mtk_module *m, mtk_tensor *a, mtk_tensor *b);
 
 /* ================================================================== repr */
 
 /* PyTorch's repr of the tree ("Sequential(\n  (0): Linear(in_features=10,
  * out_features=20, bias=True)\n ...)"), in the arena. */
-char *mtk_module_repr(mtk_module *m);
+MTK_API char *mtk_module_repr(mtk_module *m);
 
 /* ============================================================ state dicts */
 
 typedef struct mtk_state_dict mtk_state_dict;
 
 /* An empty state dict (ordered name -> tensor) in the arena. */
-mtk_state_dict *mtk_state_dict_new(mtk_ctx *ctx);
+MTK_API mtk_state_dict *mtk_state_dict_new(mtk_ctx *ctx);
 /* Sets `name` (replacing an entry of that name). */
-bool mtk_state_dict_set(mtk_state_dict *sd, const char *name, mtk_tensor *t);
-mtk_tensor *mtk_state_dict_get(const mtk_state_dict *sd, const char *name);
-int32_t mtk_state_dict_count(const mtk_state_dict *sd);
+MTK_API bool mtk_state_dict_set(mtk_state_dict *sd, const char *name, mtk_tensor *t);
+MTK_API mtk_tensor *mtk_state_dict_get(const mtk_state_dict *sd, const char *name);
+MTK_API int32_t mtk_state_dict_count(const mtk_state_dict *sd);
 /* The i-th entry; NULL past the end. */
-mtk_tensor *mtk_state_dict_at(const mtk_state_dict *sd, int32_t i, const char **name_out);
+MTK_API mtk_tensor *mtk_state_dict_at(const mtk_state_dict *sd, int32_t i, const char **name_out);
 
 /* state_dict(): every parameter and persistent buffer under its full
  * name, in PyTorch's order.  Tied tensors appear under each of their
  * names (as torch's).  The entries are the module's tensors themselves. */
-mtk_state_dict *mtk_module_state_dict(mtk_module *m);
+MTK_API mtk_state_dict *mtk_module_state_dict(mtk_module *m);
 
 typedef struct mtk_load_options {
     bool strict;        /* missing or unexpected keys are errors         */
@@ -355,8 +355,8 @@ typedef struct mtk_load_report {
  * Every bad key is reported in one error (MTK_ERR_INVALID_ARGUMENT,
  * "Error(s) in loading state_dict for Linear: Missing key(s) ...") and
  * nothing is loaded then.  `report` (may be NULL) lists the keys. */
-bool mtk_module_load_state_dict(mtk_module *m, const mtk_state_dict *sd,
-                                const mtk_load_options *options, mtk_load_report *report);
+MTK_API bool mtk_module_load_state_dict(mtk_module *m, const mtk_state_dict *sd,
+                                        const mtk_load_options *options, mtk_load_report *report);
 
 #ifdef __cplusplus
 }

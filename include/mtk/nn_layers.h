@@ -25,16 +25,16 @@ typedef struct mtk_module mtk_module;
 /* Linear(in_features, out_features, bias): weight (out, in), bias (out).
  * Init: weight kaiming_uniform(a=sqrt(5)) = U(+-1/sqrt(in)), bias the same
  * bound.  Forward: (*, in) -> (*, out). */
-mtk_module *mtk_nn_linear(mtk_ctx *ctx, int64_t in_features, int64_t out_features, bool bias);
+MTK_API mtk_module *mtk_nn_linear(mtk_ctx *ctx, int64_t in_features, int64_t out_features, bool bias);
 /* LazyLinear(out_features, bias): in_features from the first input's last
  * dim; becomes a Linear then. */
-mtk_module *mtk_nn_lazy_linear(mtk_ctx *ctx, int64_t out_features, bool bias);
+MTK_API mtk_module *mtk_nn_lazy_linear(mtk_ctx *ctx, int64_t out_features, bool bias);
 /* Bilinear(in1, in2, out, bias): weight (out, in1, in2), bias (out), both
  * U(+-1/sqrt(in1)).  Forward takes two inputs (*, in1), (*, in2) -> (*, out). */
-mtk_module *mtk_nn_bilinear(mtk_ctx *ctx, int64_t in1_features, int64_t in2_features,
-                            int64_t out_features, bool bias);
+MTK_API mtk_module *mtk_nn_bilinear(mtk_ctx *ctx, int64_t in1_features, int64_t in2_features,
+                                    int64_t out_features, bool bias);
 /* Identity(): returns its input. */
-mtk_module *mtk_nn_identity(mtk_ctx *ctx);
+MTK_API mtk_module *mtk_nn_identity(mtk_ctx *ctx);
 
 /* ============================================================ embedding */
 
@@ -42,24 +42,24 @@ mtk_module *mtk_nn_identity(mtk_ctx *ctx);
 /* Embedding(num_embeddings, embedding_dim, padding_idx): weight (num, dim)
  * N(0, 1) with the padding row zeroed.  padding_idx may be negative (from
  * the end) or MTK_NN_NO_PADDING_IDX.  Forward: integer (*) -> (*, dim). */
-mtk_module *mtk_nn_embedding(mtk_ctx *ctx, int64_t num_embeddings, int64_t embedding_dim,
-                             int64_t padding_idx);
+MTK_API mtk_module *mtk_nn_embedding(mtk_ctx *ctx, int64_t num_embeddings, int64_t embedding_dim,
+                                     int64_t padding_idx);
 
 /* ======================================================== normalization */
 
 /* LayerNorm(normalized_shape, eps, elementwise_affine, bias): weight ones,
  * bias zeros, both of normalized_shape. */
-mtk_module *mtk_nn_layer_norm(mtk_ctx *ctx, const int64_t *normalized_shape, int32_t ndim,
-                              double eps, bool elementwise_affine, bool bias);
+MTK_API mtk_module *mtk_nn_layer_norm(mtk_ctx *ctx, const int64_t *normalized_shape, int32_t ndim,
+                                      double eps, bool elementwise_affine, bool bias);
 /* RMSNorm(normalized_shape, eps, elementwise_affine): weight ones.  A NaN
  * eps means None (torch.finfo(input.dtype).eps at forward). */
-mtk_module *mtk_nn_rms_norm(mtk_ctx *ctx, const int64_t *normalized_shape, int32_t ndim,
-                            double eps, bool elementwise_affine);
+MTK_API mtk_module *mtk_nn_rms_norm(mtk_ctx *ctx, const int64_t *normalized_shape, int32_t ndim,
+                                    double eps, bool elementwise_affine);
 /* GroupNorm(num_groups, num_channels, eps, affine, bias=bias): weight
  * ones, bias zeros (num_channels; bias only with affine and bias);
  * num_channels must divide by num_groups. */
-mtk_module *mtk_nn_group_norm(mtk_ctx *ctx, int64_t num_groups, int64_t num_channels, double eps,
-                              bool affine, bool bias);
+MTK_API mtk_module *mtk_nn_group_norm(mtk_ctx *ctx, int64_t num_groups, int64_t num_channels, double eps,
+                                      bool affine, bool bias);
 
 typedef struct mtk_batch_norm_options {
     double eps;               /* 1e-5                                 */
@@ -69,14 +69,14 @@ typedef struct mtk_batch_norm_options {
     bool track_running_stats; /* true: running_mean, running_var,
                                  num_batches_tracked buffers          */
 } mtk_batch_norm_options;
-mtk_batch_norm_options mtk_batch_norm_defaults(void);
+MTK_API mtk_batch_norm_options mtk_batch_norm_defaults(void);
 
 /* BatchNorm1d/2d/3d (dims 1, 2, 3).  Inputs: 1d (N, C) or (N, C, L), 2d
  * (N, C, H, W), 3d (N, C, D, H, W). */
-mtk_module *mtk_nn_batch_norm(mtk_ctx *ctx, int32_t dims, int64_t num_features,
-                              const mtk_batch_norm_options *options);
+MTK_API mtk_module *mtk_nn_batch_norm(mtk_ctx *ctx, int32_t dims, int64_t num_features,
+                                      const mtk_batch_norm_options *options);
 /* LazyBatchNorm1d/2d/3d: num_features from the input's dim 1. */
-mtk_module *mtk_nn_lazy_batch_norm(mtk_ctx *ctx, int32_t dims, const mtk_batch_norm_options *options);
+MTK_API mtk_module *mtk_nn_lazy_batch_norm(mtk_ctx *ctx, int32_t dims, const mtk_batch_norm_options *options);
 
 /* ========================================================== convolution */
 
@@ -90,23 +90,23 @@ typedef struct mtk_conv_options {
     const char *padding_mode;   /* "zeros" (also reflect, replicate,
                                    circular: repr only for now)          */
 } mtk_conv_options;
-mtk_conv_options mtk_conv_defaults(void);
+MTK_API mtk_conv_options mtk_conv_defaults(void);
 
 /* Conv1d/2d/3d(in, out, kernel_size[dims], ...): weight (out, in/groups,
  * *kernel), bias (out), both U(+-1/sqrt(fan_in)), fan_in = in/groups *
  * prod(kernel). */
-mtk_module *mtk_nn_conv(mtk_ctx *ctx, int32_t dims, int64_t in_channels, int64_t out_channels,
-                        const int64_t *kernel_size, const mtk_conv_options *options);
+MTK_API mtk_module *mtk_nn_conv(mtk_ctx *ctx, int32_t dims, int64_t in_channels, int64_t out_channels,
+                                const int64_t *kernel_size, const mtk_conv_options *options);
 /* ConvTranspose1d/2d/3d: weight (in, out/groups, *kernel). */
-mtk_module *mtk_nn_conv_transpose(mtk_ctx *ctx, int32_t dims, int64_t in_channels,
-                                  int64_t out_channels, const int64_t *kernel_size,
-                                  const mtk_conv_options *options);
+MTK_API mtk_module *mtk_nn_conv_transpose(mtk_ctx *ctx, int32_t dims, int64_t in_channels,
+                                          int64_t out_channels, const int64_t *kernel_size,
+                                          const mtk_conv_options *options);
 /* LazyConv1d/2d/3d(out, kernel_size, ...): in_channels from the input's
  * dim 1 (dim 0 for an unbatched input). */
-mtk_module *mtk_nn_lazy_conv(mtk_ctx *ctx, int32_t dims, int64_t out_channels,
-                             const int64_t *kernel_size, const mtk_conv_options *options);
+MTK_API mtk_module *mtk_nn_lazy_conv(mtk_ctx *ctx, int32_t dims, int64_t out_channels,
+                                     const int64_t *kernel_size, const mtk_conv_options *options);
 /* Shorthand: Conv2d(in, out, k) with a square kernel and defaults. */
-mtk_module *mtk_nn_conv2d(mtk_ctx *ctx, int64_t in_channels, int64_t out_channels, int64_t kernel);
+MTK_API mtk_module *mtk_nn_conv2d(mtk_ctx *ctx, int64_t in_channels, int64_t out_channels, int64_t kernel);
 
 /* ============================================================== pooling */
 
@@ -121,32 +121,32 @@ typedef struct mtk_pool_options {
                                 as torch prints MaxPool2d((2, 2)); false
                                 prints one int when every dim agrees    */
 } mtk_pool_options;
-mtk_pool_options mtk_pool_defaults(void);
+MTK_API mtk_pool_options mtk_pool_defaults(void);
 
 /* MaxPool1d/2d/3d and AvgPool1d/2d/3d with kernel_size[dims]. */
-mtk_module *mtk_nn_max_pool(mtk_ctx *ctx, int32_t dims, const int64_t *kernel_size,
-                            const mtk_pool_options *options);
-mtk_module *mtk_nn_avg_pool(mtk_ctx *ctx, int32_t dims, const int64_t *kernel_size,
-                            const mtk_pool_options *options);
+MTK_API mtk_module *mtk_nn_max_pool(mtk_ctx *ctx, int32_t dims, const int64_t *kernel_size,
+                                    const mtk_pool_options *options);
+MTK_API mtk_module *mtk_nn_avg_pool(mtk_ctx *ctx, int32_t dims, const int64_t *kernel_size,
+                                    const mtk_pool_options *options);
 /* AdaptiveAvgPool1d/2d/3d and AdaptiveMaxPool1d/2d/3d(output_size[dims]);
  * of the options only tuple_repr applies (NULL: defaults). */
-mtk_module *mtk_nn_adaptive_avg_pool(mtk_ctx *ctx, int32_t dims, const int64_t *output_size,
-                                     const mtk_pool_options *options);
-mtk_module *mtk_nn_adaptive_max_pool(mtk_ctx *ctx, int32_t dims, const int64_t *output_size,
-                                     const mtk_pool_options *options);
+MTK_API mtk_module *mtk_nn_adaptive_avg_pool(mtk_ctx *ctx, int32_t dims, const int64_t *output_size,
+                                             const mtk_pool_options *options);
+MTK_API mtk_module *mtk_nn_adaptive_max_pool(mtk_ctx *ctx, int32_t dims, const int64_t *output_size,
+                                             const mtk_pool_options *options);
 
 /* ======================================================== shape layers */
 
 /* Flatten(start_dim, end_dim): torch's defaults are 1, -1. */
-mtk_module *mtk_nn_flatten(mtk_ctx *ctx, int64_t start_dim, int64_t end_dim);
+MTK_API mtk_module *mtk_nn_flatten(mtk_ctx *ctx, int64_t start_dim, int64_t end_dim);
 /* Unflatten(dim, unflattened_size). */
-mtk_module *mtk_nn_unflatten(mtk_ctx *ctx, int64_t dim, const int64_t *sizes, int32_t n);
+MTK_API mtk_module *mtk_nn_unflatten(mtk_ctx *ctx, int64_t dim, const int64_t *sizes, int32_t n);
 
 /* ============================================================== dropout */
 
 /* Dropout(p): identity in eval mode; in training mode F.dropout (on meta
  * only the shape). p must be in [0, 1]. */
-mtk_module *mtk_nn_dropout(mtk_ctx *ctx, double p);
+MTK_API mtk_module *mtk_nn_dropout(mtk_ctx *ctx, double p);
 
 /* ========================================================== activations */
 
@@ -159,40 +159,40 @@ mtk_module *mtk_nn_dropout(mtk_ctx *ctx, double p);
  * Hugging Face configs ("gelu", "relu", "silu", "swish", "gelu_new",
  * "gelu_pytorch_tanh", "tanh", "sigmoid", "quick_gelu" not included).
  * Unknown names: MTK_ERR_INVALID_ARGUMENT listing the known ones. */
-mtk_module *mtk_nn_activation(mtk_ctx *ctx, const char *name);
+MTK_API mtk_module *mtk_nn_activation(mtk_ctx *ctx, const char *name);
 /* Activations with arguments. */
-mtk_module *mtk_nn_leaky_relu(mtk_ctx *ctx, double negative_slope);
-mtk_module *mtk_nn_elu(mtk_ctx *ctx, double alpha);
-mtk_module *mtk_nn_celu(mtk_ctx *ctx, double alpha);
-mtk_module *mtk_nn_gelu(mtk_ctx *ctx, const char *approximate); /* "none" or "tanh" */
-mtk_module *mtk_nn_softplus(mtk_ctx *ctx, double beta, double threshold);
-mtk_module *mtk_nn_hardtanh(mtk_ctx *ctx, double min_val, double max_val);
-mtk_module *mtk_nn_hardshrink(mtk_ctx *ctx, double lambd);
-mtk_module *mtk_nn_softshrink(mtk_ctx *ctx, double lambd);
-mtk_module *mtk_nn_threshold(mtk_ctx *ctx, double threshold, double value);
-mtk_module *mtk_nn_rrelu(mtk_ctx *ctx, double lower, double upper);
+MTK_API mtk_module *mtk_nn_leaky_relu(mtk_ctx *ctx, double negative_slope);
+MTK_API mtk_module *mtk_nn_elu(mtk_ctx *ctx, double alpha);
+MTK_API mtk_module *mtk_nn_celu(mtk_ctx *ctx, double alpha);
+MTK_API mtk_module *mtk_nn_gelu(mtk_ctx *ctx, const char *approximate); /* "none" or "tanh" */
+MTK_API mtk_module *mtk_nn_softplus(mtk_ctx *ctx, double beta, double threshold);
+MTK_API mtk_module *mtk_nn_hardtanh(mtk_ctx *ctx, double min_val, double max_val);
+MTK_API mtk_module *mtk_nn_hardshrink(mtk_ctx *ctx, double lambd);
+MTK_API mtk_module *mtk_nn_softshrink(mtk_ctx *ctx, double lambd);
+MTK_API mtk_module *mtk_nn_threshold(mtk_ctx *ctx, double threshold, double value);
+MTK_API mtk_module *mtk_nn_rrelu(mtk_ctx *ctx, double lower, double upper);
 /* PReLU(num_parameters, init): weight (num_parameters) filled with init. */
-mtk_module *mtk_nn_prelu(mtk_ctx *ctx, int64_t num_parameters, double init);
+MTK_API mtk_module *mtk_nn_prelu(mtk_ctx *ctx, int64_t num_parameters, double init);
 /* GLU(dim), Softmax(dim), Softmin(dim), LogSoftmax(dim).  For softmax-
  * like ones, MTK_NN_DIM_NONE means dim=None (torch's legacy choice). */
 #define MTK_NN_DIM_NONE INT64_MIN
-mtk_module *mtk_nn_glu(mtk_ctx *ctx, int64_t dim);
-mtk_module *mtk_nn_softmax(mtk_ctx *ctx, int64_t dim);
-mtk_module *mtk_nn_softmin(mtk_ctx *ctx, int64_t dim);
-mtk_module *mtk_nn_log_softmax(mtk_ctx *ctx, int64_t dim);
+MTK_API mtk_module *mtk_nn_glu(mtk_ctx *ctx, int64_t dim);
+MTK_API mtk_module *mtk_nn_softmax(mtk_ctx *ctx, int64_t dim);
+MTK_API mtk_module *mtk_nn_softmin(mtk_ctx *ctx, int64_t dim);
+MTK_API mtk_module *mtk_nn_log_softmax(mtk_ctx *ctx, int64_t dim);
 
 /* =========================================================== containers */
 
 /* Sequential(modules...): children "0", "1", ...; forward chains them. */
-mtk_module *mtk_nn_sequential(mtk_ctx *ctx, int32_t n, mtk_module *const *modules);
+MTK_API mtk_module *mtk_nn_sequential(mtk_ctx *ctx, int32_t n, mtk_module *const *modules);
 /* Appends one more (child str(len)). */
-bool mtk_nn_sequential_append(mtk_module *seq, mtk_module *m);
+MTK_API bool mtk_nn_sequential_append(mtk_module *seq, mtk_module *m);
 /* ModuleList(): children "0", "1", ...; not callable. */
-mtk_module *mtk_nn_module_list(mtk_ctx *ctx);
-bool mtk_nn_module_list_append(mtk_module *list, mtk_module *m);
+MTK_API mtk_module *mtk_nn_module_list(mtk_ctx *ctx);
+MTK_API bool mtk_nn_module_list_append(mtk_module *list, mtk_module *m);
 /* ModuleDict(): children by key; not callable. */
-mtk_module *mtk_nn_module_dict(mtk_ctx *ctx);
-bool mtk_nn_module_dict_set(mtk_module *dict, const char *key, mtk_module *m);
+MTK_API mtk_module *mtk_nn_module_dict(mtk_ctx *ctx);
+MTK_API bool mtk_nn_module_dict_set(mtk_module *dict, const char *key, mtk_module *m);
 
 /* ============================================================ attention */
 
@@ -209,7 +209,7 @@ typedef struct mtk_mha_options {
                                  weights (N, L, S), averaged over heads     */
     bool average_attn_weights;/* true                                       */
 } mtk_mha_options;
-mtk_mha_options mtk_mha_defaults(void);
+MTK_API mtk_mha_options mtk_mha_defaults(void);
 
 /* MultiheadAttention(embed_dim, num_heads, ...): in_proj_weight
  * (3E, E) xavier_uniform, in_proj_bias (3E) zeros, out_proj (a
@@ -218,8 +218,8 @@ mtk_mha_options mtk_mha_defaults(void);
  * key and value may be omitted (self-attention); masks (attn_mask,
  * key_padding_mask, is_causal) are not supported yet.  embed_dim must divide by
  * num_heads. */
-mtk_module *mtk_nn_multihead_attention(mtk_ctx *ctx, int64_t embed_dim, int64_t num_heads,
-                                       const mtk_mha_options *options);
+MTK_API mtk_module *mtk_nn_multihead_attention(mtk_ctx *ctx, int64_t embed_dim, int64_t num_heads,
+                                               const mtk_mha_options *options);
 
 typedef struct mtk_transformer_options {
     int64_t dim_feedforward;  /* 2048                          */
@@ -230,13 +230,13 @@ typedef struct mtk_transformer_options {
     bool norm_first;          /* false                         */
     bool bias;                /* true                          */
 } mtk_transformer_options;
-mtk_transformer_options mtk_transformer_defaults(void);
+MTK_API mtk_transformer_options mtk_transformer_defaults(void);
 
 /* TransformerEncoderLayer(d_model, nhead, ...): self_attn, linear1,
  * dropout, linear2, norm1, norm2, dropout1, dropout2, as torch's.
  * Forward: src (S, N, E) (or (N, S, E) batch_first) -> same shape. */
-mtk_module *mtk_nn_transformer_encoder_layer(mtk_ctx *ctx, int64_t d_model, int64_t nhead,
-                                             const mtk_transformer_options *options);
+MTK_API mtk_module *mtk_nn_transformer_encoder_layer(mtk_ctx *ctx, int64_t d_model, int64_t nhead,
+                                                     const mtk_transformer_options *options);
 
 #ifdef __cplusplus
 }

@@ -57,19 +57,19 @@ typedef struct mtk_trace_module {
  * root's modules (by their names under root).  One trace per context at
  * a time (MTK_ERR_INVALID_ARGUMENT otherwise).  The trace is freed with
  * mtk_trace_free (or with the context). */
-mtk_trace *mtk_trace_begin(mtk_module *root);
+MTK_API mtk_trace *mtk_trace_begin(mtk_module *root);
 /* Stops recording (the record stays readable). */
-void mtk_trace_end(mtk_trace *trace);
+MTK_API void mtk_trace_end(mtk_trace *trace);
 /* Stops if still recording and frees the record.  Accepts NULL. */
-void mtk_trace_free(mtk_trace *trace);
+MTK_API void mtk_trace_free(mtk_trace *trace);
 
-int32_t mtk_trace_op_count(const mtk_trace *trace);
+MTK_API int32_t mtk_trace_op_count(const mtk_trace *trace);
 /* The i-th op (NULL past the end); valid until the trace is freed. */
-const mtk_trace_op *mtk_trace_op_at(const mtk_trace *trace, int32_t i);
-int32_t mtk_trace_module_count(const mtk_trace *trace);
-const mtk_trace_module *mtk_trace_module_at(const mtk_trace *trace, int32_t i);
+MTK_API const mtk_trace_op *mtk_trace_op_at(const mtk_trace *trace, int32_t i);
+MTK_API int32_t mtk_trace_module_count(const mtk_trace *trace);
+MTK_API const mtk_trace_module *mtk_trace_module_at(const mtk_trace *trace, int32_t i);
 /* Total FLOPs of every op recorded. */
-int64_t mtk_trace_flops(const mtk_trace *trace);
+MTK_API int64_t mtk_trace_flops(const mtk_trace *trace);
 
 /* =============================================================== summary */
 
@@ -80,13 +80,13 @@ typedef struct mtk_summary mtk_summary;
  * modules their shapes, then counts; without, it counts what is known and
  * reports lazy parameters as uninitialized.  Returns NULL on error (a
  * failing forward's error, for one). */
-mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t ninputs);
-void mtk_summary_free(mtk_summary *summary);
+MTK_API mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t ninputs);
+MTK_API void mtk_summary_free(mtk_summary *summary);
 
 /* Adds a line the summary shows after its totals (text) and in "notes"
  * (JSON): an assumption its numbers rest on (e.g. balanced MoE routing).
  * `note` is copied; at most 16 notes. */
-bool mtk_summary_add_note(mtk_summary *summary, const char *note);
+MTK_API bool mtk_summary_add_note(mtk_summary *summary, const char *note);
 
 /* The text table down to `depth` (0: m's own row; 1: m's children; < 0:
  * every level): columns Name, Type, Params and, with inputs, In sizes,
@@ -102,7 +102,7 @@ bool mtk_summary_add_note(mtk_summary *summary, const char *note);
  * many are uninitialized, in which modules, and that an example input
  * makes the count exact.  Sizes are binary units, counts grouped
  * ("15.0 GiB", "8,030,261,248").  In the arena. */
-char *mtk_summary_text(const mtk_summary *summary, int32_t depth);
+MTK_API char *mtk_summary_text(const mtk_summary *summary, int32_t depth);
 /* The same as one JSON document: total_params, trainable_params,
  * non_trainable_params, uninitialized_params (lazy tensors left),
  * param_bytes, param_bytes_by_dtype, flops (null without inputs),
@@ -111,16 +111,16 @@ char *mtk_summary_text(const mtk_summary *summary, int32_t depth);
  * row), one row per module (no collapsing: every figure is the module's
  * own; flops of a module not called itself are its children's sum, null
  * when none ran).  In the arena. */
-char *mtk_summary_json(const mtk_summary *summary, int32_t depth);
+MTK_API char *mtk_summary_json(const mtk_summary *summary, int32_t depth);
 
 /* ========================================================= demo models */
 
 /* The demo networks (MODEL names through mtk_model_resolve, mtk/models.h). */
 /* simplenet: Linear(10, 20) -> ReLU -> Linear(20, 1), 241 parameters. */
-mtk_module *mtk_model_simplenet(mtk_ctx *ctx, const void *config);
+MTK_API mtk_module *mtk_model_simplenet(mtk_ctx *ctx, const void *config);
 /* lazynet: Conv2d(3, 8, 3) -> ReLU -> Flatten -> LazyLinear(10): 224
  * parameters known before an input; 72,234 after a 1x3x32x32 one. */
-mtk_module *mtk_model_lazynet(mtk_ctx *ctx, const void *config);
+MTK_API mtk_module *mtk_model_lazynet(mtk_ctx *ctx, const void *config);
 
 #ifdef __cplusplus
 }

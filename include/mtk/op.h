@@ -130,32 +130,32 @@ struct mtk_op_call {
 
 /* Reserves `n` output slots (NULL tensors, not views).  False on OOM, or
  * with MTK_ERR_INVALID_ARGUMENT when n > MTK_MAX_OP_OUTPUTS. */
-bool mtk_call_set_outputs(mtk_op_call *call, int32_t n);
+MTK_API bool mtk_call_set_outputs(mtk_op_call *call, int32_t n);
 
 /* Puts `t` in output slot i; `view_of` is the arg index whose storage the
  * output shares on cpu, or -1 for fresh storage. */
-void mtk_call_output(mtk_op_call *call, int32_t i, mtk_tensor *t, int32_t view_of);
+MTK_API void mtk_call_output(mtk_op_call *call, int32_t i, mtk_tensor *t, int32_t view_of);
 
 /* Sets an error naming the op: "<op>: <message>". Returns false. */
-bool mtk_call_error(mtk_op_call *call, mtk_status status, const char *fmt, ...)
+MTK_API bool mtk_call_error(mtk_op_call *call, mtk_status status, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
+            __attribute__((format(printf, 3, 4)))
 #endif
-    ;
+            ;
 
 /* ---- the table ---- */
 
 /* Number of ops and the i-th row (0 <= i < count). */
-int32_t mtk_op_count(void);
-const mtk_op_def *mtk_op_at(int32_t i);
+MTK_API int32_t mtk_op_count(void);
+MTK_API const mtk_op_def *mtk_op_at(int32_t i);
 
 /* The op with this name, NULL when there is none.  Accepts the prefixes
  * "torch.", "torch.nn.functional." and "F.". */
-const mtk_op_def *mtk_op_find(const char *name);
+MTK_API const mtk_op_def *mtk_op_find(const char *name);
 
 /* Parsed signature of an op: argument specs in order.  Returns the count
  * (0 for none), or -1 if the op's signature is malformed (a bug). */
-int32_t mtk_op_args(const mtk_op_def *op, const mtk_arg_spec **specs_out);
+MTK_API int32_t mtk_op_args(const mtk_op_def *op, const mtk_arg_spec **specs_out);
 
 /* ---- calling ---- */
 
@@ -163,22 +163,22 @@ int32_t mtk_op_args(const mtk_op_def *op, const mtk_arg_spec **specs_out);
  * allocation and the kernel on cpu.  Returns false with the context's
  * error set.  A NULL tensor argument (a failed earlier op) makes it return
  * false at once without a new error. */
-bool mtk_op_run(mtk_op_call *call);
+MTK_API bool mtk_op_run(mtk_op_call *call);
 
 /* Starts a call of `op`: nargs from the signature, every argument its
  * default (None where it has none); the caller sets args.  Arguments past
  * nargs are left unset. */
-void mtk_op_call_init(mtk_op_call *call, mtk_ctx *ctx, const mtk_op_def *op);
+MTK_API void mtk_op_call_init(mtk_op_call *call, mtk_ctx *ctx, const mtk_op_def *op);
 
 /* Calls an op by name with Python-style positional and keyword arguments
  * (binding by signature, defaults, type checks), then runs it.  On
  * success *result holds a TENSOR, a TUPLE/LIST of tensors, or a number.
  * Errors: MTK_ERR_UNKNOWN_OP, MTK_ERR_INVALID_ARGUMENT for a binding
  * problem, or whatever the op sets.  */
-bool mtk_op_call_by_name(mtk_ctx *ctx, const char *name,
-                         const mtk_value *positional, int32_t npositional,
-                         const char *const *kw_names, const mtk_value *kw_values,
-                         int32_t nkw, mtk_value *result);
+MTK_API bool mtk_op_call_by_name(mtk_ctx *ctx, const char *name,
+                                 const mtk_value *positional, int32_t npositional,
+                                 const char *const *kw_names, const mtk_value *kw_values,
+                                 int32_t nkw, mtk_value *result);
 
 #ifdef __cplusplus
 }

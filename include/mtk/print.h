@@ -24,7 +24,7 @@ extern "C" {
  * size (unless 1-D) and any non-default dtype.  ", requires_grad=True"
  * for tensors with MTK_TENSOR_REQUIRES_GRAD.  Suffixes wrap as torch's.
  * NULL for a NULL tensor, or on out of memory (error set). */
-char *mtk_tensor_repr(mtk_ctx *ctx, const mtk_tensor *t);
+MTK_API char *mtk_tensor_repr(mtk_ctx *ctx, const mtk_tensor *t);
 
 #ifdef __cplusplus
 }

@@ -56,28 +56,28 @@ static inline mtk_value mtk_value_tensor(mtk_tensor *t) { mtk_value v; v.kind = 
 
 /* A list (or tuple) value of `count` items in the arena; items start as
  * None.  NULL items and an error on out of memory (the value is None). */
-mtk_value mtk_value_list(mtk_ctx *ctx, int32_t count, bool is_tuple);
+MTK_API mtk_value mtk_value_list(mtk_ctx *ctx, int32_t count, bool is_tuple);
 
 /* A list value of ints (shape-like arguments), copied into the arena. */
-mtk_value mtk_value_int_list(mtk_ctx *ctx, const int64_t *items, int32_t count);
+MTK_API mtk_value mtk_value_int_list(mtk_ctx *ctx, const int64_t *items, int32_t count);
 
 /* True for BOOL, INT and FLOAT: a Python number. */
-bool mtk_value_is_number(const mtk_value *v);
+MTK_API bool mtk_value_is_number(const mtk_value *v);
 
 /* The number as a double (bool is 0/1).  Call on numbers only. */
-double mtk_value_as_double(const mtk_value *v);
+MTK_API double mtk_value_as_double(const mtk_value *v);
 
 /* Reads an int-list argument: an INT (one item) or a LIST/TUPLE of INTs
  * (bools are refused; the binder has already made a bool after a list's
  * first item an int, as PyTorch reads it).  At most `cap`
  * items.  On a mismatch sets MTK_ERR_INVALID_ARGUMENT naming op and arg
  * and returns -1; else returns the count. */
-int32_t mtk_value_to_ints(mtk_ctx *ctx, const mtk_value *v, int64_t *out, int32_t cap,
-                          const char *op, const char *arg);
+MTK_API int32_t mtk_value_to_ints(mtk_ctx *ctx, const mtk_value *v, int64_t *out, int32_t cap,
+                                  const char *op, const char *arg);
 
 /* Short description of a value's type for messages: "int", "Tensor",
  * "list", ... */
-const char *mtk_value_type_name(const mtk_value *v);
+MTK_API const char *mtk_value_type_name(const mtk_value *v);
 
 #ifdef __cplusplus
 }

@@ -34,27 +34,27 @@ typedef struct mtk_conv_args {
     mtk_conv_padding_mode padding_mode; /* not for transposed ones */
 } mtk_conv_args;
 
-mtk_conv_args mtk_conv_args_default(void);
+MTK_API mtk_conv_args mtk_conv_args_default(void);
 
 /* F.conv1d/2d/3d(input, weight, bias, ...): input (N, C_in, *spatial) or
  * unbatched (C_in, *spatial), weight (C_out, C_in / groups, *kernel),
  * bias (C_out) or NULL.  `args` NULL: the defaults.  The result is
  * contiguous (torch's meta). */
-mtk_tensor *mtk_conv1d(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight, mtk_tensor *bias,
-                       const mtk_conv_args *args);
-mtk_tensor *mtk_conv2d(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight, mtk_tensor *bias,
-                       const mtk_conv_args *args);
-mtk_tensor *mtk_conv3d(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight, mtk_tensor *bias,
-                       const mtk_conv_args *args);
+MTK_API mtk_tensor *mtk_conv1d(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight, mtk_tensor *bias,
+                               const mtk_conv_args *args);
+MTK_API mtk_tensor *mtk_conv2d(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight, mtk_tensor *bias,
+                               const mtk_conv_args *args);
+MTK_API mtk_tensor *mtk_conv3d(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight, mtk_tensor *bias,
+                               const mtk_conv_args *args);
 
 /* F.conv_transpose1d/2d/3d: weight (C_in, C_out / groups, *kernel), bias
  * (C_out) or NULL. */
-mtk_tensor *mtk_conv_transpose1d(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight,
-                                 mtk_tensor *bias, const mtk_conv_args *args);
-mtk_tensor *mtk_conv_transpose2d(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight,
-                                 mtk_tensor *bias, const mtk_conv_args *args);
-mtk_tensor *mtk_conv_transpose3d(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight,
-                                 mtk_tensor *bias, const mtk_conv_args *args);
+MTK_API mtk_tensor *mtk_conv_transpose1d(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight,
+                                         mtk_tensor *bias, const mtk_conv_args *args);
+MTK_API mtk_tensor *mtk_conv_transpose2d(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight,
+                                         mtk_tensor *bias, const mtk_conv_args *args);
+MTK_API mtk_tensor *mtk_conv_transpose3d(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight,
+                                         mtk_tensor *bias, const mtk_conv_args *args);
 
 /* ------------------------------------------------------------- pooling */
 
@@ -72,35 +72,35 @@ typedef struct mtk_pool_args {
     int64_t divisor_override;     /* avg pooling (2-D, 3-D); 0: none */
 } mtk_pool_args;
 
-mtk_pool_args mtk_pool_args_default(int64_t kernel_size);
+MTK_API mtk_pool_args mtk_pool_args_default(int64_t kernel_size);
 
 /* F.max_pool1d/2d/3d.  With `indices` non-NULL the call is
  * return_indices=True and *indices receives the int64 indices (flat
  * positions within each input plane). */
-mtk_tensor *mtk_max_pool1d(mtk_ctx *ctx, mtk_tensor *input, const mtk_pool_args *args,
-                           mtk_tensor **indices);
-mtk_tensor *mtk_max_pool2d(mtk_ctx *ctx, mtk_tensor *input, const mtk_pool_args *args,
-                           mtk_tensor **indices);
-mtk_tensor *mtk_max_pool3d(mtk_ctx *ctx, mtk_tensor *input, const mtk_pool_args *args,
-                           mtk_tensor **indices);
+MTK_API mtk_tensor *mtk_max_pool1d(mtk_ctx *ctx, mtk_tensor *input, const mtk_pool_args *args,
+                                   mtk_tensor **indices);
+MTK_API mtk_tensor *mtk_max_pool2d(mtk_ctx *ctx, mtk_tensor *input, const mtk_pool_args *args,
+                                   mtk_tensor **indices);
+MTK_API mtk_tensor *mtk_max_pool3d(mtk_ctx *ctx, mtk_tensor *input, const mtk_pool_args *args,
+                                   mtk_tensor **indices);
 
 /* F.avg_pool1d/2d/3d. */
-mtk_tensor *mtk_avg_pool1d(mtk_ctx *ctx, mtk_tensor *input, const mtk_pool_args *args);
-mtk_tensor *mtk_avg_pool2d(mtk_ctx *ctx, mtk_tensor *input, const mtk_pool_args *args);
-mtk_tensor *mtk_avg_pool3d(mtk_ctx *ctx, mtk_tensor *input, const mtk_pool_args *args);
+MTK_API mtk_tensor *mtk_avg_pool1d(mtk_ctx *ctx, mtk_tensor *input, const mtk_pool_args *args);
+MTK_API mtk_tensor *mtk_avg_pool2d(mtk_ctx *ctx, mtk_tensor *input, const mtk_pool_args *args);
+MTK_API mtk_tensor *mtk_avg_pool3d(mtk_ctx *ctx, mtk_tensor *input, const mtk_pool_args *args);
 
 /* F.adaptive_avg_pool{1,2,3}d / adaptive_max_pool{1,2,3}d: output_size
  * has one entry per spatial dim; -1 stands for None (keep the input's
  * size). */
-mtk_tensor *mtk_adaptive_avg_pool1d(mtk_ctx *ctx, mtk_tensor *input, const int64_t *output_size);
-mtk_tensor *mtk_adaptive_avg_pool2d(mtk_ctx *ctx, mtk_tensor *input, const int64_t *output_size);
-mtk_tensor *mtk_adaptive_avg_pool3d(mtk_ctx *ctx, mtk_tensor *input, const int64_t *output_size);
-mtk_tensor *mtk_adaptive_max_pool1d(mtk_ctx *ctx, mtk_tensor *input, const int64_t *output_size,
-                                    mtk_tensor **indices);
-mtk_tensor *mtk_adaptive_max_pool2d(mtk_ctx *ctx, mtk_tensor *input, const int64_t *output_size,
-                                    mtk_tensor **indices);
-mtk_tensor *mtk_adaptive_max_pool3d(mtk_ctx *ctx, mtk_tensor *input, const int64_t *output_size,
-                                    mtk_tensor **indices);
+MTK_API mtk_tensor *mtk_adaptive_avg_pool1d(mtk_ctx *ctx, mtk_tensor *input, const int64_t *output_size);
+MTK_API mtk_tensor *mtk_adaptive_avg_pool2d(mtk_ctx *ctx, mtk_tensor *input, const int64_t *output_size);
+MTK_API mtk_tensor *mtk_adaptive_avg_pool3d(mtk_ctx *ctx, mtk_tensor *input, const int64_t *output_size);
+MTK_API mtk_tensor *mtk_adaptive_max_pool1d(mtk_ctx *ctx, mtk_tensor *input, const int64_t *output_size,
+                                            mtk_tensor **indices);
+MTK_API mtk_tensor *mtk_adaptive_max_pool2d(mtk_ctx *ctx, mtk_tensor *input, const int64_t *output_size,
+                                            mtk_tensor **indices);
+MTK_API mtk_tensor *mtk_adaptive_max_pool3d(mtk_ctx *ctx, mtk_tensor *input, const int64_t *output_size,
+                                            mtk_tensor **indices);
 
 /* ------------------------------------------------------- interpolation */
 
@@ -118,7 +118,7 @@ typedef struct mtk_interp_args {
     bool antialias;
 } mtk_interp_args;
 
-mtk_tensor *mtk_interpolate(mtk_ctx *ctx, mtk_tensor *input, const mtk_interp_args *args);
+MTK_API mtk_tensor *mtk_interpolate(mtk_ctx *ctx, mtk_tensor *input, const mtk_interp_args *args);
 
 #ifdef __cplusplus
 }

@@ -31,20 +31,20 @@ typedef enum mtk_memory_format {
 /* torch.empty(shape): uninitialized memory on cpu.  Errors: a negative
  * size ("Trying to create tensor with negative dimension -1: [-1, 3]"),
  * too many dims, a size overflow. */
-mtk_tensor *mtk_empty(mtk_ctx *ctx, const int64_t *shape, int32_t ndim, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_empty(mtk_ctx *ctx, const int64_t *shape, int32_t ndim, mtk_dtype dtype);
 
 /* torch.zeros(shape) and torch.ones(shape); errors as mtk_empty. */
-mtk_tensor *mtk_zeros(mtk_ctx *ctx, const int64_t *shape, int32_t ndim, mtk_dtype dtype);
-mtk_tensor *mtk_ones(mtk_ctx *ctx, const int64_t *shape, int32_t ndim, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_zeros(mtk_ctx *ctx, const int64_t *shape, int32_t ndim, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_ones(mtk_ctx *ctx, const int64_t *shape, int32_t ndim, mtk_dtype dtype);
 
 /* torch.full(shape, fill_value) with a float fill value (dtype UNDEFINED:
  * the default dtype) or an integer one (mtk_full_int; UNDEFINED: int64).
  * On cpu a value the dtype cannot hold is an error ("value cannot be
  * converted to type int8_t without overflow"). */
-mtk_tensor *mtk_full(mtk_ctx *ctx, const int64_t *shape, int32_t ndim, double fill_value,
-                     mtk_dtype dtype);
-mtk_tensor *mtk_full_int(mtk_ctx *ctx, const int64_t *shape, int32_t ndim, int64_t fill_value,
-                         mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_full(mtk_ctx *ctx, const int64_t *shape, int32_t ndim, double fill_value,
+                             mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_full_int(mtk_ctx *ctx, const int64_t *shape, int32_t ndim, int64_t fill_value,
+                                 mtk_dtype dtype);
 
 /* torch.arange(start, end, step) with float arguments (UNDEFINED: the
  * default dtype) or integer ones (mtk_arange_int; UNDEFINED: int64).  The
@@ -52,23 +52,23 @@ mtk_tensor *mtk_full_int(mtk_ctx *ctx, const int64_t *shape, int32_t ndim, int64
  * values equal torch's bit for bit.  Errors: step 0 ("step must be
  * nonzero"), a step whose sign disagrees with end - start, a non-finite
  * bound or step. */
-mtk_tensor *mtk_arange(mtk_ctx *ctx, double start, double end, double step, mtk_dtype dtype);
-mtk_tensor *mtk_arange_int(mtk_ctx *ctx, int64_t start, int64_t end, int64_t step, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_arange(mtk_ctx *ctx, double start, double end, double step, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_arange_int(mtk_ctx *ctx, int64_t start, int64_t end, int64_t step, mtk_dtype dtype);
 
 /* torch.linspace(start, end, steps): `steps` values from start to end,
  * computed from both ends as torch does.  Errors: steps < 0. */
-mtk_tensor *mtk_linspace(mtk_ctx *ctx, double start, double end, int64_t steps, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_linspace(mtk_ctx *ctx, double start, double end, int64_t steps, mtk_dtype dtype);
 
 /* torch.eye(n, m): an n x m identity; m < 0 means m = n.  Errors: n < 0. */
-mtk_tensor *mtk_eye(mtk_ctx *ctx, int64_t n, int64_t m, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_eye(mtk_ctx *ctx, int64_t n, int64_t m, mtk_dtype dtype);
 
 /* torch.empty_like / zeros_like / ones_like / full_like(x): x's shape, its
  * device, its dtype unless `dtype` is given, and its strides when x is
  * non-overlapping and dense (else dense strides in x's stride order). */
-mtk_tensor *mtk_empty_like(mtk_ctx *ctx, const mtk_tensor *x, mtk_dtype dtype);
-mtk_tensor *mtk_zeros_like(mtk_ctx *ctx, const mtk_tensor *x, mtk_dtype dtype);
-mtk_tensor *mtk_ones_like(mtk_ctx *ctx, const mtk_tensor *x, mtk_dtype dtype);
-mtk_tensor *mtk_full_like(mtk_ctx *ctx, const mtk_tensor *x, double fill_value, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_empty_like(mtk_ctx *ctx, const mtk_tensor *x, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_zeros_like(mtk_ctx *ctx, const mtk_tensor *x, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_ones_like(mtk_ctx *ctx, const mtk_tensor *x, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_full_like(mtk_ctx *ctx, const mtk_tensor *x, double fill_value, mtk_dtype dtype);
 
 #ifdef __cplusplus
 }

@@ -28,17 +28,17 @@ extern "C" {
  * empty tensors of shape [0] are skipped (torch's legacy rule); the
  * output is channels-last when every input suggests it.  Errors: no
  * tensors, 0-dim tensors, mismatched ranks or sizes. */
-mtk_tensor *mtk_cat(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n, int64_t dim);
+MTK_API mtk_tensor *mtk_cat(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n, int64_t dim);
 
 /* torch.stack(tensors[n], dim): a new dim of size n at `dim` (in
  * [-ndim-1, ndim]); every tensor must have the same shape. */
-mtk_tensor *mtk_stack(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n, int64_t dim);
+MTK_API mtk_tensor *mtk_stack(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n, int64_t dim);
 
 /* torch.hstack / vstack / dstack: cat after atleast_1d / 2d / 3d, along
  * dim 1 (0 for 1-D inputs) / 0 / 2. */
-mtk_tensor *mtk_hstack(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n);
-mtk_tensor *mtk_vstack(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n);
-mtk_tensor *mtk_dstack(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n);
+MTK_API mtk_tensor *mtk_hstack(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n);
+MTK_API mtk_tensor *mtk_vstack(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n);
+MTK_API mtk_tensor *mtk_dstack(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n);
 
 /* ------------------------------------------------ splitting, repeating */
 
@@ -47,105 +47,105 @@ mtk_tensor *mtk_dstack(mtk_ctx *ctx, mtk_tensor *const *tensors, int32_t n);
  * index (Python slice rules: negative counts from the end, clamped).
  * Writes up to `cap` views to out and returns how many there are, or -1
  * on error. */
-int32_t mtk_tensor_split(mtk_ctx *ctx, mtk_tensor *x, int64_t sections, int64_t dim, mtk_tensor **out,
-                         int32_t cap);
-int32_t mtk_tensor_split_indices(mtk_ctx *ctx, mtk_tensor *x, const int64_t *indices, int32_t n,
-                                 int64_t dim, mtk_tensor **out, int32_t cap);
+MTK_API int32_t mtk_tensor_split(mtk_ctx *ctx, mtk_tensor *x, int64_t sections, int64_t dim, mtk_tensor **out,
+                                 int32_t cap);
+MTK_API int32_t mtk_tensor_split_indices(mtk_ctx *ctx, mtk_tensor *x, const int64_t *indices, int32_t n,
+                                         int64_t dim, mtk_tensor **out, int32_t cap);
 
 /* torch.tile(x, dims[n]): repeat with dims padded by leading ones to x's
  * rank.  Errors: a negative dim. */
-mtk_tensor *mtk_tile(mtk_ctx *ctx, mtk_tensor *x, const int64_t *dims, int32_t n);
+MTK_API mtk_tensor *mtk_tile(mtk_ctx *ctx, mtk_tensor *x, const int64_t *dims, int32_t n);
 
 /* torch.repeat_interleave(x, repeats, dim): every element `repeats` times
  * along dim (MTK_INDEX_NO_DIM: of the flattened input).  _tensor: per
  * element repeats (a 0-dim or 1-D int tensor); the output size depends on
  * their values, so on meta `output_size` (>= 0; -1 for None) is required
  * (MTK_ERR_DATA_DEPENDENT otherwise). */
-mtk_tensor *mtk_repeat_interleave(mtk_ctx *ctx, mtk_tensor *x, int64_t repeats, int64_t dim);
-mtk_tensor *mtk_repeat_interleave_tensor(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *repeats, int64_t dim,
-                                         int64_t output_size);
+MTK_API mtk_tensor *mtk_repeat_interleave(mtk_ctx *ctx, mtk_tensor *x, int64_t repeats, int64_t dim);
+MTK_API mtk_tensor *mtk_repeat_interleave_tensor(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *repeats, int64_t dim,
+                                                 int64_t output_size);
 
 /* ---------------------------------------------------------- reordering */
 
 /* torch.roll(x, shifts[n], dims[n]); n_dims 0: roll the flattened tensor
  * (then n must be 1). */
-mtk_tensor *mtk_roll(mtk_ctx *ctx, mtk_tensor *x, const int64_t *shifts, int32_t n, const int64_t *dims,
-                     int32_t n_dims);
+MTK_API mtk_tensor *mtk_roll(mtk_ctx *ctx, mtk_tensor *x, const int64_t *shifts, int32_t n, const int64_t *dims,
+                             int32_t n_dims);
 
 /* torch.flip(x, dims[n]): reverses the listed dims (no repeats). */
-mtk_tensor *mtk_flip(mtk_ctx *ctx, mtk_tensor *x, const int64_t *dims, int32_t n);
+MTK_API mtk_tensor *mtk_flip(mtk_ctx *ctx, mtk_tensor *x, const int64_t *dims, int32_t n);
 
 /* torch.tril / triu(x, diagonal): zeroes above / below the diagonal of
  * the last two dims (x needs at least 2 dims). */
-mtk_tensor *mtk_tril(mtk_ctx *ctx, mtk_tensor *x, int64_t diagonal);
-mtk_tensor *mtk_triu(mtk_ctx *ctx, mtk_tensor *x, int64_t diagonal);
+MTK_API mtk_tensor *mtk_tril(mtk_ctx *ctx, mtk_tensor *x, int64_t diagonal);
+MTK_API mtk_tensor *mtk_triu(mtk_ctx *ctx, mtk_tensor *x, int64_t diagonal);
 
 /* ------------------------------------------------------------ indexing */
 
 /* torch.index_select(x, dim, index): index a 1-D (or 0-dim) int tensor. */
-mtk_tensor *mtk_index_select(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor *index);
+MTK_API mtk_tensor *mtk_index_select(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor *index);
 
 /* torch.gather(x, dim, index): out[i][j] = x[index[i][j]][j] (dim 0);
  * the output has index's shape. */
-mtk_tensor *mtk_gather(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor *index);
+MTK_API mtk_tensor *mtk_gather(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor *index);
 
 /* torch.take_along_dim(x, indices, dim): gather after broadcasting x and
  * indices (int64) except along dim; MTK_INDEX_NO_DIM: of the flattened
  * tensors. */
-mtk_tensor *mtk_take_along_dim(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *indices, int64_t dim);
+MTK_API mtk_tensor *mtk_take_along_dim(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *indices, int64_t dim);
 
 /* torch.scatter(x, dim, index, src): a copy of x with
  * out[index[i][j]][j] = src[i][j] (dim 0).  _value: a number instead of
  * src.  `reduce` NULL, "add" or "multiply" (torch's deprecated form).
  * scatter_add: the values are added. */
-mtk_tensor *mtk_scatter(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor *index, mtk_tensor *src,
-                        const char *reduce);
-mtk_tensor *mtk_scatter_value(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor *index, double value,
-                              const char *reduce);
-mtk_tensor *mtk_scatter_add(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor *index, mtk_tensor *src);
+MTK_API mtk_tensor *mtk_scatter(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor *index, mtk_tensor *src,
+                                const char *reduce);
+MTK_API mtk_tensor *mtk_scatter_value(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor *index, double value,
+                                      const char *reduce);
+MTK_API mtk_tensor *mtk_scatter_add(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor *index, mtk_tensor *src);
 
 /* torch.index_add(x, dim, index, source, alpha=alpha): a contiguous copy
  * of x with alpha * source added at the indexed positions of dim. */
-mtk_tensor *mtk_index_add(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor *index, mtk_tensor *source,
-                          double alpha);
+MTK_API mtk_tensor *mtk_index_add(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, mtk_tensor *index, mtk_tensor *source,
+                                  double alpha);
 
 /* torch.masked_fill(x, mask, value): a contiguous tensor of x and mask's
  * broadcast shape, `value` where mask (bool) is true.  _tensor: a 0-dim
  * value tensor. */
-mtk_tensor *mtk_masked_fill(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *mask, double value);
-mtk_tensor *mtk_masked_fill_tensor(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *mask, mtk_tensor *value);
+MTK_API mtk_tensor *mtk_masked_fill(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *mask, double value);
+MTK_API mtk_tensor *mtk_masked_fill_tensor(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *mask, mtk_tensor *value);
 
 /* F.embedding(input, weight, padding_idx): rows of the 2-D weight picked
  * by the int64/int32 input; shape input.shape + (weight.size(1),).
  * has_padding_idx false: None. */
-mtk_tensor *mtk_embedding(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight, bool has_padding_idx,
-                          int64_t padding_idx);
+MTK_API mtk_tensor *mtk_embedding(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight, bool has_padding_idx,
+                                  int64_t padding_idx);
 
 /* F.one_hot(input, num_classes): int64 input to an int64 tensor of shape
  * input.shape + (num_classes,).  num_classes -1 means max(input) + 1,
  * which depends on data: an error on meta. */
-mtk_tensor *mtk_one_hot(mtk_ctx *ctx, mtk_tensor *input, int64_t num_classes);
+MTK_API mtk_tensor *mtk_one_hot(mtk_ctx *ctx, mtk_tensor *input, int64_t num_classes);
 
 /* F.pad(x, pad[n], mode, value): pad[n] gives (left, right) pairs from
  * the last dim backwards.  mode "constant" (negative padding crops),
  * "reflect", "replicate" or "circular" (those pad the last 1-3 dims of a
  * 2-5-D tensor).  `value` is used by constant mode only. */
-mtk_tensor *mtk_pad(mtk_ctx *ctx, mtk_tensor *x, const int64_t *pad, int32_t n, const char *mode, double value);
+MTK_API mtk_tensor *mtk_pad(mtk_ctx *ctx, mtk_tensor *x, const int64_t *pad, int32_t n, const char *mode, double value);
 
 /* -------------------------------------------------------------- sorting */
 
 /* torch.sort(x, dim, descending, stable=stable): values and int64
  * indices (both written; NaN sorts as the largest).  False on error. */
-bool mtk_sort(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, bool descending, bool stable, mtk_tensor **values,
-              mtk_tensor **indices);
+MTK_API bool mtk_sort(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, bool descending, bool stable, mtk_tensor **values,
+                      mtk_tensor **indices);
 
 /* torch.argsort(x, dim, descending, stable=stable): the indices alone. */
-mtk_tensor *mtk_argsort(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, bool descending, bool stable);
+MTK_API mtk_tensor *mtk_argsort(mtk_ctx *ctx, mtk_tensor *x, int64_t dim, bool descending, bool stable);
 
 /* torch.topk(x, k, dim, largest, sorted): the k largest (smallest)
  * values along dim and their int64 indices.  False on error. */
-bool mtk_topk(mtk_ctx *ctx, mtk_tensor *x, int64_t k, int64_t dim, bool largest, bool sorted, mtk_tensor **values,
-              mtk_tensor **indices);
+MTK_API bool mtk_topk(mtk_ctx *ctx, mtk_tensor *x, int64_t k, int64_t dim, bool largest, bool sorted, mtk_tensor **values,
+                      mtk_tensor **indices);
 
 #ifdef __cplusplus
 }

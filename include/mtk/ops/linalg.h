@@ -21,26 +21,26 @@ extern "C" {
  * (a 1-D operand joins as a row / column that is dropped from the result).
  * Errors: a 0-dim operand, mismatched inner sizes, unbroadcastable batch
  * dims, different dtypes. */
-mtk_tensor *mtk_matmul(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *other);
+MTK_API mtk_tensor *mtk_matmul(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *other);
 
 /* torch.mm: (n x m) @ (m x p) -> (n x p); both must be matrices. */
-mtk_tensor *mtk_mm(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *mat2);
+MTK_API mtk_tensor *mtk_mm(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *mat2);
 
 /* torch.bmm: (b x n x m) @ (b x m x p) -> (b x n x p); no broadcasting. */
-mtk_tensor *mtk_bmm(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *mat2);
+MTK_API mtk_tensor *mtk_bmm(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *mat2);
 
 /* torch.dot: two 1-D tensors of one length -> 0-dim tensor. */
-mtk_tensor *mtk_dot(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *other);
+MTK_API mtk_tensor *mtk_dot(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *other);
 
 /* torch.mv: (n x m) @ (m) -> (n). */
-mtk_tensor *mtk_mv(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *vec);
+MTK_API mtk_tensor *mtk_mv(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *vec);
 
 /* torch.nn.functional.linear: input @ weight.T (+ bias).  `weight` is
  * (out_features, in_features) or 1-D; `bias` may be NULL (no bias).  A 1-D
  * input gives a 1-D result; bias broadcasting follows torch's cpu paths
  * (addmm for 2-D input, flattened addmm for contiguous input with a
  * vector bias, else matmul then an in-place add). */
-mtk_tensor *mtk_linear(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight, mtk_tensor *bias);
+MTK_API mtk_tensor *mtk_linear(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight, mtk_tensor *bias);
 
 #ifdef __cplusplus
 }

@@ -16,65 +16,65 @@ extern "C" {
 
 /* F.softmax / F.log_softmax along `dim`, computed in `dtype` (or the
  * input's dtype).  Contiguous result.  The cpu takes floating dtypes. */
-mtk_tensor *mtk_softmax(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, mtk_dtype dtype);
-mtk_tensor *mtk_log_softmax(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_softmax(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_log_softmax(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, mtk_dtype dtype);
 
 /* F.dropout and friends.  With training false, p == 0 or an empty input
  * they return `input` itself (dropout1d/3d of an unbatched input: a view
  * of it), as torch does; inplace returns `input` after masking it.  On cpu
  * the mask is drawn from the context's generator (mtk_ctx_manual_seed):
  * deterministic for a seed, but not torch's random stream. */
-mtk_tensor *mtk_dropout(mtk_ctx *ctx, mtk_tensor *input, double p, bool training, bool inplace);
-mtk_tensor *mtk_dropout1d(mtk_ctx *ctx, mtk_tensor *input, double p, bool training, bool inplace);
-mtk_tensor *mtk_dropout2d(mtk_ctx *ctx, mtk_tensor *input, double p, bool training, bool inplace);
-mtk_tensor *mtk_dropout3d(mtk_ctx *ctx, mtk_tensor *input, double p, bool training, bool inplace);
-mtk_tensor *mtk_alpha_dropout(mtk_ctx *ctx, mtk_tensor *input, double p, bool training, bool inplace);
-mtk_tensor *mtk_feature_alpha_dropout(mtk_ctx *ctx, mtk_tensor *input, double p, bool training, bool inplace);
+MTK_API mtk_tensor *mtk_dropout(mtk_ctx *ctx, mtk_tensor *input, double p, bool training, bool inplace);
+MTK_API mtk_tensor *mtk_dropout1d(mtk_ctx *ctx, mtk_tensor *input, double p, bool training, bool inplace);
+MTK_API mtk_tensor *mtk_dropout2d(mtk_ctx *ctx, mtk_tensor *input, double p, bool training, bool inplace);
+MTK_API mtk_tensor *mtk_dropout3d(mtk_ctx *ctx, mtk_tensor *input, double p, bool training, bool inplace);
+MTK_API mtk_tensor *mtk_alpha_dropout(mtk_ctx *ctx, mtk_tensor *input, double p, bool training, bool inplace);
+MTK_API mtk_tensor *mtk_feature_alpha_dropout(mtk_ctx *ctx, mtk_tensor *input, double p, bool training, bool inplace);
 
 /* F.layer_norm over the last `n` dims (normalized_shape[n]). */
-mtk_tensor *mtk_layer_norm(mtk_ctx *ctx, mtk_tensor *input, const int64_t *normalized_shape, int32_t n,
-                           mtk_tensor *weight, mtk_tensor *bias, double eps);
+MTK_API mtk_tensor *mtk_layer_norm(mtk_ctx *ctx, mtk_tensor *input, const int64_t *normalized_shape, int32_t n,
+                                   mtk_tensor *weight, mtk_tensor *bias, double eps);
 /* F.rms_norm; eps NAN: the machine epsilon of the compute dtype. */
-mtk_tensor *mtk_rms_norm(mtk_ctx *ctx, mtk_tensor *input, const int64_t *normalized_shape, int32_t n,
-                         mtk_tensor *weight, double eps);
+MTK_API mtk_tensor *mtk_rms_norm(mtk_ctx *ctx, mtk_tensor *input, const int64_t *normalized_shape, int32_t n,
+                                 mtk_tensor *weight, double eps);
 /* F.group_norm. */
-mtk_tensor *mtk_group_norm(mtk_ctx *ctx, mtk_tensor *input, int64_t num_groups, mtk_tensor *weight,
-                           mtk_tensor *bias, double eps);
+MTK_API mtk_tensor *mtk_group_norm(mtk_ctx *ctx, mtk_tensor *input, int64_t num_groups, mtk_tensor *weight,
+                                   mtk_tensor *bias, double eps);
 /* F.batch_norm.  training on cpu updates running_mean / running_var in
  * place (momentum, unbiased variance), as torch does. */
-mtk_tensor *mtk_batch_norm(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *running_mean, mtk_tensor *running_var,
-                           mtk_tensor *weight, mtk_tensor *bias, bool training, double momentum, double eps);
+MTK_API mtk_tensor *mtk_batch_norm(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *running_mean, mtk_tensor *running_var,
+                                   mtk_tensor *weight, mtk_tensor *bias, bool training, double momentum, double eps);
 /* F.instance_norm (running stats updated in place with the batch mean). */
-mtk_tensor *mtk_instance_norm(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *running_mean, mtk_tensor *running_var,
-                              mtk_tensor *weight, mtk_tensor *bias, bool use_input_stats, double momentum,
-                              double eps);
+MTK_API mtk_tensor *mtk_instance_norm(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *running_mean, mtk_tensor *running_var,
+                                      mtk_tensor *weight, mtk_tensor *bias, bool use_input_stats, double momentum,
+                                      double eps);
 
 /* F.scaled_dot_product_attention: (..., L, E), (..., S, E), (..., S, Ev)
  * -> (..., L, Ev).  scale NAN: 1/sqrt(E). */
-mtk_tensor *mtk_scaled_dot_product_attention(mtk_ctx *ctx, mtk_tensor *query, mtk_tensor *key, mtk_tensor *value,
-                                             mtk_tensor *attn_mask, double dropout_p, bool is_causal, double scale,
-                                             bool enable_gqa);
+MTK_API mtk_tensor *mtk_scaled_dot_product_attention(mtk_ctx *ctx, mtk_tensor *query, mtk_tensor *key, mtk_tensor *value,
+                                                     mtk_tensor *attn_mask, double dropout_p, bool is_causal, double scale,
+                                                     bool enable_gqa);
 
 /* Losses; `reduction` is "none", "mean" or "sum". */
-mtk_tensor *mtk_cross_entropy(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, mtk_tensor *weight,
-                              int64_t ignore_index, const char *reduction, double label_smoothing);
-mtk_tensor *mtk_nll_loss(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, mtk_tensor *weight,
-                         int64_t ignore_index, const char *reduction);
-mtk_tensor *mtk_mse_loss(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, const char *reduction);
-mtk_tensor *mtk_l1_loss(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, const char *reduction);
-mtk_tensor *mtk_smooth_l1_loss(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, const char *reduction,
-                               double beta);
-mtk_tensor *mtk_huber_loss(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, const char *reduction,
-                           double delta);
-mtk_tensor *mtk_binary_cross_entropy(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, mtk_tensor *weight,
-                                     const char *reduction);
-mtk_tensor *mtk_binary_cross_entropy_with_logits(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target,
-                                                 mtk_tensor *weight, const char *reduction, mtk_tensor *pos_weight);
+MTK_API mtk_tensor *mtk_cross_entropy(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, mtk_tensor *weight,
+                                      int64_t ignore_index, const char *reduction, double label_smoothing);
+MTK_API mtk_tensor *mtk_nll_loss(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, mtk_tensor *weight,
+                                 int64_t ignore_index, const char *reduction);
+MTK_API mtk_tensor *mtk_mse_loss(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, const char *reduction);
+MTK_API mtk_tensor *mtk_l1_loss(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, const char *reduction);
+MTK_API mtk_tensor *mtk_smooth_l1_loss(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, const char *reduction,
+                                       double beta);
+MTK_API mtk_tensor *mtk_huber_loss(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, const char *reduction,
+                                   double delta);
+MTK_API mtk_tensor *mtk_binary_cross_entropy(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target, mtk_tensor *weight,
+                                             const char *reduction);
+MTK_API mtk_tensor *mtk_binary_cross_entropy_with_logits(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *target,
+                                                         mtk_tensor *weight, const char *reduction, mtk_tensor *pos_weight);
 
 /* rope(x, cos, sin, interleaved): rotary position embedding as Hugging
  * Face Llama applies it, x * cos + rotate_half(x) * sin; see docs/ops.md
  * for the accepted shapes. */
-mtk_tensor *mtk_rope(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tensor *sin, bool interleaved);
+MTK_API mtk_tensor *mtk_rope(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tensor *sin, bool interleaved);
 
 #ifdef __cplusplus
 }

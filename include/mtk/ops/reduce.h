@@ -27,81 +27,81 @@ extern "C" {
 /* torch.sum / nansum / mean / nanmean(input, dim, keepdim, dtype=dtype).
  * mean/nanmean need a floating input or a floating dtype ("mean(): could
  * not infer output dtype. ..."). */
-mtk_tensor *mtk_sum(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim,
-                    mtk_dtype dtype);
-mtk_tensor *mtk_nansum(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim,
-                       mtk_dtype dtype);
-mtk_tensor *mtk_mean(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim,
-                     mtk_dtype dtype);
-mtk_tensor *mtk_nanmean(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim,
-                        mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_sum(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim,
+                            mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_nansum(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim,
+                               mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_mean(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim,
+                             mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_nanmean(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim,
+                                mtk_dtype dtype);
 
 /* torch.prod(input, dtype=dtype): every element; mtk_prod_dim: one dim. */
-mtk_tensor *mtk_prod(mtk_ctx *ctx, mtk_tensor *input, mtk_dtype dtype);
-mtk_tensor *mtk_prod_dim(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool keepdim, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_prod(mtk_ctx *ctx, mtk_tensor *input, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_prod_dim(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool keepdim, mtk_dtype dtype);
 
 /* torch.amax / amin(input, dim, keepdim).  Reducing an empty dim is an
  * error. */
-mtk_tensor *mtk_amax(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim);
-mtk_tensor *mtk_amin(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim);
+MTK_API mtk_tensor *mtk_amax(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim);
+MTK_API mtk_tensor *mtk_amin(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim);
 
 /* torch.max(input) / torch.min(input): the 0-dim extreme of every element
  * (NaN if any).  (torch.max(input, other) is mtk_maximum.) */
-mtk_tensor *mtk_max(mtk_ctx *ctx, mtk_tensor *input);
-mtk_tensor *mtk_min(mtk_ctx *ctx, mtk_tensor *input);
+MTK_API mtk_tensor *mtk_max(mtk_ctx *ctx, mtk_tensor *input);
+MTK_API mtk_tensor *mtk_min(mtk_ctx *ctx, mtk_tensor *input);
 
 /* torch.max / min(input, dim, keepdim) -> (values, indices): both outputs
  * are set (int64 indices), or both NULL and false on error. */
-bool mtk_max_dim(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool keepdim, mtk_tensor **values,
-                 mtk_tensor **indices);
-bool mtk_min_dim(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool keepdim, mtk_tensor **values,
-                 mtk_tensor **indices);
+MTK_API bool mtk_max_dim(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool keepdim, mtk_tensor **values,
+                         mtk_tensor **indices);
+MTK_API bool mtk_min_dim(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool keepdim, mtk_tensor **values,
+                         mtk_tensor **indices);
 
 /* torch.argmax / argmin(input, dim, keepdim): dim == NULL flattens the
  * input (index into its row-major order). */
-mtk_tensor *mtk_argmax(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dim, bool keepdim);
-mtk_tensor *mtk_argmin(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dim, bool keepdim);
+MTK_API mtk_tensor *mtk_argmax(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dim, bool keepdim);
+MTK_API mtk_tensor *mtk_argmin(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dim, bool keepdim);
 
 /* torch.var / std(input, dim, correction=correction, keepdim): the divisor
  * is max(N - correction, 0) (correction 1 is unbiased=True).  The pair
  * versions set (var or std, mean). */
-mtk_tensor *mtk_var(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, double correction,
-                    bool keepdim);
-mtk_tensor *mtk_std(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, double correction,
-                    bool keepdim);
-bool mtk_var_mean(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, double correction,
-                  bool keepdim, mtk_tensor **var, mtk_tensor **mean);
-bool mtk_std_mean(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, double correction,
-                  bool keepdim, mtk_tensor **std, mtk_tensor **mean);
+MTK_API mtk_tensor *mtk_var(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, double correction,
+                            bool keepdim);
+MTK_API mtk_tensor *mtk_std(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, double correction,
+                            bool keepdim);
+MTK_API bool mtk_var_mean(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, double correction,
+                          bool keepdim, mtk_tensor **var, mtk_tensor **mean);
+MTK_API bool mtk_std_mean(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, double correction,
+                          bool keepdim, mtk_tensor **std, mtk_tensor **mean);
 
 /* torch.logsumexp(input, dim, keepdim): integral inputs give the default
  * float dtype. */
-mtk_tensor *mtk_logsumexp(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim);
+MTK_API mtk_tensor *mtk_logsumexp(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim);
 
 /* torch.linalg.vector_norm(input, ord, dim, keepdim, dtype=dtype): ord is
  * any number, INFINITY or -INFINITY; floating inputs only. */
-mtk_tensor *mtk_vector_norm(mtk_ctx *ctx, mtk_tensor *input, double ord, const int64_t *dims, int32_t ndims,
-                            bool keepdim, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_vector_norm(mtk_ctx *ctx, mtk_tensor *input, double ord, const int64_t *dims, int32_t ndims,
+                                    bool keepdim, mtk_dtype dtype);
 
 /* torch.all / any(input, dim, keepdim) and count_nonzero(input, dim). */
-mtk_tensor *mtk_all(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim);
-mtk_tensor *mtk_any(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim);
-mtk_tensor *mtk_count_nonzero(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims);
+MTK_API mtk_tensor *mtk_all(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim);
+MTK_API mtk_tensor *mtk_any(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims, bool keepdim);
+MTK_API mtk_tensor *mtk_count_nonzero(mtk_ctx *ctx, mtk_tensor *input, const int64_t *dims, int32_t ndims);
 
 /* torch.cumsum / cumprod(input, dim, dtype=dtype); cummax / cummin(input,
  * dim) -> (values, indices). */
-mtk_tensor *mtk_cumsum(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, mtk_dtype dtype);
-mtk_tensor *mtk_cumprod(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, mtk_dtype dtype);
-bool mtk_cummax(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, mtk_tensor **values, mtk_tensor **indices);
-bool mtk_cummin(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, mtk_tensor **values, mtk_tensor **indices);
+MTK_API mtk_tensor *mtk_cumsum(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, mtk_dtype dtype);
+MTK_API mtk_tensor *mtk_cumprod(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, mtk_dtype dtype);
+MTK_API bool mtk_cummax(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, mtk_tensor **values, mtk_tensor **indices);
+MTK_API bool mtk_cummin(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, mtk_tensor **values, mtk_tensor **indices);
 
 /* torch.median(input) (lower median, NaN if any) and median / mode
  * (input, dim, keepdim) -> (values, indices). */
-mtk_tensor *mtk_median(mtk_ctx *ctx, mtk_tensor *input);
-bool mtk_median_dim(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool keepdim, mtk_tensor **values,
-                    mtk_tensor **indices);
-bool mtk_mode(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool keepdim, mtk_tensor **values,
-              mtk_tensor **indices);
+MTK_API mtk_tensor *mtk_median(mtk_ctx *ctx, mtk_tensor *input);
+MTK_API bool mtk_median_dim(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool keepdim, mtk_tensor **values,
+                            mtk_tensor **indices);
+MTK_API bool mtk_mode(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool keepdim, mtk_tensor **values,
+                      mtk_tensor **indices);
 
 #ifdef __cplusplus
 }
