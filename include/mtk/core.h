@@ -206,6 +206,10 @@ MTK_API bool mtk_verror(mtk_ctx *ctx, mtk_status status, const char *fmt, va_lis
 MTK_API bool mtk_ctx_push_device(mtk_ctx *ctx, mtk_device device);
 MTK_API bool mtk_ctx_pop_device(mtk_ctx *ctx);
 MTK_API mtk_device mtk_ctx_device(const mtk_ctx *ctx);
+/* How many device scopes are pushed (0: the default device is the
+ * context's base one, cpu).  Builders that default to meta
+ * (mtk_model_resolve) read it to honour a device the caller asked for. */
+MTK_API int32_t mtk_ctx_device_scopes(const mtk_ctx *ctx);
 
 /* Default-dtype scope (torch.set_default_dtype), floating dtypes only. */
 MTK_API bool mtk_ctx_push_dtype(mtk_ctx *ctx, mtk_dtype dtype);

@@ -7,8 +7,9 @@
  * architectures[0] (the family's default class when absent), with
  * transformers' exact state-dict keys, shapes and parameter counts, in the
  * config's torch_dtype (float32 when absent) unless a dtype scope says
- * otherwise, per the context's scopes (use a meta device scope to build it
- * without memory: mtk_model_resolve does so when asked).
+ * otherwise.  mtk_model_build_config builds per the context's scopes;
+ * mtk_model_resolve builds on meta (no memory) unless the caller pushed a
+ * device scope.
  *
  * Errors are values: NULL and the context's error, naming the config
  * (path or built-in name) and the field ("llama-3-8b: num_attention_heads
@@ -124,13 +125,13 @@ MTK_API const mtk_demo_model *mtk_demo_model_find(const char *name);
 
 /* How to build a MODEL argument. */
 typedef struct mtk_model_resolve_options {
-    mtk_dtype dtype;   /* UNDEFINED: the config's torch_dtype          */
-    bool meta;         /* build under a meta device + meta init scope  */
+    mtk_dtype dtype;   /* UNDEFINED: the config's torch_dtype                */
+    bool meta;         /* meta even under the caller's device scope          */
     const char *attention; /* "eager" or "sdpa": transformers'
                               attn_implementation for the families that
                               have both (the decoders); NULL: the config's
                               _attn_implementation, else the family's
-                              default                                  */
+                              default                                        */
 } mtk_model_resolve_options;
 
 /* What a MODEL argument resolved to (strings in the arena or static). */
@@ -149,10 +150,19 @@ typedef struct mtk_model_info {
 
 /* Builds the model a MODEL argument names: a built-in of the zoo, a demo
  * model (simplenet, lazynet: mtk_demo_model_find), a config.json, or a
- * directory holding one.  `options` may be NULL (config dtype, the
- * context's scopes); `info` may be NULL.  Errors: MTK_ERR_INVALID_ARGUMENT
- * for an unknown name (listing the built-in ones), MTK_ERR_IO for an
- * unreadable path, then as mtk_model_build_config. */
+ * directory holding one.
+ *
+ * Where: on meta (meta device and init mode: no parameter memory, as
+ * torch.device('meta')) unless the caller has pushed a device scope
+ * (mtk_ctx_push_device); then per the context's scopes, so
+ * `push_device(cpu)` builds a real model in the context's init mode.
+ * options->meta builds on meta even under such a scope.  The caller's
+ * scopes are as they were on return.
+ *
+ * `options` may be NULL (the config's dtype, the placement above); `info`
+ * may be NULL.  Errors: MTK_ERR_INVALID_ARGUMENT for an unknown name
+ * (listing the built-in ones), MTK_ERR_IO for an unreadable path, then as
+ * mtk_model_build_config. */
 MTK_API mtk_module *mtk_model_resolve(mtk_ctx *ctx, const char *model, const mtk_model_resolve_options *options,
                                       mtk_model_info *info);
 

@@ -292,6 +292,7 @@ bool mtk_ctx_push_device(mtk_ctx *ctx, mtk_device device)
 }
 bool mtk_ctx_pop_device(mtk_ctx *ctx) { SCOPE_POP(device_depth, "device"); }
 mtk_device mtk_ctx_device(const mtk_ctx *ctx) { return ctx->device_stack[ctx->device_depth - 1]; }
+int32_t mtk_ctx_device_scopes(const mtk_ctx *ctx) { return ctx->device_depth - 1; }
 
 bool mtk_ctx_push_dtype(mtk_ctx *ctx, mtk_dtype dtype)
 {

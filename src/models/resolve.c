@@ -166,7 +166,8 @@ mtk_module *mtk_model_resolve(mtk_ctx *ctx, const char *model, const mtk_model_r
         return NULL;
     }
     if (info) info->name = model;
-    bool meta = options && options->meta;
+    /* a model without its data unless the caller scoped a device */
+    bool meta = (options && options->meta) || mtk_ctx_device_scopes(ctx) == 0;
     if (meta && !mtk_ctx_push_device(ctx, MTK_DEVICE_META)) return NULL;
     if (meta && !mtk_ctx_push_init_mode(ctx, MTK_INIT_META)) {
         mtk_ctx_pop_device(ctx);

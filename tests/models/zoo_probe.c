@@ -238,7 +238,8 @@ static int print_buffer_values(const char *model)
     if (!ctx) return 1;
     mtk_ctx_manual_seed(ctx, 0);
     mtk_named_tensor *buffers = NULL;
-    mtk_module *m = mtk_model_resolve(ctx, model, NULL, NULL);
+    /* values need a real model: resolve builds on meta unless a device is scoped */
+    mtk_module *m = mtk_ctx_push_device(ctx, MTK_DEVICE_CPU) ? mtk_model_resolve(ctx, model, NULL, NULL) : NULL;
     int32_t n = m ? mtk_module_named_buffers(m, &buffers) : -1;
     if (n < 0) {
         printf("{\"error\": ");

@@ -450,6 +450,44 @@ static void resolve_reads_a_directory_holding_a_config(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* Every parameter of m on `device`, with data exactly when it is not meta. */
+static void assert_parameters_on(mtk_module *m, mtk_device device)
+{
+    mtk_named_tensor *params = NULL;
+    int32_t n = mtk_module_named_parameters(m, &params);
+    assert_true(n > 0);
+    for (int32_t i = 0; i < n; i++) {
+        assert_int_equal(params[i].tensor->device, device);
+        assert_true((mtk_tensor_data(params[i].tensor) != NULL) == (device != MTK_DEVICE_META));
+    }
+}
+
+static void resolve_builds_on_meta_unless_the_caller_scopes_a_device(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* no options, no scope: 774M parameters and no memory for them */
+    mtk_module *m = mtk_model_resolve(ctx, "gpt2-large", NULL, NULL);
+    assert_non_null(m);
+    assert_int_equal(mtk_module_num_parameters(m, false), 774030080);
+    assert_parameters_on(m, MTK_DEVICE_META);
+    assert_true(mtk_ctx_arena_bytes(ctx) < (size_t)64 << 20);
+    /* the caller's scopes are as they were */
+    assert_int_equal(mtk_ctx_device_scopes(ctx), 0);
+    assert_int_equal(mtk_ctx_device(ctx), MTK_DEVICE_CPU);
+    assert_int_equal(mtk_ctx_init_mode(ctx), MTK_INIT_INIT);
+
+    /* a device the caller scoped is honoured; options.meta still wins */
+    assert_true(mtk_ctx_push_device(ctx, MTK_DEVICE_CPU));
+    assert_parameters_on(mtk_model_resolve(ctx, "simplenet", NULL, NULL), MTK_DEVICE_CPU);
+    mtk_model_resolve_options options = { .dtype = MTK_DTYPE_UNDEFINED, .meta = true };
+    assert_parameters_on(mtk_model_resolve(ctx, "simplenet", &options, NULL), MTK_DEVICE_META);
+    assert_int_equal(mtk_ctx_device_scopes(ctx), 1);
+    assert_true(mtk_ctx_pop_device(ctx));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_OK);
+    mtk_ctx_free(ctx);
+}
+
 static void family_table_lists_classes_and_input_kinds(void **state)
 {
     (void)state;
@@ -504,6 +542,7 @@ int main(void)
         cmocka_unit_test(config_errors_name_the_field),
         cmocka_unit_test(bad_json_is_a_syntax_error_with_its_place),
         cmocka_unit_test(resolve_reads_a_directory_holding_a_config),
+        cmocka_unit_test(resolve_builds_on_meta_unless_the_caller_scopes_a_device),
         cmocka_unit_test(family_table_lists_classes_and_input_kinds),
         cmocka_unit_test(summary_collapses_identical_layers),
     };
