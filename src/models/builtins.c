@@ -170,6 +170,62 @@ static const mtk_builtin_model builtins[] = {
       " \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"use_sliding_window\": false,"
       " \"vocab_size\": 152064}",
       "1x4096" },
+    { "qwen3-0.6b", "Qwen/Qwen3-0.6B",
+      "{\"architectures\": [\"Qwen3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 151643, \"eos_token_id\": 151645, \"head_dim\": 128, \"hidden_act\": \"silu\","
+      " \"hidden_size\": 1024, \"initializer_range\": 0.02, \"intermediate_size\": 3072,"
+      " \"max_position_embeddings\": 40960, \"max_window_layers\": 28, \"model_type\": \"qwen3\","
+      " \"num_attention_heads\": 16, \"num_hidden_layers\": 28, \"num_key_value_heads\": 8,"
+      " \"rms_norm_eps\": 1e-06, \"rope_scaling\": null, \"rope_theta\": 1000000, \"sliding_window\": null,"
+      " \"tie_word_embeddings\": true, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"use_sliding_window\": false, \"vocab_size\": 151936}",
+      "1x4096" },
+    { "qwen3-8b", "Qwen/Qwen3-8B",
+      "{\"architectures\": [\"Qwen3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 151643, \"eos_token_id\": 151645, \"head_dim\": 128, \"hidden_act\": \"silu\","
+      " \"hidden_size\": 4096, \"initializer_range\": 0.02, \"intermediate_size\": 12288,"
+      " \"max_position_embeddings\": 40960, \"max_window_layers\": 36, \"model_type\": \"qwen3\","
+      " \"num_attention_heads\": 32, \"num_hidden_layers\": 36, \"num_key_value_heads\": 8,"
+      " \"rms_norm_eps\": 1e-06, \"rope_scaling\": null, \"rope_theta\": 1000000, \"sliding_window\": null,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"use_sliding_window\": false, \"vocab_size\": 151936}",
+      "1x4096" },
+    { "qwen3-32b", "Qwen/Qwen3-32B",
+      "{\"architectures\": [\"Qwen3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 151643, \"eos_token_id\": 151645, \"head_dim\": 128, \"hidden_act\": \"silu\","
+      " \"hidden_size\": 5120, \"initializer_range\": 0.02, \"intermediate_size\": 25600,"
+      " \"max_position_embeddings\": 40960, \"max_window_layers\": 64, \"model_type\": \"qwen3\","
+      " \"num_attention_heads\": 64, \"num_hidden_layers\": 64, \"num_key_value_heads\": 8,"
+      " \"rms_norm_eps\": 1e-06, \"rope_scaling\": null, \"rope_theta\": 1000000, \"sliding_window\": null,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"use_sliding_window\": false, \"vocab_size\": 151936}",
+      "1x4096" },
+    { "qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B",
+      "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 151643, \"decoder_sparse_step\": 1, \"eos_token_id\": 151645, \"head_dim\": 128,"
+      " \"hidden_act\": \"silu\", \"hidden_size\": 2048, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 6144, \"max_position_embeddings\": 40960, \"max_window_layers\": 48,"
+      " \"mlp_only_layers\": [], \"model_type\": \"qwen3_moe\", \"moe_intermediate_size\": 768,"
+      " \"norm_topk_prob\": true, \"num_attention_heads\": 32, \"num_experts\": 128,"
+      " \"num_experts_per_tok\": 8, \"num_hidden_layers\": 48, \"num_key_value_heads\": 4,"
+      " \"output_router_logits\": false, \"rms_norm_eps\": 1e-06, \"rope_scaling\": null,"
+      " \"rope_theta\": 1000000.0, \"router_aux_loss_coef\": 0.001, \"sliding_window\": null,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"use_sliding_window\": false, \"vocab_size\": 151936}",
+      "1x4096" },
+    { "qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B",
+      "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 151643, \"decoder_sparse_step\": 1, \"eos_token_id\": 151645, \"head_dim\": 128,"
+      " \"hidden_act\": \"silu\", \"hidden_size\": 4096, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 12288, \"max_position_embeddings\": 40960, \"max_window_layers\": 94,"
+      " \"mlp_only_layers\": [], \"model_type\": \"qwen3_moe\", \"moe_intermediate_size\": 1536,"
+      " \"norm_topk_prob\": true, \"num_attention_heads\": 64, \"num_experts\": 128,"
+      " \"num_experts_per_tok\": 8, \"num_hidden_layers\": 94, \"num_key_value_heads\": 4,"
+      " \"output_router_logits\": false, \"rms_norm_eps\": 1e-06, \"rope_scaling\": null,"
+      " \"rope_theta\": 1000000.0, \"router_aux_loss_coef\": 0.001, \"sliding_window\": null,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"use_sliding_window\": false, \"vocab_size\": 151936}",
+      "1x4096" },
     { "gemma-2b", "google/gemma-2b",
       "{\"architectures\": [\"GemmaForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
       " \"bos_token_id\": 2, \"eos_token_id\": 1, \"head_dim\": 256, \"hidden_act\": \"gelu\","

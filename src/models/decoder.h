@@ -35,7 +35,8 @@ typedef struct rope_spec {
 typedef enum moe_kind {
     MOE_NONE,
     MOE_MIXTRAL,   /* gate (router), experts                                     */
-    MOE_QWEN2      /* gate, experts, shared_expert, shared_expert_gate           */
+    MOE_QWEN2,     /* gate, experts, shared_expert, shared_expert_gate           */
+    MOE_QWEN3      /* experts, gate (no shared expert)                          */
 } moe_kind;
 
 #define DECODER_MAX_MLP_ONLY 256
@@ -67,6 +68,8 @@ typedef struct decoder_spec {
     int64_t sparse_step;         /* qwen2_moe decoder_sparse_step                 */
     int64_t mlp_only[DECODER_MAX_MLP_ONLY];
     int32_t n_mlp_only;
+    bool qk_norm;                /* qwen3: q_norm, k_norm (RMSNorm over head_dim) */
+    bool moe_experts_first;      /* qwen3_moe: experts registered before gate    */
 } decoder_spec;
 
 /* Family defaults for the fields decoder_read_common reads. */

@@ -123,6 +123,7 @@ typedef struct attention_config {
     int64_t heads, kv_heads, head_dim, rotary_dim;
     double scale, softcap;
     bool fused_qkv, eager;
+    bool qk_norm; /* qwen3: children q_norm, k_norm after o_proj */
 } attention_config;
 
 /* (B, S, n * head_dim) -> (B, n, S, head_dim) */
@@ -205,8 +206,15 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         k = mtk_module_forward(mtk_module_child_at(m, 1, NULL), x);
         v = mtk_module_forward(mtk_module_child_at(m, 2, NULL), x);
     }
-    q = rotate(ctx, split_heads(ctx, q, c->heads, c->head_dim), cos, sin, c->rotary_dim);    /* (B, H, S, D)  */
-    k = rotate(ctx, split_heads(ctx, k, c->kv_heads, c->head_dim), cos, sin, c->rotary_dim); /* (B, KV, S, D) */
+    q = split_heads(ctx, q, c->heads, c->head_dim);    /* (B, H, S, D)  */
+    k = split_heads(ctx, k, c->kv_heads, c->head_dim); /* (B, KV, S, D) */
+    if (c->qk_norm) {
+        /* RMSNorm over head_dim, per head (the last dim either side of the transpose) */
+        q = mtk_module_forward(mtk_module_child_at(m, 4, NULL), q);
+        k = mtk_module_forward(mtk_module_child_at(m, 5, NULL), k);
+    }
+    q = rotate(ctx, q, cos, sin, c->rotary_dim);
+    k = rotate(ctx, k, cos, sin, c->rotary_dim);
     v = split_heads(ctx, v, c->kv_heads, c->head_dim);
     mtk_tensor *attn = c->eager ? eager_attention(ctx, c, q, k, v)
                                 : mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale,
@@ -228,7 +236,7 @@ mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decode
     *(attention_config *)mtk_module_config(m) = (attention_config){
         .heads = a->heads, .kv_heads = a->kv_heads, .head_dim = a->head_dim, .rotary_dim = spec->rope.dim,
         .scale = spec->attn_scale, .softcap = spec->attn_softcap, .fused_qkv = spec->fused_qkv,
-        .eager = spec->eager_attention,
+        .eager = spec->eager_attention, .qk_norm = spec->qk_norm,
     };
     int64_t q_size = a->heads * a->head_dim, kv_size = a->kv_heads * a->head_dim;
     bool ok;
@@ -240,6 +248,12 @@ mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decode
              mtk_module_add(m, "k_proj", mtk_nn_linear(ctx, spec->hidden, kv_size, spec->qkv_bias)) &&
              mtk_module_add(m, "v_proj", mtk_nn_linear(ctx, spec->hidden, kv_size, spec->qkv_bias)) &&
              mtk_module_add(m, "o_proj", mtk_nn_linear(ctx, q_size, spec->hidden, spec->o_bias));
+    }
+    if (ok && spec->qk_norm && !spec->fused_qkv) {
+        decoder_spec per_head = *spec; /* the norms' size is head_dim */
+        per_head.hidden = a->head_dim;
+        ok = mtk_module_add(m, "q_norm", decoder_norm(ctx, t, &per_head)) &&
+             mtk_module_add(m, "k_norm", decoder_norm(ctx, t, &per_head));
     }
     return ok ? mtk_module_finish(m) : NULL;
 }

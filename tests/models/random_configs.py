@@ -94,6 +94,25 @@ def qwen2_moe(rng):
     return cfg
 
 
+def qwen3(rng):
+    cfg = _decoder_common(rng, ["Qwen3Model", "Qwen3ForCausalLM"])
+    cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
+    cfg.update(model_type="qwen3", attention_bias=rng.random() < 0.4, rms_norm_eps=rng.choice([1e-6, 1e-5]),
+               rope_theta=rng.choice([10000.0, 1000000.0]), use_sliding_window=False)
+    return cfg
+
+
+def qwen3_moe(rng):
+    cfg = _decoder_common(rng, ["Qwen3MoeModel", "Qwen3MoeForCausalLM"])
+    experts = rng.randint(1, 6)
+    layers = cfg["num_hidden_layers"]
+    cfg.update(model_type="qwen3_moe", num_experts=experts, num_experts_per_tok=rng.randint(1, experts),
+               moe_intermediate_size=_odd(rng, 5, 31), decoder_sparse_step=rng.choice([1, 1, 2]),
+               norm_topk_prob=rng.random() < 0.5, attention_bias=rng.random() < 0.3,
+               mlp_only_layers=sorted(rng.sample(range(layers), rng.randint(0, layers - 1))) if layers > 1 else [])
+    return cfg
+
+
 def gemma(rng):
     cfg = _decoder_common(rng, ["GemmaModel", "GemmaForCausalLM"])
     cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
@@ -216,7 +235,7 @@ def vit(rng):
 
 GENERATORS = {
     "llama": llama, "mistral": mistral, "mixtral": mixtral, "qwen2": qwen2, "qwen2_moe": qwen2_moe,
-    "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
+    "qwen3": qwen3, "qwen3_moe": qwen3_moe, "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
     "vit": vit,
 }
 
@@ -227,6 +246,8 @@ ARCHITECTURES = {
     "mixtral": ["MixtralModel", "MixtralForCausalLM"],
     "qwen2": ["Qwen2Model", "Qwen2ForCausalLM"],
     "qwen2_moe": ["Qwen2MoeModel", "Qwen2MoeForCausalLM"],
+    "qwen3": ["Qwen3Model", "Qwen3ForCausalLM"],
+    "qwen3_moe": ["Qwen3MoeModel", "Qwen3MoeForCausalLM"],
     "gemma": ["GemmaModel", "GemmaForCausalLM"],
     "gemma2": ["Gemma2Model", "Gemma2ForCausalLM"],
     "phi3": ["Phi3Model", "Phi3ForCausalLM"],
@@ -262,6 +283,15 @@ FIXED_CASES = [
     ("vit-rectangular", {"model_type": "vit", "architectures": ["ViTModel"], "hidden_size": 18,
                          "num_attention_heads": 3, "num_hidden_layers": 1, "intermediate_size": 11,
                          "image_size": [12, 20], "patch_size": [4, 5], "num_channels": 2}),
+    # Qwen3's head_dim default (128, not hidden / heads) and no num_experts (128 by default is too
+    # many: a dense qwen3_moe with every layer in mlp_only_layers)
+    ("qwen3-default-head-dim", {"model_type": "qwen3", "vocab_size": 37, "hidden_size": 24,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "num_hidden_layers": 1,
+                                "intermediate_size": 15}),
+    ("qwen3_moe-no-experts", {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"],
+                              "vocab_size": 41, "hidden_size": 16, "num_attention_heads": 4,
+                              "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 9,
+                              "num_experts": 0, "tie_word_embeddings": True}),
     ("vit-no-labels", {"model_type": "vit", "architectures": ["ViTForImageClassification"], "hidden_size": 16,
                        "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": 9,
                        "image_size": 8, "patch_size": 4, "num_labels": 0}),
