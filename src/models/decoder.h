@@ -17,7 +17,7 @@
 
 #include "models/config.h"
 
-typedef enum rope_kind { ROPE_DEFAULT, ROPE_LINEAR, ROPE_DYNAMIC, ROPE_LLAMA3 } rope_kind;
+typedef enum rope_kind { ROPE_DEFAULT, ROPE_LINEAR, ROPE_DYNAMIC, ROPE_LLAMA3, ROPE_YARN, ROPE_LONGROPE } rope_kind;
 
 /* Rotary embedding settings, as transformers' rope init functions read
  * them. */
@@ -30,6 +30,11 @@ typedef struct rope_spec {
     int64_t original_max_position;/* llama3: original_max_position_embeddings     */
     int64_t max_position;         /* max_position_embeddings (dynamic)            */
     int64_t dim;                  /* rotated dims: int(head_dim * partial_rotary_factor) */
+    double attention_factor;      /* yarn, longrope: cos and sin are scaled by it (else 1) */
+    double beta_fast, beta_slow;  /* yarn                                         */
+    bool truncate;                /* yarn: correction range rounded outwards      */
+    const float *short_factor;    /* longrope: dim / 2 values (arena)             */
+    const float *long_factor;     /* longrope: used past original_max_position    */
 } rope_spec;
 
 typedef enum moe_kind {
@@ -70,6 +75,9 @@ typedef struct decoder_spec {
     int32_t n_mlp_only;
     bool qk_norm;                /* qwen3: q_norm, k_norm (RMSNorm over head_dim) */
     bool moe_experts_first;      /* qwen3_moe: experts registered before gate    */
+    bool rope_longrope_aliases;  /* phi3: rope types "su" and "yarn" mean longrope */
+    int64_t rope_original_max;   /* phi3: its config's original_max_position_embeddings
+                                    default (4096, wins over the rope object's); 0: none */
 } decoder_spec;
 
 /* Family defaults for the fields decoder_read_common reads. */
@@ -81,6 +89,8 @@ typedef struct decoder_defaults {
     const char *act;
     int64_t pad_token_id;        /* MTK_NN_NO_PADDING_IDX: None                  */
     double rope_theta;
+    bool longrope_aliases;       /* phi3: "su" and "yarn" are longrope           */
+    int64_t original_max_position; /* phi3: 4096; 0: the config class has none   */
 } decoder_defaults;
 
 /* Reads what every family shares: vocab_size, hidden_size,
@@ -93,8 +103,19 @@ bool decoder_read_common(model_config *c, decoder_spec *spec, const char *prefix
 
 /* rope_parameters (transformers 5) or rope_scaling + rope_theta (older
  * configs), partial_rotary_factor; rope types default, linear, dynamic,
- * llama3 (others: an error naming them).  Needs spec->attn.head_dim. */
+ * llama3, yarn, longrope (others: an error listing these).  Needs
+ * spec->attn.head_dim. */
 bool decoder_read_rope(model_config *c, decoder_spec *spec, double default_theta);
+
+/* yarn and longrope (decoder_rope_scaling.c): reads the type's fields of
+ * `obj` (the rope_parameters / rope_scaling object named obj_name) into
+ * spec->rope, whose theta, dim, max_position and kind are set; the
+ * original length from the object or the top level as transformers
+ * standardizes it.  False with the error naming the field. */
+bool decoder_read_rope_scaling(model_config *c, decoder_spec *spec, const cJSON *obj, const char *obj_name);
+/* inv_freq of a yarn or longrope spec (longrope: the long factors when
+ * `long_factors`), in float32 arithmetic as transformers computes it. */
+void decoder_rope_scaled_inv_freq(const rope_spec *r, bool long_factors, float *out);
 
 /* Builds <Prefix>Model or <Prefix>ForCausalLM (architecture) from the spec.
  * MoE specs add the balanced-routing note to the config. */

@@ -231,5 +231,7 @@ bool decoder_read_common(model_config *c, decoder_spec *spec, const char *prefix
     spec->attn_scale = 1.0 / sqrt((double)spec->attn.head_dim);
     spec->resid_dropout = -1;
     spec->sparse_step = 1;
+    spec->rope_longrope_aliases = d->longrope_aliases;
+    spec->rope_original_max = d->original_max_position;
     return decoder_read_rope(c, spec, d->rope_theta);
 }

@@ -53,13 +53,43 @@ def _decoder_common(rng, archs, head_dim_override=True):
     return cfg
 
 
+def rope_scaling(rng, cfg, rope_type):
+    """A rope_scaling object of `rope_type` for cfg (original length below
+    max_position_embeddings, so long inputs pass it)."""
+    original = rng.choice([8, 16, 32])
+    if rope_type == "llama3":
+        return {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                "original_max_position_embeddings": original}
+    if rope_type in ("linear", "dynamic"):
+        return {"rope_type": rope_type, "factor": rng.choice([2.0, 4.0])}
+    if rope_type == "yarn":
+        out = {"type": "yarn", "factor": rng.choice([2.0, 4.0, 8.0]), "original_max_position_embeddings": original}
+        if rng.random() < 0.4:
+            out.update(beta_fast=rng.choice([16, 32]), beta_slow=rng.choice([1, 2]))
+        if rng.random() < 0.3:
+            out["attention_factor"] = rng.choice([0.9, 1.3])
+        if rng.random() < 0.3:
+            out["truncate"] = False
+        return out
+    assert rope_type == "longrope"
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    n = int(head_dim * cfg.get("partial_rotary_factor", 1.0)) // 2
+    out = {"type": "longrope", "short_factor": [round(rng.uniform(1.0, 1.5), 3) for _ in range(n)],
+           "long_factor": [round(rng.uniform(1.0, 8.0), 3) for _ in range(n)],
+           "original_max_position_embeddings": original}
+    if rng.random() < 0.3:
+        out["factor"] = rng.choice([2.0, 4.0])
+    return out
+
+
 def llama(rng):
     cfg = _decoder_common(rng, ["LlamaModel", "LlamaForCausalLM"])
     cfg.update(model_type="llama", attention_bias=rng.random() < 0.5, mlp_bias=rng.random() < 0.3,
                rms_norm_eps=1e-5, rope_theta=rng.choice([10000.0, 500000.0]))
     if rng.random() < 0.4:
-        cfg["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-                               "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, "llama3")
+    elif rng.random() < 0.5:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, rng.choice(["linear", "yarn", "longrope"]))
     return cfg
 
 
@@ -79,6 +109,8 @@ def mixtral(rng):
 def qwen2(rng):
     cfg = _decoder_common(rng, ["Qwen2Model", "Qwen2ForCausalLM"], head_dim_override=False)
     cfg.update(model_type="qwen2", use_sliding_window=False)
+    if rng.random() < 0.5:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, "yarn")  # Qwen2.5's long-context recipe
     return cfg
 
 
@@ -99,6 +131,8 @@ def qwen3(rng):
     cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
     cfg.update(model_type="qwen3", attention_bias=rng.random() < 0.4, rms_norm_eps=rng.choice([1e-6, 1e-5]),
                rope_theta=rng.choice([10000.0, 1000000.0]), use_sliding_window=False)
+    if rng.random() < 0.4:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, "yarn")
     return cfg
 
 
@@ -134,6 +168,10 @@ def phi3(rng):
     cfg = _decoder_common(rng, ["Phi3Model", "Phi3ForCausalLM"], head_dim_override=False)
     cfg.update(model_type="phi3", pad_token_id=0, bos_token_id=1, eos_token_id=2,
                partial_rotary_factor=rng.choice([1.0, 1.0, 0.5]))
+    if rng.random() < 0.6:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, "longrope")
+        # Phi3Config keeps the original length at the top level (4096 unless given)
+        cfg["original_max_position_embeddings"] = cfg["rope_scaling"].pop("original_max_position_embeddings")
     return cfg
 
 

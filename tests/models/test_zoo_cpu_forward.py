@@ -6,7 +6,8 @@ the last hidden state) must agree within 1e-4.
 
 Weights are random with norms' scales away from 1 (so a missing or
 misplaced RMSNorm, such as qwen3's q_norm/k_norm, shows), sequences are
-short (below every sliding window the random configs use)."""
+short (below every sliding window the random configs use) except for the
+rope cases, which pass the original length of yarn / longrope configs."""
 import json
 import random
 import subprocess
@@ -23,13 +24,36 @@ FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3"]
 PER_FAMILY = 3
 
 
+def _rope_case(family, rope_type, seed):
+    rng = random.Random("cpu-rope-%s-%s-%d" % (family, rope_type, seed))
+    cfg = random_configs.GENERATORS[family](rng)
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    if int(head_dim * cfg.get("partial_rotary_factor", 1.0)) % 2:
+        cfg["partial_rotary_factor"] = 1.0  # odd rotary dims break transformers too
+    cfg["rope_scaling"] = random_configs.rope_scaling(rng, cfg, rope_type)
+    if family == "phi3":
+        cfg["original_max_position_embeddings"] = cfg["rope_scaling"].pop("original_max_position_embeddings")
+    return cfg
+
+
+# Every rope type on the cpu; longrope both within its original length (short
+# factors) and past it (long factors: the sequences go up to 40 tokens).
+ROPE_CASES = [("%s-%s-%d" % (family, rope_type, seed), _rope_case(family, rope_type, seed))
+              for family, rope_type in [("llama", "llama3"), ("llama", "linear"), ("llama", "dynamic"),
+                                        ("llama", "yarn"), ("llama", "longrope"), ("qwen2", "yarn"),
+                                        ("qwen3", "yarn"), ("phi3", "longrope")]
+              for seed in range(2)]
+
+
 def cases():
     out = []
     for family in FAMILIES:
         for i in range(PER_FAMILY):
             cfg = random_configs.GENERATORS[family](random.Random("cpu-%s-%d" % (family, i)))
-            cfg["torch_dtype"] = "float32"
             out.append(("%s-%d" % (family, i), cfg))
+    out += ROPE_CASES
+    for _, cfg in out:
+        cfg["torch_dtype"] = "float32"
     return out
 
 
@@ -53,7 +77,8 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     model = getattr(hf_oracle.transformers, arch)._from_config(config).eval()
     randomize_(model, 7)
     rng = random.Random(case_id)
-    shape = (rng.randint(1, 3), rng.randint(1, 12))
+    longest = 40 if case_id in dict(ROPE_CASES) else 12
+    shape = (rng.randint(1, 3), rng.randint(1, longest))
     ids = torch.randint(0, cfg["vocab_size"], shape, generator=torch.Generator().manual_seed(3))
     with torch.no_grad():
         out = model(input_ids=ids)

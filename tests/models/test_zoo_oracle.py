@@ -38,6 +38,10 @@ PUBLISHED_COUNTS = {
     "qwen3-32b": 32_762_123_264,
     "qwen3-30b-a3b": 30_532_122_624,
     "qwen3-235b-a22b": 235_093_634_560,
+    # model cards: 3.8B (longrope), 14.7B, 70B (llama3 rope)
+    "phi-3.5-mini": 3_821_079_552,
+    "phi-4": 14_659_507_200,
+    "llama-3.3-70b": 70_553_706_496,
 }
 
 # Parameters a token reaches in the MoE built-ins (the model cards' "activated").
@@ -172,7 +176,8 @@ REQUIRED_BUILTINS = {
     "llama-3.1-405b", "llama-3.2-1b", "llama-3.2-3b", "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "qwen2-7b",
     "qwen2.5-7b", "qwen2.5-72b", "gemma-2b", "gemma-7b", "gemma-2-9b", "gemma-2-27b", "phi-3-mini", "gpt2",
     "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased", "vit-base-patch16-224",
-    "qwen3-0.6b", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b",
+    "qwen3-0.6b", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "phi-3.5-mini", "phi-4",
+    "llama-3.3-70b",
 }
 OPTIONAL_BUILTINS = {"pythia-160m"}
 
