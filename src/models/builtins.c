@@ -238,6 +238,34 @@ static const mtk_builtin_model builtins[] = {
       " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
       " \"use_sliding_window\": false, \"vocab_size\": 151936}",
       "1x4096" },
+    { "olmo-2-7b", "allenai/OLMo-2-1124-7B",
+      "{\"architectures\": [\"Olmo2ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"eos_token_id\": 100257, \"hidden_act\": \"silu\", \"hidden_size\": 4096,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 11008, \"max_position_embeddings\": 4096,"
+      " \"model_type\": \"olmo2\", \"num_attention_heads\": 32, \"num_hidden_layers\": 32,"
+      " \"num_key_value_heads\": 32, \"pad_token_id\": 100277, \"rms_norm_eps\": 1e-06,"
+      " \"rope_scaling\": null, \"rope_theta\": 500000, \"tie_word_embeddings\": false,"
+      " \"torch_dtype\": \"float32\", \"use_cache\": true, \"vocab_size\": 100352}",
+      "1x4096" },
+    { "smollm3-3b", "HuggingFaceTB/SmolLM3-3B",
+      "{\"architectures\": [\"SmolLM3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": null, \"eos_token_id\": 128012, \"hidden_act\": \"silu\", \"hidden_size\": 2048,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 11008, \"layer_types\": [\"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\"],"
+      " \"max_position_embeddings\": 65536, \"max_window_layers\": 28, \"mlp_bias\": false,"
+      " \"model_type\": \"smollm3\", \"no_rope_layer_interval\": 4, \"no_rope_layers\": [1, 1, 1, 0, 1, 1,"
+      " 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0],"
+      " \"num_attention_heads\": 16, \"num_hidden_layers\": 36, \"num_key_value_heads\": 4,"
+      " \"pad_token_id\": 128004, \"pretraining_tp\": 2, \"rms_norm_eps\": 1e-06, \"rope_scaling\": null,"
+      " \"rope_theta\": 5000000.0, \"sliding_window\": null, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": false, \"use_sliding_window\": false, \"vocab_size\": 128256}",
+      "1x4096" },
     { "gemma-2b", "google/gemma-2b",
       "{\"architectures\": [\"GemmaForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
       " \"bos_token_id\": 2, \"eos_token_id\": 1, \"head_dim\": 256, \"hidden_act\": \"gelu\","

@@ -46,6 +46,12 @@ typedef enum moe_kind {
 
 #define DECODER_MAX_MLP_ONLY 256
 
+struct decoder_types;
+struct decoder_spec;
+/* A family's own decoder layer (olmo2, smollm3); see decoder_layer. */
+typedef mtk_module *(*decoder_layer_builder)(mtk_ctx *ctx, const struct decoder_types *t,
+                                             const struct decoder_spec *spec, int64_t index);
+
 typedef struct decoder_spec {
     const char *prefix;          /* class name prefix: "Llama" -> LlamaModel, ... */
     int64_t vocab, hidden, layers, intermediate;
@@ -78,6 +84,10 @@ typedef struct decoder_spec {
     bool rope_longrope_aliases;  /* phi3: rope types "su" and "yarn" mean longrope */
     int64_t rope_original_max;   /* phi3: its config's original_max_position_embeddings
                                     default (4096, wins over the rope object's); 0: none */
+    bool qk_norm_whole;          /* olmo2: q_norm/k_norm over the whole projection
+                                    (heads * head_dim), before the heads split   */
+    decoder_layer_builder layer_builder; /* NULL: decoder_layer                  */
+    const void *layer_data;      /* the layer_builder's (smollm3: rope per layer) */
 } decoder_spec;
 
 /* Family defaults for the fields decoder_read_common reads. */
@@ -131,6 +141,12 @@ typedef struct decoder_types {
 } decoder_types;
 
 bool decoder_types_init(mtk_ctx *ctx, decoder_types *t, const char *prefix);
+
+/* The family's <Prefix>DecoderLayer number `index`: self_attn, mlp,
+ * input_layernorm, post_attention_layernorm (+ gemma2's, phi3's extras),
+ * forward (h, cos, sin) -> h.  A layer_builder may call it (with an
+ * adjusted spec: rope.dim 0 is a layer without rope). */
+mtk_module *decoder_layer(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t index);
 
 /* Builders of the pieces (decoder_rope.c, decoder_blocks.c, decoder_moe.c);
  * NULL with the error set. */

@@ -88,7 +88,7 @@ static bool layer_is_sparse(const decoder_spec *spec, int64_t index)
     return spec->experts > 0 && (index + 1) % spec->sparse_step == 0;
 }
 
-static mtk_module *decoder_layer(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t index)
+mtk_module *decoder_layer(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t index)
 {
     mtk_module *m = mtk_module_new(ctx, &t->layer, sizeof(layer_config));
     if (!m) return NULL;
@@ -145,8 +145,9 @@ static mtk_module *base_model(mtk_ctx *ctx, const decoder_types *t, const decode
     mtk_module *m = mtk_module_new(ctx, &t->model, 0);
     mtk_module *layers = mtk_nn_module_list(ctx);
     if (!m || !layers) return NULL;
+    decoder_layer_builder layer = spec->layer_builder ? spec->layer_builder : decoder_layer;
     for (int64_t i = 0; i < spec->layers; i++)
-        if (!mtk_nn_module_list_append(layers, decoder_layer(ctx, t, spec, i))) return NULL;
+        if (!mtk_nn_module_list_append(layers, layer(ctx, t, spec, i))) return NULL;
     bool ok = mtk_module_add(m, "embed_tokens", decoder_embedding(ctx, t, spec)) &&
               mtk_module_add(m, "layers", layers) && mtk_module_add(m, "norm", decoder_norm(ctx, t, spec)) &&
               mtk_module_add(m, "rotary_emb", decoder_rotary(ctx, t, spec));

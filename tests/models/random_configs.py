@@ -147,6 +147,29 @@ def qwen3_moe(rng):
     return cfg
 
 
+def olmo2(rng):
+    cfg = _decoder_common(rng, ["Olmo2Model", "Olmo2ForCausalLM"])
+    cfg.update(model_type="olmo2", attention_bias=rng.random() < 0.3, rms_norm_eps=rng.choice([1e-6, 1e-5]),
+               pad_token_id=rng.choice([None, 1]), rope_theta=rng.choice([10000.0, 500000.0]))
+    if rng.random() < 0.3:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, rng.choice(["linear", "yarn", "llama3"]))
+    return cfg
+
+
+def smollm3(rng):
+    cfg = _decoder_common(rng, ["SmolLM3Model", "SmolLM3ForCausalLM"])
+    layers = cfg["num_hidden_layers"] = rng.randint(1, 5)
+    cfg.update(model_type="smollm3", pad_token_id=rng.choice([None, 0]), attention_bias=rng.random() < 0.3,
+               mlp_bias=rng.random() < 0.3, rope_theta=rng.choice([10000.0, 2000000.0]))
+    if rng.random() < 0.5:
+        cfg["no_rope_layers"] = [rng.randint(0, 1) for _ in range(layers)]
+    else:
+        cfg["no_rope_layer_interval"] = rng.choice([2, 3, 4])
+    if rng.random() < 0.3:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, "yarn")
+    return cfg
+
+
 def gemma(rng):
     cfg = _decoder_common(rng, ["GemmaModel", "GemmaForCausalLM"])
     cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
@@ -273,7 +296,7 @@ def vit(rng):
 
 GENERATORS = {
     "llama": llama, "mistral": mistral, "mixtral": mixtral, "qwen2": qwen2, "qwen2_moe": qwen2_moe,
-    "qwen3": qwen3, "qwen3_moe": qwen3_moe, "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
+    "qwen3": qwen3, "qwen3_moe": qwen3_moe, "olmo2": olmo2, "smollm3": smollm3, "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
     "vit": vit,
 }
 
@@ -286,6 +309,8 @@ ARCHITECTURES = {
     "qwen2_moe": ["Qwen2MoeModel", "Qwen2MoeForCausalLM"],
     "qwen3": ["Qwen3Model", "Qwen3ForCausalLM"],
     "qwen3_moe": ["Qwen3MoeModel", "Qwen3MoeForCausalLM"],
+    "olmo2": ["Olmo2Model", "Olmo2ForCausalLM"],
+    "smollm3": ["SmolLM3Model", "SmolLM3ForCausalLM"],
     "gemma": ["GemmaModel", "GemmaForCausalLM"],
     "gemma2": ["Gemma2Model", "Gemma2ForCausalLM"],
     "phi3": ["Phi3Model", "Phi3ForCausalLM"],

@@ -42,6 +42,9 @@ PUBLISHED_COUNTS = {
     "phi-3.5-mini": 3_821_079_552,
     "phi-4": 14_659_507_200,
     "llama-3.3-70b": 70_553_706_496,
+    # model cards: 7.3B (OLMo 2 7B), 3.08B (SmolLM3, tied embeddings)
+    "olmo-2-7b": 7_298_617_344,
+    "smollm3-3b": 3_075_098_624,
 }
 
 # Parameters a token reaches in the MoE built-ins (the model cards' "activated").
@@ -177,7 +180,7 @@ REQUIRED_BUILTINS = {
     "qwen2.5-7b", "qwen2.5-72b", "gemma-2b", "gemma-7b", "gemma-2-9b", "gemma-2-27b", "phi-3-mini", "gpt2",
     "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased", "vit-base-patch16-224",
     "qwen3-0.6b", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "phi-3.5-mini", "phi-4",
-    "llama-3.3-70b",
+    "llama-3.3-70b", "olmo-2-7b", "smollm3-3b",
 }
 OPTIONAL_BUILTINS = {"pythia-160m"}
 
@@ -209,6 +212,9 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
     layers = cfg[_layer_key(cfg)]
     small = copy.deepcopy(cfg)
     small[_layer_key(cfg)] = 2
+    for key, value in cfg.items():  # per-layer lists (layer_types, no_rope_layers) follow
+        if isinstance(value, list) and len(value) == layers:
+            small[key] = value[:2]
     (tmp_path / "config.json").write_text(json.dumps(small))
     model = hf_oracle.hf_model(hf_oracle.hf_config(small, str(tmp_path)))
     want = hf_oracle.describe(model)
