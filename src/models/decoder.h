@@ -88,6 +88,8 @@ typedef struct decoder_spec {
                                     (heads * head_dim), before the heads split   */
     decoder_layer_builder layer_builder; /* NULL: decoder_layer                  */
     const void *layer_data;      /* the layer_builder's (smollm3: rope per layer) */
+    double embedding_multiplier; /* granite: embeddings times it (0 or 1: none)   */
+    double logits_scaling;       /* granite: logits divided by it (0 or 1: none)  */
 } decoder_spec;
 
 /* Family defaults for the fields decoder_read_common reads. */

@@ -112,6 +112,10 @@ mtk_module *decoder_layer(mtk_ctx *ctx, const decoder_types *t, const decoder_sp
 
 enum { M_EMBED, M_LAYERS, M_NORM, M_ROTARY };
 
+typedef struct base_config {
+    double embedding_multiplier; /* granite; 1: none */
+} base_config;
+
 /* forward(input_ids (B, S) int64) -> last hidden state (B, S, hidden) */
 static bool model_forward(mtk_module *m, mtk_module_io *io)
 {
@@ -123,6 +127,8 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
                          "--input BxS, e.g. 1x2048)",
                          mtk_module_type_name(m), (int)ids->ndim, ids->ndim == 1 ? "" : "s", mtk_dtype_name(ids->dtype));
     mtk_tensor *h = mtk_module_forward(child(m, M_EMBED), ids); /* (B, S, hidden) */
+    double multiplier = ((const base_config *)mtk_module_config(m))->embedding_multiplier;
+    if (multiplier != 1.0) h = mtk_mul_scalar(ctx, h, mtk_value_float(multiplier));
     io->out[0] = decoder_run_layers(child(m, M_ROTARY), child(m, M_LAYERS), child(m, M_NORM), h);
     io->nout = 1;
     return io->out[0] != NULL;
@@ -142,9 +148,11 @@ mtk_tensor *decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_modul
 
 static mtk_module *base_model(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
 {
-    mtk_module *m = mtk_module_new(ctx, &t->model, 0);
+    mtk_module *m = mtk_module_new(ctx, &t->model, sizeof(base_config));
     mtk_module *layers = mtk_nn_module_list(ctx);
     if (!m || !layers) return NULL;
+    double multiplier = spec->embedding_multiplier;
+    ((base_config *)mtk_module_config(m))->embedding_multiplier = multiplier != 0 ? multiplier : 1.0;
     decoder_layer_builder layer = spec->layer_builder ? spec->layer_builder : decoder_layer;
     for (int64_t i = 0; i < spec->layers; i++)
         if (!mtk_nn_module_list_append(layers, layer(ctx, t, spec, i))) return NULL;
@@ -157,7 +165,8 @@ static mtk_module *base_model(mtk_ctx *ctx, const decoder_types *t, const decode
 /* -------------------------------------------------------------- causal LM */
 
 typedef struct causal_lm_config {
-    double final_softcap; /* gemma2: logits = tanh(logits / cap) * cap */
+    double final_softcap;  /* gemma2: logits = tanh(logits / cap) * cap */
+    double logits_scaling; /* granite: logits / scaling; 1: none        */
 } causal_lm_config;
 
 /* forward(input_ids (B, S)) -> logits (B, S, vocab) */
@@ -170,6 +179,7 @@ static bool causal_lm_forward(mtk_module *m, mtk_module_io *io)
         logits = mtk_div_scalar(ctx, logits, mtk_value_float(c->final_softcap));
         logits = mtk_mul_scalar(ctx, mtk_tanh(ctx, logits), mtk_value_float(c->final_softcap));
     }
+    if (c->logits_scaling != 1.0) logits = mtk_div_scalar(ctx, logits, mtk_value_float(c->logits_scaling));
     io->out[0] = logits;
     io->nout = 1;
     return logits != NULL;
@@ -191,7 +201,8 @@ mtk_module *decoder_build(model_config *c, const decoder_spec *spec, const char 
     if (!model || !causal_lm) return model;
     mtk_module *m = mtk_module_new(ctx, &t->causal_lm, sizeof(causal_lm_config));
     if (!m) return NULL;
-    ((causal_lm_config *)mtk_module_config(m))->final_softcap = spec->final_softcap;
+    *(causal_lm_config *)mtk_module_config(m) =
+        (causal_lm_config){ spec->final_softcap, spec->logits_scaling != 0 ? spec->logits_scaling : 1.0 };
     if (!mtk_module_add(m, "model", model) ||
         !mtk_module_add(m, "lm_head", mtk_nn_linear(ctx, spec->hidden, spec->vocab, false)))
         return NULL;

@@ -26,6 +26,8 @@ static const model_family families[] = {
       family_olmo2_build },
     { { "smollm3", ARCHS("SmolLM3Model", "SmolLM3ForCausalLM"), "SmolLM3Model", MTK_MODEL_INPUT_TOKEN_IDS },
       family_smollm3_build },
+    { { "granite", ARCHS("GraniteModel", "GraniteForCausalLM"), "GraniteModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      family_granite_build },
     { { "gemma", ARCHS("GemmaModel", "GemmaForCausalLM"), "GemmaModel", MTK_MODEL_INPUT_TOKEN_IDS },
       family_gemma_build },
     { { "gemma2", ARCHS("Gemma2Model", "Gemma2ForCausalLM"), "Gemma2Model", MTK_MODEL_INPUT_TOKEN_IDS },

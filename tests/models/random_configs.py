@@ -170,6 +170,15 @@ def smollm3(rng):
     return cfg
 
 
+def granite(rng):
+    cfg = _decoder_common(rng, ["GraniteModel", "GraniteForCausalLM"])
+    cfg.update(model_type="granite", attention_bias=rng.random() < 0.3, mlp_bias=rng.random() < 0.3,
+               embedding_multiplier=rng.choice([1.0, 12.0]), residual_multiplier=rng.choice([1.0, 0.22]),
+               attention_multiplier=rng.choice([0.015625, 0.25]), logits_scaling=rng.choice([1.0, 8.0]),
+               rope_theta=rng.choice([10000.0, 5000000.0]))
+    return cfg
+
+
 def gemma(rng):
     cfg = _decoder_common(rng, ["GemmaModel", "GemmaForCausalLM"])
     cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
@@ -296,7 +305,8 @@ def vit(rng):
 
 GENERATORS = {
     "llama": llama, "mistral": mistral, "mixtral": mixtral, "qwen2": qwen2, "qwen2_moe": qwen2_moe,
-    "qwen3": qwen3, "qwen3_moe": qwen3_moe, "olmo2": olmo2, "smollm3": smollm3, "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
+    "qwen3": qwen3, "qwen3_moe": qwen3_moe, "olmo2": olmo2, "smollm3": smollm3, "granite": granite,
+    "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
     "vit": vit,
 }
 
@@ -311,6 +321,7 @@ ARCHITECTURES = {
     "qwen3_moe": ["Qwen3MoeModel", "Qwen3MoeForCausalLM"],
     "olmo2": ["Olmo2Model", "Olmo2ForCausalLM"],
     "smollm3": ["SmolLM3Model", "SmolLM3ForCausalLM"],
+    "granite": ["GraniteModel", "GraniteForCausalLM"],
     "gemma": ["GemmaModel", "GemmaForCausalLM"],
     "gemma2": ["Gemma2Model", "Gemma2ForCausalLM"],
     "phi3": ["Phi3Model", "Phi3ForCausalLM"],
