@@ -363,6 +363,16 @@ static const mtk_builtin_model builtins[] = {
       " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
       " \"vocab_size\": 100352}",
       "1x4096" },
+    { "phi-2", "microsoft/phi-2",
+      "{\"architectures\": [\"PhiForCausalLM\"], \"attention_dropout\": 0.0, \"bos_token_id\": 50256,"
+      " \"embd_pdrop\": 0.0, \"eos_token_id\": 50256, \"hidden_act\": \"gelu_new\", \"hidden_size\": 2560,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 10240, \"layer_norm_eps\": 1e-05,"
+      " \"max_position_embeddings\": 2048, \"model_type\": \"phi\", \"num_attention_heads\": 32,"
+      " \"num_hidden_layers\": 32, \"num_key_value_heads\": 32, \"partial_rotary_factor\": 0.4,"
+      " \"qk_layernorm\": false, \"resid_pdrop\": 0.1, \"rope_scaling\": null, \"rope_theta\": 10000.0,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"float16\", \"use_cache\": true,"
+      " \"vocab_size\": 51200}",
+      "1x2048" },
     { "gpt2", "openai-community/gpt2",
       "{\"activation_function\": \"gelu_new\", \"architectures\": [\"GPT2LMHeadModel\"], \"attn_pdrop\": 0.1,"
       " \"bos_token_id\": 50256, \"embd_pdrop\": 0.1, \"eos_token_id\": 50256, \"initializer_range\": 0.02,"

@@ -119,6 +119,7 @@ mtk_module *family_qwen3_moe_build(model_config *c, const char *architecture);
 mtk_module *family_olmo2_build(model_config *c, const char *architecture);
 mtk_module *family_smollm3_build(model_config *c, const char *architecture);
 mtk_module *family_granite_build(model_config *c, const char *architecture);
+mtk_module *family_phi_build(model_config *c, const char *architecture);
 mtk_module *family_gemma_build(model_config *c, const char *architecture);
 mtk_module *family_gemma2_build(model_config *c, const char *architecture);
 mtk_module *family_phi3_build(model_config *c, const char *architecture);

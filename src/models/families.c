@@ -28,6 +28,7 @@ static const model_family families[] = {
       family_smollm3_build },
     { { "granite", ARCHS("GraniteModel", "GraniteForCausalLM"), "GraniteModel", MTK_MODEL_INPUT_TOKEN_IDS },
       family_granite_build },
+    { { "phi", ARCHS("PhiModel", "PhiForCausalLM"), "PhiModel", MTK_MODEL_INPUT_TOKEN_IDS }, family_phi_build },
     { { "gemma", ARCHS("GemmaModel", "GemmaForCausalLM"), "GemmaModel", MTK_MODEL_INPUT_TOKEN_IDS },
       family_gemma_build },
     { { "gemma2", ARCHS("Gemma2Model", "Gemma2ForCausalLM"), "Gemma2Model", MTK_MODEL_INPUT_TOKEN_IDS },

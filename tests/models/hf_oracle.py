@@ -20,7 +20,7 @@ BASE_CLASS = {
     "llama": "LlamaModel", "mistral": "MistralModel", "mixtral": "MixtralModel", "qwen2": "Qwen2Model",
     "qwen2_moe": "Qwen2MoeModel",
     "qwen3": "Qwen3Model", "qwen3_moe": "Qwen3MoeModel", "olmo2": "Olmo2Model", "smollm3": "SmolLM3Model",
-    "granite": "GraniteModel", "gemma": "GemmaModel", "gemma2": "Gemma2Model", "phi3": "Phi3Model",
+    "granite": "GraniteModel", "phi": "PhiModel", "gemma": "GemmaModel", "gemma2": "Gemma2Model", "phi3": "Phi3Model",
     "gpt2": "GPT2Model", "gpt_neox": "GPTNeoXModel", "bert": "BertModel", "vit": "ViTModel",
 }
 MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe"}

@@ -179,6 +179,23 @@ def granite(rng):
     return cfg
 
 
+def phi(rng):
+    heads, kv = _heads(rng)
+    head_dim = rng.choice([4, 8, 12, 16])
+    cfg = {
+        "model_type": "phi", "vocab_size": _odd(rng, 33, 211), "hidden_size": heads * head_dim,
+        "num_hidden_layers": rng.randint(1, 3), "num_attention_heads": heads, "num_key_value_heads": kv,
+        "intermediate_size": _odd(rng, 9, 97), "max_position_embeddings": rng.choice([64, 128]),
+        "tie_word_embeddings": rng.random() < 0.3, "torch_dtype": rng.choice(DTYPES),
+        "hidden_act": rng.choice(["gelu_new", "gelu"]), "qk_layernorm": rng.random() < 0.4,
+        "layer_norm_eps": rng.choice([1e-5, 1e-6]), "resid_pdrop": 0.1, "embd_pdrop": 0.0,
+        "pad_token_id": rng.choice([None, 0]), **_arch(rng, ["PhiModel", "PhiForCausalLM"]),
+    }
+    if rng.random() < 0.5:
+        cfg["partial_rotary_factor"] = rng.choice([0.5, 1.0])
+    return cfg
+
+
 def gemma(rng):
     cfg = _decoder_common(rng, ["GemmaModel", "GemmaForCausalLM"])
     cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
@@ -306,7 +323,7 @@ def vit(rng):
 GENERATORS = {
     "llama": llama, "mistral": mistral, "mixtral": mixtral, "qwen2": qwen2, "qwen2_moe": qwen2_moe,
     "qwen3": qwen3, "qwen3_moe": qwen3_moe, "olmo2": olmo2, "smollm3": smollm3, "granite": granite,
-    "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
+    "phi": phi, "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
     "vit": vit,
 }
 
@@ -322,6 +339,7 @@ ARCHITECTURES = {
     "olmo2": ["Olmo2Model", "Olmo2ForCausalLM"],
     "smollm3": ["SmolLM3Model", "SmolLM3ForCausalLM"],
     "granite": ["GraniteModel", "GraniteForCausalLM"],
+    "phi": ["PhiModel", "PhiForCausalLM"],
     "gemma": ["GemmaModel", "GemmaForCausalLM"],
     "gemma2": ["Gemma2Model", "Gemma2ForCausalLM"],
     "phi3": ["Phi3Model", "Phi3ForCausalLM"],

@@ -20,7 +20,7 @@ import hf_oracle
 import random_configs
 
 # Dense decoder families (MoE experts do not run on a real device yet).
-FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "olmo2", "smollm3", "granite", "gemma", "gemma2", "phi3"]
+FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "olmo2", "smollm3", "granite", "phi", "gemma", "gemma2", "phi3"]
 PER_FAMILY = 3
 
 

@@ -45,6 +45,7 @@ PUBLISHED_COUNTS = {
     # model cards: 7.3B (OLMo 2 7B), 3.08B (SmolLM3, tied embeddings)
     "olmo-2-7b": 7_298_617_344,
     "smollm3-3b": 3_075_098_624,
+    "phi-2": 2_779_683_840,  # the model card's 2.7B
 }
 
 # Parameters a token reaches in the MoE built-ins (the model cards' "activated").
@@ -180,7 +181,7 @@ REQUIRED_BUILTINS = {
     "qwen2.5-7b", "qwen2.5-72b", "gemma-2b", "gemma-7b", "gemma-2-9b", "gemma-2-27b", "phi-3-mini", "gpt2",
     "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased", "vit-base-patch16-224",
     "qwen3-0.6b", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "phi-3.5-mini", "phi-4",
-    "llama-3.3-70b", "olmo-2-7b", "smollm3-3b",
+    "llama-3.3-70b", "olmo-2-7b", "smollm3-3b", "phi-2",
 }
 OPTIONAL_BUILTINS = {"pythia-160m"}
 
