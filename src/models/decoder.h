@@ -133,6 +133,14 @@ void decoder_rope_scaled_inv_freq(const rope_spec *r, bool long_factors, float *
  * MoE specs add the balanced-routing note to the config. */
 mtk_module *decoder_build(model_config *c, const decoder_spec *spec, const char *architecture);
 
+/* Whether `architecture` is a <Prefix>ForSequenceClassification or
+ * <Prefix>ForTokenClassification (decoder_heads.c). */
+bool decoder_is_classifier(const char *architecture);
+/* That head over the base model `model` (NULL propagates): model, score
+ * (sequence) or model, dropout, score (token), num_labels from id2label /
+ * num_labels.  NULL with the error set. */
+mtk_module *decoder_classifier(model_config *c, const decoder_spec *spec, mtk_module *model, const char *architecture);
+
 /* ---------------------------------------------------------- internals */
 
 /* The family's module types, named "<Prefix>DecoderLayer" etc., made once

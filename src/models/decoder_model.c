@@ -198,6 +198,7 @@ mtk_module *decoder_build(model_config *c, const decoder_spec *spec, const char 
     size_t n = strlen(architecture);
     bool causal_lm = n > 11 && strcmp(architecture + n - 11, "ForCausalLM") == 0;
     mtk_module *model = base_model(ctx, t, spec);
+    if (model && decoder_is_classifier(architecture)) return decoder_classifier(c, spec, model, architecture);
     if (!model || !causal_lm) return model;
     mtk_module *m = mtk_module_new(ctx, &t->causal_lm, sizeof(causal_lm_config));
     if (!m) return NULL;

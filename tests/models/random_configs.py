@@ -217,6 +217,8 @@ def phi3(rng):
     cfg = _decoder_common(rng, ["Phi3Model", "Phi3ForCausalLM"], head_dim_override=False)
     cfg.update(model_type="phi3", pad_token_id=0, bos_token_id=1, eos_token_id=2,
                partial_rotary_factor=rng.choice([1.0, 1.0, 0.5]))
+    if (cfg["hidden_size"] // cfg["num_attention_heads"]) * cfg["partial_rotary_factor"] % 2:
+        cfg["partial_rotary_factor"] = 1.0  # odd rotary dims: transformers breaks too
     if rng.random() < 0.6:
         cfg["rope_scaling"] = rope_scaling(rng, cfg, "longrope")
         # Phi3Config keeps the original length at the top level (4096 unless given)
@@ -329,20 +331,20 @@ GENERATORS = {
 
 # Classes each family must build (every one is covered by a forced case).
 ARCHITECTURES = {
-    "llama": ["LlamaModel", "LlamaForCausalLM"],
-    "mistral": ["MistralModel", "MistralForCausalLM"],
-    "mixtral": ["MixtralModel", "MixtralForCausalLM"],
-    "qwen2": ["Qwen2Model", "Qwen2ForCausalLM"],
-    "qwen2_moe": ["Qwen2MoeModel", "Qwen2MoeForCausalLM"],
-    "qwen3": ["Qwen3Model", "Qwen3ForCausalLM"],
-    "qwen3_moe": ["Qwen3MoeModel", "Qwen3MoeForCausalLM"],
-    "olmo2": ["Olmo2Model", "Olmo2ForCausalLM"],
-    "smollm3": ["SmolLM3Model", "SmolLM3ForCausalLM"],
+    "llama": ["LlamaModel", "LlamaForCausalLM", "LlamaForSequenceClassification", "LlamaForTokenClassification"],
+    "mistral": ["MistralModel", "MistralForCausalLM", "MistralForSequenceClassification", "MistralForTokenClassification"],
+    "mixtral": ["MixtralModel", "MixtralForCausalLM", "MixtralForSequenceClassification", "MixtralForTokenClassification"],
+    "qwen2": ["Qwen2Model", "Qwen2ForCausalLM", "Qwen2ForSequenceClassification", "Qwen2ForTokenClassification"],
+    "qwen2_moe": ["Qwen2MoeModel", "Qwen2MoeForCausalLM", "Qwen2MoeForSequenceClassification", "Qwen2MoeForTokenClassification"],
+    "qwen3": ["Qwen3Model", "Qwen3ForCausalLM", "Qwen3ForSequenceClassification", "Qwen3ForTokenClassification"],
+    "qwen3_moe": ["Qwen3MoeModel", "Qwen3MoeForCausalLM", "Qwen3MoeForSequenceClassification", "Qwen3MoeForTokenClassification"],
+    "olmo2": ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"],
+    "smollm3": ["SmolLM3Model", "SmolLM3ForCausalLM", "SmolLM3ForSequenceClassification", "SmolLM3ForTokenClassification"],
     "granite": ["GraniteModel", "GraniteForCausalLM"],
     "phi": ["PhiModel", "PhiForCausalLM"],
-    "gemma": ["GemmaModel", "GemmaForCausalLM"],
-    "gemma2": ["Gemma2Model", "Gemma2ForCausalLM"],
-    "phi3": ["Phi3Model", "Phi3ForCausalLM"],
+    "gemma": ["GemmaModel", "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification"],
+    "gemma2": ["Gemma2Model", "Gemma2ForCausalLM", "Gemma2ForSequenceClassification", "Gemma2ForTokenClassification"],
+    "phi3": ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"],
     "gpt2": ["GPT2Model", "GPT2LMHeadModel"],
     "gpt_neox": ["GPTNeoXModel", "GPTNeoXForCausalLM"],
     "bert": ["BertModel", "BertForMaskedLM", "BertForSequenceClassification"],
@@ -390,6 +392,22 @@ FIXED_CASES = [
 ]
 
 
+def _classifier_fields(cfg, rng):
+    """Labels (id2label or num_labels), a pad token (a batch > 1 needs one to
+    pool sequences), and token classification's dropout and bias."""
+    labels = rng.randint(1, 5)
+    if rng.random() < 0.5:
+        cfg["id2label"] = {str(i): "LABEL_%d" % i for i in range(labels)}
+        cfg["label2id"] = {"LABEL_%d" % i: i for i in range(labels)}
+    else:
+        cfg["num_labels"] = labels
+    if cfg.get("pad_token_id") is None:
+        cfg["pad_token_id"] = 0
+    if rng.random() < 0.5:
+        cfg["classifier_dropout"] = 0.2
+    cfg["token_classification_bias"] = rng.random() < 0.7
+
+
 def cases():
     """(case id, config dict): every class of every family once,
     RANDOM_PER_FAMILY random configs per family, then FIXED_CASES."""
@@ -398,6 +416,8 @@ def cases():
         for i, arch in enumerate(ARCHITECTURES[family]):
             cfg = gen(random.Random("%s-arch-%d" % (family, i)))
             cfg["architectures"] = [arch]
+            if arch.endswith(("ForSequenceClassification", "ForTokenClassification")) and family != "bert":
+                _classifier_fields(cfg, random.Random("%s-labels-%d" % (family, i)))
             out.append(("%s-%s" % (family, arch), cfg))
         for i in range(RANDOM_PER_FAMILY):
             out.append(("%s-random%d" % (family, i), gen(random.Random("%s-%d" % (family, i)))))

@@ -45,13 +45,31 @@ ROPE_CASES = [("%s-%s-%d" % (family, rope_type, seed), _rope_case(family, rope_t
               for seed in range(2)]
 
 
+def _head_case(family, arch, seed):
+    rng = random.Random("cpu-head-%s-%s-%d" % (family, arch, seed))
+    cfg = random_configs.GENERATORS[family](rng)
+    cfg["architectures"] = [arch]
+    random_configs._classifier_fields(cfg, rng)
+    return cfg
+
+
+# Classification heads; sequence classification pools the last token that is
+# not padding (the test pads row b with b trailing pad tokens).
+HEAD_CASES = [("%s-%d" % (arch, seed), _head_case(family, arch, seed))
+              for family, prefix in [("llama", "Llama"), ("qwen3", "Qwen3"), ("phi3", "Phi3"), ("gemma2", "Gemma2"),
+                                     ("smollm3", "SmolLM3"), ("olmo2", "Olmo2")]
+              for arch in ["%sForSequenceClassification" % prefix, "%sForTokenClassification" % prefix]
+              if arch != "Olmo2ForTokenClassification"
+              for seed in range(2)]
+
+
 def cases():
     out = []
     for family in FAMILIES:
         for i in range(PER_FAMILY):
             cfg = random_configs.GENERATORS[family](random.Random("cpu-%s-%d" % (family, i)))
             out.append(("%s-%d" % (family, i), cfg))
-    out += ROPE_CASES
+    out += ROPE_CASES + HEAD_CASES
     for _, cfg in out:
         cfg["torch_dtype"] = "float32"
     return out
@@ -79,7 +97,10 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     rng = random.Random(case_id)
     longest = 40 if case_id in dict(ROPE_CASES) else 12
     shape = (rng.randint(1, 3), rng.randint(1, longest))
-    ids = torch.randint(0, cfg["vocab_size"], shape, generator=torch.Generator().manual_seed(3))
+    ids = torch.randint(1, cfg["vocab_size"], shape, generator=torch.Generator().manual_seed(3))
+    if arch.endswith("ForSequenceClassification"):
+        for b in range(1, shape[0]):
+            ids[b, max(1, shape[1] - b):] = cfg["pad_token_id"]
     with torch.no_grad():
         out = model(input_ids=ids)
     want = out["logits"] if out.get("logits") is not None else out["last_hidden_state"]

@@ -153,3 +153,15 @@ def test_summary_of_builtin(model, shape, output, mtk, builtin_models):
     result = mtk("summary", model, "--input", shape, "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["output_shapes"] == output
+
+
+def test_sequence_classification_without_pad_token_takes_batch_one(mtk, tmp_path):
+    cfg = {**DECODER, "model_type": "llama", "architectures": ["LlamaForSequenceClassification"], "num_labels": 3}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    one = mtk("summary", str(path), "--input", "1x5", "--json")
+    assert one.returncode == 0, one.stderr
+    assert json.loads(one.stdout)["output_shapes"] == [[1, 3]]
+    two = mtk("summary", str(path), "--input", "2x5")
+    assert two.returncode == 1, two.stdout
+    assert "Cannot handle batch sizes > 1 if no padding token is defined" in two.stderr
