@@ -287,7 +287,7 @@ def bert(rng):
         "hidden_act": rng.choice(["gelu", "gelu_new", "relu"]),
         "tie_word_embeddings": rng.random() < 0.7,
         "torch_dtype": rng.choice(DTYPES),
-        **_arch(rng, ["BertModel", "BertForMaskedLM", "BertForSequenceClassification"]),
+        **_arch(rng, ["BertModel", "BertForMaskedLM", "BertForSequenceClassification", "BertForTokenClassification"]),
     }
     if rng.random() < 0.5:
         labels = rng.randint(1, 5)
@@ -347,7 +347,7 @@ ARCHITECTURES = {
     "phi3": ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"],
     "gpt2": ["GPT2Model", "GPT2LMHeadModel"],
     "gpt_neox": ["GPTNeoXModel", "GPTNeoXForCausalLM"],
-    "bert": ["BertModel", "BertForMaskedLM", "BertForSequenceClassification"],
+    "bert": ["BertModel", "BertForMaskedLM", "BertForSequenceClassification", "BertForTokenClassification"],
     "vit": ["ViTModel", "ViTForImageClassification"],
 }
 
