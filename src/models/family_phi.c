@@ -4,7 +4,8 @@
  * attention with biased q/k/v and `dense` output projections, rope on the
  * first partial_rotary_factor (0.5 by default) of each head, optional
  * per-head q/k LayerNorms (qk_layernorm), an fc1/fc2 MLP (gelu_new), a
- * final_layernorm, and an lm_head with a bias. */
+ * final_layernorm, and an lm_head with a bias; the decoders' sequence and
+ * token classification heads. */
 #include "models/decoder.h"
 #include "mtk/ops.h"
 
@@ -212,6 +213,7 @@ mtk_module *family_phi_build(model_config *c, const char *architecture)
         return NULL;
     if (!(s->ln_eps > 0)) return cfg_fail(c, "layer_norm_eps", "must be positive, got %g", s->ln_eps), NULL;
     mtk_module *model = phi_model(c->ctx, s);
+    if (model && decoder_is_classifier(architecture)) return decoder_classifier(c, &s->d, model, architecture);
     if (!model || strcmp(architecture, "PhiForCausalLM") != 0) return model;
     static const mtk_module_type lm_type = { "PhiForCausalLM", phi_lm_forward, NULL, NULL };
     mtk_module *m = mtk_module_new(c->ctx, &lm_type, 0);

@@ -57,7 +57,7 @@ def _head_case(family, arch, seed):
 # not padding (the test pads row b with b trailing pad tokens).
 HEAD_CASES = [("%s-%d" % (arch, seed), _head_case(family, arch, seed))
               for family, prefix in [("llama", "Llama"), ("qwen3", "Qwen3"), ("phi3", "Phi3"), ("gemma2", "Gemma2"),
-                                     ("smollm3", "SmolLM3"), ("olmo2", "Olmo2")]
+                                     ("smollm3", "SmolLM3"), ("olmo2", "Olmo2"), ("phi", "Phi")]
               for arch in ["%sForSequenceClassification" % prefix, "%sForTokenClassification" % prefix]
               if arch != "Olmo2ForTokenClassification"
               for seed in range(2)]
