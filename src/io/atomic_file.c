@@ -49,7 +49,7 @@ void mtk_io_remove_temporaries(void)
     pthread_mutex_unlock(&live_lock);
 }
 
-bool atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path)
+bool io_atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path)
 {
     static unsigned counter;
     memset(f, 0, sizeof *f);
@@ -62,7 +62,7 @@ bool atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path)
     f->path = copy_string(ctx, path);
     f->tmp_path = mtk_ctx_malloc(ctx, cap);
     if (!f->path || !f->tmp_path) {
-        atomic_abandon(ctx, f);
+        io_atomic_abandon(ctx, f);
         return false;
     }
     pthread_mutex_lock(&live_lock); /* created and listed at once */
@@ -83,7 +83,7 @@ bool atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path)
         mtk_error(ctx, MTK_ERR_IO, "%s: cannot create a temporary file next to it: %s", path, strerror(errno));
         mtk_ctx_mfree(ctx, f->tmp_path); /* nothing was created */
         f->tmp_path = NULL;
-        atomic_abandon(ctx, f);
+        io_atomic_abandon(ctx, f);
         return false;
     }
     /* Replacing a file keeps its permission bits (a 0600 checkpoint stays
@@ -92,7 +92,7 @@ bool atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path)
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && fchmod(f->fd, st.st_mode & 0777) != 0) {
         mtk_error(ctx, MTK_ERR_IO, "%s: cannot give the new file the mode %03o of the old one: %s", path,
                   (unsigned)(st.st_mode & 0777), strerror(errno));
-        atomic_abandon(ctx, f);
+        io_atomic_abandon(ctx, f);
         return false;
     }
     return true;
@@ -133,13 +133,13 @@ bool atomic_write_error(mtk_ctx *ctx, atomic_file *f, int err)
     return mtk_error(ctx, MTK_ERR_IO, "%s: cannot write: %s", f->path, strerror(err));
 }
 
-bool atomic_write(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes)
+bool io_atomic_write(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes)
 {
     int err = atomic_write_errno(ctx, f, buf, nbytes);
     return err == 0 || atomic_write_error(ctx, f, err);
 }
 
-bool atomic_finish(mtk_ctx *ctx, atomic_file *f)
+bool io_atomic_finish(mtk_ctx *ctx, atomic_file *f)
 {
     int fd = f->fd;
     f->fd = -1;
@@ -168,7 +168,7 @@ static bool sync_directory(mtk_ctx *ctx, const char *path)
     return ok || mtk_error(ctx, MTK_ERR_IO, "%s: cannot sync its directory: %s", path, strerror(e));
 }
 
-bool atomic_commit(mtk_ctx *ctx, atomic_file *f)
+bool io_atomic_commit(mtk_ctx *ctx, atomic_file *f)
 {
     pthread_mutex_lock(&live_lock); /* not removed by an interrupt halfway */
     int renamed = rename(f->tmp_path, f->path), e = errno;
@@ -180,7 +180,7 @@ bool atomic_commit(mtk_ctx *ctx, atomic_file *f)
     return sync_directory(ctx, f->path);
 }
 
-void atomic_abandon(mtk_ctx *ctx, atomic_file *f)
+void io_atomic_abandon(mtk_ctx *ctx, atomic_file *f)
 {
     if (f->fd >= 0) close(f->fd);
     pthread_mutex_lock(&live_lock);

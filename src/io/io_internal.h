@@ -88,7 +88,7 @@ bool st_check_read(mtk_ctx *ctx, mtk_st_file *file, const char *name, mtk_tensor
 int st_scatter_strided(const mtk_st_file *file, const mtk_st_info *info, mtk_tensor *t, mtk_st_dtype to);
 
 /* Atomic files: a temporary file next to `path`, renamed over it by
- * atomic_commit after an fsync.  atomic_abandon removes the temporary. */
+ * io_atomic_commit after an fsync.  io_atomic_abandon removes the temporary. */
 typedef struct atomic_file {
     int fd;
     char *path;       /* the final path (owned)       */
@@ -98,11 +98,11 @@ typedef struct atomic_file {
 } atomic_file;
 
 /* Creates the temporary (mode: the replaced file's, else 0666 & ~umask). */
-bool atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path);
+bool io_atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path);
 /* Writes all of buf, retrying short writes and EINTR; any failure (EFBIG,
  * ENOSPC, EIO, a write that makes no progress) is MTK_ERR_IO naming the
  * final path. */
-bool atomic_write(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes);
+bool io_atomic_write(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes);
 /* The same, answering 0 or the errno (an error is set on the context only
  * for the file size limit); atomic_write_error sets the error for it. */
 int atomic_write_errno(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes);
@@ -111,12 +111,12 @@ bool atomic_write_error(mtk_ctx *ctx, atomic_file *f, int err);
  * which would otherwise raise SIGXFSZ); else MTK_ERR_IO naming it. */
 bool atomic_room(mtk_ctx *ctx, atomic_file *f, uint64_t nbytes);
 /* fsyncs and closes the temporary (it stays under its temporary name). */
-bool atomic_finish(mtk_ctx *ctx, atomic_file *f);
+bool io_atomic_finish(mtk_ctx *ctx, atomic_file *f);
 /* Renames the finished temporary over the final path, then fsyncs the
  * directory. */
-bool atomic_commit(mtk_ctx *ctx, atomic_file *f);
+bool io_atomic_commit(mtk_ctx *ctx, atomic_file *f);
 /* Closes and removes the temporary if it is still there; frees names. */
-void atomic_abandon(mtk_ctx *ctx, atomic_file *f);
+void io_atomic_abandon(mtk_ctx *ctx, atomic_file *f);
 
 /* Builds the header bytes of a file with these tensors, already in file
  * order, and metadata (sorted by key): the compact JSON padded with spaces

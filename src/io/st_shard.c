@@ -147,7 +147,7 @@ static void release(mtk_st_writer *w, sharded *s, bool failed)
 {
     for (int64_t i = 0; s->files && i <= s->shards; i++) {
         if (failed && s->committed[i] && s->files[i].path) unlink(s->files[i].path);
-        atomic_abandon(w->ctx, &s->files[i]);
+        io_atomic_abandon(w->ctx, &s->files[i]);
     }
     for (int64_t i = 0; s->names && i < s->shards; i++) mtk_ctx_mfree(w->ctx, s->names[i]);
     mtk_ctx_mfree(w->ctx, s->files);
@@ -194,11 +194,11 @@ static bool write_shards(mtk_st_writer *w, sharded *s, const char *dir, const ch
     char *index_path = join(ctx, dir, index_name);
     char *json = index_path ? index_json(w, s->shard_of, s->names) : NULL;
     atomic_file *index = &s->files[s->shards];
-    bool ok = json && atomic_open(ctx, index, index_path);
-    ok = ok && atomic_write(ctx, index, json, strlen(json)) && atomic_finish(ctx, index);
+    bool ok = json && io_atomic_open(ctx, index, index_path);
+    ok = ok && io_atomic_write(ctx, index, json, strlen(json)) && io_atomic_finish(ctx, index);
     mtk_ctx_mfree(ctx, json);
     mtk_ctx_mfree(ctx, index_path);
-    for (size_t i = 0; ok && i < n; i++) ok = s->committed[i] = atomic_commit(ctx, &s->files[i]);
+    for (size_t i = 0; ok && i < n; i++) ok = s->committed[i] = io_atomic_commit(ctx, &s->files[i]);
     return ok;
 }
 

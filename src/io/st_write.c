@@ -290,7 +290,7 @@ static bool copy_file_bytes(mtk_ctx *ctx, const st_entry *e, atomic_file *out, u
         size_t n = nbytes < CHUNK_BYTES ? (size_t)nbytes : CHUNK_BYTES;
         int err = st_read_raw(src, done, buf, n);
         if (err) return source_error(ctx, e, out, err);
-        if (!atomic_write(ctx, out, buf, n)) return false;
+        if (!io_atomic_write(ctx, out, buf, n)) return false;
         done += n;
         nbytes -= n;
     }
@@ -364,7 +364,7 @@ static bool write_entry(mtk_st_writer *w, const st_entry *e, atomic_file *out, u
             err = st_guarded(run_gather, &g) ? 0 : EIO;
         }
         if (err) return source_error(ctx, e, out, err);
-        if (!atomic_write(ctx, out, *chunk, n * tsize)) return false;
+        if (!io_atomic_write(ctx, out, *chunk, n * tsize)) return false;
     }
     return true;
 }
@@ -399,14 +399,14 @@ bool st_writer_write_temp(mtk_st_writer *w, st_entry **subset, int64_t n, const 
     mtk_ctx_mfree(ctx, entries);
     if (!header) return false;
     uint8_t *chunk = NULL;
-    bool ok = atomic_open(ctx, out, path);
+    bool ok = io_atomic_open(ctx, out, path);
     if (ok) {
-        ok = atomic_write(ctx, out, header, header_size);
+        ok = io_atomic_write(ctx, out, header, header_size);
         st_guard_hold(); /* one install of the SIGBUS handler for every copy */
         for (int64_t i = 0; ok && i < n; i++) ok = write_entry(w, subset[i], out, &chunk);
         st_guard_release();
-        ok = ok && atomic_finish(ctx, out);
-        if (!ok) atomic_abandon(ctx, out);
+        ok = ok && io_atomic_finish(ctx, out);
+        if (!ok) io_atomic_abandon(ctx, out);
     }
     mtk_ctx_mfree(ctx, chunk);
     mtk_ctx_mfree(ctx, header);
@@ -425,7 +425,7 @@ bool mtk_st_writer_write(mtk_st_writer *w, const char *path)
     bool ok = st_writer_write_temp(w, all, w->count, path, &out);
     mtk_ctx_mfree(w->ctx, all);
     if (!ok) return false;
-    ok = atomic_commit(w->ctx, &out);
-    atomic_abandon(w->ctx, &out);
+    ok = io_atomic_commit(w->ctx, &out);
+    io_atomic_abandon(w->ctx, &out);
     return ok;
 }

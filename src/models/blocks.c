@@ -6,80 +6,80 @@
 #include <stdio.h>
 #include <string.h>
 
-int64_t blocks_positive_alias(const model_config *c, const char *key, const char *alias, int64_t dflt)
+int64_t models_blocks_positive_alias(const model_config *c, const char *key, const char *alias, int64_t dflt)
 {
-    const char *field = !cfg_has(c, key) && alias && cfg_has(c, alias) ? alias : key;
-    return cfg_positive(c, field, dflt);
+    const char *field = !models_cfg_has(c, key) && alias && models_cfg_has(c, alias) ? alias : key;
+    return models_cfg_positive(c, field, dflt);
 }
 
-int64_t blocks_num_labels(const model_config *c)
+int64_t models_blocks_num_labels(const model_config *c)
 {
-    const cJSON *labels = cfg_get(c, "id2label");
+    const cJSON *labels = models_cfg_get(c, "id2label");
     if (labels) {
         if (!cJSON_IsObject(labels)) {
-            cfg_fail(c, "id2label", "expected an object (label id -> name)");
+            models_cfg_fail(c, "id2label", "expected an object (label id -> name)");
             return 0;
         }
         return cJSON_GetArraySize(labels);
     }
-    int64_t n = cfg_int(c, "num_labels", 2);
-    if (cfg_ok(c) && n < 0) cfg_fail(c, "num_labels", "must be >= 0, got %lld", (long long)n);
+    int64_t n = models_cfg_int(c, "num_labels", 2);
+    if (models_cfg_ok(c) && n < 0) models_cfg_fail(c, "num_labels", "must be >= 0, got %lld", (long long)n);
     return n;
 }
 
-mtk_module *blocks_activation(const model_config *c, const char *field, const char *name)
+mtk_module *models_blocks_activation(const model_config *c, const char *field, const char *name)
 {
-    if (!cfg_ok(c)) return NULL;
+    if (!models_cfg_ok(c)) return NULL;
     mtk_module *act = mtk_nn_activation(c->ctx, name);
     if (act) return act;
     /* restate the error with the config and the field in front */
     char message[512];
     snprintf(message, sizeof message, "%s", mtk_ctx_message(c->ctx));
     mtk_ctx_clear_error(c->ctx);
-    cfg_fail(c, field, "%s", message);
+    models_cfg_fail(c, field, "%s", message);
     return NULL;
 }
 
-double blocks_dropout(const model_config *c, const char *key, double dflt)
+double models_blocks_dropout(const model_config *c, const char *key, double dflt)
 {
-    double p = cfg_float(c, key, dflt);
-    if (cfg_ok(c) && !(p >= 0.0 && p <= 1.0)) cfg_fail(c, key, "a dropout probability is in [0, 1], got %g", p);
+    double p = models_cfg_float(c, key, dflt);
+    if (models_cfg_ok(c) && !(p >= 0.0 && p <= 1.0)) models_cfg_fail(c, key, "a dropout probability is in [0, 1], got %g", p);
     return p;
 }
 
-double blocks_eps(const model_config *c, const char *key, double dflt)
+double models_blocks_eps(const model_config *c, const char *key, double dflt)
 {
-    double eps = cfg_float(c, key, dflt);
-    if (cfg_ok(c) && !(eps > 0)) cfg_fail(c, key, "must be positive, got %g", eps);
+    double eps = models_cfg_float(c, key, dflt);
+    if (models_cfg_ok(c) && !(eps > 0)) models_cfg_fail(c, key, "must be positive, got %g", eps);
     return eps;
 }
 
-mtk_tensor *blocks_split_heads(mtk_ctx *ctx, mtk_tensor *x, int64_t n, int64_t head_dim)
+mtk_tensor *models_blocks_split_heads(mtk_ctx *ctx, mtk_tensor *x, int64_t n, int64_t head_dim)
 {
     if (!x) return NULL;
     int64_t shape[4] = { x->shape[0], x->shape[1], n, head_dim };
     return mtk_transpose(ctx, mtk_view(ctx, x, shape, 4), 1, 2);
 }
 
-mtk_tensor *blocks_merge_heads(mtk_ctx *ctx, mtk_tensor *x)
+mtk_tensor *models_blocks_merge_heads(mtk_ctx *ctx, mtk_tensor *x)
 {
     if (!x) return NULL;
     int64_t shape[3] = { x->shape[0], x->shape[2], x->shape[1] * x->shape[3] };
     return mtk_reshape(ctx, mtk_transpose(ctx, x, 1, 2), shape, 3);
 }
 
-mtk_tensor *blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t heads, int64_t head_dim, bool causal)
+mtk_tensor *models_blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t heads, int64_t head_dim, bool causal)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
-    mtk_tensor *q = blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 0), x), heads, head_dim);
-    mtk_tensor *k = blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 1), x), heads, head_dim);
-    mtk_tensor *v = blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 2), x), heads, head_dim);
+    mtk_tensor *q = models_blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 0), x), heads, head_dim);
+    mtk_tensor *k = models_blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 1), x), heads, head_dim);
+    mtk_tensor *v = models_blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 2), x), heads, head_dim);
     mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, causal, 1.0 / sqrt((double)head_dim),
                                                         false);
-    return blocks_merge_heads(ctx, attn);
+    return models_blocks_merge_heads(ctx, attn);
 }
 
-mtk_tensor *blocks_positions(mtk_ctx *ctx, int64_t n, const mtk_tensor *like)
+mtk_tensor *models_blocks_positions(mtk_ctx *ctx, int64_t n, const mtk_tensor *like)
 {
     if (!like || !mtk_ctx_push_device(ctx, like->device)) return NULL;
     mtk_tensor *positions = mtk_arange_int(ctx, 0, n, 1, MTK_INT64);
@@ -87,7 +87,7 @@ mtk_tensor *blocks_positions(mtk_ctx *ctx, int64_t n, const mtk_tensor *like)
     return positions;
 }
 
-bool blocks_check_token_ids(mtk_module *m, const mtk_tensor *ids, int64_t max_positions, const char *field)
+bool models_blocks_check_token_ids(mtk_module *m, const mtk_tensor *ids, int64_t max_positions, const char *field)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     if (ids->ndim != 2 || !mtk_dtype_is_integral(ids->dtype, false))

@@ -11,44 +11,44 @@
 /* An integer field that transformers also accepts under another name
  * (GPT2's n_embd / hidden_size): `key` when present, else `alias`, else
  * `dflt`; must be positive.  The message names the field that was read. */
-int64_t blocks_positive_alias(const model_config *c, const char *key, const char *alias, int64_t dflt);
+int64_t models_blocks_positive_alias(const model_config *c, const char *key, const char *alias, int64_t dflt);
 
 /* num_labels as transformers derives it: the size of id2label when the
  * config has one, else num_labels, else 2.  Must be >= 0. */
-int64_t blocks_num_labels(const model_config *c);
+int64_t models_blocks_num_labels(const model_config *c);
 
 /* ACT2FN[name] as a module, the error naming the config field when the
  * activation is unknown. */
-mtk_module *blocks_activation(const model_config *c, const char *field, const char *name);
+mtk_module *models_blocks_activation(const model_config *c, const char *field, const char *name);
 
 /* A dropout probability field: in [0, 1]. */
-double blocks_dropout(const model_config *c, const char *key, double dflt);
+double models_blocks_dropout(const model_config *c, const char *key, double dflt);
 
 /* A layer_norm_eps-like field: positive. */
-double blocks_eps(const model_config *c, const char *key, double dflt);
+double models_blocks_eps(const model_config *c, const char *key, double dflt);
 
 /* The i-th child of m (registration order). */
 static inline mtk_module *blocks_child(mtk_module *m, int32_t i) { return mtk_module_child_at(m, i, NULL); }
 
 /* (B, S, n * head_dim) -> (B, n, S, head_dim) */
-mtk_tensor *blocks_split_heads(mtk_ctx *ctx, mtk_tensor *x, int64_t n, int64_t head_dim);
+mtk_tensor *models_blocks_split_heads(mtk_ctx *ctx, mtk_tensor *x, int64_t n, int64_t head_dim);
 /* (B, n, S, head_dim) -> (B, S, n * head_dim) */
-mtk_tensor *blocks_merge_heads(mtk_ctx *ctx, mtk_tensor *x);
+mtk_tensor *models_blocks_merge_heads(mtk_ctx *ctx, mtk_tensor *x);
 
 /* Multi-head attention with separate projections, as bert's and vit's
  * self-attention compute it: children 0, 1, 2 of m are the query, key
  * and value linears applied to x; softmax(q k^T / sqrt(head_dim)) v over
  * all positions (causal when asked), heads merged back.
  * (B, S, heads * head_dim) -> (B, S, heads * head_dim); NULL on error. */
-mtk_tensor *blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t heads, int64_t head_dim, bool causal);
+mtk_tensor *models_blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t heads, int64_t head_dim, bool causal);
 
 /* torch.arange(n, device=like.device) as int64: positions 0..n-1 on the
  * device of the tensor they go with (not the context's default). */
-mtk_tensor *blocks_positions(mtk_ctx *ctx, int64_t n, const mtk_tensor *like);
+mtk_tensor *models_blocks_positions(mtk_ctx *ctx, int64_t n, const mtk_tensor *like);
 
 /* Checks a language model's input: (B, S) token ids of an integer dtype,
  * S at most `max_positions` (0: no limit; `field` names that limit in the
  * message).  False with the error set. */
-bool blocks_check_token_ids(mtk_module *m, const mtk_tensor *ids, int64_t max_positions, const char *field);
+bool models_blocks_check_token_ids(mtk_module *m, const mtk_tensor *ids, int64_t max_positions, const char *field);
 
 #endif

@@ -19,7 +19,7 @@
 
 /* ------------------------------------------------------------- errors */
 
-bool cfg_fail(const model_config *c, const char *field, const char *fmt, ...)
+bool models_cfg_fail(const model_config *c, const char *field, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
@@ -30,9 +30,9 @@ bool cfg_fail(const model_config *c, const char *field, const char *fmt, ...)
     return mtk_error(c->ctx, MTK_ERR_INVALID_ARGUMENT, "%s: %s", c->origin, msg);
 }
 
-bool cfg_ok(const model_config *c) { return mtk_ctx_status(c->ctx) == MTK_OK; }
+bool models_cfg_ok(const model_config *c) { return mtk_ctx_status(c->ctx) == MTK_OK; }
 
-void cfg_note(model_config *c, const char *note)
+void models_cfg_note(model_config *c, const char *note)
 {
     for (int32_t i = 0; i < c->nnotes; i++)
         if (strcmp(c->notes[i], note) == 0) return;
@@ -47,9 +47,9 @@ static const cJSON *obj_get(const cJSON *obj, const char *key)
     return item && !cJSON_IsNull(item) ? item : NULL;
 }
 
-const cJSON *cfg_get(const model_config *c, const char *key) { return obj_get(c->root, key); }
+const cJSON *models_cfg_get(const model_config *c, const char *key) { return obj_get(c->root, key); }
 
-bool cfg_has(const model_config *c, const char *key) { return cfg_get(c, key) != NULL; }
+bool models_cfg_has(const model_config *c, const char *key) { return models_cfg_get(c, key) != NULL; }
 
 /* "rope_scaling.factor" or "factor" into buf. */
 static const char *field_name(const char *obj_name, const char *key, char *buf, size_t cap)
@@ -63,16 +63,16 @@ static int64_t item_int(const model_config *c, const cJSON *item, const char *fi
 {
     if (!item) return dflt;
     if (cJSON_IsBool(item)) {
-        cfg_fail(c, field, "expected an integer, got %s", cJSON_IsTrue(item) ? "true" : "false");
+        models_cfg_fail(c, field, "expected an integer, got %s", cJSON_IsTrue(item) ? "true" : "false");
         return dflt;
     }
     if (!cJSON_IsNumber(item)) {
-        cfg_fail(c, field, "expected an integer, got %s", cJSON_IsString(item) ? "a string" : "a list or object");
+        models_cfg_fail(c, field, "expected an integer, got %s", cJSON_IsString(item) ? "a string" : "a list or object");
         return dflt;
     }
     double v = item->valuedouble;
     if (v != floor(v) || !(fabs(v) < 9.0e15)) {
-        cfg_fail(c, field, "expected an integer, got %g", v);
+        models_cfg_fail(c, field, "expected an integer, got %g", v);
         return dflt;
     }
     return (int64_t)v;
@@ -82,7 +82,7 @@ static double item_float(const model_config *c, const cJSON *item, const char *f
 {
     if (!item) return dflt;
     if (!cJSON_IsNumber(item)) {
-        cfg_fail(c, field, "expected a number");
+        models_cfg_fail(c, field, "expected a number");
         return dflt;
     }
     return item->valuedouble;
@@ -92,22 +92,22 @@ static const char *item_string(const model_config *c, const cJSON *item, const c
 {
     if (!item) return dflt;
     if (!cJSON_IsString(item)) {
-        cfg_fail(c, field, "expected a string");
+        models_cfg_fail(c, field, "expected a string");
         return dflt;
     }
     return item->valuestring;
 }
 
-int64_t cfg_int(const model_config *c, const char *key, int64_t dflt)
+int64_t models_cfg_int(const model_config *c, const char *key, int64_t dflt)
 {
-    return item_int(c, cfg_get(c, key), key, dflt);
+    return item_int(c, models_cfg_get(c, key), key, dflt);
 }
 
-int64_t cfg_int_required(const model_config *c, const char *key)
+int64_t models_cfg_int_required(const model_config *c, const char *key)
 {
-    const cJSON *item = cfg_get(c, key);
+    const cJSON *item = models_cfg_get(c, key);
     if (!item) {
-        cfg_fail(c, NULL, "missing required field '%s'", key);
+        models_cfg_fail(c, NULL, "missing required field '%s'", key);
         return 0;
     }
     return item_int(c, item, key, 0);
@@ -115,50 +115,50 @@ int64_t cfg_int_required(const model_config *c, const char *key)
 
 static int64_t check_positive(const model_config *c, const char *key, int64_t v)
 {
-    if (v <= 0 && cfg_ok(c)) {
-        cfg_fail(c, key, "must be a positive integer, got %lld", (long long)v);
+    if (v <= 0 && models_cfg_ok(c)) {
+        models_cfg_fail(c, key, "must be a positive integer, got %lld", (long long)v);
         return 0;
     }
     return v;
 }
 
-int64_t cfg_positive(const model_config *c, const char *key, int64_t dflt)
+int64_t models_cfg_positive(const model_config *c, const char *key, int64_t dflt)
 {
-    return check_positive(c, key, cfg_int(c, key, dflt));
+    return check_positive(c, key, models_cfg_int(c, key, dflt));
 }
 
-int64_t cfg_positive_required(const model_config *c, const char *key)
+int64_t models_cfg_positive_required(const model_config *c, const char *key)
 {
-    return check_positive(c, key, cfg_int_required(c, key));
+    return check_positive(c, key, models_cfg_int_required(c, key));
 }
 
-double cfg_float(const model_config *c, const char *key, double dflt)
+double models_cfg_float(const model_config *c, const char *key, double dflt)
 {
-    return item_float(c, cfg_get(c, key), key, dflt);
+    return item_float(c, models_cfg_get(c, key), key, dflt);
 }
 
-bool cfg_bool(const model_config *c, const char *key, bool dflt)
+bool models_cfg_bool(const model_config *c, const char *key, bool dflt)
 {
-    const cJSON *item = cfg_get(c, key);
+    const cJSON *item = models_cfg_get(c, key);
     if (!item) return dflt;
     if (!cJSON_IsBool(item)) {
-        cfg_fail(c, key, "expected true or false");
+        models_cfg_fail(c, key, "expected true or false");
         return dflt;
     }
     return cJSON_IsTrue(item);
 }
 
-const char *cfg_string(const model_config *c, const char *key, const char *dflt)
+const char *models_cfg_string(const model_config *c, const char *key, const char *dflt)
 {
-    return item_string(c, cfg_get(c, key), key, dflt);
+    return item_string(c, models_cfg_get(c, key), key, dflt);
 }
 
-int32_t cfg_int_list(const model_config *c, const char *key, int64_t *out, int32_t cap)
+int32_t models_cfg_int_list(const model_config *c, const char *key, int64_t *out, int32_t cap)
 {
-    const cJSON *item = cfg_get(c, key);
+    const cJSON *item = models_cfg_get(c, key);
     if (!item) return -1;
     if (!cJSON_IsArray(item)) {
-        cfg_fail(c, key, "expected a list of integers");
+        models_cfg_fail(c, key, "expected a list of integers");
         return -1;
     }
     int32_t n = 0;
@@ -166,55 +166,55 @@ int32_t cfg_int_list(const model_config *c, const char *key, int64_t *out, int32
     cJSON_ArrayForEach(e, item)
     {
         int64_t v = item_int(c, e, key, 0);
-        if (!cfg_ok(c)) return -1;
+        if (!models_cfg_ok(c)) return -1;
         if (n < cap) out[n] = v;
         n++;
     }
     return n < cap ? n : cap;
 }
 
-int64_t cfg_obj_int(const model_config *c, const cJSON *obj, const char *obj_name, const char *key, int64_t dflt)
+int64_t models_cfg_obj_int(const model_config *c, const cJSON *obj, const char *obj_name, const char *key, int64_t dflt)
 {
     char buf[128];
     return item_int(c, obj_get(obj, key), field_name(obj_name, key, buf, sizeof buf), dflt);
 }
 
-double cfg_obj_float(const model_config *c, const cJSON *obj, const char *obj_name, const char *key, double dflt)
+double models_cfg_obj_float(const model_config *c, const cJSON *obj, const char *obj_name, const char *key, double dflt)
 {
     char buf[128];
     return item_float(c, obj_get(obj, key), field_name(obj_name, key, buf, sizeof buf), dflt);
 }
 
-const char *cfg_obj_string(const model_config *c, const cJSON *obj, const char *obj_name, const char *key,
+const char *models_cfg_obj_string(const model_config *c, const cJSON *obj, const char *obj_name, const char *key,
                            const char *dflt)
 {
     char buf[128];
     return item_string(c, obj_get(obj, key), field_name(obj_name, key, buf, sizeof buf), dflt);
 }
 
-bool cfg_attention(const model_config *c, const char *hidden_key, const char *heads_key, const char *kv_key,
+bool models_cfg_attention(const model_config *c, const char *hidden_key, const char *heads_key, const char *kv_key,
                    int64_t kv_default, const char *head_dim_key, int64_t head_dim_default,
                    cfg_attention_dims *out)
 {
     memset(out, 0, sizeof *out);
-    out->hidden = cfg_positive_required(c, hidden_key);
-    out->heads = cfg_positive_required(c, heads_key);
-    if (!cfg_ok(c)) return false;
-    out->kv_heads = kv_key ? cfg_positive(c, kv_key, kv_default > 0 ? kv_default : out->heads) : out->heads;
-    if (!cfg_ok(c)) return false;
+    out->hidden = models_cfg_positive_required(c, hidden_key);
+    out->heads = models_cfg_positive_required(c, heads_key);
+    if (!models_cfg_ok(c)) return false;
+    out->kv_heads = kv_key ? models_cfg_positive(c, kv_key, kv_default > 0 ? kv_default : out->heads) : out->heads;
+    if (!models_cfg_ok(c)) return false;
     if (out->heads % out->kv_heads != 0)
-        return cfg_fail(c, kv_key, "%s=%lld must divide %s=%lld", kv_key, (long long)out->kv_heads, heads_key,
+        return models_cfg_fail(c, kv_key, "%s=%lld must divide %s=%lld", kv_key, (long long)out->kv_heads, heads_key,
                         (long long)out->heads);
-    if (head_dim_key && cfg_has(c, head_dim_key)) {
-        out->head_dim = cfg_positive(c, head_dim_key, 0);
-        return cfg_ok(c);
+    if (head_dim_key && models_cfg_has(c, head_dim_key)) {
+        out->head_dim = models_cfg_positive(c, head_dim_key, 0);
+        return models_cfg_ok(c);
     }
     if (head_dim_default > 0) {
         out->head_dim = head_dim_default;
         return true;
     }
     if (out->hidden % out->heads != 0)
-        return cfg_fail(c, hidden_key, "%s=%lld is not divisible by %s=%lld (and no %s is given)", hidden_key,
+        return models_cfg_fail(c, hidden_key, "%s=%lld is not divisible by %s=%lld (and no %s is given)", hidden_key,
                         (long long)out->hidden, heads_key, (long long)out->heads,
                         head_dim_key ? head_dim_key : "head_dim");
     out->head_dim = out->hidden / out->heads;
@@ -263,29 +263,29 @@ mtk_model_config *mtk_model_config_parse(mtk_ctx *ctx, const char *json_text, co
         return NULL;
     }
     if (!cJSON_IsObject(c->root)) {
-        cfg_fail(c, NULL, "not a config.json: expected a JSON object");
+        models_cfg_fail(c, NULL, "not a config.json: expected a JSON object");
         mtk_model_config_free(c);
         return NULL;
     }
-    c->model_type = cfg_string(c, "model_type", NULL);
+    c->model_type = models_cfg_string(c, "model_type", NULL);
     if (!c->model_type) {
-        if (cfg_ok(c)) cfg_fail(c, NULL, "missing required field 'model_type' (supported: %s)", model_family_names(ctx));
+        if (models_cfg_ok(c)) models_cfg_fail(c, NULL, "missing required field 'model_type' (supported: %s)", models_family_names(ctx));
         mtk_model_config_free(c);
         return NULL;
     }
-    const model_family *family = model_family_lookup(c->model_type);
+    const model_family *family = models_family_lookup(c->model_type);
     if (!family) {
-        cfg_fail(c, "model_type", "unknown model_type '%s' (supported: %s)", c->model_type, model_family_names(ctx));
+        models_cfg_fail(c, "model_type", "unknown model_type '%s' (supported: %s)", c->model_type, models_family_names(ctx));
         mtk_model_config_free(c);
         return NULL;
     }
     /* the class: architectures[0], or the family's default */
-    const cJSON *archs = cfg_get(c, "architectures");
+    const cJSON *archs = models_cfg_get(c, "architectures");
     c->architecture = family->info.default_architecture;
     if (archs) {
         const cJSON *first = cJSON_IsArray(archs) ? cJSON_GetArrayItem(archs, 0) : NULL;
         if (!cJSON_IsArray(archs) || (first && !cJSON_IsString(first))) {
-            cfg_fail(c, "architectures", "expected a list of class names");
+            models_cfg_fail(c, "architectures", "expected a list of class names");
             mtk_model_config_free(c);
             return NULL;
         }
@@ -293,13 +293,13 @@ mtk_model_config *mtk_model_config_parse(mtk_ctx *ctx, const char *json_text, co
     }
     /* torch_dtype (transformers < 5) or dtype (>= 5) */
     c->dtype = MTK_FLOAT32;
-    const char *dtype_key = cfg_has(c, "torch_dtype") ? "torch_dtype" : "dtype";
-    const char *dtype = cfg_string(c, dtype_key, NULL);
+    const char *dtype_key = models_cfg_has(c, "torch_dtype") ? "torch_dtype" : "dtype";
+    const char *dtype = models_cfg_string(c, dtype_key, NULL);
     if (dtype) {
         mtk_dtype d = mtk_dtype_from_name(dtype);
         if (!mtk_dtype_is_floating(d) || mtk_dtype_is_float8(d)) {
             if (strcmp(dtype, "auto") != 0) {
-                cfg_fail(c, dtype_key, "'%s' is not a floating dtype (float32, float16, bfloat16, float64)", dtype);
+                models_cfg_fail(c, dtype_key, "'%s' is not a floating dtype (float32, float16, bfloat16, float64)", dtype);
                 mtk_model_config_free(c);
                 return NULL;
             }
@@ -307,7 +307,7 @@ mtk_model_config *mtk_model_config_parse(mtk_ctx *ctx, const char *json_text, co
             c->dtype = d;
         }
     }
-    if (!cfg_ok(c)) {
+    if (!models_cfg_ok(c)) {
         mtk_model_config_free(c);
         return NULL;
     }

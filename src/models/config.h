@@ -7,7 +7,7 @@
  * names.  Accessors follow one rule for errors: a field that is present
  * but of the wrong type or out of range sets the context's sticky error
  * naming the config and the field, and returns the default; the builder
- * checks cfg_ok() (or a NULL module) once before returning. */
+ * checks models_cfg_ok() (or a NULL module) once before returning. */
 #ifndef MTK_MODELS_CONFIG_H
 #define MTK_MODELS_CONFIG_H
 
@@ -25,7 +25,7 @@ struct mtk_model_config {
     const char *model_type;      /* "llama"                                 */
     const char *architecture;    /* architectures[0] or the family default  */
     mtk_dtype dtype;             /* torch_dtype, float32 when absent        */
-    const char *notes[MODEL_MAX_NOTES]; /* added by the builder (cfg_note)  */
+    const char *notes[MODEL_MAX_NOTES]; /* added by the builder (models_cfg_note)  */
     int32_t nnotes;
 };
 
@@ -34,42 +34,42 @@ typedef mtk_model_config model_config;
 /* ------------------------------------------------------------ accessors */
 
 /* The raw item of a top-level field; NULL when absent or JSON null. */
-const cJSON *cfg_get(const model_config *c, const char *key);
-bool cfg_has(const model_config *c, const char *key);
+const cJSON *models_cfg_get(const model_config *c, const char *key);
+bool models_cfg_has(const model_config *c, const char *key);
 
 /* An integer field (JSON number with no fraction).  Absent or null: `dflt`.
  * Wrong type: error, `dflt`. */
-int64_t cfg_int(const model_config *c, const char *key, int64_t dflt);
+int64_t models_cfg_int(const model_config *c, const char *key, int64_t dflt);
 /* A required integer field: error "missing required field 'key'" when
  * absent. */
-int64_t cfg_int_required(const model_config *c, const char *key);
-/* cfg_int / cfg_int_required that must be > 0 (error naming the field and
+int64_t models_cfg_int_required(const model_config *c, const char *key);
+/* models_cfg_int / models_cfg_int_required that must be > 0 (error naming the field and
  * the value otherwise). */
-int64_t cfg_positive(const model_config *c, const char *key, int64_t dflt);
-int64_t cfg_positive_required(const model_config *c, const char *key);
+int64_t models_cfg_positive(const model_config *c, const char *key, int64_t dflt);
+int64_t models_cfg_positive_required(const model_config *c, const char *key);
 /* A number field (int or float). */
-double cfg_float(const model_config *c, const char *key, double dflt);
+double models_cfg_float(const model_config *c, const char *key, double dflt);
 /* A boolean field. */
-bool cfg_bool(const model_config *c, const char *key, bool dflt);
+bool models_cfg_bool(const model_config *c, const char *key, bool dflt);
 /* A string field (in the JSON; valid until the config is freed). */
-const char *cfg_string(const model_config *c, const char *key, const char *dflt);
+const char *models_cfg_string(const model_config *c, const char *key, const char *dflt);
 /* A list of integers; returns the count (at most `cap`), -1 when absent,
  * -1 with an error when not a list of integers. */
-int32_t cfg_int_list(const model_config *c, const char *key, int64_t *out, int32_t cap);
+int32_t models_cfg_int_list(const model_config *c, const char *key, int64_t *out, int32_t cap);
 
 /* Fields of a nested object (rope_scaling): the same rules, the message
  * naming "object.key".  `obj` may be NULL (every field absent). */
-int64_t cfg_obj_int(const model_config *c, const cJSON *obj, const char *obj_name, const char *key, int64_t dflt);
-double cfg_obj_float(const model_config *c, const cJSON *obj, const char *obj_name, const char *key, double dflt);
-const char *cfg_obj_string(const model_config *c, const cJSON *obj, const char *obj_name, const char *key,
+int64_t models_cfg_obj_int(const model_config *c, const cJSON *obj, const char *obj_name, const char *key, int64_t dflt);
+double models_cfg_obj_float(const model_config *c, const cJSON *obj, const char *obj_name, const char *key, double dflt);
+const char *models_cfg_obj_string(const model_config *c, const cJSON *obj, const char *obj_name, const char *key,
                            const char *dflt);
 
 /* Sets an error about a field: "<origin>: <field>: <message>".  Returns
  * false. */
-bool cfg_fail(const model_config *c, const char *field, const char *fmt, ...)
+bool models_cfg_fail(const model_config *c, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Whether no error is set on the context. */
-bool cfg_ok(const model_config *c);
+bool models_cfg_ok(const model_config *c);
 
 /* Common derived sizes of attention configs, with transformers' defaults
  * and checks: hidden and heads required and > 0; kv heads (kv_key NULL:
@@ -83,12 +83,12 @@ typedef struct cfg_attention_dims {
     int64_t kv_heads;    /* num_key_value_heads (default heads) */
     int64_t head_dim;    /* head_dim (default hidden / heads)   */
 } cfg_attention_dims;
-bool cfg_attention(const model_config *c, const char *hidden_key, const char *heads_key, const char *kv_key,
+bool models_cfg_attention(const model_config *c, const char *hidden_key, const char *heads_key, const char *kv_key,
                    int64_t kv_default, const char *head_dim_key, int64_t head_dim_default,
                    cfg_attention_dims *out);
 
 /* Adds a note the summary must show (a static or arena string). */
-void cfg_note(model_config *c, const char *note);
+void models_cfg_note(model_config *c, const char *note);
 
 /* ------------------------------------------------------------- families */
 
@@ -102,30 +102,30 @@ typedef struct model_family {
 } model_family;
 
 /* The family table (src/models/families.c). */
-const model_family *model_family_lookup(const char *model_type);
+const model_family *models_family_lookup(const char *model_type);
 /* "llama, mistral, ..." in the arena (for error messages). */
-const char *model_family_names(mtk_ctx *ctx);
+const char *models_family_names(mtk_ctx *ctx);
 /* "LlamaModel, LlamaForCausalLM" of one family, in the arena. */
-const char *model_family_architectures(mtk_ctx *ctx, const model_family *f);
+const char *models_family_architectures(mtk_ctx *ctx, const model_family *f);
 
 /* One builder per family file (src/models/family_<model_type>.c). */
-mtk_module *family_llama_build(model_config *c, const char *architecture);
-mtk_module *family_mistral_build(model_config *c, const char *architecture);
-mtk_module *family_mixtral_build(model_config *c, const char *architecture);
-mtk_module *family_qwen2_build(model_config *c, const char *architecture);
-mtk_module *family_qwen2_moe_build(model_config *c, const char *architecture);
+mtk_module *models_family_llama_build(model_config *c, const char *architecture);
+mtk_module *models_family_mistral_build(model_config *c, const char *architecture);
+mtk_module *models_family_mixtral_build(model_config *c, const char *architecture);
+mtk_module *models_family_qwen2_build(model_config *c, const char *architecture);
+mtk_module *models_family_qwen2_moe_build(model_config *c, const char *architecture);
 mtk_module *family_qwen3_build(model_config *c, const char *architecture);
 mtk_module *family_qwen3_moe_build(model_config *c, const char *architecture);
 mtk_module *family_olmo2_build(model_config *c, const char *architecture);
 mtk_module *family_smollm3_build(model_config *c, const char *architecture);
 mtk_module *family_granite_build(model_config *c, const char *architecture);
 mtk_module *family_phi_build(model_config *c, const char *architecture);
-mtk_module *family_gemma_build(model_config *c, const char *architecture);
-mtk_module *family_gemma2_build(model_config *c, const char *architecture);
-mtk_module *family_phi3_build(model_config *c, const char *architecture);
-mtk_module *family_gpt2_build(model_config *c, const char *architecture);
-mtk_module *family_gpt_neox_build(model_config *c, const char *architecture);
-mtk_module *family_bert_build(model_config *c, const char *architecture);
-mtk_module *family_vit_build(model_config *c, const char *architecture);
+mtk_module *models_family_gemma_build(model_config *c, const char *architecture);
+mtk_module *models_family_gemma2_build(model_config *c, const char *architecture);
+mtk_module *models_family_phi3_build(model_config *c, const char *architecture);
+mtk_module *models_family_gpt2_build(model_config *c, const char *architecture);
+mtk_module *models_family_gpt_neox_build(model_config *c, const char *architecture);
+mtk_module *models_family_bert_build(model_config *c, const char *architecture);
+mtk_module *models_family_vit_build(model_config *c, const char *architecture);
 
 #endif

@@ -2,14 +2,14 @@
  * qwen2_moe, gemma, gemma2, phi3) are one architecture with switches:
  * RMSNorm, rotary embedding, (grouped-query) causal attention, a gated MLP
  * or a mixture of experts.  A family file reads its config into a
- * decoder_spec and calls decoder_build, which builds transformers' module
+ * decoder_spec and calls models_decoder_build, which builds transformers' module
  * tree with the family's class names ("LlamaDecoderLayer") and exact
  * state-dict keys.
  *
  *   decoder_rope.c     rope settings (rope_parameters / rope_scaling) and
  *                      the rotary embedding module (inv_freq buffers)
  *   decoder_blocks.c   RMSNorm, scaled embedding, attention, MLP
- *   decoder_moe.c      router, experts and the sparse MoE blocks
+ *   models_decoder_moe.c      router, experts and the sparse MoE blocks
  *   decoder_model.c    decoder layer, base model, causal LM, the common
  *                      config fields */
 #ifndef MTK_MODELS_DECODER_H
@@ -92,7 +92,7 @@ typedef struct decoder_spec {
     double logits_scaling;       /* granite: logits divided by it (0 or 1: none)  */
 } decoder_spec;
 
-/* Family defaults for the fields decoder_read_common reads. */
+/* Family defaults for the fields models_decoder_read_common reads. */
 typedef struct decoder_defaults {
     int64_t kv_heads;            /* 0: num_attention_heads                       */
     int64_t head_dim;            /* 0: hidden_size / num_attention_heads         */
@@ -109,15 +109,15 @@ typedef struct decoder_defaults {
  * intermediate_size, num_hidden_layers, num_attention_heads (required),
  * num_key_value_heads, head_dim, rms_norm_eps, hidden_act,
  * tie_word_embeddings, pad_token_id, initializer_range, and the rope
- * settings (decoder_read_rope).  Sets attn_scale = head_dim^-0.5, no
+ * settings (models_decoder_read_rope).  Sets attn_scale = head_dim^-0.5, no
  * biases, no MoE.  False with the error naming the field. */
-bool decoder_read_common(model_config *c, decoder_spec *spec, const char *prefix, const decoder_defaults *d);
+bool models_decoder_read_common(model_config *c, decoder_spec *spec, const char *prefix, const decoder_defaults *d);
 
 /* rope_parameters (transformers 5) or rope_scaling + rope_theta (older
  * configs), partial_rotary_factor; rope types default, linear, dynamic,
  * llama3, yarn, longrope (others: an error listing these).  Needs
  * spec->attn.head_dim. */
-bool decoder_read_rope(model_config *c, decoder_spec *spec, double default_theta);
+bool models_decoder_read_rope(model_config *c, decoder_spec *spec, double default_theta);
 
 /* yarn and longrope (decoder_rope_scaling.c): reads the type's fields of
  * `obj` (the rope_parameters / rope_scaling object named obj_name) into
@@ -131,7 +131,7 @@ void decoder_rope_scaled_inv_freq(const rope_spec *r, bool long_factors, float *
 
 /* Builds <Prefix>Model or <Prefix>ForCausalLM (architecture) from the spec.
  * MoE specs add the balanced-routing note to the config. */
-mtk_module *decoder_build(model_config *c, const decoder_spec *spec, const char *architecture);
+mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, const char *architecture);
 
 /* Whether `architecture` is a <Prefix>ForSequenceClassification or
  * <Prefix>ForTokenClassification (decoder_heads.c). */
@@ -150,7 +150,7 @@ typedef struct decoder_types {
     mtk_module_type moe_block, router, experts;
 } decoder_types;
 
-bool decoder_types_init(mtk_ctx *ctx, decoder_types *t, const char *prefix);
+bool models_decoder_types_init(mtk_ctx *ctx, decoder_types *t, const char *prefix);
 
 /* The family's <Prefix>DecoderLayer number `index`: self_attn, mlp,
  * input_layernorm, post_attention_layernorm (+ gemma2's, phi3's extras),
@@ -158,23 +158,23 @@ bool decoder_types_init(mtk_ctx *ctx, decoder_types *t, const char *prefix);
  * adjusted spec: rope.dim 0 is a layer without rope). */
 mtk_module *decoder_layer(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t index);
 
-/* Builders of the pieces (decoder_rope.c, decoder_blocks.c, decoder_moe.c);
+/* Builders of the pieces (decoder_rope.c, decoder_blocks.c, models_decoder_moe.c);
  * NULL with the error set. */
-mtk_module *decoder_rotary(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
-mtk_module *decoder_norm(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
-mtk_module *decoder_embedding(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
-mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
-mtk_module *decoder_mlp(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t intermediate);
-mtk_module *decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
+mtk_module *models_decoder_rotary(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
+mtk_module *models_decoder_norm(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
+mtk_module *models_decoder_embedding(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
+mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
+mtk_module *models_decoder_mlp(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t intermediate);
+mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec);
 
 /* The body of a rotary decoder model after its embeddings: `rotary` on h
  * gives (cos, sin); each child of `layers` maps (h, cos, sin) to the next
  * h; `norm` ends it.  (B, S, hidden) -> (B, S, hidden); NULL on error. */
-mtk_tensor *decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h);
+mtk_tensor *models_decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h);
 
-/* Module type callbacks defined in the piece files, for decoder_types_init. */
-extern const mtk_module_type decoder_rotary_base, decoder_norm_base, decoder_embedding_base,
-    decoder_attention_base, decoder_mlp_base, decoder_moe_block_base, decoder_router_base,
-    decoder_experts_base;
+/* Module type callbacks defined in the piece files, for models_decoder_types_init. */
+extern const mtk_module_type models_decoder_rotary_base, models_decoder_norm_base, models_decoder_embedding_base,
+    models_decoder_attention_base, models_decoder_mlp_base, models_decoder_moe_block_base, models_decoder_router_base,
+    models_decoder_experts_base;
 
 #endif

@@ -46,9 +46,9 @@ static bool norm_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-const mtk_module_type decoder_norm_base = { "RMSNorm", norm_forward, norm_reset, norm_repr };
+const mtk_module_type models_decoder_norm_base = { "RMSNorm", norm_forward, norm_reset, norm_repr };
 
-mtk_module *decoder_norm(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+mtk_module *models_decoder_norm(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
 {
     mtk_module *m = mtk_module_new(ctx, &t->norm, sizeof(norm_config));
     if (!m) return NULL;
@@ -100,10 +100,10 @@ static bool embedding_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-const mtk_module_type decoder_embedding_base = { "TextScaledWordEmbedding", embedding_forward, embedding_reset,
+const mtk_module_type models_decoder_embedding_base = { "TextScaledWordEmbedding", embedding_forward, embedding_reset,
                                                  embedding_repr };
 
-mtk_module *decoder_embedding(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+mtk_module *models_decoder_embedding(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
 {
     if (!spec->scaled_embedding) return mtk_nn_embedding(ctx, spec->vocab, spec->hidden, spec->padding_idx);
     mtk_module *m = mtk_module_new(ctx, &t->embedding, sizeof(embedding_config));
@@ -231,9 +231,9 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-const mtk_module_type decoder_attention_base = { "Attention", attention_forward, NULL, NULL };
+const mtk_module_type models_decoder_attention_base = { "Attention", attention_forward, NULL, NULL };
 
-mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
 {
     const cfg_attention_dims *a = &spec->attn;
     mtk_module *m = mtk_module_new(ctx, &t->attention, sizeof(attention_config));
@@ -259,8 +259,8 @@ mtk_module *decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decode
         decoder_spec q_spec = *spec, k_spec = *spec; /* the norms' sizes: head_dim, or the projections' */
         q_spec.hidden = spec->qk_norm_whole ? q_size : a->head_dim;
         k_spec.hidden = spec->qk_norm_whole ? kv_size : a->head_dim;
-        ok = mtk_module_add(m, "q_norm", decoder_norm(ctx, t, &q_spec)) &&
-             mtk_module_add(m, "k_norm", decoder_norm(ctx, t, &k_spec));
+        ok = mtk_module_add(m, "q_norm", models_decoder_norm(ctx, t, &q_spec)) &&
+             mtk_module_add(m, "k_norm", models_decoder_norm(ctx, t, &k_spec));
     }
     return ok ? mtk_module_finish(m) : NULL;
 }
@@ -296,9 +296,9 @@ static bool mlp_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-const mtk_module_type decoder_mlp_base = { "MLP", mlp_forward, NULL, NULL };
+const mtk_module_type models_decoder_mlp_base = { "MLP", mlp_forward, NULL, NULL };
 
-mtk_module *decoder_mlp(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t intermediate)
+mtk_module *models_decoder_mlp(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t intermediate)
 {
     mtk_module *m = mtk_module_new(ctx, &t->mlp, sizeof(mlp_config));
     if (!m) return NULL;

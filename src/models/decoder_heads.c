@@ -81,12 +81,12 @@ mtk_module *decoder_classifier(model_config *c, const decoder_spec *spec, mtk_mo
     mtk_ctx *ctx = c->ctx;
     size_t n = strlen(architecture);
     bool per_token = n > 22 && strcmp(architecture + n - 22, "ForTokenClassification") == 0;
-    int64_t labels = blocks_num_labels(c);
+    int64_t labels = models_blocks_num_labels(c);
     double dropout = 0.1;
-    bool bias = cfg_bool(c, "token_classification_bias", true);
-    if (cfg_has(c, "classifier_dropout")) dropout = blocks_dropout(c, "classifier_dropout", 0.1);
-    else if (cfg_has(c, "hidden_dropout")) dropout = blocks_dropout(c, "hidden_dropout", 0.1);
-    if (!model || !cfg_ok(c)) return NULL;
+    bool bias = models_cfg_bool(c, "token_classification_bias", true);
+    if (models_cfg_has(c, "classifier_dropout")) dropout = models_blocks_dropout(c, "classifier_dropout", 0.1);
+    else if (models_cfg_has(c, "hidden_dropout")) dropout = models_blocks_dropout(c, "hidden_dropout", 0.1);
+    if (!model || !models_cfg_ok(c)) return NULL;
     mtk_module_type *type = mtk_ctx_alloc(ctx, sizeof *type);
     char *name = mtk_ctx_alloc(ctx, n + 1);
     if (!type || !name) return NULL;

@@ -31,17 +31,17 @@ static const mtk_module_type layer_base = { "DecoderLayer", layer_forward, NULL,
 static const mtk_module_type model_base = { "Model", model_forward, NULL, NULL };
 static const mtk_module_type causal_lm_base = { "ForCausalLM", causal_lm_forward, NULL, NULL };
 
-bool decoder_types_init(mtk_ctx *ctx, decoder_types *t, const char *prefix)
+bool models_decoder_types_init(mtk_ctx *ctx, decoder_types *t, const char *prefix)
 {
     return named_type(ctx, &t->causal_lm, &causal_lm_base, prefix) && named_type(ctx, &t->model, &model_base, prefix) &&
            named_type(ctx, &t->layer, &layer_base, prefix) &&
-           named_type(ctx, &t->attention, &decoder_attention_base, prefix) &&
-           named_type(ctx, &t->mlp, &decoder_mlp_base, prefix) && named_type(ctx, &t->norm, &decoder_norm_base, prefix) &&
-           named_type(ctx, &t->rotary, &decoder_rotary_base, prefix) &&
-           named_type(ctx, &t->embedding, &decoder_embedding_base, prefix) &&
-           named_type(ctx, &t->moe_block, &decoder_moe_block_base, prefix) &&
-           named_type(ctx, &t->router, &decoder_router_base, prefix) &&
-           named_type(ctx, &t->experts, &decoder_experts_base, prefix);
+           named_type(ctx, &t->attention, &models_decoder_attention_base, prefix) &&
+           named_type(ctx, &t->mlp, &models_decoder_mlp_base, prefix) && named_type(ctx, &t->norm, &models_decoder_norm_base, prefix) &&
+           named_type(ctx, &t->rotary, &models_decoder_rotary_base, prefix) &&
+           named_type(ctx, &t->embedding, &models_decoder_embedding_base, prefix) &&
+           named_type(ctx, &t->moe_block, &models_decoder_moe_block_base, prefix) &&
+           named_type(ctx, &t->router, &models_decoder_router_base, prefix) &&
+           named_type(ctx, &t->experts, &models_decoder_experts_base, prefix);
 }
 
 /* ---------------------------------------------------------- decoder layer */
@@ -95,13 +95,13 @@ mtk_module *decoder_layer(mtk_ctx *ctx, const decoder_types *t, const decoder_sp
     layer_config *c = mtk_module_config(m);
     c->sandwich = spec->sandwich_norms;
     c->dropout = spec->resid_dropout >= 0;
-    mtk_module *mlp = layer_is_sparse(spec, index) ? decoder_moe(ctx, t, spec) : decoder_mlp(ctx, t, spec, spec->intermediate);
-    bool ok = mtk_module_add(m, "self_attn", decoder_attention(ctx, t, spec)) && mtk_module_add(m, "mlp", mlp) &&
-              mtk_module_add(m, "input_layernorm", decoder_norm(ctx, t, spec)) &&
-              mtk_module_add(m, "post_attention_layernorm", decoder_norm(ctx, t, spec));
+    mtk_module *mlp = layer_is_sparse(spec, index) ? models_decoder_moe(ctx, t, spec) : models_decoder_mlp(ctx, t, spec, spec->intermediate);
+    bool ok = mtk_module_add(m, "self_attn", models_decoder_attention(ctx, t, spec)) && mtk_module_add(m, "mlp", mlp) &&
+              mtk_module_add(m, "input_layernorm", models_decoder_norm(ctx, t, spec)) &&
+              mtk_module_add(m, "post_attention_layernorm", models_decoder_norm(ctx, t, spec));
     if (ok && c->sandwich)
-        ok = mtk_module_add(m, "pre_feedforward_layernorm", decoder_norm(ctx, t, spec)) &&
-             mtk_module_add(m, "post_feedforward_layernorm", decoder_norm(ctx, t, spec));
+        ok = mtk_module_add(m, "pre_feedforward_layernorm", models_decoder_norm(ctx, t, spec)) &&
+             mtk_module_add(m, "post_feedforward_layernorm", models_decoder_norm(ctx, t, spec));
     if (ok && c->dropout)
         ok = mtk_module_add(m, "resid_attn_dropout", mtk_nn_dropout(ctx, spec->resid_dropout)) &&
              mtk_module_add(m, "resid_mlp_dropout", mtk_nn_dropout(ctx, spec->resid_dropout));
@@ -129,12 +129,12 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *h = mtk_module_forward(child(m, M_EMBED), ids); /* (B, S, hidden) */
     double multiplier = ((const base_config *)mtk_module_config(m))->embedding_multiplier;
     if (multiplier != 1.0) h = mtk_mul_scalar(ctx, h, mtk_value_float(multiplier));
-    io->out[0] = decoder_run_layers(child(m, M_ROTARY), child(m, M_LAYERS), child(m, M_NORM), h);
+    io->out[0] = models_decoder_run_layers(child(m, M_ROTARY), child(m, M_LAYERS), child(m, M_NORM), h);
     io->nout = 1;
     return io->out[0] != NULL;
 }
 
-mtk_tensor *decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h)
+mtk_tensor *models_decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h)
 {
     mtk_module_io cos_sin = { .in = { h }, .nin = 1 }; /* -> cos, sin */
     if (!h || !mtk_module_call(rotary, &cos_sin)) return NULL;
@@ -156,9 +156,9 @@ static mtk_module *base_model(mtk_ctx *ctx, const decoder_types *t, const decode
     decoder_layer_builder layer = spec->layer_builder ? spec->layer_builder : decoder_layer;
     for (int64_t i = 0; i < spec->layers; i++)
         if (!mtk_nn_module_list_append(layers, layer(ctx, t, spec, i))) return NULL;
-    bool ok = mtk_module_add(m, "embed_tokens", decoder_embedding(ctx, t, spec)) &&
-              mtk_module_add(m, "layers", layers) && mtk_module_add(m, "norm", decoder_norm(ctx, t, spec)) &&
-              mtk_module_add(m, "rotary_emb", decoder_rotary(ctx, t, spec));
+    bool ok = mtk_module_add(m, "embed_tokens", models_decoder_embedding(ctx, t, spec)) &&
+              mtk_module_add(m, "layers", layers) && mtk_module_add(m, "norm", models_decoder_norm(ctx, t, spec)) &&
+              mtk_module_add(m, "rotary_emb", models_decoder_rotary(ctx, t, spec));
     return ok ? mtk_module_finish(m) : NULL;
 }
 
@@ -189,12 +189,12 @@ static const char moe_note[] =
     "MoE routing depends on the data: on meta each expert is assumed to get tokens x top_k / num_experts "
     "tokens (balanced routing); the experts' FLOPs are those of that balance";
 
-mtk_module *decoder_build(model_config *c, const decoder_spec *spec, const char *architecture)
+mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, const char *architecture)
 {
     mtk_ctx *ctx = c->ctx;
     decoder_types *t = mtk_ctx_alloc(ctx, sizeof *t);
-    if (!t || !decoder_types_init(ctx, t, spec->prefix)) return NULL;
-    if (spec->moe != MOE_NONE) cfg_note(c, moe_note);
+    if (!t || !models_decoder_types_init(ctx, t, spec->prefix)) return NULL;
+    if (spec->moe != MOE_NONE) models_cfg_note(c, moe_note);
     size_t n = strlen(architecture);
     bool causal_lm = n > 11 && strcmp(architecture + n - 11, "ForCausalLM") == 0;
     mtk_module *model = base_model(ctx, t, spec);
@@ -213,32 +213,32 @@ mtk_module *decoder_build(model_config *c, const decoder_spec *spec, const char 
 
 /* ---------------------------------------------------------- common fields */
 
-bool decoder_read_common(model_config *c, decoder_spec *spec, const char *prefix, const decoder_defaults *d)
+bool models_decoder_read_common(model_config *c, decoder_spec *spec, const char *prefix, const decoder_defaults *d)
 {
     memset(spec, 0, sizeof *spec);
     spec->prefix = prefix;
-    spec->vocab = cfg_positive_required(c, "vocab_size");
-    spec->layers = cfg_int_required(c, "num_hidden_layers");
-    if (cfg_ok(c) && spec->layers < 0)
-        return cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)spec->layers);
-    spec->intermediate = cfg_positive_required(c, "intermediate_size");
-    if (!cfg_ok(c)) return false;
-    if (!cfg_attention(c, "hidden_size", "num_attention_heads", "num_key_value_heads", d->kv_heads, "head_dim",
+    spec->vocab = models_cfg_positive_required(c, "vocab_size");
+    spec->layers = models_cfg_int_required(c, "num_hidden_layers");
+    if (models_cfg_ok(c) && spec->layers < 0)
+        return models_cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)spec->layers);
+    spec->intermediate = models_cfg_positive_required(c, "intermediate_size");
+    if (!models_cfg_ok(c)) return false;
+    if (!models_cfg_attention(c, "hidden_size", "num_attention_heads", "num_key_value_heads", d->kv_heads, "head_dim",
                        d->head_dim, &spec->attn))
         return false;
     spec->hidden = spec->attn.hidden;
-    spec->eps = cfg_float(c, "rms_norm_eps", d->eps);
-    spec->act = cfg_string(c, "hidden_act", d->act);
-    spec->tie_embeddings = cfg_bool(c, "tie_word_embeddings", d->tie_embeddings);
-    spec->initializer_range = cfg_float(c, "initializer_range", 0.02);
+    spec->eps = models_cfg_float(c, "rms_norm_eps", d->eps);
+    spec->act = models_cfg_string(c, "hidden_act", d->act);
+    spec->tie_embeddings = models_cfg_bool(c, "tie_word_embeddings", d->tie_embeddings);
+    spec->initializer_range = models_cfg_float(c, "initializer_range", 0.02);
     /* an explicit null is None; an absent field the family's default */
     const cJSON *pad = cJSON_GetObjectItemCaseSensitive(c->root, "pad_token_id");
-    spec->padding_idx = pad && cJSON_IsNull(pad) ? MTK_NN_NO_PADDING_IDX : cfg_int(c, "pad_token_id", d->pad_token_id);
-    if (!cfg_ok(c)) return false;
-    if (!(spec->eps > 0)) return cfg_fail(c, "rms_norm_eps", "must be positive, got %g", spec->eps);
+    spec->padding_idx = pad && cJSON_IsNull(pad) ? MTK_NN_NO_PADDING_IDX : models_cfg_int(c, "pad_token_id", d->pad_token_id);
+    if (!models_cfg_ok(c)) return false;
+    if (!(spec->eps > 0)) return models_cfg_fail(c, "rms_norm_eps", "must be positive, got %g", spec->eps);
     if (spec->padding_idx != MTK_NN_NO_PADDING_IDX &&
         (spec->padding_idx >= spec->vocab || spec->padding_idx < -spec->vocab))
-        return cfg_fail(c, "pad_token_id", "%lld is not a row of the embedding (vocab_size %lld): "
+        return models_cfg_fail(c, "pad_token_id", "%lld is not a row of the embedding (vocab_size %lld): "
                         "Padding_idx must be within num_embeddings", (long long)spec->padding_idx, (long long)spec->vocab);
     if (spec->padding_idx < 0 && spec->padding_idx != MTK_NN_NO_PADDING_IDX) spec->padding_idx += spec->vocab;
     spec->attn_scale = 1.0 / sqrt((double)spec->attn.head_dim);
@@ -246,5 +246,5 @@ bool decoder_read_common(model_config *c, decoder_spec *spec, const char *prefix
     spec->sparse_step = 1;
     spec->rope_longrope_aliases = d->longrope_aliases;
     spec->rope_original_max = d->original_max_position;
-    return decoder_read_rope(c, spec, d->rope_theta);
+    return models_decoder_read_rope(c, spec, d->rope_theta);
 }

@@ -56,7 +56,7 @@ static bool router_forward(mtk_module *m, mtk_module_io *io)
     return io->out[1] && io->out[2];
 }
 
-const mtk_module_type decoder_router_base = { "TopKRouter", router_forward, router_reset, NULL };
+const mtk_module_type models_decoder_router_base = { "TopKRouter", router_forward, router_reset, NULL };
 
 /* ---------------------------------------------------------------- experts */
 
@@ -112,7 +112,7 @@ static bool experts_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-const mtk_module_type decoder_experts_base = { "Experts", experts_forward, experts_reset, NULL };
+const mtk_module_type models_decoder_experts_base = { "Experts", experts_forward, experts_reset, NULL };
 
 /* ------------------------------------------------------------------ block */
 
@@ -149,9 +149,9 @@ static bool moe_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-const mtk_module_type decoder_moe_block_base = { "SparseMoeBlock", moe_forward, NULL, NULL };
+const mtk_module_type models_decoder_moe_block_base = { "SparseMoeBlock", moe_forward, NULL, NULL };
 
-mtk_module *decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
 {
     mtk_module *router = mtk_module_new(ctx, &t->router, sizeof(router_config));
     mtk_module *experts = mtk_module_new(ctx, &t->experts, sizeof(experts_config));
@@ -180,7 +180,7 @@ mtk_module *decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decoder_spec
     }
     if (!mtk_module_add(block, first_name, first) || !mtk_module_add(block, second_name, second)) return NULL;
     if (spec->moe == MOE_QWEN2 &&
-        (!mtk_module_add(block, "shared_expert", decoder_mlp(ctx, t, spec, spec->shared_intermediate)) ||
+        (!mtk_module_add(block, "shared_expert", models_decoder_mlp(ctx, t, spec, spec->shared_intermediate)) ||
          !mtk_module_add(block, "shared_expert_gate", mtk_nn_linear(ctx, spec->hidden, 1, false))))
         return NULL;
     return mtk_module_finish(block);

@@ -22,24 +22,24 @@ static const struct {
 
 #define ROPE_KIND_COUNT (sizeof rope_kinds / sizeof rope_kinds[0])
 
-bool decoder_read_rope(model_config *c, decoder_spec *spec, double default_theta)
+bool models_decoder_read_rope(model_config *c, decoder_spec *spec, double default_theta)
 {
     rope_spec *r = &spec->rope;
     memset(r, 0, sizeof *r);
     /* transformers 5 writes rope_parameters; older configs rope_scaling
      * (or nothing) with rope_theta beside it */
-    const char *obj_name = cfg_has(c, "rope_parameters") ? "rope_parameters" : "rope_scaling";
-    const cJSON *obj = cfg_get(c, obj_name);
-    if (obj && !cJSON_IsObject(obj)) return cfg_fail(c, obj_name, "expected an object or null");
-    double theta = cfg_float(c, "rope_theta", default_theta);
-    r->theta = cfg_obj_float(c, obj, obj_name, "rope_theta", theta);
-    double partial = cfg_float(c, "partial_rotary_factor", 1.0);
-    partial = cfg_obj_float(c, obj, obj_name, "partial_rotary_factor", partial);
-    const char *type = cfg_obj_string(c, obj, obj_name, "type", "default");
-    type = cfg_obj_string(c, obj, obj_name, "rope_type", type);
-    if (!cfg_ok(c)) return false;
-    if (!(r->theta > 0)) return cfg_fail(c, "rope_theta", "must be positive, got %g", r->theta);
-    if (!(partial > 0 && partial <= 1)) return cfg_fail(c, "partial_rotary_factor", "must be in (0, 1], got %g", partial);
+    const char *obj_name = models_cfg_has(c, "rope_parameters") ? "rope_parameters" : "rope_scaling";
+    const cJSON *obj = models_cfg_get(c, obj_name);
+    if (obj && !cJSON_IsObject(obj)) return models_cfg_fail(c, obj_name, "expected an object or null");
+    double theta = models_cfg_float(c, "rope_theta", default_theta);
+    r->theta = models_cfg_obj_float(c, obj, obj_name, "rope_theta", theta);
+    double partial = models_cfg_float(c, "partial_rotary_factor", 1.0);
+    partial = models_cfg_obj_float(c, obj, obj_name, "partial_rotary_factor", partial);
+    const char *type = models_cfg_obj_string(c, obj, obj_name, "type", "default");
+    type = models_cfg_obj_string(c, obj, obj_name, "rope_type", type);
+    if (!models_cfg_ok(c)) return false;
+    if (!(r->theta > 0)) return models_cfg_fail(c, "rope_theta", "must be positive, got %g", r->theta);
+    if (!(partial > 0 && partial <= 1)) return models_cfg_fail(c, "partial_rotary_factor", "must be in (0, 1], got %g", partial);
     if (spec->rope_longrope_aliases && (strcmp(type, "su") == 0 || strcmp(type, "yarn") == 0)) type = "longrope";
     bool known = false;
     for (size_t i = 0; i < ROPE_KIND_COUNT; i++)
@@ -52,41 +52,41 @@ bool decoder_read_rope(model_config *c, decoder_spec *spec, double default_theta
         return mtk_error(c->ctx, MTK_ERR_NOT_IMPLEMENTED, "%s: field '%s': rope type '%s' is not supported (supported: %s)",
                          c->origin, field, type, names);
     }
-    r->max_position = cfg_positive(c, "max_position_embeddings", 2048);
+    r->max_position = models_cfg_positive(c, "max_position_embeddings", 2048);
     r->dim = (int64_t)((double)spec->attn.head_dim * partial);
     if (r->dim < 2 || r->dim % 2 != 0)
-        return cfg_fail(c, "partial_rotary_factor", "gives %lld rotary dims of head_dim %lld; they must be even and >= 2",
+        return models_cfg_fail(c, "partial_rotary_factor", "gives %lld rotary dims of head_dim %lld; they must be even and >= 2",
                         (long long)r->dim, (long long)spec->attn.head_dim);
     r->attention_factor = 1.0;
-    if (r->kind == ROPE_DEFAULT) return cfg_ok(c);
+    if (r->kind == ROPE_DEFAULT) return models_cfg_ok(c);
     if (r->kind == ROPE_YARN || r->kind == ROPE_LONGROPE) return decoder_read_rope_scaling(c, spec, obj, obj_name);
     const cJSON *factor = obj ? cJSON_GetObjectItemCaseSensitive(obj, "factor") : NULL;
     if (!factor || cJSON_IsNull(factor)) {
         char field[64];
         snprintf(field, sizeof field, "%s.factor", obj_name);
-        return cfg_fail(c, NULL, "missing required field '%s' (rope type '%s')", field, type);
+        return models_cfg_fail(c, NULL, "missing required field '%s' (rope type '%s')", field, type);
     }
-    r->factor = cfg_obj_float(c, obj, obj_name, "factor", 1.0);
-    if (cfg_ok(c) && !(r->factor >= 1.0) && r->kind != ROPE_LINEAR)
-        return cfg_fail(c, obj_name, "factor must be >= 1, got %g", r->factor);
-    if (cfg_ok(c) && !(r->factor > 0)) return cfg_fail(c, obj_name, "factor must be positive, got %g", r->factor);
+    r->factor = models_cfg_obj_float(c, obj, obj_name, "factor", 1.0);
+    if (models_cfg_ok(c) && !(r->factor >= 1.0) && r->kind != ROPE_LINEAR)
+        return models_cfg_fail(c, obj_name, "factor must be >= 1, got %g", r->factor);
+    if (models_cfg_ok(c) && !(r->factor > 0)) return models_cfg_fail(c, obj_name, "factor must be positive, got %g", r->factor);
     if (r->kind == ROPE_LLAMA3) {
-        r->low_freq_factor = cfg_obj_float(c, obj, obj_name, "low_freq_factor", NAN);
-        r->high_freq_factor = cfg_obj_float(c, obj, obj_name, "high_freq_factor", NAN);
+        r->low_freq_factor = models_cfg_obj_float(c, obj, obj_name, "low_freq_factor", NAN);
+        r->high_freq_factor = models_cfg_obj_float(c, obj, obj_name, "high_freq_factor", NAN);
         /* a top-level original_max_position_embeddings wins (Phi-3 style) */
-        int64_t original = cfg_obj_int(c, obj, obj_name, "original_max_position_embeddings", r->max_position);
-        r->original_max_position = cfg_int(c, "original_max_position_embeddings", original);
-        if (!cfg_ok(c)) return false;
+        int64_t original = models_cfg_obj_int(c, obj, obj_name, "original_max_position_embeddings", r->max_position);
+        r->original_max_position = models_cfg_int(c, "original_max_position_embeddings", original);
+        if (!models_cfg_ok(c)) return false;
         if (isnan(r->low_freq_factor) || isnan(r->high_freq_factor))
-            return cfg_fail(c, NULL, "missing required field '%s.%s' (rope type 'llama3')", obj_name,
+            return models_cfg_fail(c, NULL, "missing required field '%s.%s' (rope type 'llama3')", obj_name,
                             isnan(r->low_freq_factor) ? "low_freq_factor" : "high_freq_factor");
         if (!(r->high_freq_factor > r->low_freq_factor) || !(r->low_freq_factor > 0))
-            return cfg_fail(c, obj_name, "llama3 rope needs 0 < low_freq_factor < high_freq_factor, got %g and %g",
+            return models_cfg_fail(c, obj_name, "llama3 rope needs 0 < low_freq_factor < high_freq_factor, got %g and %g",
                             r->low_freq_factor, r->high_freq_factor);
         if (r->original_max_position <= 0)
-            return cfg_fail(c, "original_max_position_embeddings", "must be positive");
+            return models_cfg_fail(c, "original_max_position_embeddings", "must be positive");
     }
-    return cfg_ok(c);
+    return models_cfg_ok(c);
 }
 
 /* --------------------------------------------------------------- inv_freq */
@@ -190,9 +190,9 @@ static bool rotary_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] && io->out[1];
 }
 
-const mtk_module_type decoder_rotary_base = { "RotaryEmbedding", rotary_forward, rotary_reset, NULL };
+const mtk_module_type models_decoder_rotary_base = { "RotaryEmbedding", rotary_forward, rotary_reset, NULL };
 
-mtk_module *decoder_rotary(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+mtk_module *models_decoder_rotary(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
 {
     mtk_module *m = mtk_module_new(ctx, &t->rotary, sizeof(rotary_config));
     if (!m) return NULL;

@@ -15,9 +15,9 @@
  * max_position_embeddings. */
 static int64_t original_length(model_config *c, const decoder_spec *spec, const cJSON *obj, const char *obj_name)
 {
-    int64_t in_obj = cfg_obj_int(c, obj, obj_name, "original_max_position_embeddings", spec->rope.max_position);
+    int64_t in_obj = models_cfg_obj_int(c, obj, obj_name, "original_max_position_embeddings", spec->rope.max_position);
     int64_t dflt = spec->rope_original_max > 0 ? spec->rope_original_max : in_obj;
-    return cfg_int(c, "original_max_position_embeddings", dflt);
+    return models_cfg_int(c, "original_max_position_embeddings", dflt);
 }
 
 /* factor when given, else max_position / original (both types accept a
@@ -26,7 +26,7 @@ static double scaling_factor(model_config *c, const rope_spec *r, const cJSON *o
 {
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(obj, "factor");
     if (!f || cJSON_IsNull(f)) return (double)r->max_position / (double)r->original_max_position;
-    return cfg_obj_float(c, obj, obj_name, "factor", 1.0);
+    return models_cfg_obj_float(c, obj, obj_name, "factor", 1.0);
 }
 
 /* A list of dim / 2 numbers, as floats in the arena. */
@@ -34,12 +34,12 @@ static const float *factor_list(model_config *c, const cJSON *obj, const char *o
 {
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!list || cJSON_IsNull(list))
-        return cfg_fail(c, NULL, "missing required field '%s.%s' (rope type 'longrope')", obj_name, key), NULL;
+        return models_cfg_fail(c, NULL, "missing required field '%s.%s' (rope type 'longrope')", obj_name, key), NULL;
     char field[64];
     snprintf(field, sizeof field, "%s.%s", obj_name, key);
-    if (!cJSON_IsArray(list)) return cfg_fail(c, field, "expected a list of numbers"), NULL;
+    if (!cJSON_IsArray(list)) return models_cfg_fail(c, field, "expected a list of numbers"), NULL;
     if (cJSON_GetArraySize(list) != n)
-        return cfg_fail(c, field, "has %d values; the rotary embedding has %lld frequencies", cJSON_GetArraySize(list),
+        return models_cfg_fail(c, field, "has %d values; the rotary embedding has %lld frequencies", cJSON_GetArraySize(list),
                         (long long)n),
                NULL;
     float *out = mtk_ctx_alloc(c->ctx, sizeof(float) * (size_t)(n > 0 ? n : 1));
@@ -49,7 +49,7 @@ static const float *factor_list(model_config *c, const cJSON *obj, const char *o
     cJSON_ArrayForEach(item, list)
     {
         if (!cJSON_IsNumber(item) || !(item->valuedouble > 0))
-            return cfg_fail(c, field, "value %lld must be a positive number", (long long)i), NULL;
+            return models_cfg_fail(c, field, "value %lld must be a positive number", (long long)i), NULL;
         out[i++] = (float)item->valuedouble;
     }
     return out;
@@ -64,24 +64,24 @@ bool decoder_read_rope_scaling(model_config *c, decoder_spec *spec, const cJSON 
 {
     rope_spec *r = &spec->rope;
     r->original_max_position = original_length(c, spec, obj, obj_name);
-    if (!cfg_ok(c)) return false;
-    if (r->original_max_position <= 0) return cfg_fail(c, "original_max_position_embeddings", "must be positive");
+    if (!models_cfg_ok(c)) return false;
+    if (r->original_max_position <= 0) return models_cfg_fail(c, "original_max_position_embeddings", "must be positive");
     if (r->kind == ROPE_YARN) {
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(obj, "factor");
-        if (!f) return cfg_fail(c, NULL, "missing required field '%s.factor' (rope type 'yarn')", obj_name);
+        if (!f) return models_cfg_fail(c, NULL, "missing required field '%s.factor' (rope type 'yarn')", obj_name);
     }
     r->factor = scaling_factor(c, r, obj, obj_name);
-    double attention = cfg_obj_float(c, obj, obj_name, "attention_factor", NAN);
-    if (!cfg_ok(c)) return false;
-    if (!(r->factor > 0)) return cfg_fail(c, obj_name, "factor must be positive, got %g", r->factor);
+    double attention = models_cfg_obj_float(c, obj, obj_name, "attention_factor", NAN);
+    if (!models_cfg_ok(c)) return false;
+    if (!(r->factor > 0)) return models_cfg_fail(c, obj_name, "factor must be positive, got %g", r->factor);
     if (!isnan(attention) && !(attention > 0))
-        return cfg_fail(c, obj_name, "attention_factor must be positive, got %g", attention);
+        return models_cfg_fail(c, obj_name, "attention_factor must be positive, got %g", attention);
     if (r->kind == ROPE_YARN) {
-        double mscale = cfg_obj_float(c, obj, obj_name, "mscale", 0.0);
-        double mscale_all_dim = cfg_obj_float(c, obj, obj_name, "mscale_all_dim", 0.0);
+        double mscale = models_cfg_obj_float(c, obj, obj_name, "mscale", 0.0);
+        double mscale_all_dim = models_cfg_obj_float(c, obj, obj_name, "mscale_all_dim", 0.0);
         /* null or 0 means the default, as `or` does in transformers */
-        r->beta_fast = cfg_obj_float(c, obj, obj_name, "beta_fast", 0.0);
-        r->beta_slow = cfg_obj_float(c, obj, obj_name, "beta_slow", 0.0);
+        r->beta_fast = models_cfg_obj_float(c, obj, obj_name, "beta_fast", 0.0);
+        r->beta_slow = models_cfg_obj_float(c, obj, obj_name, "beta_slow", 0.0);
         if (r->beta_fast == 0) r->beta_fast = 32;
         if (r->beta_slow == 0) r->beta_slow = 1;
         const cJSON *truncate = cJSON_GetObjectItemCaseSensitive(obj, "truncate");
@@ -99,7 +99,7 @@ bool decoder_read_rope_scaling(model_config *c, decoder_spec *spec, const cJSON 
                                          : sqrt(1.0 + log(r->factor) / log((double)r->original_max_position));
     }
     r->attention_factor = attention;
-    return cfg_ok(c);
+    return models_cfg_ok(c);
 }
 
 /* yarn's correction dimension for `rotations` full turns over the original

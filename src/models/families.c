@@ -10,19 +10,19 @@
 static const model_family families[] = {
     { { "llama", ARCHS("LlamaModel", "LlamaForCausalLM", "LlamaForSequenceClassification",
             "LlamaForTokenClassification"), "LlamaModel", MTK_MODEL_INPUT_TOKEN_IDS },
-      family_llama_build },
+      models_family_llama_build },
     { { "mistral", ARCHS("MistralModel", "MistralForCausalLM", "MistralForSequenceClassification",
             "MistralForTokenClassification"), "MistralModel", MTK_MODEL_INPUT_TOKEN_IDS },
-      family_mistral_build },
+      models_family_mistral_build },
     { { "mixtral", ARCHS("MixtralModel", "MixtralForCausalLM", "MixtralForSequenceClassification",
             "MixtralForTokenClassification"), "MixtralModel", MTK_MODEL_INPUT_TOKEN_IDS },
-      family_mixtral_build },
+      models_family_mixtral_build },
     { { "qwen2", ARCHS("Qwen2Model", "Qwen2ForCausalLM", "Qwen2ForSequenceClassification",
             "Qwen2ForTokenClassification"), "Qwen2Model", MTK_MODEL_INPUT_TOKEN_IDS },
-      family_qwen2_build },
+      models_family_qwen2_build },
     { { "qwen2_moe", ARCHS("Qwen2MoeModel", "Qwen2MoeForCausalLM", "Qwen2MoeForSequenceClassification",
             "Qwen2MoeForTokenClassification"), "Qwen2MoeModel", MTK_MODEL_INPUT_TOKEN_IDS },
-      family_qwen2_moe_build },
+      models_family_qwen2_moe_build },
     { { "qwen3", ARCHS("Qwen3Model", "Qwen3ForCausalLM", "Qwen3ForSequenceClassification",
             "Qwen3ForTokenClassification"), "Qwen3Model", MTK_MODEL_INPUT_TOKEN_IDS },
       family_qwen3_build },
@@ -40,23 +40,23 @@ static const model_family families[] = {
                              "PhiForTokenClassification"), "PhiModel", MTK_MODEL_INPUT_TOKEN_IDS }, family_phi_build },
     { { "gemma", ARCHS("GemmaModel", "GemmaForCausalLM", "GemmaForSequenceClassification",
             "GemmaForTokenClassification"), "GemmaModel", MTK_MODEL_INPUT_TOKEN_IDS },
-      family_gemma_build },
+      models_family_gemma_build },
     { { "gemma2", ARCHS("Gemma2Model", "Gemma2ForCausalLM", "Gemma2ForSequenceClassification",
             "Gemma2ForTokenClassification"), "Gemma2Model", MTK_MODEL_INPUT_TOKEN_IDS },
-      family_gemma2_build },
+      models_family_gemma2_build },
     { { "phi3", ARCHS("Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification",
             "Phi3ForTokenClassification"), "Phi3Model", MTK_MODEL_INPUT_TOKEN_IDS },
-      family_phi3_build },
+      models_family_phi3_build },
     { { "gpt2", ARCHS("GPT2Model", "GPT2LMHeadModel"), "GPT2Model", MTK_MODEL_INPUT_TOKEN_IDS },
-      family_gpt2_build },
+      models_family_gpt2_build },
     { { "gpt_neox", ARCHS("GPTNeoXModel", "GPTNeoXForCausalLM"), "GPTNeoXModel", MTK_MODEL_INPUT_TOKEN_IDS },
-      family_gpt_neox_build },
+      models_family_gpt_neox_build },
     { { "bert", ARCHS("BertModel", "BertForMaskedLM", "BertForSequenceClassification",
                               "BertForTokenClassification"), "BertModel",
         MTK_MODEL_INPUT_TOKEN_IDS },
-      family_bert_build },
+      models_family_bert_build },
     { { "vit", ARCHS("ViTModel", "ViTForImageClassification"), "ViTModel", MTK_MODEL_INPUT_PIXELS },
-      family_vit_build },
+      models_family_vit_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))
@@ -68,7 +68,7 @@ const mtk_model_family_info *mtk_model_family_at(int32_t i)
     return i >= 0 && i < FAMILY_COUNT ? &families[i].info : NULL;
 }
 
-const model_family *model_family_lookup(const char *model_type)
+const model_family *models_family_lookup(const char *model_type)
 {
     for (int32_t i = 0; model_type && i < FAMILY_COUNT; i++)
         if (strcmp(families[i].info.model_type, model_type) == 0) return &families[i];
@@ -77,7 +77,7 @@ const model_family *model_family_lookup(const char *model_type)
 
 const mtk_model_family_info *mtk_model_family_find(const char *model_type)
 {
-    const model_family *f = model_family_lookup(model_type);
+    const model_family *f = models_family_lookup(model_type);
     return f ? &f->info : NULL;
 }
 
@@ -93,14 +93,14 @@ static const char *join(mtk_ctx *ctx, const char *const *items, int32_t n)
     return out;
 }
 
-const char *model_family_names(mtk_ctx *ctx)
+const char *models_family_names(mtk_ctx *ctx)
 {
     const char *names[FAMILY_COUNT];
     for (int32_t i = 0; i < FAMILY_COUNT; i++) names[i] = families[i].info.model_type;
     return join(ctx, names, FAMILY_COUNT);
 }
 
-const char *model_family_architectures(mtk_ctx *ctx, const model_family *f)
+const char *models_family_architectures(mtk_ctx *ctx, const model_family *f)
 {
     int32_t n = 0;
     while (f->info.architectures[n]) n++;

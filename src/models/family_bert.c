@@ -108,7 +108,7 @@ typedef struct self_attention_config {
 static bool self_attention_forward(mtk_module *m, mtk_module_io *io)
 {
     const self_attention_config *c = mtk_module_config(m);
-    io->out[0] = blocks_qkv_attention(m, io->in[0], c->heads, c->head_dim, c->causal);
+    io->out[0] = models_blocks_qkv_attention(m, io->in[0], c->heads, c->head_dim, c->causal);
     io->nout = 1;
     return io->out[0] != NULL;
 }
@@ -206,7 +206,7 @@ static mtk_module *layer(const model_config *c, const bert_spec *s)
     mtk_ctx *ctx = c->ctx;
     mtk_module *inter = mtk_module_new(ctx, &intermediate_type, 0);
     bool ok = inter && mtk_module_add(inter, "dense", mtk_nn_linear(ctx, s->hidden, s->intermediate, true)) &&
-              mtk_module_add(inter, "intermediate_act_fn", blocks_activation(c, "hidden_act", s->act));
+              mtk_module_add(inter, "intermediate_act_fn", models_blocks_activation(c, "hidden_act", s->act));
     mtk_module *m = ok ? mtk_module_new(ctx, &layer_type, 0) : NULL;
     ok = m && mtk_module_add(m, "attention", attention(ctx, s, false));
     if (ok && s->cross_attention) ok = mtk_module_add(m, "crossattention", attention(ctx, s, true));
@@ -251,7 +251,7 @@ typedef struct bert_model_config {
 static bool model_forward(mtk_module *m, mtk_module_io *io)
 {
     const bert_model_config *c = mtk_module_config(m);
-    if (!blocks_check_token_ids(m, io->in[0], c->positions, "max_position_embeddings")) return false;
+    if (!models_blocks_check_token_ids(m, io->in[0], c->positions, "max_position_embeddings")) return false;
     mtk_tensor *h = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), io->in[0]));
     io->out[0] = h;
     io->nout = 1;
@@ -339,7 +339,7 @@ static mtk_module *masked_lm(const model_config *c, const bert_spec *s)
     mtk_ctx *ctx = c->ctx;
     mtk_module *transform = mtk_module_new(ctx, &transform_type, 0);
     bool ok = transform && mtk_module_add(transform, "dense", mtk_nn_linear(ctx, s->hidden, s->hidden, true)) &&
-              mtk_module_add(transform, "transform_act_fn", blocks_activation(c, "hidden_act", s->act)) &&
+              mtk_module_add(transform, "transform_act_fn", models_blocks_activation(c, "hidden_act", s->act)) &&
               mtk_module_add(transform, "LayerNorm", layer_norm(ctx, s));
     mtk_module *predictions = ok ? mtk_module_new(ctx, &prediction_type, 0) : NULL;
     ok = predictions && mtk_module_add(predictions, "transform", mtk_module_finish(transform)) &&
@@ -412,40 +412,40 @@ static mtk_module *token_classification(const model_config *c, const bert_spec *
 static bool read_spec(model_config *c, bert_spec *s)
 {
     memset(s, 0, sizeof *s);
-    s->vocab = cfg_positive(c, "vocab_size", 30522);
-    s->hidden = cfg_positive(c, "hidden_size", 768);
-    s->heads = cfg_positive(c, "num_attention_heads", 12);
-    s->layers = cfg_int(c, "num_hidden_layers", 12);
-    if (cfg_ok(c) && s->layers < 0)
-        return cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)s->layers);
-    s->intermediate = cfg_positive(c, "intermediate_size", 3072);
-    s->positions = cfg_positive(c, "max_position_embeddings", 512);
-    s->type_vocab = cfg_positive(c, "type_vocab_size", 2);
-    s->act = cfg_string(c, "hidden_act", "gelu");
-    s->eps = blocks_eps(c, "layer_norm_eps", 1e-12);
-    s->hidden_dropout = blocks_dropout(c, "hidden_dropout_prob", 0.1);
-    s->attention_dropout = blocks_dropout(c, "attention_probs_dropout_prob", 0.1);
-    s->classifier_dropout = blocks_dropout(c, "classifier_dropout", s->hidden_dropout);
-    s->is_decoder = cfg_bool(c, "is_decoder", false);
-    s->cross_attention = cfg_bool(c, "add_cross_attention", false);
-    s->tie = cfg_bool(c, "tie_word_embeddings", true);
-    s->labels = blocks_num_labels(c);
+    s->vocab = models_cfg_positive(c, "vocab_size", 30522);
+    s->hidden = models_cfg_positive(c, "hidden_size", 768);
+    s->heads = models_cfg_positive(c, "num_attention_heads", 12);
+    s->layers = models_cfg_int(c, "num_hidden_layers", 12);
+    if (models_cfg_ok(c) && s->layers < 0)
+        return models_cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)s->layers);
+    s->intermediate = models_cfg_positive(c, "intermediate_size", 3072);
+    s->positions = models_cfg_positive(c, "max_position_embeddings", 512);
+    s->type_vocab = models_cfg_positive(c, "type_vocab_size", 2);
+    s->act = models_cfg_string(c, "hidden_act", "gelu");
+    s->eps = models_blocks_eps(c, "layer_norm_eps", 1e-12);
+    s->hidden_dropout = models_blocks_dropout(c, "hidden_dropout_prob", 0.1);
+    s->attention_dropout = models_blocks_dropout(c, "attention_probs_dropout_prob", 0.1);
+    s->classifier_dropout = models_blocks_dropout(c, "classifier_dropout", s->hidden_dropout);
+    s->is_decoder = models_cfg_bool(c, "is_decoder", false);
+    s->cross_attention = models_cfg_bool(c, "add_cross_attention", false);
+    s->tie = models_cfg_bool(c, "tie_word_embeddings", true);
+    s->labels = models_blocks_num_labels(c);
     /* an explicit null is no padding row; absent is transformers' 0 */
     const cJSON *pad = cJSON_GetObjectItemCaseSensitive(c->root, "pad_token_id");
-    s->padding_idx = pad && cJSON_IsNull(pad) ? MTK_NN_NO_PADDING_IDX : cfg_int(c, "pad_token_id", 0);
-    if (!cfg_ok(c)) return false;
+    s->padding_idx = pad && cJSON_IsNull(pad) ? MTK_NN_NO_PADDING_IDX : models_cfg_int(c, "pad_token_id", 0);
+    if (!models_cfg_ok(c)) return false;
     if (s->hidden % s->heads != 0)
-        return cfg_fail(c, "hidden_size", "hidden_size=%lld is not a multiple of num_attention_heads=%lld",
+        return models_cfg_fail(c, "hidden_size", "hidden_size=%lld is not a multiple of num_attention_heads=%lld",
                         (long long)s->hidden, (long long)s->heads);
     s->head_dim = s->hidden / s->heads;
     if (s->padding_idx != MTK_NN_NO_PADDING_IDX && (s->padding_idx >= s->vocab || s->padding_idx < -s->vocab))
-        return cfg_fail(c, "pad_token_id", "%lld is not a row of the embedding (vocab_size %lld): Padding_idx must be "
+        return models_cfg_fail(c, "pad_token_id", "%lld is not a row of the embedding (vocab_size %lld): Padding_idx must be "
                         "within num_embeddings", (long long)s->padding_idx, (long long)s->vocab);
     if (s->padding_idx < 0 && s->padding_idx != MTK_NN_NO_PADDING_IDX) s->padding_idx += s->vocab;
     return true;
 }
 
-mtk_module *family_bert_build(model_config *c, const char *architecture)
+mtk_module *models_family_bert_build(model_config *c, const char *architecture)
 {
     bert_spec s;
     if (!read_spec(c, &s)) return NULL;

@@ -89,11 +89,11 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *q = mtk_narrow(ctx, qkv, -1, 0, c->embed);
     mtk_tensor *k = mtk_narrow(ctx, qkv, -1, c->embed, c->embed);
     mtk_tensor *v = mtk_narrow(ctx, qkv, -1, 2 * c->embed, c->embed);
-    q = blocks_split_heads(ctx, q, c->heads, c->head_dim); /* (B, H, S, D) */
-    k = blocks_split_heads(ctx, k, c->heads, c->head_dim);
-    v = blocks_split_heads(ctx, v, c->heads, c->head_dim);
+    q = models_blocks_split_heads(ctx, q, c->heads, c->head_dim); /* (B, H, S, D) */
+    k = models_blocks_split_heads(ctx, k, c->heads, c->head_dim);
+    v = models_blocks_split_heads(ctx, v, c->heads, c->head_dim);
     mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale, false);
-    mtk_tensor *out = mtk_module_forward(blocks_child(m, A_C_PROJ), blocks_merge_heads(ctx, attn));
+    mtk_tensor *out = mtk_module_forward(blocks_child(m, A_C_PROJ), models_blocks_merge_heads(ctx, attn));
     io->out[0] = mtk_module_forward(blocks_child(m, A_RESID_DROPOUT), out);
     io->nout = 1;
     return io->out[0] != NULL;
@@ -141,7 +141,7 @@ static mtk_module *mlp(const model_config *c, const gpt2_spec *s)
     mtk_module *m = mtk_module_new(ctx, &mlp_type, 0);
     bool ok = m && mtk_module_add(m, "c_fc", conv1d(ctx, s->inner, s->embed)) &&
               mtk_module_add(m, "c_proj", conv1d(ctx, s->embed, s->inner)) &&
-              mtk_module_add(m, "act", blocks_activation(c, "activation_function", s->act)) &&
+              mtk_module_add(m, "act", models_blocks_activation(c, "activation_function", s->act)) &&
               mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, s->resid_pdrop));
     return ok ? mtk_module_finish(m) : NULL;
 }
@@ -194,9 +194,9 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     mtk_ctx *ctx = mtk_module_ctx(m);
     const gpt2_model_config *c = mtk_module_config(m);
     mtk_tensor *ids = io->in[0];
-    if (!blocks_check_token_ids(m, ids, c->positions, "n_positions")) return false;
+    if (!models_blocks_check_token_ids(m, ids, c->positions, "n_positions")) return false;
     mtk_tensor *h = mtk_module_forward(blocks_child(m, M_WTE), ids);                    /* (B, S, E) */
-    mtk_tensor *positions = mtk_unsqueeze(ctx, blocks_positions(ctx, ids->shape[1], ids), 0); /* (1, S) */
+    mtk_tensor *positions = mtk_unsqueeze(ctx, models_blocks_positions(ctx, ids->shape[1], ids), 0); /* (1, S) */
     h = mtk_add(ctx, h, mtk_module_forward(blocks_child(m, M_WPE), positions));
     h = mtk_module_forward(blocks_child(m, M_DROP), h);
     mtk_module *layers = blocks_child(m, M_H);
@@ -242,32 +242,32 @@ static const mtk_module_type lm_head_model_type = { "GPT2LMHeadModel", lm_head_m
 static bool read_spec(model_config *c, gpt2_spec *s)
 {
     memset(s, 0, sizeof *s);
-    s->vocab = cfg_positive(c, "vocab_size", 50257);
-    s->positions = blocks_positive_alias(c, "n_positions", "max_position_embeddings", 1024);
-    s->embed = blocks_positive_alias(c, "n_embd", "hidden_size", 768);
-    s->heads = blocks_positive_alias(c, "n_head", "num_attention_heads", 12);
-    const char *layers_key = !cfg_has(c, "n_layer") && cfg_has(c, "num_hidden_layers") ? "num_hidden_layers" : "n_layer";
-    s->layers = cfg_int(c, layers_key, 12);
-    if (cfg_ok(c) && s->layers < 0)
-        return cfg_fail(c, layers_key, "must be a non-negative integer, got %lld", (long long)s->layers);
-    s->inner = cfg_has(c, "n_inner") ? cfg_positive(c, "n_inner", 0) : 4 * s->embed;
-    s->act = cfg_string(c, "activation_function", "gelu_new");
-    s->eps = blocks_eps(c, "layer_norm_epsilon", 1e-5);
-    s->resid_pdrop = blocks_dropout(c, "resid_pdrop", 0.1);
-    s->embd_pdrop = blocks_dropout(c, "embd_pdrop", 0.1);
-    s->attn_pdrop = blocks_dropout(c, "attn_pdrop", 0.1);
-    s->scale_attn_weights = cfg_bool(c, "scale_attn_weights", true);
-    s->scale_by_layer = cfg_bool(c, "scale_attn_by_inverse_layer_idx", false);
-    s->cross_attention = cfg_bool(c, "add_cross_attention", false);
-    s->tie = cfg_bool(c, "tie_word_embeddings", true);
-    if (!cfg_ok(c)) return false;
+    s->vocab = models_cfg_positive(c, "vocab_size", 50257);
+    s->positions = models_blocks_positive_alias(c, "n_positions", "max_position_embeddings", 1024);
+    s->embed = models_blocks_positive_alias(c, "n_embd", "hidden_size", 768);
+    s->heads = models_blocks_positive_alias(c, "n_head", "num_attention_heads", 12);
+    const char *layers_key = !models_cfg_has(c, "n_layer") && models_cfg_has(c, "num_hidden_layers") ? "num_hidden_layers" : "n_layer";
+    s->layers = models_cfg_int(c, layers_key, 12);
+    if (models_cfg_ok(c) && s->layers < 0)
+        return models_cfg_fail(c, layers_key, "must be a non-negative integer, got %lld", (long long)s->layers);
+    s->inner = models_cfg_has(c, "n_inner") ? models_cfg_positive(c, "n_inner", 0) : 4 * s->embed;
+    s->act = models_cfg_string(c, "activation_function", "gelu_new");
+    s->eps = models_blocks_eps(c, "layer_norm_epsilon", 1e-5);
+    s->resid_pdrop = models_blocks_dropout(c, "resid_pdrop", 0.1);
+    s->embd_pdrop = models_blocks_dropout(c, "embd_pdrop", 0.1);
+    s->attn_pdrop = models_blocks_dropout(c, "attn_pdrop", 0.1);
+    s->scale_attn_weights = models_cfg_bool(c, "scale_attn_weights", true);
+    s->scale_by_layer = models_cfg_bool(c, "scale_attn_by_inverse_layer_idx", false);
+    s->cross_attention = models_cfg_bool(c, "add_cross_attention", false);
+    s->tie = models_cfg_bool(c, "tie_word_embeddings", true);
+    if (!models_cfg_ok(c)) return false;
     if (s->embed % s->heads != 0)
-        return cfg_fail(c, "n_embd", "n_embd=%lld is not divisible by n_head=%lld", (long long)s->embed,
+        return models_cfg_fail(c, "n_embd", "n_embd=%lld is not divisible by n_head=%lld", (long long)s->embed,
                         (long long)s->heads);
     return true;
 }
 
-mtk_module *family_gpt2_build(model_config *c, const char *architecture)
+mtk_module *models_family_gpt2_build(model_config *c, const char *architecture)
 {
     gpt2_spec s;
     if (!read_spec(c, &s)) return NULL;

@@ -66,7 +66,7 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *k = rotate(ctx, parts[1], io->in[1], io->in[2], c->rotary_dim);
     mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, parts[2], NULL, 0.0, true,
                                                         1.0 / sqrt((double)c->head_dim), false);
-    io->out[0] = mtk_module_forward(child(m, 1), blocks_merge_heads(ctx, attn));
+    io->out[0] = mtk_module_forward(child(m, 1), models_blocks_merge_heads(ctx, attn));
     io->nout = 1;
     return io->out[0] != NULL;
 }
@@ -103,7 +103,7 @@ static mtk_module *mlp(const model_config *c, const neox_spec *s)
     mtk_module *m = mtk_module_new(ctx, &mlp_type, 0);
     bool ok = m && mtk_module_add(m, "dense_h_to_4h", mtk_nn_linear(ctx, s->hidden, s->intermediate, true)) &&
               mtk_module_add(m, "dense_4h_to_h", mtk_nn_linear(ctx, s->intermediate, s->hidden, true)) &&
-              mtk_module_add(m, "act", blocks_activation(c, "hidden_act", s->act));
+              mtk_module_add(m, "act", models_blocks_activation(c, "hidden_act", s->act));
     return ok ? mtk_module_finish(m) : NULL;
 }
 
@@ -163,10 +163,10 @@ enum { M_EMBED_IN, M_EMB_DROPOUT, M_LAYERS, M_FINAL_NORM, M_ROTARY };
 static bool model_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_tensor *ids = io->in[0];
-    if (!blocks_check_token_ids(m, ids, 0, NULL)) return false;
+    if (!models_blocks_check_token_ids(m, ids, 0, NULL)) return false;
     mtk_tensor *h = mtk_module_forward(child(m, M_EMBED_IN), ids); /* (B, S, E) */
     h = mtk_module_forward(child(m, M_EMB_DROPOUT), h);
-    io->out[0] = decoder_run_layers(child(m, M_ROTARY), child(m, M_LAYERS), child(m, M_FINAL_NORM), h);
+    io->out[0] = models_decoder_run_layers(child(m, M_ROTARY), child(m, M_LAYERS), child(m, M_FINAL_NORM), h);
     io->nout = 1;
     return io->out[0] != NULL;
 }
@@ -177,7 +177,7 @@ static mtk_module *model(const model_config *c, const neox_spec *s)
 {
     mtk_ctx *ctx = c->ctx;
     decoder_types *types = mtk_ctx_alloc(ctx, sizeof *types);
-    if (!types || !decoder_types_init(ctx, types, "GPTNeoX")) return NULL;
+    if (!types || !models_decoder_types_init(ctx, types, "GPTNeoX")) return NULL;
     mtk_module *m = mtk_module_new(ctx, &model_type, 0);
     mtk_module *layers = mtk_nn_module_list(ctx);
     if (!m || !layers) return NULL;
@@ -187,7 +187,7 @@ static mtk_module *model(const model_config *c, const neox_spec *s)
               mtk_module_add(m, "emb_dropout", mtk_nn_dropout(ctx, s->hidden_dropout)) &&
               mtk_module_add(m, "layers", layers) &&
               mtk_module_add(m, "final_layer_norm", mtk_nn_layer_norm(ctx, &s->hidden, 1, s->eps, true, true)) &&
-              mtk_module_add(m, "rotary_emb", decoder_rotary(ctx, types, &s->rope));
+              mtk_module_add(m, "rotary_emb", models_decoder_rotary(ctx, types, &s->rope));
     return ok ? mtk_module_finish(m) : NULL;
 }
 
@@ -208,23 +208,23 @@ static const mtk_module_type causal_lm_type = { "GPTNeoXForCausalLM", causal_lm_
  * rotary_pct (the rotated share of each head, 0.25 by default). */
 static bool read_rope(model_config *c, neox_spec *s)
 {
-    const char *obj_name = cfg_has(c, "rope_parameters") ? "rope_parameters" : "rope_scaling";
-    const cJSON *obj = cfg_get(c, obj_name);
-    bool partial_given = cfg_has(c, "partial_rotary_factor") ||
+    const char *obj_name = models_cfg_has(c, "rope_parameters") ? "rope_parameters" : "rope_scaling";
+    const cJSON *obj = models_cfg_get(c, obj_name);
+    bool partial_given = models_cfg_has(c, "partial_rotary_factor") ||
                          (cJSON_IsObject(obj) && cJSON_GetObjectItemCaseSensitive(obj, "partial_rotary_factor"));
-    double theta = cfg_float(c, "rotary_emb_base", 10000.0);
-    double pct = cfg_float(c, "rotary_pct", 0.25);
-    if (!cfg_ok(c)) return false;
+    double theta = models_cfg_float(c, "rotary_emb_base", 10000.0);
+    double pct = models_cfg_float(c, "rotary_pct", 0.25);
+    if (!models_cfg_ok(c)) return false;
     memset(&s->rope, 0, sizeof s->rope);
     /* with no partial_rotary_factor, read the rest with a stand-in head
      * size that always gives valid dims, then apply rotary_pct */
     s->rope.attn.head_dim = partial_given ? s->head_dim : 2;
-    if (!decoder_read_rope(c, &s->rope, theta)) return false;
+    if (!models_decoder_read_rope(c, &s->rope, theta)) return false;
     if (partial_given) return true;
-    if (!(pct > 0 && pct <= 1)) return cfg_fail(c, "rotary_pct", "must be in (0, 1], got %g", pct);
+    if (!(pct > 0 && pct <= 1)) return models_cfg_fail(c, "rotary_pct", "must be in (0, 1], got %g", pct);
     int64_t dim = (int64_t)((double)s->head_dim * pct);
     if (dim < 2 || dim % 2 != 0)
-        return cfg_fail(c, "rotary_pct", "rotary_pct=%g of the head size %lld gives %lld rotary dims; mtk supports an "
+        return models_cfg_fail(c, "rotary_pct", "rotary_pct=%g of the head size %lld gives %lld rotary dims; mtk supports an "
                         "even number, at least 2", pct, (long long)s->head_dim, (long long)dim);
     s->rope.rope.dim = dim;
     return true;
@@ -233,30 +233,30 @@ static bool read_rope(model_config *c, neox_spec *s)
 static bool read_spec(model_config *c, neox_spec *s)
 {
     memset(s, 0, sizeof *s);
-    s->vocab = cfg_positive(c, "vocab_size", 50432);
-    s->hidden = cfg_positive(c, "hidden_size", 6144);
-    s->heads = cfg_positive(c, "num_attention_heads", 64);
-    s->layers = cfg_int(c, "num_hidden_layers", 44);
-    if (cfg_ok(c) && s->layers < 0)
-        return cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)s->layers);
-    s->intermediate = cfg_positive(c, "intermediate_size", 24576);
-    s->act = cfg_string(c, "hidden_act", "gelu");
-    s->eps = blocks_eps(c, "layer_norm_eps", 1e-5);
-    s->attention_dropout = blocks_dropout(c, "attention_dropout", 0.0);
-    s->hidden_dropout = blocks_dropout(c, "hidden_dropout", 0.0);
-    s->parallel_residual = cfg_bool(c, "use_parallel_residual", true);
-    s->bias = cfg_bool(c, "attention_bias", true);
-    s->tie = cfg_bool(c, "tie_word_embeddings", false);
-    if (!cfg_ok(c)) return false;
+    s->vocab = models_cfg_positive(c, "vocab_size", 50432);
+    s->hidden = models_cfg_positive(c, "hidden_size", 6144);
+    s->heads = models_cfg_positive(c, "num_attention_heads", 64);
+    s->layers = models_cfg_int(c, "num_hidden_layers", 44);
+    if (models_cfg_ok(c) && s->layers < 0)
+        return models_cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)s->layers);
+    s->intermediate = models_cfg_positive(c, "intermediate_size", 24576);
+    s->act = models_cfg_string(c, "hidden_act", "gelu");
+    s->eps = models_blocks_eps(c, "layer_norm_eps", 1e-5);
+    s->attention_dropout = models_blocks_dropout(c, "attention_dropout", 0.0);
+    s->hidden_dropout = models_blocks_dropout(c, "hidden_dropout", 0.0);
+    s->parallel_residual = models_cfg_bool(c, "use_parallel_residual", true);
+    s->bias = models_cfg_bool(c, "attention_bias", true);
+    s->tie = models_cfg_bool(c, "tie_word_embeddings", false);
+    if (!models_cfg_ok(c)) return false;
     if (s->hidden % s->heads != 0)
-        return cfg_fail(c, "hidden_size", "hidden_size=%lld is not divisible by num_attention_heads=%lld",
+        return models_cfg_fail(c, "hidden_size", "hidden_size=%lld is not divisible by num_attention_heads=%lld",
                         (long long)s->hidden, (long long)s->heads);
     s->head_dim = s->hidden / s->heads;
     /* max_position_embeddings is read (and checked) with the rope settings */
     return read_rope(c, s);
 }
 
-mtk_module *family_gpt_neox_build(model_config *c, const char *architecture)
+mtk_module *models_family_gpt_neox_build(model_config *c, const char *architecture)
 {
     neox_spec s;
     if (!read_spec(c, &s)) return NULL;

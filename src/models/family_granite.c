@@ -37,10 +37,10 @@ static mtk_module *granite_layer(mtk_ctx *ctx, const decoder_types *t, const dec
     mtk_module *m = mtk_module_new(ctx, &base, sizeof(granite_layer_config));
     if (!m) return NULL;
     ((granite_layer_config *)mtk_module_config(m))->residual_multiplier = *(const double *)spec->layer_data;
-    bool ok = mtk_module_add(m, "self_attn", decoder_attention(ctx, t, spec)) &&
-              mtk_module_add(m, "mlp", decoder_mlp(ctx, t, spec, spec->intermediate)) &&
-              mtk_module_add(m, "input_layernorm", decoder_norm(ctx, t, spec)) &&
-              mtk_module_add(m, "post_attention_layernorm", decoder_norm(ctx, t, spec));
+    bool ok = mtk_module_add(m, "self_attn", models_decoder_attention(ctx, t, spec)) &&
+              mtk_module_add(m, "mlp", models_decoder_mlp(ctx, t, spec, spec->intermediate)) &&
+              mtk_module_add(m, "input_layernorm", models_decoder_norm(ctx, t, spec)) &&
+              mtk_module_add(m, "post_attention_layernorm", models_decoder_norm(ctx, t, spec));
     return ok ? mtk_module_finish(m) : NULL;
 }
 
@@ -49,18 +49,18 @@ mtk_module *family_granite_build(model_config *c, const char *architecture)
     static const decoder_defaults defaults = { .kv_heads = 0, .eps = 1e-6, .tie_embeddings = false, .act = "silu",
                                                .pad_token_id = MTK_NN_NO_PADDING_IDX, .rope_theta = 10000.0 };
     decoder_spec spec;
-    if (!decoder_read_common(c, &spec, "Granite", &defaults)) return NULL;
-    spec.qkv_bias = spec.o_bias = cfg_bool(c, "attention_bias", false);
-    spec.mlp_bias = cfg_bool(c, "mlp_bias", false);
-    spec.embedding_multiplier = cfg_float(c, "embedding_multiplier", 1.0);
-    spec.logits_scaling = cfg_float(c, "logits_scaling", 1.0);
-    spec.attn_scale = cfg_float(c, "attention_multiplier", 1.0);
+    if (!models_decoder_read_common(c, &spec, "Granite", &defaults)) return NULL;
+    spec.qkv_bias = spec.o_bias = models_cfg_bool(c, "attention_bias", false);
+    spec.mlp_bias = models_cfg_bool(c, "mlp_bias", false);
+    spec.embedding_multiplier = models_cfg_float(c, "embedding_multiplier", 1.0);
+    spec.logits_scaling = models_cfg_float(c, "logits_scaling", 1.0);
+    spec.attn_scale = models_cfg_float(c, "attention_multiplier", 1.0);
     double *residual = mtk_ctx_alloc(c->ctx, sizeof *residual);
     if (!residual) return NULL;
-    *residual = cfg_float(c, "residual_multiplier", 1.0);
-    if (!cfg_ok(c)) return NULL;
-    if (spec.logits_scaling == 0) return cfg_fail(c, "logits_scaling", "must not be 0"), NULL;
+    *residual = models_cfg_float(c, "residual_multiplier", 1.0);
+    if (!models_cfg_ok(c)) return NULL;
+    if (spec.logits_scaling == 0) return models_cfg_fail(c, "logits_scaling", "must not be 0"), NULL;
     spec.layer_data = residual;
     spec.layer_builder = granite_layer;
-    return decoder_build(c, &spec, architecture);
+    return models_decoder_build(c, &spec, architecture);
 }

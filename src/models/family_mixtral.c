@@ -3,20 +3,20 @@
  * experts of intermediate_size, num_experts_per_tok of them per token). */
 #include "models/decoder.h"
 
-mtk_module *family_mixtral_build(model_config *c, const char *architecture)
+mtk_module *models_family_mixtral_build(model_config *c, const char *architecture)
 {
     static const decoder_defaults defaults = { .kv_heads = 8, .eps = 1e-5, .tie_embeddings = false, .act = "silu",
                                                .pad_token_id = MTK_NN_NO_PADDING_IDX, .rope_theta = 1e6 };
     decoder_spec spec;
-    if (!decoder_read_common(c, &spec, "Mixtral", &defaults)) return NULL;
+    if (!models_decoder_read_common(c, &spec, "Mixtral", &defaults)) return NULL;
     spec.moe = MOE_MIXTRAL;
-    spec.experts = cfg_positive(c, "num_local_experts", 8);
-    spec.top_k = cfg_positive(c, "num_experts_per_tok", 2);
+    spec.experts = models_cfg_positive(c, "num_local_experts", 8);
+    spec.top_k = models_cfg_positive(c, "num_experts_per_tok", 2);
     spec.moe_intermediate = spec.intermediate;
-    if (!cfg_ok(c)) return NULL;
+    if (!models_cfg_ok(c)) return NULL;
     if (spec.top_k > spec.experts)
-        return cfg_fail(c, "num_experts_per_tok", "%lld is more than num_local_experts=%lld", (long long)spec.top_k,
+        return models_cfg_fail(c, "num_experts_per_tok", "%lld is more than num_local_experts=%lld", (long long)spec.top_k,
                         (long long)spec.experts),
                NULL;
-    return decoder_build(c, &spec, architecture);
+    return models_decoder_build(c, &spec, architecture);
 }

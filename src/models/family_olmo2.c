@@ -32,10 +32,10 @@ static mtk_module *olmo2_layer(mtk_ctx *ctx, const decoder_types *t, const decod
     static const mtk_module_type base = { "Olmo2DecoderLayer", olmo2_layer_forward, NULL, NULL };
     mtk_module *m = mtk_module_new(ctx, &base, 0);
     if (!m) return NULL;
-    bool ok = mtk_module_add(m, "self_attn", decoder_attention(ctx, t, spec)) &&
-              mtk_module_add(m, "mlp", decoder_mlp(ctx, t, spec, spec->intermediate)) &&
-              mtk_module_add(m, "post_attention_layernorm", decoder_norm(ctx, t, spec)) &&
-              mtk_module_add(m, "post_feedforward_layernorm", decoder_norm(ctx, t, spec));
+    bool ok = mtk_module_add(m, "self_attn", models_decoder_attention(ctx, t, spec)) &&
+              mtk_module_add(m, "mlp", models_decoder_mlp(ctx, t, spec, spec->intermediate)) &&
+              mtk_module_add(m, "post_attention_layernorm", models_decoder_norm(ctx, t, spec)) &&
+              mtk_module_add(m, "post_feedforward_layernorm", models_decoder_norm(ctx, t, spec));
     return ok ? mtk_module_finish(m) : NULL;
 }
 
@@ -44,9 +44,9 @@ mtk_module *family_olmo2_build(model_config *c, const char *architecture)
     static const decoder_defaults defaults = { .kv_heads = 0, .eps = 1e-5, .tie_embeddings = false, .act = "silu",
                                                .pad_token_id = 1, .rope_theta = 10000.0 };
     decoder_spec spec;
-    if (!decoder_read_common(c, &spec, "Olmo2", &defaults)) return NULL;
-    spec.qkv_bias = spec.o_bias = cfg_bool(c, "attention_bias", false);
+    if (!models_decoder_read_common(c, &spec, "Olmo2", &defaults)) return NULL;
+    spec.qkv_bias = spec.o_bias = models_cfg_bool(c, "attention_bias", false);
     spec.qk_norm = spec.qk_norm_whole = true;
     spec.layer_builder = olmo2_layer;
-    return cfg_ok(c) ? decoder_build(c, &spec, architecture) : NULL;
+    return models_cfg_ok(c) ? models_decoder_build(c, &spec, architecture) : NULL;
 }

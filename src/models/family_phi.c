@@ -154,7 +154,7 @@ static bool phi_model_forward(mtk_module *m, mtk_module_io *io)
                          mtk_module_type_name(m), (int)ids->ndim, ids->ndim == 1 ? "" : "s", mtk_dtype_name(ids->dtype));
     mtk_tensor *h = mtk_module_forward(mtk_module_child_at(m, 0, NULL), ids);
     h = mtk_module_forward(mtk_module_child_at(m, 3, NULL), h);
-    io->out[0] = decoder_run_layers(mtk_module_child_at(m, 2, NULL), mtk_module_child_at(m, 1, NULL),
+    io->out[0] = models_decoder_run_layers(mtk_module_child_at(m, 2, NULL), mtk_module_child_at(m, 1, NULL),
                                     mtk_module_child_at(m, 4, NULL), h);
     io->nout = 1;
     return io->out[0] != NULL;
@@ -173,14 +173,14 @@ static mtk_module *phi_model(mtk_ctx *ctx, const phi_spec *s)
 {
     static const mtk_module_type type = { "PhiModel", phi_model_forward, NULL, NULL };
     decoder_types *t = mtk_ctx_alloc(ctx, sizeof *t);
-    if (!t || !decoder_types_init(ctx, t, "Phi")) return NULL;
+    if (!t || !models_decoder_types_init(ctx, t, "Phi")) return NULL;
     mtk_module *m = mtk_module_new(ctx, &type, 0);
     mtk_module *layers = mtk_nn_module_list(ctx);
     if (!m || !layers) return NULL;
     for (int64_t i = 0; i < s->d.layers; i++)
         if (!mtk_nn_module_list_append(layers, phi_layer(ctx, s))) return NULL;
     bool ok = mtk_module_add(m, "embed_tokens", mtk_nn_embedding(ctx, s->d.vocab, s->d.hidden, s->d.padding_idx)) &&
-              mtk_module_add(m, "layers", layers) && mtk_module_add(m, "rotary_emb", decoder_rotary(ctx, t, &s->d)) &&
+              mtk_module_add(m, "layers", layers) && mtk_module_add(m, "rotary_emb", models_decoder_rotary(ctx, t, &s->d)) &&
               mtk_module_add(m, "embed_dropout", mtk_nn_dropout(ctx, s->embd_dropout)) &&
               mtk_module_add(m, "final_layernorm", mtk_nn_layer_norm(ctx, &s->d.hidden, 1, s->ln_eps, true, true));
     return ok ? mtk_module_finish(m) : NULL;
@@ -188,8 +188,8 @@ static mtk_module *phi_model(mtk_ctx *ctx, const phi_spec *s)
 
 static bool probability(model_config *c, const char *key, double *out)
 {
-    *out = cfg_float(c, key, 0.0);
-    return cfg_ok(c) && (*out >= 0 && *out <= 1 ? true : cfg_fail(c, key, "must be in [0, 1], got %g", *out));
+    *out = models_cfg_float(c, key, 0.0);
+    return models_cfg_ok(c) && (*out >= 0 && *out <= 1 ? true : models_cfg_fail(c, key, "must be in [0, 1], got %g", *out));
 }
 
 mtk_module *family_phi_build(model_config *c, const char *architecture)
@@ -197,21 +197,21 @@ mtk_module *family_phi_build(model_config *c, const char *architecture)
     static const decoder_defaults defaults = { .kv_heads = 0, .eps = 1e-5, .tie_embeddings = false, .act = "gelu_new",
                                                .pad_token_id = MTK_NN_NO_PADDING_IDX, .rope_theta = 10000.0 };
     phi_spec *s = mtk_ctx_alloc(c->ctx, sizeof *s);
-    if (!s || !decoder_read_common(c, &s->d, "Phi", &defaults)) return NULL;
+    if (!s || !models_decoder_read_common(c, &s->d, "Phi", &defaults)) return NULL;
     /* PhiConfig's partial_rotary_factor defaults to 0.5 */
-    const cJSON *rope = cfg_get(c, cfg_has(c, "rope_parameters") ? "rope_parameters" : "rope_scaling");
-    if (!cfg_has(c, "partial_rotary_factor") && !(rope && cJSON_GetObjectItemCaseSensitive(rope, "partial_rotary_factor"))) {
+    const cJSON *rope = models_cfg_get(c, models_cfg_has(c, "rope_parameters") ? "rope_parameters" : "rope_scaling");
+    if (!models_cfg_has(c, "partial_rotary_factor") && !(rope && cJSON_GetObjectItemCaseSensitive(rope, "partial_rotary_factor"))) {
         s->d.rope.dim = (int64_t)((double)s->d.attn.head_dim * 0.5);
         if (s->d.rope.dim < 2 || s->d.rope.dim % 2 != 0)
-            return cfg_fail(c, "partial_rotary_factor", "the default 0.5 gives %lld rotary dims of head_dim %lld; they "
+            return models_cfg_fail(c, "partial_rotary_factor", "the default 0.5 gives %lld rotary dims of head_dim %lld; they "
                             "must be even and >= 2", (long long)s->d.rope.dim, (long long)s->d.attn.head_dim),
                    NULL;
     }
-    s->ln_eps = cfg_float(c, "layer_norm_eps", 1e-5);
-    s->qk_layernorm = cfg_bool(c, "qk_layernorm", false);
+    s->ln_eps = models_cfg_float(c, "layer_norm_eps", 1e-5);
+    s->qk_layernorm = models_cfg_bool(c, "qk_layernorm", false);
     if (!probability(c, "resid_pdrop", &s->resid_dropout) || !probability(c, "embd_pdrop", &s->embd_dropout))
         return NULL;
-    if (!(s->ln_eps > 0)) return cfg_fail(c, "layer_norm_eps", "must be positive, got %g", s->ln_eps), NULL;
+    if (!(s->ln_eps > 0)) return models_cfg_fail(c, "layer_norm_eps", "must be positive, got %g", s->ln_eps), NULL;
     mtk_module *model = phi_model(c->ctx, s);
     if (model && decoder_is_classifier(architecture)) return decoder_classifier(c, &s->d, model, architecture);
     if (!model || strcmp(architecture, "PhiForCausalLM") != 0) return model;

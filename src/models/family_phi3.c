@@ -5,18 +5,18 @@
  * original_max_position_embeddings (4096 unless the config says). */
 #include "models/decoder.h"
 
-mtk_module *family_phi3_build(model_config *c, const char *architecture)
+mtk_module *models_family_phi3_build(model_config *c, const char *architecture)
 {
     static const decoder_defaults defaults = { .kv_heads = 0, .eps = 1e-5, .tie_embeddings = false, .act = "silu",
                                                .pad_token_id = 32000, .rope_theta = 10000.0,
                                                .longrope_aliases = true, .original_max_position = 4096 };
     decoder_spec spec;
-    if (!decoder_read_common(c, &spec, "Phi3", &defaults)) return NULL;
+    if (!models_decoder_read_common(c, &spec, "Phi3", &defaults)) return NULL;
     spec.fused_qkv = true;
     spec.fused_gate_up = true;
-    spec.resid_dropout = cfg_float(c, "resid_pdrop", 0.0);
-    if (!cfg_ok(c)) return NULL;
+    spec.resid_dropout = models_cfg_float(c, "resid_pdrop", 0.0);
+    if (!models_cfg_ok(c)) return NULL;
     if (!(spec.resid_dropout >= 0 && spec.resid_dropout <= 1))
-        return cfg_fail(c, "resid_pdrop", "must be in [0, 1], got %g", spec.resid_dropout), NULL;
-    return decoder_build(c, &spec, architecture);
+        return models_cfg_fail(c, "resid_pdrop", "must be in [0, 1], got %g", spec.resid_dropout), NULL;
+    return models_decoder_build(c, &spec, architecture);
 }

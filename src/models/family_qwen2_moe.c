@@ -6,29 +6,29 @@
  * intermediate_size. */
 #include "models/decoder.h"
 
-mtk_module *family_qwen2_moe_build(model_config *c, const char *architecture)
+mtk_module *models_family_qwen2_moe_build(model_config *c, const char *architecture)
 {
     static const decoder_defaults defaults = { .kv_heads = 0, .eps = 1e-6, .tie_embeddings = false, .act = "silu",
                                                .pad_token_id = MTK_NN_NO_PADDING_IDX, .rope_theta = 10000.0 };
     decoder_spec spec;
-    if (!decoder_read_common(c, &spec, "Qwen2Moe", &defaults)) return NULL;
-    spec.qkv_bias = cfg_bool(c, "qkv_bias", true);
+    if (!models_decoder_read_common(c, &spec, "Qwen2Moe", &defaults)) return NULL;
+    spec.qkv_bias = models_cfg_bool(c, "qkv_bias", true);
     spec.moe = MOE_QWEN2;
-    spec.experts = cfg_int(c, "num_experts", 60);
-    spec.top_k = cfg_positive(c, "num_experts_per_tok", 4);
-    spec.moe_intermediate = cfg_positive(c, "moe_intermediate_size", 1408);
-    spec.shared_intermediate = cfg_positive(c, "shared_expert_intermediate_size", 5632);
-    spec.norm_topk_prob = cfg_bool(c, "norm_topk_prob", false);
-    spec.sparse_step = cfg_positive(c, "decoder_sparse_step", 1);
-    spec.n_mlp_only = cfg_int_list(c, "mlp_only_layers", spec.mlp_only, DECODER_MAX_MLP_ONLY);
+    spec.experts = models_cfg_int(c, "num_experts", 60);
+    spec.top_k = models_cfg_positive(c, "num_experts_per_tok", 4);
+    spec.moe_intermediate = models_cfg_positive(c, "moe_intermediate_size", 1408);
+    spec.shared_intermediate = models_cfg_positive(c, "shared_expert_intermediate_size", 5632);
+    spec.norm_topk_prob = models_cfg_bool(c, "norm_topk_prob", false);
+    spec.sparse_step = models_cfg_positive(c, "decoder_sparse_step", 1);
+    spec.n_mlp_only = models_cfg_int_list(c, "mlp_only_layers", spec.mlp_only, DECODER_MAX_MLP_ONLY);
     if (spec.n_mlp_only < 0) spec.n_mlp_only = 0;
-    if (!cfg_ok(c)) return NULL;
+    if (!models_cfg_ok(c)) return NULL;
     if (spec.experts < 0)
-        return cfg_fail(c, "num_experts", "must be non-negative, got %lld", (long long)spec.experts), NULL;
+        return models_cfg_fail(c, "num_experts", "must be non-negative, got %lld", (long long)spec.experts), NULL;
     if (spec.experts > 0 && spec.top_k > spec.experts)
-        return cfg_fail(c, "num_experts_per_tok", "%lld is more than num_experts=%lld", (long long)spec.top_k,
+        return models_cfg_fail(c, "num_experts_per_tok", "%lld is more than num_experts=%lld", (long long)spec.top_k,
                         (long long)spec.experts),
                NULL;
     if (spec.experts == 0) spec.moe = MOE_NONE; /* every layer dense */
-    return decoder_build(c, &spec, architecture);
+    return models_decoder_build(c, &spec, architecture);
 }

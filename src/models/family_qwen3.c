@@ -10,8 +10,8 @@ mtk_module *family_qwen3_build(model_config *c, const char *architecture)
                                                .act = "silu", .pad_token_id = MTK_NN_NO_PADDING_IDX,
                                                .rope_theta = 10000.0 };
     decoder_spec spec;
-    if (!decoder_read_common(c, &spec, "Qwen3", &defaults)) return NULL;
-    spec.qkv_bias = spec.o_bias = cfg_bool(c, "attention_bias", false);
+    if (!models_decoder_read_common(c, &spec, "Qwen3", &defaults)) return NULL;
+    spec.qkv_bias = spec.o_bias = models_cfg_bool(c, "attention_bias", false);
     spec.qk_norm = true;
-    return cfg_ok(c) ? decoder_build(c, &spec, architecture) : NULL;
+    return models_cfg_ok(c) ? models_decoder_build(c, &spec, architecture) : NULL;
 }

@@ -26,7 +26,7 @@ static void note_active(model_config *c, const decoder_spec *spec, mtk_module *m
     snprintf(note, 160, "active parameters per token: %lld of %lld (%lld of %lld experts in each of %lld MoE layers)",
              (long long)(total - idle), (long long)total, (long long)spec->top_k, (long long)spec->experts,
              (long long)sparse);
-    cfg_note(c, note);
+    models_cfg_note(c, note);
 }
 
 mtk_module *family_qwen3_moe_build(model_config *c, const char *architecture)
@@ -34,28 +34,28 @@ mtk_module *family_qwen3_moe_build(model_config *c, const char *architecture)
     static const decoder_defaults defaults = { .kv_heads = 4, .eps = 1e-6, .tie_embeddings = false, .act = "silu",
                                                .pad_token_id = MTK_NN_NO_PADDING_IDX, .rope_theta = 10000.0 };
     decoder_spec spec;
-    if (!decoder_read_common(c, &spec, "Qwen3Moe", &defaults)) return NULL;
-    spec.qkv_bias = spec.o_bias = cfg_bool(c, "attention_bias", false);
+    if (!models_decoder_read_common(c, &spec, "Qwen3Moe", &defaults)) return NULL;
+    spec.qkv_bias = spec.o_bias = models_cfg_bool(c, "attention_bias", false);
     spec.qk_norm = true;
     spec.moe = MOE_QWEN3;
     spec.moe_experts_first = true;
     /* num_experts is transformers' alias of num_local_experts */
-    spec.experts = cfg_int(c, "num_experts", cfg_int(c, "num_local_experts", 128));
-    spec.top_k = cfg_positive(c, "num_experts_per_tok", 8);
-    spec.moe_intermediate = cfg_positive(c, "moe_intermediate_size", 768);
-    spec.norm_topk_prob = cfg_bool(c, "norm_topk_prob", false);
-    spec.sparse_step = cfg_positive(c, "decoder_sparse_step", 1);
-    spec.n_mlp_only = cfg_int_list(c, "mlp_only_layers", spec.mlp_only, DECODER_MAX_MLP_ONLY);
+    spec.experts = models_cfg_int(c, "num_experts", models_cfg_int(c, "num_local_experts", 128));
+    spec.top_k = models_cfg_positive(c, "num_experts_per_tok", 8);
+    spec.moe_intermediate = models_cfg_positive(c, "moe_intermediate_size", 768);
+    spec.norm_topk_prob = models_cfg_bool(c, "norm_topk_prob", false);
+    spec.sparse_step = models_cfg_positive(c, "decoder_sparse_step", 1);
+    spec.n_mlp_only = models_cfg_int_list(c, "mlp_only_layers", spec.mlp_only, DECODER_MAX_MLP_ONLY);
     if (spec.n_mlp_only < 0) spec.n_mlp_only = 0;
-    if (!cfg_ok(c)) return NULL;
+    if (!models_cfg_ok(c)) return NULL;
     if (spec.experts < 0)
-        return cfg_fail(c, "num_experts", "must be non-negative, got %lld", (long long)spec.experts), NULL;
+        return models_cfg_fail(c, "num_experts", "must be non-negative, got %lld", (long long)spec.experts), NULL;
     if (spec.experts > 0 && spec.top_k > spec.experts)
-        return cfg_fail(c, "num_experts_per_tok", "%lld is more than num_experts=%lld", (long long)spec.top_k,
+        return models_cfg_fail(c, "num_experts_per_tok", "%lld is more than num_experts=%lld", (long long)spec.top_k,
                         (long long)spec.experts),
                NULL;
     if (spec.experts == 0) spec.moe = MOE_NONE; /* every layer dense */
-    mtk_module *m = decoder_build(c, &spec, architecture);
+    mtk_module *m = models_decoder_build(c, &spec, architecture);
     if (m && spec.moe != MOE_NONE) note_active(c, &spec, m);
     return m;
 }

@@ -26,25 +26,25 @@ mtk_module *family_smollm3_build(model_config *c, const char *architecture)
     static const decoder_defaults defaults = { .kv_heads = 4, .eps = 1e-6, .tie_embeddings = true, .act = "silu",
                                                .pad_token_id = 128004, .rope_theta = 2000000.0 };
     decoder_spec spec;
-    if (!decoder_read_common(c, &spec, "SmolLM3", &defaults)) return NULL;
-    spec.qkv_bias = spec.o_bias = cfg_bool(c, "attention_bias", false);
-    spec.mlp_bias = cfg_bool(c, "mlp_bias", false);
+    if (!models_decoder_read_common(c, &spec, "SmolLM3", &defaults)) return NULL;
+    spec.qkv_bias = spec.o_bias = models_cfg_bool(c, "attention_bias", false);
+    spec.mlp_bias = models_cfg_bool(c, "mlp_bias", false);
     if (spec.layers > SMOLLM3_MAX_LAYERS)
-        return cfg_fail(c, "num_hidden_layers", "at most %d layers, got %lld", SMOLLM3_MAX_LAYERS,
+        return models_cfg_fail(c, "num_hidden_layers", "at most %d layers, got %lld", SMOLLM3_MAX_LAYERS,
                         (long long)spec.layers),
                NULL;
     smollm3_layers *layers = mtk_ctx_alloc(c->ctx, sizeof *layers);
     if (!layers) return NULL;
     layers->count = spec.layers;
-    int32_t n = cfg_int_list(c, "no_rope_layers", layers->use_rope, SMOLLM3_MAX_LAYERS);
-    int64_t interval = cfg_positive(c, "no_rope_layer_interval", 4);
-    if (!cfg_ok(c)) return NULL;
+    int32_t n = models_cfg_int_list(c, "no_rope_layers", layers->use_rope, SMOLLM3_MAX_LAYERS);
+    int64_t interval = models_cfg_positive(c, "no_rope_layer_interval", 4);
+    if (!models_cfg_ok(c)) return NULL;
     if (n < 0) {
         for (int64_t i = 0; i < spec.layers; i++) layers->use_rope[i] = (i + 1) % interval != 0;
     } else if (n < spec.layers) {
-        return cfg_fail(c, "no_rope_layers", "has %d entries for %lld layers", n, (long long)spec.layers), NULL;
+        return models_cfg_fail(c, "no_rope_layers", "has %d entries for %lld layers", n, (long long)spec.layers), NULL;
     }
     spec.layer_builder = smollm3_layer;
     spec.layer_data = layers;
-    return decoder_build(c, &spec, architecture);
+    return models_decoder_build(c, &spec, architecture);
 }

@@ -127,7 +127,7 @@ typedef struct attention_config {
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
     const attention_config *c = mtk_module_config(m);
-    io->out[0] = mtk_module_forward(child(m, 3), blocks_qkv_attention(m, io->in[0], c->heads, c->head_dim, false));
+    io->out[0] = mtk_module_forward(child(m, 3), models_blocks_qkv_attention(m, io->in[0], c->heads, c->head_dim, false));
     io->nout = 1;
     return io->out[0] != NULL;
 }
@@ -174,7 +174,7 @@ static mtk_module *layer(const model_config *c, const vit_spec *s)
               mtk_module_add(attn, "v_proj", mtk_nn_linear(ctx, s->hidden, all_heads, s->qkv_bias)) &&
               mtk_module_add(attn, "o_proj", mtk_nn_linear(ctx, all_heads, s->hidden, true));
     mtk_module *mlp = ok ? mtk_module_new(ctx, &mlp_type, 0) : NULL;
-    ok = mlp && mtk_module_add(mlp, "activation_fn", blocks_activation(c, "hidden_act", s->act)) &&
+    ok = mlp && mtk_module_add(mlp, "activation_fn", models_blocks_activation(c, "hidden_act", s->act)) &&
          mtk_module_add(mlp, "fc1", mtk_nn_linear(ctx, s->hidden, s->intermediate, true)) &&
          mtk_module_add(mlp, "fc2", mtk_nn_linear(ctx, s->intermediate, s->hidden, true));
     mtk_module *m = ok ? mtk_module_new(ctx, &layer_type, 0) : NULL;
@@ -233,7 +233,7 @@ static mtk_module *vit_model(const model_config *c, const vit_spec *s, bool pool
     if (ok && pooler) {
         mtk_module *p = mtk_module_new(ctx, &pooler_type, 0);
         ok = p && mtk_module_add(p, "dense", mtk_nn_linear(ctx, s->hidden, s->pooler_size, true)) &&
-             mtk_module_add(p, "activation", blocks_activation(c, "pooler_act", s->pooler_act)) &&
+             mtk_module_add(p, "activation", models_blocks_activation(c, "pooler_act", s->pooler_act)) &&
              mtk_module_add(m, "pooler", mtk_module_finish(p));
     }
     return ok ? mtk_module_finish(m) : NULL;
@@ -259,55 +259,55 @@ static const mtk_module_type classification_type = { "ViTForImageClassification"
 /* image_size / patch_size: an int, or [height, width]. */
 static bool read_size_pair(model_config *c, const char *key, int64_t dflt, int64_t out[2])
 {
-    const cJSON *item = cfg_get(c, key);
+    const cJSON *item = models_cfg_get(c, key);
     if (item && cJSON_IsArray(item)) {
-        int32_t n = cfg_int_list(c, key, out, 2);
-        if (cfg_ok(c) && (n != 2 || cJSON_GetArraySize(item) != 2))
-            return cfg_fail(c, key, "expected an integer or a list of two integers");
+        int32_t n = models_cfg_int_list(c, key, out, 2);
+        if (models_cfg_ok(c) && (n != 2 || cJSON_GetArraySize(item) != 2))
+            return models_cfg_fail(c, key, "expected an integer or a list of two integers");
     } else {
-        out[0] = out[1] = cfg_int(c, key, dflt);
+        out[0] = out[1] = models_cfg_int(c, key, dflt);
     }
-    if (!cfg_ok(c)) return false;
+    if (!models_cfg_ok(c)) return false;
     if (out[0] <= 0 || out[1] <= 0)
-        return cfg_fail(c, key, "sizes must be positive, got %lld x %lld", (long long)out[0], (long long)out[1]);
+        return models_cfg_fail(c, key, "sizes must be positive, got %lld x %lld", (long long)out[0], (long long)out[1]);
     return true;
 }
 
 static bool read_spec(model_config *c, vit_spec *s)
 {
     memset(s, 0, sizeof *s);
-    s->hidden = cfg_positive(c, "hidden_size", 768);
-    s->heads = cfg_positive(c, "num_attention_heads", 12);
-    s->layers = cfg_int(c, "num_hidden_layers", 12);
-    if (cfg_ok(c) && s->layers < 0)
-        return cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)s->layers);
-    s->intermediate = cfg_positive(c, "intermediate_size", 3072);
-    s->channels = cfg_positive(c, "num_channels", 3);
-    s->act = cfg_string(c, "hidden_act", "gelu");
-    s->pooler_act = cfg_string(c, "pooler_act", "tanh");
-    s->eps = blocks_eps(c, "layer_norm_eps", 1e-12);
-    s->hidden_dropout = blocks_dropout(c, "hidden_dropout_prob", 0.0);
-    s->initializer_range = cfg_float(c, "initializer_range", 0.02);
-    s->qkv_bias = cfg_bool(c, "qkv_bias", true);
-    s->labels = blocks_num_labels(c);
-    s->pooler_size = cfg_has(c, "pooler_output_size") ? cfg_positive(c, "pooler_output_size", 0) : s->hidden;
-    if (!cfg_ok(c) || !read_size_pair(c, "image_size", 224, s->image) || !read_size_pair(c, "patch_size", 16, s->patch))
+    s->hidden = models_cfg_positive(c, "hidden_size", 768);
+    s->heads = models_cfg_positive(c, "num_attention_heads", 12);
+    s->layers = models_cfg_int(c, "num_hidden_layers", 12);
+    if (models_cfg_ok(c) && s->layers < 0)
+        return models_cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)s->layers);
+    s->intermediate = models_cfg_positive(c, "intermediate_size", 3072);
+    s->channels = models_cfg_positive(c, "num_channels", 3);
+    s->act = models_cfg_string(c, "hidden_act", "gelu");
+    s->pooler_act = models_cfg_string(c, "pooler_act", "tanh");
+    s->eps = models_blocks_eps(c, "layer_norm_eps", 1e-12);
+    s->hidden_dropout = models_blocks_dropout(c, "hidden_dropout_prob", 0.0);
+    s->initializer_range = models_cfg_float(c, "initializer_range", 0.02);
+    s->qkv_bias = models_cfg_bool(c, "qkv_bias", true);
+    s->labels = models_blocks_num_labels(c);
+    s->pooler_size = models_cfg_has(c, "pooler_output_size") ? models_cfg_positive(c, "pooler_output_size", 0) : s->hidden;
+    if (!models_cfg_ok(c) || !read_size_pair(c, "image_size", 224, s->image) || !read_size_pair(c, "patch_size", 16, s->patch))
         return false;
-    if (cfg_has(c, "head_dim")) {
-        s->head_dim = cfg_positive(c, "head_dim", 0);
+    if (models_cfg_has(c, "head_dim")) {
+        s->head_dim = models_cfg_positive(c, "head_dim", 0);
     } else {
         if (s->hidden % s->heads != 0)
-            return cfg_fail(c, "hidden_size", "hidden_size=%lld is not a multiple of num_attention_heads=%lld (and no "
+            return models_cfg_fail(c, "hidden_size", "hidden_size=%lld is not a multiple of num_attention_heads=%lld (and no "
                             "head_dim is given)", (long long)s->hidden, (long long)s->heads);
         s->head_dim = s->hidden / s->heads;
     }
     if (s->image[0] < s->patch[0] || s->image[1] < s->patch[1])
-        return cfg_fail(c, "patch_size", "a %lld x %lld patch does not fit a %lld x %lld image", (long long)s->patch[0],
+        return models_cfg_fail(c, "patch_size", "a %lld x %lld patch does not fit a %lld x %lld image", (long long)s->patch[0],
                         (long long)s->patch[1], (long long)s->image[0], (long long)s->image[1]);
-    return cfg_ok(c);
+    return models_cfg_ok(c);
 }
 
-mtk_module *family_vit_build(model_config *c, const char *architecture)
+mtk_module *models_family_vit_build(model_config *c, const char *architecture)
 {
     vit_spec s;
     if (!read_spec(c, &s)) return NULL;

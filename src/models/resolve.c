@@ -15,25 +15,25 @@ mtk_module *mtk_model_build_config(mtk_ctx *ctx, mtk_model_config *c, mtk_dtype 
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: the config was freed before the build", c->origin);
         return NULL;
     }
-    const model_family *f = model_family_lookup(c->model_type);
+    const model_family *f = models_family_lookup(c->model_type);
     if (!f) {
-        cfg_fail(c, "model_type", "unknown model_type '%s' (supported: %s)", c->model_type, model_family_names(ctx));
+        models_cfg_fail(c, "model_type", "unknown model_type '%s' (supported: %s)", c->model_type, models_family_names(ctx));
         return NULL;
     }
     bool known = false;
     for (int32_t i = 0; f->info.architectures[i] && !known; i++)
         known = strcmp(f->info.architectures[i], c->architecture) == 0;
     if (!known) {
-        cfg_fail(c, "architectures", "unsupported architecture '%s' for model_type '%s' (supported: %s)",
-                 c->architecture, c->model_type, model_family_architectures(ctx, f));
+        models_cfg_fail(c, "architectures", "unsupported architecture '%s' for model_type '%s' (supported: %s)",
+                 c->architecture, c->model_type, models_family_architectures(ctx, f));
         return NULL;
     }
     if (dtype == MTK_DTYPE_UNDEFINED) dtype = c->dtype;
     if (!mtk_ctx_push_dtype(ctx, dtype)) return NULL;
     mtk_module *m = f->build(c, c->architecture);
     mtk_ctx_pop_dtype(ctx);
-    if (m && !cfg_ok(c)) m = NULL;
-    if (!m && cfg_ok(c))
+    if (m && !models_cfg_ok(c)) m = NULL;
+    if (!m && models_cfg_ok(c))
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: building %s failed", c->origin, c->architecture);
     return m;
 }
@@ -70,7 +70,7 @@ static mtk_module *build_and_describe(mtk_ctx *ctx, mtk_model_config *c, const m
     mtk_dtype dtype = opt && opt->dtype != MTK_DTYPE_UNDEFINED ? opt->dtype : c->dtype;
     mtk_module *m = mtk_model_build_config(ctx, c, dtype);
     if (m && info) {
-        const model_family *f = model_family_lookup(c->model_type);
+        const model_family *f = models_family_lookup(c->model_type);
         info->family = f->info.model_type;
         info->architecture = mtk_module_type_name(m);
         info->dtype = dtype;

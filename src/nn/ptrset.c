@@ -3,13 +3,13 @@
 
 #include <string.h>
 
-void ptrset_init(ptrset *set, mtk_ctx *ctx)
+void nn_ptrset_init(ptrset *set, mtk_ctx *ctx)
 {
     memset(set, 0, sizeof *set);
     set->ctx = ctx;
 }
 
-void ptrset_free(ptrset *set)
+void nn_ptrset_free(ptrset *set)
 {
     mtk_ctx_mfree(set->ctx, set->keys);
     mtk_ctx_mfree(set->ctx, set->values);
@@ -49,12 +49,12 @@ static bool grow(ptrset *set)
         bigger.values[j] = set->values[i];
         bigger.count++;
     }
-    ptrset_free(set);
+    nn_ptrset_free(set);
     *set = bigger;
     return true;
 }
 
-int ptrset_add(ptrset *set, const void *key, void *value)
+int nn_ptrset_add(ptrset *set, const void *key, void *value)
 {
     if ((set->count + 1) * 2 > set->cap && !grow(set)) return -1;
     size_t i = find(set, key);
@@ -65,12 +65,12 @@ int ptrset_add(ptrset *set, const void *key, void *value)
     return 1;
 }
 
-bool ptrset_has(const ptrset *set, const void *key)
+bool nn_ptrset_has(const ptrset *set, const void *key)
 {
     return set->cap && set->keys[find(set, key)] == key;
 }
 
-void *ptrset_get(const ptrset *set, const void *key)
+void *nn_ptrset_get(const ptrset *set, const void *key)
 {
     if (!set->cap) return NULL;
     size_t i = find(set, key);

@@ -1,6 +1,6 @@
 /* A set of pointers (open addressing), for "each tensor once" and "each
  * module once" traversals and for copy maps.  Memory from the context's
- * allocator; free with ptrset_free. */
+ * allocator; free with nn_ptrset_free. */
 #ifndef MTK_NN_PTRSET_H
 #define MTK_NN_PTRSET_H
 
@@ -14,13 +14,13 @@ typedef struct ptrset {
     size_t count;
 } ptrset;
 
-void ptrset_init(ptrset *set, mtk_ctx *ctx);
-void ptrset_free(ptrset *set);
+void nn_ptrset_init(ptrset *set, mtk_ctx *ctx);
+void nn_ptrset_free(ptrset *set);
 /* Adds key (with value) unless present.  Returns 1 when added, 0 when it
  * was there, -1 on out of memory (error set). */
-int ptrset_add(ptrset *set, const void *key, void *value);
-bool ptrset_has(const ptrset *set, const void *key);
+int nn_ptrset_add(ptrset *set, const void *key, void *value);
+bool nn_ptrset_has(const ptrset *set, const void *key);
 /* The value of key, NULL when absent. */
-void *ptrset_get(const ptrset *set, const void *key);
+void *nn_ptrset_get(const ptrset *set, const void *key);
 
 #endif

@@ -51,10 +51,10 @@ struct mtk_summary {
 static bool subtree_stats(mtk_module *m, mtk_param_stats *st)
 {
     ptrset seen;
-    ptrset_init(&seen, m->ctx);
+    nn_ptrset_init(&seen, m->ctx);
     memset(st, 0, sizeof *st);
     bool ok = nn_collect_stats(m, &seen, st);
-    ptrset_free(&seen);
+    nn_ptrset_free(&seen);
     return ok;
 }
 

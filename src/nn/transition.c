@@ -17,12 +17,12 @@ typedef struct tensor_list {
 
 static bool gather(mtk_module *m, ptrset *seen, tensor_list *out)
 {
-    int added = ptrset_add(seen, m, NULL);
+    int added = nn_ptrset_add(seen, m, NULL);
     if (added <= 0) return added == 0;
     for (int32_t i = 0; i < m->params.count + m->buffers.count; i++) {
         mtk_tensor *t = i < m->params.count ? m->params.items[i].tensor
                                             : m->buffers.items[i - m->params.count].tensor;
-        int fresh = ptrset_add(seen, t, NULL);
+        int fresh = nn_ptrset_add(seen, t, NULL);
         if (fresh < 0) return false;
         if (!fresh) continue;
         if (!nn_slots_reserve(m->ctx, (void **)&out->items, &out->cap, out->count + 1, sizeof *out->items))
@@ -39,9 +39,9 @@ static bool all_tensors(mtk_module *m, tensor_list *out)
 {
     memset(out, 0, sizeof *out);
     ptrset seen;
-    ptrset_init(&seen, m->ctx);
+    nn_ptrset_init(&seen, m->ctx);
     bool ok = gather(m, &seen, out);
-    ptrset_free(&seen);
+    nn_ptrset_free(&seen);
     return ok;
 }
 
@@ -156,7 +156,7 @@ bool mtk_module_to_empty(mtk_module *m, mtk_device device)
 
 static bool reset_unique(mtk_module *m, mtk_rng *rng, ptrset *seen)
 {
-    int added = ptrset_add(seen, m, NULL);
+    int added = nn_ptrset_add(seen, m, NULL);
     if (added <= 0) return added == 0;
     for (int32_t i = 0; i < m->children.count; i++)
         if (!reset_unique(m->children.items[i].module, rng, seen)) return false;
@@ -168,9 +168,9 @@ static bool reset_unique(mtk_module *m, mtk_rng *rng, ptrset *seen)
 bool nn_reset_tree(mtk_module *m, mtk_rng *rng)
 {
     ptrset seen;
-    ptrset_init(&seen, m->ctx);
+    nn_ptrset_init(&seen, m->ctx);
     bool ok = reset_unique(m, rng, &seen);
-    ptrset_free(&seen);
+    nn_ptrset_free(&seen);
     return ok;
 }
 
@@ -228,13 +228,13 @@ typedef struct copy_maps {
 
 static mtk_tensor *copy_tensor(mtk_ctx *ctx, copy_maps *maps, mtk_tensor *t)
 {
-    mtk_tensor *done = ptrset_get(&maps->tensors, t);
+    mtk_tensor *done = nn_ptrset_get(&maps->tensors, t);
     if (done) return done;
     mtk_tensor *c = mtk_tensor_new(ctx, t->dtype, t->shape, t->ndim, t->stride, MTK_DEVICE_META);
     if (!c) return NULL;
     c->storage_offset = t->storage_offset;
     c->flags = t->flags;
-    return ptrset_add(&maps->tensors, t, c) < 0 ? NULL : c;
+    return nn_ptrset_add(&maps->tensors, t, c) < 0 ? NULL : c;
 }
 
 static bool copy_slots(mtk_ctx *ctx, copy_maps *maps, tensor_slot **dst, int32_t *cap,
@@ -254,7 +254,7 @@ static bool copy_slots(mtk_ctx *ctx, copy_maps *maps, tensor_slot **dst, int32_t
 
 static mtk_module *copy_module(copy_maps *maps, mtk_module *m, int32_t depth)
 {
-    mtk_module *done = ptrset_get(&maps->modules, m);
+    mtk_module *done = nn_ptrset_get(&maps->modules, m);
     if (done) return done; /* shared stays shared */
     mtk_ctx *ctx = m->ctx;
     if (depth > 1000) {
@@ -266,7 +266,7 @@ static mtk_module *copy_module(copy_maps *maps, mtk_module *m, int32_t depth)
     if (m->config_size) memcpy(c->config, m->config, m->config_size);
     c->training = m->training;
     c->init_mode = MTK_INIT_META;
-    if (ptrset_add(&maps->modules, m, c) < 0) return NULL;
+    if (nn_ptrset_add(&maps->modules, m, c) < 0) return NULL;
     if (!copy_slots(ctx, maps, &c->params.items, &c->params.cap, m->params.items, m->params.count) ||
         !copy_slots(ctx, maps, &c->buffers.items, &c->buffers.cap, m->buffers.items, m->buffers.count))
         return NULL;
@@ -297,11 +297,11 @@ mtk_module *mtk_module_copy_meta(mtk_module *m)
 {
     if (!m) return NULL;
     copy_maps maps;
-    ptrset_init(&maps.modules, m->ctx);
-    ptrset_init(&maps.tensors, m->ctx);
+    nn_ptrset_init(&maps.modules, m->ctx);
+    nn_ptrset_init(&maps.tensors, m->ctx);
     mtk_module *c = copy_module(&maps, m, 0);
-    ptrset_free(&maps.modules);
-    ptrset_free(&maps.tensors);
+    nn_ptrset_free(&maps.modules);
+    nn_ptrset_free(&maps.tensors);
     return c;
 }
 

@@ -30,7 +30,7 @@ typedef struct module_walk {
 
 static bool walk_modules(module_walk *w, mtk_module *m, const char *name, int32_t depth)
 {
-    int added = ptrset_add(&w->seen, m, NULL);
+    int added = nn_ptrset_add(&w->seen, m, NULL);
     if (added < 0) return false;
     if (added == 0) return true; /* a shared module: listed once */
     if (!nn_slots_reserve(w->ctx, (void **)&w->items, &w->cap, w->count + 1, sizeof *w->items))
@@ -48,9 +48,9 @@ int32_t mtk_module_named_modules(mtk_module *m, mtk_named_module **out)
     *out = NULL;
     if (!m) return -1;
     module_walk w = { .ctx = m->ctx };
-    ptrset_init(&w.seen, m->ctx);
+    nn_ptrset_init(&w.seen, m->ctx);
     bool ok = walk_modules(&w, m, "", 0);
-    ptrset_free(&w.seen);
+    nn_ptrset_free(&w.seen);
     if (!ok) return -1;
     *out = w.items;
     return w.count;
@@ -67,7 +67,7 @@ static int32_t named_tensors(mtk_module *m, bool params, mtk_named_tensor **out)
     int32_t nmods = mtk_module_named_modules(m, &mods);
     if (nmods < 0) return -1;
     ptrset seen;
-    ptrset_init(&seen, m->ctx);
+    nn_ptrset_init(&seen, m->ctx);
     mtk_named_tensor *items = NULL;
     int32_t count = 0, cap = 0;
     bool ok = true;
@@ -76,7 +76,7 @@ static int32_t named_tensors(mtk_module *m, bool params, mtk_named_tensor **out)
         int32_t n = params ? mod->params.count : mod->buffers.count;
         for (int32_t k = 0; ok && k < n; k++) {
             const tensor_slot *s = params ? &mod->params.items[k] : &mod->buffers.items[k];
-            int added = ptrset_add(&seen, s->tensor, NULL);
+            int added = nn_ptrset_add(&seen, s->tensor, NULL);
             if (added <= 0) {
                 ok = added == 0;
                 continue;
@@ -86,7 +86,7 @@ static int32_t named_tensors(mtk_module *m, bool params, mtk_named_tensor **out)
             if (ok) items[count++] = (mtk_named_tensor){ name, s->tensor, mod, s->persistent };
         }
     }
-    ptrset_free(&seen);
+    nn_ptrset_free(&seen);
     if (!ok) return -1;
     *out = items;
     return count;
@@ -106,13 +106,13 @@ int32_t mtk_module_named_buffers(mtk_module *m, mtk_named_tensor **out)
 
 bool nn_collect_stats(mtk_module *m, ptrset *seen, mtk_param_stats *st)
 {
-    int added = ptrset_add(seen, m, NULL);
+    int added = nn_ptrset_add(seen, m, NULL);
     if (added <= 0) return added == 0;
     bool lazy_module = false;
     for (int32_t i = 0; i < m->params.count + m->buffers.count; i++) {
         bool is_param = i < m->params.count;
         mtk_tensor *t = is_param ? m->params.items[i].tensor : m->buffers.items[i - m->params.count].tensor;
-        int fresh = ptrset_add(seen, t, NULL);
+        int fresh = nn_ptrset_add(seen, t, NULL);
         if (fresh < 0) return false;
         if (t->flags & MTK_TENSOR_LAZY) lazy_module = true;
         if (!fresh) continue;
@@ -147,9 +147,9 @@ bool mtk_module_param_stats(mtk_module *m, mtk_param_stats *out)
     memset(out, 0, sizeof *out);
     if (!m) return false;
     ptrset seen;
-    ptrset_init(&seen, m->ctx);
+    nn_ptrset_init(&seen, m->ctx);
     bool ok = nn_collect_stats(m, &seen, out);
-    ptrset_free(&seen);
+    nn_ptrset_free(&seen);
     return ok;
 }
 

@@ -243,13 +243,13 @@ static bool run_batch_norm(mtk_op_call *call, int64_t outer, int64_t groups, int
             /* torch keeps the batch statistics in the parameters' dtype
              * (the input's unless float32 parameters meet a half input) */
             if (half && dense) {
-                bn_half_batch_stats(&hj, mean, rstd);
+                nn_bn_half_batch_stats(&hj, mean, rstd);
             } else if (half) {
                 nn_round(mean, groups, mixed ? MTK_FLOAT32 : x->dtype);
                 nn_round(rstd, groups, mixed ? MTK_FLOAT32 : x->dtype);
             }
         } else if (fast) {
-            bn_half_running_stats(&hj, mean, rstd);
+            nn_bn_half_running_stats(&hj, mean, rstd);
         } else {
             for (int64_t g = 0; g < groups; g++) {
                 mean[g] = rm[g % channels];
@@ -262,7 +262,7 @@ static bool run_batch_norm(mtk_op_call *call, int64_t outer, int64_t groups, int
                 rstd[g] = rounded(1.0 / rounded(sqrt(rounded(rv[g % channels] + rounded(eps, chain), chain)), chain),
                                   chain);
         if (fast) {
-            bn_half_transform(&hj, mean, rstd);
+            nn_bn_half_transform(&hj, mean, rstd);
         } else {
             apply_job aj = { values, groups, inner, mean, rstd, w, b, channels, chain };
             nn_parallel(outer * groups, 1 + 4096 / (inner + 1), apply_affine, &aj);

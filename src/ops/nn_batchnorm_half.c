@@ -135,13 +135,13 @@ static void batch_stats_range(int64_t begin, int64_t end, void *user)
     }
 }
 
-void bn_half_batch_stats(const bn_half_job *job, double *mean, double *invstd)
+void nn_bn_half_batch_stats(const bn_half_job *job, double *mean, double *invstd)
 {
     stats_task t = { job, mean, invstd };
     nn_parallel(job->groups, 1 + 4096 / (job->outer * job->inner + 1), batch_stats_range, &t);
 }
 
-void bn_half_running_stats(const bn_half_job *job, double *mean, double *invstd)
+void nn_bn_half_running_stats(const bn_half_job *job, double *mean, double *invstd)
 {
     for (int64_t g = 0; g < job->groups; g++) {
         int64_t c = g % job->channels;
@@ -175,7 +175,7 @@ static void transform_range(int64_t begin, int64_t end, void *user)
     }
 }
 
-void bn_half_transform(const bn_half_job *job, const double *mean, const double *invstd)
+void nn_bn_half_transform(const bn_half_job *job, const double *mean, const double *invstd)
 {
     transform_task t = { job, mean, invstd };
     nn_parallel(job->outer * job->groups, 1 + 4096 / (job->inner + 1), transform_range, &t);

@@ -28,15 +28,15 @@ typedef struct bn_half_job {
  * them: mean[g] and invstd[g] (per group) get the values its transform
  * uses (float, or rounded to the input's dtype without mixed
  * parameters). */
-void bn_half_batch_stats(const bn_half_job *job, double *mean, double *invstd);
+void nn_bn_half_batch_stats(const bn_half_job *job, double *mean, double *invstd);
 
 /* Evaluation statistics: mean[g] = running_mean, invstd[g] =
  * 1 / sqrt(running_var + eps) in float, as torch's dense kernel. */
-void bn_half_running_stats(const bn_half_job *job, double *mean, double *invstd);
+void nn_bn_half_running_stats(const bn_half_job *job, double *mean, double *invstd);
 
 /* The dense kernel's transform y = x * alpha + beta (one fused
  * multiply-add in float) with alpha = invstd * weight and beta = bias -
  * mean * alpha; values end float, to be rounded to the input's dtype. */
-void bn_half_transform(const bn_half_job *job, const double *mean, const double *invstd);
+void nn_bn_half_transform(const bn_half_job *job, const double *mean, const double *invstd);
 
 #endif
