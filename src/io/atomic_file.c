@@ -98,7 +98,7 @@ bool io_atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path)
     return true;
 }
 
-bool atomic_room(mtk_ctx *ctx, atomic_file *f, uint64_t nbytes)
+bool io_atomic_room(mtk_ctx *ctx, atomic_file *f, uint64_t nbytes)
 {
     /* Past RLIMIT_FSIZE a write raises SIGXFSZ, which kills the process
      * unless the host ignores it: stop before, with an error. */
@@ -111,9 +111,9 @@ bool atomic_room(mtk_ctx *ctx, atomic_file *f, uint64_t nbytes)
                      (unsigned long long)limit.rlim_cur);
 }
 
-int atomic_write_errno(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes)
+int io_atomic_write_errno(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes)
 {
-    if (!atomic_room(ctx, f, nbytes)) return EFBIG;
+    if (!io_atomic_room(ctx, f, nbytes)) return EFBIG;
     const char *p = buf;
     while (nbytes > 0) {
         ssize_t n = write(f->fd, p, nbytes < ((size_t)1 << 30) ? nbytes : ((size_t)1 << 30));
@@ -127,16 +127,16 @@ int atomic_write_errno(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nby
     return 0;
 }
 
-bool atomic_write_error(mtk_ctx *ctx, atomic_file *f, int err)
+bool io_atomic_write_error(mtk_ctx *ctx, atomic_file *f, int err)
 {
-    if (mtk_ctx_status(ctx) != MTK_OK) return false; /* atomic_room said why */
+    if (mtk_ctx_status(ctx) != MTK_OK) return false; /* io_atomic_room said why */
     return mtk_error(ctx, MTK_ERR_IO, "%s: cannot write: %s", f->path, strerror(err));
 }
 
 bool io_atomic_write(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes)
 {
-    int err = atomic_write_errno(ctx, f, buf, nbytes);
-    return err == 0 || atomic_write_error(ctx, f, err);
+    int err = io_atomic_write_errno(ctx, f, buf, nbytes);
+    return err == 0 || io_atomic_write_error(ctx, f, err);
 }
 
 bool io_atomic_finish(mtk_ctx *ctx, atomic_file *f)

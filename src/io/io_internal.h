@@ -104,12 +104,12 @@ bool io_atomic_open(mtk_ctx *ctx, atomic_file *f, const char *path);
  * final path. */
 bool io_atomic_write(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes);
 /* The same, answering 0 or the errno (an error is set on the context only
- * for the file size limit); atomic_write_error sets the error for it. */
-int atomic_write_errno(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes);
-bool atomic_write_error(mtk_ctx *ctx, atomic_file *f, int err);
+ * for the file size limit); io_atomic_write_error sets the error for it. */
+int io_atomic_write_errno(mtk_ctx *ctx, atomic_file *f, const void *buf, size_t nbytes);
+bool io_atomic_write_error(mtk_ctx *ctx, atomic_file *f, int err);
 /* True when nbytes more fit under the file size limit (RLIMIT_FSIZE,
  * which would otherwise raise SIGXFSZ); else MTK_ERR_IO naming it. */
-bool atomic_room(mtk_ctx *ctx, atomic_file *f, uint64_t nbytes);
+bool io_atomic_room(mtk_ctx *ctx, atomic_file *f, uint64_t nbytes);
 /* fsyncs and closes the temporary (it stays under its temporary name). */
 bool io_atomic_finish(mtk_ctx *ctx, atomic_file *f);
 /* Renames the finished temporary over the final path, then fsyncs the

@@ -278,7 +278,7 @@ static bool copy_file_bytes(mtk_ctx *ctx, const st_entry *e, atomic_file *out, u
 {
     const mtk_st_file *src = e->file;
     loff_t at = (loff_t)(src->data_start + offset);
-    while (src->fd >= 0 && nbytes > 0 && atomic_room(ctx, out, nbytes < CHUNK_BYTES ? nbytes : CHUNK_BYTES)) {
+    while (src->fd >= 0 && nbytes > 0 && io_atomic_room(ctx, out, nbytes < CHUNK_BYTES ? nbytes : CHUNK_BYTES)) {
         ssize_t n = copy_file_range(src->fd, &at, out->fd, NULL, nbytes < CHUNK_BYTES ? nbytes : CHUNK_BYTES, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break; /* unsupported here, a short file, or a full disk: the slow path says which */
@@ -336,9 +336,9 @@ static void run_gather(void *arg)
  * read (EFAULT from write: a truncated mapping) names the tensor. */
 static bool write_memory(mtk_ctx *ctx, const st_entry *e, atomic_file *out, const void *bytes)
 {
-    int err = atomic_write_errno(ctx, out, bytes, (size_t)e->nbytes);
+    int err = io_atomic_write_errno(ctx, out, bytes, (size_t)e->nbytes);
     if (err == EFAULT) return source_error(ctx, e, out, err);
-    return err == 0 || atomic_write_error(ctx, out, err);
+    return err == 0 || io_atomic_write_error(ctx, out, err);
 }
 
 static bool write_entry(mtk_st_writer *w, const st_entry *e, atomic_file *out, uint8_t **chunk)

@@ -111,6 +111,18 @@ static const mtk_builtin_model builtins[] = {
       " \"rope_theta\": 500000.0, \"tie_word_embeddings\": true, \"torch_dtype\": \"bfloat16\","
       " \"use_cache\": true, \"vocab_size\": 128256, \"head_dim\": 128}",
       "1x4096" },
+    { "llama-3.3-70b", "meta-llama/Llama-3.3-70B-Instruct",
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 128000, \"eos_token_id\": [128001, 128008, 128009], \"head_dim\": 128,"
+      " \"hidden_act\": \"silu\", \"hidden_size\": 8192, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 28672, \"max_position_embeddings\": 131072, \"mlp_bias\": false,"
+      " \"model_type\": \"llama\", \"num_attention_heads\": 64, \"num_hidden_layers\": 80,"
+      " \"num_key_value_heads\": 8, \"pretraining_tp\": 1, \"rms_norm_eps\": 1e-05,"
+      " \"rope_scaling\": {\"factor\": 8.0, \"high_freq_factor\": 4.0, \"low_freq_factor\": 1.0,"
+      " \"original_max_position_embeddings\": 8192, \"rope_type\": \"llama3\"}, \"rope_theta\": 500000.0,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"vocab_size\": 128256}",
+      "1x4096" },
     { "mistral-7b", "mistralai/Mistral-7B-v0.1",
       "{\"architectures\": [\"MistralForCausalLM\"], \"bos_token_id\": 1, \"eos_token_id\": 2,"
       " \"hidden_act\": \"silu\", \"hidden_size\": 4096, \"initializer_range\": 0.02,"
@@ -170,6 +182,90 @@ static const mtk_builtin_model builtins[] = {
       " \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"use_sliding_window\": false,"
       " \"vocab_size\": 152064}",
       "1x4096" },
+    { "qwen3-0.6b", "Qwen/Qwen3-0.6B",
+      "{\"architectures\": [\"Qwen3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 151643, \"eos_token_id\": 151645, \"head_dim\": 128, \"hidden_act\": \"silu\","
+      " \"hidden_size\": 1024, \"initializer_range\": 0.02, \"intermediate_size\": 3072,"
+      " \"max_position_embeddings\": 40960, \"max_window_layers\": 28, \"model_type\": \"qwen3\","
+      " \"num_attention_heads\": 16, \"num_hidden_layers\": 28, \"num_key_value_heads\": 8,"
+      " \"rms_norm_eps\": 1e-06, \"rope_scaling\": null, \"rope_theta\": 1000000, \"sliding_window\": null,"
+      " \"tie_word_embeddings\": true, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"use_sliding_window\": false, \"vocab_size\": 151936}",
+      "1x4096" },
+    { "qwen3-8b", "Qwen/Qwen3-8B",
+      "{\"architectures\": [\"Qwen3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 151643, \"eos_token_id\": 151645, \"head_dim\": 128, \"hidden_act\": \"silu\","
+      " \"hidden_size\": 4096, \"initializer_range\": 0.02, \"intermediate_size\": 12288,"
+      " \"max_position_embeddings\": 40960, \"max_window_layers\": 36, \"model_type\": \"qwen3\","
+      " \"num_attention_heads\": 32, \"num_hidden_layers\": 36, \"num_key_value_heads\": 8,"
+      " \"rms_norm_eps\": 1e-06, \"rope_scaling\": null, \"rope_theta\": 1000000, \"sliding_window\": null,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"use_sliding_window\": false, \"vocab_size\": 151936}",
+      "1x4096" },
+    { "qwen3-32b", "Qwen/Qwen3-32B",
+      "{\"architectures\": [\"Qwen3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 151643, \"eos_token_id\": 151645, \"head_dim\": 128, \"hidden_act\": \"silu\","
+      " \"hidden_size\": 5120, \"initializer_range\": 0.02, \"intermediate_size\": 25600,"
+      " \"max_position_embeddings\": 40960, \"max_window_layers\": 64, \"model_type\": \"qwen3\","
+      " \"num_attention_heads\": 64, \"num_hidden_layers\": 64, \"num_key_value_heads\": 8,"
+      " \"rms_norm_eps\": 1e-06, \"rope_scaling\": null, \"rope_theta\": 1000000, \"sliding_window\": null,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"use_sliding_window\": false, \"vocab_size\": 151936}",
+      "1x4096" },
+    { "qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B",
+      "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 151643, \"decoder_sparse_step\": 1, \"eos_token_id\": 151645, \"head_dim\": 128,"
+      " \"hidden_act\": \"silu\", \"hidden_size\": 2048, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 6144, \"max_position_embeddings\": 40960, \"max_window_layers\": 48,"
+      " \"mlp_only_layers\": [], \"model_type\": \"qwen3_moe\", \"moe_intermediate_size\": 768,"
+      " \"norm_topk_prob\": true, \"num_attention_heads\": 32, \"num_experts\": 128,"
+      " \"num_experts_per_tok\": 8, \"num_hidden_layers\": 48, \"num_key_value_heads\": 4,"
+      " \"output_router_logits\": false, \"rms_norm_eps\": 1e-06, \"rope_scaling\": null,"
+      " \"rope_theta\": 1000000.0, \"router_aux_loss_coef\": 0.001, \"sliding_window\": null,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"use_sliding_window\": false, \"vocab_size\": 151936}",
+      "1x4096" },
+    { "qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B",
+      "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 151643, \"decoder_sparse_step\": 1, \"eos_token_id\": 151645, \"head_dim\": 128,"
+      " \"hidden_act\": \"silu\", \"hidden_size\": 4096, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 12288, \"max_position_embeddings\": 40960, \"max_window_layers\": 94,"
+      " \"mlp_only_layers\": [], \"model_type\": \"qwen3_moe\", \"moe_intermediate_size\": 1536,"
+      " \"norm_topk_prob\": true, \"num_attention_heads\": 64, \"num_experts\": 128,"
+      " \"num_experts_per_tok\": 8, \"num_hidden_layers\": 94, \"num_key_value_heads\": 4,"
+      " \"output_router_logits\": false, \"rms_norm_eps\": 1e-06, \"rope_scaling\": null,"
+      " \"rope_theta\": 1000000.0, \"router_aux_loss_coef\": 0.001, \"sliding_window\": null,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"use_sliding_window\": false, \"vocab_size\": 151936}",
+      "1x4096" },
+    { "olmo-2-7b", "allenai/OLMo-2-1124-7B",
+      "{\"architectures\": [\"Olmo2ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"eos_token_id\": 100257, \"hidden_act\": \"silu\", \"hidden_size\": 4096,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 11008, \"max_position_embeddings\": 4096,"
+      " \"model_type\": \"olmo2\", \"num_attention_heads\": 32, \"num_hidden_layers\": 32,"
+      " \"num_key_value_heads\": 32, \"pad_token_id\": 100277, \"rms_norm_eps\": 1e-06,"
+      " \"rope_scaling\": null, \"rope_theta\": 500000, \"tie_word_embeddings\": false,"
+      " \"torch_dtype\": \"float32\", \"use_cache\": true, \"vocab_size\": 100352}",
+      "1x4096" },
+    { "smollm3-3b", "HuggingFaceTB/SmolLM3-3B",
+      "{\"architectures\": [\"SmolLM3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": null, \"eos_token_id\": 128012, \"hidden_act\": \"silu\", \"hidden_size\": 2048,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 11008, \"layer_types\": [\"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\","
+      " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\"],"
+      " \"max_position_embeddings\": 65536, \"max_window_layers\": 28, \"mlp_bias\": false,"
+      " \"model_type\": \"smollm3\", \"no_rope_layer_interval\": 4, \"no_rope_layers\": [1, 1, 1, 0, 1, 1,"
+      " 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0],"
+      " \"num_attention_heads\": 16, \"num_hidden_layers\": 36, \"num_key_value_heads\": 4,"
+      " \"pad_token_id\": 128004, \"pretraining_tp\": 2, \"rms_norm_eps\": 1e-06, \"rope_scaling\": null,"
+      " \"rope_theta\": 5000000.0, \"sliding_window\": null, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": false, \"use_sliding_window\": false, \"vocab_size\": 128256}",
+      "1x4096" },
     { "gemma-2b", "google/gemma-2b",
       "{\"architectures\": [\"GemmaForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
       " \"bos_token_id\": 2, \"eos_token_id\": 1, \"head_dim\": 256, \"hidden_act\": \"gelu\","
@@ -221,6 +317,62 @@ static const mtk_builtin_model builtins[] = {
       " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
       " \"vocab_size\": 32064}",
       "1x4096" },
+    { "phi-3.5-mini", "microsoft/Phi-3.5-mini-instruct",
+      "{\"architectures\": [\"Phi3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 1, \"embd_pdrop\": 0.0, \"eos_token_id\": 32000, \"hidden_act\": \"silu\","
+      " \"hidden_size\": 3072, \"initializer_range\": 0.02, \"intermediate_size\": 8192,"
+      " \"max_position_embeddings\": 131072, \"model_type\": \"phi3\", \"num_attention_heads\": 32,"
+      " \"num_hidden_layers\": 32, \"num_key_value_heads\": 32,"
+      " \"original_max_position_embeddings\": 4096, \"pad_token_id\": 32000, \"resid_pdrop\": 0.0,"
+      " \"rms_norm_eps\": 1e-05, \"rope_scaling\": {\"long_factor\": [1.0800000429153442,"
+      " 1.1100000143051147, 1.1399999856948853, 1.340000033378601, 1.5899999141693115,"
+      " 1.600000023841858, 1.6200000047683716, 2.620000123977661, 3.2300000190734863,"
+      " 3.2300000190734863, 4.789999961853027, 7.400000095367432, 7.700000286102295,"
+      " 9.09000015258789, 12.199999809265137, 17.670000076293945, 24.46000099182129,"
+      " 28.57000160217285, 30.420001983642578, 30.840002059936523, 32.590003967285156,"
+      " 32.93000411987305, 42.320003509521484, 44.96000289916992, 50.340003967285156,"
+      " 50.45000457763672, 57.55000305175781, 57.93000411987305, 58.21000289916992,"
+      " 60.1400032043457, 62.61000442504883, 62.62000274658203, 62.71000289916992, 63.1400032043457,"
+      " 63.1400032043457, 63.77000427246094, 63.93000411987305, 63.96000289916992,"
+      " 63.970001220703125, 64.02999877929688, 64.06999969482422, 64.08000183105469,"
+      " 64.12000274658203, 64.41000366210938, 64.4800033569336, 64.51000213623047,"
+      " 64.52999877929688, 64.83999633789062], \"short_factor\": [1.0, 1.0199999809265137,"
+      " 1.0299999713897705, 1.0299999713897705, 1.0499999523162842, 1.0499999523162842,"
+      " 1.0499999523162842, 1.0499999523162842, 1.0499999523162842, 1.0699999332427979,"
+      " 1.0999999046325684, 1.1099998950958252, 1.1599998474121094, 1.1599998474121094,"
+      " 1.1699998378753662, 1.2899998426437378, 1.339999794960022, 1.679999828338623,"
+      " 1.7899998426437378, 1.8199998140335083, 1.8499997854232788, 1.8799997568130493,"
+      " 1.9099997282028198, 1.9399996995925903, 1.9899996519088745, 2.0199997425079346,"
+      " 2.0199997425079346, 2.0199997425079346, 2.0199997425079346, 2.0199997425079346,"
+      " 2.0199997425079346, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914,"
+      " 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914,"
+      " 2.0299997329711914, 2.0299997329711914, 2.0799996852874756, 2.0899996757507324,"
+      " 2.189999580383301, 2.2199995517730713, 2.5899994373321533, 2.729999542236328,"
+      " 2.749999523162842, 2.8399994373321533], \"type\": \"longrope\"}, \"rope_theta\": 10000.0,"
+      " \"sliding_window\": 262144, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": true, \"vocab_size\": 32064}",
+      "1x4096" },
+    { "phi-4", "microsoft/phi-4",
+      "{\"architectures\": [\"Phi3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 100257, \"embd_pdrop\": 0.0, \"eos_token_id\": 100265, \"hidden_act\": \"silu\","
+      " \"hidden_size\": 5120, \"initializer_range\": 0.02, \"intermediate_size\": 17920,"
+      " \"max_position_embeddings\": 16384, \"model_type\": \"phi3\", \"num_attention_heads\": 40,"
+      " \"num_hidden_layers\": 40, \"num_key_value_heads\": 10,"
+      " \"original_max_position_embeddings\": 16384, \"pad_token_id\": 100349, \"resid_pdrop\": 0.0,"
+      " \"rms_norm_eps\": 1e-05, \"rope_scaling\": null, \"rope_theta\": 250000, \"sliding_window\": null,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"vocab_size\": 100352}",
+      "1x4096" },
+    { "phi-2", "microsoft/phi-2",
+      "{\"architectures\": [\"PhiForCausalLM\"], \"attention_dropout\": 0.0, \"bos_token_id\": 50256,"
+      " \"embd_pdrop\": 0.0, \"eos_token_id\": 50256, \"hidden_act\": \"gelu_new\", \"hidden_size\": 2560,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 10240, \"layer_norm_eps\": 1e-05,"
+      " \"max_position_embeddings\": 2048, \"model_type\": \"phi\", \"num_attention_heads\": 32,"
+      " \"num_hidden_layers\": 32, \"num_key_value_heads\": 32, \"partial_rotary_factor\": 0.4,"
+      " \"qk_layernorm\": false, \"resid_pdrop\": 0.1, \"rope_scaling\": null, \"rope_theta\": 10000.0,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"float16\", \"use_cache\": true,"
+      " \"vocab_size\": 51200}",
+      "1x2048" },
     { "gpt2", "openai-community/gpt2",
       "{\"activation_function\": \"gelu_new\", \"architectures\": [\"GPT2LMHeadModel\"], \"attn_pdrop\": 0.1,"
       " \"bos_token_id\": 50256, \"embd_pdrop\": 0.1, \"eos_token_id\": 50256, \"initializer_range\": 0.02,"

@@ -95,7 +95,7 @@ static const struct {
     { "original_max_position_embeddings", MODEL_MAX_POSITIONS, "positions" },
 };
 
-int64_t cfg_limit_of(const char *key, const char **what)
+int64_t models_cfg_limit_of(const char *key, const char **what)
 {
     for (size_t i = 0; key && i < sizeof size_limits / sizeof *size_limits; i++)
         if (strcmp(size_limits[i].field, key) == 0) {
@@ -109,7 +109,7 @@ int64_t cfg_limit_of(const char *key, const char **what)
 static int64_t within_limit(const model_config *c, const char *field, int64_t v, int64_t dflt)
 {
     const char *what = NULL;
-    int64_t max = cfg_limit_of(field, &what);
+    int64_t max = models_cfg_limit_of(field, &what);
     if (max == 0 || v <= max) return v;
     models_cfg_fail(c, field, "%lld is over mtk's limit of %lld %s (far above any released model; refused before "
              "building)", (long long)v, (long long)max, what);

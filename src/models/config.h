@@ -54,7 +54,7 @@ typedef mtk_model_config model_config;
 #define MODEL_MAX_PARAMETERS ((int64_t)1 << 50)
 
 /* The limit of a top-level field (0: none) and what it counts ("layers"). */
-int64_t cfg_limit_of(const char *key, const char **what);
+int64_t models_cfg_limit_of(const char *key, const char **what);
 
 /* ------------------------------------------------------------ accessors */
 
@@ -139,6 +139,12 @@ mtk_module *models_family_mistral_build(model_config *c, const char *architectur
 mtk_module *models_family_mixtral_build(model_config *c, const char *architecture);
 mtk_module *models_family_qwen2_build(model_config *c, const char *architecture);
 mtk_module *models_family_qwen2_moe_build(model_config *c, const char *architecture);
+mtk_module *models_family_qwen3_build(model_config *c, const char *architecture);
+mtk_module *models_family_qwen3_moe_build(model_config *c, const char *architecture);
+mtk_module *models_family_olmo2_build(model_config *c, const char *architecture);
+mtk_module *models_family_smollm3_build(model_config *c, const char *architecture);
+mtk_module *models_family_granite_build(model_config *c, const char *architecture);
+mtk_module *models_family_phi_build(model_config *c, const char *architecture);
 mtk_module *models_family_gemma_build(model_config *c, const char *architecture);
 mtk_module *models_family_gemma2_build(model_config *c, const char *architecture);
 mtk_module *models_family_phi3_build(model_config *c, const char *architecture);

@@ -17,7 +17,7 @@
 
 #include "models/config.h"
 
-typedef enum rope_kind { ROPE_DEFAULT, ROPE_LINEAR, ROPE_DYNAMIC, ROPE_LLAMA3 } rope_kind;
+typedef enum rope_kind { ROPE_DEFAULT, ROPE_LINEAR, ROPE_DYNAMIC, ROPE_LLAMA3, ROPE_YARN, ROPE_LONGROPE } rope_kind;
 
 /* Rotary embedding settings, as transformers' rope init functions read
  * them. */
@@ -30,15 +30,27 @@ typedef struct rope_spec {
     int64_t original_max_position;/* llama3: original_max_position_embeddings     */
     int64_t max_position;         /* max_position_embeddings (dynamic)            */
     int64_t dim;                  /* rotated dims: int(head_dim * partial_rotary_factor) */
+    double attention_factor;      /* yarn, longrope: cos and sin are scaled by it (else 1) */
+    double beta_fast, beta_slow;  /* yarn                                         */
+    bool truncate;                /* yarn: correction range rounded outwards      */
+    const float *short_factor;    /* longrope: dim / 2 values (arena)             */
+    const float *long_factor;     /* longrope: used past original_max_position    */
 } rope_spec;
 
 typedef enum moe_kind {
     MOE_NONE,
     MOE_MIXTRAL,   /* gate (router), experts                                     */
-    MOE_QWEN2      /* gate, experts, shared_expert, shared_expert_gate           */
+    MOE_QWEN2,     /* gate, experts, shared_expert, shared_expert_gate           */
+    MOE_QWEN3      /* experts, gate (no shared expert)                          */
 } moe_kind;
 
 #define DECODER_MAX_MLP_ONLY 256
+
+struct decoder_types;
+struct decoder_spec;
+/* A family's own decoder layer (olmo2, smollm3); see models_decoder_layer. */
+typedef mtk_module *(*decoder_layer_builder)(mtk_ctx *ctx, const struct decoder_types *t,
+                                             const struct decoder_spec *spec, int64_t index);
 
 typedef struct decoder_spec {
     const char *prefix;          /* class name prefix: "Llama" -> LlamaModel, ... */
@@ -67,6 +79,17 @@ typedef struct decoder_spec {
     int64_t sparse_step;         /* qwen2_moe decoder_sparse_step                 */
     int64_t mlp_only[DECODER_MAX_MLP_ONLY];
     int32_t n_mlp_only;
+    bool qk_norm;                /* qwen3: q_norm, k_norm (RMSNorm over head_dim) */
+    bool moe_experts_first;      /* qwen3_moe: experts registered before gate    */
+    bool rope_longrope_aliases;  /* phi3: rope types "su" and "yarn" mean longrope */
+    int64_t rope_original_max;   /* phi3: its config's original_max_position_embeddings
+                                    default (4096, wins over the rope object's); 0: none */
+    bool qk_norm_whole;          /* olmo2: q_norm/k_norm over the whole projection
+                                    (heads * head_dim), before the heads split   */
+    decoder_layer_builder layer_builder; /* NULL: models_decoder_layer                  */
+    const void *layer_data;      /* the layer_builder's (smollm3: rope per layer) */
+    double embedding_multiplier; /* granite: embeddings times it (0 or 1: none)   */
+    double logits_scaling;       /* granite: logits divided by it (0 or 1: none)  */
     const int64_t *layer_window; /* per layer: sliding window, 0: full
                                     attention (NULL: every layer full)   */
     uint8_t masks;               /* DECODER_MASK_*: the masks the model's
@@ -95,7 +118,7 @@ typedef enum window_rule {
  * `rule`; the window is sliding_window (`default_window` when absent, none
  * when null).  Needs spec->layers.  False with the error naming the
  * field. */
-bool decoder_read_windows(model_config *c, decoder_spec *spec, window_rule rule, int64_t default_window);
+bool models_decoder_read_windows(model_config *c, decoder_spec *spec, window_rule rule, int64_t default_window);
 
 /* Family defaults for the fields models_decoder_read_common reads. */
 typedef struct decoder_defaults {
@@ -106,6 +129,8 @@ typedef struct decoder_defaults {
     const char *act;
     int64_t pad_token_id;        /* MTK_NN_NO_PADDING_IDX: None                  */
     double rope_theta;
+    bool longrope_aliases;       /* phi3: "su" and "yarn" are longrope           */
+    int64_t original_max_position; /* phi3: 4096; 0: the config class has none   */
 } decoder_defaults;
 
 /* Reads what every family shares: vocab_size, hidden_size,
@@ -118,12 +143,31 @@ bool models_decoder_read_common(model_config *c, decoder_spec *spec, const char 
 
 /* rope_parameters (transformers 5) or rope_scaling + rope_theta (older
  * configs), partial_rotary_factor; rope types default, linear, dynamic,
- * llama3 (others: an error naming them).  Needs spec->attn.head_dim. */
+ * llama3, yarn, longrope (others: an error listing these).  Needs
+ * spec->attn.head_dim. */
 bool models_decoder_read_rope(model_config *c, decoder_spec *spec, double default_theta);
+
+/* yarn and longrope (decoder_rope_scaling.c): reads the type's fields of
+ * `obj` (the rope_parameters / rope_scaling object named obj_name) into
+ * spec->rope, whose theta, dim, max_position and kind are set; the
+ * original length from the object or the top level as transformers
+ * standardizes it.  False with the error naming the field. */
+bool models_decoder_read_rope_scaling(model_config *c, decoder_spec *spec, const cJSON *obj, const char *obj_name);
+/* inv_freq of a yarn or longrope spec (longrope: the long factors when
+ * `long_factors`), in float32 arithmetic as transformers computes it. */
+void models_decoder_rope_scaled_inv_freq(const rope_spec *r, bool long_factors, float *out);
 
 /* Builds <Prefix>Model or <Prefix>ForCausalLM (architecture) from the spec.
  * MoE specs add the balanced-routing note to the config. */
 mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, const char *architecture);
+
+/* Whether `architecture` is a <Prefix>ForSequenceClassification or
+ * <Prefix>ForTokenClassification (decoder_heads.c). */
+bool models_decoder_is_classifier(const char *architecture);
+/* That head over the base model `model` (NULL propagates): model, score
+ * (sequence) or model, dropout, score (token), num_labels from id2label /
+ * num_labels.  NULL with the error set. */
+mtk_module *models_decoder_classifier(model_config *c, const decoder_spec *spec, mtk_module *model, const char *architecture);
 
 /* ---------------------------------------------------------- internals */
 
@@ -135,6 +179,12 @@ typedef struct decoder_types {
 } decoder_types;
 
 bool models_decoder_types_init(mtk_ctx *ctx, decoder_types *t, const char *prefix);
+
+/* The family's <Prefix>DecoderLayer number `index`: self_attn, mlp,
+ * input_layernorm, post_attention_layernorm (+ gemma2's, phi3's extras),
+ * forward (h, cos, sin) -> h.  A layer_builder may call it (with an
+ * adjusted spec: rope.dim 0 is a layer without rope). */
+mtk_module *models_decoder_layer(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t index);
 
 /* Builders of the pieces (decoder_rope.c, decoder_blocks.c, models_decoder_moe.c);
  * NULL with the error set. */
@@ -160,10 +210,10 @@ typedef struct decoder_parts {
     int64_t mask_window;
 } decoder_parts;
 
-bool decoder_parts_of(mtk_module *m, decoder_parts *out);
+bool models_decoder_parts_of(mtk_module *m, decoder_parts *out);
 
 /* What the KV cache needs of a layer's <Prefix>Attention module. */
-void decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
+void models_decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
                              bool *eager);
 
 /* Module type callbacks defined in the piece files, for models_decoder_types_init. */

@@ -127,6 +127,8 @@ typedef struct attention_config {
     double scale, softcap;
     bool fused_qkv, eager;
     int64_t window;  /* this layer's sliding window, 0: full attention */
+    bool qk_norm;       /* qwen3: children q_norm, k_norm after o_proj        */
+    bool qk_norm_whole; /* olmo2: over the projections, before the heads split */
 } attention_config;
 
 /* (B, S, n * head_dim) -> (B, n, S, head_dim) */
@@ -141,7 +143,7 @@ static mtk_tensor *split_heads(mtk_ctx *ctx, mtk_tensor *x, int64_t n, int64_t h
  * (all of them unless partial_rotary_factor < 1). */
 static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tensor *sin, int64_t rotary_dim)
 {
-    if (!x) return NULL;
+    if (!x || rotary_dim == 0) return x; /* smollm3's no-rope layers */
     int64_t head_dim = x->shape[3];
     if (rotary_dim == head_dim) return mtk_rope(ctx, x, cos, sin, false);
     mtk_tensor *parts[2] = { mtk_rope(ctx, mtk_narrow(ctx, x, -1, 0, rotary_dim), cos, sin, false),
@@ -245,8 +247,19 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         k = mtk_module_forward(mtk_module_child_at(m, 1, NULL), x);
         v = mtk_module_forward(mtk_module_child_at(m, 2, NULL), x);
     }
-    q = rotate(ctx, split_heads(ctx, q, c->heads, c->head_dim), cos, sin, c->rotary_dim);    /* (B, H, S, D)  */
-    k = rotate(ctx, split_heads(ctx, k, c->kv_heads, c->head_dim), cos, sin, c->rotary_dim); /* (B, KV, S, D) */
+    if (c->qk_norm_whole) {
+        q = mtk_module_forward(mtk_module_child_at(m, 4, NULL), q); /* (B, S, H * D)  */
+        k = mtk_module_forward(mtk_module_child_at(m, 5, NULL), k); /* (B, S, KV * D) */
+    }
+    q = split_heads(ctx, q, c->heads, c->head_dim);    /* (B, H, S, D)  */
+    k = split_heads(ctx, k, c->kv_heads, c->head_dim); /* (B, KV, S, D) */
+    if (c->qk_norm && !c->qk_norm_whole) {
+        /* RMSNorm over head_dim, per head (the last dim either side of the transpose) */
+        q = mtk_module_forward(mtk_module_child_at(m, 4, NULL), q);
+        k = mtk_module_forward(mtk_module_child_at(m, 5, NULL), k);
+    }
+    q = rotate(ctx, q, cos, sin, c->rotary_dim);
+    k = rotate(ctx, k, cos, sin, c->rotary_dim);
     v = split_heads(ctx, v, c->kv_heads, c->head_dim);
     mtk_tensor *attn;
     if (cached) {
@@ -273,7 +286,7 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
 
 const mtk_module_type models_decoder_attention_base = { "Attention", attention_forward, NULL, NULL };
 
-void decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
+void models_decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
                              bool *eager)
 {
     const attention_config *c = mtk_module_config(attn);
@@ -292,6 +305,7 @@ mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const
         .heads = a->heads, .kv_heads = a->kv_heads, .head_dim = a->head_dim, .rotary_dim = spec->rope.dim,
         .scale = spec->attn_scale, .softcap = spec->attn_softcap, .fused_qkv = spec->fused_qkv,
         .eager = spec->eager_attention, .window = spec->layer_window ? spec->layer_window[layer] : 0,
+        .qk_norm = spec->qk_norm, .qk_norm_whole = spec->qk_norm && spec->qk_norm_whole,
     };
     int64_t q_size = a->heads * a->head_dim, kv_size = a->kv_heads * a->head_dim;
     bool ok;
@@ -303,6 +317,13 @@ mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const
              mtk_module_add(m, "k_proj", mtk_nn_linear(ctx, spec->hidden, kv_size, spec->qkv_bias)) &&
              mtk_module_add(m, "v_proj", mtk_nn_linear(ctx, spec->hidden, kv_size, spec->qkv_bias)) &&
              mtk_module_add(m, "o_proj", mtk_nn_linear(ctx, q_size, spec->hidden, spec->o_bias));
+    }
+    if (ok && spec->qk_norm && !spec->fused_qkv) {
+        decoder_spec q_spec = *spec, k_spec = *spec; /* the norms' sizes: head_dim, or the projections' */
+        q_spec.hidden = spec->qk_norm_whole ? q_size : a->head_dim;
+        k_spec.hidden = spec->qk_norm_whole ? kv_size : a->head_dim;
+        ok = mtk_module_add(m, "q_norm", models_decoder_norm(ctx, t, &q_spec)) &&
+             mtk_module_add(m, "k_norm", models_decoder_norm(ctx, t, &k_spec));
     }
     return ok ? mtk_module_finish(m) : NULL;
 }

@@ -34,7 +34,7 @@ mtk_kv_cache *mtk_kv_cache_new(mtk_module *model)
     if (!model) return NULL;
     mtk_ctx *ctx = mtk_module_ctx(model);
     decoder_parts p;
-    if (!decoder_parts_of(model, &p)) {
+    if (!models_decoder_parts_of(model, &p)) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                   "kv_cache: %s is not a decoder model of the zoo (llama, mistral, mixtral, qwen2, qwen2_moe, "
                   "gemma, gemma2, phi3)",
@@ -52,7 +52,7 @@ mtk_kv_cache *mtk_kv_cache_new(mtk_module *model)
     for (int32_t i = 0; i < c->nlayers; i++) {
         int64_t kv, dim;
         bool eager;
-        decoder_attention_shape(layer_attention(p.layers, i), &kv, &dim, &c->layers[i].window, &eager);
+        models_decoder_attention_shape(layer_attention(p.layers, i), &kv, &dim, &c->layers[i].window, &eager);
     }
     return c;
 }
@@ -94,7 +94,7 @@ bool mtk_kv_cache_assume(mtk_kv_cache *cache, int64_t batch, int64_t length)
         return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "kv_cache_assume: batch and length must be >= 1, got %lld and %lld",
                          (long long)batch, (long long)length);
     decoder_parts p;
-    if (!decoder_parts_of(cache->model, &p)) return false;
+    if (!models_decoder_parts_of(cache->model, &p)) return false;
     const mtk_tensor *w = mtk_module_param_at(p.embed, 0, NULL);
     if (!mtk_ctx_push_device(ctx, MTK_DEVICE_META)) return false;
     bool ok = true;
@@ -102,7 +102,7 @@ bool mtk_kv_cache_assume(mtk_kv_cache *cache, int64_t batch, int64_t length)
         mtk_kv_cache_layer *l = &cache->layers[i];
         int64_t kv, dim, window;
         bool eager;
-        decoder_attention_shape(layer_attention(p.layers, i), &kv, &dim, &window, &eager);
+        models_decoder_attention_shape(layer_attention(p.layers, i), &kv, &dim, &window, &eager);
         int64_t t = window > 0 && window < length ? window : length;
         int64_t shape[4] = { batch, kv, t, dim };
         ok = cache_update(ctx, l, mtk_empty(ctx, shape, 4, w->dtype), mtk_empty(ctx, shape, 4, w->dtype));
@@ -215,7 +215,7 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
     int64_t kv, dim, w, layer_window = 0;
     for (int32_t i = 0; i < c->nlayers; i++) {
         bool e;
-        decoder_attention_shape(layer_attention(p->layers, i), &kv, &dim, &w, &e);
+        models_decoder_attention_shape(layer_attention(p->layers, i), &kv, &dim, &w, &e);
         eager = eager || e;
         if (w > 0 && layer_window == 0) layer_window = w;
     }
@@ -263,7 +263,7 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
     static const mtk_lm_step defaults = { 0, false };
     if (!step) step = &defaults;
     decoder_parts p;
-    if (cache->model != model || !decoder_parts_of(model, &p)) {
+    if (cache->model != model || !models_decoder_parts_of(model, &p)) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "lm_forward_cached: the cache was made for another model");
         return NULL;
     }
@@ -301,7 +301,7 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
             /* the first update concatenates onto an empty tensor */
             int64_t kv, dim, w;
             bool eager;
-            decoder_attention_shape(layer_attention(p.layers, i), &kv, &dim, &w, &eager);
+            models_decoder_attention_shape(layer_attention(p.layers, i), &kv, &dim, &w, &eager);
             int64_t shape[4] = { b, kv, 0, dim };
             past_k = mtk_empty(ctx, shape, 4, h->dtype);
             past_v = mtk_empty(ctx, shape, 4, h->dtype);

@@ -92,7 +92,7 @@ static bool layer_is_sparse(const decoder_spec *spec, int64_t index)
     return spec->experts > 0 && (index + 1) % spec->sparse_step == 0;
 }
 
-static mtk_module *decoder_layer(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t index)
+mtk_module *models_decoder_layer(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t index)
 {
     mtk_module *m = mtk_module_new(ctx, &t->layer, sizeof(layer_config));
     if (!m) return NULL;
@@ -117,8 +117,9 @@ static mtk_module *decoder_layer(mtk_ctx *ctx, const decoder_types *t, const dec
 enum { M_EMBED, M_LAYERS, M_NORM, M_ROTARY };
 
 typedef struct model_config {
-    uint8_t masks;       /* DECODER_MASK_*, for the forward with a cache */
+    uint8_t masks;               /* DECODER_MASK_*, for the forward with a cache */
     int64_t mask_window;
+    double embedding_multiplier; /* granite; 1: none */
 } model_config_;
 
 /* forward(input_ids (B, S) int64) -> last hidden state (B, S, hidden) */
@@ -132,6 +133,8 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
                          "--input BxS, e.g. 1x2048)",
                          mtk_module_type_name(m), (int)ids->ndim, ids->ndim == 1 ? "" : "s", mtk_dtype_name(ids->dtype));
     mtk_tensor *h = mtk_module_forward(child(m, M_EMBED), ids); /* (B, S, hidden) */
+    double multiplier = ((const model_config_ *)mtk_module_config(m))->embedding_multiplier;
+    if (multiplier != 1.0) h = mtk_mul_scalar(ctx, h, mtk_value_float(multiplier));
     io->out[0] = models_decoder_run_layers(child(m, M_ROTARY), child(m, M_LAYERS), child(m, M_NORM), h);
     io->nout = 1;
     return io->out[0] != NULL;
@@ -154,10 +157,12 @@ static mtk_module *base_model(mtk_ctx *ctx, const decoder_types *t, const decode
     mtk_module *m = mtk_module_new(ctx, &t->model, sizeof(model_config_));
     mtk_module *layers = mtk_nn_module_list(ctx);
     if (!m || !layers) return NULL;
-    *(model_config_ *)mtk_module_config(m) =
-        (model_config_){ spec->masks ? spec->masks : DECODER_MASK_FULL, spec->mask_window };
+    double multiplier = spec->embedding_multiplier;
+    *(model_config_ *)mtk_module_config(m) = (model_config_){ spec->masks ? spec->masks : DECODER_MASK_FULL,
+                                                              spec->mask_window, multiplier != 0 ? multiplier : 1.0 };
+    decoder_layer_builder layer = spec->layer_builder ? spec->layer_builder : models_decoder_layer;
     for (int64_t i = 0; i < spec->layers; i++)
-        if (!mtk_nn_module_list_append(layers, decoder_layer(ctx, t, spec, i))) return NULL;
+        if (!mtk_nn_module_list_append(layers, layer(ctx, t, spec, i))) return NULL;
     bool ok = mtk_module_add(m, "embed_tokens", models_decoder_embedding(ctx, t, spec)) &&
               mtk_module_add(m, "layers", layers) && mtk_module_add(m, "norm", models_decoder_norm(ctx, t, spec)) &&
               mtk_module_add(m, "rotary_emb", models_decoder_rotary(ctx, t, spec));
@@ -167,7 +172,8 @@ static mtk_module *base_model(mtk_ctx *ctx, const decoder_types *t, const decode
 /* -------------------------------------------------------------- causal LM */
 
 typedef struct causal_lm_config {
-    double final_softcap; /* gemma2: logits = tanh(logits / cap) * cap */
+    double final_softcap;  /* gemma2: logits = tanh(logits / cap) * cap */
+    double logits_scaling; /* granite: logits / scaling; 1: none        */
 } causal_lm_config;
 
 /* forward(input_ids (B, S)) -> logits (B, S, vocab) */
@@ -180,12 +186,13 @@ static bool causal_lm_forward(mtk_module *m, mtk_module_io *io)
         logits = mtk_div_scalar(ctx, logits, mtk_value_float(c->final_softcap));
         logits = mtk_mul_scalar(ctx, mtk_tanh(ctx, logits), mtk_value_float(c->final_softcap));
     }
+    if (c->logits_scaling != 1.0) logits = mtk_div_scalar(ctx, logits, mtk_value_float(c->logits_scaling));
     io->out[0] = logits;
     io->nout = 1;
     return logits != NULL;
 }
 
-bool decoder_parts_of(mtk_module *m, decoder_parts *out)
+bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
 {
     memset(out, 0, sizeof *out);
     const mtk_module_type *type = m ? mtk_module_type_of(m) : NULL;
@@ -221,10 +228,12 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
     size_t n = strlen(architecture);
     bool causal_lm = n > 11 && strcmp(architecture + n - 11, "ForCausalLM") == 0;
     mtk_module *model = base_model(ctx, t, spec);
+    if (model && models_decoder_is_classifier(architecture)) return models_decoder_classifier(c, spec, model, architecture);
     if (!model || !causal_lm) return model;
     mtk_module *m = mtk_module_new(ctx, &t->causal_lm, sizeof(causal_lm_config));
     if (!m) return NULL;
-    ((causal_lm_config *)mtk_module_config(m))->final_softcap = spec->final_softcap;
+    *(causal_lm_config *)mtk_module_config(m) =
+        (causal_lm_config){ spec->final_softcap, spec->logits_scaling != 0 ? spec->logits_scaling : 1.0 };
     if (!mtk_module_add(m, "model", model) ||
         !mtk_module_add(m, "lm_head", mtk_nn_linear(ctx, spec->hidden, spec->vocab, false)))
         return NULL;
@@ -269,5 +278,7 @@ bool models_decoder_read_common(model_config *c, decoder_spec *spec, const char 
        attention): eager is matmul-softmax-matmul, sdpa the fused op */
     const char *attn = models_cfg_string(c, "_attn_implementation", "sdpa");
     spec->eager_attention = attn && strcmp(attn, "eager") == 0;
+    spec->rope_longrope_aliases = d->longrope_aliases;
+    spec->rope_original_max = d->original_max_position;
     return models_decoder_read_rope(c, spec, d->rope_theta);
 }

@@ -117,7 +117,8 @@ const mtk_module_type models_decoder_experts_base = { "Experts", experts_forward
 /* ------------------------------------------------------------------ block */
 
 typedef struct moe_config {
-    bool shared; /* qwen2_moe: shared_expert + shared_expert_gate */
+    bool shared;        /* qwen2_moe: shared_expert + shared_expert_gate */
+    bool experts_first; /* qwen3_moe: children experts, gate             */
 } moe_config;
 
 /* (B, S, H) -> (B, S, H) */
@@ -133,10 +134,11 @@ static bool moe_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *flat = mtk_view(ctx, x, tokens, 2); /* (T, H) */
     mtk_tensor *shared = NULL;
     if (c->shared) shared = mtk_module_forward(mtk_module_child_at(m, 2, NULL), flat);
+    int32_t gate_at = c->experts_first ? 1 : 0;
     mtk_module_io route = { .in = { flat }, .nin = 1 };
-    if (!mtk_module_call(mtk_module_child_at(m, 0, NULL), &route)) return false;
+    if (!mtk_module_call(mtk_module_child_at(m, gate_at, NULL), &route)) return false;
     mtk_module_io expert = { .in = { flat, route.out[2], route.out[1] }, .nin = 3 };
-    if (!mtk_module_call(mtk_module_child_at(m, 1, NULL), &expert)) return false;
+    if (!mtk_module_call(mtk_module_child_at(m, 1 - gate_at, NULL), &expert)) return false;
     mtk_tensor *out = expert.out[0];
     if (c->shared) {
         mtk_tensor *gate = mtk_sigmoid(ctx, mtk_module_forward(mtk_module_child_at(m, 3, NULL), flat)); /* (T, 1) */
@@ -160,7 +162,7 @@ mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decod
                          spec->initializer_range };
     *(experts_config *)mtk_module_config(experts) =
         (experts_config){ spec->experts, spec->top_k, spec->moe_intermediate, spec->initializer_range };
-    ((moe_config *)mtk_module_config(block))->shared = spec->moe == MOE_QWEN2;
+    *(moe_config *)mtk_module_config(block) = (moe_config){ spec->moe == MOE_QWEN2, spec->moe_experts_first };
     int64_t router_shape[2] = { spec->experts, spec->hidden };
     int64_t gate_up_shape[3] = { spec->experts, 2 * spec->moe_intermediate, spec->hidden };
     int64_t down_shape[3] = { spec->experts, spec->hidden, spec->moe_intermediate };
@@ -169,9 +171,14 @@ mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decod
         !mtk_module_new_parameter(experts, "down_proj", down_shape, 3) ||
         !mtk_module_add(experts, "act_fn", mtk_nn_activation(ctx, spec->act)))
         return NULL;
-    if (!mtk_module_add(block, "gate", mtk_module_finish(router)) ||
-        !mtk_module_add(block, "experts", mtk_module_finish(experts)))
-        return NULL;
+    mtk_module *first = mtk_module_finish(router), *second = mtk_module_finish(experts);
+    const char *first_name = "gate", *second_name = "experts";
+    if (spec->moe_experts_first) {
+        mtk_module *swap = first;
+        first = second, second = swap;
+        first_name = "experts", second_name = "gate";
+    }
+    if (!mtk_module_add(block, first_name, first) || !mtk_module_add(block, second_name, second)) return NULL;
     if (spec->moe == MOE_QWEN2 &&
         (!mtk_module_add(block, "shared_expert", models_decoder_mlp(ctx, t, spec, spec->shared_intermediate)) ||
          !mtk_module_add(block, "shared_expert_gate", mtk_nn_linear(ctx, spec->hidden, 1, false))))

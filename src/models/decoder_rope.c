@@ -17,7 +17,10 @@ static const struct {
     rope_kind kind;
 } rope_kinds[] = {
     { "default", ROPE_DEFAULT }, { "linear", ROPE_LINEAR }, { "dynamic", ROPE_DYNAMIC }, { "llama3", ROPE_LLAMA3 },
+    { "yarn", ROPE_YARN },       { "longrope", ROPE_LONGROPE },
 };
+
+#define ROPE_KIND_COUNT (sizeof rope_kinds / sizeof rope_kinds[0])
 
 bool models_decoder_read_rope(model_config *c, decoder_spec *spec, double default_theta)
 {
@@ -37,22 +40,26 @@ bool models_decoder_read_rope(model_config *c, decoder_spec *spec, double defaul
     if (!models_cfg_ok(c)) return false;
     if (!(r->theta > 0)) return models_cfg_fail(c, "rope_theta", "must be positive, got %g", r->theta);
     if (!(partial > 0 && partial <= 1)) return models_cfg_fail(c, "partial_rotary_factor", "must be in (0, 1], got %g", partial);
+    if (spec->rope_longrope_aliases && (strcmp(type, "su") == 0 || strcmp(type, "yarn") == 0)) type = "longrope";
     bool known = false;
-    for (size_t i = 0; i < sizeof rope_kinds / sizeof rope_kinds[0]; i++)
+    for (size_t i = 0; i < ROPE_KIND_COUNT; i++)
         if (strcmp(rope_kinds[i].name, type) == 0) r->kind = rope_kinds[i].kind, known = true;
     if (!known) {
-        char field[64];
+        char field[64], names[160] = "";
         snprintf(field, sizeof field, "%s.rope_type", obj_name);
-        return mtk_error(c->ctx, MTK_ERR_NOT_IMPLEMENTED,
-                         "%s: field '%s': rope type '%s' is not supported (supported: default, linear, dynamic, llama3)",
-                         c->origin, field, type);
+        for (size_t i = 0, at = 0; i < ROPE_KIND_COUNT && at < sizeof names; i++)
+            at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "", rope_kinds[i].name);
+        return mtk_error(c->ctx, MTK_ERR_NOT_IMPLEMENTED, "%s: field '%s': rope type '%s' is not supported (supported: %s)",
+                         c->origin, field, type, names);
     }
     r->max_position = models_cfg_positive(c, "max_position_embeddings", 2048);
     r->dim = (int64_t)((double)spec->attn.head_dim * partial);
     if (r->dim < 2 || r->dim % 2 != 0)
         return models_cfg_fail(c, "partial_rotary_factor", "gives %lld rotary dims of head_dim %lld; they must be even and >= 2",
                         (long long)r->dim, (long long)spec->attn.head_dim);
+    r->attention_factor = 1.0;
     if (r->kind == ROPE_DEFAULT) return models_cfg_ok(c);
+    if (r->kind == ROPE_YARN || r->kind == ROPE_LONGROPE) return models_decoder_read_rope_scaling(c, spec, obj, obj_name);
     const cJSON *factor = obj ? cJSON_GetObjectItemCaseSensitive(obj, "factor") : NULL;
     if (!factor || cJSON_IsNull(factor)) {
         char field[64];
@@ -89,6 +96,10 @@ bool models_decoder_read_rope(model_config *c, decoder_spec *spec, double defaul
  * scaling. */
 static void compute_inv_freq(const rope_spec *r, float *out)
 {
+    if (r->kind == ROPE_YARN || r->kind == ROPE_LONGROPE) {
+        models_decoder_rope_scaled_inv_freq(r, false, out);
+        return;
+    }
     int64_t half = r->dim / 2;
     double base = r->theta;
     if (r->kind == ROPE_DYNAMIC) {
@@ -147,8 +158,18 @@ static bool rotary_forward(mtk_module *m, mtk_module_io *io)
     if (x->ndim < 2)
         return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dim%s",
                          mtk_module_type_name(m), (int)x->ndim, x->ndim == 1 ? "" : "s");
+    const rope_spec *rope = &((const rotary_config *)mtk_module_config(m))->rope;
     mtk_tensor *inv_freq = mtk_module_buffer_at(m, 0, NULL, NULL);
     int64_t seq = x->shape[x->ndim - 2];
+    if (rope->kind == ROPE_LONGROPE && seq > rope->original_max_position) {
+        /* longer than pretraining: the long factors (transformers swaps them into inv_freq) */
+        int64_t half = rope->dim / 2;
+        if (!mtk_ctx_push_device(ctx, inv_freq->device)) return false;
+        inv_freq = mtk_empty(ctx, &half, 1, MTK_FLOAT32);
+        mtk_ctx_pop_device(ctx);
+        if (!inv_freq) return false;
+        if (!mtk_tensor_is_meta(inv_freq)) models_decoder_rope_scaled_inv_freq(rope, true, mtk_tensor_data(inv_freq));
+    }
     mtk_tensor *positions;
     if (io->nin > 1) {
         positions = mtk_to_dtype(ctx, io->in[1], MTK_FLOAT32); /* (1, S) */
@@ -162,8 +183,14 @@ static bool rotary_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *freqs = mtk_mul(ctx, mtk_unsqueeze(ctx, positions, -1), inv_freq);  /* (1, S, dim/2) */
     mtk_tensor *both[2] = { freqs, freqs };
     mtk_tensor *emb = mtk_cat(ctx, both, 2, -1);                                 /* (1, S, dim)  */
-    io->out[0] = mtk_to_dtype(ctx, mtk_cos(ctx, emb), x->dtype);
-    io->out[1] = mtk_to_dtype(ctx, mtk_sin(ctx, emb), x->dtype);
+    mtk_tensor *cos = mtk_cos(ctx, emb), *sin = mtk_sin(ctx, emb);
+    if (rope->attention_factor != 1.0) {
+        /* yarn, longrope: cos and sin times the attention factor, in float32 */
+        cos = mtk_mul_scalar(ctx, cos, mtk_value_float(rope->attention_factor));
+        sin = mtk_mul_scalar(ctx, sin, mtk_value_float(rope->attention_factor));
+    }
+    io->out[0] = mtk_to_dtype(ctx, cos, x->dtype);
+    io->out[1] = mtk_to_dtype(ctx, sin, x->dtype);
     io->nout = 2;
     return io->out[0] && io->out[1];
 }

@@ -16,7 +16,7 @@ static bool layer_slides(window_rule rule, int64_t i, bool use_sliding, int64_t 
     return false;
 }
 
-bool decoder_read_windows(model_config *c, decoder_spec *spec, window_rule rule, int64_t default_window)
+bool models_decoder_read_windows(model_config *c, decoder_spec *spec, window_rule rule, int64_t default_window)
 {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(c->root, "sliding_window");
     int64_t window = item && cJSON_IsNull(item) ? 0 : models_cfg_int(c, "sliding_window", default_window);

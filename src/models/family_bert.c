@@ -386,6 +386,32 @@ static mtk_module *sequence_classification(const model_config *c, const bert_spe
     return ok ? mtk_module_finish(m) : NULL;
 }
 
+/* --------------------------------------------- BertForTokenClassification */
+
+/* input_ids (B, S) -> logits (B, S, num_labels) from the last hidden state */
+static bool token_classification_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_module_io bert = { .in = { io->in[0] }, .nin = 1 };
+    if (!mtk_module_call(child(m, 0), &bert)) return false;
+    io->out[0] = mtk_module_forward(child(m, 2), mtk_module_forward(child(m, 1), bert.out[0]));
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type token_classification_type = { "BertForTokenClassification",
+                                                           token_classification_forward, NULL, NULL };
+
+/* bert (no pooler), dropout, classifier */
+static mtk_module *token_classification(const model_config *c, const bert_spec *s)
+{
+    mtk_ctx *ctx = c->ctx;
+    mtk_module *m = mtk_module_new(ctx, &token_classification_type, 0);
+    bool ok = m && mtk_module_add(m, "bert", bert_model(c, s, false)) &&
+              mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, s->classifier_dropout)) &&
+              mtk_module_add(m, "classifier", mtk_nn_linear(ctx, s->hidden, s->labels, true));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
 /* --------------------------------------------------------------- config */
 
 static bool read_spec(model_config *c, bert_spec *s)
@@ -430,5 +456,6 @@ mtk_module *models_family_bert_build(model_config *c, const char *architecture)
     if (!read_spec(c, &s)) return NULL;
     if (strcmp(architecture, "BertForMaskedLM") == 0) return masked_lm(c, &s);
     if (strcmp(architecture, "BertForSequenceClassification") == 0) return sequence_classification(c, &s);
+    if (strcmp(architecture, "BertForTokenClassification") == 0) return token_classification(c, &s);
     return bert_model(c, &s, true);
 }

@@ -17,7 +17,7 @@ mtk_module *models_family_gemma2_build(model_config *c, const char *architecture
     static const decoder_defaults defaults = { .kv_heads = 4, .head_dim = 256, .eps = 1e-6, .tie_embeddings = true,
                                                .act = "gelu_pytorch_tanh", .pad_token_id = 0, .rope_theta = 10000.0 };
     decoder_spec spec;
-    if (!models_decoder_read_common(c, &spec, "Gemma2", &defaults) || !decoder_read_windows(c, &spec, WINDOW_EVEN, 4096))
+    if (!models_decoder_read_common(c, &spec, "Gemma2", &defaults) || !models_decoder_read_windows(c, &spec, WINDOW_EVEN, 4096))
         return NULL;
     spec.act = models_cfg_string(c, "hidden_activation", "gelu_pytorch_tanh");
     spec.qkv_bias = spec.o_bias = models_cfg_bool(c, "attention_bias", false);

@@ -8,7 +8,7 @@ mtk_module *models_family_mixtral_build(model_config *c, const char *architectur
     static const decoder_defaults defaults = { .kv_heads = 8, .eps = 1e-5, .tie_embeddings = false, .act = "silu",
                                                .pad_token_id = MTK_NN_NO_PADDING_IDX, .rope_theta = 1e6 };
     decoder_spec spec;
-    if (!models_decoder_read_common(c, &spec, "Mixtral", &defaults) || !decoder_read_windows(c, &spec, WINDOW_ALL, 0))
+    if (!models_decoder_read_common(c, &spec, "Mixtral", &defaults) || !models_decoder_read_windows(c, &spec, WINDOW_ALL, 0))
         return NULL;
     spec.moe = MOE_MIXTRAL;
     spec.experts = models_cfg_positive(c, "num_local_experts", 8);

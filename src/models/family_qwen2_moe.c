@@ -12,7 +12,7 @@ mtk_module *models_family_qwen2_moe_build(model_config *c, const char *architect
                                                .pad_token_id = MTK_NN_NO_PADDING_IDX, .rope_theta = 10000.0 };
     decoder_spec spec;
     if (!models_decoder_read_common(c, &spec, "Qwen2Moe", &defaults) ||
-        !decoder_read_windows(c, &spec, WINDOW_EVEN_BELOW, 4096))
+        !models_decoder_read_windows(c, &spec, WINDOW_EVEN_BELOW, 4096))
         return NULL;
     spec.qkv_bias = models_cfg_bool(c, "qkv_bias", true);
     spec.moe = MOE_QWEN2;

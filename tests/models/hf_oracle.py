@@ -18,10 +18,12 @@ warnings.filterwarnings("ignore")
 
 BASE_CLASS = {
     "llama": "LlamaModel", "mistral": "MistralModel", "mixtral": "MixtralModel", "qwen2": "Qwen2Model",
-    "qwen2_moe": "Qwen2MoeModel", "gemma": "GemmaModel", "gemma2": "Gemma2Model", "phi3": "Phi3Model",
+    "qwen2_moe": "Qwen2MoeModel",
+    "qwen3": "Qwen3Model", "qwen3_moe": "Qwen3MoeModel", "olmo2": "Olmo2Model", "smollm3": "SmolLM3Model",
+    "granite": "GraniteModel", "phi": "PhiModel", "gemma": "GemmaModel", "gemma2": "Gemma2Model", "phi3": "Phi3Model",
     "gpt2": "GPT2Model", "gpt_neox": "GPTNeoXModel", "bert": "BertModel", "vit": "ViTModel",
 }
-MOE_FAMILIES = {"mixtral", "qwen2_moe"}
+MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe"}
 
 
 def dtype_name(dtype):
@@ -75,6 +77,8 @@ def forward(model, shape):
         # use_cache stays on: without a cache, transformers' mask code looks
         # for packed sequences in the position ids, which needs their values
         kwargs = {"input_ids": torch.empty(*shape, device="meta", dtype=torch.long)}
+        if getattr(model.config, "use_cache", True) is False:  # SmolLM3-3B publishes use_cache: false
+            kwargs["use_cache"] = True
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         out = model(**kwargs)
     tensors = [out[k] for k in ("logits", "last_hidden_state", "pooler_output") if out.get(k) is not None]

@@ -53,13 +53,43 @@ def _decoder_common(rng, archs, head_dim_override=True):
     return cfg
 
 
+def rope_scaling(rng, cfg, rope_type):
+    """A rope_scaling object of `rope_type` for cfg (original length below
+    max_position_embeddings, so long inputs pass it)."""
+    original = rng.choice([8, 16, 32])
+    if rope_type == "llama3":
+        return {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                "original_max_position_embeddings": original}
+    if rope_type in ("linear", "dynamic"):
+        return {"rope_type": rope_type, "factor": rng.choice([2.0, 4.0])}
+    if rope_type == "yarn":
+        out = {"type": "yarn", "factor": rng.choice([2.0, 4.0, 8.0]), "original_max_position_embeddings": original}
+        if rng.random() < 0.4:
+            out.update(beta_fast=rng.choice([16, 32]), beta_slow=rng.choice([1, 2]))
+        if rng.random() < 0.3:
+            out["attention_factor"] = rng.choice([0.9, 1.3])
+        if rng.random() < 0.3:
+            out["truncate"] = False
+        return out
+    assert rope_type == "longrope"
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    n = int(head_dim * cfg.get("partial_rotary_factor", 1.0)) // 2
+    out = {"type": "longrope", "short_factor": [round(rng.uniform(1.0, 1.5), 3) for _ in range(n)],
+           "long_factor": [round(rng.uniform(1.0, 8.0), 3) for _ in range(n)],
+           "original_max_position_embeddings": original}
+    if rng.random() < 0.3:
+        out["factor"] = rng.choice([2.0, 4.0])
+    return out
+
+
 def llama(rng):
     cfg = _decoder_common(rng, ["LlamaModel", "LlamaForCausalLM"])
     cfg.update(model_type="llama", attention_bias=rng.random() < 0.5, mlp_bias=rng.random() < 0.3,
                rms_norm_eps=1e-5, rope_theta=rng.choice([10000.0, 500000.0]))
     if rng.random() < 0.4:
-        cfg["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-                               "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, "llama3")
+    elif rng.random() < 0.5:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, rng.choice(["linear", "yarn", "longrope"]))
     return cfg
 
 
@@ -79,6 +109,8 @@ def mixtral(rng):
 def qwen2(rng):
     cfg = _decoder_common(rng, ["Qwen2Model", "Qwen2ForCausalLM"], head_dim_override=False)
     cfg.update(model_type="qwen2", use_sliding_window=False)
+    if rng.random() < 0.5:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, "yarn")  # Qwen2.5's long-context recipe
     return cfg
 
 
@@ -91,6 +123,76 @@ def qwen2_moe(rng):
                decoder_sparse_step=rng.choice([1, 1, 2]), norm_topk_prob=rng.random() < 0.5,
                mlp_only_layers=sorted(rng.sample(range(layers), rng.randint(0, layers - 1))) if layers > 1 else [],
                qkv_bias=rng.random() < 0.7)
+    return cfg
+
+
+def qwen3(rng):
+    cfg = _decoder_common(rng, ["Qwen3Model", "Qwen3ForCausalLM"])
+    cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
+    cfg.update(model_type="qwen3", attention_bias=rng.random() < 0.4, rms_norm_eps=rng.choice([1e-6, 1e-5]),
+               rope_theta=rng.choice([10000.0, 1000000.0]), use_sliding_window=False)
+    if rng.random() < 0.4:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, "yarn")
+    return cfg
+
+
+def qwen3_moe(rng):
+    cfg = _decoder_common(rng, ["Qwen3MoeModel", "Qwen3MoeForCausalLM"])
+    experts = rng.randint(1, 6)
+    layers = cfg["num_hidden_layers"]
+    cfg.update(model_type="qwen3_moe", num_experts=experts, num_experts_per_tok=rng.randint(1, experts),
+               moe_intermediate_size=_odd(rng, 5, 31), decoder_sparse_step=rng.choice([1, 1, 2]),
+               norm_topk_prob=rng.random() < 0.5, attention_bias=rng.random() < 0.3,
+               mlp_only_layers=sorted(rng.sample(range(layers), rng.randint(0, layers - 1))) if layers > 1 else [])
+    return cfg
+
+
+def olmo2(rng):
+    cfg = _decoder_common(rng, ["Olmo2Model", "Olmo2ForCausalLM"])
+    cfg.update(model_type="olmo2", attention_bias=rng.random() < 0.3, rms_norm_eps=rng.choice([1e-6, 1e-5]),
+               pad_token_id=rng.choice([None, 1]), rope_theta=rng.choice([10000.0, 500000.0]))
+    if rng.random() < 0.3:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, rng.choice(["linear", "yarn", "llama3"]))
+    return cfg
+
+
+def smollm3(rng):
+    cfg = _decoder_common(rng, ["SmolLM3Model", "SmolLM3ForCausalLM"])
+    layers = cfg["num_hidden_layers"] = rng.randint(1, 5)
+    cfg.update(model_type="smollm3", pad_token_id=rng.choice([None, 0]), attention_bias=rng.random() < 0.3,
+               mlp_bias=rng.random() < 0.3, rope_theta=rng.choice([10000.0, 2000000.0]))
+    if rng.random() < 0.5:
+        cfg["no_rope_layers"] = [rng.randint(0, 1) for _ in range(layers)]
+    else:
+        cfg["no_rope_layer_interval"] = rng.choice([2, 3, 4])
+    if rng.random() < 0.3:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, "yarn")
+    return cfg
+
+
+def granite(rng):
+    cfg = _decoder_common(rng, ["GraniteModel", "GraniteForCausalLM"])
+    cfg.update(model_type="granite", attention_bias=rng.random() < 0.3, mlp_bias=rng.random() < 0.3,
+               embedding_multiplier=rng.choice([1.0, 12.0]), residual_multiplier=rng.choice([1.0, 0.22]),
+               attention_multiplier=rng.choice([0.015625, 0.25]), logits_scaling=rng.choice([1.0, 8.0]),
+               rope_theta=rng.choice([10000.0, 5000000.0]))
+    return cfg
+
+
+def phi(rng):
+    heads, kv = _heads(rng)
+    head_dim = rng.choice([4, 8, 12, 16])
+    cfg = {
+        "model_type": "phi", "vocab_size": _odd(rng, 33, 211), "hidden_size": heads * head_dim,
+        "num_hidden_layers": rng.randint(1, 3), "num_attention_heads": heads, "num_key_value_heads": kv,
+        "intermediate_size": _odd(rng, 9, 97), "max_position_embeddings": rng.choice([64, 128]),
+        "tie_word_embeddings": rng.random() < 0.3, "torch_dtype": rng.choice(DTYPES),
+        "hidden_act": rng.choice(["gelu_new", "gelu"]), "qk_layernorm": rng.random() < 0.4,
+        "layer_norm_eps": rng.choice([1e-5, 1e-6]), "resid_pdrop": 0.1, "embd_pdrop": 0.0,
+        "pad_token_id": rng.choice([None, 0]), **_arch(rng, ["PhiModel", "PhiForCausalLM"]),
+    }
+    if rng.random() < 0.5:
+        cfg["partial_rotary_factor"] = rng.choice([0.5, 1.0])
     return cfg
 
 
@@ -115,6 +217,12 @@ def phi3(rng):
     cfg = _decoder_common(rng, ["Phi3Model", "Phi3ForCausalLM"], head_dim_override=False)
     cfg.update(model_type="phi3", pad_token_id=0, bos_token_id=1, eos_token_id=2,
                partial_rotary_factor=rng.choice([1.0, 1.0, 0.5]))
+    if (cfg["hidden_size"] // cfg["num_attention_heads"]) * cfg["partial_rotary_factor"] % 2:
+        cfg["partial_rotary_factor"] = 1.0  # odd rotary dims: transformers breaks too
+    if rng.random() < 0.6:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, "longrope")
+        # Phi3Config keeps the original length at the top level (4096 unless given)
+        cfg["original_max_position_embeddings"] = cfg["rope_scaling"].pop("original_max_position_embeddings")
     return cfg
 
 
@@ -179,7 +287,7 @@ def bert(rng):
         "hidden_act": rng.choice(["gelu", "gelu_new", "relu"]),
         "tie_word_embeddings": rng.random() < 0.7,
         "torch_dtype": rng.choice(DTYPES),
-        **_arch(rng, ["BertModel", "BertForMaskedLM", "BertForSequenceClassification"]),
+        **_arch(rng, ["BertModel", "BertForMaskedLM", "BertForSequenceClassification", "BertForTokenClassification"]),
     }
     if rng.random() < 0.5:
         labels = rng.randint(1, 5)
@@ -216,23 +324,30 @@ def vit(rng):
 
 GENERATORS = {
     "llama": llama, "mistral": mistral, "mixtral": mixtral, "qwen2": qwen2, "qwen2_moe": qwen2_moe,
-    "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
+    "qwen3": qwen3, "qwen3_moe": qwen3_moe, "olmo2": olmo2, "smollm3": smollm3, "granite": granite,
+    "phi": phi, "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
     "vit": vit,
 }
 
 # Classes each family must build (every one is covered by a forced case).
 ARCHITECTURES = {
-    "llama": ["LlamaModel", "LlamaForCausalLM"],
-    "mistral": ["MistralModel", "MistralForCausalLM"],
-    "mixtral": ["MixtralModel", "MixtralForCausalLM"],
-    "qwen2": ["Qwen2Model", "Qwen2ForCausalLM"],
-    "qwen2_moe": ["Qwen2MoeModel", "Qwen2MoeForCausalLM"],
-    "gemma": ["GemmaModel", "GemmaForCausalLM"],
-    "gemma2": ["Gemma2Model", "Gemma2ForCausalLM"],
-    "phi3": ["Phi3Model", "Phi3ForCausalLM"],
+    "llama": ["LlamaModel", "LlamaForCausalLM", "LlamaForSequenceClassification", "LlamaForTokenClassification"],
+    "mistral": ["MistralModel", "MistralForCausalLM", "MistralForSequenceClassification", "MistralForTokenClassification"],
+    "mixtral": ["MixtralModel", "MixtralForCausalLM", "MixtralForSequenceClassification", "MixtralForTokenClassification"],
+    "qwen2": ["Qwen2Model", "Qwen2ForCausalLM", "Qwen2ForSequenceClassification", "Qwen2ForTokenClassification"],
+    "qwen2_moe": ["Qwen2MoeModel", "Qwen2MoeForCausalLM", "Qwen2MoeForSequenceClassification", "Qwen2MoeForTokenClassification"],
+    "qwen3": ["Qwen3Model", "Qwen3ForCausalLM", "Qwen3ForSequenceClassification", "Qwen3ForTokenClassification"],
+    "qwen3_moe": ["Qwen3MoeModel", "Qwen3MoeForCausalLM", "Qwen3MoeForSequenceClassification", "Qwen3MoeForTokenClassification"],
+    "olmo2": ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"],
+    "smollm3": ["SmolLM3Model", "SmolLM3ForCausalLM", "SmolLM3ForSequenceClassification", "SmolLM3ForTokenClassification"],
+    "granite": ["GraniteModel", "GraniteForCausalLM"],
+    "phi": ["PhiModel", "PhiForCausalLM", "PhiForSequenceClassification", "PhiForTokenClassification"],
+    "gemma": ["GemmaModel", "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification"],
+    "gemma2": ["Gemma2Model", "Gemma2ForCausalLM", "Gemma2ForSequenceClassification", "Gemma2ForTokenClassification"],
+    "phi3": ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"],
     "gpt2": ["GPT2Model", "GPT2LMHeadModel"],
     "gpt_neox": ["GPTNeoXModel", "GPTNeoXForCausalLM"],
-    "bert": ["BertModel", "BertForMaskedLM", "BertForSequenceClassification"],
+    "bert": ["BertModel", "BertForMaskedLM", "BertForSequenceClassification", "BertForTokenClassification"],
     "vit": ["ViTModel", "ViTForImageClassification"],
 }
 
@@ -262,10 +377,35 @@ FIXED_CASES = [
     ("vit-rectangular", {"model_type": "vit", "architectures": ["ViTModel"], "hidden_size": 18,
                          "num_attention_heads": 3, "num_hidden_layers": 1, "intermediate_size": 11,
                          "image_size": [12, 20], "patch_size": [4, 5], "num_channels": 2}),
+    # Qwen3's head_dim default (128, not hidden / heads) and no num_experts (128 by default is too
+    # many: a dense qwen3_moe with every layer in mlp_only_layers)
+    ("qwen3-default-head-dim", {"model_type": "qwen3", "vocab_size": 37, "hidden_size": 24,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "num_hidden_layers": 1,
+                                "intermediate_size": 15}),
+    ("qwen3_moe-no-experts", {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"],
+                              "vocab_size": 41, "hidden_size": 16, "num_attention_heads": 4,
+                              "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 9,
+                              "num_experts": 0, "tie_word_embeddings": True}),
     ("vit-no-labels", {"model_type": "vit", "architectures": ["ViTForImageClassification"], "hidden_size": 16,
                        "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": 9,
                        "image_size": 8, "patch_size": 4, "num_labels": 0}),
 ]
+
+
+def _classifier_fields(cfg, rng):
+    """Labels (id2label or num_labels), a pad token (a batch > 1 needs one to
+    pool sequences), and token classification's dropout and bias."""
+    labels = rng.randint(1, 5)
+    if rng.random() < 0.5:
+        cfg["id2label"] = {str(i): "LABEL_%d" % i for i in range(labels)}
+        cfg["label2id"] = {"LABEL_%d" % i: i for i in range(labels)}
+    else:
+        cfg["num_labels"] = labels
+    if cfg.get("pad_token_id") is None:
+        cfg["pad_token_id"] = 0
+    if rng.random() < 0.5:
+        cfg["classifier_dropout"] = 0.2
+    cfg["token_classification_bias"] = rng.random() < 0.7
 
 
 def cases():
@@ -276,6 +416,8 @@ def cases():
         for i, arch in enumerate(ARCHITECTURES[family]):
             cfg = gen(random.Random("%s-arch-%d" % (family, i)))
             cfg["architectures"] = [arch]
+            if arch.endswith(("ForSequenceClassification", "ForTokenClassification")) and family != "bert":
+                _classifier_fields(cfg, random.Random("%s-labels-%d" % (family, i)))
             out.append(("%s-%s" % (family, arch), cfg))
         for i in range(RANDOM_PER_FAMILY):
             out.append(("%s-random%d" % (family, i), gen(random.Random("%s-%d" % (family, i)))))

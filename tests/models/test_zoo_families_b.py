@@ -26,6 +26,23 @@ TINY = {
                                  "num_attention_heads": 3, "num_hidden_layers": 1, "intermediate_size": 12,
                                  "rope_parameters": {"rope_type": "default", "rope_theta": 1000.0,
                                                      "partial_rotary_factor": 0.5}},
+    # yarn and longrope: inv_freq from the scaling (the attention factor scales cos/sin, checked by
+    # test_zoo_cpu_forward.py)
+    "qwen2-yarn": {"model_type": "qwen2", "vocab_size": 50, "hidden_size": 64, "num_attention_heads": 2,
+                   "num_hidden_layers": 1, "intermediate_size": 12, "max_position_embeddings": 256,
+                   "rope_theta": 1000000.0,
+                   "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}},
+    "llama-yarn-mscale": {"model_type": "llama", "vocab_size": 50, "hidden_size": 96, "num_attention_heads": 2,
+                          "num_hidden_layers": 1, "intermediate_size": 12, "max_position_embeddings": 512,
+                          "rope_parameters": {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 40.0,
+                                              "original_max_position_embeddings": 128, "beta_fast": 32,
+                                              "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0,
+                                              "truncate": False}},
+    "phi3-longrope": {"model_type": "phi3", "vocab_size": 50, "pad_token_id": 0, "hidden_size": 48, "num_attention_heads": 2,
+                      "num_hidden_layers": 1, "intermediate_size": 12, "max_position_embeddings": 128,
+                      "original_max_position_embeddings": 32, "partial_rotary_factor": 0.5,
+                      "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.1, 1.25, 1.5, 2.0, 3.0],
+                                       "long_factor": [1.5, 2.0, 4.0, 8.0, 16.0, 24.0]}},
 }
 
 
@@ -50,6 +67,10 @@ def test_computed_buffers_get_transformers_values(name, zoo_probe_bin, tmp_path)
                                    torch.tensor(values, dtype=torch.float64), rtol=1.2e-7, atol=0, msg=buffer_name)
 
 
+# The required fields of a decoder family's config.
+DECODER = {"vocab_size": 50, "hidden_size": 32, "num_attention_heads": 2, "num_hidden_layers": 1,
+           "intermediate_size": 12}
+
 # (family config, what the error must say)
 BAD_CONFIGS = [
     ({"model_type": "gpt2", "n_embd": 10, "n_head": 3}, "n_embd=10 is not divisible by n_head=3"),
@@ -68,8 +89,15 @@ BAD_CONFIGS = [
      "hidden_size=10 is not a multiple of num_attention_heads=4"),
     ({"model_type": "bert", "vocab_size": 100, "pad_token_id": 100}, "'pad_token_id': 100 is not a row"),
     ({"model_type": "bert", "id2label": [1, 2]}, "'id2label': expected an object"),
-    ({"model_type": "bert", "architectures": ["BertForTokenClassification"]},
-     "unsupported architecture 'BertForTokenClassification'"),
+    ({"model_type": "bert", "architectures": ["BertForQuestionAnswering"]},
+     "unsupported architecture 'BertForQuestionAnswering'"),
+    ({**DECODER, "model_type": "llama", "rope_scaling": {"rope_type": "ntk-by-parts", "factor": 2.0}},
+     "rope type 'ntk-by-parts' is not supported (supported: default, linear, dynamic, llama3, yarn, longrope)"),
+    ({**DECODER, "model_type": "qwen2", "rope_scaling": {"type": "yarn", "original_max_position_embeddings": 4096}},
+     "missing required field 'rope_scaling.factor' (rope type 'yarn')"),
+    ({**DECODER, "model_type": "phi3", "pad_token_id": 0, "hidden_size": 64, "num_attention_heads": 4,
+      "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [1.0] * 7}},
+     "'rope_scaling.long_factor': has 7 values; the rotary embedding has 8 frequencies"),
     ({"model_type": "vit", "image_size": 16, "patch_size": 32}, "'patch_size': a 32 x 32 patch does not fit"),
     ({"model_type": "vit", "image_size": [224, 224, 3]}, "'image_size': expected an integer or a list of two"),
     ({"model_type": "vit", "hidden_size": 10, "num_attention_heads": 4},
@@ -125,3 +153,15 @@ def test_summary_of_builtin(model, shape, output, mtk, builtin_models):
     result = mtk("summary", model, "--input", shape, "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["output_shapes"] == output
+
+
+def test_sequence_classification_without_pad_token_takes_batch_one(mtk, tmp_path):
+    cfg = {**DECODER, "model_type": "llama", "architectures": ["LlamaForSequenceClassification"], "num_labels": 3}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    one = mtk("summary", str(path), "--input", "1x5", "--json")
+    assert one.returncode == 0, one.stderr
+    assert json.loads(one.stdout)["output_shapes"] == [[1, 3]]
+    two = mtk("summary", str(path), "--input", "2x5")
+    assert two.returncode == 1, two.stdout
+    assert "Cannot handle batch sizes > 1 if no padding token is defined" in two.stderr

@@ -32,6 +32,26 @@ PUBLISHED_COUNTS = {
     "gpt2": 124_439_808,
     "bert-base-uncased": 109_514_298,  # BertForMaskedLM
     "pythia-160m": 162_322_944,        # the Pythia paper's total
+    # Qwen3 model cards: 0.6B, 8.2B, 32.8B, 30.5B (3.3B active), 235B (22B active)
+    "qwen3-0.6b": 596_049_920,
+    "qwen3-8b": 8_190_735_360,
+    "qwen3-32b": 32_762_123_264,
+    "qwen3-30b-a3b": 30_532_122_624,
+    "qwen3-235b-a22b": 235_093_634_560,
+    # model cards: 3.8B (longrope), 14.7B, 70B (llama3 rope)
+    "phi-3.5-mini": 3_821_079_552,
+    "phi-4": 14_659_507_200,
+    "llama-3.3-70b": 70_553_706_496,
+    # model cards: 7.3B (OLMo 2 7B), 3.08B (SmolLM3, tied embeddings)
+    "olmo-2-7b": 7_298_617_344,
+    "smollm3-3b": 3_075_098_624,
+    "phi-2": 2_779_683_840,  # the model card's 2.7B
+}
+
+# Parameters a token reaches in the MoE built-ins (the model cards' "activated").
+ACTIVE_COUNTS = {
+    "qwen3-30b-a3b": 3_353_032_704,
+    "qwen3-235b-a22b": 22_190_763_520,
 }
 
 LAYER_COUNT_KEY = {"gpt2": "n_layer"}
@@ -160,6 +180,8 @@ REQUIRED_BUILTINS = {
     "llama-3.1-405b", "llama-3.2-1b", "llama-3.2-3b", "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "qwen2-7b",
     "qwen2.5-7b", "qwen2.5-72b", "gemma-2b", "gemma-7b", "gemma-2-9b", "gemma-2-27b", "phi-3-mini", "gpt2",
     "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased", "vit-base-patch16-224",
+    "qwen3-0.6b", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "phi-3.5-mini", "phi-4",
+    "llama-3.3-70b", "olmo-2-7b", "smollm3-3b", "phi-2",
 }
 OPTIONAL_BUILTINS = {"pythia-160m"}
 
@@ -191,6 +213,9 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
     layers = cfg[_layer_key(cfg)]
     small = copy.deepcopy(cfg)
     small[_layer_key(cfg)] = 2
+    for key, value in cfg.items():  # per-layer lists (layer_types, no_rope_layers) follow
+        if isinstance(value, list) and len(value) == layers:
+            small[key] = value[:2]
     (tmp_path / "config.json").write_text(json.dumps(small))
     model = hf_oracle.hf_model(hf_oracle.hf_config(small, str(tmp_path)))
     want = hf_oracle.describe(model)
@@ -213,3 +238,12 @@ def test_published_parameter_count(name, count, mtk):
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["total_params"] == count
+
+
+@pytest.mark.parametrize("name,active", sorted(ACTIVE_COUNTS.items()))
+def test_moe_summary_says_active_parameters(name, active, mtk):
+    result = mtk("summary", name, "--json", "--depth", "0", "--input", "1x8")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    wanted = "active parameters per token: %d of %d" % (active, summary["total_params"])
+    assert any(note.startswith(wanted) for note in summary["notes"]), summary["notes"]

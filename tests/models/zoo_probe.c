@@ -9,6 +9,12 @@
  *       builds MODEL on cpu (the init mode, seed 0) and prints
  *       {"buffers": {name: [values]}}, every buffer flattened, so computed
  *       buffers (rotary inv_freq, bert position_ids) can be checked;
+ *   zoo_probe --cpu-forward MODEL WEIGHTS OUT
+ *       builds MODEL on cpu in float32, fills every state-dict entry from
+ *       the safetensors file WEIGHTS (which also holds "input_ids"), runs
+ *       the forward in eval mode and writes its first output to the
+ *       safetensors file OUT as "output"; prints {"ok": true} or
+ *       {"error": message};
  *   zoo_probe
  *       reads lines "MODEL | INPUTS" from stdin, MODEL a built-in name or a
  *       config.json path, INPUTS ';'-separated shapes ("2x7", "1x3x224x224",
@@ -25,6 +31,7 @@
  * Each forward runs on a fresh build of the model in its own context, so a
  * failing one does not leave its error behind.  Built by
  * tests/models/conftest.py against the library under test. */
+#include "mtk/io.h"
 #include "mtk/mtk.h"
 #include "mtk/models.h"
 
@@ -263,8 +270,49 @@ static int print_buffer_values(const char *model)
     return 0;
 }
 
+/* The model with WEIGHTS' values, run on WEIGHTS' input_ids. */
+static bool cpu_forward(mtk_ctx *ctx, const char *model, const char *weights, const char *out)
+{
+    mtk_model_resolve_options opt = { .dtype = MTK_FLOAT32, .meta = false };
+    mtk_module *m = mtk_model_resolve(ctx, model, &opt, NULL);
+    mtk_st_file *file = m ? mtk_st_open(ctx, weights) : NULL;
+    mtk_state_dict *sd = file ? mtk_module_state_dict(m) : NULL;
+    if (!sd) {
+        mtk_st_close(file);
+        return false;
+    }
+    bool ok = true;
+    for (int32_t i = 0; ok && i < mtk_state_dict_count(sd); i++) {
+        const char *name;
+        mtk_tensor *t = mtk_state_dict_at(sd, i, &name);
+        ok = mtk_st_read_into(ctx, file, name, t);
+    }
+    mtk_module_io io = { .nin = 1 };
+    io.in[0] = ok ? mtk_st_load(ctx, file, "input_ids", MTK_INT64) : NULL;
+    mtk_module_train(m, false);
+    ok = io.in[0] && mtk_module_call(m, &io);
+    mtk_st_writer *w = ok ? mtk_st_writer_new(ctx) : NULL;
+    ok = w && mtk_st_writer_add(w, "output", mtk_contiguous(ctx, io.out[0])) && mtk_st_writer_write(w, out);
+    mtk_st_writer_free(w);
+    mtk_st_close(file);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 4 && strcmp(argv[1], "--cpu-forward") == 0) {
+        mtk_ctx *ctx = mtk_ctx_new();
+        if (!ctx) return 1;
+        if (cpu_forward(ctx, argv[2], argv[3], argv[4])) {
+            printf("{\"ok\": true}\n");
+        } else {
+            printf("{\"error\": ");
+            print_json_string(mtk_ctx_message(ctx));
+            printf("}\n");
+        }
+        mtk_ctx_free(ctx);
+        return 0;
+    }
     if (argc > 1 && strcmp(argv[1], "--builtins") == 0) return print_builtins();
     if (argc > 2 && strcmp(argv[1], "--buffers") == 0) return print_buffer_values(argv[2]);
     char line[8192];

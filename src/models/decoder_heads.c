@@ -1,0 +1,105 @@
+/* The classification heads of the decoder families, as transformers'
+ * generic ones build them:
+ *   <Prefix>ForSequenceClassification: model, score (Linear(hidden,
+ *     num_labels, bias=False)); the scores of each sequence's last token
+ *     that is not pad_token_id (the last token when there is no pad token,
+ *     which then allows batch 1 only).
+ *   <Prefix>ForTokenClassification: model, dropout (classifier_dropout,
+ *     else hidden_dropout, else 0.1), score (Linear(hidden, num_labels,
+ *     bias=token_classification_bias, true by default)); scores per token. */
+#include "models/blocks.h"
+#include "models/decoder.h"
+#include "mtk/ops.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct classifier_config {
+    bool per_token;
+    int64_t pad; /* MTK_NN_NO_PADDING_IDX: none */
+} classifier_config;
+
+/* The index of the last non-pad token of row b of ids (B, S) on the cpu
+ * (0 when every token is padding, as argmax of zeros). */
+static int64_t last_non_pad(const mtk_tensor *ids, int64_t b, int64_t pad)
+{
+    int64_t seq = ids->shape[1], best = 0;
+    for (int64_t i = 0; i < seq; i++) {
+        const char *at = (const char *)mtk_tensor_data(ids) +
+                         (b * ids->stride[0] + i * ids->stride[1]) * (int64_t)mtk_dtype_size(ids->dtype);
+        int64_t v = ids->dtype == MTK_INT64 ? *(const int64_t *)at : *(const int32_t *)at;
+        if (v != pad) best = i;
+    }
+    return best;
+}
+
+/* forward(ids (B, S)) -> (B, num_labels) or (B, S, num_labels) */
+static bool classifier_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const classifier_config *c = mtk_module_config(m);
+    mtk_tensor *ids = io->in[0];
+    mtk_tensor *h = mtk_module_forward(mtk_module_child_at(m, 0, NULL), ids); /* (B, S, hidden) */
+    if (c->per_token) {
+        io->out[0] = mtk_module_forward(mtk_module_child_at(m, 2, NULL),
+                                        mtk_module_forward(mtk_module_child_at(m, 1, NULL), h));
+        io->nout = 1;
+        return io->out[0] != NULL;
+    }
+    mtk_tensor *logits = mtk_module_forward(mtk_module_child_at(m, 1, NULL), h); /* (B, S, L) */
+    if (!logits) return false;
+    int64_t batch = logits->shape[0], seq = logits->shape[1];
+    if (c->pad == MTK_NN_NO_PADDING_IDX && batch != 1)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                         "%s: Cannot handle batch sizes > 1 if no padding token is defined (batch %lld)",
+                         mtk_module_type_name(m), (long long)batch);
+    if (batch > 4096)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: at most 4096 sequences, got %lld",
+                         mtk_module_type_name(m), (long long)batch);
+    mtk_tensor *rows[4096];
+    bool known = c->pad != MTK_NN_NO_PADDING_IDX && !mtk_tensor_is_meta(ids) &&
+                 (ids->dtype == MTK_INT64 || ids->dtype == MTK_INT32);
+    for (int64_t b = 0; b < batch; b++) {
+        /* which token is data: on meta, the last one stands for it */
+        int64_t at = known ? last_non_pad(ids, b, c->pad) : seq - 1;
+        rows[b] = mtk_select(ctx, mtk_select(ctx, logits, 0, b), 0, at); /* (L) */
+    }
+    io->out[0] = mtk_stack(ctx, rows, (int32_t)batch, 0); /* (B, L) */
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+bool models_decoder_is_classifier(const char *architecture)
+{
+    size_t n = strlen(architecture);
+    return (n > 25 && strcmp(architecture + n - 25, "ForSequenceClassification") == 0) ||
+           (n > 22 && strcmp(architecture + n - 22, "ForTokenClassification") == 0);
+}
+
+mtk_module *models_decoder_classifier(model_config *c, const decoder_spec *spec, mtk_module *model, const char *architecture)
+{
+    mtk_ctx *ctx = c->ctx;
+    size_t n = strlen(architecture);
+    bool per_token = n > 22 && strcmp(architecture + n - 22, "ForTokenClassification") == 0;
+    int64_t labels = models_blocks_num_labels(c);
+    double dropout = 0.1;
+    bool bias = models_cfg_bool(c, "token_classification_bias", true);
+    if (models_cfg_has(c, "classifier_dropout")) dropout = models_blocks_dropout(c, "classifier_dropout", 0.1);
+    else if (models_cfg_has(c, "hidden_dropout")) dropout = models_blocks_dropout(c, "hidden_dropout", 0.1);
+    if (!model || !models_cfg_ok(c)) return NULL;
+    mtk_module_type *type = mtk_ctx_alloc(ctx, sizeof *type);
+    char *name = mtk_ctx_alloc(ctx, n + 1);
+    if (!type || !name) return NULL;
+    memcpy(name, architecture, n + 1);
+    *type = (mtk_module_type){ name, classifier_forward, NULL, NULL };
+    mtk_module *m = mtk_module_new(ctx, type, sizeof(classifier_config));
+    if (!m) return NULL;
+    *(classifier_config *)mtk_module_config(m) = (classifier_config){ per_token, spec->padding_idx };
+    bool ok = mtk_module_add(m, "model", model);
+    if (ok && per_token)
+        ok = mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, dropout)) &&
+             mtk_module_add(m, "score", mtk_nn_linear(ctx, spec->hidden, labels, bias));
+    else if (ok)
+        ok = mtk_module_add(m, "score", mtk_nn_linear(ctx, spec->hidden, labels, false));
+    return ok ? mtk_module_finish(m) : NULL;
+}

@@ -1,0 +1,61 @@
+/* qwen3_moe: Qwen3 mixture-of-experts models (Qwen3MoeModel,
+ * Qwen3MoeForCausalLM), e.g. Qwen3-30B-A3B and Qwen3-235B-A22B: Qwen3's
+ * attention (q_norm, k_norm); every decoder_sparse_step-th layer not in
+ * mlp_only_layers has a sparse MoE block (experts registered before the
+ * router `gate`, no shared expert; top-k renormalized when
+ * norm_topk_prob), the others a dense MLP of intermediate_size.  The
+ * summary notes the parameters active per token. */
+#include "models/decoder.h"
+
+#include <stdio.h>
+
+/* "N of M parameters are active per token": the experts a token does not
+ * reach are (num_experts - top_k) of each sparse layer's experts. */
+static void note_active(model_config *c, const decoder_spec *spec, mtk_module *m)
+{
+    int64_t sparse = 0;
+    for (int64_t i = 0; i < spec->layers; i++) {
+        bool dense = false;
+        for (int32_t j = 0; j < spec->n_mlp_only; j++) dense = dense || spec->mlp_only[j] == i;
+        if (!dense && (i + 1) % spec->sparse_step == 0) sparse++;
+    }
+    int64_t total = mtk_module_num_parameters(m, false);
+    int64_t idle = sparse * (spec->experts - spec->top_k) * 3 * spec->hidden * spec->moe_intermediate;
+    char *note = mtk_ctx_alloc(c->ctx, 160);
+    if (!note) return;
+    snprintf(note, 160, "active parameters per token: %lld of %lld (%lld of %lld experts in each of %lld MoE layers)",
+             (long long)(total - idle), (long long)total, (long long)spec->top_k, (long long)spec->experts,
+             (long long)sparse);
+    models_cfg_note(c, note);
+}
+
+mtk_module *models_family_qwen3_moe_build(model_config *c, const char *architecture)
+{
+    static const decoder_defaults defaults = { .kv_heads = 4, .eps = 1e-6, .tie_embeddings = false, .act = "silu",
+                                               .pad_token_id = MTK_NN_NO_PADDING_IDX, .rope_theta = 10000.0 };
+    decoder_spec spec;
+    if (!models_decoder_read_common(c, &spec, "Qwen3Moe", &defaults)) return NULL;
+    spec.qkv_bias = spec.o_bias = models_cfg_bool(c, "attention_bias", false);
+    spec.qk_norm = true;
+    spec.moe = MOE_QWEN3;
+    spec.moe_experts_first = true;
+    /* num_experts is transformers' alias of num_local_experts */
+    spec.experts = models_cfg_int(c, "num_experts", models_cfg_int(c, "num_local_experts", 128));
+    spec.top_k = models_cfg_positive(c, "num_experts_per_tok", 8);
+    spec.moe_intermediate = models_cfg_positive(c, "moe_intermediate_size", 768);
+    spec.norm_topk_prob = models_cfg_bool(c, "norm_topk_prob", false);
+    spec.sparse_step = models_cfg_positive(c, "decoder_sparse_step", 1);
+    spec.n_mlp_only = models_cfg_int_list(c, "mlp_only_layers", spec.mlp_only, DECODER_MAX_MLP_ONLY);
+    if (spec.n_mlp_only < 0) spec.n_mlp_only = 0;
+    if (!models_cfg_ok(c)) return NULL;
+    if (spec.experts < 0)
+        return models_cfg_fail(c, "num_experts", "must be non-negative, got %lld", (long long)spec.experts), NULL;
+    if (spec.experts > 0 && spec.top_k > spec.experts)
+        return models_cfg_fail(c, "num_experts_per_tok", "%lld is more than num_experts=%lld", (long long)spec.top_k,
+                        (long long)spec.experts),
+               NULL;
+    if (spec.experts == 0) spec.moe = MOE_NONE; /* every layer dense */
+    mtk_module *m = models_decoder_build(c, &spec, architecture);
+    if (m && spec.moe != MOE_NONE) note_active(c, &spec, m);
+    return m;
+}

@@ -1,0 +1,118 @@
+"""The zoo's cpu forward against transformers: a small random-weight model
+of each decoder family, in float32, built by transformers on the cpu and
+saved as safetensors with random token ids; zoo_probe --cpu-forward builds
+the same config on mtk's cpu, loads the weights and runs it.  Logits (or
+the last hidden state) must agree within 1e-4.
+
+Weights are random with norms' scales away from 1 (so a missing or
+misplaced RMSNorm, such as qwen3's q_norm/k_norm, shows), sequences are
+short (below every sliding window the random configs use) except for the
+rope cases, which pass the original length of yarn / longrope configs."""
+import json
+import random
+import subprocess
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+import hf_oracle
+import random_configs
+
+# Dense decoder families (MoE experts do not run on a real device yet).
+FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "olmo2", "smollm3", "granite", "phi", "gemma", "gemma2", "phi3"]
+PER_FAMILY = 3
+
+
+def _rope_case(family, rope_type, seed):
+    rng = random.Random("cpu-rope-%s-%s-%d" % (family, rope_type, seed))
+    cfg = random_configs.GENERATORS[family](rng)
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    if int(head_dim * cfg.get("partial_rotary_factor", 1.0)) % 2:
+        cfg["partial_rotary_factor"] = 1.0  # odd rotary dims break transformers too
+    cfg["rope_scaling"] = random_configs.rope_scaling(rng, cfg, rope_type)
+    if family == "phi3":
+        cfg["original_max_position_embeddings"] = cfg["rope_scaling"].pop("original_max_position_embeddings")
+    return cfg
+
+
+# Every rope type on the cpu; longrope both within its original length (short
+# factors) and past it (long factors: the sequences go up to 40 tokens).
+ROPE_CASES = [("%s-%s-%d" % (family, rope_type, seed), _rope_case(family, rope_type, seed))
+              for family, rope_type in [("llama", "llama3"), ("llama", "linear"), ("llama", "dynamic"),
+                                        ("llama", "yarn"), ("llama", "longrope"), ("qwen2", "yarn"),
+                                        ("qwen3", "yarn"), ("phi3", "longrope")]
+              for seed in range(2)]
+
+
+def _head_case(family, arch, seed):
+    rng = random.Random("cpu-head-%s-%s-%d" % (family, arch, seed))
+    cfg = random_configs.GENERATORS[family](rng)
+    cfg["architectures"] = [arch]
+    random_configs._classifier_fields(cfg, rng)
+    return cfg
+
+
+# Classification heads; sequence classification pools the last token that is
+# not padding (the test pads row b with b trailing pad tokens).
+HEAD_CASES = [("%s-%d" % (arch, seed), _head_case(family, arch, seed))
+              for family, prefix in [("llama", "Llama"), ("qwen3", "Qwen3"), ("phi3", "Phi3"), ("gemma2", "Gemma2"),
+                                     ("smollm3", "SmolLM3"), ("olmo2", "Olmo2"), ("phi", "Phi")]
+              for arch in ["%sForSequenceClassification" % prefix, "%sForTokenClassification" % prefix]
+              if arch != "Olmo2ForTokenClassification"
+              for seed in range(2)]
+
+
+def cases():
+    out = []
+    for family in FAMILIES:
+        for i in range(PER_FAMILY):
+            cfg = random_configs.GENERATORS[family](random.Random("cpu-%s-%d" % (family, i)))
+            out.append(("%s-%d" % (family, i), cfg))
+    out += ROPE_CASES + HEAD_CASES
+    for _, cfg in out:
+        cfg["torch_dtype"] = "float32"
+    return out
+
+
+CASES = cases()
+
+
+def randomize_(model, seed):
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.ndim == 1 and "norm" in name:
+                p.copy_(torch.rand(p.shape, generator=gen) + 0.5)
+            else:
+                p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
+
+
+@pytest.mark.parametrize("case_id,cfg", CASES, ids=[c[0] for c in CASES])
+def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path):
+    config = hf_oracle.hf_config(cfg, str(tmp_path))
+    arch = (config.architectures or [hf_oracle.BASE_CLASS[config.model_type]])[0]
+    model = getattr(hf_oracle.transformers, arch)._from_config(config).eval()
+    randomize_(model, 7)
+    rng = random.Random(case_id)
+    longest = 40 if case_id in dict(ROPE_CASES) else 12
+    shape = (rng.randint(1, 3), rng.randint(1, longest))
+    ids = torch.randint(1, cfg["vocab_size"], shape, generator=torch.Generator().manual_seed(3))
+    if arch.endswith("ForSequenceClassification"):
+        for b in range(1, shape[0]):
+            ids[b, max(1, shape[1] - b):] = cfg["pad_token_id"]
+    with torch.no_grad():
+        out = model(input_ids=ids)
+    want = out["logits"] if out.get("logits") is not None else out["last_hidden_state"]
+    tensors = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+    tensors["input_ids"] = ids
+    save_file(tensors, str(tmp_path / "weights.safetensors"))
+    result = subprocess.run([zoo_probe_bin, "--cpu-forward", str(tmp_path / "config.json"),
+                             str(tmp_path / "weights.safetensors"), str(tmp_path / "out.safetensors")],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert "error" not in answer, answer["error"]
+    got = load_file(str(tmp_path / "out.safetensors"))["output"]
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
