@@ -52,6 +52,8 @@ def cases():
         for name, row in rows:
             if family == "gemma2":  # its softcapping has no sdpa path in transformers 5
                 row["attention"] = "eager"
+            elif family == "gpt_neox":  # mtk builds gpt_neox's sdpa only (transformers' default)
+                row["attention"] = "sdpa"
             out.append(("%s-%s" % (family, name), dict(row, config=cfg)))
     out.append(("llama-train-adamw-accum3", dict(mode="training", optimizer="adamw", dtype="float32",
                                                  attention="sdpa", batch=2, seq=13, grad_accum=3,
