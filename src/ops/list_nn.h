@@ -98,4 +98,5 @@ MTK_OP(BINARY_CROSS_ENTROPY_WITH_LOGITS, .name = "binary_cross_entropy_with_logi
 /* ---- rotary position embedding (mtk's op; docs/ops.md) */
 MTK_OP(ROPE, .name = "rope",
        .signature = "rope(Tensor x, Tensor cos, Tensor sin, bool interleaved=False) -> Tensor",
-       .meta = mtk_nn_rope_meta, .cpu = mtk_nn_rope_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_rope)
+       .meta = mtk_nn_rope_meta, .cpu = mtk_nn_rope_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_rope,
+       .backward = ag_backward_rope)

@@ -288,6 +288,48 @@ static void matmul_saves_a_copy_where_the_batch_reshape_cannot_view(void **state
     mtk_ctx_free(ctx);
 }
 
+/* rms_norm (x, weight (5)) and without a weight, and rope with cos/sin */
+static mtk_tensor *rms_norm_weighted(mtk_ctx *ctx, mtk_tensor *x)
+{
+    int64_t shape[1] = { 5 };
+    mtk_tensor *w = mtk_tensor_new(ctx, x->dtype, shape, 1, NULL, MTK_DEVICE_META);
+    return mtk_rms_norm(ctx, x, shape, 1, w, 1e-6);
+}
+
+static mtk_tensor *rms_norm_plain(mtk_ctx *ctx, mtk_tensor *x)
+{
+    int64_t shape[1] = { 5 };
+    return mtk_rms_norm(ctx, x, shape, 1, NULL, 1e-6);
+}
+
+static mtk_tensor *rope_of(mtk_ctx *ctx, mtk_tensor *x)
+{
+    mtk_tensor *cs = mtk_tensor_new(ctx, x->dtype, SHAPE(3, 4), 2, NULL, MTK_DEVICE_META);
+    return mtk_rope(ctx, x, cs, cs, false);
+}
+
+static void fused_ops_report_the_transients_of_transformers_compositions(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    /* (3, 5): n = 15 elements, the reduced float32 variance 3 x 4 bytes */
+    const mtk_graph *g = graph_of(ctx, net, rms_norm_weighted, grad_input(ctx, MTK_BFLOAT16, 2, SHAPE(3, 5)),
+                                  MTK_DEVICE_KIND_CPU);
+    /* the float32 product and its bf16 cast beside the output, the
+     * variance and rsqrt's result */
+    assert_int_equal(node_named(g, "rms_norm")->transient_bytes, 6 * 15 + 2 * 12);
+    g = graph_of(ctx, net, rms_norm_weighted, grad_input(ctx, MTK_FLOAT32, 2, SHAPE(3, 5)), MTK_DEVICE_KIND_CPU);
+    /* to(float32) of float32 is x itself; the cast is the product */
+    assert_int_equal(node_named(g, "rms_norm")->transient_bytes, 4 * 15 + 12);
+    g = graph_of(ctx, net, rms_norm_plain, grad_input(ctx, MTK_FLOAT32, 2, SHAPE(3, 5)), MTK_DEVICE_KIND_CPU);
+    assert_int_equal(node_named(g, "rms_norm")->transient_bytes, 12);
+    /* rope on (2, 3, 4) bf16: both products (2 x 48 bytes) beside the sum */
+    g = graph_of(ctx, net, rope_of, grad_input(ctx, MTK_BFLOAT16, 3, SHAPE(2, 3, 4)), MTK_DEVICE_KIND_CPU);
+    assert_int_equal(node_named(g, "rope")->transient_bytes, 2 * 24 * 2);
+    mtk_ctx_free(ctx);
+}
+
 static mtk_tensor *softmax_to_float(mtk_ctx *ctx, mtk_tensor *x) { return mtk_softmax(ctx, x, -1, MTK_FLOAT32); }
 
 static void backward_column_gives_gradients_and_forward_workspace(void **state)
@@ -371,6 +413,7 @@ int main(void)
         cmocka_unit_test(dropout_keeps_a_float_noise_on_cpu_and_a_bool_mask_on_cuda),
         cmocka_unit_test(matmul_saves_a_copy_where_the_batch_reshape_cannot_view),
         cmocka_unit_test(backward_column_gives_gradients_and_forward_workspace),
+        cmocka_unit_test(fused_ops_report_the_transients_of_transformers_compositions),
         cmocka_unit_test(plan_trace_model_traces_the_training_forward_with_its_loss),
         cmocka_unit_test(plan_trace_model_refuses_what_it_does_not_model),
     };
