@@ -226,7 +226,7 @@ void ag_backward_grads(const mtk_autograd_query *q, mtk_autograd_result *r)
 }
 
 /* LlamaRMSNorm's forward beyond its output, at its highest (n: x's
- * elements, r: the float32 reduced tensor's bytes):
+ * elements, r: the float32 reduced tensor's bytes).  Without autograd:
  * - with a weight, x in a half dtype: h = x.to(float32) (4n) and pow's
  *   result (4n) with mean's (r), then h, the variance, rsqrt's result and
  *   the product (4n) before h goes; at the end the product, its cast back
@@ -236,7 +236,11 @@ void ag_backward_grads(const mtk_autograd_query *q, mtk_autograd_result *r)
  *   4n + r;
  * - without one (Gemma's _norm on x.float()): pow's result with mean's
  *   before the output (4n + r, less the output's 4n), rsqrt's (r) beside
- *   it: r. */
+ *   it: r.
+ * Recorded, h, rsqrt's result and the cast are saved (ag_saved_rms_norm):
+ * beyond them the product in half dtypes (4n) and the variance stay, the
+ * variance alone in float32 (the cast is the product), nothing without a
+ * weight. */
 void ag_backward_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
     enum { INPUT, SHAPE, WEIGHT };
@@ -247,8 +251,13 @@ void ag_backward_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r)
     int32_t nd = reduced_shape(x, list_count(q, SHAPE), shape);
     int64_t red = 4;
     for (int32_t d = 0; d < nd; d++) red *= shape[d];
-    if (!ag_arg(q, WEIGHT)) r->transient_bytes = red;
-    else if (x->dtype == MTK_FLOAT32) r->transient_bytes = 4 * n + red;
+    bool half = x->dtype != MTK_FLOAT32, weight = ag_arg(q, WEIGHT) != NULL;
+    if (ag_rg(q, INPUT) || ag_rg(q, WEIGHT)) {
+        r->transient_bytes = !weight ? 0 : half ? 4 * n + red : red;
+        return;
+    }
+    if (!weight) r->transient_bytes = red;
+    else if (!half) r->transient_bytes = 4 * n + red;
     else r->transient_bytes = (4 + (int64_t)mtk_dtype_size(x->dtype)) * n + 2 * red;
 }
 

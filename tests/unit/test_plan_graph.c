@@ -316,17 +316,28 @@ static void fused_ops_report_the_transients_of_transformers_compositions(void **
     /* (3, 5): n = 15 elements, the reduced float32 variance 3 x 4 bytes */
     const mtk_graph *g = graph_of(ctx, net, rms_norm_weighted, grad_input(ctx, MTK_BFLOAT16, 2, SHAPE(3, 5)),
                                   MTK_DEVICE_KIND_CPU);
-    /* the float32 product and its bf16 cast beside the output, the
-     * variance and rsqrt's result */
-    assert_int_equal(node_named(g, "rms_norm")->transient_bytes, 6 * 15 + 2 * 12);
+    /* without autograd: the float32 product and its bf16 cast beside the
+     * output, the variance and rsqrt's result; recorded, the cast, h and
+     * rsqrt's result are saved: the product and the variance beyond them */
+    assert_int_equal(node_named(g, "rms_norm")->transient_nograd_bytes, 6 * 15 + 2 * 12);
+    assert_int_equal(node_named(g, "rms_norm")->transient_bytes, 4 * 15 + 12);
     g = graph_of(ctx, net, rms_norm_weighted, grad_input(ctx, MTK_FLOAT32, 2, SHAPE(3, 5)), MTK_DEVICE_KIND_CPU);
     /* to(float32) of float32 is x itself; the cast is the product */
-    assert_int_equal(node_named(g, "rms_norm")->transient_bytes, 4 * 15 + 12);
-    g = graph_of(ctx, net, rms_norm_plain, grad_input(ctx, MTK_FLOAT32, 2, SHAPE(3, 5)), MTK_DEVICE_KIND_CPU);
+    assert_int_equal(node_named(g, "rms_norm")->transient_nograd_bytes, 4 * 15 + 12);
     assert_int_equal(node_named(g, "rms_norm")->transient_bytes, 12);
+    g = graph_of(ctx, net, rms_norm_plain, grad_input(ctx, MTK_FLOAT32, 2, SHAPE(3, 5)), MTK_DEVICE_KIND_CPU);
+    assert_int_equal(node_named(g, "rms_norm")->transient_nograd_bytes, 12);
+    assert_int_equal(node_named(g, "rms_norm")->transient_bytes, 0);
     /* rope on (2, 3, 4) bf16: both products (2 x 48 bytes) beside the sum */
     g = graph_of(ctx, net, rope_of, grad_input(ctx, MTK_BFLOAT16, 3, SHAPE(2, 3, 4)), MTK_DEVICE_KIND_CPU);
     assert_int_equal(node_named(g, "rope")->transient_bytes, 2 * 24 * 2);
+    assert_int_equal(node_named(g, "rope")->transient_nograd_bytes, 2 * 24 * 2);
+    /* matmul (2, 3, 4) @ (3, 4, 5)^T-like: the transposed operand's batch
+     * reshape copies; recorded, the copy is saved instead */
+    g = graph_of(ctx, net, matmul_of_transposed, grad_input(ctx, MTK_FLOAT32, 4, SHAPE(3, 2, 4, 5)),
+                 MTK_DEVICE_KIND_CPU);
+    assert_int_equal(node_named(g, "matmul")->transient_nograd_bytes, 6 * 4 * 5 * 4);
+    assert_int_equal(node_named(g, "matmul")->transient_bytes, 0);
     mtk_ctx_free(ctx);
 }
 
