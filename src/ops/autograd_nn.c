@@ -261,6 +261,19 @@ void ag_backward_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r)
     else r->transient_bytes = (4 + (int64_t)mtk_dtype_size(x->dtype)) * n + 2 * red;
 }
 
+/* cross_entropy's backward is NllLossBackward then LogSoftmaxBackward:
+ * nll's gradient (the input's size and dtype, zeros but the targets')
+ * stays alive while log_softmax's backward makes the input's gradient
+ * from it, then goes. */
+void ag_backward_cross_entropy(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_backward_grads(q, r);
+    const mtk_tensor *x = ag_arg(q, CE_INPUT);
+    if (!x || !ag_rg(q, CE_INPUT) || r->nbackward >= MTK_MAX_SAVED) return;
+    r->backward[r->nbackward++] = (mtk_backward_alloc){
+        .grad_of = -1, .nbytes = mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(x->dtype) };
+}
+
 /* apply_rotary_pos_emb's x * cos + rotate_half(x) * sin (n: x's bytes):
  * x * cos (n), then rotate_half's neg (n / 2) and cat (n) at once, the
  * neg freed, the cat times sin (n), the cat freed, and the sum (the

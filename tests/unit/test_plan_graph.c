@@ -387,6 +387,13 @@ static void plan_trace_model_traces_the_training_forward_with_its_loss(void **st
     assert_int_equal(ce->module, -1);
     /* float32 log-probabilities of (B*S, vocab) are kept for backward */
     assert_int_equal(mtk_graph_saved_entry_bytes(p->graph, ce, &ce->saved[0]), 2 * 9 * 128256 * 4);
+    /* its backward: nll's gradient (a temporary) alive beside the input's,
+     * both float32 (B*S, vocab) */
+    assert_int_equal(ce->nbackward, 2);
+    assert_int_equal(ce->backward[0].grad_of, 0);
+    assert_int_equal(ce->backward[0].nbytes, 2 * 9 * 128256 * 4);
+    assert_int_equal(ce->backward[1].grad_of, -1);
+    assert_int_equal(ce->backward[1].nbytes, 2 * 9 * 128256 * 4);
     /* eager attention: the softmax nodes appear instead of sdpa */
     o.attention = "eager";
     p = mtk_plan_trace_model(ctx, "llama-3.2-1b", &o);
