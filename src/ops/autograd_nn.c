@@ -287,11 +287,16 @@ void ag_backward_rope(const mtk_autograd_query *q, mtk_autograd_result *r)
 }
 
 /* softmax(x, dtype=d) with d not x's dtype converts x first: a temporary
- * of x's size in d. */
+ * of x's size in d.  Its backward is SoftmaxBackward (the gradient in d,
+ * a temporary) then the conversion's ToCopyBackward (x's gradient in x's
+ * dtype). */
 void ag_backward_softmax(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
     ag_backward_grads(q, r);
     const mtk_tensor *x = ag_arg(q, 0);
-    if (x && q->noutputs > 0 && q->outputs[0]->dtype != x->dtype)
-        r->transient_bytes = mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(q->outputs[0]->dtype);
+    if (!x || q->noutputs < 1 || q->outputs[0]->dtype == x->dtype) return;
+    int64_t converted = mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(q->outputs[0]->dtype);
+    r->transient_bytes = converted;
+    if (ag_rg(q, 0) && r->nbackward < MTK_MAX_SAVED)
+        r->backward[r->nbackward++] = (mtk_backward_alloc){ .grad_of = -1, .nbytes = converted };
 }

@@ -353,9 +353,13 @@ static void backward_column_gives_gradients_and_forward_workspace(void **state)
     const mtk_graph_node *n = node_named(g, "softmax");
     /* the bf16 input converted to float32 first, freed inside the op */
     assert_int_equal(n->transient_bytes, 3 * 5 * 4);
-    assert_int_equal(n->nbackward, 1);
+    /* the input's bf16 gradient, and SoftmaxBackward's float32 one before
+     * ToCopyBackward casts it */
+    assert_int_equal(n->nbackward, 2);
     assert_int_equal(n->backward[0].grad_of, 0);
     assert_int_equal(n->backward[0].nbytes, 3 * 5 * 2);
+    assert_int_equal(n->backward[1].grad_of, -1);
+    assert_int_equal(n->backward[1].nbytes, 3 * 5 * 4);
     /* without grad: the workspace stays, no backward */
     g = graph_of(ctx, net, softmax_to_float, meta_input(ctx, 2, SHAPE(3, 5)), MTK_DEVICE_KIND_CPU);
     n = node_named(g, "softmax");
