@@ -97,7 +97,12 @@ typedef struct mtk_graph_node {
     const mtk_backward_alloc *backward; /* what its backward allocates      */
     int32_t nbackward;
     int64_t transient_bytes;    /* workspace the forward allocates and frees
-                                   inside the op (peak above its outputs)   */
+                                   inside the op (peak above its outputs
+                                   and what autograd saves of its own)     */
+    int64_t transient_nograd_bytes; /* the same when autograd does not
+                                   record the call (no_grad, a node no
+                                   backward needs): what it would have
+                                   saved is workspace too                 */
     int64_t flops;              /* as torch.utils.flop_counter counts them */
 } mtk_graph_node;
 
@@ -218,7 +223,9 @@ typedef struct mtk_autograd_result {
  * autograd keeps when the call runs with grad (called only when some
  * input requires grad).  `backward` column: fills r->backward and
  * r->transient_bytes; an op without one allocates the gradient of each
- * input that requires grad and no workspace. */
+ * input that requires grad and no workspace.  The graph calls `backward`
+ * a second time with no input requiring grad for the workspace of a call
+ * autograd does not record (mtk_graph_node's transient_nograd_bytes). */
 typedef void (*mtk_saved_fn)(const mtk_autograd_query *q, mtk_autograd_result *r);
 typedef void (*mtk_backward_fn)(const mtk_autograd_query *q, mtk_autograd_result *r);
 

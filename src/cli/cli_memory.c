@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "mtk/mtk.h"
 #include "mtk/plan.h"
+#include "core/text.h"
 #include "plan/memory_internal.h"
 
 #include <cjson/cJSON.h>
@@ -102,28 +103,21 @@ static bool parse_int(const char *text, int64_t lo, int64_t hi, int64_t *out)
     return true;
 }
 
-/* "80GiB", "80GB", "1.5TiB", "1024": bytes (decimal for kB/MB/GB/TB,
- * binary for KiB/MiB/GiB/TiB and a bare K/M/G/T). */
+/* A size as `convert --max-shard-size` reads it (mtk_parse_size: "80GiB",
+ * "80GB", "1.5TiB", "1024"); "0" too where zero is allowed (--set). */
 static bool parse_bytes(const char *text, int64_t *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || v < 0) return false;
-    static const struct { const char *suffix; double scale; } units[] = {
-        { "", 1 }, { "B", 1 }, { "K", 1024.0 }, { "KiB", 1024.0 }, { "kB", 1e3 }, { "KB", 1e3 },
-        { "M", 1048576.0 }, { "MiB", 1048576.0 }, { "MB", 1e6 }, { "G", 1073741824.0 },
-        { "GiB", 1073741824.0 }, { "GB", 1e9 }, { "T", 1099511627776.0 }, { "TiB", 1099511627776.0 },
-        { "TB", 1e12 },
-    };
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(end, units[i].suffix) != 0) continue;
-        double bytes = v * units[i].scale;
-        if (bytes > 9.0e18) return false;
-        *out = (int64_t)bytes;
-        return true;
+    uint64_t bytes;
+    if (!mtk_parse_size(text, &bytes)) {
+        char *end;
+        errno = 0;
+        long long zero = strtoll(text, &end, 10);
+        if (errno || end == text || *end || zero != 0) return false;
+        bytes = 0;
     }
-    return false;
+    if (bytes > (uint64_t)INT64_MAX) return false;
+    *out = (int64_t)bytes;
+    return true;
 }
 
 static bool parse_input(const char *text, int64_t *batch, int64_t *seq)
@@ -158,23 +152,21 @@ static int fail(mtk_ctx *ctx)
 
 static void print_fit_text(const mtk_memory_fit *fit, int64_t budget, const mtk_memory_options *o)
 {
-    double gib = 1024.0 * 1024.0 * 1024.0;
+    char b[TEXT_NUMBER_CAP], p[TEXT_NUMBER_CAP], n[TEXT_NUMBER_CAP];
     const char *what = fit->context ? "sequence length" : "batch";
+    text_bytes((uint64_t)budget, b, sizeof b);
+    text_bytes(fit->peak_bytes > 0 ? (uint64_t)fit->peak_bytes : 0, p, sizeof p);
+    text_bytes(fit->peak_bytes_next > 0 ? (uint64_t)fit->peak_bytes_next : 0, n, sizeof n);
     if (fit->max == 0) {
-        printf("nothing fits in %.2f GiB: %s 1 needs %.2f GiB\n", (double)budget / gib, what,
-               (double)fit->peak_bytes_next / gib);
+        printf("nothing fits in %s: %s 1 needs %s (%" PRId64 " bytes)\n", b, what, n, fit->peak_bytes_next);
         return;
     }
     if (fit->context)
-        printf("largest sequence length that fits in %.2f GiB at batch %" PRId64 ": %" PRId64 "\n",
-               (double)budget / gib, o->batch, fit->max);
+        printf("largest sequence length that fits in %s at batch %" PRId64 ": %" PRId64 "\n", b, o->batch, fit->max);
     else
-        printf("largest batch that fits in %.2f GiB at sequence length %" PRId64 ": %" PRId64 "\n",
-               (double)budget / gib, o->seq, fit->max);
-    printf("  peak at %" PRId64 ": %.2f GiB (%" PRId64 " bytes); at %" PRId64 ": %.2f GiB (%" PRId64
-           " bytes)  [%d plans]\n\n",
-           fit->max, (double)fit->peak_bytes / gib, fit->peak_bytes, fit->max + 1,
-           (double)fit->peak_bytes_next / gib, fit->peak_bytes_next, (int)fit->evaluations);
+        printf("largest batch that fits in %s at sequence length %" PRId64 ": %" PRId64 "\n", b, o->seq, fit->max);
+    printf("  peak at %" PRId64 ": %s (%" PRId64 " bytes); at %" PRId64 ": %s (%" PRId64 " bytes)  [%d plans]\n\n",
+           fit->max, p, fit->peak_bytes, fit->max + 1, n, fit->peak_bytes_next, (int)fit->evaluations);
 }
 
 int cli_memory(int argc, char **argv)

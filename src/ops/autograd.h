@@ -55,6 +55,9 @@ void ag_saved_max_pool(const mtk_autograd_query *q, mtk_autograd_result *r);
 /* The gradient of each input that requires grad (the default). */
 void ag_backward_grads(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_backward_rope(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_backward_matmul(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_backward_cross_entropy(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_softmax(const mtk_autograd_query *q, mtk_autograd_result *r);
 
 /* Which sdpa kernel torch runs for this call on the query's device kind. */

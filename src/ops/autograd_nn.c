@@ -225,22 +225,78 @@ void ag_backward_grads(const mtk_autograd_query *q, mtk_autograd_result *r)
                 .grad_of = i, .nbytes = mtk_tensor_numel(q->inputs[i]) * (int64_t)mtk_dtype_size(q->inputs[i]->dtype) };
 }
 
-/* LlamaRMSNorm's forward holds one float32 temporary of x's size at a
- * time beyond what it keeps (pow's result, then in half dtypes the
- * float32 product before its cast). */
+/* LlamaRMSNorm's forward beyond its output, at its highest (n: x's
+ * elements, r: the float32 reduced tensor's bytes).  Without autograd:
+ * - with a weight, x in a half dtype: h = x.to(float32) (4n) and pow's
+ *   result (4n) with mean's (r), then h, the variance, rsqrt's result and
+ *   the product (4n) before h goes; at the end the product, its cast back
+ *   (2n) and the variance beside the output: 6n + 2r above the output;
+ * - with a weight, x float32: to() returns x itself and the cast is the
+ *   product, so the product (4n) and the variance stay beside the output:
+ *   4n + r;
+ * - without one (Gemma's _norm on x.float()): pow's result with mean's
+ *   before the output (4n + r, less the output's 4n), rsqrt's (r) beside
+ *   it: r.
+ * Recorded, h, rsqrt's result and the cast are saved (ag_saved_rms_norm):
+ * beyond them the product in half dtypes (4n) and the variance stay, the
+ * variance alone in float32 (the cast is the product), nothing without a
+ * weight. */
 void ag_backward_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    enum { INPUT, SHAPE, WEIGHT };
+    ag_backward_grads(q, r);
+    const mtk_tensor *x = ag_arg(q, INPUT);
+    if (!x) return;
+    int64_t n = mtk_tensor_numel(x), shape[MTK_MAX_DIMS];
+    int32_t nd = reduced_shape(x, list_count(q, SHAPE), shape);
+    int64_t red = 4;
+    for (int32_t d = 0; d < nd; d++) red *= shape[d];
+    bool half = x->dtype != MTK_FLOAT32, weight = ag_arg(q, WEIGHT) != NULL;
+    if (ag_rg(q, INPUT) || ag_rg(q, WEIGHT)) {
+        r->transient_bytes = !weight ? 0 : half ? 4 * n + red : red;
+        return;
+    }
+    if (!weight) r->transient_bytes = red;
+    else if (!half) r->transient_bytes = 4 * n + red;
+    else r->transient_bytes = (4 + (int64_t)mtk_dtype_size(x->dtype)) * n + 2 * red;
+}
+
+/* cross_entropy's backward is NllLossBackward then LogSoftmaxBackward:
+ * nll's gradient (the input's size and dtype, zeros but the targets')
+ * stays alive while log_softmax's backward makes the input's gradient
+ * from it, then goes. */
+void ag_backward_cross_entropy(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_backward_grads(q, r);
+    const mtk_tensor *x = ag_arg(q, CE_INPUT);
+    if (!x || !ag_rg(q, CE_INPUT) || r->nbackward >= MTK_MAX_SAVED) return;
+    r->backward[r->nbackward++] = (mtk_backward_alloc){
+        .grad_of = -1, .nbytes = mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(x->dtype) };
+}
+
+/* apply_rotary_pos_emb's x * cos + rotate_half(x) * sin (n: x's bytes):
+ * x * cos (n), then rotate_half's neg (n / 2) and cat (n) at once, the
+ * neg freed, the cat times sin (n), the cat freed, and the sum (the
+ * output) beside both products: 2n above the output.  The interleaved
+ * form (neg of the odd half, stack) holds the same. */
+void ag_backward_rope(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
     ag_backward_grads(q, r);
     const mtk_tensor *x = ag_arg(q, 0);
-    if (x) r->transient_bytes = mtk_tensor_numel(x) * 4;
+    if (x) r->transient_bytes = 2 * mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(x->dtype);
 }
 
 /* softmax(x, dtype=d) with d not x's dtype converts x first: a temporary
- * of x's size in d. */
+ * of x's size in d.  Its backward is SoftmaxBackward (the gradient in d,
+ * a temporary) then the conversion's ToCopyBackward (x's gradient in x's
+ * dtype). */
 void ag_backward_softmax(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
     ag_backward_grads(q, r);
     const mtk_tensor *x = ag_arg(q, 0);
-    if (x && q->noutputs > 0 && q->outputs[0]->dtype != x->dtype)
-        r->transient_bytes = mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(q->outputs[0]->dtype);
+    if (!x || q->noutputs < 1 || q->outputs[0]->dtype == x->dtype) return;
+    int64_t converted = mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(q->outputs[0]->dtype);
+    r->transient_bytes = converted;
+    if (ag_rg(q, 0) && r->nbackward < MTK_MAX_SAVED)
+        r->backward[r->nbackward++] = (mtk_backward_alloc){ .grad_of = -1, .nbytes = converted };
 }

@@ -152,31 +152,36 @@ static mtk_tensor swapped_last(const mtk_tensor *t)
 /* torch's matmul as it decomposes: dot/mv/mm for 1-2 dims; the larger
  * operand folded into a matrix (reshape(-1, k), a copy when no view
  * exists) and mm when the other has at most 2 dims; else both expanded
- * to the broadcast batch and reshaped to 3 dims for bmm. */
-void ag_saved_matmul(const mtk_autograd_query *q, mtk_autograd_result *r)
+ * to the broadcast batch and reshaped to 3 dims for bmm.  Fills, per
+ * operand, the geometry its reshape reads (`geom`, the shape it takes in
+ * `shape`/`ndim`) and whether it is reshaped at all; false for the mm
+ * forms that reshape nothing. */
+typedef struct matmul_form {
+    bool reshaped[2];
+    mtk_tensor geom[2];
+    int64_t shape[2][3];
+    int32_t ndim[2];
+} matmul_form;
+
+static bool matmul_form_of(const mtk_tensor *a, const mtk_tensor *b, matmul_form *f)
 {
-    const mtk_tensor *a = ag_arg(q, 0), *b = ag_arg(q, 1);
-    if (!a || !b) return;
-    bool rga = ag_rg(q, 0), rgb = ag_rg(q, 1);
+    memset(f, 0, sizeof *f);
     int32_t d1 = a->ndim, d2 = b->ndim;
-    if (d1 <= 2 && d2 <= 2) {
-        ag_saved_mm(q, r);
-        return;
-    }
+    if (d1 <= 2 && d2 <= 2) return false;
     bool fold = (d1 >= 3 && d2 <= 2) || (d2 >= 3 && d1 <= 2);
     if (fold && d1 == 3 && d2 == 2 && a->stride[2] != 1 && a->stride[0] == a->shape[1] * a->shape[2])
         fold = false; /* permute(0, 2, 1)-like: bmm with each product transposed */
     if (fold) {
-        bool transpose = d2 > d1;
-        mtk_tensor t1 = transpose ? swapped_last(b) : *a;
-        int32_t arg1 = transpose ? 1 : 0, arg2 = transpose ? 0 : 1;
-        bool rg1 = transpose ? rgb : rga, rg2 = transpose ? rga : rgb;
+        int32_t k = d2 > d1; /* the larger operand, transposed when it is the second */
+        mtk_tensor t1 = k ? swapped_last(b) : *a;
         int64_t rows = 1;
         for (int32_t d = 0; d < t1.ndim - 1; d++) rows *= t1.shape[d];
-        int64_t folded[2] = { rows, t1.shape[t1.ndim - 1] };
-        if (rg2) save_reshaped(q, r, arg1, &t1, folded, 2);
-        if (rg1) ag_save_arg(q, r, arg2);
-        return;
+        f->reshaped[k] = true;
+        f->geom[k] = t1;
+        f->shape[k][0] = rows;
+        f->shape[k][1] = t1.shape[t1.ndim - 1];
+        f->ndim[k] = 2;
+        return true;
     }
     /* batched: (P, n, m1) @ (P, m2, p) */
     int32_t nb1 = d1 - 2 > 0 ? d1 - 2 : 0, nb2 = d2 - 2 > 0 ? d2 - 2 : 0;
@@ -190,14 +195,9 @@ void ag_saved_matmul(const mtk_autograd_query *q, mtk_autograd_result *r)
     }
     /* each operand expanded to the batch (stride 0 where it broadcasts) */
     const mtk_tensor *ops[2] = { a, b };
-    bool save[2] = { rgb, rga };
     for (int32_t k = 0; k < 2; k++) {
         const mtk_tensor *t = ops[k];
-        if (!save[k]) continue;
-        if (t->ndim < 2) { /* a vector operand: saved as given */
-            ag_save_arg(q, r, k);
-            continue;
-        }
+        if (t->ndim < 2) continue; /* a vector operand: used as given */
         mtk_tensor e = *t;
         int32_t nbk = t->ndim - 2;
         e.ndim = nb + 2;
@@ -210,8 +210,50 @@ void ag_saved_matmul(const mtk_autograd_query *q, mtk_autograd_result *r)
             e.shape[nb + i] = t->shape[nbk + i];
             e.stride[nb + i] = t->stride[nbk + i];
         }
-        int64_t shape3[3] = { product, e.shape[nb], e.shape[nb + 1] };
-        save_reshaped(q, r, k, &e, shape3, 3);
+        f->reshaped[k] = true;
+        f->geom[k] = e;
+        f->shape[k][0] = product;
+        f->shape[k][1] = e.shape[nb];
+        f->shape[k][2] = e.shape[nb + 1];
+        f->ndim[k] = 3;
+    }
+    return true;
+}
+
+/* What matmul saves: each operand as its reshape made it (a view of the
+ * argument or a new contiguous copy) for the other's gradient. */
+void ag_saved_matmul(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    const mtk_tensor *a = ag_arg(q, 0), *b = ag_arg(q, 1);
+    if (!a || !b) return;
+    matmul_form f;
+    if (!matmul_form_of(a, b, &f)) {
+        ag_saved_mm(q, r);
+        return;
+    }
+    bool save[2] = { ag_rg(q, 1), ag_rg(q, 0) };
+    for (int32_t k = 0; k < 2; k++) {
+        if (!save[k]) continue;
+        if (f.reshaped[k]) save_reshaped(q, r, k, &f.geom[k], f.shape[k], f.ndim[k]);
+        else ag_save_arg(q, r, k);
+    }
+}
+
+/* matmul's forward workspace: the reshape copies of the operands that no
+ * view can fold, alive with the product and freed after it unless saved
+ * for backward (then they are saved entries, counted there). */
+void ag_backward_matmul(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_backward_grads(q, r);
+    const mtk_tensor *a = ag_arg(q, 0), *b = ag_arg(q, 1);
+    matmul_form f;
+    if (!a || !b || !matmul_form_of(a, b, &f)) return;
+    bool saved[2] = { ag_rg(q, 1), ag_rg(q, 0) };
+    for (int32_t k = 0; k < 2; k++) {
+        int64_t stride[MTK_MAX_DIMS], numel = 1;
+        if (!f.reshaped[k] || saved[k] || mtk_view_strides(&f.geom[k], f.shape[k], f.ndim[k], stride)) continue;
+        for (int32_t d = 0; d < f.ndim[k]; d++) numel *= f.shape[k][d];
+        r->transient_bytes += numel * (int64_t)mtk_dtype_size(f.geom[k].dtype);
     }
 }
 

@@ -2,7 +2,8 @@
 MTK_OP(MATMUL, .name = "matmul",
        .signature = "matmul(Tensor input, Tensor other) -> Tensor",
        .meta = mtk_linalg_meta, .cpu = mtk_linalg_cpu, .cost = mtk_linalg_cost,
-       .info = &mtk_linalg_matmul_info, .saved = ag_saved_matmul)
+       .info = &mtk_linalg_matmul_info, .saved = ag_saved_matmul,
+       .backward = ag_backward_matmul)
 MTK_OP(MM, .name = "mm",
        .signature = "mm(Tensor input, Tensor mat2) -> Tensor",
        .meta = mtk_linalg_meta, .cpu = mtk_linalg_cpu, .cost = mtk_linalg_cost,

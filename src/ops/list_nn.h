@@ -66,7 +66,8 @@ MTK_OP(SCALED_DOT_PRODUCT_ATTENTION, .name = "scaled_dot_product_attention",
 /* ---- losses */
 MTK_OP(CROSS_ENTROPY, .name = "cross_entropy",
        .signature = "cross_entropy(Tensor input, Tensor target, Tensor? weight=None, Any? size_average=None, " "int ignore_index=-100, Any? reduce=None, str reduction='mean', float label_smoothing=0.0) -> Tensor",
-       .meta = mtk_nn_cross_entropy_meta, .cpu = mtk_nn_cross_entropy_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_cross_entropy)
+       .meta = mtk_nn_cross_entropy_meta, .cpu = mtk_nn_cross_entropy_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_cross_entropy,
+       .backward = ag_backward_cross_entropy)
 MTK_OP(NLL_LOSS, .name = "nll_loss",
        .signature = "nll_loss(Tensor input, Tensor target, Tensor? weight=None, Any? size_average=None, " "int ignore_index=-100, Any? reduce=None, str reduction='mean') -> Tensor",
        .meta = mtk_nn_nll_loss_meta, .cpu = mtk_nn_nll_loss_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_nll_loss)
@@ -98,4 +99,5 @@ MTK_OP(BINARY_CROSS_ENTROPY_WITH_LOGITS, .name = "binary_cross_entropy_with_logi
 /* ---- rotary position embedding (mtk's op; docs/ops.md) */
 MTK_OP(ROPE, .name = "rope",
        .signature = "rope(Tensor x, Tensor cos, Tensor sin, bool interleaved=False) -> Tensor",
-       .meta = mtk_nn_rope_meta, .cpu = mtk_nn_rope_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_rope)
+       .meta = mtk_nn_rope_meta, .cpu = mtk_nn_rope_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_rope,
+       .backward = ag_backward_rope)

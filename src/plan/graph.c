@@ -188,16 +188,26 @@ static bool record_node(mtk_graph *g, const mtk_trace_op *op, int32_t index)
 
     mtk_autograd_result *r = &g->scratch;
     memset(r, 0, sizeof *r);
+    int64_t nograd = 0;
+    if (op->def->backward) {
+        /* no autograd node: only the forward's workspace is left */
+        bool *none = op->ninputs ? mtk_ctx_alloc(ctx, (size_t)op->ninputs * sizeof *none) : NULL;
+        if (op->ninputs && !none) return false;
+        if (none) memset(none, 0, (size_t)op->ninputs * sizeof *none);
+        mtk_autograd_query q0 = q;
+        q0.input_requires_grad = none;
+        op->def->backward(&q0, r);
+        nograd = r->transient_bytes;
+        memset(r, 0, sizeof *r);
+    }
     if (any_rg) {
         if (op->def->saved) op->def->saved(&q, r);
         if (op->def->backward) op->def->backward(&q, r);
         else ag_backward_grads(&q, r);
-    } else if (op->def->backward) {
-        /* no autograd node: only the forward's workspace is left */
-        op->def->backward(&q, r);
-        r->nbackward = 0;
-        r->nsaved = 0;
+    } else {
+        r->transient_bytes = nograd;
     }
+    node->transient_nograd_bytes = nograd;
     if (r->nsaved) {
         mtk_saved *saved = mtk_ctx_alloc(ctx, (size_t)r->nsaved * sizeof *saved);
         if (!saved) return false;

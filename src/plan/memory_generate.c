@@ -73,7 +73,7 @@ static bool sliding_keeps_old_keys(mtk_ctx *ctx, const mtk_graph *graph, mem_gra
  * replays it: the cache it was given is consumed, the logits and the new
  * cache kept. */
 static bool plan_step(mtk_ctx *ctx, mtk_module *model, mtk_kv_cache *cache, int64_t b, int64_t s,
-                      const mtk_memory_options *o, gen_step *step)
+                      const mtk_lm_step *how, const mtk_memory_options *o, gen_step *step)
 {
     int32_t nl = mtk_kv_cache_layer_count(cache);
     mtk_tensor **past = mtk_ctx_alloc(ctx, (size_t)(2 * nl + 1) * sizeof *past);
@@ -89,8 +89,7 @@ static bool plan_step(mtk_ctx *ctx, mtk_module *model, mtk_kv_cache *cache, int6
     mtk_tensor *ids = mtk_tensor_new(ctx, MTK_INT64, shape, 2, NULL, MTK_DEVICE_META);
     mtk_trace *trace = ids ? mtk_trace_begin(model) : NULL;
     if (!trace) return false;
-    mtk_lm_step how = { .logits_to_keep = 1, .attention_mask = true };
-    mtk_tensor *logits = mtk_lm_forward_cached(model, ids, cache, &how);
+    mtk_tensor *logits = mtk_lm_forward_cached(model, ids, cache, how);
     mtk_trace_end(trace);
     if (!logits) return false;
     step->vocab = logits->shape[logits->ndim - 1];
@@ -176,6 +175,7 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
         return NULL;
     }
     int64_t b = o->batch, s = o->seq, n = o->new_tokens;
+    const mtk_lm_step how = { .logits_to_keep = 1, .attention_mask = true };
     mtk_memory_options so = *o;
     so.mode = MTK_MEMORY_GENERATE;
     gen_step steps[3];
@@ -183,13 +183,13 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
     memset(steps, 0, sizeof steps);
     /* the prefill, then the first decode step on its cache */
     steps[0].phase = MTK_PHASE_PREFILL;
-    if (!plan_step(ctx, model, cache, b, s, &so, &steps[nsteps])) return NULL;
+    if (!plan_step(ctx, model, cache, b, s, &how, &so, &steps[nsteps])) return NULL;
     int64_t vocab = steps[0].vocab;
     scaffolding(&steps[0], b, s, s, vocab, end_live(&steps[0]));
     nsteps++;
     if (n >= 2) {
         steps[1].phase = MTK_PHASE_DECODE;
-        if (!plan_step(ctx, model, cache, b, 1, &so, &steps[1])) return NULL;
+        if (!plan_step(ctx, model, cache, b, 1, &how, &so, &steps[1])) return NULL;
         scaffolding(&steps[1], b, 1, s + 1, vocab, end_live(&steps[1]));
         nsteps++;
     }
@@ -198,7 +198,7 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
         mtk_kv_cache *late = mtk_kv_cache_new(model);
         if (!late || !mtk_kv_cache_assume(late, b, s + n - 2)) return NULL;
         steps[2].phase = MTK_PHASE_DECODE;
-        if (!plan_step(ctx, model, late, b, 1, &so, &steps[2])) return NULL;
+        if (!plan_step(ctx, model, late, b, 1, &how, &so, &steps[2])) return NULL;
         scaffolding(&steps[2], b, 1, s + n - 1, vocab, end_live(&steps[2]));
         nsteps++;
         cache = late;
@@ -264,6 +264,38 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
     mem_note(plan, note_bytes(ctx, "KV cache after the last token: %lld bytes of storage for %lld tokens "
                                    "(sliding-window layers keep at most their window)",
                               (long long)mtk_kv_cache_storage_bytes(n >= 2 ? final : cache), (long long)(s + n - 1)));
+    for (int32_t i = 0; i < info.nnotes; i++) mem_note(plan, info.notes[i]);
+    return plan;
+}
+
+mtk_memory_plan *mem_plan_inference_cached(mtk_ctx *ctx, const char *model_name, const mtk_memory_options *o)
+{
+    mtk_model_resolve_options ro = { .dtype = o->dtype, .meta = true,
+                                     .attention = o->attention == MTK_ATTENTION_EAGER ? "eager" : "sdpa" };
+    mtk_model_info info;
+    mtk_module *model = mtk_model_resolve(ctx, model_name, &ro, &info);
+    if (!model) return NULL;
+    mtk_module_train(model, false);
+    mtk_kv_cache *cache = mtk_kv_cache_new(model);
+    if (!cache) {
+        mtk_ctx_clear_error(ctx);
+        return NULL;
+    }
+    /* model(input_ids): every position's logits, no attention mask */
+    const mtk_lm_step how = { .logits_to_keep = 0, .attention_mask = false };
+    gen_step step;
+    memset(&step, 0, sizeof step);
+    if (!plan_step(ctx, model, cache, o->batch, o->seq, &how, o, &step)) return NULL;
+    mtk_memory_plan *plan = mtk_ctx_alloc(ctx, sizeof *plan);
+    if (!plan) return NULL;
+    *plan = step.plan;
+    plan->options = *o;
+    if (plan->options.dtype == MTK_DTYPE_UNDEFINED) plan->options.dtype = info.dtype;
+    plan->model = model_name;
+    if (o->device_kind == MTK_DEVICE_KIND_CUDA) plan->overhead_bytes = o->constants.cuda_context_bytes;
+    plan->nnotes = 0;
+    mem_note(plan, "inference as model(input_ids) under no_grad: the DynamicCache transformers builds (use_cache) "
+                   "is counted");
     for (int32_t i = 0; i < info.nnotes; i++) mem_note(plan, info.notes[i]);
     return plan;
 }

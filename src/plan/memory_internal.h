@@ -62,5 +62,11 @@ bool mem_graph_of(mtk_ctx *ctx, const mtk_graph *graph, mem_graph *g);
 
 /* Generation (memory_generate.c): prefill then decode for `model`. */
 mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model, const mtk_memory_options *o);
+/* --mode inference of a decoder family with a KV cache: model(input_ids)
+ * under no_grad as transformers 5 runs it, the DynamicCache it builds
+ * (use_cache) counted.  NULL without an error for a model that has no
+ * cache (the caller plans the plain forward), NULL with the context's
+ * error otherwise. */
+mtk_memory_plan *mem_plan_inference_cached(mtk_ctx *ctx, const char *model, const mtk_memory_options *o);
 
 #endif

@@ -17,6 +17,10 @@ mtk_memory_plan *mtk_memory_plan_model(mtk_ctx *ctx, const char *model, const mt
         return NULL;
     }
     bool training = o->mode == MTK_MEMORY_TRAINING;
+    if (!training) {
+        mtk_memory_plan *cached = mem_plan_inference_cached(ctx, model, o);
+        if (cached || mtk_ctx_status(ctx) != MTK_OK) return cached;
+    }
     mtk_plan_trace_options to = {
         .batch = o->batch, .seq = o->seq, .dtype = o->dtype,
         .attention = o->attention == MTK_ATTENTION_EAGER ? "eager" : "sdpa",

@@ -7,19 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* 1536 -> "1.50 KiB". */
+/* bytes as every mtk command prints sizes (text_bytes: "1.5 KiB"). */
 static const char *human(int64_t bytes, char *buf, size_t cap)
 {
-    static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
-    if (bytes < 1024) {
-        snprintf(buf, cap, "%" PRId64 " B", bytes);
-        return buf;
-    }
-    double v = (double)bytes / 1024.0;
-    int u = 0;
-    while (v >= 1024.0 && u < 4) v /= 1024.0, u++;
-    snprintf(buf, cap, "%.2f %s", v, units[u]);
-    return buf;
+    return text_bytes(bytes > 0 ? (uint64_t)bytes : 0, buf, cap);
 }
 
 static const char *mode_name(mtk_memory_mode m)

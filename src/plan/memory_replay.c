@@ -267,7 +267,7 @@ static void forward_node(mem_sim *s, int32_t n, bool save, bool recompute)
             if (first && s->count_saved && s->mod_saved) s->mod_saved[node->module >= 0 ? node->module : 0] += s->bufs[b].bytes;
         }
     }
-    mem_observe(s, mem_alloc_bytes(s->o, node->transient_bytes));
+    mem_observe(s, mem_alloc_bytes(s->o, save ? node->transient_bytes : node->transient_nograd_bytes));
     for (int32_t i = s->free_start[n]; i < s->free_start[n + 1]; i++) {
         int32_t st = s->free_list[i];
         if (recompute && !(s->produced_by[st] >= s->rc_first && s->produced_by[st] <= s->rc_stop)) continue;

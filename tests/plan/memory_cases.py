@@ -18,6 +18,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "models"))
 import random_configs  # noqa: E402
 
 CACHE = os.path.join(HERE, "torch_memory_cache.json")
+# the families whose attention mtk builds as sdpa only (transformers' default)
+SDPA_ONLY = ("gpt_neox", "gpt2", "bert")
 CAUSAL = {
     "llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
     "qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "gemma": "GemmaForCausalLM",
@@ -52,6 +54,8 @@ def cases():
         for name, row in rows:
             if family == "gemma2":  # its softcapping has no sdpa path in transformers 5
                 row["attention"] = "eager"
+            elif family in SDPA_ONLY:
+                row["attention"] = "sdpa"
             out.append(("%s-%s" % (family, name), dict(row, config=cfg)))
     out.append(("llama-train-adamw-accum3", dict(mode="training", optimizer="adamw", dtype="float32",
                                                  attention="sdpa", batch=2, seq=13, grad_accum=3,
@@ -60,7 +64,7 @@ def cases():
                                                    attention="sdpa", batch=1, seq=11, grad_accum=2,
                                                    config=family_config("phi3"))))
     bert = family_config("bert", "BertForMaskedLM")
-    out.append(("bert-inference-f32", dict(mode="inference", dtype="float32", attention="eager", batch=2, seq=9,
+    out.append(("bert-inference-f32", dict(mode="inference", dtype="float32", attention="sdpa", batch=2, seq=9,
                                            config=bert)))
     out.append(("bert-inference-bf16", dict(mode="inference", dtype="bfloat16", attention="sdpa", batch=1,
                                             seq=17, config=bert)))
@@ -76,7 +80,7 @@ def fit_cases():
                                  seq=16, config=family_config("llama")), "batch", 3),
         ("llama-fit-context", dict(mode="training", optimizer="adamw", dtype="float32", attention="sdpa", batch=2,
                                    seq=1, config=family_config("llama")), "seq", 20),
-        ("gpt2-fit-batch", dict(mode="inference", dtype="float32", attention="eager", batch=1, seq=12,
+        ("gpt2-fit-batch", dict(mode="inference", dtype="float32", attention="sdpa", batch=1, seq=12,
                                 config=family_config("gpt2")), "batch", 5),
     ]
 

@@ -104,3 +104,26 @@ def test_text_names_where_the_peak_is(run):
     out = memory(run, "llama-3.2-1b", "--input", "1x64", "--mode", "training")
     assert "peak at: " in out and "first step: peak" in out and "optimizer_states" in out
     assert "layers.0-15 (16 x)" in memory(run, "llama-3.2-1b", "--input", "1x64", "--depth", "3")
+
+
+def test_inference_counts_the_dynamic_cache_model_builds(run):
+    # model(input_ids) under no_grad builds a DynamicCache (use_cache):
+    # llama-3.2-1b keeps keys and values of 16 layers x 8 kv heads x 64 dims
+    # of bfloat16 for every position at the peak
+    d = json.loads(memory(run, "llama-3.2-1b", "--input", "2x5", "--json"))
+    assert d["breakdown"]["kv_cache"] == 2 * 16 * 2 * 8 * 5 * 64 * 2
+    gpt2 = json.loads(memory(run, "gpt2", "--input", "2x5", "--json"))
+    assert gpt2["breakdown"]["kv_cache"] == 0  # no cache modelled for gpt2: the plain forward
+
+
+def test_sizes_parse_and_print_as_the_other_commands_do(run):
+    # the parser of convert --max-shard-size (units case-insensitive) and
+    # text_bytes' "4.0 GiB", with the exact byte counts beside
+    out = memory(run, "llama-3.2-1b", "--input", "1x1", "--fit", "4gib", "--fit-context")
+    assert "fits in 4.0 GiB at batch 1" in out
+    d = json.loads(memory(run, "llama-3.2-1b", "--input", "1x1", "--fit", "4GiB", "--fit-context", "--json"))
+    assert d["fit"]["budget_bytes"] == 4 << 30
+    assert "(%d bytes)" % d["fit"]["peak_bytes"] in out
+    zero = json.loads(memory(run, "llama-3.2-1b", "--input", "1x4", "--device-kind", "cuda",
+                             "--set", "cuda_context_bytes=0", "--json"))
+    assert zero["overhead_bytes"] == 0

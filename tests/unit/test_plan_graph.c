@@ -288,6 +288,59 @@ static void matmul_saves_a_copy_where_the_batch_reshape_cannot_view(void **state
     mtk_ctx_free(ctx);
 }
 
+/* rms_norm (x, weight (5)) and without a weight, and rope with cos/sin */
+static mtk_tensor *rms_norm_weighted(mtk_ctx *ctx, mtk_tensor *x)
+{
+    int64_t shape[1] = { 5 };
+    mtk_tensor *w = mtk_tensor_new(ctx, x->dtype, shape, 1, NULL, MTK_DEVICE_META);
+    return mtk_rms_norm(ctx, x, shape, 1, w, 1e-6);
+}
+
+static mtk_tensor *rms_norm_plain(mtk_ctx *ctx, mtk_tensor *x)
+{
+    int64_t shape[1] = { 5 };
+    return mtk_rms_norm(ctx, x, shape, 1, NULL, 1e-6);
+}
+
+static mtk_tensor *rope_of(mtk_ctx *ctx, mtk_tensor *x)
+{
+    mtk_tensor *cs = mtk_tensor_new(ctx, x->dtype, SHAPE(3, 4), 2, NULL, MTK_DEVICE_META);
+    return mtk_rope(ctx, x, cs, cs, false);
+}
+
+static void fused_ops_report_the_transients_of_transformers_compositions(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    /* (3, 5): n = 15 elements, the reduced float32 variance 3 x 4 bytes */
+    const mtk_graph *g = graph_of(ctx, net, rms_norm_weighted, grad_input(ctx, MTK_BFLOAT16, 2, SHAPE(3, 5)),
+                                  MTK_DEVICE_KIND_CPU);
+    /* without autograd: the float32 product and its bf16 cast beside the
+     * output, the variance and rsqrt's result; recorded, the cast, h and
+     * rsqrt's result are saved: the product and the variance beyond them */
+    assert_int_equal(node_named(g, "rms_norm")->transient_nograd_bytes, 6 * 15 + 2 * 12);
+    assert_int_equal(node_named(g, "rms_norm")->transient_bytes, 4 * 15 + 12);
+    g = graph_of(ctx, net, rms_norm_weighted, grad_input(ctx, MTK_FLOAT32, 2, SHAPE(3, 5)), MTK_DEVICE_KIND_CPU);
+    /* to(float32) of float32 is x itself; the cast is the product */
+    assert_int_equal(node_named(g, "rms_norm")->transient_nograd_bytes, 4 * 15 + 12);
+    assert_int_equal(node_named(g, "rms_norm")->transient_bytes, 12);
+    g = graph_of(ctx, net, rms_norm_plain, grad_input(ctx, MTK_FLOAT32, 2, SHAPE(3, 5)), MTK_DEVICE_KIND_CPU);
+    assert_int_equal(node_named(g, "rms_norm")->transient_nograd_bytes, 12);
+    assert_int_equal(node_named(g, "rms_norm")->transient_bytes, 0);
+    /* rope on (2, 3, 4) bf16: both products (2 x 48 bytes) beside the sum */
+    g = graph_of(ctx, net, rope_of, grad_input(ctx, MTK_BFLOAT16, 3, SHAPE(2, 3, 4)), MTK_DEVICE_KIND_CPU);
+    assert_int_equal(node_named(g, "rope")->transient_bytes, 2 * 24 * 2);
+    assert_int_equal(node_named(g, "rope")->transient_nograd_bytes, 2 * 24 * 2);
+    /* matmul (2, 3, 4) @ (3, 4, 5)^T-like: the transposed operand's batch
+     * reshape copies; recorded, the copy is saved instead */
+    g = graph_of(ctx, net, matmul_of_transposed, grad_input(ctx, MTK_FLOAT32, 4, SHAPE(3, 2, 4, 5)),
+                 MTK_DEVICE_KIND_CPU);
+    assert_int_equal(node_named(g, "matmul")->transient_nograd_bytes, 6 * 4 * 5 * 4);
+    assert_int_equal(node_named(g, "matmul")->transient_bytes, 0);
+    mtk_ctx_free(ctx);
+}
+
 static mtk_tensor *softmax_to_float(mtk_ctx *ctx, mtk_tensor *x) { return mtk_softmax(ctx, x, -1, MTK_FLOAT32); }
 
 static void backward_column_gives_gradients_and_forward_workspace(void **state)
@@ -300,9 +353,13 @@ static void backward_column_gives_gradients_and_forward_workspace(void **state)
     const mtk_graph_node *n = node_named(g, "softmax");
     /* the bf16 input converted to float32 first, freed inside the op */
     assert_int_equal(n->transient_bytes, 3 * 5 * 4);
-    assert_int_equal(n->nbackward, 1);
+    /* the input's bf16 gradient, and SoftmaxBackward's float32 one before
+     * ToCopyBackward casts it */
+    assert_int_equal(n->nbackward, 2);
     assert_int_equal(n->backward[0].grad_of, 0);
     assert_int_equal(n->backward[0].nbytes, 3 * 5 * 2);
+    assert_int_equal(n->backward[1].grad_of, -1);
+    assert_int_equal(n->backward[1].nbytes, 3 * 5 * 4);
     /* without grad: the workspace stays, no backward */
     g = graph_of(ctx, net, softmax_to_float, meta_input(ctx, 2, SHAPE(3, 5)), MTK_DEVICE_KIND_CPU);
     n = node_named(g, "softmax");
@@ -334,6 +391,13 @@ static void plan_trace_model_traces_the_training_forward_with_its_loss(void **st
     assert_int_equal(ce->module, -1);
     /* float32 log-probabilities of (B*S, vocab) are kept for backward */
     assert_int_equal(mtk_graph_saved_entry_bytes(p->graph, ce, &ce->saved[0]), 2 * 9 * 128256 * 4);
+    /* its backward: nll's gradient (a temporary) alive beside the input's,
+     * both float32 (B*S, vocab) */
+    assert_int_equal(ce->nbackward, 2);
+    assert_int_equal(ce->backward[0].grad_of, 0);
+    assert_int_equal(ce->backward[0].nbytes, 2 * 9 * 128256 * 4);
+    assert_int_equal(ce->backward[1].grad_of, -1);
+    assert_int_equal(ce->backward[1].nbytes, 2 * 9 * 128256 * 4);
     /* eager attention: the softmax nodes appear instead of sdpa */
     o.attention = "eager";
     p = mtk_plan_trace_model(ctx, "llama-3.2-1b", &o);
@@ -371,6 +435,7 @@ int main(void)
         cmocka_unit_test(dropout_keeps_a_float_noise_on_cpu_and_a_bool_mask_on_cuda),
         cmocka_unit_test(matmul_saves_a_copy_where_the_batch_reshape_cannot_view),
         cmocka_unit_test(backward_column_gives_gradients_and_forward_workspace),
+        cmocka_unit_test(fused_ops_report_the_transients_of_transformers_compositions),
         cmocka_unit_test(plan_trace_model_traces_the_training_forward_with_its_loss),
         cmocka_unit_test(plan_trace_model_refuses_what_it_does_not_model),
     };
