@@ -273,8 +273,9 @@ static int print_buffer_values(const char *model)
 /* The model with WEIGHTS' values, run on WEIGHTS' input_ids. */
 static bool cpu_forward(mtk_ctx *ctx, const char *model, const char *weights, const char *out)
 {
+    /* real parameters: mtk_model_resolve builds on meta unless a device is scoped */
     mtk_model_resolve_options opt = { .dtype = MTK_FLOAT32, .meta = false };
-    mtk_module *m = mtk_model_resolve(ctx, model, &opt, NULL);
+    mtk_module *m = mtk_ctx_push_device(ctx, MTK_DEVICE_CPU) ? mtk_model_resolve(ctx, model, &opt, NULL) : NULL;
     mtk_st_file *file = m ? mtk_st_open(ctx, weights) : NULL;
     mtk_state_dict *sd = file ? mtk_module_state_dict(m) : NULL;
     if (!sd) {

@@ -26,14 +26,18 @@ ARCH = {
     "gemma": "GemmaForCausalLM", "gemma2": "Gemma2ForCausalLM", "phi3": "Phi3ForCausalLM",
     "mixtral": "MixtralForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM",
     "gpt2": "GPT2LMHeadModel", "gpt_neox": "GPTNeoXForCausalLM", "bert": "BertModel", "vit": "ViTModel",
+    "qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM", "olmo2": "Olmo2ForCausalLM",
+    "smollm3": "SmolLM3ForCausalLM", "granite": "GraniteForCausalLM", "phi": "PhiForCausalLM",
 }
 ENCODERS = {"bert", "vit"}
 # transformers runs eager and sdpa for these (the others: sdpa only in mtk)
 BOTH_ATTENTIONS = {"llama", "mistral", "qwen2", "gemma", "phi3", "mixtral", "qwen2_moe"}
 # gemma2 runs eager only (transformers refuses sdpa for it)
 EAGER_ONLY = {"gemma2"}
+# the q/k norms' saved tensors are not modelled exactly yet
+QK_NORM_GAPS = {("qwen3", "float32"), ("qwen3", "bfloat16"), ("olmo2", "bfloat16")}
 # routing depends on the data: tokens per expert are not known on meta
-DATA_DEPENDENT = {"mixtral", "qwen2_moe"}
+DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe"}
 # gpt2 and bert keep their dropouts (0.1 by default): cpu sdpa then runs the math path
 DROPOUT_KEYS = ["resid_pdrop", "embd_pdrop", "attn_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob",
                 "attention_dropout", "hidden_dropout", "summary_first_dropout"]
@@ -62,6 +66,9 @@ def cases():
                                            "and torch's default grouped_mm refuses these odd sizes on cpu",
                                            strict=False)] \
                     if family in DATA_DEPENDENT else []
+                if (family, dtype) in QK_NORM_GAPS:
+                    marks = [pytest.mark.xfail(reason="q/k norms (qwen3; olmo2 in bfloat16): mtk counts more saved "
+                                               "bytes than torch (qwen3 fp32 3x5: 192,308 vs 181,556)", strict=True)]
                 out.append(pytest.param(family, dtype, attention, b, s, marks=marks,
                                         id=f"{family}-{dtype}-{attention}-{b}x{s}"))
     return out
