@@ -20,58 +20,11 @@
 #include <unistd.h>
 
 #include "mtk/mtk.h"
+#include "unit_files.h"
 
 #define SHAPE(...) ((const int64_t[]){ __VA_ARGS__ })
 #define ROWS 512
 #define COLS 512 /* "w" is (ROWS, COLS) float32: 1 MiB, many pages */
-
-static char *temp_dir(char *buf)
-{
-    strcpy(buf, "/tmp/mtk-test-faults-XXXXXX");
-    assert_non_null(mkdtemp(buf));
-    return buf;
-}
-
-/* The entries of `dir` other than . and .., joined by spaces (sorted). */
-static const char *listing(const char *dir)
-{
-    static char out[1024];
-    char *names[32];
-    int n = 0;
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    for (struct dirent *e; (e = readdir(d)) && n < 32;)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) names[n++] = strdup(e->d_name);
-    closedir(d);
-    for (int i = 0; i < n; i++)
-        for (int k = i + 1; k < n; k++)
-            if (strcmp(names[k], names[i]) < 0) {
-                char *t = names[i];
-                names[i] = names[k];
-                names[k] = t;
-            }
-    out[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        if (i) strcat(out, " ");
-        strcat(out, names[i]);
-        free(names[i]);
-    }
-    return out;
-}
-
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
 
 /* dir/big.safetensors holding "w" (ROWS, COLS) float32. */
 static void write_big(const char *path)
@@ -141,7 +94,7 @@ static void a_file_truncated_before_its_header_is_read_is_an_io_error(void **sta
 {
     (void)state;
     char dir[64], path[128];
-    snprintf(path, sizeof path, "%s/big.safetensors", temp_dir(dir));
+    snprintf(path, sizeof path, "%s/big.safetensors", unit_temp_dir(dir, "faults"));
     write_big(path);
     mtk_ctx *ctx = mtk_ctx_new();
     truncate_after_fstat = path;
@@ -149,7 +102,7 @@ static void a_file_truncated_before_its_header_is_read_is_an_io_error(void **sta
     assert_null(truncate_after_fstat); /* the hook ran */
     expect_io_error(ctx, "big.safetensors: cannot read the header");
     mtk_ctx_free(ctx);
-    remove_dir(dir);
+    unit_remove_tree(dir);
 }
 
 /* Opened (mapped) whole, then truncated to its header and 1000 bytes of
@@ -158,7 +111,7 @@ static void every_read_of_a_file_truncated_after_open_is_an_io_error(void **stat
 {
     (void)state;
     char dir[64], path[128];
-    snprintf(path, sizeof path, "%s/big.safetensors", temp_dir(dir));
+    snprintf(path, sizeof path, "%s/big.safetensors", unit_temp_dir(dir, "faults"));
     write_big(path);
     mtk_ctx *ctx = mtk_ctx_new();
     mtk_st_file *f = mtk_st_open(ctx, path);
@@ -208,11 +161,11 @@ static void every_read_of_a_file_truncated_after_open_is_an_io_error(void **stat
         assert_false(mtk_st_writer_write(w, out));
         expect_io_error(ctx, cases[i].message);
         mtk_st_writer_free(w);
-        assert_string_equal(listing(dir), "big.safetensors");
+        assert_string_equal(unit_listing(dir), "big.safetensors");
     }
     mtk_st_close(f);
     mtk_ctx_free(ctx);
-    remove_dir(dir);
+    unit_remove_tree(dir);
 }
 
 static volatile sig_atomic_t host_handler_calls, in_copy;
@@ -237,7 +190,7 @@ static void reads_leave_the_programs_sigbus_handler_in_place(void **state)
     sigemptyset(&host.sa_mask);
     assert_int_equal(sigaction(SIGBUS, &host, &old), 0);
     char dir[64], path[128];
-    snprintf(path, sizeof path, "%s/big.safetensors", temp_dir(dir));
+    snprintf(path, sizeof path, "%s/big.safetensors", unit_temp_dir(dir, "faults"));
     write_big(path);
     mtk_ctx *ctx = mtk_ctx_new();
     mtk_st_file *f = mtk_st_open(ctx, path);
@@ -259,7 +212,7 @@ static void reads_leave_the_programs_sigbus_handler_in_place(void **state)
     sigaction(SIGBUS, &old, NULL);
     mtk_st_close(f);
     mtk_ctx_free(ctx);
-    remove_dir(dir);
+    unit_remove_tree(dir);
 }
 
 /* ------------------------------------------------------------- writing */
@@ -270,7 +223,7 @@ static void a_write_past_the_file_size_limit_is_an_error_not_sigxfsz(void **stat
 {
     (void)state;
     char dir[64], path[128], in[128];
-    temp_dir(dir);
+    unit_temp_dir(dir, "faults");
     snprintf(in, sizeof in, "%s/big.safetensors", dir);
     write_big(in);
     snprintf(path, sizeof path, "%s/out.safetensors", dir);
@@ -293,12 +246,12 @@ static void a_write_past_the_file_size_limit_is_an_error_not_sigxfsz(void **stat
         assert_false(ok);
         assert_false(sharded);
         expect_io_error(ctx, "would pass the file size limit of 65536 bytes");
-        assert_string_equal(listing(dir), "big.safetensors");
+        assert_string_equal(unit_listing(dir), "big.safetensors");
         mtk_st_writer_free(w);
     }
     mtk_st_close(f);
     mtk_ctx_free(ctx);
-    remove_dir(dir);
+    unit_remove_tree(dir);
 }
 
 /* A rename that fails (the target is a non-empty directory) is an error
@@ -308,7 +261,7 @@ static void a_failed_rename_leaves_nothing_behind(void **state)
 {
     (void)state;
     char dir[64], path[128], inner[192];
-    temp_dir(dir);
+    unit_temp_dir(dir, "faults");
     snprintf(path, sizeof path, "%s/x.safetensors", dir);
     assert_int_equal(mkdir(path, 0777), 0);
     snprintf(inner, sizeof inner, "%s/keep", path);
@@ -321,7 +274,7 @@ static void a_failed_rename_leaves_nothing_behind(void **state)
     assert_true(mtk_st_writer_add_bytes(w, "b", MTK_ST_F32, SHAPE(4), 1, v));
     assert_false(mtk_st_writer_write(w, path));
     expect_io_error(ctx, "x.safetensors: cannot replace it");
-    assert_string_equal(listing(dir), "x.safetensors");
+    assert_string_equal(unit_listing(dir), "x.safetensors");
     /* shards x-00001-of-00002, x-00002-of-00002, then the index, which fails */
     snprintf(path, sizeof path, "%s/x.safetensors.index.json", dir);
     assert_int_equal(mkdir(path, 0777), 0);
@@ -331,7 +284,7 @@ static void a_failed_rename_leaves_nothing_behind(void **state)
     int64_t shards = 0;
     assert_false(mtk_st_writer_write_sharded(w, dir, "x.safetensors", 16, false, &shards));
     expect_io_error(ctx, "x.safetensors.index.json: cannot replace it");
-    assert_string_equal(listing(dir), "x.safetensors x.safetensors.index.json");
+    assert_string_equal(unit_listing(dir), "x.safetensors x.safetensors.index.json");
     mtk_st_writer_free(w);
     mtk_ctx_free(ctx);
     snprintf(inner, sizeof inner, "rm -rf '%s'", dir);
@@ -344,7 +297,7 @@ static void a_rewrite_keeps_the_replaced_files_mode(void **state)
 {
     (void)state;
     char dir[64], path[128], other[128];
-    temp_dir(dir);
+    unit_temp_dir(dir, "faults");
     snprintf(path, sizeof path, "%s/x.safetensors", dir);
     snprintf(other, sizeof other, "%s/new.safetensors", dir);
     write_big(path);
@@ -365,7 +318,7 @@ static void a_rewrite_keeps_the_replaced_files_mode(void **state)
     mtk_st_writer_free(w);
     mtk_st_close(f);
     mtk_ctx_free(ctx);
-    remove_dir(dir);
+    unit_remove_tree(dir);
 }
 
 int main(void)

@@ -19,31 +19,9 @@
 #include <unistd.h>
 
 #include "mtk/mtk.h"
+#include "unit_files.h"
 
 #define SHAPE(...) ((const int64_t[]){ __VA_ARGS__ })
-
-static char *temp_dir(char *buf)
-{
-    strcpy(buf, "/tmp/mtk-test-paths-XXXXXX");
-    assert_non_null(mkdtemp(buf));
-    return buf;
-}
-
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(path);
-        else unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
 
 static void write_text(const char *path, const char *text)
 {
@@ -90,7 +68,7 @@ static void a_checkpoint_directory_opens_no_link_that_leaves_it(void **state)
 {
     (void)state;
     char root[64], dir[128], p[256], q[256];
-    temp_dir(root);
+    unit_temp_dir(root, "paths");
     mkdir(PATH(dir, "%s/ckpt", root), 0777);
     write_checkpoint(PATH(p, "%s/outside.safetensors", root), "x"); /* valid, but not in the directory */
     write_checkpoint(PATH(p, "%s/a.safetensors", dir), "a");
@@ -120,7 +98,7 @@ static void a_checkpoint_directory_opens_no_link_that_leaves_it(void **state)
     unlink(p);
     assert_int_equal(symlink("/etc/passwd", p), 0);
     expect_checkpoint(dir, MTK_ERR_IO, "model.safetensors.index.json: refusing to open it");
-    remove_tree(root);
+    unit_remove_tree(root);
 }
 
 /* <repo>/snapshots/<rev>/ holds links to <repo>/blobs/<hash>: the layout
@@ -129,7 +107,7 @@ static void a_hub_snapshot_reaches_its_blobs(void **state)
 {
     (void)state;
     char root[64], p[256], q[256];
-    temp_dir(root);
+    unit_temp_dir(root, "paths");
     mkdir(PATH(p, "%s/blobs", root), 0777);
     mkdir(PATH(p, "%s/snapshots", root), 0777);
     mkdir(PATH(p, "%s/snapshots/abc123", root), 0777);
@@ -148,14 +126,14 @@ static void a_hub_snapshot_reaches_its_blobs(void **state)
     /* but not past the repo: a blob link to elsewhere is refused */
     assert_int_equal(symlink("/etc/passwd", PATH(q, "%s/snapshots/abc123/x.safetensors", root)), 0);
     expect_checkpoint(p, MTK_ERR_IO, "x.safetensors: refusing to open it");
-    remove_tree(root);
+    unit_remove_tree(root);
 }
 
 static void a_model_directorys_config_json_must_be_inside_it(void **state)
 {
     (void)state;
     char root[64], p[256];
-    temp_dir(root);
+    unit_temp_dir(root, "paths");
     assert_int_equal(symlink("/etc/passwd", PATH(p, "%s/config.json", root)), 0);
     mtk_ctx *ctx = mtk_ctx_new();
     assert_null(mtk_model_config_load(ctx, root));
@@ -163,7 +141,7 @@ static void a_model_directorys_config_json_must_be_inside_it(void **state)
     if (!strstr(mtk_ctx_message(ctx), "config.json: refusing to open it: it resolves to /etc/passwd"))
         fail_msg("%s", mtk_ctx_message(ctx));
     mtk_ctx_free(ctx);
-    remove_tree(root);
+    unit_remove_tree(root);
 }
 
 /* A FIFO named like a checkpoint or a config would block open() until a
@@ -173,7 +151,7 @@ static void fifos_are_refused_not_waited_on(void **state)
     (void)state;
     alarm(20); /* a hang fails the test */
     char root[64], p[256];
-    temp_dir(root);
+    unit_temp_dir(root, "paths");
     assert_int_equal(mkfifo(PATH(p, "%s/x.safetensors", root), 0600), 0);
     expect_checkpoint(root, MTK_ERR_IO, "x.safetensors: not a regular file");
     expect_checkpoint(p, MTK_ERR_IO, "x.safetensors: not a regular file");
@@ -187,7 +165,7 @@ static void fifos_are_refused_not_waited_on(void **state)
     if (!strstr(mtk_ctx_message(ctx), "config.json: not a regular file")) fail_msg("%s", mtk_ctx_message(ctx));
     mtk_ctx_free(ctx);
     alarm(0);
-    remove_tree(root);
+    unit_remove_tree(root);
 }
 
 /* ------------------------------------------------------ duplicate keys */
@@ -203,7 +181,7 @@ static void an_index_with_a_key_twice_is_refused_at_any_depth(void **state)
           "'metadata.x[0].k'" },
     };
     char dir[64], p[256];
-    temp_dir(dir);
+    unit_temp_dir(dir, "paths");
     write_checkpoint(PATH(p, "%s/s.safetensors", dir), "w");
     PATH(p, "%s/model.safetensors.index.json", dir);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -214,7 +192,7 @@ static void an_index_with_a_key_twice_is_refused_at_any_depth(void **state)
     }
     write_text(p, "{\"metadata\":{\"k\":{\"a\":1},\"j\":{\"a\":1}},\"weight_map\":{\"w\":\"s.safetensors\"}}");
     expect_checkpoint(p, MTK_OK, NULL); /* one key in two objects is not a duplicate */
-    remove_tree(dir);
+    unit_remove_tree(dir);
 }
 
 #define LLAMA "\"model_type\":\"llama\",\"hidden_size\":8,\"num_attention_heads\":2,\"num_hidden_layers\":1," \

@@ -18,60 +18,11 @@
 #include <unistd.h>
 
 #include "mtk/mtk.h"
+#include "unit_files.h"
 
 #define SHAPE(...) ((const int64_t[]){ __VA_ARGS__ })
 
 /* ---------------------------------------------------------------- helpers */
-
-static char *temp_dir(char *buf)
-{
-    strcpy(buf, "/tmp/mtk-test-iow-XXXXXX");
-    assert_non_null(mkdtemp(buf));
-    return buf;
-}
-
-/* Names in `dir` (hidden ones too), sorted, joined by spaces. */
-static const char *listing(const char *dir)
-{
-    static char out[2048];
-    char *names[64];
-    int n = 0;
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    for (struct dirent *e; (e = readdir(d)) && n < 64;)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) names[n++] = strdup(e->d_name);
-    closedir(d);
-    for (int i = 0; i < n; i++)
-        for (int k = i + 1; k < n; k++)
-            if (strcmp(names[k], names[i]) < 0) {
-                char *t = names[i];
-                names[i] = names[k];
-                names[k] = t;
-            }
-    out[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        if (i) strcat(out, " ");
-        strcat(out, names[i]);
-        free(names[i]);
-    }
-    return out;
-}
-
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) remove_dir(path);
-        else unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
 
 static char *read_all(const char *path, size_t *size)
 {
@@ -113,7 +64,7 @@ static void writer_lays_out_the_file_as_pythons_safetensors_does(void **state)
     static const float ones[2] = { 1, 1 };
     static const uint16_t three_bf16 = 0x4040;
     char dir[64], path[128];
-    snprintf(path, sizeof path, "%s/m.safetensors", temp_dir(dir));
+    snprintf(path, sizeof path, "%s/m.safetensors", unit_temp_dir(dir, "iow"));
     mtk_ctx *ctx = mtk_ctx_new();
     mtk_st_writer *w = mtk_st_writer_new(ctx);
     assert_true(mtk_st_writer_add_bytes(w, "b", MTK_ST_F16, SHAPE(3), 1, zeros));
@@ -134,16 +85,16 @@ static void writer_lays_out_the_file_as_pythons_safetensors_does(void **state)
     assert_memory_equal(bytes + 8 + 368 + 8, ones, 8);
     assert_memory_equal(bytes + 8 + 368 + 16, &three_bf16, 2);
     free(bytes);
-    assert_string_equal(listing(dir), "m.safetensors"); /* no temporary left */
+    assert_string_equal(unit_listing(dir), "m.safetensors"); /* no temporary left */
     mtk_ctx_free(ctx);
-    remove_dir(dir);
+    unit_remove_tree(dir);
 }
 
 static void writer_round_trips_tensors_of_any_strides(void **state)
 {
     (void)state;
     char dir[64], path[128];
-    snprintf(path, sizeof path, "%s/t.safetensors", temp_dir(dir));
+    snprintf(path, sizeof path, "%s/t.safetensors", unit_temp_dir(dir, "iow"));
     mtk_ctx *ctx = mtk_ctx_new();
     /* a (2, 3) int32 tensor 0..5 and its transpose (3, 2) as a strided view */
     int32_t values[6] = { 0, 1, 2, 3, 4, 5 };
@@ -163,14 +114,14 @@ static void writer_round_trips_tensors_of_any_strides(void **state)
     assert_memory_equal(mtk_tensor_data(mtk_st_view(ctx, f, "x")), values, sizeof values);
     mtk_st_close(f);
     mtk_ctx_free(ctx);
-    remove_dir(dir);
+    unit_remove_tree(dir);
 }
 
 static void writer_refuses_meta_tensors_and_bad_names(void **state)
 {
     (void)state;
     char dir[64], path[128];
-    snprintf(path, sizeof path, "%s/t.safetensors", temp_dir(dir));
+    snprintf(path, sizeof path, "%s/t.safetensors", unit_temp_dir(dir, "iow"));
     mtk_ctx *ctx = mtk_ctx_new();
     mtk_st_writer *w = mtk_st_writer_new(ctx);
     mtk_tensor *meta = mtk_tensor_new(ctx, MTK_FLOAT32, SHAPE(2), 1, NULL, MTK_DEVICE_META);
@@ -186,10 +137,10 @@ static void writer_refuses_meta_tensors_and_bad_names(void **state)
     assert_true(mtk_st_writer_add_bytes(w, "a", MTK_ST_U8, SHAPE(1), 1, b + 1));
     assert_false(mtk_st_writer_write(w, path));
     assert_string_equal(mtk_ctx_message(ctx), "st_writer: two tensors are named 'a'");
-    assert_string_equal(listing(dir), "");
+    assert_string_equal(unit_listing(dir), "");
     mtk_st_writer_free(w);
     mtk_ctx_free(ctx);
-    remove_dir(dir);
+    unit_remove_tree(dir);
 }
 
 /* A write that fails half way (the file size limit) leaves the old file as
@@ -198,7 +149,7 @@ static void writer_failing_midway_leaves_the_old_file_and_no_temporary(void **st
 {
     (void)state;
     char dir[64], path[128];
-    snprintf(path, sizeof path, "%s/t.safetensors", temp_dir(dir));
+    snprintf(path, sizeof path, "%s/t.safetensors", unit_temp_dir(dir, "iow"));
     write_text(path, "old contents");
     mtk_ctx *ctx = mtk_ctx_new();
     mtk_st_writer *w = mtk_st_writer_new(ctx);
@@ -215,7 +166,7 @@ static void writer_failing_midway_leaves_the_old_file_and_no_temporary(void **st
     assert_false(ok);
     assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_IO);
     assert_non_null(strstr(mtk_ctx_message(ctx), "t.safetensors: cannot write: File too large"));
-    assert_string_equal(listing(dir), "t.safetensors");
+    assert_string_equal(unit_listing(dir), "t.safetensors");
     size_t size;
     char *text = read_all(path, &size);
     assert_string_equal(text, "old contents");
@@ -226,14 +177,14 @@ static void writer_failing_midway_leaves_the_old_file_and_no_temporary(void **st
     assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_IO);
     mtk_st_writer_free(w);
     mtk_ctx_free(ctx);
-    remove_dir(dir);
+    unit_remove_tree(dir);
 }
 
 static void writer_converts_file_tensors_at_write_time(void **state)
 {
     (void)state;
     char dir[64], in[128], out[128];
-    temp_dir(dir);
+    unit_temp_dir(dir, "iow");
     snprintf(in, sizeof in, "%s/in.safetensors", dir);
     snprintf(out, sizeof out, "%s/out.safetensors", dir);
     mtk_ctx *ctx = mtk_ctx_new();
@@ -262,7 +213,7 @@ static void writer_converts_file_tensors_at_write_time(void **state)
     mtk_st_close(g);
     mtk_st_close(f);
     mtk_ctx_free(ctx);
-    remove_dir(dir);
+    unit_remove_tree(dir);
 }
 
 /* -------------------------------------------------------------- sharding */
@@ -274,7 +225,7 @@ static void sharded_writing_splits_as_hugging_face_does(void **state)
 {
     (void)state;
     char dir[64], out[128];
-    snprintf(out, sizeof out, "%s/ckpt", temp_dir(dir));
+    snprintf(out, sizeof out, "%s/ckpt", unit_temp_dir(dir, "iow"));
     static uint8_t bytes[64];
     static const struct { const char *name; int64_t size; } tensors[] = {
         { "a", 10 }, { "b", 30 }, { "c", 5 }, { "d", 50 }, { "e", 20 },
@@ -287,7 +238,7 @@ static void sharded_writing_splits_as_hugging_face_does(void **state)
     int64_t shards = 0;
     assert_true(mtk_st_writer_write_sharded(w, out, "model.safetensors", 40, false, &shards));
     assert_int_equal(shards, 3);
-    assert_string_equal(listing(out), "model-00001-of-00003.safetensors model-00002-of-00003.safetensors "
+    assert_string_equal(unit_listing(out), "model-00001-of-00003.safetensors model-00002-of-00003.safetensors "
                                       "model-00003-of-00003.safetensors model.safetensors.index.json");
     char path[256];
     snprintf(path, sizeof path, "%s/model.safetensors.index.json", out);
@@ -330,14 +281,14 @@ static void sharded_writing_splits_as_hugging_face_does(void **state)
         mtk_checkpoint_close(c);
     }
     mtk_ctx_free(ctx);
-    remove_dir(dir);
+    unit_remove_tree(dir);
 }
 
 static void one_shard_is_a_single_file_unless_an_index_is_asked_for(void **state)
 {
     (void)state;
     char dir[64], out[128];
-    snprintf(out, sizeof out, "%s/ckpt", temp_dir(dir));
+    snprintf(out, sizeof out, "%s/ckpt", unit_temp_dir(dir, "iow"));
     static const float v[2] = { 1, 2 };
     mtk_ctx *ctx = mtk_ctx_new();
     mtk_st_writer *w = mtk_st_writer_new(ctx);
@@ -345,9 +296,9 @@ static void one_shard_is_a_single_file_unless_an_index_is_asked_for(void **state
     int64_t shards = 0;
     assert_true(mtk_st_writer_write_sharded(w, out, "model.safetensors", UINT64_MAX, false, &shards));
     assert_int_equal(shards, 1);
-    assert_string_equal(listing(out), "model.safetensors");
+    assert_string_equal(unit_listing(out), "model.safetensors");
     assert_true(mtk_st_writer_write_sharded(w, out, "weights.safetensors", UINT64_MAX, true, &shards));
-    assert_string_equal(listing(out), "model.safetensors weights-00001-of-00001.safetensors "
+    assert_string_equal(unit_listing(out), "model.safetensors weights-00001-of-00001.safetensors "
                                       "weights.safetensors.index.json");
     assert_false(mtk_st_writer_write_sharded(w, out, "weights.bin", 10, false, NULL));
     assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_INVALID_ARGUMENT);
@@ -359,7 +310,7 @@ static void one_shard_is_a_single_file_unless_an_index_is_asked_for(void **state
     assert_non_null(strstr(mtk_checkpoint_index_path(c), "weights.safetensors.index.json"));
     mtk_checkpoint_close(c);
     mtk_ctx_free(ctx);
-    remove_dir(dir);
+    unit_remove_tree(dir);
 }
 
 /* ----------------------------------------------------------- checkpoints */
@@ -400,7 +351,7 @@ static void checkpoint_index_shard_paths_stay_in_its_directory(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char dir[64], path[128];
-        make_indexed(temp_dir(dir), cases[i].map);
+        make_indexed(unit_temp_dir(dir, "iow"), cases[i].map);
         snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
         mtk_ctx *ctx = mtk_ctx_new();
         mtk_checkpoint *c = mtk_checkpoint_open(ctx, path);
@@ -410,7 +361,7 @@ static void checkpoint_index_shard_paths_stay_in_its_directory(void **state)
         if (c) assert_int_equal(mtk_checkpoint_tensor_count(c), 1);
         mtk_checkpoint_close(c);
         mtk_ctx_free(ctx);
-        remove_dir(dir);
+        unit_remove_tree(dir);
     }
 }
 
@@ -418,7 +369,7 @@ static void checkpoint_directory_joins_files_and_refuses_a_name_in_two(void **st
 {
     (void)state;
     char dir[64], path[128];
-    temp_dir(dir);
+    unit_temp_dir(dir, "iow");
     mtk_ctx *ctx = mtk_ctx_new();
     static const float v[1] = { 1 };
     const char *names[2][2] = { { "a", "shared" }, { "b", "shared" } };
@@ -448,11 +399,11 @@ static void checkpoint_directory_joins_files_and_refuses_a_name_in_two(void **st
     assert_non_null(strstr(mtk_ctx_message(ctx), "tensor 'a' is in both"));
     mtk_ctx_clear_error(ctx);
     char empty[64];
-    assert_null(mtk_checkpoint_open(ctx, temp_dir(empty)));
+    assert_null(mtk_checkpoint_open(ctx, unit_temp_dir(empty, "iow")));
     assert_non_null(strstr(mtk_ctx_message(ctx), "no .safetensors file and no index in the directory"));
     mtk_ctx_free(ctx);
-    remove_dir(empty);
-    remove_dir(dir);
+    unit_remove_tree(empty);
+    unit_remove_tree(dir);
 }
 
 static void parse_size_reads_decimal_and_binary_units(void **state)
