@@ -116,12 +116,19 @@ static const mem_graph *finish(hg *h, int32_t loss)
     return &h->g;
 }
 
-static mtk_memory_plan plan_of(mtk_ctx *ctx, const mem_graph *g, mtk_memory_mode mode, mtk_optimizer_kind opt)
+/* The default options with `mode` and `opt` chosen. */
+static mtk_memory_options options_of(mtk_memory_mode mode, mtk_optimizer_kind opt)
 {
     mtk_memory_options o;
     mtk_memory_options_init(&o);
     o.mode = mode;
     o.optimizer = opt;
+    return o;
+}
+
+static mtk_memory_plan plan_of(mtk_ctx *ctx, const mem_graph *g, mtk_memory_mode mode, mtk_optimizer_kind opt)
+{
+    mtk_memory_options o = options_of(mode, opt);
     mtk_memory_plan p = { 0 };
     assert_true(mem_replay(ctx, g, &o, &p));
     return p;
@@ -289,10 +296,7 @@ static void foreach_adam_on_cuda_allocates_all_square_roots_at_once(void **state
     (void)state;
     mtk_ctx *ctx = mtk_ctx_new();
     static hg h;
-    mtk_memory_options o;
-    mtk_memory_options_init(&o);
-    o.mode = MTK_MEMORY_TRAINING;
-    o.optimizer = MTK_OPTIMIZER_ADAMW;
+    mtk_memory_options o = options_of(MTK_MEMORY_TRAINING, MTK_OPTIMIZER_ADAMW);
     o.device_kind = MTK_DEVICE_KIND_CUDA;
     o.constants.cublas_workspace_bytes = 4096;
     mtk_memory_plan p = { 0 };
@@ -403,10 +407,7 @@ static void checkpointing_keeps_layer_inputs_and_recomputes_in_backward(void **s
     (void)state;
     mtk_ctx *ctx = mtk_ctx_new();
     static hg h;
-    mtk_memory_options o;
-    mtk_memory_options_init(&o);
-    o.mode = MTK_MEMORY_TRAINING;
-    o.optimizer = MTK_OPTIMIZER_SGD;
+    mtk_memory_options o = options_of(MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
     mtk_memory_plan full = { 0 }, ck = { 0 };
     assert_true(mem_replay(ctx, layers(&h, NULL), &o, &full));
     o.checkpointing = true;
@@ -457,10 +458,7 @@ static void a_recompute_allocates_a_tensor_named_twice_once(void **state)
     grad(&h, y, 0, 1000);
     int32_t loss = node(&h, 0, 4, 1, (int32_t[]){ out_of(&h, y) });
     grad(&h, loss, 0, 100);
-    mtk_memory_options o;
-    mtk_memory_options_init(&o);
-    o.mode = MTK_MEMORY_TRAINING;
-    o.optimizer = MTK_OPTIMIZER_SGD;
+    mtk_memory_options o = options_of(MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
     o.checkpointing = true;
     mtk_memory_plan p = { 0 };
     assert_true(mem_replay(ctx, finish(&h, out_of(&h, loss)), &o, &p));
@@ -480,10 +478,7 @@ static void gradient_accumulation_peaks_with_the_gradients_present(void **state)
     (void)state;
     mtk_ctx *ctx = mtk_ctx_new();
     static hg h;
-    mtk_memory_options o;
-    mtk_memory_options_init(&o);
-    o.mode = MTK_MEMORY_TRAINING;
-    o.optimizer = MTK_OPTIMIZER_SGD;
+    mtk_memory_options o = options_of(MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
     mtk_memory_plan one = { 0 }, four = { 0 };
     assert_true(mem_replay(ctx, mlp(&h, NULL), &o, &one));
     o.grad_accum = 4;
@@ -509,10 +504,7 @@ static void mixed_precision_keeps_float32_masters_and_16_bit_copies(void **state
     h.keep[h.nkeep++] = out_of(&h, a);
     const mem_graph *g = finish(&h, out_of(&h, a));
     h.g.master_scale = 2;
-    mtk_memory_options o;
-    mtk_memory_options_init(&o);
-    o.mode = MTK_MEMORY_TRAINING;
-    o.optimizer = MTK_OPTIMIZER_ADAM;
+    mtk_memory_options o = options_of(MTK_MEMORY_TRAINING, MTK_OPTIMIZER_ADAM);
     o.mixed_precision = MTK_MIXED_BF16;
     mtk_memory_plan p = { 0 };
     assert_true(mem_replay(ctx, g, &o, &p));
