@@ -120,6 +120,14 @@ typedef enum window_rule {
  * field. */
 bool models_decoder_read_windows(model_config *c, decoder_spec *spec, window_rule rule, int64_t default_window);
 
+/* The routing keys the Qwen MoE families (qwen2_moe, qwen3_moe) share,
+ * read after their expert sizes: norm_topk_prob, decoder_sparse_step and
+ * mlp_only_layers; then checks num_experts (non-negative) and
+ * num_experts_per_tok (at most num_experts), and with no experts makes
+ * every layer dense (moe = MOE_NONE). False, with the config's error set,
+ * when a key is off. */
+bool models_decoder_read_qwen_moe(model_config *c, decoder_spec *spec);
+
 /* Family defaults for the fields models_decoder_read_common reads. */
 typedef struct decoder_defaults {
     int64_t kv_heads;            /* 0: num_attention_heads                       */

@@ -16,6 +16,24 @@
 
 #include <stdio.h>
 
+/* ----------------------------------------------------------------- config */
+
+bool models_decoder_read_qwen_moe(model_config *c, decoder_spec *spec)
+{
+    spec->norm_topk_prob = models_cfg_bool(c, "norm_topk_prob", false);
+    spec->sparse_step = models_cfg_positive(c, "decoder_sparse_step", 1);
+    spec->n_mlp_only = models_cfg_int_list(c, "mlp_only_layers", spec->mlp_only, DECODER_MAX_MLP_ONLY);
+    if (spec->n_mlp_only < 0) spec->n_mlp_only = 0;
+    if (!models_cfg_ok(c)) return false;
+    if (spec->experts < 0)
+        return models_cfg_fail(c, "num_experts", "must be non-negative, got %lld", (long long)spec->experts);
+    if (spec->experts > 0 && spec->top_k > spec->experts)
+        return models_cfg_fail(c, "num_experts_per_tok", "%lld is more than num_experts=%lld",
+                               (long long)spec->top_k, (long long)spec->experts);
+    if (spec->experts == 0) spec->moe = MOE_NONE; /* every layer dense */
+    return true;
+}
+
 /* ----------------------------------------------------------------- router */
 
 typedef struct router_config {

@@ -43,18 +43,7 @@ mtk_module *models_family_qwen3_moe_build(model_config *c, const char *architect
     spec.experts = models_cfg_int(c, "num_experts", models_cfg_int(c, "num_local_experts", 128));
     spec.top_k = models_cfg_positive(c, "num_experts_per_tok", 8);
     spec.moe_intermediate = models_cfg_positive(c, "moe_intermediate_size", 768);
-    spec.norm_topk_prob = models_cfg_bool(c, "norm_topk_prob", false);
-    spec.sparse_step = models_cfg_positive(c, "decoder_sparse_step", 1);
-    spec.n_mlp_only = models_cfg_int_list(c, "mlp_only_layers", spec.mlp_only, DECODER_MAX_MLP_ONLY);
-    if (spec.n_mlp_only < 0) spec.n_mlp_only = 0;
-    if (!models_cfg_ok(c)) return NULL;
-    if (spec.experts < 0)
-        return models_cfg_fail(c, "num_experts", "must be non-negative, got %lld", (long long)spec.experts), NULL;
-    if (spec.experts > 0 && spec.top_k > spec.experts)
-        return models_cfg_fail(c, "num_experts_per_tok", "%lld is more than num_experts=%lld", (long long)spec.top_k,
-                        (long long)spec.experts),
-               NULL;
-    if (spec.experts == 0) spec.moe = MOE_NONE; /* every layer dense */
+    if (!models_decoder_read_qwen_moe(c, &spec)) return NULL;
     mtk_module *m = models_decoder_build(c, &spec, architecture);
     if (m && spec.moe != MOE_NONE) note_active(c, &spec, m);
     return m;
