@@ -1,37 +1,11 @@
 """Fixtures for the CLI tests: the mtk binary (env MTK_BIN, default build/mtk)."""
-import os
-import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def mtk_path():
-    path = Path(os.environ.get("MTK_BIN", REPO / "build" / "mtk"))
-    if not path.is_absolute():
-        path = REPO / path
-    return path
-
-
-@pytest.fixture(scope="session")
-def mtk_bin():
-    path = mtk_path()
-    if not path.exists():
-        pytest.fail(f"mtk binary not found at {path}: build it first (make) or set MTK_BIN")
-    return str(path)
-
-
-@pytest.fixture(scope="session")
-def run(mtk_bin):
-    """run(*args, input=None) -> CompletedProcess with text stdout/stderr."""
-
-    def runner(*args, input=None, timeout=60):
-        return subprocess.run([mtk_bin, *args], input=input, capture_output=True, text=True,
-                              timeout=timeout)
-
-    return runner
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mtk_binary import mtk_bin, run  # noqa: E402,F401 (fixtures)
 
 
 @pytest.fixture(scope="session")

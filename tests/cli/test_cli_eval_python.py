@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import mtk_path
+from mtk_binary import mtk_path  # tests/ is on sys.path (conftest.py)
 
 
 def run_limited(args, text=None, stack_kib=1024, timeout=60):

@@ -10,17 +10,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-def mtk_path():
-    path = Path(os.environ.get("MTK_BIN", REPO / "build" / "mtk"))
-    return path if path.is_absolute() else REPO / path
-
-
-@pytest.fixture(scope="session")
-def mtk_bin():
-    path = mtk_path()
-    if not path.exists():
-        pytest.fail(f"mtk binary not found at {path}: build it first (make) or set MTK_BIN")
-    return str(path)
+sys.path.insert(0, str(REPO / "tests"))
+from mtk_binary import mtk_bin  # noqa: E402,F401 (fixture)
 
 
 @pytest.fixture(scope="session")

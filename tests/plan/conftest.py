@@ -11,6 +11,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "tests" / "models"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mtk_binary import mtk_bin, run  # noqa: E402,F401 (fixtures for the memory tests)
 from probe_build import build_probe  # noqa: E402
 
 
@@ -29,32 +30,3 @@ def plan_probe(tmp_path_factory):
         return answers
 
     return run
-
-
-# ---- the mtk binary (env MTK_BIN, default build/mtk), for the memory tests
-
-def mtk_path():
-    import os
-    path = Path(os.environ.get("MTK_BIN", REPO / "build" / "mtk"))
-    if not path.is_absolute():
-        path = REPO / path
-    return path
-
-
-@pytest.fixture(scope="session")
-def mtk_bin():
-    path = mtk_path()
-    if not path.exists():
-        pytest.fail(f"mtk binary not found at {path}: build it first (make) or set MTK_BIN")
-    return str(path)
-
-
-@pytest.fixture(scope="session")
-def run(mtk_bin):
-    """run(*args, input=None) -> CompletedProcess with text stdout/stderr."""
-
-    def runner(*args, input=None, timeout=60):
-        return subprocess.run([mtk_bin, *args], input=input, capture_output=True, text=True,
-                              timeout=timeout)
-
-    return runner
