@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "mtk/mtk.h"
+#include "unit_models.h"
 
 /* A small Llama: hidden 64, 4 heads, 2 kv heads, vocab 101; `extra` adds
  * fields ("" for none; it starts with a comma). */
@@ -30,18 +31,10 @@ static char *small_config(const char *model_type, const char *arch, int layers, 
     return buf;
 }
 
-/* Builds config text on meta; NULL with the context's error. */
+/* Builds config text on meta, named test.json; NULL with the context's error. */
 static mtk_module *build_text(mtk_ctx *ctx, const char *json)
 {
-    mtk_model_config *c = mtk_model_config_parse(ctx, json, "test.json");
-    if (!c) return NULL;
-    mtk_ctx_push_device(ctx, MTK_DEVICE_META);
-    mtk_ctx_push_init_mode(ctx, MTK_INIT_META);
-    mtk_module *m = mtk_model_build_config(ctx, c, MTK_DTYPE_UNDEFINED);
-    mtk_ctx_pop_init_mode(ctx);
-    mtk_ctx_pop_device(ctx);
-    mtk_model_config_free(c);
-    return m;
+    return unit_model_from_text(ctx, json, "test.json");
 }
 
 /* Logits of a traced forward on (batch, seq) token ids; *flops gets the total. */

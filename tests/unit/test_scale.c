@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "mtk/mtk.h"
+#include "unit_models.h"
 
 #define CPU_BOUND_S 15.0
 
@@ -34,15 +35,7 @@ static mtk_module *tiny_llama(mtk_ctx *ctx, long long layers, const char *extra)
              "\"intermediate_size\": 8, \"num_hidden_layers\": %lld, \"num_attention_heads\": 2, "
              "\"num_key_value_heads\": 2, \"vocab_size\": 16, \"tie_word_embeddings\": true%s}",
              layers, extra);
-    mtk_model_config *c = mtk_model_config_parse(ctx, json, "scale.json");
-    if (!c) return NULL;
-    mtk_ctx_push_device(ctx, MTK_DEVICE_META);
-    mtk_ctx_push_init_mode(ctx, MTK_INIT_META);
-    mtk_module *m = mtk_model_build_config(ctx, c, MTK_DTYPE_UNDEFINED);
-    mtk_ctx_pop_init_mode(ctx);
-    mtk_ctx_pop_device(ctx);
-    mtk_model_config_free(c);
-    return m;
+    return unit_model_from_text(ctx, json, "scale.json");
 }
 
 static void module_list_of_60000_finds_every_name_in_linear_time(void **state)
