@@ -52,6 +52,11 @@ bool mem_options_check(mtk_ctx *ctx, const mtk_memory_options *o);
 /* Adds an assumption to the plan's notes (at most 8; the string is kept). */
 void mem_note(mtk_memory_plan *plan, const char *note);
 
+/* Whether a module's name ends in a number ("model.layers.3",
+ * "transformer.h.0"): a decoder layer, the unit gradient checkpointing
+ * wraps and the report folds into runs. */
+bool mem_numbered_module(const char *name);
+
 /* The plan's JSON keys as a cJSON object (the caller deletes it), for a
  * caller that adds keys of its own (the CLI's `fit`, `model`). */
 void *mem_plan_json_object(const mtk_memory_plan *plan);

@@ -51,16 +51,6 @@ static void breakdown_text(mtk_text *t, const mtk_memory_breakdown *b, int64_t p
                         peak > 0 ? 100.0 * (double)rows[i].v / (double)peak : 0.0, rows[i].v);
 }
 
-static bool numbered(const char *name)
-{
-    const char *dot = strrchr(name, '.');
-    const char *last = dot ? dot + 1 : name;
-    if (!*last) return false;
-    for (const char *p = last; *p; p++)
-        if (*p < '0' || *p > '9') return false;
-    return true;
-}
-
 /* The next sibling of module i (same depth before the depth drops), -1. */
 static int32_t next_sibling(const mtk_memory_plan *p, int32_t i)
 {
@@ -84,8 +74,9 @@ static void module_table(mtk_text *t, const mtk_memory_plan *p, int32_t depth)
         if (depth >= 0 && m->depth > depth) continue;
         int64_t params = m->parameters, saved = m->activations_saved, peak = m->peak_bytes;
         int32_t count = 1, last = i;
-        if (numbered(m->name)) {
-            for (int32_t j = next_sibling(p, i); j >= 0 && numbered(p->modules[j].name); j = next_sibling(p, j)) {
+        if (mem_numbered_module(m->name)) {
+            for (int32_t j = next_sibling(p, i); j >= 0 && mem_numbered_module(p->modules[j].name);
+                 j = next_sibling(p, j)) {
                 params += p->modules[j].parameters;
                 saved += p->modules[j].activations_saved;
                 if (p->modules[j].peak_bytes > peak) peak = p->modules[j].peak_bytes;

@@ -35,9 +35,7 @@ void mem_sim_free(mem_sim *s)
     s->free_ids = NULL;
 }
 
-/* Is this module a decoder layer that gradient checkpointing wraps: its
- * name ends in a number ("model.layers.3", "transformer.h.0")? */
-static bool numbered(const char *name)
+bool mem_numbered_module(const char *name)
 {
     const char *dot = strrchr(name, '.');
     const char *last = dot ? dot + 1 : name;
@@ -53,13 +51,13 @@ static bool find_units(mem_sim *s)
     const mem_graph *g = s->g;
     int32_t depth = INT_MAX;
     for (int32_t m = 0; m < g->nmodules; m++)
-        if (numbered(g->module_names[m]) && g->module_depths[m] < depth) depth = g->module_depths[m];
+        if (mem_numbered_module(g->module_names[m]) && g->module_depths[m] < depth) depth = g->module_depths[m];
     if (depth == INT_MAX && !g->units) return true;
     int32_t *unit_of_module = owned(s, (size_t)g->nmodules, sizeof *unit_of_module, 0xff);
     bool *is_unit = owned(s, (size_t)g->nmodules, sizeof *is_unit, 0);
     if (!unit_of_module || !is_unit) return false;
     for (int32_t m = 0; m < g->nmodules; m++)
-        is_unit[m] = !g->units && g->module_depths[m] == depth && numbered(g->module_names[m]);
+        is_unit[m] = !g->units && g->module_depths[m] == depth && mem_numbered_module(g->module_names[m]);
     for (int32_t i = 0; g->units && i < g->nunits; i++)
         if (g->units[i] >= 0 && g->units[i] < g->nmodules) is_unit[g->units[i]] = true;
     int32_t nunits = 0;
