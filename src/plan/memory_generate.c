@@ -149,6 +149,23 @@ static const char *note_bytes(mtk_ctx *ctx, const char *fmt, long long a, long l
     return s;
 }
 
+/* The plan returned: a copy of the chosen step's `from` in ctx's arena,
+ * with the options asked for (the model's dtype where o left it
+ * undefined), the model's name, and CUDA's context as overhead.  NULL on
+ * out of memory. */
+static mtk_memory_plan *result_plan(mtk_ctx *ctx, const mtk_memory_plan *from, const mtk_memory_options *o,
+                                    const mtk_model_info *info, const char *model_name)
+{
+    mtk_memory_plan *plan = mtk_ctx_alloc(ctx, sizeof *plan);
+    if (!plan) return NULL;
+    *plan = *from;
+    plan->options = *o;
+    if (plan->options.dtype == MTK_DTYPE_UNDEFINED) plan->options.dtype = info->dtype;
+    plan->model = model_name;
+    if (o->device_kind == MTK_DEVICE_KIND_CUDA) plan->overhead_bytes = o->constants.cuda_context_bytes;
+    return plan;
+}
+
 mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const mtk_memory_options *o)
 {
     if (!ctx || !o || !mem_options_check(ctx, o)) return NULL;
@@ -213,13 +230,8 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
         if (during > best_bytes) best = i, best_bytes = during, best_after = false;
         if (steps[i].after > best_bytes) best = i, best_bytes = steps[i].after, best_after = true;
     }
-    mtk_memory_plan *plan = mtk_ctx_alloc(ctx, sizeof *plan);
+    mtk_memory_plan *plan = result_plan(ctx, &steps[best].plan, o, &info, model_name);
     if (!plan) return NULL;
-    *plan = steps[best].plan;
-    plan->options = *o;
-    if (plan->options.dtype == MTK_DTYPE_UNDEFINED) plan->options.dtype = info.dtype;
-    plan->model = model_name;
-    if (o->device_kind == MTK_DEVICE_KIND_CUDA) plan->overhead_bytes = o->constants.cuda_context_bytes;
     mtk_memory_step *peak = &plan->peak;
     if (best_after) {
         peak->peak_at = (mtk_memory_point){ .op = "generate: next-token logits to float32", .module = "",
@@ -286,13 +298,8 @@ mtk_memory_plan *mem_plan_inference_cached(mtk_ctx *ctx, const char *model_name,
     gen_step step;
     memset(&step, 0, sizeof step);
     if (!plan_step(ctx, model, cache, o->batch, o->seq, &how, o, &step)) return NULL;
-    mtk_memory_plan *plan = mtk_ctx_alloc(ctx, sizeof *plan);
+    mtk_memory_plan *plan = result_plan(ctx, &step.plan, o, &info, model_name);
     if (!plan) return NULL;
-    *plan = step.plan;
-    plan->options = *o;
-    if (plan->options.dtype == MTK_DTYPE_UNDEFINED) plan->options.dtype = info.dtype;
-    plan->model = model_name;
-    if (o->device_kind == MTK_DEVICE_KIND_CUDA) plan->overhead_bytes = o->constants.cuda_context_bytes;
     plan->nnotes = 0;
     mem_note(plan, "inference as model(input_ids) under no_grad: the DynamicCache transformers builds (use_cache) "
                    "is counted");
