@@ -189,6 +189,13 @@ int64_t models_cfg_positive_required(const model_config *c, const char *key)
     return check_positive(c, key, models_cfg_int_required(c, key));
 }
 
+bool models_cfg_check_layers(const model_config *c, const char *key, int64_t layers)
+{
+    if (models_cfg_ok(c) && layers < 0)
+        return models_cfg_fail(c, key, "must be a non-negative integer, got %lld", (long long)layers);
+    return true;
+}
+
 double models_cfg_float(const model_config *c, const char *key, double dflt)
 {
     return item_float(c, models_cfg_get(c, key), key, dflt);

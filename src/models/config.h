@@ -72,6 +72,11 @@ int64_t models_cfg_int_required(const model_config *c, const char *key);
  * the value otherwise). */
 int64_t models_cfg_positive(const model_config *c, const char *key, int64_t dflt);
 int64_t models_cfg_positive_required(const model_config *c, const char *key);
+/* A layer count read from `key`: false, with the error "must be a
+ * non-negative integer" naming the field and the value, when no error is
+ * set yet and `layers` is negative; true otherwise (an error already set
+ * is left for the caller's models_cfg_ok). */
+bool models_cfg_check_layers(const model_config *c, const char *key, int64_t layers);
 /* A number field (int or float). */
 double models_cfg_float(const model_config *c, const char *key, double dflt);
 /* A boolean field. */

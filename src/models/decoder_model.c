@@ -249,8 +249,7 @@ bool models_decoder_read_common(model_config *c, decoder_spec *spec, const char 
     spec->prefix = prefix;
     spec->vocab = models_cfg_positive_required(c, "vocab_size");
     spec->layers = models_cfg_int_required(c, "num_hidden_layers");
-    if (models_cfg_ok(c) && spec->layers < 0)
-        return models_cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)spec->layers);
+    if (!models_cfg_check_layers(c, "num_hidden_layers", spec->layers)) return false;
     spec->intermediate = models_cfg_positive_required(c, "intermediate_size");
     if (!models_cfg_ok(c)) return false;
     if (!models_cfg_attention(c, "hidden_size", "num_attention_heads", "num_key_value_heads", d->kv_heads, "head_dim",

@@ -421,8 +421,7 @@ static bool read_spec(model_config *c, bert_spec *s)
     s->hidden = models_cfg_positive(c, "hidden_size", 768);
     s->heads = models_cfg_positive(c, "num_attention_heads", 12);
     s->layers = models_cfg_int(c, "num_hidden_layers", 12);
-    if (models_cfg_ok(c) && s->layers < 0)
-        return models_cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)s->layers);
+    if (!models_cfg_check_layers(c, "num_hidden_layers", s->layers)) return false;
     s->intermediate = models_cfg_positive(c, "intermediate_size", 3072);
     s->positions = models_cfg_positive(c, "max_position_embeddings", 512);
     s->type_vocab = models_cfg_positive(c, "type_vocab_size", 2);

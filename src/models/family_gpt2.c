@@ -251,8 +251,7 @@ static bool read_spec(model_config *c, gpt2_spec *s)
     s->heads = models_blocks_positive_alias(c, "n_head", "num_attention_heads", 12);
     const char *layers_key = !models_cfg_has(c, "n_layer") && models_cfg_has(c, "num_hidden_layers") ? "num_hidden_layers" : "n_layer";
     s->layers = models_cfg_int(c, layers_key, 12);
-    if (models_cfg_ok(c) && s->layers < 0)
-        return models_cfg_fail(c, layers_key, "must be a non-negative integer, got %lld", (long long)s->layers);
+    if (!models_cfg_check_layers(c, layers_key, s->layers)) return false;
     s->inner = models_cfg_has(c, "n_inner") ? models_cfg_positive(c, "n_inner", 0) : 4 * s->embed;
     s->act = models_cfg_string(c, "activation_function", "gelu_new");
     s->eps = models_blocks_eps(c, "layer_norm_epsilon", 1e-5);

@@ -238,8 +238,7 @@ static bool read_spec(model_config *c, neox_spec *s)
     s->hidden = models_cfg_positive(c, "hidden_size", 6144);
     s->heads = models_cfg_positive(c, "num_attention_heads", 64);
     s->layers = models_cfg_int(c, "num_hidden_layers", 44);
-    if (models_cfg_ok(c) && s->layers < 0)
-        return models_cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)s->layers);
+    if (!models_cfg_check_layers(c, "num_hidden_layers", s->layers)) return false;
     s->intermediate = models_cfg_positive(c, "intermediate_size", 24576);
     s->act = models_cfg_string(c, "hidden_act", "gelu");
     s->eps = models_blocks_eps(c, "layer_norm_eps", 1e-5);

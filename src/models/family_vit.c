@@ -279,8 +279,7 @@ static bool read_spec(model_config *c, vit_spec *s)
     s->hidden = models_cfg_positive(c, "hidden_size", 768);
     s->heads = models_cfg_positive(c, "num_attention_heads", 12);
     s->layers = models_cfg_int(c, "num_hidden_layers", 12);
-    if (models_cfg_ok(c) && s->layers < 0)
-        return models_cfg_fail(c, "num_hidden_layers", "must be a non-negative integer, got %lld", (long long)s->layers);
+    if (!models_cfg_check_layers(c, "num_hidden_layers", s->layers)) return false;
     s->intermediate = models_cfg_positive(c, "intermediate_size", 3072);
     s->channels = models_cfg_positive(c, "num_channels", 3);
     s->act = models_cfg_string(c, "hidden_act", "gelu");
