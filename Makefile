@@ -62,6 +62,7 @@ bench: all
 	$(PYTHON) bench/bench_nn.py --bin $(BUILD)/bench_nn
 	$(PYTHON) bench/bench_zoo.py --build $(BUILD)
 	$(PYTHON) bench/bench_safetensors.py --bin $(BUILD)/bench_safetensors
+	$(PYTHON) bench/bench_memory.py --bin $(BUILD)/mtk
 
 # libFuzzer targets, built with clang (installed by
 # `scripts/install-deps.sh --fuzz`): one per parser, fuzz/fuzz_<name>.c,
