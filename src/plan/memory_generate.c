@@ -166,15 +166,24 @@ static mtk_memory_plan *result_plan(mtk_ctx *ctx, const mtk_memory_plan *from, c
     return plan;
 }
 
+/* MODEL built on meta in the options' dtype and attention, in eval mode
+ * (generate and model(ids) run under no_grad with dropout off). */
+static mtk_module *resolve_for_inference(mtk_ctx *ctx, const char *model_name, const mtk_memory_options *o,
+                                         mtk_model_info *info)
+{
+    mtk_model_resolve_options ro = { .dtype = o->dtype, .meta = true,
+                                     .attention = o->attention == MTK_ATTENTION_EAGER ? "eager" : "sdpa" };
+    mtk_module *model = mtk_model_resolve(ctx, model_name, &ro, info);
+    if (model) mtk_module_train(model, false);
+    return model;
+}
+
 mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const mtk_memory_options *o)
 {
     if (!ctx || !o || !mem_options_check(ctx, o)) return NULL;
-    mtk_model_resolve_options ro = { .dtype = o->dtype, .meta = true,
-                                     .attention = o->attention == MTK_ATTENTION_EAGER ? "eager" : "sdpa" };
     mtk_model_info info;
-    mtk_module *model = mtk_model_resolve(ctx, model_name, &ro, &info);
+    mtk_module *model = resolve_for_inference(ctx, model_name, o, &info);
     if (!model) return NULL;
-    mtk_module_train(model, false);
     size_t len = strlen(info.architecture);
     mtk_kv_cache *cache = mtk_kv_cache_new(model);
     if (!cache) {
@@ -282,12 +291,9 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
 
 mtk_memory_plan *mem_plan_inference_cached(mtk_ctx *ctx, const char *model_name, const mtk_memory_options *o)
 {
-    mtk_model_resolve_options ro = { .dtype = o->dtype, .meta = true,
-                                     .attention = o->attention == MTK_ATTENTION_EAGER ? "eager" : "sdpa" };
     mtk_model_info info;
-    mtk_module *model = mtk_model_resolve(ctx, model_name, &ro, &info);
+    mtk_module *model = resolve_for_inference(ctx, model_name, o, &info);
     if (!model) return NULL;
-    mtk_module_train(model, false);
     mtk_kv_cache *cache = mtk_kv_cache_new(model);
     if (!cache) {
         mtk_ctx_clear_error(ctx);
