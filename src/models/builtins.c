@@ -439,6 +439,37 @@ static const mtk_builtin_model builtins[] = {
       " \"torch_dtype\": \"float16\", \"use_cache\": true, \"use_parallel_residual\": true,"
       " \"vocab_size\": 50304}",
       "1x2048" },
+    { "roberta-base", "FacebookAI/roberta-base",
+      "{\"architectures\": [\"RobertaForMaskedLM\"], \"attention_probs_dropout_prob\": 0.1,"
+      " \"bos_token_id\": 0, \"eos_token_id\": 2, \"hidden_act\": \"gelu\", \"hidden_dropout_prob\": 0.1,"
+      " \"hidden_size\": 768, \"initializer_range\": 0.02, \"intermediate_size\": 3072,"
+      " \"layer_norm_eps\": 1e-05, \"max_position_embeddings\": 514, \"model_type\": \"roberta\","
+      " \"num_attention_heads\": 12, \"num_hidden_layers\": 12, \"pad_token_id\": 1,"
+      " \"type_vocab_size\": 1, \"vocab_size\": 50265}",
+      "1x512" },
+    { "xlm-roberta-large", "FacebookAI/xlm-roberta-large",
+      "{\"architectures\": [\"XLMRobertaForMaskedLM\"], \"attention_probs_dropout_prob\": 0.1,"
+      " \"bos_token_id\": 0, \"eos_token_id\": 2, \"hidden_act\": \"gelu\", \"hidden_dropout_prob\": 0.1,"
+      " \"hidden_size\": 1024, \"initializer_range\": 0.02, \"intermediate_size\": 4096,"
+      " \"layer_norm_eps\": 1e-05, \"max_position_embeddings\": 514, \"model_type\": \"xlm-roberta\","
+      " \"num_attention_heads\": 16, \"num_hidden_layers\": 24, \"output_past\": true, \"pad_token_id\": 1,"
+      " \"type_vocab_size\": 1, \"vocab_size\": 250002}",
+      "1x512" },
+    { "modernbert-base", "answerdotai/ModernBERT-base",
+      "{\"architectures\": [\"ModernBertForMaskedLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"bos_token_id\": 50281, \"classifier_activation\": \"gelu\", \"classifier_bias\": false,"
+      " \"classifier_dropout\": 0.0, \"classifier_pooling\": \"mean\", \"cls_token_id\": 50281,"
+      " \"decoder_bias\": true, \"deterministic_flash_attn\": false, \"embedding_dropout\": 0.0,"
+      " \"eos_token_id\": 50282, \"global_attn_every_n_layers\": 3, \"global_rope_theta\": 160000.0,"
+      " \"gradient_checkpointing\": false, \"hidden_activation\": \"gelu\", \"hidden_size\": 768,"
+      " \"initializer_cutoff_factor\": 2.0, \"initializer_range\": 0.02, \"intermediate_size\": 1152,"
+      " \"layer_norm_eps\": 1e-05, \"local_attention\": 128, \"local_rope_theta\": 10000.0,"
+      " \"max_position_embeddings\": 8192, \"mlp_bias\": false, \"mlp_dropout\": 0.0,"
+      " \"model_type\": \"modernbert\", \"norm_bias\": false, \"norm_eps\": 1e-05,"
+      " \"num_attention_heads\": 12, \"num_hidden_layers\": 22, \"pad_token_id\": 50283,"
+      " \"position_embedding_type\": \"absolute\", \"sep_token_id\": 50282, \"torch_dtype\": \"float32\","
+      " \"transformers_version\": \"4.47.0.dev0\", \"vocab_size\": 50368}",
+      "1x8192" },
 };
 
 #define BUILTIN_COUNT ((int32_t)(sizeof builtins / sizeof builtins[0]))

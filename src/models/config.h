@@ -157,5 +157,8 @@ mtk_module *models_family_gpt2_build(model_config *c, const char *architecture);
 mtk_module *models_family_gpt_neox_build(model_config *c, const char *architecture);
 mtk_module *models_family_bert_build(model_config *c, const char *architecture);
 mtk_module *models_family_vit_build(model_config *c, const char *architecture);
+mtk_module *models_family_roberta_build(model_config *c, const char *architecture);
+mtk_module *models_family_xlm_roberta_build(model_config *c, const char *architecture);
+mtk_module *models_family_modernbert_build(model_config *c, const char *architecture);
 
 #endif

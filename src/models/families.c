@@ -57,6 +57,15 @@ static const model_family families[] = {
       models_family_bert_build },
     { { "vit", ARCHS("ViTModel", "ViTForImageClassification"), "ViTModel", MTK_MODEL_INPUT_PIXELS },
       models_family_vit_build },
+    { { "roberta", ARCHS("RobertaModel", "RobertaForMaskedLM", "RobertaForSequenceClassification",
+                                 "RobertaForTokenClassification"), "RobertaModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_roberta_build },
+    { { "xlm-roberta", ARCHS("XLMRobertaModel", "XLMRobertaForMaskedLM", "XLMRobertaForSequenceClassification",
+                                     "XLMRobertaForTokenClassification"), "XLMRobertaModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_xlm_roberta_build },
+    { { "modernbert", ARCHS("ModernBertModel", "ModernBertForMaskedLM", "ModernBertForSequenceClassification",
+                                    "ModernBertForTokenClassification"), "ModernBertModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_modernbert_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))

@@ -13,20 +13,13 @@
  * 1e-12, pad_token_id 0, classifier_dropout (hidden_dropout_prob when
  * null), is_decoder (causal self-attention), add_cross_attention,
  * tie_word_embeddings true, id2label / num_labels (2). */
-#include "models/blocks.h"
+#include "models/bert.h"
 #include "mtk/ops.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-typedef struct bert_spec {
-    int64_t vocab, hidden, layers, heads, head_dim, intermediate, positions, type_vocab, labels;
-    int64_t padding_idx;
-    const char *act;
-    double eps, hidden_dropout, attention_dropout, classifier_dropout, initializer_range;
-    bool is_decoder, cross_attention, tie;
-} bert_spec;
 
 static mtk_module *child(mtk_module *m, int32_t i) { return blocks_child(m, i); }
 
@@ -37,7 +30,14 @@ static mtk_module *layer_norm(mtk_ctx *ctx, const bert_spec *s)
 
 /* ------------------------------------------------------------ embeddings */
 
-enum { E_WORD, E_POSITION, E_TOKEN_TYPE, E_NORM, E_DROPOUT };
+/* Child indices: BERT registers word, position, token type, LayerNorm,
+ * dropout; RoBERTa word, token type, LayerNorm, dropout, then (after the
+ * buffers) position. */
+typedef struct embeddings_config {
+    int32_t word, position, token_type, norm, dropout;
+    bool padded_positions; /* RoBERTa's position ids */
+    int64_t padding_idx;
+} embeddings_config;
 
 /* position_ids = arange(max_position_embeddings), token_type_ids = zeros. */
 static bool embeddings_reset(mtk_module *m, mtk_rng *rng)
@@ -57,45 +57,70 @@ static bool embeddings_reset(mtk_module *m, mtk_rng *rng)
     return true;
 }
 
+/* RoBERTa's create_position_ids_from_input_ids: the non-pad tokens
+ * numbered from padding_idx + 1, pad tokens at padding_idx, with
+ * transformers' casts (int32 mask, int64 cumsum back to int32).
+ * (B, S) -> (B, S) int64 */
+static mtk_tensor *padded_positions(mtk_ctx *ctx, mtk_tensor *ids, int64_t padding_idx)
+{
+    mtk_tensor *mask = mtk_to_dtype(ctx, mtk_ne_scalar(ctx, ids, mtk_value_int(padding_idx)), MTK_INT32);
+    mtk_tensor *count = mtk_to_dtype(ctx, mtk_cumsum(ctx, mask, 1, MTK_DTYPE_UNDEFINED), MTK_INT32);
+    mtk_tensor *numbered = mtk_mul(ctx, mtk_add_scalar(ctx, count, mtk_value_int(0)), mask); /* + cache length 0 */
+    return mtk_add_scalar(ctx, mtk_to_dtype(ctx, numbered, MTK_INT64), mtk_value_int(padding_idx));
+}
+
 /* input_ids (B, S) -> word + token type (0) + position embeddings,
  * normalized: (B, S, H) */
 static bool embeddings_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
+    const embeddings_config *c = mtk_module_config(m);
     mtk_tensor *ids = io->in[0];
     int64_t seq = ids->shape[1];
-    mtk_tensor *position_ids = mtk_narrow(ctx, mtk_module_find_tensor(m, "position_ids"), 1, 0, seq); /* (1, S) */
-    /* transformers 5: the buffer gathered at the positions (a new (1, S)
-       tensor, which the token type embedding's backward keeps), expanded */
+    mtk_tensor *position_ids = c->padded_positions
+                                   ? padded_positions(ctx, ids, c->padding_idx)                         /* (B, S) */
+                                   : mtk_narrow(ctx, mtk_module_find_tensor(m, "position_ids"), 1, 0, seq); /* (1, S) */
+    /* transformers 5: the buffer (expanded to the positions' batch)
+       gathered at the positions (a new tensor, which the token type
+       embedding's backward keeps), expanded to (B, S) */
     int64_t bs[2] = { ids->shape[0], seq };
     mtk_tensor *token_types = mtk_module_find_tensor(m, "token_type_ids");
+    if (c->padded_positions && token_types && position_ids) {
+        int64_t wide[2] = { position_ids->shape[0], token_types->shape[1] };
+        token_types = mtk_expand(ctx, token_types, wide, 2);
+    }
     mtk_tensor *token_type_ids =
         mtk_expand(ctx, mtk_gather(ctx, token_types, 1, position_ids), bs, 2); /* (B, S) */
-    mtk_tensor *h = mtk_module_forward(child(m, E_WORD), ids);
-    h = mtk_add(ctx, h, mtk_module_forward(child(m, E_TOKEN_TYPE), token_type_ids));
-    h = mtk_add(ctx, h, mtk_module_forward(child(m, E_POSITION), position_ids));
-    h = mtk_module_forward(child(m, E_NORM), h);
-    io->out[0] = mtk_module_forward(child(m, E_DROPOUT), h);
+    mtk_tensor *h = mtk_module_forward(child(m, c->word), ids);
+    h = mtk_add(ctx, h, mtk_module_forward(child(m, c->token_type), token_type_ids));
+    h = mtk_add(ctx, h, mtk_module_forward(child(m, c->position), position_ids));
+    h = mtk_module_forward(child(m, c->norm), h);
+    io->out[0] = mtk_module_forward(child(m, c->dropout), h);
     io->nout = 1;
     return io->out[0] != NULL;
 }
 
-static const mtk_module_type embeddings_type = { "BertEmbeddings", embeddings_forward, embeddings_reset, NULL };
+static const mtk_module_type embeddings_base = { "Embeddings", embeddings_forward, embeddings_reset, NULL };
 
 static mtk_module *embeddings(mtk_ctx *ctx, const bert_spec *s)
 {
-    mtk_module *m = mtk_module_new(ctx, &embeddings_type, 0);
+    mtk_module *m = mtk_module_new(ctx, &s->types->embeddings, sizeof(embeddings_config));
     if (!m) return NULL;
+    embeddings_config *c = mtk_module_config(m);
+    *c = s->padded_positions ? (embeddings_config){ 0, 4, 1, 2, 3, true, s->padding_idx }
+                             : (embeddings_config){ 0, 1, 2, 3, 4, false, s->padding_idx };
     int64_t shape[2] = { 1, s->positions };
+    int64_t position_padding = s->padded_positions ? s->padding_idx : MTK_NN_NO_PADDING_IDX;
+    mtk_module *position = mtk_nn_embedding(ctx, s->positions, s->hidden, position_padding);
     bool ok = mtk_module_add(m, "word_embeddings", mtk_nn_embedding(ctx, s->vocab, s->hidden, s->padding_idx)) &&
-              mtk_module_add(m, "position_embeddings",
-                             mtk_nn_embedding(ctx, s->positions, s->hidden, MTK_NN_NO_PADDING_IDX)) &&
+              (s->padded_positions || mtk_module_add(m, "position_embeddings", position)) &&
               mtk_module_add(m, "token_type_embeddings",
                              mtk_nn_embedding(ctx, s->type_vocab, s->hidden, MTK_NN_NO_PADDING_IDX)) &&
               mtk_module_add(m, "LayerNorm", layer_norm(ctx, s)) &&
               mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, s->hidden_dropout)) &&
               mtk_module_new_buffer(m, "position_ids", shape, 2, MTK_INT64, false) &&
-              mtk_module_new_buffer(m, "token_type_ids", shape, 2, MTK_INT64, false);
+              mtk_module_new_buffer(m, "token_type_ids", shape, 2, MTK_INT64, false) &&
+              (!s->padded_positions || mtk_module_add(m, "position_embeddings", position));
     return ok ? mtk_module_finish(m) : NULL;
 }
 
@@ -122,11 +147,12 @@ static bool cross_attention_forward(mtk_module *m, mtk_module_io *io)
 {
     (void)io;
     return mtk_error(mtk_module_ctx(m), MTK_ERR_NOT_IMPLEMENTED,
-                     "BertCrossAttention needs encoder hidden states, which a summary does not take");
+                     "%s needs encoder hidden states, which a summary does not take",
+                     mtk_module_type_name(m));
 }
 
-static const mtk_module_type self_attention_type = { "BertSelfAttention", self_attention_forward, NULL, NULL };
-static const mtk_module_type cross_attention_type = { "BertCrossAttention", cross_attention_forward, NULL, NULL };
+static const mtk_module_type self_attention_base = { "SelfAttention", self_attention_forward, NULL, NULL };
+static const mtk_module_type cross_attention_base = { "CrossAttention", cross_attention_forward, NULL, NULL };
 
 /* BertSelfOutput / BertOutput: LayerNorm(dropout(dense(h)) + input).
  * io: h, input -> (B, S, H) */
@@ -139,8 +165,8 @@ static bool output_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-static const mtk_module_type self_output_type = { "BertSelfOutput", output_forward, NULL, NULL };
-static const mtk_module_type output_type = { "BertOutput", output_forward, NULL, NULL };
+static const mtk_module_type self_output_base = { "SelfOutput", output_forward, NULL, NULL };
+static const mtk_module_type output_base = { "Output", output_forward, NULL, NULL };
 
 /* dense, LayerNorm, dropout */
 static mtk_module *output(mtk_ctx *ctx, const mtk_module_type *type, const bert_spec *s, int64_t in_features)
@@ -161,11 +187,11 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-static const mtk_module_type attention_type = { "BertAttention", attention_forward, NULL, NULL };
+static const mtk_module_type attention_base = { "Attention", attention_forward, NULL, NULL };
 
 static mtk_module *attention(mtk_ctx *ctx, const bert_spec *s, bool cross)
 {
-    mtk_module *self = mtk_module_new(ctx, cross ? &cross_attention_type : &self_attention_type,
+    mtk_module *self = mtk_module_new(ctx, cross ? &s->types->cross_attention : &s->types->self_attention,
                                       sizeof(self_attention_config));
     if (!self) return NULL;
     *(self_attention_config *)mtk_module_config(self) =
@@ -175,9 +201,9 @@ static mtk_module *attention(mtk_ctx *ctx, const bert_spec *s, bool cross)
               mtk_module_add(self, "key", mtk_nn_linear(ctx, s->hidden, all_heads, true)) &&
               mtk_module_add(self, "value", mtk_nn_linear(ctx, s->hidden, all_heads, true)) &&
               mtk_module_add(self, "dropout", mtk_nn_dropout(ctx, s->attention_dropout));
-    mtk_module *m = ok ? mtk_module_new(ctx, &attention_type, 0) : NULL;
+    mtk_module *m = ok ? mtk_module_new(ctx, &s->types->attention, 0) : NULL;
     ok = m && mtk_module_add(m, "self", mtk_module_finish(self)) &&
-         mtk_module_add(m, "output", output(ctx, &self_output_type, s, s->hidden));
+         mtk_module_add(m, "output", output(ctx, &s->types->self_output, s, s->hidden));
     return ok ? mtk_module_finish(m) : NULL;
 }
 
@@ -191,7 +217,7 @@ static bool intermediate_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-static const mtk_module_type intermediate_type = { "BertIntermediate", intermediate_forward, NULL, NULL };
+static const mtk_module_type intermediate_base = { "Intermediate", intermediate_forward, NULL, NULL };
 
 /* attention, then output(intermediate(a), a); (B, S, H) -> (B, S, H) */
 static bool layer_forward(mtk_module *m, mtk_module_io *io)
@@ -204,19 +230,19 @@ static bool layer_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-static const mtk_module_type layer_type = { "BertLayer", layer_forward, NULL, NULL };
+static const mtk_module_type layer_base = { "Layer", layer_forward, NULL, NULL };
 
 static mtk_module *layer(const model_config *c, const bert_spec *s)
 {
     mtk_ctx *ctx = c->ctx;
-    mtk_module *inter = mtk_module_new(ctx, &intermediate_type, 0);
+    mtk_module *inter = mtk_module_new(ctx, &s->types->intermediate, 0);
     bool ok = inter && mtk_module_add(inter, "dense", mtk_nn_linear(ctx, s->hidden, s->intermediate, true)) &&
               mtk_module_add(inter, "intermediate_act_fn", models_blocks_activation(c, "hidden_act", s->act));
-    mtk_module *m = ok ? mtk_module_new(ctx, &layer_type, 0) : NULL;
+    mtk_module *m = ok ? mtk_module_new(ctx, &s->types->layer, 0) : NULL;
     ok = m && mtk_module_add(m, "attention", attention(ctx, s, false));
     if (ok && s->cross_attention) ok = mtk_module_add(m, "crossattention", attention(ctx, s, true));
     ok = ok && mtk_module_add(m, "intermediate", mtk_module_finish(inter)) &&
-         mtk_module_add(m, "output", output(ctx, &output_type, s, s->intermediate));
+         mtk_module_add(m, "output", output(ctx, &s->types->output, s, s->intermediate));
     return ok ? mtk_module_finish(m) : NULL;
 }
 
@@ -231,7 +257,7 @@ static bool encoder_forward(mtk_module *m, mtk_module_io *io)
     return h != NULL;
 }
 
-static const mtk_module_type encoder_type = { "BertEncoder", encoder_forward, NULL, NULL };
+static const mtk_module_type encoder_base = { "Encoder", encoder_forward, NULL, NULL };
 
 /* ---------------------------------------------------------------- pooler */
 
@@ -244,12 +270,12 @@ static bool pooler_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-static const mtk_module_type pooler_type = { "BertPooler", pooler_forward, NULL, NULL };
+static const mtk_module_type pooler_base = { "Pooler", pooler_forward, NULL, NULL };
 
 /* ------------------------------------------------------------- BertModel */
 
 typedef struct bert_model_config {
-    int64_t positions;
+    int64_t positions; /* the longest sequence the position embeddings take */
 } bert_model_config;
 
 /* input_ids (B, S) -> last hidden state (B, S, H) [, pooler output (B, H)] */
@@ -267,23 +293,25 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] && io->out[io->nout - 1];
 }
 
-static const mtk_module_type model_type = { "BertModel", model_forward, NULL, NULL };
+static const mtk_module_type model_base = { "Model", model_forward, NULL, NULL };
 
-static mtk_module *bert_model(const model_config *c, const bert_spec *s, bool pooler)
+mtk_module *models_bert_model(const model_config *c, const bert_spec *s, bool pooler)
 {
     mtk_ctx *ctx = c->ctx;
     mtk_module *layers = mtk_nn_module_list(ctx);
-    mtk_module *encoder = mtk_module_new(ctx, &encoder_type, 0);
+    mtk_module *encoder = mtk_module_new(ctx, &s->types->encoder, 0);
     if (!layers || !encoder) return NULL;
     for (int64_t i = 0; i < s->layers; i++)
         if (!mtk_nn_module_list_append(layers, layer(c, s))) return NULL;
-    mtk_module *m = mtk_module_new(ctx, &model_type, sizeof(bert_model_config));
+    mtk_module *m = mtk_module_new(ctx, &s->types->model, sizeof(bert_model_config));
     if (!m || !mtk_module_add(encoder, "layer", layers)) return NULL;
-    ((bert_model_config *)mtk_module_config(m))->positions = s->positions;
+    /* RoBERTa's positions run from padding_idx + 1 to padding_idx + S */
+    ((bert_model_config *)mtk_module_config(m))->positions =
+        s->padded_positions ? s->positions - s->padding_idx - 1 : s->positions;
     bool ok = mtk_module_add(m, "embeddings", embeddings(ctx, s)) &&
               mtk_module_add(m, "encoder", mtk_module_finish(encoder));
     if (ok && pooler) {
-        mtk_module *p = mtk_module_new(ctx, &pooler_type, 0);
+        mtk_module *p = mtk_module_new(ctx, &s->types->pooler, 0);
         ok = p && mtk_module_add(p, "dense", mtk_nn_linear(ctx, s->hidden, s->hidden, true)) &&
              mtk_module_add(p, "activation", mtk_nn_activation(ctx, "Tanh")) &&
              mtk_module_add(m, "pooler", mtk_module_finish(p));
@@ -317,8 +345,7 @@ static bool prediction_reset(mtk_module *m, mtk_rng *rng)
     return mtk_init_zeros_(mtk_module_find_tensor(m, "bias"));
 }
 
-/* Single-child wrappers (BertOnlyMLMHead, BertEncoder's callers). */
-static bool first_child_forward(mtk_module *m, mtk_module_io *io)
+bool models_bert_first_child_forward(mtk_module *m, mtk_module_io *io)
 {
     io->out[0] = mtk_module_forward(child(m, 0), io->in[0]);
     io->nout = 1;
@@ -327,7 +354,7 @@ static bool first_child_forward(mtk_module *m, mtk_module_io *io)
 
 static const mtk_module_type transform_type = { "BertPredictionHeadTransform", transform_forward, NULL, NULL };
 static const mtk_module_type prediction_type = { "BertLMPredictionHead", prediction_forward, prediction_reset, NULL };
-static const mtk_module_type mlm_head_type = { "BertOnlyMLMHead", first_child_forward, NULL, NULL };
+static const mtk_module_type mlm_head_type = { "BertOnlyMLMHead", models_bert_first_child_forward, NULL, NULL };
 
 /* input_ids (B, S) -> prediction scores (B, S, vocab) */
 static bool masked_lm_forward(mtk_module *m, mtk_module_io *io)
@@ -353,7 +380,7 @@ static mtk_module *masked_lm(const model_config *c, const bert_spec *s)
     mtk_module *head = ok ? mtk_module_new(ctx, &mlm_head_type, 0) : NULL;
     ok = head && mtk_module_add(head, "predictions", mtk_module_finish(predictions));
     mtk_module *m = ok ? mtk_module_new(ctx, &masked_lm_type, 0) : NULL;
-    ok = m && mtk_module_add(m, "bert", bert_model(c, s, false)) && mtk_module_add(m, "cls", mtk_module_finish(head));
+    ok = m && mtk_module_add(m, "bert", models_bert_model(c, s, false)) && mtk_module_add(m, "cls", mtk_module_finish(head));
     if (ok && s->tie)
         ok = mtk_module_tie(m, "cls.predictions.decoder.weight", "bert.embeddings.word_embeddings.weight") &&
              mtk_module_tie(m, "cls.predictions.decoder.bias", "cls.predictions.bias");
@@ -380,7 +407,7 @@ static mtk_module *sequence_classification(const model_config *c, const bert_spe
 {
     mtk_ctx *ctx = c->ctx;
     mtk_module *m = mtk_module_new(ctx, &sequence_classification_type, 0);
-    bool ok = m && mtk_module_add(m, "bert", bert_model(c, s, true)) &&
+    bool ok = m && mtk_module_add(m, "bert", models_bert_model(c, s, true)) &&
               mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, s->classifier_dropout)) &&
               mtk_module_add(m, "classifier", mtk_nn_linear(ctx, s->hidden, s->labels, true));
     return ok ? mtk_module_finish(m) : NULL;
@@ -388,36 +415,88 @@ static mtk_module *sequence_classification(const model_config *c, const bert_spe
 
 /* --------------------------------------------- BertForTokenClassification */
 
-/* input_ids (B, S) -> logits (B, S, num_labels) from the last hidden state */
+/* input_ids (B, S) -> logits (B, S, num_labels) from the last hidden state;
+ * config: whether the head (dropout, classifier) precedes the base model */
 static bool token_classification_forward(mtk_module *m, mtk_module_io *io)
 {
+    bool heads_first = *(const bool *)mtk_module_config(m);
+    int32_t base_at = heads_first ? 2 : 0, dropout_at = heads_first ? 0 : 1;
     mtk_module_io bert = { .in = { io->in[0] }, .nin = 1 };
-    if (!mtk_module_call(child(m, 0), &bert)) return false;
-    io->out[0] = mtk_module_forward(child(m, 2), mtk_module_forward(child(m, 1), bert.out[0]));
+    if (!mtk_module_call(child(m, base_at), &bert)) return false;
+    io->out[0] = mtk_module_forward(child(m, dropout_at + 1), mtk_module_forward(child(m, dropout_at), bert.out[0]));
     io->nout = 1;
     return io->out[0] != NULL;
 }
 
-static const mtk_module_type token_classification_type = { "BertForTokenClassification",
-                                                           token_classification_forward, NULL, NULL };
+static const mtk_module_type token_classification_base = { "ForTokenClassification", token_classification_forward,
+                                                           NULL, NULL };
 
-/* bert (no pooler), dropout, classifier */
-static mtk_module *token_classification(const model_config *c, const bert_spec *s)
+mtk_module *models_bert_token_classification(const model_config *c, const bert_spec *s)
 {
     mtk_ctx *ctx = c->ctx;
-    mtk_module *m = mtk_module_new(ctx, &token_classification_type, 0);
-    bool ok = m && mtk_module_add(m, "bert", bert_model(c, s, false)) &&
+    mtk_module *m = mtk_module_new(ctx, &s->types->token_classification, sizeof(bool));
+    if (!m) return NULL;
+    *(bool *)mtk_module_config(m) = s->heads_first;
+    bool ok = (s->heads_first || mtk_module_add(m, s->base_name, models_bert_model(c, s, false))) &&
               mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, s->classifier_dropout)) &&
-              mtk_module_add(m, "classifier", mtk_nn_linear(ctx, s->hidden, s->labels, true));
+              mtk_module_add(m, "classifier", mtk_nn_linear(ctx, s->hidden, s->labels, true)) &&
+              (!s->heads_first || mtk_module_add(m, s->base_name, models_bert_model(c, s, false)));
     return ok ? mtk_module_finish(m) : NULL;
 }
 
 /* --------------------------------------------------------------- config */
 
-static bool read_spec(model_config *c, bert_spec *s)
+/* base type named "<prefix><base name>" in the arena */
+static bool named_type(mtk_ctx *ctx, mtk_module_type *out, const mtk_module_type *base, const char *prefix)
+{
+    size_t n = strlen(prefix) + strlen(base->name) + 1;
+    char *name = mtk_ctx_alloc(ctx, n);
+    if (!name) return false;
+    snprintf(name, n, "%s%s", prefix, base->name);
+    *out = *base;
+    out->name = name;
+    return true;
+}
+
+static bool types_init(mtk_ctx *ctx, bert_types *t, const char *prefix)
+{
+    return named_type(ctx, &t->embeddings, &embeddings_base, prefix) &&
+           named_type(ctx, &t->self_attention, &self_attention_base, prefix) &&
+           named_type(ctx, &t->cross_attention, &cross_attention_base, prefix) &&
+           named_type(ctx, &t->self_output, &self_output_base, prefix) &&
+           named_type(ctx, &t->output, &output_base, prefix) && named_type(ctx, &t->attention, &attention_base, prefix) &&
+           named_type(ctx, &t->intermediate, &intermediate_base, prefix) &&
+           named_type(ctx, &t->layer, &layer_base, prefix) && named_type(ctx, &t->encoder, &encoder_base, prefix) &&
+           named_type(ctx, &t->pooler, &pooler_base, prefix) && named_type(ctx, &t->model, &model_base, prefix) &&
+           named_type(ctx, &t->token_classification, &token_classification_base, prefix);
+}
+
+/* RoBERTa numbers positions from pad_token_id + 1: it needs a pad token
+ * that is a row of the position embeddings too. */
+static bool check_padded_positions(model_config *c, bert_spec *s)
+{
+    s->padded_positions = true;
+    if (s->padding_idx == MTK_NN_NO_PADDING_IDX)
+        return models_cfg_fail(c, "pad_token_id", "%sModel numbers positions from pad_token_id + 1; it cannot be null",
+                               s->prefix);
+    if (s->padding_idx + 1 >= s->positions)
+        return models_cfg_fail(c, "pad_token_id",
+                               "%lld leaves no position: positions run from pad_token_id + 1 below "
+                               "max_position_embeddings=%lld",
+                               (long long)s->padding_idx, (long long)s->positions);
+    return true;
+}
+
+bool models_bert_read_spec(model_config *c, bert_spec *s, const char *prefix, const char *base_name,
+                           int64_t vocab_default, int64_t pad_default, bool padded_positions)
 {
     memset(s, 0, sizeof *s);
-    s->vocab = models_cfg_positive(c, "vocab_size", 30522);
+    s->prefix = prefix;
+    s->base_name = base_name;
+    bert_types *types = mtk_ctx_alloc(c->ctx, sizeof *types);
+    if (!types || !types_init(c->ctx, types, prefix)) return false;
+    s->types = types;
+    s->vocab = models_cfg_positive(c, "vocab_size", vocab_default);
     s->hidden = models_cfg_positive(c, "hidden_size", 768);
     s->heads = models_cfg_positive(c, "num_attention_heads", 12);
     s->layers = models_cfg_int(c, "num_hidden_layers", 12);
@@ -434,9 +513,9 @@ static bool read_spec(model_config *c, bert_spec *s)
     s->cross_attention = models_cfg_bool(c, "add_cross_attention", false);
     s->tie = models_cfg_bool(c, "tie_word_embeddings", true);
     s->labels = models_blocks_num_labels(c);
-    /* an explicit null is no padding row; absent is transformers' 0 */
+    /* an explicit null is no padding row; absent is the config class's default */
     const cJSON *pad = cJSON_GetObjectItemCaseSensitive(c->root, "pad_token_id");
-    s->padding_idx = pad && cJSON_IsNull(pad) ? MTK_NN_NO_PADDING_IDX : models_cfg_int(c, "pad_token_id", 0);
+    s->padding_idx = pad && cJSON_IsNull(pad) ? MTK_NN_NO_PADDING_IDX : models_cfg_int(c, "pad_token_id", pad_default);
     if (!models_cfg_ok(c)) return false;
     if (s->hidden % s->heads != 0)
         return models_cfg_fail(c, "hidden_size", "hidden_size=%lld is not a multiple of num_attention_heads=%lld",
@@ -446,15 +525,15 @@ static bool read_spec(model_config *c, bert_spec *s)
         return models_cfg_fail(c, "pad_token_id", "%lld is not a row of the embedding (vocab_size %lld): Padding_idx must be "
                         "within num_embeddings", (long long)s->padding_idx, (long long)s->vocab);
     if (s->padding_idx < 0 && s->padding_idx != MTK_NN_NO_PADDING_IDX) s->padding_idx += s->vocab;
-    return true;
+    return !padded_positions || check_padded_positions(c, s);
 }
 
 mtk_module *models_family_bert_build(model_config *c, const char *architecture)
 {
     bert_spec s;
-    if (!read_spec(c, &s)) return NULL;
+    if (!models_bert_read_spec(c, &s, "Bert", "bert", 30522, 0, false)) return NULL;
     if (strcmp(architecture, "BertForMaskedLM") == 0) return masked_lm(c, &s);
     if (strcmp(architecture, "BertForSequenceClassification") == 0) return sequence_classification(c, &s);
-    if (strcmp(architecture, "BertForTokenClassification") == 0) return token_classification(c, &s);
-    return bert_model(c, &s, true);
+    if (strcmp(architecture, "BertForTokenClassification") == 0) return models_bert_token_classification(c, &s);
+    return models_bert_model(c, &s, true);
 }

@@ -322,11 +322,89 @@ def vit(rng):
     return cfg
 
 
+def _roberta_like(rng, model_type, prefix):
+    heads = rng.randint(1, 6)
+    pad = rng.choice([0, 1, 3])
+    cfg = {
+        "model_type": model_type,
+        "vocab_size": _odd(rng, 33, 211),
+        "hidden_size": heads * rng.choice([4, 6, 8, 10]),
+        "num_hidden_layers": rng.randint(1, 3),
+        "num_attention_heads": heads,
+        "intermediate_size": _odd(rng, 9, 97),
+        # positions run from pad_token_id + 1: room for 23 tokens
+        "max_position_embeddings": rng.choice([27, 40, 66]),
+        "type_vocab_size": rng.randint(1, 3),
+        "pad_token_id": pad,
+        "hidden_act": rng.choice(["gelu", "gelu_new", "relu"]),
+        "layer_norm_eps": rng.choice([1e-5, 1e-12]),
+        "tie_word_embeddings": rng.random() < 0.7,
+        "torch_dtype": rng.choice(DTYPES),
+        **_arch(rng, ["%sModel" % prefix, "%sForMaskedLM" % prefix, "%sForSequenceClassification" % prefix,
+                      "%sForTokenClassification" % prefix]),
+    }
+    if rng.random() < 0.5:
+        labels = rng.randint(1, 5)
+        cfg["id2label"] = {str(i): "LABEL_%d" % i for i in range(labels)}
+        cfg["label2id"] = {"LABEL_%d" % i: i for i in range(labels)}
+    if rng.random() < 0.3:
+        cfg["classifier_dropout"] = 0.2
+    return cfg
+
+
+def roberta(rng):
+    return _roberta_like(rng, "roberta", "Roberta")
+
+
+def xlm_roberta(rng):
+    return _roberta_like(rng, "xlm-roberta", "XLMRoberta")
+
+
+def modernbert(rng):
+    heads = rng.randint(1, 5)
+    layers = rng.randint(1, 5)
+    cfg = {
+        "model_type": "modernbert",
+        "vocab_size": _odd(rng, 33, 211),
+        "hidden_size": heads * rng.choice([4, 6, 8, 10]),
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "intermediate_size": _odd(rng, 9, 97),
+        "max_position_embeddings": rng.choice([64, 128]),
+        "pad_token_id": rng.choice([0, 1, 5]),
+        "bos_token_id": 0, "eos_token_id": 0, "cls_token_id": 0, "sep_token_id": 0,
+        "hidden_activation": rng.choice(["gelu", "gelu_new", "silu"]),
+        "classifier_activation": rng.choice(["gelu", "relu"]),
+        # windows shorter than the test sequences, so local layers differ from global ones
+        "local_attention": rng.choice([2, 4, 6, 9]),
+        "global_attn_every_n_layers": rng.randint(1, 3),
+        "global_rope_theta": rng.choice([160000.0, 5000.0]),
+        "local_rope_theta": rng.choice([10000.0, 777.0]),
+        "norm_bias": rng.random() < 0.4,
+        "attention_bias": rng.random() < 0.4,
+        "mlp_bias": rng.random() < 0.4,
+        "decoder_bias": rng.random() < 0.7,
+        "classifier_bias": rng.random() < 0.4,
+        "classifier_pooling": rng.choice(["cls", "mean"]),
+        "tie_word_embeddings": rng.random() < 0.7,
+        "torch_dtype": rng.choice(DTYPES),
+        **_arch(rng, ["ModernBertModel", "ModernBertForMaskedLM", "ModernBertForSequenceClassification",
+                      "ModernBertForTokenClassification"]),
+    }
+    if rng.random() < 0.3:
+        cfg["layer_types"] = [rng.choice(["full_attention", "sliding_attention"]) for _ in range(layers)]
+    if rng.random() < 0.5:
+        labels = rng.randint(1, 5)
+        cfg["id2label"] = {str(i): "LABEL_%d" % i for i in range(labels)}
+        cfg["label2id"] = {"LABEL_%d" % i: i for i in range(labels)}
+    return cfg
+
+
 GENERATORS = {
     "llama": llama, "mistral": mistral, "mixtral": mixtral, "qwen2": qwen2, "qwen2_moe": qwen2_moe,
     "qwen3": qwen3, "qwen3_moe": qwen3_moe, "olmo2": olmo2, "smollm3": smollm3, "granite": granite,
     "phi": phi, "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
-    "vit": vit,
+    "vit": vit, "roberta": roberta, "xlm-roberta": xlm_roberta, "modernbert": modernbert,
 }
 
 # Classes each family must build (every one is covered by a forced case).
@@ -349,9 +427,18 @@ ARCHITECTURES = {
     "gpt_neox": ["GPTNeoXModel", "GPTNeoXForCausalLM"],
     "bert": ["BertModel", "BertForMaskedLM", "BertForSequenceClassification", "BertForTokenClassification"],
     "vit": ["ViTModel", "ViTForImageClassification"],
+    "roberta": ["RobertaModel", "RobertaForMaskedLM", "RobertaForSequenceClassification",
+                "RobertaForTokenClassification"],
+    "xlm-roberta": ["XLMRobertaModel", "XLMRobertaForMaskedLM", "XLMRobertaForSequenceClassification",
+                    "XLMRobertaForTokenClassification"],
+    "modernbert": ["ModernBertModel", "ModernBertForMaskedLM", "ModernBertForSequenceClassification",
+                   "ModernBertForTokenClassification"],
 }
 
 RANDOM_PER_FAMILY = 4
+
+# Encoders: their generators already set labels and pad tokens.
+ENCODERS = ("bert", "roberta", "xlm-roberta", "modernbert")
 
 # Corners the random generators do not reach, named.
 FIXED_CASES = [
@@ -386,6 +473,22 @@ FIXED_CASES = [
                               "vocab_size": 41, "hidden_size": 16, "num_attention_heads": 4,
                               "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 9,
                               "num_experts": 0, "tie_word_embeddings": True}),
+    # RoBERTa's positions: the longest sequence its position embeddings take (pad + 1 + S = max)
+    ("roberta-longest-sequence", {"model_type": "roberta", "architectures": ["RobertaForMaskedLM"],
+                                  "vocab_size": 45, "hidden_size": 12, "num_attention_heads": 3,
+                                  "num_hidden_layers": 1, "intermediate_size": 7, "max_position_embeddings": 25,
+                                  "pad_token_id": 1}),
+    # ModernBERT's transformers 5 rope_parameters (per layer type) instead of the *_rope_theta fields,
+    # and every layer local
+    ("modernbert-rope-parameters", {"model_type": "modernbert", "architectures": ["ModernBertForMaskedLM"],
+                                    "vocab_size": 51, "hidden_size": 16, "num_attention_heads": 2,
+                                    "num_hidden_layers": 2, "intermediate_size": 9, "pad_token_id": 3,
+                                    "layer_types": ["sliding_attention", "sliding_attention"],
+                                    "local_attention": 4,
+                                    "rope_parameters": {"sliding_attention": {"rope_type": "default",
+                                                                              "rope_theta": 321.0},
+                                                        "full_attention": {"rope_type": "default",
+                                                                           "rope_theta": 1234.0}}}),
     ("vit-no-labels", {"model_type": "vit", "architectures": ["ViTForImageClassification"], "hidden_size": 16,
                        "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": 9,
                        "image_size": 8, "patch_size": 4, "num_labels": 0}),
@@ -416,7 +519,7 @@ def cases():
         for i, arch in enumerate(ARCHITECTURES[family]):
             cfg = gen(random.Random("%s-arch-%d" % (family, i)))
             cfg["architectures"] = [arch]
-            if arch.endswith(("ForSequenceClassification", "ForTokenClassification")) and family != "bert":
+            if arch.endswith(("ForSequenceClassification", "ForTokenClassification")) and family not in ENCODERS:
                 _classifier_fields(cfg, random.Random("%s-labels-%d" % (family, i)))
             out.append(("%s-%s" % (family, arch), cfg))
         for i in range(RANDOM_PER_FAMILY):

@@ -46,6 +46,11 @@ PUBLISHED_COUNTS = {
     "olmo-2-7b": 7_298_617_344,
     "smollm3-3b": 3_075_098_624,
     "phi-2": 2_779_683_840,  # the model card's 2.7B
+    # the masked-LM classes the published configs name (RobertaModel alone: 124,645,632, the
+    # "125M" of the model card; XLM-R large "560M"; ModernBERT-base "149M")
+    "roberta-base": 124_697_433,
+    "xlm-roberta-large": 560_142_482,
+    "modernbert-base": 149_655_232,
 }
 
 # Parameters a token reaches in the MoE built-ins (the model cards' "activated").
@@ -181,7 +186,7 @@ REQUIRED_BUILTINS = {
     "qwen2.5-7b", "qwen2.5-72b", "gemma-2b", "gemma-7b", "gemma-2-9b", "gemma-2-27b", "phi-3-mini", "gpt2",
     "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased", "vit-base-patch16-224",
     "qwen3-0.6b", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "phi-3.5-mini", "phi-4",
-    "llama-3.3-70b", "olmo-2-7b", "smollm3-3b", "phi-2",
+    "llama-3.3-70b", "olmo-2-7b", "smollm3-3b", "phi-2", "roberta-base", "xlm-roberta-large", "modernbert-base",
 }
 OPTIONAL_BUILTINS = {"pythia-160m"}
 
