@@ -63,8 +63,16 @@ HEAD_CASES = [("%s-%d" % (arch, seed), _head_case(family, arch, seed))
               for seed in range(2)]
 
 
+# Encoders, every class; token ids include the pad token (RoBERTa numbers positions around it) and
+# sequences run past ModernBERT's local windows.
+ENCODER_CASES = [("%s-%s" % (family, arch), dict(random_configs.GENERATORS[family](
+                     random.Random("cpu-%s-%s" % (family, arch))), architectures=[arch]))
+                 for family in ("bert", "roberta", "xlm-roberta", "modernbert")
+                 for arch in random_configs.ARCHITECTURES[family]]
+
+
 def cases():
-    out = []
+    out = list(ENCODER_CASES)
     for family in FAMILIES:
         for i in range(PER_FAMILY):
             cfg = random_configs.GENERATORS[family](random.Random("cpu-%s-%d" % (family, i)))
@@ -98,7 +106,9 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     longest = 40 if case_id in dict(ROPE_CASES) else 12
     shape = (rng.randint(1, 3), rng.randint(1, longest))
     ids = torch.randint(1, cfg["vocab_size"], shape, generator=torch.Generator().manual_seed(3))
-    if arch.endswith("ForSequenceClassification"):
+    if case_id in dict(ENCODER_CASES):
+        ids[:, -1] = cfg.get("pad_token_id") or 0  # a pad token at the end of every row
+    if arch.endswith("ForSequenceClassification") and case_id not in dict(ENCODER_CASES):
         for b in range(1, shape[0]):
             ids[b, max(1, shape[1] - b):] = cfg["pad_token_id"]
     with torch.no_grad():
