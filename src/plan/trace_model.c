@@ -1,5 +1,6 @@
 /* Tracing a zoo model for the planner: the model built on meta, one
- * forward (with transformers' causal-LM loss when asked) recorded, and
+ * forward (with transformers' causal- or masked-LM loss when asked)
+ * recorded, and
  * the graph of it. */
 #include "plan/graph.h"
 
@@ -11,7 +12,9 @@
  * gradient_checkpointing_enable() wraps. */
 static bool is_checkpoint_unit(const char *type)
 {
-    static const char *const exact[] = { "GPT2Block", "GPTNeoXLayer", "BertLayer", "ViTLayer" };
+    static const char *const exact[] = { "GPT2Block",         "GPTNeoXLayer",    "BertLayer",
+                                         "ViTLayer",          "RobertaLayer",    "XLMRobertaLayer",
+                                         "ModernBertEncoderLayer" };
     size_t n = strlen(type), k = strlen("DecoderLayer");
     if (n >= k && strcmp(type + n - k, "DecoderLayer") == 0) return true;
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
@@ -34,6 +37,26 @@ static mtk_tensor *causal_lm_loss(mtk_ctx *ctx, mtk_tensor *logits, mtk_tensor *
     (void)b;
     return mtk_cross_entropy(ctx, mtk_view(ctx, upcast, flat, 2), mtk_view(ctx, shifted, flat_labels, 1), NULL,
                              -100, "mean", 0.0);
+}
+
+/* The masked-LM loss with labels=input_ids (every token a target):
+ * cross_entropy over (B*S, V) with ignore_index -100, mean.  BERT and
+ * RoBERTa call CrossEntropyLoss on the logits as they are; ModernBERT's
+ * ForMaskedLMLoss upcasts them to float32 first.  Returns the 0-dim loss. */
+static mtk_tensor *masked_lm_loss(mtk_ctx *ctx, mtk_tensor *logits, mtk_tensor *ids, bool upcast)
+{
+    if (!logits || !ids) return NULL;
+    int64_t vocab = logits->shape[logits->ndim - 1];
+    if (upcast) logits = mtk_to_dtype(ctx, logits, MTK_FLOAT32);
+    int64_t flat[2] = { -1, vocab }, flat_labels[1] = { -1 };
+    return mtk_cross_entropy(ctx, mtk_view(ctx, logits, flat, 2), mtk_view(ctx, ids, flat_labels, 1), NULL, -100,
+                             "mean", 0.0);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
 static mtk_tensor *make_input(mtk_ctx *ctx, mtk_module *model, const mtk_model_info *info,
@@ -93,13 +116,13 @@ mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_
     mtk_module_train(p->model, o->training);
     p->input = make_input(ctx, p->model, &p->info, o);
     if (!p->input) return NULL;
-    size_t n = strlen(p->info.architecture);
-    bool causal_lm = n > 11 && strcmp(p->info.architecture + n - 11, "ForCausalLM") == 0;
-    causal_lm = causal_lm || strcmp(p->info.architecture, "GPT2LMHeadModel") == 0;
-    if (o->with_loss && !causal_lm) {
+    const char *arch = p->info.architecture;
+    bool causal_lm = ends_with(arch, "ForCausalLM") || strcmp(arch, "GPT2LMHeadModel") == 0;
+    bool masked_lm = ends_with(arch, "ForMaskedLM");
+    if (o->with_loss && !causal_lm && !masked_lm) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                  "plan: a loss is modelled for causal language models (labels=input_ids), not for %s",
-                  p->info.architecture);
+                  "plan: a loss is modelled for causal and masked language models (labels=input_ids), not for %s",
+                  arch);
         return NULL;
     }
     p->trace = mtk_trace_begin(p->model);
@@ -109,7 +132,9 @@ mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_
         return NULL;
     }
     p->output = mtk_module_forward(p->model, p->input);
-    if (p->output && o->with_loss) p->loss = causal_lm_loss(ctx, p->output, p->input);
+    if (p->output && o->with_loss)
+        p->loss = masked_lm ? masked_lm_loss(ctx, p->output, p->input, strncmp(arch, "ModernBert", 10) == 0)
+                            : causal_lm_loss(ctx, p->output, p->input);
     mtk_ctx_pop_device(ctx);
     mtk_trace_end(p->trace);
     if (!p->output || (o->with_loss && !p->loss)) return NULL;

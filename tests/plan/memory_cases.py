@@ -5,7 +5,8 @@ change to either measures again).
 Every causal-LM family of the zoo, small random configs (odd sizes, GQA,
 tied and untied embeddings) x float32/bfloat16 x eager/sdpa x {training
 with AdamW, training with SGD, inference}, with and without gradient
-checkpointing, at several (batch, seq); BERT for inference.
+checkpointing, at several (batch, seq); BERT for inference; the encoders
+(bert, roberta, xlm-roberta, modernbert) masked-LM training and inference.
 """
 import hashlib
 import json
@@ -19,7 +20,7 @@ import random_configs  # noqa: E402
 
 CACHE = os.path.join(HERE, "torch_memory_cache.json")
 # the families whose attention mtk builds as sdpa only (transformers' default)
-SDPA_ONLY = ("gpt_neox", "gpt2", "bert")
+SDPA_ONLY = ("gpt_neox", "gpt2", "bert", "roberta", "xlm-roberta", "modernbert")
 CAUSAL = {
     "llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
     "qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "gemma": "GemmaForCausalLM",
@@ -68,6 +69,20 @@ def cases():
                                            config=bert)))
     out.append(("bert-inference-bf16", dict(mode="inference", dtype="bfloat16", attention="sdpa", batch=1,
                                             seq=17, config=bert)))
+    # the encoders' masked-LM training (labels=input_ids) and inference
+    for family, arch in (("bert", "BertForMaskedLM"), ("roberta", "RobertaForMaskedLM"),
+                         ("xlm-roberta", "XLMRobertaForMaskedLM"), ("modernbert", "ModernBertForMaskedLM")):
+        cfg = family_config(family, arch)
+        out.append(("%s-train-adamw" % family, dict(mode="training", optimizer="adamw", dtype="float32",
+                                                    attention="sdpa", batch=2, seq=13, config=cfg)))
+        out.append(("%s-train-sgd-bf16" % family, dict(mode="training", optimizer="sgd", dtype="bfloat16",
+                                                       attention="sdpa", batch=1, seq=19, config=cfg)))
+        out.append(("%s-train-adamw-ckpt" % family, dict(mode="training", optimizer="adamw", dtype="float32",
+                                                         attention="sdpa", checkpointing=True, batch=2, seq=9,
+                                                         config=cfg)))
+        if family != "bert":
+            out.append(("%s-inference-f32" % family, dict(mode="inference", dtype="float32", attention="sdpa",
+                                                          batch=3, seq=11, config=cfg)))
     return out
 
 

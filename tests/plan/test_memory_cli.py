@@ -127,3 +127,15 @@ def test_sizes_parse_and_print_as_the_other_commands_do(run):
     zero = json.loads(memory(run, "llama-3.2-1b", "--input", "1x4", "--device-kind", "cuda",
                              "--set", "cuda_context_bytes=0", "--json"))
     assert zero["overhead_bytes"] == 0
+
+
+@pytest.mark.parametrize("model", ["bert-base-uncased", "roberta-base", "xlm-roberta-large", "modernbert-base"])
+def test_masked_lm_builtins_plan_inference_and_training(run, model):
+    """Masked LMs train on transformers' masked-LM loss (labels=input_ids): a
+    cross_entropy in the backward, and checkpointing recomputes their layers."""
+    for mode in ("inference", "training"):
+        d = json.loads(memory(run, model, "--input", "2x128", "--mode", mode, "--json"))
+        assert sum(d["breakdown"].values()) == d["peak_bytes"] > d["parameter_bytes"]
+    ck = json.loads(memory(run, model, "--input", "2x128", "--mode", "training", "--checkpointing", "--json"))
+    assert "recompute" in {p["phase"] for p in ck["timeline"]}
+    assert ck["activations_saved_forward"] < d["activations_saved_forward"]
