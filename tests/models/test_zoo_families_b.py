@@ -15,6 +15,17 @@ TINY = {
     "bert": {"model_type": "bert", "architectures": ["BertModel"], "vocab_size": 50, "hidden_size": 8,
              "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": 12,
              "max_position_embeddings": 17, "type_vocab_size": 3},
+    "roberta": {"model_type": "roberta", "architectures": ["RobertaForMaskedLM"], "vocab_size": 50, "hidden_size": 8,
+                "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": 12,
+                "max_position_embeddings": 19, "type_vocab_size": 1},
+    # the rotary buffers of both layer types, each with its own theta
+    "modernbert": {"model_type": "modernbert", "architectures": ["ModernBertForMaskedLM"], "vocab_size": 50,
+                   "hidden_size": 24, "num_attention_heads": 2, "num_hidden_layers": 3, "intermediate_size": 12,
+                   "pad_token_id": 0, "global_attn_every_n_layers": 2, "global_rope_theta": 80000.0,
+                   "local_rope_theta": 5000.0},
+    "modernbert-only-global": {"model_type": "modernbert", "vocab_size": 50, "hidden_size": 16,
+                               "num_attention_heads": 2, "num_hidden_layers": 2, "intermediate_size": 12,
+                               "pad_token_id": 0, "global_attn_every_n_layers": 1},
     "gpt_neox": {"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], "vocab_size": 50,
                  "hidden_size": 64, "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": 12,
                  "rotary_pct": 0.25, "rotary_emb_base": 10000, "max_position_embeddings": 32},
@@ -91,6 +102,17 @@ BAD_CONFIGS = [
     ({"model_type": "bert", "id2label": [1, 2]}, "'id2label': expected an object"),
     ({"model_type": "bert", "architectures": ["BertForQuestionAnswering"]},
      "unsupported architecture 'BertForQuestionAnswering'"),
+    ({"model_type": "roberta", "pad_token_id": None}, "'pad_token_id': RobertaModel numbers positions from "
+     "pad_token_id + 1; it cannot be null"),
+    ({"model_type": "xlm-roberta", "pad_token_id": 20, "max_position_embeddings": 21},
+     "'pad_token_id': 20 leaves no position"),
+    ({"model_type": "modernbert", "classifier_pooling": "max"}, "'classifier_pooling': must be \"cls\" or \"mean\""),
+    ({"model_type": "modernbert", "rope_scaling": {"rope_type": "linear", "factor": 2.0}},
+     "rope type 'linear' is not supported for modernbert (supported: default)"),
+    ({"model_type": "modernbert", "num_hidden_layers": 2, "layer_types": ["full_attention", "chunked"]},
+     "'layer_types': item 1 is not \"full_attention\" or \"sliding_attention\""),
+    ({"model_type": "modernbert", "hidden_size": 30, "num_attention_heads": 2},
+     "gives an odd head dim 15"),
     ({**DECODER, "model_type": "llama", "rope_scaling": {"rope_type": "ntk-by-parts", "factor": 2.0}},
      "rope type 'ntk-by-parts' is not supported (supported: default, linear, dynamic, llama3, yarn, longrope)"),
     ({**DECODER, "model_type": "qwen2", "rope_scaling": {"type": "yarn", "original_max_position_embeddings": 4096}},
@@ -121,6 +143,8 @@ def test_bad_config_names_the_field(cfg, message, mtk, tmp_path):
 BAD_INPUTS = [
     ("gpt2", "1x1025", "a sequence of 1025 tokens is longer than the 1024 positions the model has (n_positions)"),
     ("bert-base-uncased", "2x513", "longer than the 512 positions the model has (max_position_embeddings)"),
+    ("roberta-base", "1x513", "RobertaModel: a sequence of 513 tokens is longer than the 512 positions the model "
+     "has (max_position_embeddings)"),
     ("gpt2", "2x3x4", "GPT2Model: expects token ids (batch, sequence) of an integer dtype, got 3 dims"),
     ("pythia-160m", "8:float32", "GPTNeoXModel: expects token ids (batch, sequence) of an integer dtype, got 1 dim "
      "of float32"),
@@ -146,6 +170,9 @@ def test_bad_input_is_an_error(model, shape, message, mtk, builtin_models):
     ("vit-base-patch16-224", "4x3x224x224", [[4, 1000]]),
     ("vit-base-patch16-224", "1x3x224x224:uint8", [[1, 1000]]),  # cast to the model's dtype
     ("pythia-160m", "1x4096", [[1, 4096, 50304]]),  # rotary: no position limit
+    ("roberta-base", "2x512", [[2, 512, 50265]]),  # positions 2..513 of 514
+    ("xlm-roberta-large", "1x16", [[1, 16, 250002]]),
+    ("modernbert-base", "1x9000", [[1, 9000, 50368]]),  # rotary: past max_position_embeddings, as transformers
 ])
 def test_summary_of_builtin(model, shape, output, mtk, builtin_models):
     if model not in builtin_models:
