@@ -1,10 +1,13 @@
 /* The bert family: BertModel (with its pooler), BertForMaskedLM (no pooler;
  * the MLM head's decoder tied to the word embeddings and its bias to
- * cls.predictions.bias when tie_word_embeddings, the default) and
- * BertForSequenceClassification (pooler, dropout, classifier), as
- * transformers builds them.  BertEmbeddings holds the non-persistent int64
- * buffers position_ids (arange) and token_type_ids (zeros), both
- * (1, max_position_embeddings), computed whenever they get memory.
+ * cls.predictions.bias when tie_word_embeddings, the default),
+ * BertForSequenceClassification (pooler, dropout, classifier) and
+ * BertForTokenClassification, as transformers builds them; the encoder
+ * itself (models/bert.h) also serves roberta and xlm-roberta
+ * (family_roberta.c), under their class names.  The embeddings hold the
+ * non-persistent int64 buffers position_ids (arange) and token_type_ids
+ * (zeros), both (1, max_position_embeddings), computed whenever they get
+ * memory.
  *
  * Config fields (transformers' defaults): vocab_size 30522, hidden_size 768,
  * num_hidden_layers 12, num_attention_heads 12, intermediate_size 3072,
