@@ -40,6 +40,15 @@ EXTRA = {
     "vit-classifier": {"model_type": "vit", "architectures": ["ViTForImageClassification"],
                        "hidden_size": 32, "num_attention_heads": 4, "num_hidden_layers": 1,
                        "intermediate_size": 64, "image_size": 32, "patch_size": 8, "num_labels": 3},
+    "xlm-roberta-classifier": {"model_type": "xlm-roberta", "architectures": ["XLMRobertaForSequenceClassification"],
+                               "hidden_size": 32, "num_attention_heads": 4, "num_hidden_layers": 1,
+                               "intermediate_size": 64, "vocab_size": 50, "max_position_embeddings": 40,
+                               "num_labels": 3},
+    "modernbert-mean-pooling": {"model_type": "modernbert", "architectures": ["ModernBertForSequenceClassification"],
+                                "hidden_size": 32, "num_attention_heads": 4, "num_hidden_layers": 3,
+                                "intermediate_size": 48, "vocab_size": 50, "pad_token_id": 0,
+                                "local_attention": 8, "classifier_pooling": "mean",
+                                "layer_types": ["full_attention", "sliding_attention", "sliding_attention"]},
 }
 
 
