@@ -406,6 +406,20 @@ static void plan_trace_model_traces_the_training_forward_with_its_loss(void **st
     mtk_ctx_free(ctx);
 }
 
+static void plan_trace_model_gives_masked_lms_their_loss(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_plan_trace_options o = { .batch = 2, .seq = 5, .dtype = MTK_DTYPE_UNDEFINED, .with_loss = true,
+                                 .training = true };
+    mtk_plan_model *p = mtk_plan_trace_model(ctx, "roberta-base", &o);
+    assert_non_null(p);
+    assert_non_null(p->loss);
+    assert_int_equal(p->loss->ndim, 0);
+    node_named(p->graph, "cross_entropy");
+    mtk_ctx_free(ctx);
+}
+
 static void plan_trace_model_refuses_what_it_does_not_model(void **state)
 {
     (void)state;
@@ -415,8 +429,8 @@ static void plan_trace_model_refuses_what_it_does_not_model(void **state)
     assert_null(mtk_plan_trace_model(ctx, "gpt2", &o));
     assert_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "eager attention is not modelled for gpt2");
     o.attention = NULL;
-    assert_null(mtk_plan_trace_model(ctx, "bert-base-uncased", &o));
-    assert_error(ctx, MTK_ERR_INVALID_ARGUMENT, "causal language models");
+    assert_null(mtk_plan_trace_model(ctx, "vit-base-patch16-224", &o));
+    assert_error(ctx, MTK_ERR_INVALID_ARGUMENT, "causal and masked language models");
     o.batch = 0;
     assert_null(mtk_plan_trace_model(ctx, "gpt2", &o));
     assert_error(ctx, MTK_ERR_INVALID_ARGUMENT, "positive batch");
@@ -427,6 +441,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(graph_names_parameters_and_attributes_nodes_to_modules),
+        cmocka_unit_test(plan_trace_model_gives_masked_lms_their_loss),
         cmocka_unit_test(views_share_their_base_storage_and_copies_do_not),
         cmocka_unit_test(node_arguments_are_copied_lists_included),
         cmocka_unit_test(softmax_saves_its_output_and_nothing_without_grad),
