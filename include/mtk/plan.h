@@ -163,7 +163,11 @@ typedef struct mtk_plan_trace_options {
     bool with_loss;             /* labels=input_ids: transformers 5's
                                    ForCausalLMLoss after the forward
                                    (float32 logits, labels padded with
-                                   -100 and shifted, cross_entropy mean)   */
+                                   -100 and shifted, cross_entropy mean);
+                                   for a *ForMaskedLM its masked-LM loss
+                                   (cross_entropy mean over every token;
+                                   float32 logits for ModernBERT, BERT's
+                                   and RoBERTa's as they are)             */
     bool training;              /* module.train() (dropout active); the
                                    trace of a training step wants it      */
 } mtk_plan_trace_options;
@@ -174,7 +178,8 @@ typedef struct mtk_plan_model {
     mtk_model_info info;
     mtk_tensor *input;          /* the ids (or pixels) it was called with  */
     mtk_tensor *output;         /* logits or last hidden state             */
-    mtk_tensor *loss;           /* 0-dim float32 with_loss, else NULL      */
+    mtk_tensor *loss;           /* 0-dim with_loss (float32, or the logits'
+                                   dtype for BERT's MLM loss), else NULL  */
     mtk_trace *trace;
     mtk_graph *graph;
     const int32_t *layers;      /* trace module indices of the units of
@@ -187,7 +192,7 @@ typedef struct mtk_plan_model {
 /* Builds MODEL (a built-in name, a config.json or a directory holding
  * one) on the meta device, then traces one forward with `options` (loss
  * ops run after the root's call: their nodes have module -1).  Ops with
- * the loss need a causal LM (MTK_ERR_INVALID_ARGUMENT otherwise).  In the
+ * the loss need a causal or masked LM (MTK_ERR_INVALID_ARGUMENT otherwise).  In the
  * context's arena; NULL with the context's error. */
 MTK_API mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_plan_trace_options *options);
 
