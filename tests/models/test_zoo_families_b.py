@@ -192,3 +192,18 @@ def test_sequence_classification_without_pad_token_takes_batch_one(mtk, tmp_path
     two = mtk("summary", str(path), "--input", "2x5")
     assert two.returncode == 1, two.stdout
     assert "Cannot handle batch sizes > 1 if no padding token is defined" in two.stderr
+
+
+@pytest.mark.parametrize("args,column", [(("models",), "Class"), (("models", "--families"), "Input")])
+def test_model_lists_keep_their_columns_past_long_family_names(args, column, mtk):
+    """'xlm-roberta' is longer than the family column's header: the column
+    widens so every row's next column starts under its header."""
+    result = mtk(*args)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    at = lines[0].index(column)
+    rows = [line for line in lines[1:] if line.split() and line.split()[0] in ("xlm-roberta-large", "xlm-roberta",
+                                                                                "bert-base-uncased", "bert")]
+    assert len(rows) == 2, lines
+    for row in rows:
+        assert row[at - 1] == " " and row[at] != " ", row
