@@ -482,6 +482,10 @@ static bool check_padded_positions(model_config *c, bert_spec *s)
     if (s->padding_idx == MTK_NN_NO_PADDING_IDX)
         return models_cfg_fail(c, "pad_token_id", "%sModel numbers positions from pad_token_id + 1; it cannot be null",
                                s->prefix);
+    /* a negative pad token would count positions from below zero */
+    if (models_cfg_int(c, "pad_token_id", 1) < 0)
+        return models_cfg_fail(c, "pad_token_id", "must be >= 0 for %sModel's positions (they start at pad_token_id "
+                               "+ 1), got %lld", s->prefix, (long long)models_cfg_int(c, "pad_token_id", 1));
     if (s->padding_idx + 1 >= s->positions)
         return models_cfg_fail(c, "pad_token_id",
                                "%lld leaves no position: positions run from pad_token_id + 1 below "

@@ -104,6 +104,7 @@ BAD_CONFIGS = [
      "unsupported architecture 'BertForQuestionAnswering'"),
     ({"model_type": "roberta", "pad_token_id": None}, "'pad_token_id': RobertaModel numbers positions from "
      "pad_token_id + 1; it cannot be null"),
+    ({"model_type": "roberta", "pad_token_id": -1}, "'pad_token_id': must be >= 0 for RobertaModel's positions"),
     ({"model_type": "xlm-roberta", "pad_token_id": 20, "max_position_embeddings": 21},
      "'pad_token_id': 20 leaves no position"),
     ({"model_type": "modernbert", "classifier_pooling": "max"}, "'classifier_pooling': must be \"cls\" or \"mean\""),
