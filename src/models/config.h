@@ -157,5 +157,6 @@ mtk_module *models_family_gpt2_build(model_config *c, const char *architecture);
 mtk_module *models_family_gpt_neox_build(model_config *c, const char *architecture);
 mtk_module *models_family_bert_build(model_config *c, const char *architecture);
 mtk_module *models_family_vit_build(model_config *c, const char *architecture);
+mtk_module *models_family_t5_build(model_config *c, const char *architecture);
 
 #endif

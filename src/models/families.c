@@ -57,6 +57,9 @@ static const model_family families[] = {
       models_family_bert_build },
     { { "vit", ARCHS("ViTModel", "ViTForImageClassification"), "ViTModel", MTK_MODEL_INPUT_PIXELS },
       models_family_vit_build },
+    { { "t5", ARCHS("T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForTokenClassification"), "T5Model",
+        MTK_MODEL_INPUT_SEQ2SEQ_IDS },
+      models_family_t5_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))
