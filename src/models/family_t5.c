@@ -523,7 +523,13 @@ mtk_module *models_family_t5_build(model_config *c, const char *architecture)
 {
     t5_spec s;
     if (!read_spec(c, &s)) return NULL;
-    if (strcmp(architecture, "T5ForConditionalGeneration") == 0) return t5_model(c, &s, &generation_type);
+    if (strcmp(architecture, "T5ForConditionalGeneration") == 0) {
+        if (!s.scale_output)
+            models_cfg_note(c, "lm_head is tied to shared, as transformers 5 builds this config (from_config); "
+                               "from_pretrained unties it when the checkpoint holds its own lm_head.weight "
+                               "(flan-t5): vocab_size x d_model parameters more");
+        return t5_model(c, &s, &generation_type);
+    }
     if (strcmp(architecture, "T5EncoderModel") == 0) return t5_model(c, &s, &encoder_model_type);
     if (strcmp(architecture, "T5ForTokenClassification") == 0) return token_classification(c, &s);
     return t5_model(c, &s, &model_type);

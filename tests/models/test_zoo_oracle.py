@@ -46,6 +46,7 @@ PUBLISHED_COUNTS = {
     "olmo-2-7b": 7_298_617_344,
     "smollm3-3b": 3_075_098_624,
     "phi-2": 2_779_683_840,  # the model card's 2.7B
+    "t5-base": 222_903_552,  # T5ForConditionalGeneration, lm_head tied to shared
 }
 
 # Parameters a token reaches in the MoE built-ins (the model cards' "activated").
@@ -162,7 +163,10 @@ def _numel(shape):
 
 def _small_input(entry):
     """The example input with a short sequence (transformers' forward on meta
-    stays fast): 1x3x224x224 pixels stay as they are."""
+    stays fast): 1x3x224x224 pixels stay as they are; an encoder-decoder's
+    "1x512+1x128" becomes 8 encoder and 5 decoder tokens."""
+    if "+" in entry["example_input"]:
+        return [[1, 8], [1, 5]]
     shape = [int(d) for d in entry["example_input"].split("x")]
     return shape if len(shape) == 4 else [1, 8]
 
@@ -181,9 +185,9 @@ REQUIRED_BUILTINS = {
     "qwen2.5-7b", "qwen2.5-72b", "gemma-2b", "gemma-7b", "gemma-2-9b", "gemma-2-27b", "phi-3-mini", "gpt2",
     "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased", "vit-base-patch16-224",
     "qwen3-0.6b", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "phi-3.5-mini", "phi-4",
-    "llama-3.3-70b", "olmo-2-7b", "smollm3-3b", "phi-2",
+    "llama-3.3-70b", "olmo-2-7b", "smollm3-3b", "phi-2", "t5-base",
 }
-OPTIONAL_BUILTINS = {"pythia-160m"}
+OPTIONAL_BUILTINS = {"pythia-160m", "flan-t5-base"}
 
 
 def test_builtin_models_cover_the_issue(builtin_models):
