@@ -419,6 +419,10 @@ FIXED_CASES = [
     ("vit-no-labels", {"model_type": "vit", "architectures": ["ViTForImageClassification"], "hidden_size": 16,
                        "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": 9,
                        "image_size": 8, "patch_size": 4, "num_labels": 0}),
+    # T5Config's attribute_map: the common names instead of d_model & co.
+    ("t5-common-names", {"model_type": "t5", "architectures": ["T5ForConditionalGeneration"], "vocab_size": 53,
+                         "hidden_size": 20, "num_attention_heads": 3, "num_hidden_layers": 2, "head_dim": 7,
+                         "d_ff": 11, "num_decoder_layers": 1}),
 ]
 
 
