@@ -40,6 +40,10 @@ EXTRA = {
     "vit-classifier": {"model_type": "vit", "architectures": ["ViTForImageClassification"],
                        "hidden_size": 32, "num_attention_heads": 4, "num_hidden_layers": 1,
                        "intermediate_size": 64, "image_size": 32, "patch_size": 8, "num_labels": 3},
+    "t5-encoder-gated": {"model_type": "t5", "architectures": ["T5EncoderModel"], "d_model": 24, "d_kv": 5,
+                         "d_ff": 40, "num_layers": 2, "num_heads": 3, "relative_attention_num_buckets": 8,
+                         "relative_attention_max_distance": 20, "feed_forward_proj": "gated-gelu",
+                         "vocab_size": 50},
 }
 
 
