@@ -426,9 +426,19 @@ static bool seq2seq_forward(mtk_module *m, mtk_module_io *io)
     return done(io, 2);
 }
 
+/* The encoder-only classes take the encoder's ids alone. */
+static bool check_one_input(mtk_module *m, const mtk_module_io *io)
+{
+    if (io->nin == 1) return true;
+    return mtk_error(mtk_module_ctx(m), MTK_ERR_SHAPE,
+                     "%s has no decoder: it takes the encoder's token ids (B, S) only, got %d inputs",
+                     mtk_module_type_name(m), (int)io->nin);
+}
+
 /* T5EncoderModel: ids (B, S) -> hidden (B, S, D); children shared, encoder */
 static bool encoder_model_forward(mtk_module *m, mtk_module_io *io)
 {
+    if (!check_one_input(m, io)) return false;
     io->out[0] = mtk_module_forward(child(m, 1), io->in[0]);
     return done(io, 1);
 }
@@ -436,6 +446,7 @@ static bool encoder_model_forward(mtk_module *m, mtk_module_io *io)
 /* T5ForTokenClassification: ids (B, S) -> logits (B, S, labels) */
 static bool token_classification_forward(mtk_module *m, mtk_module_io *io)
 {
+    if (!check_one_input(m, io)) return false;
     mtk_tensor *h = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), io->in[0]));
     io->out[0] = mtk_module_forward(child(m, 2), h);
     return done(io, 1);

@@ -40,6 +40,8 @@ def test_the_encoder_model_takes_one_input(mtk, tmp_path):
     d = summary(mtk, str(tmp_path), "--input", "3x11")
     assert d["output_shapes"] == [[3, 11, 16]]
     assert d["model"]["class"] == "T5EncoderModel"
+    r = mtk("summary", str(tmp_path), "--input", "3x11", "--input", "3x4")
+    assert r.returncode == 1 and "T5EncoderModel has no decoder" in r.stderr
 
 
 def test_families_list_t5_with_its_input_kind(mtk):
