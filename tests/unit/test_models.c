@@ -511,6 +511,7 @@ static void encoder_decoders_take_two_inputs_and_their_encoders_one(void **state
         "t5-encoder");
     assert_non_null(c);
     mtk_module *m = mtk_model_build_config(ctx, c, MTK_DTYPE_UNDEFINED);
+    mtk_model_config_free(c);
     assert_non_null(m);
     assert_string_equal(mtk_module_type_name(m), "T5EncoderModel");
     mtk_ctx_free(ctx);
