@@ -170,6 +170,11 @@ typedef struct mtk_plan_trace_options {
                                    and RoBERTa's as they are)             */
     bool training;              /* module.train() (dropout active); the
                                    trace of a training step wants it      */
+    int64_t decoder_seq;        /* an encoder-decoder's (t5) decoder ids
+                                   (B, decoder_seq), its second input;
+                                   with_loss: the labels (B, decoder_seq),
+                                   passed as the decoder's ids.  0: none
+                                   (an error for such a model)             */
 } mtk_plan_trace_options;
 
 /* A traced model: the module tree, the record and its graph. */
@@ -179,7 +184,10 @@ typedef struct mtk_plan_model {
     mtk_tensor *input;          /* the ids (or pixels) it was called with  */
     mtk_tensor *output;         /* logits or last hidden state             */
     mtk_tensor *loss;           /* 0-dim with_loss (float32, or the logits'
-                                   dtype for BERT's MLM loss), else NULL  */
+                                   dtype for BERT's and T5's losses), else
+                                   NULL                                    */
+    mtk_tensor *decoder_input;  /* an encoder-decoder's decoder ids, else
+                                   NULL                                    */
     mtk_trace *trace;
     mtk_graph *graph;
     const int32_t *layers;      /* trace module indices of the units of
@@ -192,7 +200,9 @@ typedef struct mtk_plan_model {
 /* Builds MODEL (a built-in name, a config.json or a directory holding
  * one) on the meta device, then traces one forward with `options` (loss
  * ops run after the root's call: their nodes have module -1).  Ops with
- * the loss need a causal or masked LM (MTK_ERR_INVALID_ARGUMENT otherwise).  In the
+ * the loss need a causal or masked LM or an encoder-decoder's
+ * ForConditionalGeneration (MTK_ERR_INVALID_ARGUMENT otherwise); an
+ * encoder-decoder needs options->decoder_seq.  In the
  * context's arena; NULL with the context's error. */
 MTK_API mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_plan_trace_options *options);
 

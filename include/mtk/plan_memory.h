@@ -90,6 +90,10 @@ typedef struct mtk_memory_options {
     int64_t new_tokens;               /* generate                              */
     int32_t grad_accum;               /* micro-batches per optimizer step, >=1 */
     mtk_memory_constants constants;
+    int64_t decoder_seq;              /* encoder-decoders (t5): the decoder's
+                                         ids (batch, decoder_seq), also the
+                                         labels in training; 0: none given
+                                         (an error for such a model)       */
 } mtk_memory_options;
 
 /* Defaults: inference, AdamW, the config's dtype, no mixed precision, no

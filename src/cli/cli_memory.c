@@ -16,7 +16,7 @@
 #include <strings.h>
 
 static const char usage[] =
-    "usage: mtk memory MODEL --input BxS [--mode inference|training|generate]\n"
+    "usage: mtk memory MODEL --input BxS [--input BxT] [--mode inference|training|generate]\n"
     "                  [--optimizer OPT] [--dtype D] [--mixed-precision P] [--checkpointing]\n"
     "                  [--attention A] [--device-kind K] [--new-tokens N] [--grad-accum K]\n"
     "                  [--fit BYTES [--fit-context]] [--set NAME=BYTES] [--constants]\n"
@@ -35,13 +35,18 @@ static const char usage[] =
     "  mtk memory llama-3.1-8b --input 4x4096 --mode training --dtype bfloat16 --checkpointing\n"
     "  mtk memory llama-3.1-8b --input 1x4096 --mode training --fit 80GiB\n"
     "  mtk memory llama-3.1-70b --input 1x1 --mode generate --fit 160GB --fit-context\n"
+    "  mtk memory t5-base --input 8x512 --input 8x128 --mode training\n"
     "\n"
     "options:\n"
-    "  -i, --input BxS          token ids: batch x sequence length (required)\n"
+    "  -i, --input BxS          token ids: batch x sequence length (required);\n"
+    "                           an encoder-decoder (t5) takes it twice: the\n"
+    "                           encoder's ids, then the decoder's BxT (in\n"
+    "                           training also the labels); same batch\n"
     "  -m, --mode MODE          inference (model(ids) under no_grad; default),\n"
     "                           training (labels=ids, backward, step, zero_grad;\n"
     "                           the second step is reported, the first also shown),\n"
-    "                           generate (model.generate: prefill, then decode)\n"
+    "                           generate (model.generate: prefill, then decode;\n"
+    "                           decoder-only models)\n"
     "  -o, --optimizer OPT      sgd, momentum, adam, adamw (default adamw)\n"
     "  -t, --dtype D            parameters' dtype (default: the config's)\n"
     "      --mixed-precision P  bf16 or fp16: fp32 parameters under torch.autocast\n"
@@ -196,21 +201,33 @@ int cli_memory(int argc, char **argv)
         cli_error("memory: out of memory");
         return CLI_EXIT_ERROR;
     }
-    bool json = false, have_input = false, fit_context = false;
+    bool json = false, fit_context = false;
+    int ninputs = 0;
     int64_t fit = 0, v, depth = 2;
     int c;
     cli_options_reset();
     while ((c = cli_getopt("memory", argc, argv, "i:m:o:t:a:d:jh", longopts)) != -1) {
         int k = 0;
         switch (c) {
-        case 'i':
-            if (!parse_input(optarg, &o.batch, &o.seq)) {
+        case 'i': {
+            int64_t batch, seq;
+            if (!parse_input(optarg, &batch, &seq)) {
                 mtk_ctx_free(ctx);
                 return cli_usage_error("memory", "bad --input '%s': expected BxS with B, S >= 1 (e.g. 4x4096)",
                                        optarg);
             }
-            have_input = true;
+            if (ninputs == 2 || (ninputs == 1 && batch != o.batch)) {
+                mtk_ctx_free(ctx);
+                return cli_usage_error("memory",
+                                       ninputs == 2 ? "at most two --input: an encoder-decoder's encoder and decoder ids"
+                                                    : "the decoder's --input '%s' has another batch than the "
+                                                      "encoder's (%lld)",
+                                       optarg, (long long)o.batch);
+            }
+            if (ninputs++ == 0) o.batch = batch, o.seq = seq;
+            else o.decoder_seq = seq;
             break;
+        }
         case 'm': k = pick(optarg, modes, 3), o.mode = (mtk_memory_mode)k; break;
         case 'o': k = pick(optarg, optimizers, 4), o.optimizer = (mtk_optimizer_kind)k; break;
         case OPT_MIXED: k = pick(optarg, mixed, 3), o.mixed_precision = (mtk_mixed_precision)k; break;
@@ -271,7 +288,7 @@ int cli_memory(int argc, char **argv)
         return cli_usage_error("memory", optind >= argc ? "missing MODEL" : "one MODEL expected, got '%s' too",
                                optind < argc - 1 ? argv[optind + 1] : "");
     }
-    if (!have_input) {
+    if (ninputs == 0) {
         mtk_ctx_free(ctx);
         return cli_usage_error("memory", "--input BxS is required (e.g. --input 1x2048)");
     }

@@ -34,6 +34,7 @@ static const char *input_name(mtk_model_input_kind kind)
     switch (kind) {
     case MTK_MODEL_INPUT_TOKEN_IDS: return "token_ids";
     case MTK_MODEL_INPUT_PIXELS: return "pixels";
+    case MTK_MODEL_INPUT_SEQ2SEQ_IDS: return "seq2seq_ids";
     default: return "tensor";
     }
 }

@@ -4,7 +4,9 @@
  * architecture, such as tokenizer ids, are kept as published; a few
  * bookkeeping fields, transformers_version and the like, are left out).
  * vit-base-patch16-224 says "num_labels": 1000 instead of listing its
- * 1000 id2label names, which transformers treats the same.
+ * 1000 id2label names, which transformers treats the same.  An
+ * encoder-decoder's example input is the encoder's and the decoder's ids
+ * joined by '+' ("1x512+1x128": `--input 1x512 --input 1x128`).
  * Adding a model is one row. */
 #include "models/config.h"
 
@@ -470,6 +472,22 @@ static const mtk_builtin_model builtins[] = {
       " \"position_embedding_type\": \"absolute\", \"sep_token_id\": 50282, \"torch_dtype\": \"float32\","
       " \"transformers_version\": \"4.47.0.dev0\", \"vocab_size\": 50368}",
       "1x8192" },
+    { "t5-base", "google-t5/t5-base",
+      "{\"architectures\": [\"T5ForConditionalGeneration\"], \"d_ff\": 3072, \"d_kv\": 64, \"d_model\": 768,"
+      " \"decoder_start_token_id\": 0, \"dropout_rate\": 0.1, \"eos_token_id\": 1, \"initializer_factor\": 1.0,"
+      " \"is_encoder_decoder\": true, \"layer_norm_epsilon\": 1e-06, \"model_type\": \"t5\", \"n_positions\": 512,"
+      " \"num_heads\": 12, \"num_layers\": 12, \"output_past\": true, \"pad_token_id\": 0,"
+      " \"relative_attention_num_buckets\": 32, \"vocab_size\": 32128}",
+      "1x512+1x128" },
+    { "flan-t5-base", "google/flan-t5-base",
+      "{\"architectures\": [\"T5ForConditionalGeneration\"], \"d_ff\": 2048, \"d_kv\": 64, \"d_model\": 768,"
+      " \"decoder_start_token_id\": 0, \"dense_act_fn\": \"gelu_new\", \"dropout_rate\": 0.1, \"eos_token_id\": 1,"
+      " \"feed_forward_proj\": \"gated-gelu\", \"initializer_factor\": 1.0, \"is_encoder_decoder\": true,"
+      " \"is_gated_act\": true, \"layer_norm_epsilon\": 1e-06, \"model_type\": \"t5\", \"n_positions\": 512,"
+      " \"num_decoder_layers\": 12, \"num_heads\": 12, \"num_layers\": 12, \"output_past\": true,"
+      " \"pad_token_id\": 0, \"relative_attention_max_distance\": 128, \"relative_attention_num_buckets\": 32,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"float32\", \"use_cache\": true, \"vocab_size\": 32128}",
+      "1x512+1x128" },
 };
 
 #define BUILTIN_COUNT ((int32_t)(sizeof builtins / sizeof builtins[0]))

@@ -93,6 +93,13 @@ static const struct {
     { "max_position_embeddings", MODEL_MAX_POSITIONS, "positions" },
     { "n_positions", MODEL_MAX_POSITIONS, "positions" },
     { "original_max_position_embeddings", MODEL_MAX_POSITIONS, "positions" },
+    { "num_decoder_layers", MODEL_MAX_LAYERS, "layers" },
+    { "num_heads", MODEL_MAX_HEADS, "heads" },
+    { "d_model", MODEL_MAX_WIDTH, "features" },
+    { "d_kv", MODEL_MAX_WIDTH, "features" },
+    { "d_ff", MODEL_MAX_WIDTH, "features" },
+    { "relative_attention_num_buckets", MODEL_MAX_WIDTH, "buckets" },
+    { "relative_attention_max_distance", MODEL_MAX_POSITIONS, "positions" },
 };
 
 int64_t models_cfg_limit_of(const char *key, const char **what)

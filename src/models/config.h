@@ -160,5 +160,6 @@ mtk_module *models_family_vit_build(model_config *c, const char *architecture);
 mtk_module *models_family_roberta_build(model_config *c, const char *architecture);
 mtk_module *models_family_xlm_roberta_build(model_config *c, const char *architecture);
 mtk_module *models_family_modernbert_build(model_config *c, const char *architecture);
+mtk_module *models_family_t5_build(model_config *c, const char *architecture);
 
 #endif

@@ -66,6 +66,9 @@ static const model_family families[] = {
     { { "modernbert", ARCHS("ModernBertModel", "ModernBertForMaskedLM", "ModernBertForSequenceClassification",
                                     "ModernBertForTokenClassification"), "ModernBertModel", MTK_MODEL_INPUT_TOKEN_IDS },
       models_family_modernbert_build },
+    { { "t5", ARCHS("T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForTokenClassification"), "T5Model",
+        MTK_MODEL_INPUT_SEQ2SEQ_IDS },
+      models_family_t5_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))

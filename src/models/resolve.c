@@ -79,6 +79,16 @@ static const char *known_names(mtk_ctx *ctx)
     return out;
 }
 
+/* Whether m has a direct child called `name` (no error when not). */
+static bool has_child(const mtk_module *m, const char *name)
+{
+    for (int32_t i = 0; i < mtk_module_child_count(m); i++) {
+        const char *child;
+        if (mtk_module_child_at(m, i, &child) && strcmp(child, name) == 0) return true;
+    }
+    return false;
+}
+
 /* Builds from a parsed config (which it frees) and fills the info. */
 static mtk_module *build_and_describe(mtk_ctx *ctx, mtk_model_config *c, const mtk_model_resolve_options *opt,
                                       mtk_model_info *info)
@@ -106,7 +116,11 @@ static mtk_module *build_and_describe(mtk_ctx *ctx, mtk_model_config *c, const m
         info->architecture = mtk_module_type_name(m);
         info->dtype = dtype;
         info->input = f->info.input;
-        info->input_dtype = f->info.input == MTK_MODEL_INPUT_TOKEN_IDS ? MTK_INT64 : dtype;
+        /* an encoder-decoder family's encoder-only classes take one input */
+        if (info->input == MTK_MODEL_INPUT_SEQ2SEQ_IDS && !has_child(m, "decoder"))
+            info->input = MTK_MODEL_INPUT_TOKEN_IDS;
+        info->input_dtype =
+            info->input == MTK_MODEL_INPUT_TOKEN_IDS || info->input == MTK_MODEL_INPUT_SEQ2SEQ_IDS ? MTK_INT64 : dtype;
         for (int32_t i = 0; i < c->nnotes && i < 4; i++) info->notes[info->nnotes++] = c->notes[i];
     }
     mtk_model_config_free(c);

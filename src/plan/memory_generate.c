@@ -185,6 +185,14 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
     mtk_module *model = resolve_for_inference(ctx, model_name, o, &info);
     if (!model) return NULL;
     size_t len = strlen(info.architecture);
+    if (info.input == MTK_MODEL_INPUT_SEQ2SEQ_IDS) {
+        mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED,
+                  "memory: --mode generate is not modelled for encoder-decoders yet (%s is %s: its decoder's "
+                  "self-attention cache and fixed cross-attention cache are not built); plan --mode inference "
+                  "with the encoder's and the decoder's lengths instead",
+                  model_name, info.architecture);
+        return NULL;
+    }
     mtk_kv_cache *cache = mtk_kv_cache_new(model);
     if (!cache) {
         mtk_ctx_clear_error(ctx);

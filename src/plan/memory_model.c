@@ -25,6 +25,7 @@ mtk_memory_plan *mtk_memory_plan_model(mtk_ctx *ctx, const char *model, const mt
         .batch = o->batch, .seq = o->seq, .dtype = o->dtype,
         .attention = o->attention == MTK_ATTENTION_EAGER ? "eager" : "sdpa",
         .device_kind = (mtk_device_kind)o->device_kind, .with_loss = training, .training = training,
+        .decoder_seq = o->decoder_seq,
     };
     if (o->mixed_precision != MTK_MIXED_NONE) to.dtype = o->mixed_precision == MTK_MIXED_BF16 ? MTK_BFLOAT16 : MTK_FLOAT16;
     mtk_plan_model *pm = mtk_plan_trace_model(ctx, model, &to);
@@ -53,6 +54,9 @@ mtk_memory_plan *mtk_memory_plan_model(mtk_ctx *ctx, const char *model, const mt
     plan->model = model;
     if (o->device_kind == MTK_DEVICE_KIND_CUDA) plan->overhead_bytes = o->constants.cuda_context_bytes;
     for (int32_t i = 0; i < pm->info.nnotes; i++) mem_note(plan, pm->info.notes[i]);
+    if (pm->decoder_input && !training)
+        mem_note(plan, "an encoder-decoder's inference as model(input_ids, decoder_input_ids) under no_grad: the "
+                       "EncoderDecoderCache transformers fills (use_cache) is not counted");
     if (training && o->checkpointing)
         mem_note(plan, "gradient checkpointing as transformers 5's gradient_checkpointing_enable(): "
                        "torch.utils.checkpoint per decoder layer, use_reentrant=False");

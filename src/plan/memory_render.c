@@ -104,9 +104,10 @@ char *mtk_memory_plan_text(mtk_ctx *ctx, const mtk_memory_plan *p, int32_t depth
     const mtk_memory_options *o = &p->options;
     mtk_text t = { .ctx = ctx };
     char h[32];
-    mtk_text_printf(&t, "%s%s%s, input %" PRId64 "x%" PRId64 ", %s", p->model ? p->model : "",
-                    p->model ? ": " : "", mode_name(o->mode), o->batch, o->seq,
-                    o->dtype >= 0 ? mtk_dtype_name(o->dtype) : "config dtype");
+    mtk_text_printf(&t, "%s%s%s, input %" PRId64 "x%" PRId64, p->model ? p->model : "", p->model ? ": " : "",
+                    mode_name(o->mode), o->batch, o->seq);
+    if (o->decoder_seq > 0) mtk_text_printf(&t, ", decoder input %" PRId64 "x%" PRId64, o->batch, o->decoder_seq);
+    mtk_text_printf(&t, ", %s", o->dtype >= 0 ? mtk_dtype_name(o->dtype) : "config dtype");
     if (o->mode == MTK_MEMORY_TRAINING) {
         mtk_text_printf(&t, ", %s", optimizer_name(o->optimizer));
         if (o->mixed_precision) mtk_text_printf(&t, ", mixed precision %s", mixed_name(o->mixed_precision));
@@ -197,6 +198,7 @@ static void add_plan(cJSON *root, const mtk_memory_plan *p)
     cJSON_AddStringToObject(opts, "device_kind", o->device_kind == MTK_DEVICE_KIND_CUDA ? "cuda" : "cpu");
     cJSON_AddItemToObject(opts, "batch", json_int(o->batch));
     cJSON_AddItemToObject(opts, "seq", json_int(o->seq));
+    if (o->decoder_seq > 0) cJSON_AddItemToObject(opts, "decoder_seq", json_int(o->decoder_seq));
     cJSON_AddItemToObject(opts, "new_tokens", json_int(o->new_tokens));
     cJSON_AddItemToObject(opts, "grad_accum", json_int(o->grad_accum));
     cJSON *consts = cJSON_CreateObject();

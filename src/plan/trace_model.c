@@ -12,9 +12,9 @@
  * gradient_checkpointing_enable() wraps. */
 static bool is_checkpoint_unit(const char *type)
 {
-    static const char *const exact[] = { "GPT2Block",         "GPTNeoXLayer",    "BertLayer",
-                                         "ViTLayer",          "RobertaLayer",    "XLMRobertaLayer",
-                                         "ModernBertEncoderLayer" };
+    static const char *const exact[] = { "GPT2Block",    "GPTNeoXLayer",    "BertLayer",
+                                         "ViTLayer",     "RobertaLayer",    "XLMRobertaLayer",
+                                         "ModernBertEncoderLayer", "T5Block" };
     size_t n = strlen(type), k = strlen("DecoderLayer");
     if (n >= k && strcmp(type + n - k, "DecoderLayer") == 0) return true;
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
@@ -57,6 +57,19 @@ static bool ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* An encoder-decoder's loss with labels (T5ForConditionalGeneration):
+ * CrossEntropyLoss(ignore_index=-100) over logits (B*T, V) and labels
+ * (B*T), in the logits' dtype, mean; the labels are the decoder's ids
+ * (transformers shifts them right into decoder_input_ids: small int64
+ * ops, not traced).  Returns the 0-dim loss. */
+static mtk_tensor *seq2seq_lm_loss(mtk_ctx *ctx, mtk_tensor *logits, mtk_tensor *labels)
+{
+    if (!logits || !labels) return NULL;
+    int64_t flat[2] = { -1, logits->shape[logits->ndim - 1] }, flat_labels[1] = { -1 };
+    return mtk_cross_entropy(ctx, mtk_view(ctx, logits, flat, 2), mtk_view(ctx, labels, flat_labels, 1), NULL, -100,
+                             "mean", 0.0);
 }
 
 static mtk_tensor *make_input(mtk_ctx *ctx, mtk_module *model, const mtk_model_info *info,
@@ -117,11 +130,26 @@ mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_
     p->input = make_input(ctx, p->model, &p->info, o);
     if (!p->input) return NULL;
     const char *arch = p->info.architecture;
+    bool seq2seq = p->info.input == MTK_MODEL_INPUT_SEQ2SEQ_IDS;
+    if (seq2seq) {
+        if (o->decoder_seq <= 0) {
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                      "plan: %s is an encoder-decoder: give the decoder's length too (mtk memory: a second --input "
+                      "BxT, e.g. --input 1x512 --input 1x128)",
+                      arch);
+            return NULL;
+        }
+        int64_t shape[2] = { o->batch, o->decoder_seq };
+        p->decoder_input = mtk_tensor_new(ctx, MTK_INT64, shape, 2, NULL, MTK_DEVICE_META);
+        if (!p->decoder_input) return NULL;
+    }
     bool causal_lm = ends_with(arch, "ForCausalLM") || strcmp(arch, "GPT2LMHeadModel") == 0;
     bool masked_lm = ends_with(arch, "ForMaskedLM");
-    if (o->with_loss && !causal_lm && !masked_lm) {
+    bool conditional = seq2seq && ends_with(arch, "ForConditionalGeneration");
+    if (o->with_loss && !causal_lm && !masked_lm && !conditional) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                  "plan: a loss is modelled for causal and masked language models (labels=input_ids), not for %s",
+                  "plan: a loss is modelled for causal and masked language models (labels=input_ids) and "
+                  "encoder-decoders' ForConditionalGeneration (labels=decoder ids), not for %s",
                   arch);
         return NULL;
     }
@@ -131,10 +159,15 @@ mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_
         mtk_trace_free(p->trace);
         return NULL;
     }
-    p->output = mtk_module_forward(p->model, p->input);
-    if (p->output && o->with_loss)
-        p->loss = masked_lm ? masked_lm_loss(ctx, p->output, p->input, strncmp(arch, "ModernBert", 10) == 0)
-                            : causal_lm_loss(ctx, p->output, p->input);
+    if (seq2seq) {
+        p->output = mtk_module_forward2(p->model, p->input, p->decoder_input);
+        if (p->output && o->with_loss) p->loss = seq2seq_lm_loss(ctx, p->output, p->decoder_input);
+    } else {
+        p->output = mtk_module_forward(p->model, p->input);
+        if (p->output && o->with_loss)
+            p->loss = masked_lm ? masked_lm_loss(ctx, p->output, p->input, strncmp(arch, "ModernBert", 10) == 0)
+                                : causal_lm_loss(ctx, p->output, p->input);
+    }
     mtk_ctx_pop_device(ctx);
     mtk_trace_end(p->trace);
     if (!p->output || (o->with_loss && !p->loss)) return NULL;

@@ -15,6 +15,13 @@ from probe_build import build_dir, build_probe  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+def _shape_text(shape):
+    """"2x7", or "2x7+2x5" for an encoder-decoder's (encoder, decoder) shapes."""
+    if len(shape) == 2 and all(isinstance(s, (list, tuple)) for s in shape):
+        return "+".join(_shape_text(s) for s in shape)
+    return "x".join(str(d) for d in shape)
+
+
 @pytest.fixture(scope="session")
 def zoo_probe_bin(tmp_path_factory):
     return build_probe(tmp_path_factory, "tests/models/zoo_probe.c", "zoo_probe")
@@ -28,7 +35,7 @@ def zoo_probe(zoo_probe_bin):
     def run(requests):
         lines = []
         for model, shapes in requests:
-            inputs = ";".join("x".join(str(d) for d in s) for s in shapes)
+            inputs = ";".join(_shape_text(s) for s in shapes)
             lines.append(f"{model} | {inputs}\n")
         result = subprocess.run([zoo_probe_bin], input="".join(lines), capture_output=True, text=True,
                                 timeout=600)

@@ -23,6 +23,7 @@ BASE_CLASS = {
     "granite": "GraniteModel", "phi": "PhiModel", "gemma": "GemmaModel", "gemma2": "Gemma2Model", "phi3": "Phi3Model",
     "gpt2": "GPT2Model", "gpt_neox": "GPTNeoXModel", "bert": "BertModel", "vit": "ViTModel",
     "roberta": "RobertaModel", "xlm-roberta": "XLMRobertaModel", "modernbert": "ModernBertModel",
+    "t5": "T5Model",
 }
 MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe"}
 
@@ -69,19 +70,30 @@ def describe(model):
             "num_params": total, "trainable_params": sum(p.numel() for p in model.parameters() if p.requires_grad)}
 
 
+def is_seq2seq_shape(shape):
+    """An encoder-decoder's input: (encoder ids shape, decoder ids shape)."""
+    return len(shape) == 2 and all(isinstance(s, (list, tuple)) for s in shape)
+
+
 def forward(model, shape):
     """[[shape, dtype]] of the model's tensor outputs for an input of `shape`
-    (token ids, or pixels for ViT), and the FLOPs torch's counter counts."""
-    if model.config.model_type == "vit":
+    (token ids, pixels for ViT, or (encoder ids, decoder ids) shapes for an
+    encoder-decoder), and the FLOPs torch's counter counts."""
+    if is_seq2seq_shape(shape):
+        kwargs = {"input_ids": torch.empty(*shape[0], device="meta", dtype=torch.long),
+                  "decoder_input_ids": torch.empty(*shape[1], device="meta", dtype=torch.long)}
+    elif model.config.model_type == "vit":
         kwargs = {"pixel_values": torch.empty(*shape, device="meta", dtype=model.dtype)}
     else:
         # use_cache stays on: without a cache, transformers' mask code looks
         # for packed sequences in the position ids, which needs their values
         kwargs = {"input_ids": torch.empty(*shape, device="meta", dtype=torch.long)}
-        if getattr(model.config, "use_cache", True) is False:  # SmolLM3-3B publishes use_cache: false
+        # SmolLM3-3B publishes use_cache: false (T5EncoderModel sets it, and refuses a cache)
+        if getattr(model.config, "use_cache", True) is False and model.config.model_type != "t5":
             kwargs["use_cache"] = True
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         out = model(**kwargs)
-    tensors = [out[k] for k in ("logits", "last_hidden_state", "pooler_output") if out.get(k) is not None]
+    tensors = [out[k] for k in ("logits", "last_hidden_state", "pooler_output", "encoder_last_hidden_state")
+               if out.get(k) is not None]
     return {"outputs": [[list(t.shape), dtype_name(t.dtype)] for t in tensors],
             "flops": counter.get_total_flops()}

@@ -49,6 +49,10 @@ EXTRA = {
                                 "intermediate_size": 48, "vocab_size": 50, "pad_token_id": 0,
                                 "local_attention": 8, "classifier_pooling": "mean",
                                 "layer_types": ["full_attention", "sliding_attention", "sliding_attention"]},
+    "t5-encoder-gated": {"model_type": "t5", "architectures": ["T5EncoderModel"], "d_model": 24, "d_kv": 5,
+                         "d_ff": 40, "num_layers": 2, "num_heads": 3, "relative_attention_num_buckets": 8,
+                         "relative_attention_max_distance": 20, "feed_forward_proj": "gated-gelu",
+                         "vocab_size": 50},
 }
 
 

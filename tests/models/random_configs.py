@@ -394,6 +394,28 @@ def modernbert(rng):
     if rng.random() < 0.3:
         cfg["layer_types"] = [rng.choice(["full_attention", "sliding_attention"]) for _ in range(layers)]
     if rng.random() < 0.5:
+def t5(rng):
+    """T5: d_kv apart from d_model / heads, relu or gated FFNs, an uneven
+    decoder depth, few or many relative-position buckets and distances."""
+    buckets = rng.choice([4, 6, 8, 13, 32])
+    cfg = {
+        "model_type": "t5",
+        "vocab_size": _odd(rng, 33, 211),
+        "d_model": _odd(rng, 7, 41),
+        "d_kv": rng.choice([3, 4, 5, 8]),
+        "d_ff": _odd(rng, 9, 97),
+        "num_layers": rng.randint(1, 3),
+        "num_heads": rng.randint(1, 5),
+        "relative_attention_num_buckets": buckets,
+        "relative_attention_max_distance": rng.choice([buckets // 2 + 1, 10, 20, 128]),
+        "feed_forward_proj": rng.choice(["relu", "gated-gelu", "gated-silu", "gelu_new"]),
+        "tie_word_embeddings": rng.random() < 0.5,
+        "torch_dtype": rng.choice(DTYPES),
+        **_arch(rng, ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForTokenClassification"]),
+    }
+    if rng.random() < 0.5:
+        cfg["num_decoder_layers"] = rng.randint(1, 3)
+    if rng.random() < 0.4:
         labels = rng.randint(1, 5)
         cfg["id2label"] = {str(i): "LABEL_%d" % i for i in range(labels)}
         cfg["label2id"] = {"LABEL_%d" % i: i for i in range(labels)}
@@ -405,6 +427,7 @@ GENERATORS = {
     "qwen3": qwen3, "qwen3_moe": qwen3_moe, "olmo2": olmo2, "smollm3": smollm3, "granite": granite,
     "phi": phi, "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
     "vit": vit, "roberta": roberta, "xlm-roberta": xlm_roberta, "modernbert": modernbert,
+    "t5": t5,
 }
 
 # Classes each family must build (every one is covered by a forced case).
@@ -433,6 +456,7 @@ ARCHITECTURES = {
                     "XLMRobertaForTokenClassification"],
     "modernbert": ["ModernBertModel", "ModernBertForMaskedLM", "ModernBertForSequenceClassification",
                    "ModernBertForTokenClassification"],
+    "t5": ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForTokenClassification"],
 }
 
 RANDOM_PER_FAMILY = 4
@@ -492,6 +516,10 @@ FIXED_CASES = [
     ("vit-no-labels", {"model_type": "vit", "architectures": ["ViTForImageClassification"], "hidden_size": 16,
                        "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": 9,
                        "image_size": 8, "patch_size": 4, "num_labels": 0}),
+    # T5Config's attribute_map: the common names instead of d_model & co.
+    ("t5-common-names", {"model_type": "t5", "architectures": ["T5ForConditionalGeneration"], "vocab_size": 53,
+                         "hidden_size": 20, "num_attention_heads": 3, "num_hidden_layers": 2, "head_dim": 7,
+                         "d_ff": 11, "num_decoder_layers": 1}),
 ]
 
 
@@ -534,5 +562,16 @@ def input_shapes(cfg, rng):
         size = cfg["image_size"]
         height, width = size if isinstance(size, list) else (size, size)
         return [(rng.randint(1, 3), cfg.get("num_channels", 3), height, width) for _ in range(2)]
+    if cfg["model_type"] == "t5" and cfg.get("architectures", ["T5Model"])[0] in SEQ2SEQ_CLASSES:
+        # (encoder ids, decoder ids): decoders of one token and longer
+        out = []
+        for _ in range(2):
+            batch = rng.randint(1, 3)
+            out.append(((batch, rng.randint(1, 23)), (batch, rng.choice([1, rng.randint(2, 17)]))))
+        return out
     limit = cfg.get("n_positions", cfg.get("max_position_embeddings", 64))
     return [(rng.randint(1, 3), rng.randint(1, min(limit, 23))) for _ in range(2)]
+
+
+# The classes whose forward takes encoder and decoder ids.
+SEQ2SEQ_CLASSES = {"T5Model", "T5ForConditionalGeneration"}

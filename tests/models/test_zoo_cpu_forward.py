@@ -71,13 +71,27 @@ ENCODER_CASES = [("%s-%s" % (family, arch), dict(random_configs.GENERATORS[famil
                  for arch in random_configs.ARCHITECTURES[family]]
 
 
+def _t5_case(arch, seed):
+    cfg = random_configs.t5(random.Random("cpu-t5-%s-%d" % (arch, seed)))
+    cfg["architectures"] = [arch]
+    cfg["dropout_rate"] = 0.0
+    return cfg
+
+
+# t5: relative position buckets over sequences longer than the exact range
+# (both directions in the encoder), relu and gated FFNs, tied and untied
+# (unscaled) outputs, decoders of one token and more.
+T5_CASES = [("%s-%d" % (arch, seed), _t5_case(arch, seed))
+            for arch in random_configs.ARCHITECTURES["t5"] for seed in range(3)]
+
+
 def cases():
     out = list(ENCODER_CASES)
     for family in FAMILIES:
         for i in range(PER_FAMILY):
             cfg = random_configs.GENERATORS[family](random.Random("cpu-%s-%d" % (family, i)))
             out.append(("%s-%d" % (family, i), cfg))
-    out += ROPE_CASES + HEAD_CASES
+    out += ROPE_CASES + HEAD_CASES + T5_CASES
     for _, cfg in out:
         cfg["torch_dtype"] = "float32"
     return out
@@ -103,7 +117,7 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     model = getattr(hf_oracle.transformers, arch)._from_config(config).eval()
     randomize_(model, 7)
     rng = random.Random(case_id)
-    longest = 40 if case_id in dict(ROPE_CASES) else 12
+    longest = 40 if case_id in dict(ROPE_CASES) or case_id in dict(T5_CASES) else 12
     shape = (rng.randint(1, 3), rng.randint(1, longest))
     ids = torch.randint(1, cfg["vocab_size"], shape, generator=torch.Generator().manual_seed(3))
     if case_id in dict(ENCODER_CASES):
@@ -111,11 +125,16 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     if arch.endswith("ForSequenceClassification") and case_id not in dict(ENCODER_CASES):
         for b in range(1, shape[0]):
             ids[b, max(1, shape[1] - b):] = cfg["pad_token_id"]
+    inputs = {"input_ids": ids}
+    if arch in random_configs.SEQ2SEQ_CLASSES:
+        decoder_len = rng.choice([1, rng.randint(2, 30)])
+        inputs["decoder_input_ids"] = torch.randint(0, cfg["vocab_size"], (shape[0], decoder_len),
+                                                    generator=torch.Generator().manual_seed(4))
     with torch.no_grad():
-        out = model(input_ids=ids)
+        out = model(**inputs)
     want = out["logits"] if out.get("logits") is not None else out["last_hidden_state"]
     tensors = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
-    tensors["input_ids"] = ids
+    tensors.update(inputs)
     save_file(tensors, str(tmp_path / "weights.safetensors"))
     result = subprocess.run([zoo_probe_bin, "--cpu-forward", str(tmp_path / "config.json"),
                              str(tmp_path / "weights.safetensors"), str(tmp_path / "out.safetensors")],

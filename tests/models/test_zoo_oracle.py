@@ -51,6 +51,7 @@ PUBLISHED_COUNTS = {
     "roberta-base": 124_697_433,
     "xlm-roberta-large": 560_142_482,
     "modernbert-base": 149_655_232,
+    "t5-base": 222_903_552,  # T5ForConditionalGeneration, lm_head tied to shared
 }
 
 # Parameters a token reaches in the MoE built-ins (the model cards' "activated").
@@ -167,7 +168,10 @@ def _numel(shape):
 
 def _small_input(entry):
     """The example input with a short sequence (transformers' forward on meta
-    stays fast): 1x3x224x224 pixels stay as they are."""
+    stays fast): 1x3x224x224 pixels stay as they are; an encoder-decoder's
+    "1x512+1x128" becomes 8 encoder and 5 decoder tokens."""
+    if "+" in entry["example_input"]:
+        return [[1, 8], [1, 5]]
     shape = [int(d) for d in entry["example_input"].split("x")]
     return shape if len(shape) == 4 else [1, 8]
 
@@ -187,8 +191,9 @@ REQUIRED_BUILTINS = {
     "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased", "vit-base-patch16-224",
     "qwen3-0.6b", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "phi-3.5-mini", "phi-4",
     "llama-3.3-70b", "olmo-2-7b", "smollm3-3b", "phi-2", "roberta-base", "xlm-roberta-large", "modernbert-base",
+    "t5-base",
 }
-OPTIONAL_BUILTINS = {"pythia-160m"}
+OPTIONAL_BUILTINS = {"pythia-160m", "flan-t5-base"}
 
 
 def test_builtin_models_cover_the_issue(builtin_models):

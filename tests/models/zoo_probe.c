@@ -11,14 +11,17 @@
  *       buffers (rotary inv_freq, bert position_ids) can be checked;
  *   zoo_probe --cpu-forward MODEL WEIGHTS OUT
  *       builds MODEL on cpu in float32, fills every state-dict entry from
- *       the safetensors file WEIGHTS (which also holds "input_ids"), runs
+ *       the safetensors file WEIGHTS (which also holds "input_ids", and
+ *       "decoder_input_ids" for an encoder-decoder), runs
  *       the forward in eval mode and writes its first output to the
  *       safetensors file OUT as "output"; prints {"ok": true} or
  *       {"error": message};
  *   zoo_probe
  *       reads lines "MODEL | INPUTS" from stdin, MODEL a built-in name or a
- *       config.json path, INPUTS ';'-separated shapes ("2x7", "1x3x224x224",
- *       optionally ":dtype"; empty: no forward).  Prints one JSON object per
+ *       config.json path, INPUTS ';'-separated forwards, each a shape
+ *       ("2x7", "1x3x224x224", optionally ":dtype") or several joined by
+ *       '+' ("2x7+2x5": an encoder-decoder's two inputs); empty: no
+ *       forward.  Prints one JSON object per
  *       line:
  *         {"type", "family", "dtype", "input_dtype", "notes": [..],
  *          "params": [[name, shape, dtype, requires_grad]],
@@ -115,26 +118,34 @@ static void print_tensors(const mtk_named_tensor *list, int32_t n, bool buffers)
     printf("]");
 }
 
-/* One forward on a fresh build: {"outputs": [[shape, dtype]], "flops"}. */
-static void print_forward(const char *model, const char *shape_text)
+/* One forward on a fresh build: {"outputs": [[shape, dtype]], "flops"}.
+ * `shapes_text` is one shape, or several joined by '+' for a model that
+ * takes several inputs (an encoder-decoder's "2x7+2x5"). */
+static void print_forward(const char *model, const char *shapes_text)
 {
     mtk_ctx *ctx = mtk_ctx_new();
     mtk_model_info info;
     mtk_module *m = ctx ? build(ctx, model, &info) : NULL;
-    int64_t shape[MTK_MAX_DIMS];
-    int32_t ndim;
-    mtk_dtype dtype;
-    if (!parse_shape(shape_text, shape, &ndim, &dtype)) {
+    int64_t shape[MTK_MODULE_MAX_IO][MTK_MAX_DIMS];
+    int32_t ndim[MTK_MODULE_MAX_IO], n = 0;
+    mtk_dtype dtype[MTK_MODULE_MAX_IO];
+    char buf[256], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", shapes_text);
+    bool parsed = true;
+    for (char *tok = strtok_r(buf, "+", &save); parsed && tok; tok = strtok_r(NULL, "+", &save), n++)
+        parsed = n < MTK_MODULE_MAX_IO && parse_shape(trim(tok), shape[n], &ndim[n], &dtype[n]);
+    if (!parsed || n == 0) {
         printf("{\"error\": \"bad input shape\"}");
         mtk_ctx_free(ctx);
         return;
     }
-    mtk_module_io io = { .nin = 1 };
+    mtk_module_io io = { .nin = n };
     mtk_trace *trace = NULL;
     bool ok = false;
     if (m) {
-        if (dtype == MTK_DTYPE_UNDEFINED) dtype = info.input_dtype;
-        io.in[0] = mtk_tensor_new(ctx, dtype, shape, ndim, NULL, MTK_DEVICE_META);
+        for (int32_t i = 0; i < n; i++)
+            io.in[i] = mtk_tensor_new(ctx, dtype[i] == MTK_DTYPE_UNDEFINED ? info.input_dtype : dtype[i], shape[i],
+                                      ndim[i], NULL, MTK_DEVICE_META);
         mtk_module_train(m, false);
         trace = mtk_trace_begin(m);
         ok = trace && mtk_module_call(m, &io);
@@ -290,6 +301,8 @@ static bool cpu_forward(mtk_ctx *ctx, const char *model, const char *weights, co
     }
     mtk_module_io io = { .nin = 1 };
     io.in[0] = ok ? mtk_st_load(ctx, file, "input_ids", MTK_INT64) : NULL;
+    if (ok && mtk_st_find(file, "decoder_input_ids")) /* an encoder-decoder's second input */
+        io.in[io.nin++] = mtk_st_load(ctx, file, "decoder_input_ids", MTK_INT64);
     mtk_module_train(m, false);
     ok = io.in[0] && mtk_module_call(m, &io);
     mtk_st_writer *w = ok ? mtk_st_writer_new(ctx) : NULL;

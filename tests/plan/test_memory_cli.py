@@ -139,3 +139,29 @@ def test_masked_lm_builtins_plan_inference_and_training(run, model):
     ck = json.loads(memory(run, model, "--input", "2x128", "--mode", "training", "--checkpointing", "--json"))
     assert "recompute" in {p["phase"] for p in ck["timeline"]}
     assert ck["activations_saved_forward"] < d["activations_saved_forward"]
+def test_an_encoder_decoder_takes_the_encoder_and_the_decoder_inputs(run):
+    # t5: --input twice (encoder ids, then decoder ids); the plan traces
+    # both stacks, and a longer decoder costs more at the same encoder length
+    short = json.loads(memory(run, "t5-base", "--input", "2x64", "--input", "2x8", "--json"))
+    long = json.loads(memory(run, "t5-base", "--input", "2x64", "--input", "2x32", "--json"))
+    assert short["options"]["decoder_seq"] == 8 and short["options"]["seq"] == 64
+    assert long["peak_bytes"] > short["peak_bytes"]
+    assert {m["name"] for m in short["modules"]} >= {"encoder", "decoder", "lm_head"}
+    assert sum(short["breakdown"].values()) == short["peak_bytes"]
+    train = json.loads(memory(run, "t5-base", "--input", "2x64", "--input", "2x8", "--mode", "training", "--json"))
+    assert train["breakdown"]["gradients"] > 0 and train["activations_saved_forward"] > 0
+    out = memory(run, "t5-base", "--input", "2x64", "--input", "2x8")
+    assert "input 2x64, decoder input 2x8" in out
+
+
+@pytest.mark.parametrize("args,status,words", [
+    (["t5-base", "--input", "1x64"], 1, "is an encoder-decoder: give the decoder's length too"),
+    (["t5-base", "--input", "1x64", "--input", "2x8"], 2, "has another batch than the encoder's (1)"),
+    (["t5-base", "--input", "1x64", "--input", "1x8", "--input", "1x8"], 2, "at most two --input"),
+    (["t5-base", "--input", "1x64", "--input", "1x8", "--mode", "generate"], 1,
+     "--mode generate is not modelled for encoder-decoders yet"),
+])
+def test_encoder_decoder_input_errors_say_what_to_give(run, args, status, words):
+    r = run("memory", *args)
+    assert r.returncode == status
+    assert words in r.stderr

@@ -391,7 +391,7 @@ static void config_errors_name_the_field(void **state)
         { "{\"model_type\": \"phi3\", \"hidden_size\": 64, \"num_hidden_layers\": 1, \"num_attention_heads\": 4, "
           "\"vocab_size\": 10, \"intermediate_size\": 8}",
           "field 'pad_token_id': 32000 is not a row of the embedding" },
-        { "{\"model_type\": \"t5\"}", "unknown model_type 't5' (supported: llama, mistral, mixtral" },
+        { "{\"model_type\": \"xlnet\"}", "unknown model_type 'xlnet' (supported: llama, mistral, mixtral" },
         { "{\"hidden_size\": 64}", "missing required field 'model_type'" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -489,9 +489,32 @@ static void family_table_lists_classes_and_input_kinds(void **state)
     assert_string_equal(f->default_architecture, "Gemma2Model");
     assert_string_equal(f->architectures[1], "Gemma2ForCausalLM");
     assert_int_equal(f->input, MTK_MODEL_INPUT_TOKEN_IDS);
-    assert_null(mtk_model_family_find("t5"));
+    assert_null(mtk_model_family_find("no_such_family"));
     assert_non_null(mtk_builtin_model_find("phi-3-mini"));
     assert_null(mtk_builtin_model_find("phi-9"));
+}
+
+static void encoder_decoders_take_two_inputs_and_their_encoders_one(void **state)
+{
+    (void)state;
+    const mtk_model_family_info *f = mtk_model_family_find("t5");
+    assert_non_null(f);
+    assert_int_equal(f->input, MTK_MODEL_INPUT_SEQ2SEQ_IDS);
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_model_info info;
+    assert_non_null(mtk_model_resolve(ctx, "t5-base", NULL, &info));
+    assert_int_equal(info.input, MTK_MODEL_INPUT_SEQ2SEQ_IDS);
+    assert_int_equal(info.input_dtype, MTK_INT64);
+    /* the same config as an encoder only: one input */
+    mtk_model_config *c = mtk_model_config_parse(
+        ctx, "{\"model_type\": \"t5\", \"architectures\": [\"T5EncoderModel\"], \"d_model\": 8, \"num_layers\": 1}",
+        "t5-encoder");
+    assert_non_null(c);
+    mtk_module *m = mtk_model_build_config(ctx, c, MTK_DTYPE_UNDEFINED);
+    mtk_model_config_free(c);
+    assert_non_null(m);
+    assert_string_equal(mtk_module_type_name(m), "T5EncoderModel");
+    mtk_ctx_free(ctx);
 }
 
 /* -------------------------------------------------------------- summary */
@@ -537,6 +560,7 @@ int main(void)
         cmocka_unit_test(resolve_reads_a_directory_holding_a_config),
         cmocka_unit_test(resolve_builds_on_meta_unless_the_caller_scopes_a_device),
         cmocka_unit_test(family_table_lists_classes_and_input_kinds),
+        cmocka_unit_test(encoder_decoders_take_two_inputs_and_their_encoders_one),
         cmocka_unit_test(summary_collapses_identical_layers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
