@@ -394,6 +394,12 @@ def modernbert(rng):
     if rng.random() < 0.3:
         cfg["layer_types"] = [rng.choice(["full_attention", "sliding_attention"]) for _ in range(layers)]
     if rng.random() < 0.5:
+        labels = rng.randint(1, 5)
+        cfg["id2label"] = {str(i): "LABEL_%d" % i for i in range(labels)}
+        cfg["label2id"] = {"LABEL_%d" % i: i for i in range(labels)}
+    return cfg
+
+
 def t5(rng):
     """T5: d_kv apart from d_model / heads, relu or gated FFNs, an uneven
     decoder depth, few or many relative-position buckets and distances."""

@@ -139,6 +139,8 @@ def test_masked_lm_builtins_plan_inference_and_training(run, model):
     ck = json.loads(memory(run, model, "--input", "2x128", "--mode", "training", "--checkpointing", "--json"))
     assert "recompute" in {p["phase"] for p in ck["timeline"]}
     assert ck["activations_saved_forward"] < d["activations_saved_forward"]
+
+
 def test_an_encoder_decoder_takes_the_encoder_and_the_decoder_inputs(run):
     # t5: --input twice (encoder ids, then decoder ids); the plan traces
     # both stacks, and a longer decoder costs more at the same encoder length
