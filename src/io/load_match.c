@@ -471,7 +471,7 @@ static void match_key(matcher *m, const mtk_st_info *info, mtk_st_file *file)
     }
     if (has_ptr(m->planned, m->nplanned, t)) return; /* a tied name: read once */
     add_ptr(m, &m->planned, &m->nplanned, t);
-    if (strcmp(name, source) != 0) m->converted++;
+    if (strcmp(name, key) != 0) m->converted++;
     add_read(m, (load_read){ t, -1, 0, 1, 0, file, info });
 }
 
