@@ -160,3 +160,25 @@ def test_directory_named_like_a_builtin_is_loaded_with_a_note(layouts, mtk_bin, 
                             text=True, timeout=60)
     assert result.returncode == 1  # the built-in gpt2 is far bigger than these weights
     assert "mtk: note: 'gpt2' is the built-in model: the directory ./gpt2 holds no config.json" in result.stderr
+
+
+def test_causal_lm_file_into_its_base_model_drops_the_prefix(layouts, run, tmp_path):
+    """Qwen2Model from a Qwen2ForCausalLM file (`model.` on every key, the
+    tied lm_head not saved): transformers strips the prefix; so does mtk."""
+    case_dir = layouts / "qwen2_sharded"
+    config = json.loads((case_dir / "config.json").read_text())
+    config["architectures"] = ["Qwen2Model"]
+    weights = tmp_path / "weights"
+    subprocess.run(["cp", "-r", str(case_dir / "weights"), str(weights)], check=True)
+    (weights / "config.json").write_text(json.dumps(config))
+    model, info = transformers.Qwen2Model.from_pretrained(str(weights), output_loading_info=True)
+    assert not info["missing_keys"] and not info["unexpected_keys"]
+    out = tmp_path / "loaded.safetensors"
+    result = run("load", weights, "--weights", weights, "--output", out, "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["architecture"] == "Qwen2Model" and doc["converted"] == doc["tensors"]
+    got = load_file(str(out))
+    want = model.state_dict()
+    assert sorted(got) == sorted(want)
+    assert all(same_bits(got[k], want[k]) for k in want)
