@@ -208,7 +208,8 @@ static void print_text(const load_args *a, const mtk_model_info *info, const mtk
     printf("  tensors:          %s read (+%d tied name%s sharing one)\n", text_grouped(r->tensors, n, sizeof n),
            r->tied, r->tied == 1 ? "" : "s");
     if (r->converted) printf("  converted:        %d from renamed or per-expert keys\n", r->converted);
-    if (r->stripped_prefix) printf("  stripped prefix:  %s (on every key)\n", r->stripped_prefix);
+    if (r->stripped_prefix)
+        printf("  stripped prefix:  %s (%s)\n", r->stripped_prefix, a->strip_prefix ? "--strip-prefix" : "on every key");
     if (r->nskipped) {
         printf("  skipped:          %d key%s\n", r->nskipped, r->nskipped == 1 ? "" : "s");
         for (int32_t i = 0; i < r->nskipped && i < SKIPPED_SHOWN; i++)
