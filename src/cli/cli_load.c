@@ -46,7 +46,7 @@ static const char usage[] =
     "                      \"converted\", \"computed_buffers\", \"parameters\",\n"
     "                      \"bytes\", \"seconds\", \"gb_per_s\", \"threads\",\n"
     "                      \"stripped_prefix\", \"skipped\": [{\"name\", \"source\",\n"
-    "                      \"why\", \"dtype\", \"shape\"}], \"notes\"}; on an error\n"
+    "                      \"why\", \"dtype\", \"shape\"}], \"note\"}; on an error\n"
     "                      {\"error\": {\"code\", \"message\"}} on one line, and\n"
     "                      when keys do not match (code \"key_mismatch\") the\n"
     "                      error also has \"missing\" and \"unexpected\": [{\"name\",\n"
@@ -244,8 +244,8 @@ static void print_json(const load_args *a, const mtk_model_info *info, const mtk
     if (r->stripped_prefix) cJSON_AddStringToObject(doc, "stripped_prefix", r->stripped_prefix);
     else cJSON_AddNullToObject(doc, "stripped_prefix");
     cJSON_AddItemToObject(doc, "skipped", keys_json(r->skipped, r->nskipped, true));
-    cJSON *notes = cJSON_AddArrayToObject(doc, "notes");
-    for (int32_t i = 0; notes && i < info->nnotes; i++) cJSON_AddItemToArray(notes, cJSON_CreateString(info->notes[i]));
+    if (info->ambiguity) cJSON_AddStringToObject(doc, "note", info->ambiguity);
+    else cJSON_AddNullToObject(doc, "note");
     char *text = cJSON_PrintUnformatted(doc);
     if (text) puts(text);
     else cli_fail(true, "out_of_memory", NULL, "out of memory");
@@ -263,9 +263,7 @@ static int load(mtk_ctx *ctx, const load_args *a)
     mtk_load_result r;
     memset(&r, 0, sizeof r);
     mtk_module *model = mtk_model_load(ctx, a->model, a->weights, &ropts, &spec, &info, &r);
-    if (!a->json)
-        for (int32_t i = 0; i < info.nnotes; i++)
-            if (strstr(info.notes[i], "directory")) fprintf(stderr, "mtk: note: %s\n", info.notes[i]);
+    if (!a->json && info.ambiguity) fprintf(stderr, "mtk: note: %s\n", info.ambiguity);
     if (!model) {
         if (r.nmissing + r.nunexpected + r.nmismatched > 0) return print_mismatch(a, &r);
         return cli_fail_ctx(a->json, ctx);

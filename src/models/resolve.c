@@ -4,7 +4,6 @@
 #include "models/config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -108,7 +107,7 @@ static mtk_module *build_and_describe(mtk_ctx *ctx, mtk_model_config *c, const m
         info->dtype = dtype;
         info->input = f->info.input;
         info->input_dtype = f->info.input == MTK_MODEL_INPUT_TOKEN_IDS ? MTK_INT64 : dtype;
-        for (int32_t i = 0; i < c->nnotes && info->nnotes < 4; i++) info->notes[info->nnotes++] = c->notes[i];
+        for (int32_t i = 0; i < c->nnotes && i < 4; i++) info->notes[info->nnotes++] = c->notes[i];
     }
     mtk_model_config_free(c);
     return m;
@@ -126,22 +125,16 @@ static int local_config(const char *name)
     return stat(path, &st) == 0 ? 1 : -1;
 }
 
-static void add_note(mtk_ctx *ctx, mtk_model_info *info, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-/* Adds a note (in the arena) to info's notes, when there is room. */
-static void add_note(mtk_ctx *ctx, mtk_model_info *info, const char *fmt, ...)
+/* info->ambiguity, in the arena. */
+static void set_ambiguity(mtk_ctx *ctx, mtk_model_info *info, const char *model, bool directory)
 {
     char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    char *note = mtk_ctx_strdup(ctx, buf);
-    if (note && info->nnotes < 4) info->notes[info->nnotes++] = note;
+    if (directory)
+        snprintf(buf, sizeof buf, "'%s' names both a built-in model and the directory ./%s: the directory's "
+                 "config.json was used", model, model);
+    else
+        snprintf(buf, sizeof buf, "'%s' is the built-in model: the directory ./%s holds no config.json", model, model);
+    info->ambiguity = mtk_ctx_strdup(ctx, buf);
 }
 
 static mtk_module *resolve(mtk_ctx *ctx, const char *model, const mtk_model_resolve_options *opt,
@@ -150,13 +143,10 @@ static mtk_module *resolve(mtk_ctx *ctx, const char *model, const mtk_model_reso
     const mtk_builtin_model *b = mtk_builtin_model_find(model);
     int local = b ? local_config(model) : 0;
     if (b && local > 0) { /* a directory of that name wins, as from_pretrained's local path does */
-        if (info) add_note(ctx, info, "'%s' names both a built-in model and the directory ./%s: the directory's "
-                           "config.json was used", model, model);
-        if (info) info->source = "config.json";
+        if (info) set_ambiguity(ctx, info, model, true), info->source = "config.json";
         return build_and_describe(ctx, mtk_model_config_load(ctx, model), opt, info);
     }
-    if (b && local < 0 && info)
-        add_note(ctx, info, "'%s' is the built-in model: the directory ./%s holds no config.json", model, model);
+    if (b && local < 0 && info) set_ambiguity(ctx, info, model, false);
     if (b) {
         if (info) info->source = "built-in", info->example_input = b->example_input;
         return build_and_describe(ctx, mtk_model_config_parse(ctx, b->config_json, b->name), opt, info);

@@ -155,6 +155,9 @@ def test_directory_named_like_a_builtin_is_loaded_with_a_note(layouts, mtk_bin, 
                             text=True, timeout=60)
     assert "mtk: note: 'gpt2' names both a built-in model and the directory ./gpt2: the directory's config.json " \
            "was used" in result.stderr
+    result = subprocess.run([mtk_bin, "load", "gpt2", "--weights", "gpt2", "--json"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert json.loads(result.stdout)["note"].startswith("'gpt2' names both a built-in model and the directory")
     (gpt2 / "config.json").unlink()
     result = subprocess.run([mtk_bin, "load", "gpt2", "--weights", "gpt2"], cwd=tmp_path, capture_output=True,
                             text=True, timeout=60)
