@@ -57,7 +57,14 @@ static const mtk_key_rules family_rules[] = {
         { .kind = MTK_KEY_IGNORE, .pattern = "attention.bias" },
         { .kind = MTK_KEY_IGNORE, .pattern = "attention.masked_bias" }, LEGACY_RENAMES),
     ROW("bert", "bert", LEGACY_RENAMES),
-    ROW("vit", "vit", LEGACY_RENAMES),
+    /* save_pretrained writes ViT in transformers 4's layout (encoder.layer.N.attention.attention.query) */
+    ROW("vit", "vit", { .kind = MTK_KEY_RENAME, .pattern = "encoder\\.layer\\.", .target = "layers." },
+        { .kind = MTK_KEY_RENAME, .pattern = "attention.query", .target = "q_proj" },
+        { .kind = MTK_KEY_RENAME, .pattern = "attention.key", .target = "k_proj" },
+        { .kind = MTK_KEY_RENAME, .pattern = "attention.value", .target = "v_proj" },
+        { .kind = MTK_KEY_RENAME, .pattern = "attention.output.dense", .target = "attention.o_proj" },
+        { .kind = MTK_KEY_RENAME, .pattern = "intermediate.dense", .target = "mlp.fc1" },
+        { .kind = MTK_KEY_RENAME, .pattern = "output.dense", .target = "mlp.fc2" }, LEGACY_RENAMES),
 };
 
 static const mtk_key_rules common_rules = ROW(NULL, NULL, LEGACY_RENAMES);

@@ -51,6 +51,20 @@ MODELS = {
                                                   bos_token_id=0, eos_token_id=0)),
     "bert": ("BertConfig", "BertModel", dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                              num_attention_heads=4, vocab_size=97, max_position_embeddings=64)),
+    "bert_mlm": ("BertConfig", "BertForMaskedLM", dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                                      num_attention_heads=4, vocab_size=97,
+                                                      max_position_embeddings=64)),
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", dict(DECODER, head_dim=8, tie_word_embeddings=False)),
+    "gemma": ("GemmaConfig", "GemmaForCausalLM", dict(DECODER, head_dim=8)),
+    "gemma2": ("Gemma2Config", "Gemma2ForCausalLM", dict(DECODER, head_dim=8, sliding_window=16)),
+    "phi": ("PhiConfig", "PhiForCausalLM", dict(DECODER)),
+    "phi3": ("Phi3Config", "Phi3ForCausalLM", dict(DECODER, pad_token_id=0)),
+    "olmo2": ("Olmo2Config", "Olmo2ForCausalLM", dict(DECODER, pad_token_id=0)),
+    "smollm3": ("SmolLM3Config", "SmolLM3ForCausalLM", dict(DECODER, pad_token_id=0)),
+    "granite": ("GraniteConfig", "GraniteForCausalLM", dict(DECODER)),
+    "vit": ("ViTConfig", "ViTForImageClassification", dict(hidden_size=32, intermediate_size=64,
+                                                          num_hidden_layers=2, num_attention_heads=4,
+                                                          image_size=16, patch_size=8, num_labels=3)),
 }
 
 
@@ -91,6 +105,14 @@ def _old_bert(t):
     return out
 
 
+def _old_bert_mlm(t):
+    """An old BertForMaskedLM file: its position_ids under `bert.`."""
+    out = _old_bert({k.removeprefix("bert."): v for k, v in t.items() if k.startswith("bert.")})
+    out = {"bert." + k: v for k, v in out.items()}
+    out.update({k: v for k, v in t.items() if not k.startswith("bert.")})
+    return out
+
+
 def _prefixed(prefix):
     return lambda t: {prefix + k: v for k, v in t.items()}
 
@@ -121,6 +143,17 @@ CASES = {
                                      "h.1.attn.masked_bias"]),
     "bert": ("bert", None, []),
     "bert_legacy": ("bert", _old_bert, ["embeddings.position_ids"]),
+    "bert_mlm": ("bert_mlm", None, []),
+    "bert_mlm_legacy": ("bert_mlm", _old_bert_mlm, ["bert.embeddings.position_ids"]),
+    "qwen3": ("qwen3", None, []),
+    "gemma": ("gemma", None, []),
+    "gemma2": ("gemma2", None, []),
+    "phi": ("phi", None, []),
+    "phi3": ("phi3", None, []),
+    "olmo2": ("olmo2", None, []),
+    "smollm3": ("smollm3", None, []),
+    "granite": ("granite", None, []),
+    "vit": ("vit", None, []),
 }
 
 

@@ -25,7 +25,7 @@ from probe_build import build_dir  # noqa: E402
 # loading is strict, skips them as the old causal-mask buffers they are
 TRANSFORMERS_UNEXPECTED = {"gpt2_hub": ["h.0.attn.masked_bias", "h.1.attn.masked_bias"]}
 CONVERTED = {"mixtral_per_expert", "qwen2_moe_per_expert", "qwen3_moe_per_expert", "gpt_neox_embed_out", "gpt2_hub",
-             "llama_from_base_model", "bert_legacy"}
+             "llama_from_base_model", "bert_legacy", "bert_mlm_legacy", "vit"}
 
 
 @pytest.fixture(scope="session")
@@ -109,7 +109,13 @@ def test_wrapper_prefix_on_some_keys_is_named_with_its_fix(layouts, run, tmp_pat
     assert f"({n} missing, {n} unexpected, 0 mismatched); the unexpected keys start with '{prefix}' " \
            f"(a {wrapper}): pass --strip-prefix {prefix}" in result.stderr
     result = run("load", config, "--weights", tmp_path / "model.safetensors", "--json")
-    assert json.loads(result.stdout)["error"]["prefix_hint"] == prefix
+    error = json.loads(result.stdout)["error"]
+    assert error["prefix_hint"] == prefix
+    # the keys themselves are the ones transformers reports
+    (tmp_path / "config.json").write_text(config.read_text())
+    _, info = transformers.LlamaForCausalLM.from_pretrained(str(tmp_path), output_loading_info=True)
+    assert sorted(k["name"] for k in error["missing"]) == sorted(info["missing_keys"])
+    assert sorted(k["name"] for k in error["unexpected"]) == sorted(info["unexpected_keys"])
     result = run("load", config, "--weights", tmp_path / "model.safetensors", "--strip-prefix", prefix, "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["stripped_prefix"] == prefix
