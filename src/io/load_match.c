@@ -216,6 +216,9 @@ static bool compile_rules(matcher *m, mtk_named_tensor *buffers, int32_t nbuffer
         if (r->kind == MTK_KEY_MERGE) {
             for (int32_t j = 0; j < MAX_PARTS && r->parts[j]; j++) {
                 char expr[512];
+                if (!strchr(r->parts[j], '*'))
+                    return mtk_error(m->ctx, MTK_ERR_INVALID_ARGUMENT, "load: merge part '%s' has no '*' (the expert)",
+                                     r->parts[j]);
                 if (!part_regex(r->parts[j], expr, sizeof expr))
                     return mtk_error(m->ctx, MTK_ERR_INVALID_ARGUMENT, "load: merge part '%s' is too long", r->parts[j]);
                 size_t len = strlen(r->parts[j]);
@@ -307,10 +310,12 @@ static bool is_buffer(const matcher *m, const char *key)
     const char *p = m->base_prefix;
     size_t lp = p ? strlen(p) : 0;
     if (mtk_state_dict_get(m->buffers, key)) return true;
-    if (p && starts_with(key, p) && key[lp] == '.' && mtk_state_dict_get(m->buffers, key + lp + 1)) return true;
+    if (!p) return false;
+    if (starts_with(key, p) && key[lp] == '.' && mtk_state_dict_get(m->buffers, key + lp + 1)) return true;
     char buf[KEY_MAX + 64];
-    return p && strlen(key) + lp + 2 <= sizeof buf && (snprintf(buf, sizeof buf, "%s.%s", p, key), 1) &&
-           mtk_state_dict_get(m->buffers, buf);
+    if (strlen(key) + lp + 2 > sizeof buf) return false;
+    snprintf(buf, sizeof buf, "%s.%s", p, key);
+    return mtk_state_dict_get(m->buffers, buf) != NULL;
 }
 
 static void add_read(matcher *m, load_read r)
