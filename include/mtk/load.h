@@ -12,7 +12,8 @@
  *   1. a prefix of a wrapped model is removed: the caller's strip_prefix,
  *      or, when none is given, "_orig_mod." (torch.compile) and "module."
  *      (DistributedDataParallel) when every key carries it;
- *   2. the family's renames (regular expressions) all apply in turn, then
+ *   2. the caller's key_mapping and the family's renames (regular
+ *      expressions) all apply in turn, then
  *      at most one merge: per-expert tensors ("experts.3.w1.weight") go
  *      into their slice of a fused tensor ("experts.gate_up_proj");
  *   3. the base model's prefix ("model.", "transformer.") is added or
@@ -96,6 +97,10 @@ typedef struct mtk_load_spec {
     const char *strip_prefix;   /* removed from every key that starts with
                                    it ("_orig_mod."); NULL: automatic (see
                                    above)                                   */
+    const mtk_key_rule *key_mapping; /* the caller's rules, before the
+                                   family's (from_pretrained's key_mapping:
+                                   RENAME rules); may be NULL              */
+    int32_t key_mapping_count;
     bool convert_dtype;         /* any dtype is accepted and converted on
                                    read; else dtypes must be the model's    */
     int32_t threads;            /* reader threads; 0: one per online cpu    */

@@ -14,7 +14,7 @@
 
 static const char usage[] =
     "usage: mtk load MODEL --weights PATH [--dtype D] [--strip-prefix P]\n"
-    "                [--threads N] [--output FILE] [--json]\n"
+    "                [--rename REGEX=TEXT]... [--threads N] [--output FILE] [--json]\n"
     "\n"
     "Builds MODEL (a built-in name, a config.json, or a directory holding one;\n"
     "a directory wins over a built-in of the same name, with a note) on the\n"
@@ -38,6 +38,10 @@ static const char usage[] =
     "                      the checkpoint's tensors to it; without it the model\n"
     "                      has its config's dtype and every tensor must match\n"
     "  -p, --strip-prefix P  remove P from every key that starts with it\n"
+    "  -r, --rename REGEX=TEXT  replace the first match of REGEX (POSIX extended;\n"
+    "                      \\1..\\9 its groups in TEXT) in every key, before the\n"
+    "                      family's renames (from_pretrained's key_mapping);\n"
+    "                      may be given several times, applied in order\n"
     "  -t, --threads N     reader threads (default: one per cpu)\n"
     "  -o, --output FILE   write the loaded state dict (mtk's and transformers\n"
     "                      5's layout, each tied tensor once) to FILE.safetensors\n"
@@ -64,9 +68,13 @@ static const char usage[] =
 #define PROGRESS_MIN_BYTES (256u << 20)
 /* Skipped keys listed in the text report; the rest are counted. */
 #define SKIPPED_SHOWN 8
+/* --rename options at most. */
+#define MAX_RENAMES 32
 
 typedef struct load_args {
     const char *model, *weights, *strip_prefix, *output;
+    mtk_key_rule renames[MAX_RENAMES];
+    int32_t nrenames;
     mtk_dtype dtype;
     int32_t threads;
     bool json;
@@ -256,7 +264,8 @@ static void print_json(const load_args *a, const mtk_model_info *info, const mtk
 static int load(mtk_ctx *ctx, const load_args *a)
 {
     mtk_model_resolve_options ropts = { .dtype = a->dtype, .meta = true };
-    mtk_load_spec spec = { .strip_prefix = a->strip_prefix, .convert_dtype = a->dtype != MTK_DTYPE_UNDEFINED,
+    mtk_load_spec spec = { .strip_prefix = a->strip_prefix, .key_mapping = a->renames,
+                           .key_mapping_count = a->nrenames, .convert_dtype = a->dtype != MTK_DTYPE_UNDEFINED,
                            .threads = a->threads, .progress_min_bytes = PROGRESS_MIN_BYTES };
     if (isatty(STDERR_FILENO)) spec.progress = draw_progress;
     mtk_model_info info;
@@ -280,12 +289,13 @@ int cli_load(int argc, char **argv)
         { "weights", required_argument, NULL, 'w' }, { "dtype", required_argument, NULL, 'd' },
         { "threads", required_argument, NULL, 't' }, { "strip-prefix", required_argument, NULL, 'p' },
         { "output", required_argument, NULL, 'o' },  { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
+        { "rename", required_argument, NULL, 'r' },  { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     load_args a = { .dtype = MTK_DTYPE_UNDEFINED };
     int opt;
     cli_options_reset();
-    while ((opt = cli_getopt("load", argc, argv, "w:d:t:p:o:jh", longopts)) != -1) {
+    while ((opt = cli_getopt("load", argc, argv, "w:d:t:p:o:r:jh", longopts)) != -1) {
         switch (opt) {
         case 'w': a.weights = optarg; break;
         case 'd':
@@ -304,6 +314,14 @@ int cli_load(int argc, char **argv)
             a.strip_prefix = optarg;
             break;
         case 'o': a.output = optarg; break;
+        case 'r': {
+            char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg) return cli_usage_error("load", "--rename '%s' is not REGEX=TEXT", optarg);
+            if (a.nrenames == MAX_RENAMES) return cli_usage_error("load", "at most %d --rename options", MAX_RENAMES);
+            *eq = '\0'; /* argv is ours to split */
+            a.renames[a.nrenames++] = (mtk_key_rule){ .kind = MTK_KEY_RENAME, .pattern = optarg, .target = eq + 1 };
+            break;
+        }
         case 'j': a.json = true; break;
         case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
         default: return CLI_EXIT_USAGE;

@@ -197,15 +197,18 @@ static const mtk_key_rule generic_ignores[] = {
 static bool compile_rules(matcher *m, mtk_named_tensor *buffers, int32_t nbuffers)
 {
     const mtk_key_rules *rules = m->spec->rules;
-    int32_t n = (rules ? rules->count : 0) + 2;
+    int32_t user = m->spec->key_mapping ? m->spec->key_mapping_count : 0, family = rules ? rules->count : 0;
+    int32_t n = user + family + 2;
     m->rules = calloc((size_t)n, sizeof *m->rules);
     if (!m->rules) return mtk_error(m->ctx, MTK_ERR_OUT_OF_MEMORY, "load: out of memory");
     for (int32_t i = 0; i < n; i++) {
         const mtk_key_rule *r;
-        if (rules && i < rules->count) {
-            r = &rules->rules[i];
+        if (i < user) {
+            r = &m->spec->key_mapping[i];
+        } else if (i < user + family) {
+            r = &rules->rules[i - user];
         } else {
-            int32_t g = i - (rules ? rules->count : 0);
+            int32_t g = i - user - family;
             static const char *const needs[] = { "rotary_emb.inv_freq", "position_ids" };
             if (!has_buffer_ending(buffers, nbuffers, needs[g])) continue;
             r = &generic_ignores[g];

@@ -191,3 +191,25 @@ def test_causal_lm_file_into_its_base_model_drops_the_prefix(layouts, run, tmp_p
     want = model.state_dict()
     assert sorted(got) == sorted(want)
     assert all(same_bits(got[k], want[k]) for k in want)
+
+
+def test_rename_option_is_from_pretrained_key_mapping(layouts, run, tmp_path):
+    """A file whose attention is called `attn` and whose layers are `blocks`:
+    --rename maps it back, as key_mapping does in from_pretrained."""
+    sd = load_file(str(layouts / "llama" / "weights" / "model.safetensors"))
+    save_file({k.replace(".self_attn.", ".attn.").replace(".layers.", ".blocks."): v for k, v in sd.items()},
+              str(tmp_path / "model.safetensors"))
+    config = layouts / "llama" / "config.json"
+    mapping = {r"\.attn\.": ".self_attn.", r"^model\.blocks\.([0-9]+)\.": r"model.layers.\1."}
+    (tmp_path / "config.json").write_text(config.read_text())
+    model, info = transformers.LlamaForCausalLM.from_pretrained(str(tmp_path), key_mapping=mapping,
+                                                                output_loading_info=True)
+    assert not info["missing_keys"] and not info["unexpected_keys"]
+    assert run("load", config, "--weights", tmp_path / "model.safetensors").returncode == 1
+    out = tmp_path / "loaded.safetensors"
+    args = [a for k, v in mapping.items() for a in ("--rename", f"{k}={v}")]
+    result = run("load", config, "--weights", tmp_path / "model.safetensors", *args, "--output", out)
+    assert result.returncode == 0, result.stderr
+    got, want = load_file(str(out)), model.state_dict()
+    assert sorted(got) == sorted(want) and all(same_bits(got[k], want[k]) for k in want)
+    assert run("load", config, "--weights", tmp_path / "model.safetensors", "--rename", "no-equals").returncode == 2
