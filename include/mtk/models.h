@@ -152,6 +152,8 @@ typedef struct mtk_model_info {
     const char *example_input; /* "1x2048", or NULL                              */
     const char *notes[4];      /* assumptions the summary must state (MoE routing) */
     int32_t nnotes;
+    const char *ambiguity;     /* the name is both a built-in and a directory: which
+                                  was used ("'gpt2' names both ..."); else NULL */
 } mtk_model_info;
 
 /* Builds the model a MODEL argument names: a built-in of the zoo, a demo

@@ -15,5 +15,6 @@
 #include "mtk/nn.h"
 #include "mtk/io.h"
 #include "mtk/models.h"
+#include "mtk/load.h"
 
 #endif

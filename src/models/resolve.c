@@ -127,10 +127,40 @@ static mtk_module *build_and_describe(mtk_ctx *ctx, mtk_model_config *c, const m
     return m;
 }
 
+/* 1 when `name` is a directory holding a config.json (or is a .json
+ * file), -1 when it is a directory without one, 0 when there is none. */
+static int local_config(const char *name)
+{
+    struct stat st;
+    if (stat(name, &st) != 0) return 0;
+    if (!S_ISDIR(st.st_mode)) return ends_with(name, ".json") ? 1 : 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/config.json", name);
+    return stat(path, &st) == 0 ? 1 : -1;
+}
+
+/* info->ambiguity, in the arena. */
+static void set_ambiguity(mtk_ctx *ctx, mtk_model_info *info, const char *model, bool directory)
+{
+    char buf[512];
+    if (directory)
+        snprintf(buf, sizeof buf, "'%s' names both a built-in model and the directory ./%s: the directory's "
+                 "config.json was used", model, model);
+    else
+        snprintf(buf, sizeof buf, "'%s' is the built-in model: the directory ./%s holds no config.json", model, model);
+    info->ambiguity = mtk_ctx_strdup(ctx, buf);
+}
+
 static mtk_module *resolve(mtk_ctx *ctx, const char *model, const mtk_model_resolve_options *opt,
                            mtk_model_info *info)
 {
     const mtk_builtin_model *b = mtk_builtin_model_find(model);
+    int local = b ? local_config(model) : 0;
+    if (b && local > 0) { /* a directory of that name wins, as from_pretrained's local path does */
+        if (info) set_ambiguity(ctx, info, model, true), info->source = "config.json";
+        return build_and_describe(ctx, mtk_model_config_load(ctx, model), opt, info);
+    }
+    if (b && local < 0 && info) set_ambiguity(ctx, info, model, false);
     if (b) {
         if (info) info->source = "built-in", info->example_input = b->example_input;
         return build_and_describe(ctx, mtk_model_config_parse(ctx, b->config_json, b->name), opt, info);

@@ -1,0 +1,34 @@
+/* Internal to the model loader (src/io/load_*.c): the read plan that key
+ * matching (load_match.c) makes and loading (load_module.c) carries out. */
+#ifndef MTK_IO_LOAD_INTERNAL_H
+#define MTK_IO_LOAD_INTERNAL_H
+
+#include "mtk/load.h"
+#include "mtk/nn.h"
+#include "mtk/ops.h"
+
+/* One read: a checkpoint tensor into a model tensor, or into the slice
+ * fused[expert] narrowed along `dim` to chunk `part` of `nparts` (made
+ * once the model has storage). */
+typedef struct load_read {
+    mtk_tensor *target;
+    int64_t expert; /* -1: the whole tensor */
+    int32_t part, nparts, dim;
+    mtk_st_file *file;
+    const mtk_st_info *info;
+} load_read;
+
+typedef struct load_plan {
+    load_read *reads;
+    int64_t nreads;
+} load_plan;
+
+/* Matches every key of `ckpt` against `model`'s state dict per `spec`
+ * (see mtk/load.h), filling `plan` and the report of `result` (missing,
+ * unexpected, mismatched, skipped, prefixes, tensors, tied, converted,
+ * parameters, bytes).  Arrays in the arena.  False only on out of memory
+ * or a rule that does not compile (the context's error). */
+bool load_match(mtk_ctx *ctx, mtk_module *model, const mtk_checkpoint *ckpt, const mtk_load_spec *spec,
+                load_plan *plan, mtk_load_result *result);
+
+#endif
