@@ -45,12 +45,15 @@ static bool roles_from_trace(mtk_ctx *ctx, const mtk_graph *graph, mem_graph *g)
     if (nm > 0) {
         const char **names = mtk_ctx_alloc(ctx, (size_t)nm * sizeof *names);
         int32_t *depths = mtk_ctx_alloc(ctx, (size_t)nm * sizeof *depths);
-        if (!names || !depths) return false;
+        int32_t *calls = mtk_ctx_alloc(ctx, (size_t)nm * sizeof *calls);
+        if (!names || !depths || !calls) return false;
         for (int32_t m = 0; m < nm; m++) {
             const mtk_trace_module *tm = mtk_trace_module_at(tr, m);
             names[m] = tm->name;
             depths[m] = tm->depth;
+            calls[m] = tm->calls;
         }
+        g->module_calls = calls;
         g->module_names = names;
         g->module_depths = depths;
         g->nmodules = nm;

@@ -177,6 +177,31 @@ static void inference_views_keep_their_storage_alive(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* root: a = f(x); module "m" (called once): b = g(a), c = h(b); then
+ * d = k(c).  a's last use is b, but the caller's frame passed it to m and
+ * holds it until m returns, so it lives through c. */
+static void inference_a_module_calls_arguments_live_until_it_returns(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static hg h;
+    memset(&h, 0, sizeof h);
+    int32_t root = module(&h, "", 0), m = module(&h, "m", 1);
+    int32_t x = input(&h, 100);
+    int32_t a = node(&h, root, 1000, 1, &x);
+    int32_t b = node(&h, m, 2000, 1, (int32_t[]){ out_of(&h, a) });
+    int32_t c = node(&h, m, 3000, 1, (int32_t[]){ out_of(&h, b) });
+    int32_t d = node(&h, root, 10, 1, (int32_t[]){ out_of(&h, c) });
+    h.keep[h.nkeep++] = out_of(&h, d);
+    mtk_memory_plan p = plan_of(ctx, finish(&h, -1), MTK_MEMORY_INFERENCE, MTK_OPTIMIZER_SGD);
+    /* at c: x, a (held by the caller), b (c's input) and c */
+    assert_int_equal(p.peak.peak_bytes, 100 + 1000 + 2000 + 3000);
+    assert_int_equal(p.peak.peak_at.node, c);
+    assert_int_equal(p.timeline[b].live_bytes, 3100);
+    assert_int_equal(p.timeline[c].live_bytes, 3100); /* a and b freed as m returns */
+    mtk_ctx_free(ctx);
+}
+
 static void an_ops_workspace_adds_to_the_peak_inside_it(void **state)
 {
     (void)state;
@@ -595,6 +620,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(inference_frees_each_storage_after_its_last_use),
         cmocka_unit_test(inference_views_keep_their_storage_alive),
+        cmocka_unit_test(inference_a_module_calls_arguments_live_until_it_returns),
         cmocka_unit_test(an_ops_workspace_adds_to_the_peak_inside_it),
         cmocka_unit_test(training_holds_saved_tensors_until_their_backward),
         cmocka_unit_test(adamw_states_exist_before_the_second_step),
