@@ -147,11 +147,12 @@ def test_cli_generate_json_has_the_cache_and_both_phases(run, mistral_json):
     r = run("memory", mistral_json, "--input", "2x24", "--mode", "generate", "--new-tokens", "4", "--json")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
-    # the peak is in the prefill's second layer after its cache update
-    # (its MLP; torch's: the sdpa just before, 0.4% higher): both layers'
-    # keys and values (2, 2, 24, 8) float32 cached, the prompt's whole
-    # concatenation
-    assert d["peak_at"]["module"].startswith("model.layers.1.mlp")
+    # the peak is the prefill's second sdpa (as torch's: the bool mask made
+    # additive and the cpu flash kernel's buffers beside its output), after
+    # its cache update: both layers' keys and values (2, 2, 24, 8) float32
+    # cached, the prompt's whole concatenation
+    assert d["peak_at"]["op"] == "scaled_dot_product_attention"
+    assert d["peak_at"]["module"] == "model.layers.1.self_attn"
     assert d["breakdown"]["kv_cache"] == 2 * 2 * 2 * 2 * 24 * 8 * 4
     assert d["peak_at"]["phase"] == "prefill"
     assert {p["phase"] for p in d["timeline"]} == {"prefill", "decode"}
