@@ -165,7 +165,7 @@ static mtk_tensor *repeat_kv(mtk_ctx *ctx, mtk_tensor *x, int64_t n_rep)
  * T) in the scores' dtype, as transformers' eager_mask builds it; NULL:
  * the causal mask made here (the forward without a cache). */
 static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_tensor *q, mtk_tensor *k,
-                                   mtk_tensor *v, mtk_tensor *mask)
+                                   mtk_tensor *v, mtk_tensor *mask, mtk_tensor **weights)
 {
     int64_t n_rep = c->heads / c->kv_heads;
     k = repeat_kv(ctx, k, n_rep);
@@ -187,6 +187,7 @@ static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_
         scores = mtk_add(ctx, scores, mask);
     }
     mtk_tensor *probs = mtk_to_dtype(ctx, mtk_softmax(ctx, scores, -1, MTK_FLOAT32), q ? q->dtype : MTK_FLOAT32);
+    *weights = probs;
     return mtk_matmul(ctx, probs, v);
 }
 
@@ -218,7 +219,10 @@ static mtk_tensor *cached_sdpa(mtk_ctx *ctx, const attention_config *c, mtk_tens
  * with a KV cache, forward(x, cos, sin, past_k, past_v[, mask]) ->
  * (out, keys, values): the past (B, KV, P, D) and this step's rotated keys
  * and values concatenated (DynamicLayer.update's torch.cat, a new tensor
- * of (B, KV, P + S, D)), attention over all P + S positions. */
+ * of (B, KV, P + S, D)), attention over all P + S positions.  Eager
+ * attention also returns its weights (B, H, S, T) last, as transformers'
+ * attention returns (attn_output, attn_weights): the layer's `_` holds
+ * them until it returns. */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
@@ -261,14 +265,14 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     q = rotate(ctx, q, cos, sin, c->rotary_dim);
     k = rotate(ctx, k, cos, sin, c->rotary_dim);
     v = split_heads(ctx, v, c->kv_heads, c->head_dim);
-    mtk_tensor *attn;
+    mtk_tensor *attn, *weights = NULL;
     if (cached) {
         mtk_tensor *keys[2] = { io->in[3], k }, *values[2] = { io->in[4], v };
         k = mtk_cat(ctx, keys, 2, 2);   /* (B, KV, P + S, D) */
         v = mtk_cat(ctx, values, 2, 2);
-        attn = c->eager ? eager_attention(ctx, c, q, k, v, mask) : cached_sdpa(ctx, c, q, k, v, mask);
+        attn = c->eager ? eager_attention(ctx, c, q, k, v, mask, &weights) : cached_sdpa(ctx, c, q, k, v, mask);
     } else {
-        attn = c->eager ? eager_attention(ctx, c, q, k, v, NULL)
+        attn = c->eager ? eager_attention(ctx, c, q, k, v, NULL, &weights)
                         : mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale,
                                                            c->kv_heads != c->heads);
     }
@@ -281,6 +285,7 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         io->out[2] = v;
         io->nout = 3;
     }
+    if (weights) io->out[io->nout++] = weights; /* eager: the attention weights, last */
     return io->out[0] != NULL && io->out[io->nout - 1] != NULL;
 }
 

@@ -159,6 +159,8 @@ static bool module_parents(mem_sim *s)
  * returns (Python passes references: `self.self_attn(self.norm(h))` keeps
  * the norm's output through the attention), so a tensor made before a
  * module call and used inside it lives at least to the call's last node.
+ * An output the caller never uses (`hidden, _ = self.self_attn(...)`: eager
+ * attention's weights) is bound in its frame until the caller returns.
  * Modules called more than once span several calls: left out. */
 static bool caller_holds(mem_sim *s)
 {
@@ -185,6 +187,18 @@ static bool caller_holds(mem_sim *s)
             for (int32_t m = node->module; m >= 0 && m < nm && first[m] > p; m = s->parent[m])
                 if (!g->module_calls || g->module_calls[m] <= 1) end = last[m];
             if (end > s->lastuse[st]) s->lastuse[st] = end;
+        }
+    }
+    for (int32_t m = 1; g->module_out_start && m < nm; m++) {
+        int32_t p = s->parent[m];
+        if (p < 0 || last[m] < 0 || (g->module_calls && (g->module_calls[m] > 1 || g->module_calls[p] > 1)))
+            continue;
+        for (int32_t i = g->module_out_start[m]; i < g->module_out_start[m + 1]; i++) {
+            int32_t t = g->module_out[i];
+            if (t < 0 || t >= g->ntensors) continue;
+            int32_t st = g->tensors[t].storage;
+            if (s->produced_by[st] >= 0 && s->lastuse[st] <= last[m] && last[p] > s->lastuse[st])
+                s->lastuse[st] = last[p];
         }
     }
     return true;

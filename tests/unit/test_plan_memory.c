@@ -202,6 +202,36 @@ static void inference_a_module_calls_arguments_live_until_it_returns(void **stat
     mtk_ctx_free(ctx);
 }
 
+/* layer "l": module "l.a" (once) makes o (used) and w (its second output,
+ * used by nothing: `o, _ = self.a(x)`), then the layer runs e = f(o) and
+ * g = h(e).  w stays bound in the layer's frame until the layer returns. */
+static void inference_an_unused_module_output_lives_until_its_caller_returns(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static hg h;
+    memset(&h, 0, sizeof h);
+    module(&h, "", 0);
+    int32_t l = module(&h, "l", 1), a = module(&h, "l.a", 2);
+    int32_t x = input(&h, 100);
+    int32_t w = node(&h, a, 700, 1, &x);
+    int32_t o = node(&h, a, 1000, 1, &x);
+    int32_t e = node(&h, l, 2000, 1, (int32_t[]){ out_of(&h, o) });
+    int32_t g = node(&h, l, 10, 1, (int32_t[]){ out_of(&h, e) });
+    h.keep[h.nkeep++] = out_of(&h, g);
+    static const int32_t start[4] = { 0, 0, 0, 2 };
+    int32_t outs[2] = { out_of(&h, o), out_of(&h, w) };
+    mem_graph *mg = (mem_graph *)finish(&h, -1);
+    mg->module_out_start = start;
+    mg->module_out = outs;
+    mtk_memory_plan p = plan_of(ctx, mg, MTK_MEMORY_INFERENCE, MTK_OPTIMIZER_SGD);
+    assert_int_equal(p.timeline[w].live_bytes, 800);
+    assert_int_equal(p.timeline[e].live_bytes, 2800); /* x, w, e (o freed) */
+    assert_int_equal(p.timeline[g].live_bytes, 110);  /* w freed as l returns */
+    assert_int_equal(p.peak.peak_bytes, 100 + 700 + 1000 + 2000);
+    mtk_ctx_free(ctx);
+}
+
 static void an_ops_workspace_adds_to_the_peak_inside_it(void **state)
 {
     (void)state;
@@ -621,6 +651,7 @@ int main(void)
         cmocka_unit_test(inference_frees_each_storage_after_its_last_use),
         cmocka_unit_test(inference_views_keep_their_storage_alive),
         cmocka_unit_test(inference_a_module_calls_arguments_live_until_it_returns),
+        cmocka_unit_test(inference_an_unused_module_output_lives_until_its_caller_returns),
         cmocka_unit_test(an_ops_workspace_adds_to_the_peak_inside_it),
         cmocka_unit_test(training_holds_saved_tensors_until_their_backward),
         cmocka_unit_test(adamw_states_exist_before_the_second_step),
