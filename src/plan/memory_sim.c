@@ -71,6 +71,7 @@ static bool find_units(mem_sim *s)
     s->unit_first = owned(s, (size_t)nunits, sizeof *s->unit_first, 0xff);
     s->unit_stop = owned(s, (size_t)nunits, sizeof *s->unit_stop, 0xff);
     s->pin_start = owned(s, (size_t)nunits + 1, sizeof *s->pin_start, 0);
+    s->rngbuf = owned(s, (size_t)nunits, sizeof *s->rngbuf, 0xff);
     int32_t *stamp = owned(s, (size_t)g->nstorages, sizeof *stamp, 0xff);
     if (s->oom) return false;
     for (int32_t n = 0; n < g->nnodes; n++) {

@@ -464,6 +464,7 @@ static void checkpointing_keeps_layer_inputs_and_recomputes_in_backward(void **s
     static hg h;
     mtk_memory_options o = options_of(MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
     mtk_memory_plan full = { 0 }, ck = { 0 };
+    o.constants.cpu_rng_state_bytes = 0; /* the rng state: its own test */
     assert_true(mem_replay(ctx, layers(&h, NULL), &o, &full));
     o.checkpointing = true;
     assert_true(mem_replay(ctx, layers(&h, NULL), &o, &ck));
@@ -483,6 +484,44 @@ static void checkpointing_keeps_layer_inputs_and_recomputes_in_backward(void **s
     assert_int_equal(full.modules[1].activations_saved, 2300);
     assert_int_equal(full.modules[2].parameters, 40);
     assert_int_equal(full.modules[0].parameters, 40);
+    mtk_ctx_free(ctx);
+}
+
+/* Checkpointing with preserve_rng_state on the cpu: each layer keeps
+ * torch.get_rng_state() from its forward to the end of its backward, and
+ * fork_rng holds one more while a layer recomputes; none on CUDA. */
+static void checkpointing_keeps_each_layers_rng_state_on_the_cpu(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static hg h;
+    mtk_memory_options o = options_of(MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
+    o.checkpointing = true;
+    o.constants.cpu_rng_state_bytes = 0;
+    mtk_memory_plan none = { 0 }, rng = { 0 };
+    assert_true(mem_replay(ctx, layers(&h, NULL), &o, &none));
+    o.constants.cpu_rng_state_bytes = 5056;
+    assert_true(mem_replay(ctx, layers(&h, NULL), &o, &rng));
+    assert_int_equal(none.ntimeline, rng.ntimeline);
+    int32_t last_forward = -1, first_recompute = -1;
+    for (int32_t i = 0; i < rng.ntimeline; i++) {
+        if (rng.timeline[i].phase == MTK_PHASE_FORWARD) last_forward = i;
+        if (rng.timeline[i].phase == MTK_PHASE_RECOMPUTE && first_recompute < 0) first_recompute = i;
+    }
+    assert_true(last_forward >= 0 && first_recompute > last_forward);
+    /* both layers' states at the end of the forward */
+    assert_int_equal(rng.timeline[last_forward].live_bytes - none.timeline[last_forward].live_bytes, 2 * 5056);
+    /* layer 1 recomputes first: its state, layer 0's and fork_rng's */
+    assert_int_equal(rng.timeline[first_recompute].live_bytes - none.timeline[first_recompute].live_bytes,
+                     3 * 5056);
+    /* all of them gone when the step ends */
+    assert_int_equal(rng.timeline[rng.ntimeline - 1].live_bytes, none.timeline[none.ntimeline - 1].live_bytes);
+    o.device_kind = MTK_DEVICE_KIND_CUDA;
+    mtk_memory_plan cuda = { 0 }, cuda0 = { 0 };
+    assert_true(mem_replay(ctx, layers(&h, NULL), &o, &cuda));
+    o.constants.cpu_rng_state_bytes = 0;
+    assert_true(mem_replay(ctx, layers(&h, NULL), &o, &cuda0));
+    assert_int_equal(cuda.peak.peak_bytes, cuda0.peak.peak_bytes);
     mtk_ctx_free(ctx);
 }
 
@@ -515,6 +554,7 @@ static void a_recompute_allocates_a_tensor_named_twice_once(void **state)
     grad(&h, loss, 0, 100);
     mtk_memory_options o = options_of(MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
     o.checkpointing = true;
+    o.constants.cpu_rng_state_bytes = 0;
     mtk_memory_plan p = { 0 };
     assert_true(mem_replay(ctx, finish(&h, out_of(&h, loss)), &o, &p));
     assert_int_equal(p.timeline[p.ntimeline - 1].live_bytes, 48);
@@ -661,6 +701,7 @@ int main(void)
         cmocka_unit_test(a_tied_parameter_gets_one_grad_buffer),
         cmocka_unit_test(a_passed_through_gradient_shared_by_two_inputs_is_summed_out_of_place),
         cmocka_unit_test(checkpointing_keeps_layer_inputs_and_recomputes_in_backward),
+        cmocka_unit_test(checkpointing_keeps_each_layers_rng_state_on_the_cpu),
         cmocka_unit_test(a_recompute_allocates_a_tensor_named_twice_once),
         cmocka_unit_test(gradient_accumulation_peaks_with_the_gradients_present),
         cmocka_unit_test(mixed_precision_keeps_float32_masters_and_16_bit_copies),
