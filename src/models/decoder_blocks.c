@@ -238,10 +238,10 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dim%s",
                          mtk_module_type_name(m), (int)x->ndim, x->ndim == 1 ? "" : "s");
     int64_t q_size = c->heads * c->head_dim, kv_size = c->kv_heads * c->head_dim;
-    mtk_tensor *q, *k, *v;
+    mtk_tensor *q, *k, *v, *qkv = NULL;
     if (c->fused_qkv) {
         /* children: o_proj, qkv_proj */
-        mtk_tensor *qkv = mtk_module_forward(mtk_module_child_at(m, 1, NULL), x); /* (B, S, q + 2 kv) */
+        qkv = mtk_module_forward(mtk_module_child_at(m, 1, NULL), x); /* (B, S, q + 2 kv) */
         q = mtk_narrow(ctx, qkv, -1, 0, q_size);
         k = mtk_narrow(ctx, qkv, -1, q_size, kv_size);
         v = mtk_narrow(ctx, qkv, -1, q_size + kv_size, kv_size);
@@ -286,6 +286,9 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         io->nout = 3;
     }
     if (weights) io->out[io->nout++] = weights; /* eager: the attention weights, last */
+    /* the forward's local `qkv` holds the fused projection until it
+     * returns: a view of it here is its last use (for memory plans) */
+    if (qkv && !mtk_narrow(ctx, qkv, -1, 0, 0)) return false;
     return io->out[0] != NULL && io->out[io->nout - 1] != NULL;
 }
 
