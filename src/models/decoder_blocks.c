@@ -160,6 +160,14 @@ static mtk_tensor *repeat_kv(mtk_ctx *ctx, mtk_tensor *x, int64_t n_rep)
     return mtk_reshape(ctx, mtk_expand(ctx, mtk_unsqueeze(ctx, x, 2), expanded, 5), merged, 4);
 }
 
+/* A Python local holds t until the function returns: a zero-width view of
+ * it here records that last use (the memory plan frees a storage after
+ * the last node that reads it).  False on error. */
+static bool held_until_here(mtk_ctx *ctx, mtk_tensor *t)
+{
+    return !t || mtk_narrow(ctx, t, -1, 0, 0) != NULL;
+}
+
 /* eager_attention_forward: softmax(q k^T * scale [softcapped] + mask) v;
  * q (B, H, S, D), k and v (B, KV, T, D) -> (B, H, S, D).  `mask` (B, 1, S,
  * T) in the scores' dtype, as transformers' eager_mask builds it; NULL:
@@ -188,7 +196,9 @@ static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_
     }
     mtk_tensor *probs = mtk_to_dtype(ctx, mtk_softmax(ctx, scores, -1, MTK_FLOAT32), q ? q->dtype : MTK_FLOAT32);
     *weights = probs;
-    return mtk_matmul(ctx, probs, v);
+    mtk_tensor *out = mtk_matmul(ctx, probs, v);
+    /* its local key_states (heads repeated) lives until it returns */
+    return held_until_here(ctx, k) ? out : NULL;
 }
 
 /* sdpa_attention_forward with a KV cache: no mask (full layers, and
@@ -286,9 +296,9 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         io->nout = 3;
     }
     if (weights) io->out[io->nout++] = weights; /* eager: the attention weights, last */
-    /* the forward's local `qkv` holds the fused projection until it
-     * returns: a view of it here is its last use (for memory plans) */
-    if (qkv && !mtk_narrow(ctx, qkv, -1, 0, 0)) return false;
+    /* the forward's locals hold the fused projection (qkv) and the rotated
+     * queries (query_states) until it returns */
+    if (!held_until_here(ctx, qkv) || !held_until_here(ctx, q)) return false;
     return io->out[0] != NULL && io->out[io->nout - 1] != NULL;
 }
 

@@ -121,9 +121,18 @@ def test_decode_steps_peak_within_tolerance(measured, planned):
     assert statistics.median(rel) <= 0.01 and max(rel) <= 0.03, report
 
 
-@pytest.mark.xfail(strict=True, reason="the prefill's forward lacks transformers' rope and rotary "
-                   "temporaries (the peak is often in the rope of q) and the MoE experts' batched_mm buffers "
-                   "(the forward's memory, issue 13's inference part): median 11.4%, worst 79% (MoE) under")
+def test_generate_peak_of_dense_models_within_tolerance(measured, planned):
+    """The whole generation's peak (the prefill's forward with generate's
+    tensors, or a decode step) of the dense families: the frame-held
+    locals (a module call's arguments, eager attention's weights and
+    repeated keys), sdpa's mask conversion and cpu flash buffers."""
+    rel, report = _report(measured, planned, "peak_bytes", "peak", lambda c: c["family"] in DENSE)
+    assert len(rel) >= 20
+    assert statistics.median(rel) <= 0.01 and max(rel) <= 0.03, report
+
+
+@pytest.mark.xfail(strict=True, reason="MoE experts' batched_mm buffers are not modelled: dense families are "
+                   "within 2.6% (median 0.04%), mixtral and qwen2_moe up to 78% under")
 def test_generate_peak_within_tolerance(measured, planned):
     rel, report = _report(measured, planned, "peak_bytes", "peak")
     assert statistics.median(rel) <= 0.01 and max(rel) <= 0.03, report
