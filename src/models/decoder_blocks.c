@@ -272,8 +272,12 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         q = mtk_module_forward(mtk_module_child_at(m, 4, NULL), q);
         k = mtk_module_forward(mtk_module_child_at(m, 5, NULL), k);
     }
+    /* apply_rotary_pos_emb(q, k, cos, sin): its caller holds q while k
+     * is rotated */
+    mtk_tensor *unrotated_q = q;
     q = rotate(ctx, q, cos, sin, c->rotary_dim);
     k = rotate(ctx, k, cos, sin, c->rotary_dim);
+    if (!held_until_here(ctx, unrotated_q)) return false;
     v = split_heads(ctx, v, c->kv_heads, c->head_dim);
     mtk_tensor *attn, *weights = NULL;
     if (cached) {
