@@ -226,6 +226,9 @@ typedef struct mtk_lm_step {
     bool attention_mask;    /* a 2-D attention_mask of ones is passed (as
                                generate does): the masks transformers
                                builds then carry the batch dim            */
+    mtk_tensor *position_ids; /* (B, S) int64 as generate passes them
+                               (from the attention_mask's cumsum); NULL:
+                               cache_position[None], (1, S)               */
 } mtk_lm_step;
 
 /* model(input_ids, past_key_values=cache, logits_to_keep=k) under no_grad,

@@ -59,6 +59,7 @@ typedef struct mtk_memory_constants {
     int64_t cuda_large_rounding;   /* larger segments round up to this        */
     int64_t cuda_context_bytes;    /* the CUDA context (not in allocated)     */
     int64_t cublas_workspace_bytes;/* cuBLAS workspace, in allocated          */
+    int64_t cpu_rng_state_bytes;   /* torch.get_rng_state() (checkpointing)   */
 } mtk_memory_constants;
 
 typedef struct mtk_memory_constant {

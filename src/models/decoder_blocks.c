@@ -160,12 +160,20 @@ static mtk_tensor *repeat_kv(mtk_ctx *ctx, mtk_tensor *x, int64_t n_rep)
     return mtk_reshape(ctx, mtk_expand(ctx, mtk_unsqueeze(ctx, x, 2), expanded, 5), merged, 4);
 }
 
+/* A Python local holds t until the function returns: a zero-width view of
+ * it here records that last use (the memory plan frees a storage after
+ * the last node that reads it).  False on error. */
+static bool held_until_here(mtk_ctx *ctx, mtk_tensor *t)
+{
+    return !t || mtk_narrow(ctx, t, -1, 0, 0) != NULL;
+}
+
 /* eager_attention_forward: softmax(q k^T * scale [softcapped] + mask) v;
  * q (B, H, S, D), k and v (B, KV, T, D) -> (B, H, S, D).  `mask` (B, 1, S,
  * T) in the scores' dtype, as transformers' eager_mask builds it; NULL:
  * the causal mask made here (the forward without a cache). */
 static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_tensor *q, mtk_tensor *k,
-                                   mtk_tensor *v, mtk_tensor *mask)
+                                   mtk_tensor *v, mtk_tensor *mask, mtk_tensor **weights)
 {
     int64_t n_rep = c->heads / c->kv_heads;
     k = repeat_kv(ctx, k, n_rep);
@@ -187,7 +195,10 @@ static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_
         scores = mtk_add(ctx, scores, mask);
     }
     mtk_tensor *probs = mtk_to_dtype(ctx, mtk_softmax(ctx, scores, -1, MTK_FLOAT32), q ? q->dtype : MTK_FLOAT32);
-    return mtk_matmul(ctx, probs, v);
+    *weights = probs;
+    mtk_tensor *out = mtk_matmul(ctx, probs, v);
+    /* its local key_states (heads repeated) lives until it returns */
+    return held_until_here(ctx, k) ? out : NULL;
 }
 
 /* sdpa_attention_forward with a KV cache: no mask (full layers, and
@@ -218,7 +229,10 @@ static mtk_tensor *cached_sdpa(mtk_ctx *ctx, const attention_config *c, mtk_tens
  * with a KV cache, forward(x, cos, sin, past_k, past_v[, mask]) ->
  * (out, keys, values): the past (B, KV, P, D) and this step's rotated keys
  * and values concatenated (DynamicLayer.update's torch.cat, a new tensor
- * of (B, KV, P + S, D)), attention over all P + S positions. */
+ * of (B, KV, P + S, D)), attention over all P + S positions.  Eager
+ * attention also returns its weights (B, H, S, T) last, as transformers'
+ * attention returns (attn_output, attn_weights): the layer's `_` holds
+ * them until it returns. */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
@@ -234,10 +248,10 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dim%s",
                          mtk_module_type_name(m), (int)x->ndim, x->ndim == 1 ? "" : "s");
     int64_t q_size = c->heads * c->head_dim, kv_size = c->kv_heads * c->head_dim;
-    mtk_tensor *q, *k, *v;
+    mtk_tensor *q, *k, *v, *qkv = NULL;
     if (c->fused_qkv) {
         /* children: o_proj, qkv_proj */
-        mtk_tensor *qkv = mtk_module_forward(mtk_module_child_at(m, 1, NULL), x); /* (B, S, q + 2 kv) */
+        qkv = mtk_module_forward(mtk_module_child_at(m, 1, NULL), x); /* (B, S, q + 2 kv) */
         q = mtk_narrow(ctx, qkv, -1, 0, q_size);
         k = mtk_narrow(ctx, qkv, -1, q_size, kv_size);
         v = mtk_narrow(ctx, qkv, -1, q_size + kv_size, kv_size);
@@ -258,17 +272,21 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         q = mtk_module_forward(mtk_module_child_at(m, 4, NULL), q);
         k = mtk_module_forward(mtk_module_child_at(m, 5, NULL), k);
     }
+    /* apply_rotary_pos_emb(q, k, cos, sin): its caller holds q while k
+     * is rotated */
+    mtk_tensor *unrotated_q = q;
     q = rotate(ctx, q, cos, sin, c->rotary_dim);
     k = rotate(ctx, k, cos, sin, c->rotary_dim);
+    if (!held_until_here(ctx, unrotated_q)) return false;
     v = split_heads(ctx, v, c->kv_heads, c->head_dim);
-    mtk_tensor *attn;
+    mtk_tensor *attn, *weights = NULL;
     if (cached) {
         mtk_tensor *keys[2] = { io->in[3], k }, *values[2] = { io->in[4], v };
         k = mtk_cat(ctx, keys, 2, 2);   /* (B, KV, P + S, D) */
         v = mtk_cat(ctx, values, 2, 2);
-        attn = c->eager ? eager_attention(ctx, c, q, k, v, mask) : cached_sdpa(ctx, c, q, k, v, mask);
+        attn = c->eager ? eager_attention(ctx, c, q, k, v, mask, &weights) : cached_sdpa(ctx, c, q, k, v, mask);
     } else {
-        attn = c->eager ? eager_attention(ctx, c, q, k, v, NULL)
+        attn = c->eager ? eager_attention(ctx, c, q, k, v, NULL, &weights)
                         : mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale,
                                                            c->kv_heads != c->heads);
     }
@@ -281,6 +299,10 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         io->out[2] = v;
         io->nout = 3;
     }
+    if (weights) io->out[io->nout++] = weights; /* eager: the attention weights, last */
+    /* the forward's locals hold the fused projection (qkv) and the rotated
+     * queries (query_states) until it returns */
+    if (!held_until_here(ctx, qkv) || !held_until_here(ctx, q)) return false;
     return io->out[0] != NULL && io->out[io->nout - 1] != NULL;
 }
 

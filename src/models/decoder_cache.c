@@ -260,7 +260,7 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
 {
     if (!model || !ids || !cache) return NULL;
     mtk_ctx *ctx = mtk_module_ctx(model);
-    static const mtk_lm_step defaults = { 0, false };
+    static const mtk_lm_step defaults = { 0, false, NULL };
     if (!step) step = &defaults;
     decoder_parts p;
     if (cache->model != model || !models_decoder_parts_of(model, &p)) {
@@ -283,15 +283,24 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
                   (long long)step->logits_to_keep);
         return NULL;
     }
+    const mtk_tensor *pid = step->position_ids;
+    if (pid && (pid->ndim != 2 || (pid->shape[0] != b && pid->shape[0] != 1) || pid->shape[1] != s ||
+                !mtk_dtype_is_integral(pid->dtype, false))) {
+        mtk_error(ctx, MTK_ERR_SHAPE, "lm_forward_cached: position_ids must be (%lld or 1, %lld) integers, got %d dims",
+                  (long long)b, (long long)s, pid ? (int)pid->ndim : 0);
+        return NULL;
+    }
     mtk_tensor *h = mtk_module_forward(p.embed, ids); /* (B, S, hidden) */
     if (!h || !mtk_ctx_push_device(ctx, ids->device)) return NULL;
     mtk_tensor *masks[2];
     bool ok = build_masks(ctx, cache, &p, ids, step, h->dtype, masks);
-    /* position_ids = cache_position[None]: (1, S) */
+    /* position_ids: the caller's (generate's), else cache_position[None]: (1, S) */
     int64_t pshape[2] = { 1, s };
-    mtk_tensor *positions = ok ? mtk_view(ctx, mtk_arange_int(ctx, cache->length, cache->length + s, 1, MTK_INT64),
-                                          pshape, 2)
-                               : NULL;
+    mtk_tensor *positions = !ok                ? NULL
+                            : step->position_ids ? step->position_ids
+                                                 : mtk_view(ctx, mtk_arange_int(ctx, cache->length, cache->length + s,
+                                                                                1, MTK_INT64),
+                                                            pshape, 2);
     mtk_module_io cos_sin = { .in = { h, positions }, .nin = 2 };
     ok = ok && positions && mtk_module_call(p.rotary, &cos_sin);
     for (int32_t i = 0; ok && i < cache->nlayers; i++) {

@@ -78,8 +78,8 @@ static bool layer_forward(mtk_module *m, mtk_module_io *io)
     if (c->sandwich) h = mtk_module_forward(child(m, L_POST_FF_NORM), h);
     if (c->dropout) h = mtk_module_forward(child(m, L_MLP_DROPOUT), h);
     io->out[0] = mtk_add(ctx, x, h);
-    io->nout = attn.nout;
-    for (int32_t i = 1; i < attn.nout; i++) io->out[i] = attn.out[i];
+    io->nout = attn.nout >= 3 ? 3 : 1; /* the cache's keys and values, not eager's weights */
+    for (int32_t i = 1; i < io->nout; i++) io->out[i] = attn.out[i];
     return io->out[0] != NULL;
 }
 

@@ -59,6 +59,7 @@ void ag_backward_rope(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_matmul(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_cross_entropy(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_softmax(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_backward_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r);
 
 /* Which sdpa kernel torch runs for this call on the query's device kind. */
 typedef enum ag_sdpa_kernel { AG_SDPA_MATH, AG_SDPA_FLASH, AG_SDPA_EFFICIENT } ag_sdpa_kernel;

@@ -151,6 +151,38 @@ void ag_saved_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r)
     else ag_save_new(r, acc, vshape, v->ndim);
 }
 
+/* The cpu flash kernel's forward buffers (FlashAttentionKernel.cpp): per
+ * thread, qk (qSplit x kvSplit), qk_max and qk_sum (qSplit) and dst
+ * (qSplit x head_dim of v) in float32, and for half inputs qk again in the
+ * input's dtype; qSplit is 32, 64 from 192 query positions, 256 from 768,
+ * kvSplit 512, each at most the length.  Modelled for one thread
+ * (torch.set_num_threads(1)); every thread has its own. */
+static int64_t sdpa_cpu_flash_buffers(const mtk_tensor *q, const mtk_tensor *k, const mtk_tensor *v)
+{
+    int64_t q_len = q->shape[2], kv_len = k->shape[2], dv = v->shape[3];
+    int64_t q_split = q_len >= 768 ? 256 : q_len >= 192 ? 64 : 32;
+    if (q_split > q_len) q_split = q_len;
+    int64_t kv_split = kv_len < 512 ? kv_len : 512;
+    bool half = q->dtype == MTK_FLOAT16 || q->dtype == MTK_BFLOAT16;
+    int64_t acc = 4 * (q_split * kv_split + 2 * q_split + q_split * dv);
+    return acc + (half ? q_split * kv_split * (int64_t)mtk_dtype_size(q->dtype) : 0);
+}
+
+/* sdpa's gradients, and its forward's workspace: a bool mask turned into
+ * an additive one in q's dtype (where(mask, 0, -inf), alive through the
+ * kernel), and the cpu flash kernel's per-thread buffers. */
+void ag_backward_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_backward_grads(q, r);
+    const mtk_tensor *qt = ag_arg(q, SDPA_Q), *k = ag_arg(q, SDPA_K), *v = ag_arg(q, SDPA_V);
+    const mtk_tensor *mask = ag_arg(q, SDPA_MASK);
+    if (!qt || !k || !v) return;
+    if (mask && mask->dtype == MTK_BOOL)
+        r->transient_bytes += mtk_tensor_numel(mask) * (int64_t)mtk_dtype_size(qt->dtype);
+    if (q->device_kind == MTK_DEVICE_KIND_CPU && ag_sdpa_kernel_of(q) == AG_SDPA_FLASH)
+        r->transient_bytes += sdpa_cpu_flash_buffers(qt, k, v);
+}
+
 enum { CE_INPUT, CE_TARGET, CE_WEIGHT };
 
 /* cross_entropy = nll_loss(log_softmax(input, 1)): the log-probabilities

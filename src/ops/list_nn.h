@@ -61,7 +61,8 @@ MTK_OP(INSTANCE_NORM, .name = "instance_norm",
 /* ---- attention */
 MTK_OP(SCALED_DOT_PRODUCT_ATTENTION, .name = "scaled_dot_product_attention",
        .signature = "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, " "float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor",
-       .meta = mtk_nn_sdpa_meta, .cpu = mtk_nn_sdpa_cpu, .cost = mtk_nn_sdpa_cost, .saved = ag_saved_sdpa)
+       .meta = mtk_nn_sdpa_meta, .cpu = mtk_nn_sdpa_cpu, .cost = mtk_nn_sdpa_cost, .saved = ag_saved_sdpa,
+       .backward = ag_backward_sdpa)
 
 /* ---- losses */
 MTK_OP(CROSS_ENTROPY, .name = "cross_entropy",

@@ -39,6 +39,11 @@ static const mtk_memory_constant constants[] = {
       "estimate: torch's cuBLAS workspace on Hopper (CublasHandlePool.cpp getChosenWorkspaceSize, "
       "CUBLAS_WORKSPACE_CONFIG unset), allocated through the caching allocator at the first matmul; "
       "not measured here (no GPU)" },
+    { "cpu_rng_state_bytes", offsetof(mtk_memory_constants, cpu_rng_state_bytes), 5056,
+      "torch.get_rng_state(): the cpu generator's state as a uint8 tensor (mt19937 and the normal "
+      "cache); gradient checkpointing (preserve_rng_state) keeps one per layer from its forward to "
+      "its backward and fork_rng one more while it recomputes; on the cpu device kind only (CUDA's "
+      "states are host tensors too)" },
 };
 
 #define CONSTANT_COUNT ((int32_t)(sizeof constants / sizeof constants[0]))

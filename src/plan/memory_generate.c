@@ -87,9 +87,14 @@ static bool plan_step(mtk_ctx *ctx, mtk_module *model, mtk_kv_cache *cache, int6
     }
     int64_t shape[2] = { b, s };
     mtk_tensor *ids = mtk_tensor_new(ctx, MTK_INT64, shape, 2, NULL, MTK_DEVICE_META);
-    mtk_trace *trace = ids ? mtk_trace_begin(model) : NULL;
+    /* generate passes position_ids (B, S) int64 made from its attention
+     * mask (a clone, held through the forward) */
+    mtk_lm_step with = *how;
+    if (how->attention_mask && !how->position_ids)
+        with.position_ids = mtk_tensor_new(ctx, MTK_INT64, shape, 2, NULL, MTK_DEVICE_META);
+    mtk_trace *trace = ids && (with.position_ids || !how->attention_mask) ? mtk_trace_begin(model) : NULL;
     if (!trace) return false;
-    mtk_tensor *logits = mtk_lm_forward_cached(model, ids, cache, how);
+    mtk_tensor *logits = mtk_lm_forward_cached(model, ids, cache, &with);
     mtk_trace_end(trace);
     if (!logits) return false;
     step->vocab = logits->shape[logits->ndim - 1];

@@ -45,12 +45,29 @@ static bool roles_from_trace(mtk_ctx *ctx, const mtk_graph *graph, mem_graph *g)
     if (nm > 0) {
         const char **names = mtk_ctx_alloc(ctx, (size_t)nm * sizeof *names);
         int32_t *depths = mtk_ctx_alloc(ctx, (size_t)nm * sizeof *depths);
-        if (!names || !depths) return false;
+        int32_t *calls = mtk_ctx_alloc(ctx, (size_t)nm * sizeof *calls);
+        if (!names || !depths || !calls) return false;
         for (int32_t m = 0; m < nm; m++) {
             const mtk_trace_module *tm = mtk_trace_module_at(tr, m);
             names[m] = tm->name;
             depths[m] = tm->depth;
+            calls[m] = tm->calls;
         }
+        g->module_calls = calls;
+        int32_t nout = 0;
+        for (int32_t m = 0; m < nm; m++) nout += mtk_trace_module_at(tr, m)->noutputs;
+        int32_t *start = mtk_ctx_alloc(ctx, (size_t)(nm + 1) * sizeof *start);
+        int32_t *outs = mtk_ctx_alloc(ctx, (size_t)(nout ? nout : 1) * sizeof *outs);
+        if (!start || !outs) return false;
+        nout = 0;
+        for (int32_t m = 0; m < nm; m++) {
+            const mtk_trace_module *tm = mtk_trace_module_at(tr, m);
+            start[m] = nout;
+            for (int32_t i = 0; i < tm->noutputs; i++) outs[nout++] = mtk_graph_tensor_id(graph, tm->outputs[i]);
+        }
+        start[nm] = nout;
+        g->module_out_start = start;
+        g->module_out = outs;
         g->module_names = names;
         g->module_depths = depths;
         g->nmodules = nm;

@@ -18,6 +18,11 @@ typedef struct mem_graph {
     const char *const *module_names;
     const int32_t *module_depths;
     int32_t nmodules;
+    const int32_t *module_calls; /* per module, times called; NULL: once  */
+    const int32_t *module_out_start; /* per module + 1: its outputs' run in
+                                   module_out (tensor ids, of its first
+                                   call); NULL: none known                 */
+    const int32_t *module_out;
     /* roles */
     int32_t loss;               /* tensor backward starts from, -1: none     */
     const int32_t *keep;        /* tensors the caller holds after the call

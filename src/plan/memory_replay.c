@@ -276,8 +276,25 @@ static void forward_node(mem_sim *s, int32_t n, bool save, bool recompute)
     mem_timeline(s);
 }
 
+/* torch.get_rng_state() as checkpointing takes it on the cpu device kind
+ * (CUDA's generator states are host tensors): a buffer, -1 for none. */
+static int32_t rng_state(mem_sim *s)
+{
+    int64_t bytes = s->o->constants.cpu_rng_state_bytes;
+    if (s->o->device_kind != MTK_DEVICE_KIND_CPU || bytes <= 0) return -1;
+    return mem_buf_new(s, bytes, MEM_CAT_OTHER);
+}
+
+/* A checkpointed layer's forward pins its inputs made outside it and the
+ * rng state (preserve_rng_state) until its backward ends. */
 static void pin_unit_inputs(mem_sim *s, int32_t u, bool pin)
 {
+    if (pin) {
+        s->rngbuf[u] = rng_state(s);
+    } else if (s->rngbuf[u] >= 0) {
+        mem_buf_unref(s, s->rngbuf[u]);
+        s->rngbuf[u] = -1;
+    }
     for (int32_t i = s->pin_start[u]; i < s->pin_start[u + 1]; i++) {
         int32_t st = s->pins[i];
         if (pin) {
@@ -312,7 +329,9 @@ static void recompute_unit(mem_sim *s, int32_t u)
     s->rc_epoch++;
     s->rc_first = first;
     s->rc_stop = stop;
+    int32_t fork = rng_state(s); /* fork_rng keeps the generator's state while it recomputes */
     for (int32_t n = first; n <= stop && !s->oom; n++) forward_node(s, n, s->need[n], true);
+    if (fork >= 0) mem_buf_unref(s, fork);
     /* what the recompute made and still holds for the forward's sake */
     for (int32_t n = first; n <= stop; n++) {
         const mtk_graph_node *node = &s->g->nodes[n];

@@ -71,6 +71,7 @@ static bool find_units(mem_sim *s)
     s->unit_first = owned(s, (size_t)nunits, sizeof *s->unit_first, 0xff);
     s->unit_stop = owned(s, (size_t)nunits, sizeof *s->unit_stop, 0xff);
     s->pin_start = owned(s, (size_t)nunits + 1, sizeof *s->pin_start, 0);
+    s->rngbuf = owned(s, (size_t)nunits, sizeof *s->rngbuf, 0xff);
     int32_t *stamp = owned(s, (size_t)g->nstorages, sizeof *stamp, 0xff);
     if (s->oom) return false;
     for (int32_t n = 0; n < g->nnodes; n++) {
@@ -138,6 +139,72 @@ static void mark_backward_path(mem_sim *s)
     }
 }
 
+/* Modules' parents from the pre-order depths, and their tables. */
+static bool module_parents(mem_sim *s)
+{
+    const mem_graph *g = s->g;
+    if (g->nmodules == 0) return true;
+    int32_t stack[64], depth = 0;
+    for (int32_t m = 0; m < g->nmodules; m++) {
+        int32_t d = g->module_depths[m];
+        while (depth > 0 && g->module_depths[stack[depth - 1]] >= d) depth--;
+        s->parent[m] = depth > 0 ? stack[depth - 1] : -1;
+        if (depth < 64) stack[depth++] = m;
+    }
+    s->mod_peak = owned(s, (size_t)g->nmodules, sizeof *s->mod_peak, 0);
+    s->mod_saved = owned(s, (size_t)g->nmodules, sizeof *s->mod_saved, 0);
+    return !s->oom;
+}
+
+/* A module call's arguments are held by the caller's frame until the call
+ * returns (Python passes references: `self.self_attn(self.norm(h))` keeps
+ * the norm's output through the attention), so a tensor made before a
+ * module call and used inside it lives at least to the call's last node.
+ * An output the caller never uses (`hidden, _ = self.self_attn(...)`: eager
+ * attention's weights) is bound in its frame until the caller returns.
+ * Modules called more than once span several calls: left out. */
+static bool caller_holds(mem_sim *s)
+{
+    const mem_graph *g = s->g;
+    int32_t nm = g->nmodules;
+    if (nm == 0) return true;
+    int32_t *first = owned(s, (size_t)nm, sizeof *first, 0xff);
+    int32_t *last = owned(s, (size_t)nm, sizeof *last, 0xff);
+    if (s->oom) return false;
+    for (int32_t n = 0; n < g->nnodes; n++) {
+        for (int32_t m = g->nodes[n].module; m >= 0 && m < nm; m = s->parent[m]) {
+            if (first[m] < 0) first[m] = n;
+            last[m] = n;
+        }
+    }
+    for (int32_t n = 0; n < g->nnodes; n++) {
+        const mtk_graph_node *node = &g->nodes[n];
+        for (int32_t k = 0; k < node->ninputs; k++) {
+            if (node->inputs[k] < 0) continue;
+            int32_t st = g->tensors[node->inputs[k]].storage, p = s->produced_by[st];
+            if (p < 0) continue;
+            /* the outermost call that started after the producer */
+            int32_t end = -1;
+            for (int32_t m = node->module; m >= 0 && m < nm && first[m] > p; m = s->parent[m])
+                if (!g->module_calls || g->module_calls[m] <= 1) end = last[m];
+            if (end > s->lastuse[st]) s->lastuse[st] = end;
+        }
+    }
+    for (int32_t m = 1; g->module_out_start && m < nm; m++) {
+        int32_t p = s->parent[m];
+        if (p < 0 || last[m] < 0 || (g->module_calls && (g->module_calls[m] > 1 || g->module_calls[p] > 1)))
+            continue;
+        for (int32_t i = g->module_out_start[m]; i < g->module_out_start[m + 1]; i++) {
+            int32_t t = g->module_out[i];
+            if (t < 0 || t >= g->ntensors) continue;
+            int32_t st = g->tensors[t].storage;
+            if (s->produced_by[st] >= 0 && s->lastuse[st] <= last[m] && last[p] > s->lastuse[st])
+                s->lastuse[st] = last[p];
+        }
+    }
+    return true;
+}
+
 bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory_options *o, bool training)
 {
     memset(s, 0, sizeof *s);
@@ -192,6 +259,7 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
         for (int32_t k = 0; k < node->noutputs; k++)
             if (node->outputs[k] >= 0) s->lastuse[g->tensors[node->outputs[k]].storage] = n;
     }
+    if (!module_parents(s) || !caller_holds(s)) return false;
     for (int32_t i = 0; i < g->nkeep; i++)
         if (g->keep[i] >= 0 && g->keep[i] < nt) s->lastuse[g->tensors[g->keep[i]].storage] = INT_MAX;
     if (training) s->lastuse[g->tensors[g->loss].storage] = INT_MAX; /* backward() needs it */
@@ -209,19 +277,6 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
     for (int32_t st = 0; st < ns; st++)
         if (s->lastuse[st] >= 0 && s->lastuse[st] < nn) s->free_list[fill[s->lastuse[st]]++] = st;
 
-    /* modules: parents from the pre-order depths */
-    if (g->nmodules > 0) {
-        int32_t stack[64], depth = 0;
-        for (int32_t m = 0; m < g->nmodules; m++) {
-            int32_t d = g->module_depths[m];
-            while (depth > 0 && g->module_depths[stack[depth - 1]] >= d) depth--;
-            s->parent[m] = depth > 0 ? stack[depth - 1] : -1;
-            if (depth < 64) stack[depth++] = m;
-        }
-        s->mod_peak = owned(s, (size_t)g->nmodules, sizeof *s->mod_peak, 0);
-        s->mod_saved = owned(s, (size_t)g->nmodules, sizeof *s->mod_saved, 0);
-        if (s->oom) return false;
-    }
 
     if (training) {
         mark_backward_path(s);

@@ -59,6 +59,7 @@ typedef struct mem_sim {
     int32_t *unit_of;   /* per node, -1; NULL: no units      */
     int32_t *unit_first, *unit_stop;
     int32_t *pin_start, *pins, *pinbuf;
+    int32_t *rngbuf;    /* per unit: the cpu rng state it keeps, -1 */
     int32_t rc_first, rc_stop;
     int32_t *rc_stamp;  /* per storage: the recompute that made it */
     int32_t rc_epoch;

@@ -26,7 +26,7 @@ static bool run_cache(mtk_ctx *ctx, const char *path, mtk_dtype dtype, bool eage
     mtk_module *m = mtk_model_resolve(ctx, path, &ro, NULL);
     if (!m) return false;
     mtk_kv_cache *cache = mtk_kv_cache_new(m);
-    mtk_lm_step step = { 1, true };
+    mtk_lm_step step = { 1, true, NULL };
     int64_t shape[2] = { b, s }, one[2] = { b, 1 };
     if (!mtk_lm_forward_cached(m, mtk_tensor_new(ctx, MTK_INT64, shape, 2, NULL, MTK_DEVICE_META), cache, &step))
         return false;

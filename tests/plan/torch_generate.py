@@ -90,6 +90,9 @@ def _model(case):
 
 def _run(case):
     import torch
+    # one thread, as the planner models the cpu flash sdpa's per-thread
+    # buffers (and as torch_memory.py measures)
+    torch.set_num_threads(1)
     torch.manual_seed(1)
     model = _model(case)
     b, s = case["batch"], case["seq"]

@@ -177,6 +177,61 @@ static void inference_views_keep_their_storage_alive(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* root: a = f(x); module "m" (called once): b = g(a), c = h(b); then
+ * d = k(c).  a's last use is b, but the caller's frame passed it to m and
+ * holds it until m returns, so it lives through c. */
+static void inference_a_module_calls_arguments_live_until_it_returns(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static hg h;
+    memset(&h, 0, sizeof h);
+    int32_t root = module(&h, "", 0), m = module(&h, "m", 1);
+    int32_t x = input(&h, 100);
+    int32_t a = node(&h, root, 1000, 1, &x);
+    int32_t b = node(&h, m, 2000, 1, (int32_t[]){ out_of(&h, a) });
+    int32_t c = node(&h, m, 3000, 1, (int32_t[]){ out_of(&h, b) });
+    int32_t d = node(&h, root, 10, 1, (int32_t[]){ out_of(&h, c) });
+    h.keep[h.nkeep++] = out_of(&h, d);
+    mtk_memory_plan p = plan_of(ctx, finish(&h, -1), MTK_MEMORY_INFERENCE, MTK_OPTIMIZER_SGD);
+    /* at c: x, a (held by the caller), b (c's input) and c */
+    assert_int_equal(p.peak.peak_bytes, 100 + 1000 + 2000 + 3000);
+    assert_int_equal(p.peak.peak_at.node, c);
+    assert_int_equal(p.timeline[b].live_bytes, 3100);
+    assert_int_equal(p.timeline[c].live_bytes, 3100); /* a and b freed as m returns */
+    mtk_ctx_free(ctx);
+}
+
+/* layer "l": module "l.a" (once) makes o (used) and w (its second output,
+ * used by nothing: `o, _ = self.a(x)`), then the layer runs e = f(o) and
+ * g = h(e).  w stays bound in the layer's frame until the layer returns. */
+static void inference_an_unused_module_output_lives_until_its_caller_returns(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static hg h;
+    memset(&h, 0, sizeof h);
+    module(&h, "", 0);
+    int32_t l = module(&h, "l", 1), a = module(&h, "l.a", 2);
+    int32_t x = input(&h, 100);
+    int32_t w = node(&h, a, 700, 1, &x);
+    int32_t o = node(&h, a, 1000, 1, &x);
+    int32_t e = node(&h, l, 2000, 1, (int32_t[]){ out_of(&h, o) });
+    int32_t g = node(&h, l, 10, 1, (int32_t[]){ out_of(&h, e) });
+    h.keep[h.nkeep++] = out_of(&h, g);
+    static const int32_t start[4] = { 0, 0, 0, 2 };
+    int32_t outs[2] = { out_of(&h, o), out_of(&h, w) };
+    mem_graph *mg = (mem_graph *)finish(&h, -1);
+    mg->module_out_start = start;
+    mg->module_out = outs;
+    mtk_memory_plan p = plan_of(ctx, mg, MTK_MEMORY_INFERENCE, MTK_OPTIMIZER_SGD);
+    assert_int_equal(p.timeline[w].live_bytes, 800);
+    assert_int_equal(p.timeline[e].live_bytes, 2800); /* x, w, e (o freed) */
+    assert_int_equal(p.timeline[g].live_bytes, 110);  /* w freed as l returns */
+    assert_int_equal(p.peak.peak_bytes, 100 + 700 + 1000 + 2000);
+    mtk_ctx_free(ctx);
+}
+
 static void an_ops_workspace_adds_to_the_peak_inside_it(void **state)
 {
     (void)state;
@@ -409,6 +464,7 @@ static void checkpointing_keeps_layer_inputs_and_recomputes_in_backward(void **s
     static hg h;
     mtk_memory_options o = options_of(MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
     mtk_memory_plan full = { 0 }, ck = { 0 };
+    o.constants.cpu_rng_state_bytes = 0; /* the rng state: its own test */
     assert_true(mem_replay(ctx, layers(&h, NULL), &o, &full));
     o.checkpointing = true;
     assert_true(mem_replay(ctx, layers(&h, NULL), &o, &ck));
@@ -428,6 +484,44 @@ static void checkpointing_keeps_layer_inputs_and_recomputes_in_backward(void **s
     assert_int_equal(full.modules[1].activations_saved, 2300);
     assert_int_equal(full.modules[2].parameters, 40);
     assert_int_equal(full.modules[0].parameters, 40);
+    mtk_ctx_free(ctx);
+}
+
+/* Checkpointing with preserve_rng_state on the cpu: each layer keeps
+ * torch.get_rng_state() from its forward to the end of its backward, and
+ * fork_rng holds one more while a layer recomputes; none on CUDA. */
+static void checkpointing_keeps_each_layers_rng_state_on_the_cpu(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static hg h;
+    mtk_memory_options o = options_of(MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
+    o.checkpointing = true;
+    o.constants.cpu_rng_state_bytes = 0;
+    mtk_memory_plan none = { 0 }, rng = { 0 };
+    assert_true(mem_replay(ctx, layers(&h, NULL), &o, &none));
+    o.constants.cpu_rng_state_bytes = 5056;
+    assert_true(mem_replay(ctx, layers(&h, NULL), &o, &rng));
+    assert_int_equal(none.ntimeline, rng.ntimeline);
+    int32_t last_forward = -1, first_recompute = -1;
+    for (int32_t i = 0; i < rng.ntimeline; i++) {
+        if (rng.timeline[i].phase == MTK_PHASE_FORWARD) last_forward = i;
+        if (rng.timeline[i].phase == MTK_PHASE_RECOMPUTE && first_recompute < 0) first_recompute = i;
+    }
+    assert_true(last_forward >= 0 && first_recompute > last_forward);
+    /* both layers' states at the end of the forward */
+    assert_int_equal(rng.timeline[last_forward].live_bytes - none.timeline[last_forward].live_bytes, 2 * 5056);
+    /* layer 1 recomputes first: its state, layer 0's and fork_rng's */
+    assert_int_equal(rng.timeline[first_recompute].live_bytes - none.timeline[first_recompute].live_bytes,
+                     3 * 5056);
+    /* all of them gone when the step ends */
+    assert_int_equal(rng.timeline[rng.ntimeline - 1].live_bytes, none.timeline[none.ntimeline - 1].live_bytes);
+    o.device_kind = MTK_DEVICE_KIND_CUDA;
+    mtk_memory_plan cuda = { 0 }, cuda0 = { 0 };
+    assert_true(mem_replay(ctx, layers(&h, NULL), &o, &cuda));
+    o.constants.cpu_rng_state_bytes = 0;
+    assert_true(mem_replay(ctx, layers(&h, NULL), &o, &cuda0));
+    assert_int_equal(cuda.peak.peak_bytes, cuda0.peak.peak_bytes);
     mtk_ctx_free(ctx);
 }
 
@@ -460,6 +554,7 @@ static void a_recompute_allocates_a_tensor_named_twice_once(void **state)
     grad(&h, loss, 0, 100);
     mtk_memory_options o = options_of(MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
     o.checkpointing = true;
+    o.constants.cpu_rng_state_bytes = 0;
     mtk_memory_plan p = { 0 };
     assert_true(mem_replay(ctx, finish(&h, out_of(&h, loss)), &o, &p));
     assert_int_equal(p.timeline[p.ntimeline - 1].live_bytes, 48);
@@ -595,6 +690,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(inference_frees_each_storage_after_its_last_use),
         cmocka_unit_test(inference_views_keep_their_storage_alive),
+        cmocka_unit_test(inference_a_module_calls_arguments_live_until_it_returns),
+        cmocka_unit_test(inference_an_unused_module_output_lives_until_its_caller_returns),
         cmocka_unit_test(an_ops_workspace_adds_to_the_peak_inside_it),
         cmocka_unit_test(training_holds_saved_tensors_until_their_backward),
         cmocka_unit_test(adamw_states_exist_before_the_second_step),
@@ -604,6 +701,7 @@ int main(void)
         cmocka_unit_test(a_tied_parameter_gets_one_grad_buffer),
         cmocka_unit_test(a_passed_through_gradient_shared_by_two_inputs_is_summed_out_of_place),
         cmocka_unit_test(checkpointing_keeps_layer_inputs_and_recomputes_in_backward),
+        cmocka_unit_test(checkpointing_keeps_each_layers_rng_state_on_the_cpu),
         cmocka_unit_test(a_recompute_allocates_a_tensor_named_twice_once),
         cmocka_unit_test(gradient_accumulation_peaks_with_the_gradients_present),
         cmocka_unit_test(mixed_precision_keeps_float32_masters_and_16_bit_copies),
