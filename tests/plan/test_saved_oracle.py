@@ -28,7 +28,11 @@ ARCH = {
     "gpt2": "GPT2LMHeadModel", "gpt_neox": "GPTNeoXForCausalLM", "bert": "BertModel", "vit": "ViTModel",
     "qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM", "olmo2": "Olmo2ForCausalLM",
     "smollm3": "SmolLM3ForCausalLM", "granite": "GraniteForCausalLM", "phi": "PhiForCausalLM",
+    "roberta": "RobertaForMaskedLM", "xlm-roberta": "XLMRobertaForMaskedLM", "modernbert": "ModernBertForMaskedLM",
 }
+# not traced here: t5 takes two inputs (encoder and decoder ids), which the plan probe's
+# one-input lines cannot give; tests/plan/test_memory_cli.py plans it from the command line
+TWO_INPUTS = {"t5"}
 ENCODERS = {"bert", "vit"}
 # transformers runs eager and sdpa for these (the others: sdpa only in mtk)
 BOTH_ATTENTIONS = {"llama", "mistral", "qwen2", "gemma", "phi3", "mixtral", "qwen2_moe"}
@@ -36,6 +40,8 @@ BOTH_ATTENTIONS = {"llama", "mistral", "qwen2", "gemma", "phi3", "mixtral", "qwe
 EAGER_ONLY = {"gemma2"}
 # the q/k norms' saved tensors are not modelled exactly yet
 QK_NORM_GAPS = {("olmo2", "bfloat16")}
+# modernbert counts 0.4% fewer saved bytes than torch (71,184 vs 71,484 in float32): not diagnosed yet
+SAVED_GAPS = {"modernbert"}
 # routing depends on the data: tokens per expert are not known on meta
 DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe"}
 # gpt2 and bert keep their dropouts (0.1 by default): cpu sdpa then runs the math path
@@ -57,7 +63,7 @@ def family_config(family, seed):
 
 def cases():
     out = []
-    for i, family in enumerate(sorted(random_configs.GENERATORS)):
+    for i, family in enumerate(sorted(set(random_configs.GENERATORS) - TWO_INPUTS)):
         for dtype in ("float32", "bfloat16"):
             both = ("eager", "sdpa") if family in BOTH_ATTENTIONS else None
             for attention in both or (("eager",) if family in EAGER_ONLY else ("sdpa",)):
@@ -66,6 +72,9 @@ def cases():
                                            "and torch's default grouped_mm refuses these odd sizes on cpu",
                                            strict=False)] \
                     if family in DATA_DEPENDENT else []
+                if family in SAVED_GAPS:
+                    marks = [pytest.mark.xfail(reason="modernbert: mtk counts 0.4% fewer saved bytes than torch",
+                                               strict=True)]
                 if (family, dtype) in QK_NORM_GAPS:
                     marks = [pytest.mark.xfail(reason="olmo2's q/k norms over the whole projection in bfloat16: "
                                                "mtk counts more saved bytes than torch", strict=True)]
