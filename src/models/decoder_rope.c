@@ -182,7 +182,14 @@ static bool rotary_forward(mtk_module *m, mtk_module_io *io)
     }
     mtk_tensor *freqs = mtk_mul(ctx, mtk_unsqueeze(ctx, positions, -1), inv_freq);  /* (1, S, dim/2) */
     mtk_tensor *both[2] = { freqs, freqs };
-    mtk_tensor *emb = mtk_cat(ctx, both, 2, -1);                                 /* (1, S, dim)  */
+    mtk_tensor *emb;
+    if (rope->interleaved && freqs) {
+        /* llama4's complex rotation: each frequency for a pair of dims */
+        int64_t shape[3] = { freqs->shape[0], freqs->shape[1], rope->dim };
+        emb = mtk_reshape(ctx, mtk_stack(ctx, both, 2, -1), shape, 3);            /* (1, S, dim)  */
+    } else {
+        emb = mtk_cat(ctx, both, 2, -1);                                         /* (1, S, dim)  */
+    }
     mtk_tensor *cos = mtk_cos(ctx, emb), *sin = mtk_sin(ctx, emb);
     if (rope->attention_factor != 1.0) {
         /* yarn, longrope: cos and sin times the attention factor, in float32 */

@@ -57,6 +57,11 @@ static const model_family families[] = {
       models_family_bert_build },
     { { "vit", ARCHS("ViTModel", "ViTForImageClassification"), "ViTModel", MTK_MODEL_INPUT_PIXELS },
       models_family_vit_build },
+    { { "gpt_oss", ARCHS("GptOssModel", "GptOssForCausalLM", "GptOssForSequenceClassification",
+            "GptOssForTokenClassification"), "GptOssModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_gpt_oss_build },
+    { { "llama4_text", ARCHS("Llama4TextModel", "Llama4ForCausalLM"), "Llama4TextModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_llama4_text_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))
