@@ -19,8 +19,10 @@ from safetensors.torch import load_file, save_file
 import hf_oracle
 import random_configs
 
-# Dense decoder families (MoE experts do not run on a real device yet).
-FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "olmo2", "smollm3", "granite", "phi", "gemma", "gemma2", "phi3"]
+# Dense decoder families (the Qwen / Mixtral experts do not run on a real
+# device yet), and the MoE families whose experts do (gpt_oss, llama4_text).
+FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "olmo2", "smollm3", "granite", "phi", "gemma", "gemma2", "phi3",
+            "gpt_oss", "llama4_text"]
 PER_FAMILY = 3
 
 
