@@ -122,7 +122,7 @@ typedef struct decoder_spec {
 
 /* The attention masks a family's model forward builds every call (with a
  * KV cache), whether or not a layer uses them, as transformers 5 does. */
-enum { DECODER_MASK_FULL = 1, DECODER_MASK_SLIDING = 2 };
+enum { DECODER_MASK_FULL = 1, DECODER_MASK_SLIDING = 2, DECODER_MASK_CHUNKED = 4 };
 
 /* Which layers of a family slide, as transformers 5's configs say when
  * they list no layer_types. */
@@ -257,6 +257,11 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out);
 /* What the KV cache needs of a layer's <Prefix>Attention module. */
 void models_decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
                              bool *eager);
+
+/* A layer's attention_chunk_size (llama4's chunked_attention layers; 0:
+ * none).  Such a layer caches as a sliding one of that window
+ * (models_decoder_attention_shape), its mask is the chunked one. */
+int64_t models_decoder_attention_chunk(const mtk_module *attn);
 
 /* Module type callbacks defined in the piece files, for models_decoder_types_init. */
 extern const mtk_module_type models_decoder_rotary_base, models_decoder_norm_base, models_decoder_embedding_base,

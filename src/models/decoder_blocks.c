@@ -384,6 +384,11 @@ void models_decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, i
     *eager = c->eager;
 }
 
+int64_t models_decoder_attention_chunk(const mtk_module *attn)
+{
+    return ((const attention_config *)mtk_module_config(attn))->chunk;
+}
+
 mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t layer)
 {
     const cfg_attention_dims *a = &spec->attn;

@@ -82,6 +82,7 @@ static bool read_layers(model_config *c, decoder_spec *spec, llama4_layers *laye
             chunked = strcmp(t->valuestring, "chunked_attention") == 0;
         }
         chunks[i] = chunked ? chunk : 0;
+        spec->masks |= chunked ? DECODER_MASK_CHUNKED : DECODER_MASK_FULL; /* one per layer type present */
     }
     spec->layer_chunk = chunks;
     return true;
