@@ -52,7 +52,7 @@ static int list_families(bool json)
 {
     cJSON *root = json ? cJSON_CreateObject() : NULL;
     cJSON *list = json ? cJSON_AddArrayToObject(root, "families") : NULL;
-    if (!json) printf("%-10s %-10s %s\n", "Family", "Input", "Classes (the first built when a config names none)");
+    if (!json) printf("%-12s %-10s %s\n", "Family", "Input", "Classes (the first built when a config names none)");
     for (int32_t i = 0; i < mtk_model_family_count(); i++) {
         const mtk_model_family_info *f = mtk_model_family_at(i);
         if (json) {
@@ -66,7 +66,7 @@ static int list_families(bool json)
             cJSON_AddItemToArray(list, row);
             continue;
         }
-        printf("%-10s %-10s %s", f->model_type, input_name(f->input), f->default_architecture);
+        printf("%-12s %-10s %s", f->model_type, input_name(f->input), f->default_architecture);
         for (int32_t k = 0; f->architectures[k]; k++)
             if (strcmp(f->architectures[k], f->default_architecture) != 0) printf(", %s", f->architectures[k]);
         printf("\n");
@@ -170,10 +170,10 @@ int cli_models(int argc, char **argv)
         }
         status = print_json(root);
     } else {
-        printf("%-22s %-10s %-28s %-9s %17s  %s\n", "Name", "Family", "Class", "Dtype", "Params", "Hugging Face");
+        printf("%-22s %-12s %-28s %-9s %17s  %s\n", "Name", "Family", "Class", "Dtype", "Params", "Hugging Face");
         for (int32_t i = 0; i < n; i++) {
             char num[48];
-            printf("%-22s %-10s %-28s %-9s %17s  %s\n", rows[i].name, rows[i].family, rows[i].class_name,
+            printf("%-22s %-12s %-28s %-9s %17s  %s\n", rows[i].name, rows[i].family, rows[i].class_name,
                    rows[i].params >= 0 ? mtk_dtype_name(rows[i].dtype) : "?",
                    rows[i].params >= 0 ? text_grouped(rows[i].params, num, sizeof num) : "error", rows[i].hf_id);
         }
