@@ -159,5 +159,6 @@ mtk_module *models_family_bert_build(model_config *c, const char *architecture);
 mtk_module *models_family_vit_build(model_config *c, const char *architecture);
 mtk_module *models_family_gpt_oss_build(model_config *c, const char *architecture);
 mtk_module *models_family_llama4_text_build(model_config *c, const char *architecture);
+mtk_module *models_family_llama4_build(model_config *c, const char *architecture);
 
 #endif

@@ -62,6 +62,8 @@ static const model_family families[] = {
       models_family_gpt_oss_build },
     { { "llama4_text", ARCHS("Llama4TextModel", "Llama4ForCausalLM"), "Llama4TextModel", MTK_MODEL_INPUT_TOKEN_IDS },
       models_family_llama4_text_build },
+    { { "llama4", ARCHS("Llama4ForConditionalGeneration"), "Llama4ForConditionalGeneration", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_llama4_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))

@@ -22,7 +22,7 @@ BASE_CLASS = {
     "qwen3": "Qwen3Model", "qwen3_moe": "Qwen3MoeModel", "olmo2": "Olmo2Model", "smollm3": "SmolLM3Model",
     "granite": "GraniteModel", "phi": "PhiModel", "gemma": "GemmaModel", "gemma2": "Gemma2Model", "phi3": "Phi3Model",
     "gpt2": "GPT2Model", "gpt_neox": "GPTNeoXModel", "bert": "BertModel", "vit": "ViTModel",
-    "gpt_oss": "GptOssModel", "llama4_text": "Llama4TextModel",
+    "gpt_oss": "GptOssModel", "llama4_text": "Llama4TextModel", "llama4": "Llama4ForConditionalGeneration",
 }
 MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss"}
 
