@@ -226,7 +226,10 @@ static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_
         int64_t per_head[4] = { 1, h, 1, 1 }, wide[4] = { b, h, s, 1 };
         mtk_tensor *sink = mtk_expand(ctx, mtk_view(ctx, mtk_to_dtype(ctx, sinks, scores->dtype), per_head, 4), wide, 4);
         mtk_tensor *parts[2] = { scores, sink };
-        mtk_tensor *probs = mtk_softmax(ctx, mtk_cat(ctx, parts, 2, -1), -1, scores->dtype); /* (B, H, S, T + 1) */
+        mtk_tensor *combined = mtk_cat(ctx, parts, 2, -1), *top = NULL, *where = NULL; /* (B, H, S, T + 1) */
+        if (!combined || !mtk_max_dim(ctx, combined, -1, true, &top, &where)) return NULL;
+        combined = mtk_sub(ctx, combined, top); /* transformers subtracts the max (bf16 / fp16 overflow) */
+        mtk_tensor *probs = mtk_softmax(ctx, combined, -1, scores->dtype);
         return mtk_matmul(ctx, mtk_to_dtype(ctx, mtk_narrow(ctx, probs, -1, 0, t), v ? v->dtype : scores->dtype), v);
     }
     mtk_tensor *probs = mtk_to_dtype(ctx, mtk_softmax(ctx, scores, -1, MTK_FLOAT32), q ? q->dtype : MTK_FLOAT32);

@@ -75,7 +75,7 @@ def test_sliding_windows_bound_the_cache(measured, planned):
     """The cases with a window shorter than the text keep less than a full
     cache would: the oracle really exercises DynamicSlidingWindowLayer."""
     sliding = [(c, t) for c, t in zip(CASES, measured) if "DynamicSlidingWindowLayer" in t["prefill"]["layer_types"]]
-    assert {c["family"] for c, _ in sliding} >= {"mistral", "qwen2", "gemma2"}
+    assert {c["family"] for c, _ in sliding} >= {"mistral", "qwen2", "gemma2", "gpt_oss", "llama4_text"}
     for c, t in sliding:
         assert t["generate"]["kv_cache_nbytes"] < t["generate"]["kv_cache_storage"] or c["new_tokens"] == 1
 
@@ -112,7 +112,8 @@ def test_decode_steps_peak_of_dense_sdpa_models_within_tolerance(measured, plann
 @pytest.mark.xfail(strict=True, reason="dense families are within 0.4-2% (eager with one kv head 7%: matmul's "
                    "copy of the expanded keys inside the op is not modelled), but the forward's transformers "
                    "temporaries (RMSNorm, rope) are missing and MoE experts' batched_mm buffers are not "
-                   "modelled: median 1.4%, worst 34% (mixtral)")
+                   "modelled: median 1.4%, worst 34% (mixtral), 42% (gpt_oss: its batched_mm "
+                   "gathers each pair's expert weights)")
 def test_decode_steps_peak_within_tolerance(measured, planned):
     """The decode steps' peak (after generate's first argmax): the cache,
     its growth by torch.cat, generate's ids, mask and float32 logits, one
@@ -123,7 +124,8 @@ def test_decode_steps_peak_within_tolerance(measured, planned):
 
 @pytest.mark.xfail(strict=True, reason="the prefill's forward lacks transformers' rope and rotary "
                    "temporaries (the peak is often in the rope of q) and the MoE experts' batched_mm buffers "
-                   "(the forward's memory, issue 13's inference part): median 11.4%, worst 79% (MoE) under")
+                   "(the forward's memory, issue 13's inference part): median 11.4%, worst 79% (MoE) under, "
+                   "86% for gpt_oss")
 def test_generate_peak_within_tolerance(measured, planned):
     rel, report = _report(measured, planned, "peak_bytes", "peak")
     assert statistics.median(rel) <= 0.01 and max(rel) <= 0.03, report
