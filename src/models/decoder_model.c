@@ -207,7 +207,11 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
         out->lm_head = child(m, 1);
         model = child(m, 0);
     } else if (type->forward != model_forward) {
-        return false;
+        /* a multimodal wrapper whose text model is its language_model
+           (llama4's Llama4ForConditionalGeneration as mtk builds it) */
+        const char *name = NULL;
+        mtk_module *inner = mtk_module_child_count(m) == 1 ? mtk_module_child_at(m, 0, &name) : NULL;
+        return inner && name && strcmp(name, "language_model") == 0 && models_decoder_parts_of(inner, out);
     }
     const model_config_ *c = mtk_module_config(model);
     out->embed = child(model, M_EMBED);

@@ -107,12 +107,43 @@ static void llama4_config_builds_its_language_model(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* The KV cache of a llama4 config is its language model's: assumed 10
+ * tokens long, the chunked layers (chunk 4: rope layers 0, 1, 2) hold 4
+ * and show the last 3 (DynamicSlidingWindowLayer's window - 1), the NoPE
+ * layer 3 all 10; equal to the llama4_text config's. */
+static void llama4_config_caches_like_its_text_model(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *wrapped = unit_model_from_text(
+        ctx, "{\"model_type\": \"llama4\", \"text_config\": {" LLAMA4_TINY ", \"attention_chunk_size\": 4}}",
+        "test.json");
+    mtk_module *text = unit_model_from_text(
+        ctx, "{\"model_type\": \"llama4_text\", \"architectures\": [\"Llama4ForCausalLM\"], " LLAMA4_TINY
+             ", \"attention_chunk_size\": 4}",
+        "test.json");
+    if (!wrapped || !text) fail_msg("%s", mtk_ctx_message(ctx));
+    mtk_kv_cache *a = mtk_kv_cache_new(wrapped), *b = mtk_kv_cache_new(text);
+    assert_true(a && b && mtk_kv_cache_assume(a, 2, 10) && mtk_kv_cache_assume(b, 2, 10));
+    assert_int_equal(mtk_kv_cache_layer_count(a), 4);
+    static const int64_t held[4] = { 4, 4, 4, 10 }, shown[4] = { 3, 3, 3, 10 };
+    for (int32_t i = 0; i < 4; i++) {
+        assert_int_equal(mtk_kv_cache_layer_at(a, i)->keys_base->shape[2], held[i]);
+        assert_int_equal(mtk_kv_cache_layer_at(a, i)->keys->shape[2], shown[i]);
+    }
+    /* (2, 2 kv heads, T, 8) float32 keys and values per layer */
+    assert_int_equal(mtk_kv_cache_storage_bytes(a), 2 * 2 * 2 * 8 * 4 * (4 + 4 + 4 + 10));
+    assert_int_equal(mtk_kv_cache_storage_bytes(a), mtk_kv_cache_storage_bytes(b));
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gpt_oss_without_rope_settings_uses_yarn),
         cmocka_unit_test(configs_that_cannot_build_say_why),
         cmocka_unit_test(llama4_config_builds_its_language_model),
+        cmocka_unit_test(llama4_config_caches_like_its_text_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
