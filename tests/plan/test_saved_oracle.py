@@ -28,16 +28,20 @@ ARCH = {
     "gpt2": "GPT2LMHeadModel", "gpt_neox": "GPTNeoXForCausalLM", "bert": "BertModel", "vit": "ViTModel",
     "qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM", "olmo2": "Olmo2ForCausalLM",
     "smollm3": "SmolLM3ForCausalLM", "granite": "GraniteForCausalLM", "phi": "PhiForCausalLM",
+    "gpt_oss": "GptOssForCausalLM", "llama4_text": "Llama4ForCausalLM",
 }
 ENCODERS = {"bert", "vit"}
 # transformers runs eager and sdpa for these (the others: sdpa only in mtk)
 BOTH_ATTENTIONS = {"llama", "mistral", "qwen2", "gemma", "phi3", "mixtral", "qwen2_moe"}
-# gemma2 runs eager only (transformers refuses sdpa for it)
-EAGER_ONLY = {"gemma2"}
+# gemma2 and gpt_oss run eager only (transformers refuses sdpa for them)
+EAGER_ONLY = {"gemma2", "gpt_oss"}
 # the q/k norms' saved tensors are not modelled exactly yet
 QK_NORM_GAPS = {("qwen3", "float32"), ("qwen3", "bfloat16"), ("olmo2", "bfloat16")}
+# llama4's rope through complex numbers, its L2 qk norm module and router scatter save other
+# tensors than mtk's rope op and functional norm
+LLAMA4_GAPS = {"llama4_text"}
 # routing depends on the data: tokens per expert are not known on meta
-DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe"}
+DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss"}
 # gpt2 and bert keep their dropouts (0.1 by default): cpu sdpa then runs the math path
 DROPOUT_KEYS = ["resid_pdrop", "embd_pdrop", "attn_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob",
                 "attention_dropout", "hidden_dropout", "summary_first_dropout"]
@@ -66,6 +70,10 @@ def cases():
                                            "and torch's default grouped_mm refuses these odd sizes on cpu",
                                            strict=False)] \
                     if family in DATA_DEPENDENT else []
+                if family in LLAMA4_GAPS:
+                    marks = [pytest.mark.xfail(reason="llama4_text: transformers' complex-number rope, qk_norm "
+                                               "module and router scatter save more than mtk counts (fp32 1x13: "
+                                               "260,184 vs 277,824; bf16 3x5: 414,608 vs 445,288)", strict=True)]
                 if (family, dtype) in QK_NORM_GAPS:
                     marks = [pytest.mark.xfail(reason="q/k norms (qwen3; olmo2 in bfloat16): mtk counts more saved "
                                                "bytes than torch (qwen3 fp32 3x5: 192,308 vs 181,556)", strict=True)]
