@@ -334,6 +334,8 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         q = l2_norm(ctx, q, c->eps);
         k = l2_norm(ctx, k, c->eps);
     }
+    /* positions from the cached length: right for llama4's NoPE layers, which attend fully (a NoPE layer
+       made chunked by layer_types would need the tokens seen, not the tokens its cache keeps) */
     if (c->temperature_floor > 0 && c->rotary_dim == 0)
         q = tuned_temperature(ctx, c, q, cached && io->in[3] ? io->in[3]->shape[2] : 0);
     v = split_heads(ctx, v, c->kv_heads, c->head_dim);
