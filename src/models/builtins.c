@@ -488,6 +488,74 @@ static const mtk_builtin_model builtins[] = {
       " \"pad_token_id\": 0, \"relative_attention_max_distance\": 128, \"relative_attention_num_buckets\": 32,"
       " \"tie_word_embeddings\": false, \"torch_dtype\": \"float32\", \"use_cache\": true, \"vocab_size\": 32128}",
       "1x512+1x128" },
+    /* gpt-oss: the published config.json names no dtype; its non-expert tensors are
+     * bfloat16, so torch_dtype says so here (the experts are mxfp4: quantization_config). */
+    { "gpt-oss-20b", "openai/gpt-oss-20b",
+      "{\"architectures\": [\"GptOssForCausalLM\"], \"attention_bias\": true, \"attention_dropout\": 0.0,"
+      " \"eos_token_id\": 200002, \"experts_per_token\": 4, \"head_dim\": 64, \"hidden_act\": \"silu\","
+      " \"hidden_size\": 2880, \"initial_context_length\": 4096, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 2880, \"layer_types\": [\"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\"], \"max_position_embeddings\": 131072,"
+      " \"model_type\": \"gpt_oss\", \"num_attention_heads\": 64, \"num_experts_per_tok\": 4,"
+      " \"num_hidden_layers\": 24, \"num_key_value_heads\": 8, \"num_local_experts\": 32,"
+      " \"output_router_logits\": false, \"pad_token_id\": 199999,"
+      " \"quantization_config\": {\"modules_to_not_convert\": [\"model.layers.*.self_attn\","
+      " \"model.layers.*.mlp.router\", \"model.embed_tokens\", \"lm_head\"], \"quant_method\": \"mxfp4\"},"
+      " \"rms_norm_eps\": 1e-05, \"rope_scaling\": {\"beta_fast\": 32.0, \"beta_slow\": 1.0, \"factor\": 32.0,"
+      " \"original_max_position_embeddings\": 4096, \"rope_type\": \"yarn\", \"truncate\": false},"
+      " \"rope_theta\": 150000, \"router_aux_loss_coef\": 0.9, \"sliding_window\": 128, \"swiglu_limit\": 7.0,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"vocab_size\": 201088}",
+      "1x4096" },
+    { "gpt-oss-120b", "openai/gpt-oss-120b",
+      "{\"architectures\": [\"GptOssForCausalLM\"], \"attention_bias\": true, \"attention_dropout\": 0.0,"
+      " \"eos_token_id\": 200002, \"experts_per_token\": 4, \"head_dim\": 64, \"hidden_act\": \"silu\","
+      " \"hidden_size\": 2880, \"initial_context_length\": 4096, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 2880, \"layer_types\": [\"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\","
+      " \"sliding_attention\", \"full_attention\"], \"max_position_embeddings\": 131072,"
+      " \"model_type\": \"gpt_oss\", \"num_attention_heads\": 64, \"num_experts_per_tok\": 4,"
+      " \"num_hidden_layers\": 36, \"num_key_value_heads\": 8, \"num_local_experts\": 128,"
+      " \"output_router_logits\": false, \"pad_token_id\": 199999,"
+      " \"quantization_config\": {\"modules_to_not_convert\": [\"model.layers.*.self_attn\","
+      " \"model.layers.*.mlp.router\", \"model.embed_tokens\", \"lm_head\"], \"quant_method\": \"mxfp4\"},"
+      " \"rms_norm_eps\": 1e-05, \"rope_scaling\": {\"beta_fast\": 32.0, \"beta_slow\": 1.0, \"factor\": 32.0,"
+      " \"original_max_position_embeddings\": 4096, \"rope_type\": \"yarn\", \"truncate\": false},"
+      " \"rope_theta\": 150000, \"router_aux_loss_coef\": 0.9, \"sliding_window\": 128, \"swiglu_limit\": 7.0,"
+      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"
+      " \"vocab_size\": 201088}",
+      "1x4096" },
+    /* Llama 4 Scout: the text_config of the published Llama4ForConditionalGeneration config,
+     * as a llama4_text Llama4ForCausalLM (the vision tower and projector are not counted). */
+    { "llama-4-scout", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+      "{\"architectures\": [\"Llama4ForCausalLM\"], \"attention_bias\": false, \"attention_chunk_size\": 8192,"
+      " \"attention_dropout\": 0.0, \"attn_scale\": 0.1, \"attn_temperature_tuning\": true,"
+      " \"bos_token_id\": 200000, \"eos_token_id\": [200001, 200007, 200008], \"floor_scale\": 8192,"
+      " \"for_llm_compressor\": false, \"head_dim\": 128, \"hidden_act\": \"silu\", \"hidden_size\": 5120,"
+      " \"initializer_range\": 0.02, \"interleave_moe_layer_step\": 1, \"intermediate_size\": 8192,"
+      " \"intermediate_size_mlp\": 16384, \"max_position_embeddings\": 10485760,"
+      " \"model_type\": \"llama4_text\", \"no_rope_layers\": [1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0,"
+      " 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0],"
+      " \"num_attention_heads\": 40, \"num_experts_per_tok\": 1, \"num_hidden_layers\": 48,"
+      " \"num_key_value_heads\": 8, \"num_local_experts\": 16, \"output_router_logits\": false,"
+      " \"pad_token_id\": 200018, \"rms_norm_eps\": 1e-05, \"rope_scaling\": {\"factor\": 16.0,"
+      " \"high_freq_factor\": 1.0, \"low_freq_factor\": 1.0, \"original_max_position_embeddings\": 8192,"
+      " \"rope_type\": \"llama3\"}, \"rope_theta\": 500000.0, \"router_aux_loss_coef\": 0.001,"
+      " \"router_jitter_noise\": 0.0, \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"use_qk_norm\": true,"
+      " \"vocab_size\": 202048}",
+      "1x4096" },
 };
 
 #define BUILTIN_COUNT ((int32_t)(sizeof builtins / sizeof builtins[0]))

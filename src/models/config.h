@@ -161,5 +161,8 @@ mtk_module *models_family_roberta_build(model_config *c, const char *architectur
 mtk_module *models_family_xlm_roberta_build(model_config *c, const char *architecture);
 mtk_module *models_family_modernbert_build(model_config *c, const char *architecture);
 mtk_module *models_family_t5_build(model_config *c, const char *architecture);
+mtk_module *models_family_gpt_oss_build(model_config *c, const char *architecture);
+mtk_module *models_family_llama4_text_build(model_config *c, const char *architecture);
+mtk_module *models_family_llama4_build(model_config *c, const char *architecture);
 
 #endif

@@ -35,13 +35,20 @@ typedef struct rope_spec {
     bool truncate;                /* yarn: correction range rounded outwards      */
     const float *short_factor;    /* longrope: dim / 2 values (arena)             */
     const float *long_factor;     /* longrope: used past original_max_position    */
+    bool interleaved;             /* llama4: pairs (x[2i], x[2i+1]) rotate (complex
+                                     multiplication); cos/sin repeat each frequency */
 } rope_spec;
 
 typedef enum moe_kind {
     MOE_NONE,
     MOE_MIXTRAL,   /* gate (router), experts                                     */
     MOE_QWEN2,     /* gate, experts, shared_expert, shared_expert_gate           */
-    MOE_QWEN3      /* experts, gate (no shared expert)                          */
+    MOE_QWEN3,     /* experts, gate (no shared expert)                          */
+    MOE_GPT_OSS,   /* router (weight, bias), experts with biases, stored (E, H, 2I)
+                      with gate/up interleaved, clamped swiglu (decoder_moe_fused.c) */
+    MOE_LLAMA4     /* experts (E, H, 2I), router (sigmoid of the top-k), shared
+                      expert; every expert runs on every token, pre-scaled by its
+                      score (decoder_moe_fused.c)                                */
 } moe_kind;
 
 #define DECODER_MAX_MLP_ONLY 256
@@ -95,11 +102,27 @@ typedef struct decoder_spec {
     uint8_t masks;               /* DECODER_MASK_*: the masks the model's
                                     forward builds (0: the full one)      */
     int64_t mask_window;         /* the sliding mask's window             */
+    const int64_t *layer_chunk;  /* llama4: per layer, attention_chunk_size of a
+                                    chunked_attention layer, 0: none (NULL: none) */
+    bool attn_sinks;             /* gpt_oss: self_attn.sinks (heads), a learned
+                                    logit per head in the softmax's denominator */
+    double swiglu_alpha, swiglu_limit; /* gpt_oss experts: clamped swiglu      */
+    const char *mlp_name;        /* the layer's MLP child (NULL: "mlp"; llama4:
+                                    "feed_forward")                           */
+    bool qk_l2_norm;             /* llama4: queries and keys L2-normalized (no
+                                    weight) after rope, on layers with rope   */
+    double temperature_floor;    /* llama4 attn_temperature_tuning on layers
+                                    without rope: queries times
+                                    1 + attn_scale * log1p(floor((pos + 1) /
+                                    floor_scale)); 0: none                    */
+    double temperature_scale;
+    const char *causal_lm_class; /* NULL: <Prefix>ForCausalLM (llama4:
+                                    Llama4ForCausalLM over Llama4TextModel)   */
 } decoder_spec;
 
 /* The attention masks a family's model forward builds every call (with a
  * KV cache), whether or not a layer uses them, as transformers 5 does. */
-enum { DECODER_MASK_FULL = 1, DECODER_MASK_SLIDING = 2 };
+enum { DECODER_MASK_FULL = 1, DECODER_MASK_SLIDING = 2, DECODER_MASK_CHUNKED = 4 };
 
 /* Which layers of a family slide, as transformers 5's configs say when
  * they list no layer_types. */
@@ -165,6 +188,17 @@ bool models_decoder_read_rope_scaling(model_config *c, decoder_spec *spec, const
  * `long_factors`), in float32 arithmetic as transformers computes it. */
 void models_decoder_rope_scaled_inv_freq(const rope_spec *r, bool long_factors, float *out);
 
+/* The sparse MoE blocks whose experts are stored (E, H, 2I) and (E, I, H)
+ * (decoder_moe_fused.c): GptOssMLP (MOE_GPT_OSS) and Llama4TextMoe
+ * (MOE_LLAMA4).  NULL with the error set. */
+struct decoder_types;
+mtk_module *models_decoder_moe_fused(mtk_ctx *ctx, const struct decoder_types *t, const decoder_spec *spec);
+
+/* Adds "active parameters per token: N of M (...)" to the summary of an MoE
+ * model `m` built from spec: of each sparse layer's routed experts, the
+ * (experts - top_k) / experts a token does not reach are idle. */
+void models_decoder_note_active(model_config *c, const decoder_spec *spec, mtk_module *m);
+
 /* Builds <Prefix>Model or <Prefix>ForCausalLM (architecture) from the spec.
  * MoE specs add the balanced-routing note to the config. */
 mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, const char *architecture);
@@ -223,6 +257,11 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out);
 /* What the KV cache needs of a layer's <Prefix>Attention module. */
 void models_decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
                              bool *eager);
+
+/* A layer's attention_chunk_size (llama4's chunked_attention layers; 0:
+ * none).  Such a layer caches as a sliding one of that window
+ * (models_decoder_attention_shape), its mask is the chunked one. */
+int64_t models_decoder_attention_chunk(const mtk_module *attn);
 
 /* Module type callbacks defined in the piece files, for models_decoder_types_init. */
 extern const mtk_module_type models_decoder_rotary_base, models_decoder_norm_base, models_decoder_embedding_base,

@@ -129,6 +129,13 @@ typedef struct attention_config {
     int64_t window;  /* this layer's sliding window, 0: full attention */
     bool qk_norm;       /* qwen3: children q_norm, k_norm after o_proj        */
     bool qk_norm_whole; /* olmo2: over the projections, before the heads split */
+    int64_t chunk;      /* llama4: chunked attention (keys of the query's chunk only), 0: none */
+    bool sinks;         /* gpt_oss: parameter sinks (heads) after o_proj      */
+    bool interleaved;   /* llama4: rope on (x[2i], x[2i+1]) pairs             */
+    bool l2_norm;       /* llama4: q and k L2-normalized after rope           */
+    double eps;         /* the L2 norm's                                      */
+    double temperature_floor, temperature_scale; /* llama4 NoPE layers; 0: none */
+    double init_std;    /* the sinks' N(0, initializer_range)                */
 } attention_config;
 
 /* (B, S, n * head_dim) -> (B, n, S, head_dim) */
@@ -141,12 +148,13 @@ static mtk_tensor *split_heads(mtk_ctx *ctx, mtk_tensor *x, int64_t n, int64_t h
 
 /* apply_rotary_pos_emb on the first rotary_dim dims of (B, n, S, head_dim)
  * (all of them unless partial_rotary_factor < 1). */
-static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tensor *sin, int64_t rotary_dim)
+static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tensor *sin, int64_t rotary_dim,
+                          bool interleaved)
 {
     if (!x || rotary_dim == 0) return x; /* smollm3's no-rope layers */
     int64_t head_dim = x->shape[3];
-    if (rotary_dim == head_dim) return mtk_rope(ctx, x, cos, sin, false);
-    mtk_tensor *parts[2] = { mtk_rope(ctx, mtk_narrow(ctx, x, -1, 0, rotary_dim), cos, sin, false),
+    if (rotary_dim == head_dim) return mtk_rope(ctx, x, cos, sin, interleaved);
+    mtk_tensor *parts[2] = { mtk_rope(ctx, mtk_narrow(ctx, x, -1, 0, rotary_dim), cos, sin, interleaved),
                              mtk_narrow(ctx, x, -1, rotary_dim, head_dim - rotary_dim) };
     return mtk_cat(ctx, parts, 2, -1);
 }
@@ -168,12 +176,37 @@ static bool held_until_here(mtk_ctx *ctx, mtk_tensor *t)
     return !t || mtk_narrow(ctx, t, -1, 0, 0) != NULL;
 }
 
+/* The mask of the forward without a cache for a layer that slides or
+ * attends by chunks, (1, 1, S, S): key j is seen by query i when j <= i,
+ * j > i - window (sliding) and j / chunk == i / chunk (chunked); bool, or
+ * 0 / -inf in `dtype` for eager.  NULL (no error) when the sequence fits
+ * the window and the chunk, where it equals the causal mask. */
+static mtk_tensor *local_mask(mtk_ctx *ctx, const attention_config *c, const mtk_tensor *q, bool eager)
+{
+    int64_t s = q->shape[2];
+    if (!(c->window > 0 && s > c->window) && !(c->chunk > 0 && s > c->chunk)) return NULL;
+    if (!mtk_ctx_push_device(ctx, q->device)) return NULL;
+    int64_t rows[4] = { 1, 1, s, 1 }, cols[4] = { 1, 1, 1, s };
+    mtk_tensor *q_idx = mtk_view(ctx, mtk_arange_int(ctx, 0, s, 1, MTK_INT64), rows, 4);
+    mtk_tensor *kv_idx = mtk_view(ctx, mtk_arange_int(ctx, 0, s, 1, MTK_INT64), cols, 4);
+    mtk_tensor *mask = mtk_le(ctx, kv_idx, q_idx); /* (1, 1, S, S) */
+    if (c->window > 0)
+        mask = mtk_logical_and(ctx, mask, mtk_gt(ctx, kv_idx, mtk_sub_scalar(ctx, q_idx, mtk_value_int(c->window))));
+    if (c->chunk > 0)
+        mask = mtk_logical_and(ctx, mask, mtk_eq(ctx, mtk_floor_divide_scalar(ctx, kv_idx, mtk_value_int(c->chunk)),
+                                                 mtk_floor_divide_scalar(ctx, q_idx, mtk_value_int(c->chunk))));
+    if (eager)
+        mask = mtk_where(ctx, mask, mtk_zeros(ctx, NULL, 0, q->dtype), mtk_full(ctx, NULL, 0, -INFINITY, q->dtype));
+    mtk_ctx_pop_device(ctx);
+    return mask;
+}
+
 /* eager_attention_forward: softmax(q k^T * scale [softcapped] + mask) v;
  * q (B, H, S, D), k and v (B, KV, T, D) -> (B, H, S, D).  `mask` (B, 1, S,
  * T) in the scores' dtype, as transformers' eager_mask builds it; NULL:
  * the causal mask made here (the forward without a cache). */
 static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_tensor *q, mtk_tensor *k,
-                                   mtk_tensor *v, mtk_tensor *mask, mtk_tensor **weights)
+                                   mtk_tensor *v, mtk_tensor *mask, mtk_tensor *sinks, mtk_tensor **weights)
 {
     int64_t n_rep = c->heads / c->kv_heads;
     k = repeat_kv(ctx, k, n_rep);
@@ -193,6 +226,21 @@ static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_
         mtk_tensor *mask = mtk_triu(ctx, mtk_full(ctx, mshape, 4, -INFINITY, scores->dtype), 1);
         mtk_ctx_pop_device(ctx);
         scores = mtk_add(ctx, scores, mask);
+    }
+    if (sinks && scores) {
+        /* gpt_oss: one more logit per head in the softmax, dropped after it
+           (in the scores' dtype, as transformers) */
+        int64_t b = scores->shape[0], h = scores->shape[1], s = scores->shape[2], t = scores->shape[3];
+        int64_t per_head[4] = { 1, h, 1, 1 }, wide[4] = { b, h, s, 1 };
+        mtk_tensor *sink = mtk_expand(ctx, mtk_view(ctx, mtk_to_dtype(ctx, sinks, scores->dtype), per_head, 4), wide, 4);
+        mtk_tensor *parts[2] = { scores, sink };
+        mtk_tensor *combined = mtk_cat(ctx, parts, 2, -1), *top = NULL, *where = NULL; /* (B, H, S, T + 1) */
+        if (!combined || !mtk_max_dim(ctx, combined, -1, true, &top, &where)) return NULL;
+        combined = mtk_sub(ctx, combined, top); /* transformers subtracts the max (bf16 / fp16 overflow) */
+        mtk_tensor *probs = mtk_softmax(ctx, combined, -1, scores->dtype);
+        *weights = mtk_to_dtype(ctx, mtk_narrow(ctx, probs, -1, 0, t), v ? v->dtype : scores->dtype);
+        mtk_tensor *out = mtk_matmul(ctx, *weights, v);
+        return held_until_here(ctx, k) ? out : NULL;
     }
     mtk_tensor *probs = mtk_to_dtype(ctx, mtk_softmax(ctx, scores, -1, MTK_FLOAT32), q ? q->dtype : MTK_FLOAT32);
     *weights = probs;
@@ -223,6 +271,30 @@ static mtk_tensor *cached_sdpa(mtk_ctx *ctx, const attention_config *c, mtk_tens
     }
     return mtk_scaled_dot_product_attention(ctx, q, repeat_kv(ctx, k, n_rep), repeat_kv(ctx, v, n_rep), mask, 0.0,
                                             false, c->scale, false);
+}
+
+/* Llama4TextL2Norm: x / sqrt(mean(x^2) + eps) over head_dim, in float32. */
+static mtk_tensor *l2_norm(mtk_ctx *ctx, mtk_tensor *x, double eps)
+{
+    if (!x) return NULL;
+    int64_t d = x->shape[x->ndim - 1];
+    return mtk_to_dtype(ctx, mtk_rms_norm(ctx, mtk_to_dtype(ctx, x, MTK_FLOAT32), &d, 1, NULL, eps), x->dtype);
+}
+
+/* attn_temperature_tuning: q (B, H, S, D) times 1 + attn_scale *
+ * log1p(floor((position + 1) / floor_scale)), positions past.. past + S. */
+static mtk_tensor *tuned_temperature(mtk_ctx *ctx, const attention_config *c, mtk_tensor *q, int64_t past)
+{
+    if (!q) return NULL;
+    int64_t s = q->shape[2], shape[4] = { 1, 1, s, 1 };
+    if (!mtk_ctx_push_device(ctx, q->device)) return NULL;
+    mtk_tensor *pos = mtk_to_dtype(ctx, mtk_arange_int(ctx, past, past + s, 1, MTK_INT64), MTK_FLOAT32);
+    mtk_ctx_pop_device(ctx);
+    mtk_tensor *scale = mtk_floor(ctx, mtk_div_scalar(ctx, mtk_add_scalar(ctx, pos, mtk_value_float(1.0)),
+                                                      mtk_value_float(c->temperature_floor)));
+    scale = mtk_add_scalar(ctx, mtk_mul_scalar(ctx, mtk_log1p(ctx, scale), mtk_value_float(c->temperature_scale)),
+                           mtk_value_float(1.0));
+    return mtk_to_dtype(ctx, mtk_mul(ctx, q, mtk_view(ctx, scale, shape, 4)), q->dtype);
 }
 
 /* forward(x (B, S, hidden), cos, sin (1, S, rotary_dim)) -> (B, S, hidden);
@@ -275,20 +347,36 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     /* apply_rotary_pos_emb(q, k, cos, sin): its caller holds q while k
      * is rotated */
     mtk_tensor *unrotated_q = q;
-    q = rotate(ctx, q, cos, sin, c->rotary_dim);
-    k = rotate(ctx, k, cos, sin, c->rotary_dim);
+    q = rotate(ctx, q, cos, sin, c->rotary_dim, c->interleaved);
+    k = rotate(ctx, k, cos, sin, c->rotary_dim, c->interleaved);
     if (!held_until_here(ctx, unrotated_q)) return false;
+    if (c->l2_norm && c->rotary_dim > 0) {
+        q = l2_norm(ctx, q, c->eps);
+        k = l2_norm(ctx, k, c->eps);
+    }
+    /* positions from the cached length: right for llama4's NoPE layers, which attend fully (a NoPE layer
+       made chunked by layer_types would need the tokens seen, not the tokens its cache keeps) */
+    if (c->temperature_floor > 0 && c->rotary_dim == 0)
+        q = tuned_temperature(ctx, c, q, cached && io->in[3] ? io->in[3]->shape[2] : 0);
     v = split_heads(ctx, v, c->kv_heads, c->head_dim);
+    mtk_tensor *sinks = c->sinks ? mtk_module_param_at(m, 0, NULL) : NULL;
     mtk_tensor *attn, *weights = NULL;
     if (cached) {
         mtk_tensor *keys[2] = { io->in[3], k }, *values[2] = { io->in[4], v };
         k = mtk_cat(ctx, keys, 2, 2);   /* (B, KV, P + S, D) */
         v = mtk_cat(ctx, values, 2, 2);
-        attn = c->eager ? eager_attention(ctx, c, q, k, v, mask, &weights) : cached_sdpa(ctx, c, q, k, v, mask);
+        attn = c->eager ? eager_attention(ctx, c, q, k, v, mask, sinks, &weights) : cached_sdpa(ctx, c, q, k, v, mask);
     } else {
-        attn = c->eager ? eager_attention(ctx, c, q, k, v, NULL, &weights)
-                        : mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale,
-                                                           c->kv_heads != c->heads);
+        mtk_tensor *local = q ? local_mask(ctx, c, q, c->eager) : NULL;
+        if (c->eager)
+            attn = eager_attention(ctx, c, q, k, v, local, sinks, &weights);
+        else if (local)
+            attn = mtk_scaled_dot_product_attention(ctx, q, repeat_kv(ctx, k, c->heads / c->kv_heads),
+                                                    repeat_kv(ctx, v, c->heads / c->kv_heads), local, 0.0, false,
+                                                    c->scale, false);
+        else
+            attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale,
+                                                    c->kv_heads != c->heads);
     }
     int64_t merged[3] = { x->shape[0], x->shape[1], q_size };
     attn = mtk_reshape(ctx, mtk_transpose(ctx, attn, 1, 2), merged, 3); /* (B, S, H * D) */
@@ -306,7 +394,14 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL && io->out[io->nout - 1] != NULL;
 }
 
-const mtk_module_type models_decoder_attention_base = { "Attention", attention_forward, NULL, NULL };
+/* The projections reset themselves; gpt_oss's sinks are N(0, initializer_range). */
+static bool attention_reset(mtk_module *m, mtk_rng *rng)
+{
+    const attention_config *c = mtk_module_config(m);
+    return !c->sinks || mtk_init_normal_(mtk_module_param_at(m, 0, NULL), 0.0, c->init_std, rng);
+}
+
+const mtk_module_type models_decoder_attention_base = { "Attention", attention_forward, attention_reset, NULL };
 
 void models_decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
                              bool *eager)
@@ -314,8 +409,13 @@ void models_decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, i
     const attention_config *c = mtk_module_config(attn);
     *kv_heads = c->kv_heads;
     *head_dim = c->head_dim;
-    *window = c->window;
+    *window = c->window ? c->window : c->chunk; /* chunked layers cache as sliding ones (transformers 5) */
     *eager = c->eager;
+}
+
+int64_t models_decoder_attention_chunk(const mtk_module *attn)
+{
+    return ((const attention_config *)mtk_module_config(attn))->chunk;
 }
 
 mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t layer)
@@ -328,6 +428,10 @@ mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const
         .scale = spec->attn_scale, .softcap = spec->attn_softcap, .fused_qkv = spec->fused_qkv,
         .eager = spec->eager_attention, .window = spec->layer_window ? spec->layer_window[layer] : 0,
         .qk_norm = spec->qk_norm, .qk_norm_whole = spec->qk_norm && spec->qk_norm_whole,
+        .chunk = spec->layer_chunk ? spec->layer_chunk[layer] : 0, .sinks = spec->attn_sinks,
+        .interleaved = spec->rope.interleaved, .l2_norm = spec->qk_l2_norm, .eps = spec->eps,
+        .temperature_floor = spec->temperature_floor, .temperature_scale = spec->temperature_scale,
+        .init_std = spec->initializer_range,
     };
     int64_t q_size = a->heads * a->head_dim, kv_size = a->kv_heads * a->head_dim;
     bool ok;
@@ -339,6 +443,7 @@ mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const
              mtk_module_add(m, "k_proj", mtk_nn_linear(ctx, spec->hidden, kv_size, spec->qkv_bias)) &&
              mtk_module_add(m, "v_proj", mtk_nn_linear(ctx, spec->hidden, kv_size, spec->qkv_bias)) &&
              mtk_module_add(m, "o_proj", mtk_nn_linear(ctx, q_size, spec->hidden, spec->o_bias));
+        if (ok && spec->attn_sinks) ok = mtk_module_new_parameter(m, "sinks", &a->heads, 1) != NULL;
     }
     if (ok && spec->qk_norm && !spec->fused_qkv) {
         decoder_spec q_spec = *spec, k_spec = *spec; /* the norms' sizes: head_dim, or the projections' */

@@ -131,6 +131,7 @@ static double dtype_min(mtk_dtype dtype)
 typedef struct mask_request {
     int64_t batch, q_len, q_offset, kv_len, kv_offset;
     int64_t window;        /* sliding_window_overlay; 0: causal only       */
+    int64_t chunk;         /* chunked_overlay (llama4); 0: none            */
     mtk_tensor *padding;   /* (B, >= kv_offset + kv_len) bool, or NULL     */
     bool eager;            /* eager_mask: a float mask in `dtype`          */
     mtk_dtype dtype;
@@ -164,6 +165,12 @@ static mtk_tensor *build_mask(mtk_ctx *ctx, const mask_request *r)
         mtk_tensor *overlay = mtk_gt(ctx, kv_idx, mtk_sub_scalar(ctx, q_idx, mtk_value_int(r->window)));
         mtk_tensor *first = mtk_bitwise_and(ctx, mtk_ones(ctx, NULL, 0, MTK_BOOL), overlay);
         mask = mtk_bitwise_and(ctx, first, mtk_le(ctx, kv_idx, q_idx));
+    } else if (r->chunk > 0) {
+        /* chunked_causal_mask_function (no left padding): and_masks(overlay, causal) */
+        mtk_tensor *overlay = mtk_eq(ctx, mtk_floor_divide_scalar(ctx, kv_idx, mtk_value_int(r->chunk)),
+                                     mtk_floor_divide_scalar(ctx, q_idx, mtk_value_int(r->chunk)));
+        mtk_tensor *first = mtk_bitwise_and(ctx, mtk_ones(ctx, NULL, 0, MTK_BOOL), overlay);
+        mask = mtk_bitwise_and(ctx, first, mtk_le(ctx, kv_idx, q_idx));
     } else {
         mask = mtk_le(ctx, kv_idx, q_idx); /* causal_mask_function */
     }
@@ -188,6 +195,7 @@ static mtk_tensor *build_mask(mtk_ctx *ctx, const mask_request *r)
 static bool sdpa_can_skip(const mask_request *r)
 {
     if (r->window > 0 && r->kv_len >= r->window) return false;
+    if (r->chunk > 0 && r->kv_len >= r->chunk) return false;
     return r->q_len == 1 || r->kv_len == r->q_len;
 }
 
@@ -206,18 +214,21 @@ static void mask_sizes(const mtk_kv_cache *c, int64_t window, int64_t q_len, int
     *kv_len = full ? window - 1 + q_len : c->length + q_len;
 }
 
-/* The masks the family builds: [0] full, [1] sliding (NULL: none). */
+/* The masks the family builds: [0] full, [1] sliding, [2] chunked (NULL:
+ * none). */
 static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts *p, mtk_tensor *ids,
                         const mtk_lm_step *step, mtk_dtype dtype, mtk_tensor **masks)
 {
     int64_t b = ids->shape[0], s = ids->shape[1];
     bool eager = false;
-    int64_t kv, dim, w, layer_window = 0;
+    int64_t kv, dim, w, layer_window = 0, chunk = 0;
     for (int32_t i = 0; i < c->nlayers; i++) {
         bool e;
         models_decoder_attention_shape(layer_attention(p->layers, i), &kv, &dim, &w, &e);
         eager = eager || e;
-        if (w > 0 && layer_window == 0) layer_window = w;
+        int64_t layer_chunk = models_decoder_attention_chunk(layer_attention(p->layers, i));
+        if (w > 0 && layer_window == 0 && layer_chunk == 0) layer_window = w;
+        if (chunk == 0) chunk = layer_chunk;
     }
     mtk_tensor *padding = NULL;
     if (step->attention_mask) {
@@ -225,12 +236,14 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
         int64_t shape[2] = { b, c->length + s };
         padding = mtk_ones(ctx, shape, 2, MTK_BOOL);
     }
-    masks[0] = masks[1] = NULL;
-    for (int32_t kind = 0; kind < 2; kind++) {
-        if (!(p->masks & (kind == 0 ? DECODER_MASK_FULL : DECODER_MASK_SLIDING))) continue;
-        mask_request r = { .batch = b, .q_len = s, .q_offset = c->length, .window = kind ? p->mask_window : 0,
-                           .padding = padding, .eager = eager, .dtype = dtype };
-        mask_sizes(c, kind ? layer_window : 0, s, &r.kv_len, &r.kv_offset);
+    masks[0] = masks[1] = masks[2] = NULL;
+    static const uint8_t kinds[3] = { DECODER_MASK_FULL, DECODER_MASK_SLIDING, DECODER_MASK_CHUNKED };
+    for (int32_t kind = 0; kind < 3; kind++) {
+        if (!(p->masks & kinds[kind])) continue;
+        /* a chunked layer's cache is a sliding one of the chunk (its sizes from the first such layer) */
+        mask_request r = { .batch = b, .q_len = s, .q_offset = c->length, .window = kind == 1 ? p->mask_window : 0,
+                           .chunk = kind == 2 ? chunk : 0, .padding = padding, .eager = eager, .dtype = dtype };
+        mask_sizes(c, kind == 1 ? layer_window : kind == 2 ? chunk : 0, s, &r.kv_len, &r.kv_offset);
         if (!eager && sdpa_can_skip(&r)) continue;
         masks[kind] = build_mask(ctx, &r);
         if (!masks[kind]) return false;
@@ -292,7 +305,7 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
     }
     mtk_tensor *h = mtk_module_forward(p.embed, ids); /* (B, S, hidden) */
     if (!h || !mtk_ctx_push_device(ctx, ids->device)) return NULL;
-    mtk_tensor *masks[2];
+    mtk_tensor *masks[3];
     bool ok = build_masks(ctx, cache, &p, ids, step, h->dtype, masks);
     /* position_ids: the caller's (generate's), else cache_position[None]: (1, S) */
     int64_t pshape[2] = { 1, s };
@@ -315,7 +328,8 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
             past_k = mtk_empty(ctx, shape, 4, h->dtype);
             past_v = mtk_empty(ctx, shape, 4, h->dtype);
         }
-        mtk_tensor *mask = masks[l->window > 0 ? 1 : 0];
+        bool chunked = models_decoder_attention_chunk(layer_attention(p.layers, i)) > 0;
+        mtk_tensor *mask = masks[chunked ? 2 : l->window > 0 ? 1 : 0];
         mtk_module_io io = { .in = { h, cos_sin.out[0], cos_sin.out[1], past_k, past_v, mask },
                              .nin = mask ? 6 : 5 };
         ok = mtk_module_call(mtk_module_child_at(p.layers, i, NULL), &io) && io.nout == 3 &&

@@ -86,7 +86,7 @@ static bool layer_forward(mtk_module *m, mtk_module_io *io)
 static bool layer_is_sparse(const decoder_spec *spec, int64_t index)
 {
     if (spec->moe == MOE_NONE) return false;
-    if (spec->moe == MOE_MIXTRAL) return true;
+    if (spec->moe == MOE_MIXTRAL || spec->moe == MOE_GPT_OSS) return true;
     for (int32_t i = 0; i < spec->n_mlp_only; i++)
         if (spec->mlp_only[i] == index) return false;
     return spec->experts > 0 && (index + 1) % spec->sparse_step == 0;
@@ -99,8 +99,12 @@ mtk_module *models_decoder_layer(mtk_ctx *ctx, const decoder_types *t, const dec
     layer_config *c = mtk_module_config(m);
     c->sandwich = spec->sandwich_norms;
     c->dropout = spec->resid_dropout >= 0;
-    mtk_module *mlp = layer_is_sparse(spec, index) ? models_decoder_moe(ctx, t, spec) : models_decoder_mlp(ctx, t, spec, spec->intermediate);
-    bool ok = mtk_module_add(m, "self_attn", models_decoder_attention(ctx, t, spec, index)) && mtk_module_add(m, "mlp", mlp) &&
+    mtk_module *mlp;
+    if (!layer_is_sparse(spec, index)) mlp = models_decoder_mlp(ctx, t, spec, spec->intermediate);
+    else if (spec->moe == MOE_GPT_OSS || spec->moe == MOE_LLAMA4) mlp = models_decoder_moe_fused(ctx, t, spec);
+    else mlp = models_decoder_moe(ctx, t, spec);
+    bool ok = mtk_module_add(m, "self_attn", models_decoder_attention(ctx, t, spec, index)) &&
+              mtk_module_add(m, spec->mlp_name ? spec->mlp_name : "mlp", mlp) &&
               mtk_module_add(m, "input_layernorm", models_decoder_norm(ctx, t, spec)) &&
               mtk_module_add(m, "post_attention_layernorm", models_decoder_norm(ctx, t, spec));
     if (ok && c->sandwich)
@@ -203,7 +207,11 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
         out->lm_head = child(m, 1);
         model = child(m, 0);
     } else if (type->forward != model_forward) {
-        return false;
+        /* a multimodal wrapper whose text model is its language_model
+           (llama4's Llama4ForConditionalGeneration as mtk builds it) */
+        const char *name = NULL;
+        mtk_module *inner = mtk_module_child_count(m) == 1 ? mtk_module_child_at(m, 0, &name) : NULL;
+        return inner && name && strcmp(name, "language_model") == 0 && models_decoder_parts_of(inner, out);
     }
     const model_config_ *c = mtk_module_config(model);
     out->embed = child(model, M_EMBED);
@@ -215,6 +223,29 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
     return true;
 }
 
+/* The parameters of one routed expert. */
+static int64_t expert_numel(const decoder_spec *spec)
+{
+    int64_t h = spec->hidden, i = spec->moe_intermediate;
+    if (spec->moe == MOE_GPT_OSS) return h * 2 * i + 2 * i + i * h + h; /* gate_up, its bias, down, its bias */
+    return 3 * h * i;
+}
+
+void models_decoder_note_active(model_config *c, const decoder_spec *spec, mtk_module *m)
+{
+    if (!m || spec->moe == MOE_NONE) return;
+    int64_t sparse = 0;
+    for (int64_t i = 0; i < spec->layers; i++) sparse += layer_is_sparse(spec, i);
+    int64_t total = mtk_module_num_parameters(m, false);
+    int64_t idle = sparse * (spec->experts - spec->top_k) * expert_numel(spec);
+    char *note = mtk_ctx_alloc(c->ctx, 160);
+    if (!note) return;
+    snprintf(note, 160, "active parameters per token: %lld of %lld (%lld of %lld experts in each of %lld MoE layers)",
+             (long long)(total - idle), (long long)total, (long long)spec->top_k, (long long)spec->experts,
+             (long long)sparse);
+    models_cfg_note(c, note);
+}
+
 static const char moe_note[] =
     "MoE routing depends on the data: on meta each expert is assumed to get tokens x top_k / num_experts "
     "tokens (balanced routing); the experts' FLOPs are those of that balance";
@@ -224,7 +255,8 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
     mtk_ctx *ctx = c->ctx;
     decoder_types *t = mtk_ctx_alloc(ctx, sizeof *t);
     if (!t || !models_decoder_types_init(ctx, t, spec->prefix)) return NULL;
-    if (spec->moe != MOE_NONE) models_cfg_note(c, moe_note);
+    if (spec->causal_lm_class) t->causal_lm.name = spec->causal_lm_class;
+    if (spec->moe != MOE_NONE && spec->moe != MOE_LLAMA4) models_cfg_note(c, moe_note);
     size_t n = strlen(architecture);
     bool causal_lm = n > 11 && strcmp(architecture + n - 11, "ForCausalLM") == 0;
     mtk_module *model = base_model(ctx, t, spec);

@@ -80,8 +80,9 @@ bool models_decoder_read_rope(model_config *c, decoder_spec *spec, double defaul
         if (isnan(r->low_freq_factor) || isnan(r->high_freq_factor))
             return models_cfg_fail(c, NULL, "missing required field '%s.%s' (rope type 'llama3')", obj_name,
                             isnan(r->low_freq_factor) ? "low_freq_factor" : "high_freq_factor");
-        if (!(r->high_freq_factor > r->low_freq_factor) || !(r->low_freq_factor > 0))
-            return models_cfg_fail(c, obj_name, "llama3 rope needs 0 < low_freq_factor < high_freq_factor, got %g and %g",
+        /* equal factors (Llama 4 Scout: 1 and 1) leave no medium band */
+        if (!(r->high_freq_factor >= r->low_freq_factor) || !(r->low_freq_factor > 0))
+            return models_cfg_fail(c, obj_name, "llama3 rope needs 0 < low_freq_factor <= high_freq_factor, got %g and %g",
                             r->low_freq_factor, r->high_freq_factor);
         if (r->original_max_position <= 0)
             return models_cfg_fail(c, "original_max_position_embeddings", "must be positive");
@@ -122,7 +123,7 @@ static void compute_inv_freq(const rope_spec *r, float *out)
         for (int64_t i = 0; i < half; i++) {
             float wavelen = (float)(2.0 * M_PI) / out[i];
             float llama = wavelen > low_wavelen ? out[i] / factor : out[i];
-            float smooth = (old_len / wavelen - low) / (high - low);
+            float smooth = high > low ? (old_len / wavelen - low) / (high - low) : 0.0f;
             float smoothed = (1.0f - smooth) * llama / factor + smooth * llama;
             bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
             out[i] = medium ? smoothed : llama;
@@ -182,7 +183,14 @@ static bool rotary_forward(mtk_module *m, mtk_module_io *io)
     }
     mtk_tensor *freqs = mtk_mul(ctx, mtk_unsqueeze(ctx, positions, -1), inv_freq);  /* (1, S, dim/2) */
     mtk_tensor *both[2] = { freqs, freqs };
-    mtk_tensor *emb = mtk_cat(ctx, both, 2, -1);                                 /* (1, S, dim)  */
+    mtk_tensor *emb;
+    if (rope->interleaved && freqs) {
+        /* llama4's complex rotation: each frequency for a pair of dims */
+        int64_t shape[3] = { freqs->shape[0], freqs->shape[1], rope->dim };
+        emb = mtk_reshape(ctx, mtk_stack(ctx, both, 2, -1), shape, 3);            /* (1, S, dim)  */
+    } else {
+        emb = mtk_cat(ctx, both, 2, -1);                                         /* (1, S, dim)  */
+    }
     mtk_tensor *cos = mtk_cos(ctx, emb), *sin = mtk_sin(ctx, emb);
     if (rope->attention_factor != 1.0) {
         /* yarn, longrope: cos and sin times the attention factor, in float32 */

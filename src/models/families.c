@@ -69,6 +69,13 @@ static const model_family families[] = {
     { { "t5", ARCHS("T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForTokenClassification"), "T5Model",
         MTK_MODEL_INPUT_SEQ2SEQ_IDS },
       models_family_t5_build },
+    { { "gpt_oss", ARCHS("GptOssModel", "GptOssForCausalLM", "GptOssForSequenceClassification",
+            "GptOssForTokenClassification"), "GptOssModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_gpt_oss_build },
+    { { "llama4_text", ARCHS("Llama4TextModel", "Llama4ForCausalLM"), "Llama4TextModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_llama4_text_build },
+    { { "llama4", ARCHS("Llama4ForConditionalGeneration"), "Llama4ForConditionalGeneration", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_llama4_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))

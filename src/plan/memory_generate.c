@@ -207,7 +207,10 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
                   model_name, info.architecture);
         return NULL;
     }
-    if (len < 11 || strcmp(info.architecture + len - 11, "ForCausalLM") != 0) {
+    /* a ForConditionalGeneration of the zoo is a text model wrapped (llama4's language_model) */
+    bool with_head = (len >= 11 && strcmp(info.architecture + len - 11, "ForCausalLM") == 0) ||
+                     (len >= 24 && strcmp(info.architecture + len - 24, "ForConditionalGeneration") == 0);
+    if (!with_head) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                   "memory: --mode generate needs a ForCausalLM (%s is %s, a base model without lm_head)", model_name,
                   info.architecture);

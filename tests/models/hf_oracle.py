@@ -24,8 +24,9 @@ BASE_CLASS = {
     "gpt2": "GPT2Model", "gpt_neox": "GPTNeoXModel", "bert": "BertModel", "vit": "ViTModel",
     "roberta": "RobertaModel", "xlm-roberta": "XLMRobertaModel", "modernbert": "ModernBertModel",
     "t5": "T5Model",
+    "gpt_oss": "GptOssModel", "llama4_text": "Llama4TextModel", "llama4": "Llama4ForConditionalGeneration",
 }
-MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe"}
+MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss"}
 
 
 def dtype_name(dtype):

@@ -53,6 +53,16 @@ EXTRA = {
                          "d_ff": 40, "num_layers": 2, "num_heads": 3, "relative_attention_num_buckets": 8,
                          "relative_attention_max_distance": 20, "feed_forward_proj": "gated-gelu",
                          "vocab_size": 50},
+    "gpt-oss-tiny": {"model_type": "gpt_oss", "architectures": ["GptOssForCausalLM"], "hidden_size": 32,
+                     "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 2,
+                     "intermediate_size": 24, "vocab_size": 50, "num_local_experts": 4, "num_experts_per_tok": 2,
+                     "sliding_window": 4},
+    "llama4-tiny": {"model_type": "llama4", "architectures": ["Llama4ForConditionalGeneration"],
+                    "text_config": {"hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 2,
+                                    "head_dim": 8, "num_hidden_layers": 4, "intermediate_size": 24,
+                                    "intermediate_size_mlp": 40, "vocab_size": 50, "num_local_experts": 3,
+                                    "interleave_moe_layer_step": 2, "attention_chunk_size": 4,
+                                    "no_rope_layers": [1, 1, 0, 1]}},
 }
 
 

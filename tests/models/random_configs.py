@@ -425,6 +425,46 @@ def t5(rng):
         labels = rng.randint(1, 5)
         cfg["id2label"] = {str(i): "LABEL_%d" % i for i in range(labels)}
         cfg["label2id"] = {"LABEL_%d" % i: i for i in range(labels)}
+def gpt_oss(rng):
+    cfg = _decoder_common(rng, ["GptOssModel", "GptOssForCausalLM"])
+    cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
+    layers = cfg["num_hidden_layers"] = rng.randint(1, 4)
+    experts = rng.randint(1, 6)
+    cfg.update(model_type="gpt_oss", num_local_experts=experts, num_experts_per_tok=rng.randint(1, experts),
+               attention_bias=rng.random() < 0.7, sliding_window=rng.choice([3, 5, 128]),
+               swiglu_alpha=rng.choice([1.702, 1.0]), swiglu_limit=rng.choice([7.0, 1.5]),
+               rms_norm_eps=rng.choice([1e-5, 1e-6]), rope_theta=rng.choice([10000.0, 150000.0]))
+    if rng.random() < 0.4:
+        cfg["layer_types"] = [rng.choice(["sliding_attention", "full_attention"]) for _ in range(layers)]
+    roll = rng.random()
+    if roll < 0.3:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, "yarn")
+    elif roll < 0.45:
+        cfg["rope_scaling"] = {"rope_type": "default"}
+    # else GptOssConfig's yarn (factor 32 over 4096 positions)
+    return cfg
+
+
+def llama4_text(rng):
+    cfg = _decoder_common(rng, ["Llama4TextModel", "Llama4ForCausalLM"])
+    cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
+    layers = cfg["num_hidden_layers"] = rng.randint(1, 5)
+    experts = rng.randint(1, 5)
+    cfg.update(model_type="llama4_text", num_local_experts=experts, num_experts_per_tok=rng.randint(1, experts),
+               intermediate_size_mlp=_odd(rng, 9, 97), use_qk_norm=rng.random() < 0.7,
+               attention_chunk_size=rng.choice([None, 3, 5, 8192]), attn_temperature_tuning=rng.random() < 0.7,
+               floor_scale=rng.choice([2, 3, 8192]), attn_scale=rng.choice([0.1, 0.5]),
+               attention_bias=rng.random() < 0.3, rope_theta=rng.choice([10000.0, 500000.0]))
+    if rng.random() < 0.5:
+        cfg["moe_layers"] = sorted(rng.sample(range(layers), rng.randint(0, layers)))
+    else:
+        cfg["interleave_moe_layer_step"] = rng.choice([1, 2, 3])
+    if rng.random() < 0.5:
+        cfg["no_rope_layers"] = [rng.randint(0, 1) for _ in range(layers)]
+    else:
+        cfg["no_rope_layer_interval"] = rng.choice([2, 3, 4])
+    if rng.random() < 0.3:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, "llama3")
     return cfg
 
 
@@ -434,6 +474,8 @@ GENERATORS = {
     "phi": phi, "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
     "vit": vit, "roberta": roberta, "xlm-roberta": xlm_roberta, "modernbert": modernbert,
     "t5": t5,
+    "vit": vit,
+    "gpt_oss": gpt_oss, "llama4_text": llama4_text,
 }
 
 # Classes each family must build (every one is covered by a forced case).
@@ -463,6 +505,8 @@ ARCHITECTURES = {
     "modernbert": ["ModernBertModel", "ModernBertForMaskedLM", "ModernBertForSequenceClassification",
                    "ModernBertForTokenClassification"],
     "t5": ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForTokenClassification"],
+    "gpt_oss": ["GptOssModel", "GptOssForCausalLM", "GptOssForSequenceClassification", "GptOssForTokenClassification"],
+    "llama4_text": ["Llama4TextModel", "Llama4ForCausalLM"],
 }
 
 RANDOM_PER_FAMILY = 4

@@ -19,8 +19,10 @@ from safetensors.torch import load_file, save_file
 import hf_oracle
 import random_configs
 
-# Dense decoder families (MoE experts do not run on a real device yet).
-FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "olmo2", "smollm3", "granite", "phi", "gemma", "gemma2", "phi3"]
+# Dense decoder families (the Qwen / Mixtral experts do not run on a real
+# device yet), and the MoE families whose experts do (gpt_oss, llama4_text).
+FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "olmo2", "smollm3", "granite", "phi", "gemma", "gemma2", "phi3",
+            "gpt_oss", "llama4_text"]
 PER_FAMILY = 3
 
 
@@ -83,6 +85,36 @@ def _t5_case(arch, seed):
 # (unscaled) outputs, decoders of one token and more.
 T5_CASES = [("%s-%d" % (arch, seed), _t5_case(arch, seed))
             for arch in random_configs.ARCHITECTURES["t5"] for seed in range(3)]
+# Sliding windows (gpt_oss) and attention chunks (llama4_text) shorter than
+# the sequences (up to 40 tokens), with sinks, routing to k of E experts,
+# NoPE layers whose temperature tuning changes within the sequence.
+LOCAL_CASES = [
+    ("gpt_oss-window3", {"model_type": "gpt_oss", "architectures": ["GptOssForCausalLM"], "vocab_size": 97,
+                         "hidden_size": 24, "head_dim": 8, "num_attention_heads": 4, "num_key_value_heads": 2,
+                         "num_hidden_layers": 3, "intermediate_size": 13, "num_local_experts": 5,
+                         "num_experts_per_tok": 2, "sliding_window": 3, "swiglu_limit": 1.5,
+                         "max_position_embeddings": 64, "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                                                                         "original_max_position_embeddings": 16}}),
+    ("gpt_oss-types-1expert", {"model_type": "gpt_oss", "vocab_size": 61, "hidden_size": 20, "head_dim": 6,
+                               "num_attention_heads": 3, "num_key_value_heads": 1, "num_hidden_layers": 3,
+                               "intermediate_size": 11, "num_local_experts": 3, "num_experts_per_tok": 1,
+                               "sliding_window": 7, "attention_bias": False, "max_position_embeddings": 64,
+                               "layer_types": ["full_attention", "sliding_attention", "sliding_attention"]}),
+    ("llama4_text-chunk4", {"model_type": "llama4_text", "architectures": ["Llama4ForCausalLM"], "vocab_size": 89,
+                            "hidden_size": 30, "head_dim": 8, "num_attention_heads": 4, "num_key_value_heads": 2,
+                            "num_hidden_layers": 4, "intermediate_size": 11, "intermediate_size_mlp": 17,
+                            "num_local_experts": 4, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2,
+                            "attention_chunk_size": 4, "no_rope_layer_interval": 2, "floor_scale": 3,
+                            "attn_scale": 0.5, "max_position_embeddings": 64,
+                            "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+                                             "high_freq_factor": 1.0, "original_max_position_embeddings": 16}}),
+    ("llama4_text-moe-layers", {"model_type": "llama4_text", "vocab_size": 53, "hidden_size": 16, "head_dim": 4,
+                                "num_attention_heads": 4, "num_key_value_heads": 4, "num_hidden_layers": 3,
+                                "intermediate_size": 9, "intermediate_size_mlp": 7, "num_local_experts": 3,
+                                "num_experts_per_tok": 2, "moe_layers": [0, 2], "attention_chunk_size": 6,
+                                "no_rope_layers": [0, 1, 0], "use_qk_norm": False, "floor_scale": 2,
+                                "max_position_embeddings": 64, "tie_word_embeddings": True}),
+]
 
 
 def cases():
@@ -91,7 +123,7 @@ def cases():
         for i in range(PER_FAMILY):
             cfg = random_configs.GENERATORS[family](random.Random("cpu-%s-%d" % (family, i)))
             out.append(("%s-%d" % (family, i), cfg))
-    out += ROPE_CASES + HEAD_CASES + T5_CASES
+    out += ROPE_CASES + HEAD_CASES + T5_CASES + LOCAL_CASES
     for _, cfg in out:
         cfg["torch_dtype"] = "float32"
     return out
@@ -117,7 +149,7 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     model = getattr(hf_oracle.transformers, arch)._from_config(config).eval()
     randomize_(model, 7)
     rng = random.Random(case_id)
-    longest = 40 if case_id in dict(ROPE_CASES) or case_id in dict(T5_CASES) else 12
+    longest = 40 if case_id in dict(ROPE_CASES + LOCAL_CASES + T5_CASES) else 12
     shape = (rng.randint(1, 3), rng.randint(1, longest))
     ids = torch.randint(1, cfg["vocab_size"], shape, generator=torch.Generator().manual_seed(3))
     if case_id in dict(ENCODER_CASES):

@@ -52,12 +52,21 @@ PUBLISHED_COUNTS = {
     "xlm-roberta-large": 560_142_482,
     "modernbert-base": 149_655_232,
     "t5-base": 222_903_552,  # T5ForConditionalGeneration, lm_head tied to shared
+    # gpt-oss model card: 20.9B and 116.8B (117B); Llama 4 Scout's text model (109B with the vision
+    # tower, which mtk does not build)
+    "gpt-oss-20b": 20_914_757_184,
+    "gpt-oss-120b": 116_829_156_672,
+    "llama-4-scout": 107_769_861_120,
 }
 
 # Parameters a token reaches in the MoE built-ins (the model cards' "activated").
 ACTIVE_COUNTS = {
     "qwen3-30b-a3b": 3_353_032_704,
     "qwen3-235b-a22b": 22_190_763_520,
+    # gpt-oss's card says 3.6B and 5.1B: these less the input embedding (579,133,440), a lookup
+    "gpt-oss-20b": 4_187_440_704,
+    "gpt-oss-120b": 5_711_982_912,
+    "llama-4-scout": 17_172_894_720,  # the card's 17B active
 }
 
 LAYER_COUNT_KEY = {"gpt2": "n_layer"}
@@ -191,7 +200,7 @@ REQUIRED_BUILTINS = {
     "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased", "vit-base-patch16-224",
     "qwen3-0.6b", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "phi-3.5-mini", "phi-4",
     "llama-3.3-70b", "olmo-2-7b", "smollm3-3b", "phi-2", "roberta-base", "xlm-roberta-large", "modernbert-base",
-    "t5-base",
+    "t5-base", "gpt-oss-20b", "gpt-oss-120b", "llama-4-scout",
 }
 OPTIONAL_BUILTINS = {"pythia-160m", "flan-t5-base"}
 

@@ -2,7 +2,8 @@
 (a seeded random small config of tests/models/random_configs.py, as a
 ForCausalLM), float32 / bfloat16, eager / sdpa, several (batch, prompt,
 new tokens), with sliding windows shorter than the text for mistral,
-qwen2 and gemma2 (and phi3), so the windowed cache and masks are hit."""
+qwen2, gemma2 and gpt_oss (and phi3), chunks shorter than the text for
+llama4_text, so the windowed cache and masks are hit."""
 import random
 import sys
 from pathlib import Path
@@ -10,10 +11,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 import random_configs  # noqa: E402
 
-FAMILIES = ["llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2", "phi3"]
+FAMILIES = ["llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2", "phi3", "gpt_oss", "llama4_text"]
 CAUSAL_LM = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
              "qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "gemma": "GemmaForCausalLM",
-             "gemma2": "Gemma2ForCausalLM", "phi3": "Phi3ForCausalLM"}
+             "gemma2": "Gemma2ForCausalLM", "phi3": "Phi3ForCausalLM", "gpt_oss": "GptOssForCausalLM",
+             "llama4_text": "Llama4ForCausalLM"}
 # (dtype, attention, batch, prompt, new tokens)
 SHAPES = [("float32", "sdpa", 1, 20, 6), ("bfloat16", "eager", 2, 13, 4), ("float32", "eager", 3, 9, 12),
           ("bfloat16", "sdpa", 2, 17, 9)]
@@ -32,6 +34,12 @@ def _config(family, seed, attention):
         cfg["sliding_window"] = 8
     if family == "phi3" and seed % 2:
         cfg["sliding_window"] = 10
+    if family == "gpt_oss":
+        cfg.pop("layer_types", None)
+        cfg["sliding_window"] = 6
+    if family == "llama4_text":
+        cfg.update(attention_chunk_size=5, no_rope_layer_interval=2)
+        cfg.pop("no_rope_layers", None)
     return cfg
 
 
@@ -40,8 +48,8 @@ def cases():
     for i, family in enumerate(FAMILIES):
         for j, (dtype, attention, b, s, n) in enumerate(SHAPES):
             seed = 1000 + 10 * i + j
-            if family == "gemma2":
-                attention = "eager"  # transformers 5 refuses sdpa for gemma2
+            if family in ("gemma2", "gpt_oss"):
+                attention = "eager"  # transformers 5 refuses sdpa for gemma2 and gpt_oss
             out.append({"family": family, "config": _config(family, seed, attention), "dtype": dtype,
                         "attention": attention, "batch": b, "seq": s, "new_tokens": n})
     return out

@@ -257,6 +257,55 @@ static void cache_refuses_other_models_and_batches(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* gpt_oss (sinks, sliding layers of window 4, experts routed on the cpu)
+ * and llama4_text (chunks of 4 on its rope layers, a NoPE layer with
+ * temperature tuning): a prefill then decode steps past the window and the
+ * chunks give the forward without a cache (itself checked against
+ * transformers by tests/models/test_zoo_cpu_forward.py). */
+static const char gpt_oss_config[] =
+    "{\"model_type\": \"gpt_oss\", \"architectures\": [\"GptOssForCausalLM\"], \"hidden_size\": 32, "
+    "\"intermediate_size\": 21, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+    "\"head_dim\": 8, \"vocab_size\": 101, \"max_position_embeddings\": 256, \"num_local_experts\": 4, "
+    "\"num_experts_per_tok\": 2, \"sliding_window\": 4}";
+static const char llama4_config[] =
+    "{\"model_type\": \"llama4_text\", \"architectures\": [\"Llama4ForCausalLM\"], \"hidden_size\": 32, "
+    "\"intermediate_size\": 21, \"intermediate_size_mlp\": 27, \"num_hidden_layers\": 2, "
+    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": 8, \"vocab_size\": 101, "
+    "\"max_position_embeddings\": 256, \"num_local_experts\": 3, \"num_experts_per_tok\": 1, "
+    "\"attention_chunk_size\": 4, \"no_rope_layer_interval\": 2, \"floor_scale\": 2, \"attn_scale\": 0.5}";
+
+static void local(const char *json)
+{
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *m = build(ctx, json, false);
+    mtk_tensor *ids = ids_cpu(ctx, 2, 14, 0);
+    mtk_tensor *full = mtk_module_forward(m, ids); /* (2, 14, 101) */
+    if (!full) fail_msg("%s", mtk_ctx_message(ctx));
+    mtk_kv_cache *cache = mtk_kv_cache_new(m);
+    mtk_lm_step all = { 0, false }, last = { 1, true };
+    mtk_tensor *out = mtk_lm_forward_cached(m, columns(ctx, ids, 0, 9), cache, &all);
+    if (!out) fail_msg("%s", mtk_ctx_message(ctx));
+    for (int64_t j = 0; j < 9; j++) assert_true(max_diff(out, j, full, j) < 1e-4);
+    for (int64_t j = 9; j < 14; j++) {
+        out = mtk_lm_forward_cached(m, columns(ctx, ids, j, 1), cache, &last);
+        if (!out) fail_msg("%s", mtk_ctx_message(ctx));
+        assert_true(max_diff(out, 0, full, j) < 1e-4);
+    }
+    /* layer 0 slides / is chunked: it keeps window - 1 = 3 tokens; layer 1 all 14 */
+    assert_int_equal(mtk_kv_cache_layer_at(cache, 0)->window, 4);
+    assert_int_equal(mtk_kv_cache_layer_at(cache, 0)->keys->shape[2], 3);
+    assert_int_equal(mtk_kv_cache_layer_at(cache, 1)->window, 0);
+    assert_int_equal(mtk_kv_cache_layer_at(cache, 1)->keys->shape[2], 14);
+    mtk_ctx_free(ctx);
+}
+
+static void sinks_and_chunks_decode_matches_forward_without_cache(void **state)
+{
+    (void)state;
+    local(gpt_oss_config);
+    local(llama4_config);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +316,7 @@ int main(void)
         cmocka_unit_test(layer_types_follow_the_family),
         cmocka_unit_test(assumed_cache_equals_the_stepped_one),
         cmocka_unit_test(cache_refuses_other_models_and_batches),
+        cmocka_unit_test(sinks_and_chunks_decode_matches_forward_without_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
