@@ -282,7 +282,7 @@ static void local(const char *json)
     mtk_tensor *full = mtk_module_forward(m, ids); /* (2, 14, 101) */
     if (!full) fail_msg("%s", mtk_ctx_message(ctx));
     mtk_kv_cache *cache = mtk_kv_cache_new(m);
-    mtk_lm_step all = { 0, false }, last = { 1, true };
+    mtk_lm_step all = { 0, false, NULL }, last = { 1, true, NULL };
     mtk_tensor *out = mtk_lm_forward_cached(m, columns(ctx, ids, 0, 9), cache, &all);
     if (!out) fail_msg("%s", mtk_ctx_message(ctx));
     for (int64_t j = 0; j < 9; j++) assert_true(max_diff(out, j, full, j) < 1e-4);
