@@ -425,6 +425,9 @@ def t5(rng):
         labels = rng.randint(1, 5)
         cfg["id2label"] = {str(i): "LABEL_%d" % i for i in range(labels)}
         cfg["label2id"] = {"LABEL_%d" % i: i for i in range(labels)}
+    return cfg
+
+
 def gpt_oss(rng):
     cfg = _decoder_common(rng, ["GptOssModel", "GptOssForCausalLM"])
     cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
@@ -474,7 +477,6 @@ GENERATORS = {
     "phi": phi, "gemma": gemma, "gemma2": gemma2, "phi3": phi3, "gpt2": gpt2, "gpt_neox": gpt_neox, "bert": bert,
     "vit": vit, "roberta": roberta, "xlm-roberta": xlm_roberta, "modernbert": modernbert,
     "t5": t5,
-    "vit": vit,
     "gpt_oss": gpt_oss, "llama4_text": llama4_text,
 }
 
