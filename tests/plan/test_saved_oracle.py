@@ -43,7 +43,6 @@ EAGER_ONLY = {"gemma2", "gpt_oss"}
 QK_NORM_GAPS = {("olmo2", "bfloat16")}
 # modernbert counts 0.4% fewer saved bytes than torch (71,184 vs 71,484 in float32): not diagnosed yet
 SAVED_GAPS = {"modernbert"}
-QK_NORM_GAPS = {("qwen3", "float32"), ("qwen3", "bfloat16"), ("olmo2", "bfloat16")}
 # llama4's rope through complex numbers, its L2 qk norm module and router scatter save other
 # tensors than mtk's rope op and functional norm
 LLAMA4_GAPS = {"llama4_text"}
