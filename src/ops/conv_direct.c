@@ -24,6 +24,7 @@
  * against 1.8 (im2col + sgemm: 3.1).  Of the register tiles tried (8x3,
  * 6x4, 12x2, 4x6, 7x3 vectors), 8 channels x 3 vectors was fastest. */
 #include "ops/conv.h"
+#include "core/cpu_isa.h"
 #include "core/parallel.h"
 
 #include <string.h>
@@ -54,6 +55,7 @@ typedef struct tile_isa {
     tile_fn fn;
     int32_t mr;   /* output channels per tile */
     int32_t cols; /* positions per tile       */
+    const char *name;
 } tile_isa;
 
 #ifdef DIRECT_X86
@@ -88,16 +90,24 @@ TILE_KERNEL(tile_avx2, "avx2,fma", __m256, 8, MR256, _mm256_setzero_ps, _mm256_l
             _mm256_fmadd_ps, _mm256_storeu_ps)
 #endif
 
-/* The best kernel this cpu runs; fn NULL when none. */
+/* The kernel of cpu_isa_active(); fn NULL for the baseline (the
+ * im2col + sgemm path runs then). */
 static tile_isa pick_isa(void)
 {
-    tile_isa none = { NULL, 0, 0 };
+    tile_isa none = { NULL, 0, 0, "none" };
 #ifdef DIRECT_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return (tile_isa){ tile_avx512, MR512, 3 * 16 };
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return (tile_isa){ tile_avx2, MR256, 3 * 8 };
+    switch (cpu_isa_active()) {
+    case CPU_ISA_AVX512: return (tile_isa){ tile_avx512, MR512, 3 * 16, "avx512f 8x48" };
+    case CPU_ISA_AVX2: return (tile_isa){ tile_avx2, MR256, 3 * 8, "avx2+fma 4x24" };
+    default: break;
+    }
 #endif
     return none;
+}
+
+const char *mtk_conv_direct_kernel_name(void)
+{
+    return pick_isa().name;
 }
 
 /* ----------------------------------------------------------- geometry */
