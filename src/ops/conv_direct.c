@@ -44,9 +44,9 @@
 
 /* ------------------------------------------------------------ kernels */
 
-/* One tile: acc (mr x cols, row-major, cols = nv vectors) = sum over
- * taps t of a[t*mr + i] * x[off[t] + column]. */
-typedef void (*tile_fn)(const float *x, const int64_t *off, const float *a, int64_t taps, float *acc);
+/* One tile: acc (mr x cols, row i at acc + i * ld, cols = nv vectors)
+ * = sum over taps t of a[t*mr + i] * x[off[t] + column]. */
+typedef void (*tile_fn)(const float *x, const int64_t *off, const float *a, int64_t taps, float *acc, int64_t ld);
 
 /* The most columns a tile has (AVX-512: 48). */
 #define MAX_COLS 48
@@ -64,10 +64,10 @@ typedef struct tile_isa {
  * tap loop (24 of AVX-512's 32 registers, 12 of AVX2's 16). */
 #define TILE_KERNEL(NAME, TARGET, VEC, VL, MR, ZERO, LOADU, SET1, FMADD, STOREU)                                \
     __attribute__((target(TARGET))) static void NAME(const float *x, const int64_t *off, const float *a,       \
-                                                     int64_t taps, float *acc)                                \
+                                                     int64_t taps, float *acc, int64_t ld)                    \
     {                                                                                                          \
         VEC c[MR][3];                                                                                          \
-        for (int i = 0; i < MR; i++) c[i][0] = c[i][1] = c[i][2] = ZERO();                                     \
+        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) c[i][0] = c[i][1] = c[i][2] = ZERO();             \
         for (int64_t t = 0; t < taps; t++) {                                                                   \
             const float *p = x + off[t], *w = a + t * MR;                                                      \
             VEC b0 = LOADU(p), b1 = LOADU(p + VL), b2 = LOADU(p + 2 * VL);                                     \
@@ -78,8 +78,8 @@ typedef struct tile_isa {
                 c[i][2] = FMADD(wi, b2, c[i][2]);                                                              \
             }                                                                                                  \
         }                                                                                                      \
-        for (int i = 0; i < MR; i++)                                                                           \
-            for (int v = 0; v < 3; v++) STOREU(acc + (i * 3 + v) * VL, c[i][v]);                              \
+        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                                   \
+            _Pragma("GCC unroll 3") for (int v = 0; v < 3; v++) STOREU(acc + i * ld + v * VL, c[i][v]);       \
     }
 
 #define MR512 8
@@ -269,6 +269,31 @@ static int32_t tile_segments(const direct_job *j, int64_t q0, segment *segs)
     return n;
 }
 
+/* d[e] += b for e < len, 8 at a time where it can (a loop of fixed
+ * length, which the compiler vectorizes; an element loop of unknown
+ * length it left scalar). */
+static void add_row(float *d, int64_t len, float b)
+{
+    int64_t e = 0;
+    for (; e + 8 <= len; e += 8)
+        for (int k = 0; k < 8; k++) d[e + k] += b;
+    for (; e < len; e++) d[e] += b;
+}
+
+/* d[e] = src[e] for e < len, 8 floats a step (a call of memcpy costs
+ * more for rows this short, and GCC turns a plain loop into one). */
+static void copy_row(float *restrict d, const float *restrict src, int32_t len)
+{
+    typedef float eight __attribute__((vector_size(8 * sizeof(float))));
+    int32_t e = 0;
+    for (; e + 8 <= len; e += 8) {
+        eight v;
+        memcpy(&v, src + e, sizeof v);
+        memcpy(d + e, &v, sizeof v);
+    }
+    for (; e < len; e++) d[e] = src[e];
+}
+
 /* Writes rows [0, rows) of a computed tile to output channels co0.. of
  * image n: its segments only, plus the bias. */
 static void store_tile(const direct_job *j, const float *acc, int64_t n, int64_t co0, int64_t rows,
@@ -282,10 +307,8 @@ static void store_tile(const direct_job *j, const float *acc, int64_t n, int64_t
         for (int32_t k = 0; k < nsegs; k++) {
             float *d = base + i * out_vol + segs[k].out;
             const float *src = acc + i * cols + segs[k].col;
-            if (j->bias)
-                for (int32_t e = 0; e < segs[k].len; e++) d[e] = src[e] + b;
-            else
-                for (int32_t e = 0; e < segs[k].len; e++) d[e] = src[e];
+            copy_row(d, src, segs[k].len);
+            if (j->bias) add_row(d, segs[k].len, b);
         }
     }
 }
@@ -312,14 +335,23 @@ static void band_task(int64_t task, int32_t worker, void *user)
             if (end < q0 + len) memset(dst + (end - q0), 0, (size_t)(q0 + len - end) * sizeof *dst);
         }
     float *acc = j->tile_buf[worker];
+    int64_t out_vol = p->out_size[0] * p->out_size[1] * p->out_size[2];
     segment segs[MAX_COLS];
     for (int64_t t = t0; t < t1; t++) {
         int32_t nsegs = tile_segments(j, t * cols, segs);
+        /* a tile of consecutive outputs of one row goes straight to them */
+        bool whole = nsegs == 1 && segs[0].len == cols;
         for (int64_t b = 0; b < j->blocks; b++) {
             const float *a = j->packed + (grp * j->blocks + b) * j->taps * mr;
-            j->isa.fn(buf + (t - t0) * cols, j->off, a, j->taps, acc);
-            int64_t rows = j->og - b * mr < mr ? j->og - b * mr : mr;
-            store_tile(j, acc, n, grp * j->og + b * mr, rows, segs, nsegs);
+            int64_t co0 = grp * j->og + b * mr, rows = j->og - b * mr < mr ? j->og - b * mr : mr;
+            if (whole && rows == mr) {
+                float *d = j->out + (n * p->out_channels + co0) * out_vol + segs[0].out;
+                j->isa.fn(buf + (t - t0) * cols, j->off, a, j->taps, d, out_vol);
+                for (int64_t i = 0; j->bias && i < rows; i++) add_row(d + i * out_vol, cols, (float)j->bias[co0 + i]);
+            } else {
+                j->isa.fn(buf + (t - t0) * cols, j->off, a, j->taps, acc, cols);
+                store_tile(j, acc, n, co0, rows, segs, nsegs);
+            }
         }
     }
 }
