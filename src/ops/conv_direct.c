@@ -45,8 +45,11 @@
 /* ------------------------------------------------------------ kernels */
 
 /* One tile: acc (mr x cols, row i at acc + i * ld, cols = nv vectors)
- * = sum over taps t of a[t*mr + i] * x[off[t] + column]. */
-typedef void (*tile_fn)(const float *x, const int64_t *off, const float *a, int64_t taps, float *acc, int64_t ld);
+ * = sum over taps t of a[t*mr + i] * x[off[t] + column], added to what
+ * acc holds when `add` (a chunk of the taps after the first: the sums
+ * go on in the same order, bit for bit as in one call). */
+typedef void (*tile_fn)(const float *x, const int64_t *off, const float *a, int64_t taps, float *acc, int64_t ld,
+                        bool add);
 
 /* The most columns a tile has (AVX-512: 48). */
 #define MAX_COLS 48
@@ -55,6 +58,7 @@ typedef struct tile_isa {
     tile_fn fn;
     int32_t mr;   /* output channels per tile */
     int32_t cols; /* positions per tile       */
+    int32_t chunk_taps; /* taps per call at most, in whole channels (0: all) */
     const char *name;
 } tile_isa;
 
@@ -64,10 +68,12 @@ typedef struct tile_isa {
  * tap loop (24 of AVX-512's 32 registers, 12 of AVX2's 16). */
 #define TILE_KERNEL(NAME, TARGET, VEC, VL, MR, ZERO, LOADU, SET1, FMADD, STOREU)                                \
     __attribute__((target(TARGET))) static void NAME(const float *x, const int64_t *off, const float *a,       \
-                                                     int64_t taps, float *acc, int64_t ld)                    \
+                                                     int64_t taps, float *acc, int64_t ld, bool add)          \
     {                                                                                                          \
         VEC c[MR][3];                                                                                          \
-        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) c[i][0] = c[i][1] = c[i][2] = ZERO();             \
+        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                                   \
+            _Pragma("GCC unroll 3") for (int v = 0; v < 3; v++) c[i][v] = add ? LOADU(acc + i * ld + v * VL)   \
+                                                                              : ZERO();                        \
         for (int64_t t = 0; t < taps; t++) {                                                                   \
             const float *p = x + off[t], *w = a + t * MR;                                                      \
             VEC b0 = LOADU(p), b1 = LOADU(p + VL), b2 = LOADU(p + 2 * VL);                                     \
@@ -84,6 +90,7 @@ typedef struct tile_isa {
 
 #define MR512 8
 #define MR256 4
+#define AVX2_CHUNK_TAPS 256
 TILE_KERNEL(tile_avx512, "avx512f", __m512, 16, MR512, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_set1_ps,
             _mm512_fmadd_ps, _mm512_storeu_ps)
 TILE_KERNEL(tile_avx2, "avx2,fma", __m256, 8, MR256, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_set1_ps,
@@ -94,11 +101,14 @@ TILE_KERNEL(tile_avx2, "avx2,fma", __m256, 8, MR256, _mm256_setzero_ps, _mm256_l
  * im2col + sgemm path runs then). */
 static tile_isa pick_isa(void)
 {
-    tile_isa none = { NULL, 0, 0, "none" };
+    tile_isa none = { NULL, 0, 0, 0, "none" };
 #ifdef DIRECT_X86
     switch (cpu_isa_active()) {
-    case CPU_ISA_AVX512: return (tile_isa){ tile_avx512, MR512, 3 * 16, "avx512f 8x48" };
-    case CPU_ISA_AVX2: return (tile_isa){ tile_avx2, MR256, 3 * 8, "avx2+fma 4x24" };
+    case CPU_ISA_AVX512: return (tile_isa){ tile_avx512, MR512, 3 * 16, 0, "avx512f 8x48" };
+    /* AVX2: the 4-channel tile reads its input 16 times for 64 output
+     * channels; in chunks of taps that input stays in L1 (perf put the
+     * 3x3 conv's time on the tile's loads) */
+    case CPU_ISA_AVX2: return (tile_isa){ tile_avx2, MR256, 3 * 8, AVX2_CHUNK_TAPS, "avx2+fma 4x24" };
     default: break;
     }
 #endif
@@ -185,6 +195,7 @@ typedef struct direct_job {
     geometry g;
     tile_isa isa;
     int64_t cg, og, blocks, taps;
+    int64_t chunk_channels;     /* input channels per tile call         */
     const int64_t *off;         /* per tap: its offset in a band copy:
                                    plane (c * nphase + ph) * band_len
                                    + its shift within the plane        */
@@ -195,7 +206,7 @@ typedef struct direct_job {
     int64_t band_tiles, bands;  /* tiles per task, tasks per (n, g)     */
     int64_t band_len;           /* elements of a plane a task copies    */
     float **band_buf;           /* per worker: cg planes x band_len     */
-    float **tile_buf;           /* per worker: mr x cols                */
+    float **tile_buf;           /* per worker: blocks x mr x cols       */
 } direct_job;
 
 /* Copies elements [e0, e1) of phase plane ph of channel c of image n,
@@ -334,23 +345,36 @@ static void band_task(int64_t task, int32_t worker, void *user)
             fill_range(j, n, grp * j->cg + c, ph, q0, end, dst);
             if (end < q0 + len) memset(dst + (end - q0), 0, (size_t)(q0 + len - end) * sizeof *dst);
         }
-    float *acc = j->tile_buf[worker];
     int64_t out_vol = p->out_size[0] * p->out_size[1] * p->out_size[2];
+    int64_t kvol = j->taps / j->cg;
     segment segs[MAX_COLS];
     for (int64_t t = t0; t < t1; t++) {
         int32_t nsegs = tile_segments(j, t * cols, segs);
         /* a tile of consecutive outputs of one row goes straight to them */
         bool whole = nsegs == 1 && segs[0].len == cols;
+        /* the taps in chunks of whole channels, each chunk for every
+         * block of output channels: (blocks, mr, cols) sums in between */
+        for (int64_t c0 = 0; c0 < j->cg; c0 += j->chunk_channels) {
+            int64_t tap0 = c0 * kvol, ntaps = (j->cg - c0 < j->chunk_channels ? j->cg - c0 : j->chunk_channels) * kvol;
+            for (int64_t b = 0; b < j->blocks; b++) {
+                const float *a = j->packed + ((grp * j->blocks + b) * j->taps + tap0) * mr;
+                int64_t co0 = grp * j->og + b * mr, rows = j->og - b * mr < mr ? j->og - b * mr : mr;
+                if (whole && rows == mr) {
+                    float *d = j->out + (n * p->out_channels + co0) * out_vol + segs[0].out;
+                    j->isa.fn(buf + (t - t0) * cols, j->off + tap0, a, ntaps, d, out_vol, c0 > 0);
+                } else {
+                    j->isa.fn(buf + (t - t0) * cols, j->off + tap0, a, ntaps, j->tile_buf[worker] + b * mr * cols,
+                              cols, c0 > 0);
+                }
+            }
+        }
         for (int64_t b = 0; b < j->blocks; b++) {
-            const float *a = j->packed + (grp * j->blocks + b) * j->taps * mr;
             int64_t co0 = grp * j->og + b * mr, rows = j->og - b * mr < mr ? j->og - b * mr : mr;
             if (whole && rows == mr) {
                 float *d = j->out + (n * p->out_channels + co0) * out_vol + segs[0].out;
-                j->isa.fn(buf + (t - t0) * cols, j->off, a, j->taps, d, out_vol);
                 for (int64_t i = 0; j->bias && i < rows; i++) add_row(d + i * out_vol, cols, (float)j->bias[co0 + i]);
             } else {
-                j->isa.fn(buf + (t - t0) * cols, j->off, a, j->taps, acc, cols);
-                store_tile(j, acc, n, co0, rows, segs, nsegs);
+                store_tile(j, j->tile_buf[worker] + b * mr * cols, n, co0, rows, segs, nsegs);
             }
         }
     }
@@ -371,6 +395,12 @@ bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor 
     j.blocks = (j.og + j.isa.mr - 1) / j.isa.mr;
     int64_t kvol = p->kernel[0] * p->kernel[1] * p->kernel[2];
     j.taps = j.cg * kvol;
+    /* chunks of near-equal channel counts, each at most chunk_taps taps */
+    j.chunk_channels = j.cg;
+    if (j.isa.chunk_taps > 0 && j.taps > j.isa.chunk_taps) {
+        int64_t chunks = (j.taps + j.isa.chunk_taps - 1) / j.isa.chunk_taps;
+        j.chunk_channels = (j.cg + chunks - 1) / chunks;
+    }
     j.bias = bias;
     j.out = out;
     j.tiles = (j.g.q_total + j.isa.cols - 1) / j.isa.cols;
@@ -387,7 +417,7 @@ bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor 
     int32_t workers = threads < images * j.bands ? threads : (int32_t)(images * j.bands);
     bool ok = off && packed;
     for (int32_t w = 0; ok && w < workers; w++) {
-        tiles[w] = mtk_ctx_malloc(ctx, (size_t)(j.isa.mr * j.isa.cols) * sizeof(float));
+        tiles[w] = mtk_ctx_malloc(ctx, (size_t)(j.blocks * j.isa.mr * j.isa.cols) * sizeof(float));
         bufs[w] = mtk_ctx_malloc(ctx, (size_t)(j.cg * j.g.nphase * j.band_len) * sizeof(float));
         ok = tiles[w] && bufs[w];
     }

@@ -89,6 +89,10 @@ static int print_digests(void)
                                         filled(ctx, MTK_FLOAT32, bs, 1, 8, 1.0), &a3));
     print_digest("conv_7x7_s2", mtk_conv2d(ctx, filled(ctx, MTK_FLOAT32, ss, 4, 9, 1.0),
                                            filled(ctx, MTK_FLOAT32, sw, 4, 10, 1.0), NULL, &a7));
+    /* 40 x 9 taps: the AVX2 tile runs them in two chunks */
+    int64_t cs[4] = { 1, 40, 12, 29 }, cw[4] = { 16, 40, 3, 3 };
+    print_digest("conv_3x3_chunked", mtk_conv2d(ctx, filled(ctx, MTK_FLOAT32, cs, 4, 11, 1.0),
+                                                filled(ctx, MTK_FLOAT32, cw, 4, 12, 1.0), NULL, &a3));
     mtk_ctx_free(ctx);
     return 0;
 }
@@ -157,7 +161,7 @@ static void every_isa_gives_the_same_bits(void **state)
     (void)state;
     static const char *kernels[] = { "softmax_f32", "log_softmax_f32", "softmax_bf16", "layer_norm_f32",
                                      "rms_norm_f32", "layer_norm_f64", "add_f32", "sub_f32", "mul_f32" };
-    static const char *convs[] = { "conv_3x3", "conv_7x7_s2" };
+    static const char *convs[] = { "conv_3x3", "conv_7x7_s2", "conv_3x3_chunked" };
     static char out[CPU_ISA_COUNT][MAX_OUT];
     char want[128], got[128], isa[64];
     for (int i = 0; i <= (int)cpu_isa_best(); i++) {
