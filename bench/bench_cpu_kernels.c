@@ -189,7 +189,7 @@ static void print_json_string(const char *s)
 /* The "cpu" member of the output: machine and dispatched kernels. */
 static void print_cpu(void)
 {
-    static const char *features[] = { "sse4.2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl" };
+    static const char *features[] = { "sse4.2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl" };
     char model[256];
     cpu_model(model, sizeof model);
     printf("\"cpu\":{\"model\":");

@@ -26,7 +26,6 @@ bool cpu_isa_has(const char *feature)
     if (!strcmp(feature, "fma")) return __builtin_cpu_supports("fma");
     if (!strcmp(feature, "avx")) return __builtin_cpu_supports("avx");
     if (!strcmp(feature, "sse4.2")) return __builtin_cpu_supports("sse4.2");
-    if (!strcmp(feature, "f16c")) return __builtin_cpu_supports("f16c");
     if (!strcmp(feature, "avx512bw")) return __builtin_cpu_supports("avx512bw");
     if (!strcmp(feature, "avx512vl")) return __builtin_cpu_supports("avx512vl");
 #else

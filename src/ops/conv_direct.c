@@ -22,7 +22,14 @@
  * as torch 2.13 (oneDNN): the 8x64x56x56 3x3 conv 14.8 ms against 12.4
  * (the kw-unrolled sgemm path took 19.5), the ResNet-50 stem 2.0 ms
  * against 1.8 (im2col + sgemm: 3.1).  Of the register tiles tried (8x3,
- * 6x4, 12x2, 4x6, 7x3 vectors), 8 channels x 3 vectors was fastest. */
+ * 6x4, 12x2, 4x6, 7x3 vectors), 8 channels x 3 vectors was fastest.
+ *
+ * A tile whose positions are one run of outputs of one row is stored
+ * by the kernel straight into the output; the others go through a
+ * buffer.  AVX2's tile (4 channels x 3 vectors, 16 registers) runs the
+ * taps in chunks of whole channels so that their input stays in L1
+ * across the blocks of output channels; the sums carry over exactly.
+ * Which kernel runs: core/cpu_isa.h (none on the baseline variant). */
 #include "ops/conv.h"
 #include "core/cpu_isa.h"
 #include "core/parallel.h"

@@ -31,7 +31,10 @@
 /* The vector helpers below are static and always inlined: no vector
  * crosses a call, so GCC's warning that returning one by value would
  * differ between instruction sets' ABIs does not apply. */
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wunknown-warning-option"
+#endif
+#if defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
