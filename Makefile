@@ -80,7 +80,7 @@ FUZZ_BUILD        ?= build-fuzz
 FUZZ_SECONDS      ?= 60
 FUZZ_TEST_SECONDS ?= 15
 FUZZ_TARGETS      := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
-FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc \
+FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -ffp-contract=off -Iinclude -Isrc \
     $(shell pkg-config --cflags openblas 2>/dev/null) \
     -fsanitize=fuzzer-no-link,address,undefined -fsanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined

@@ -19,14 +19,23 @@
  * of a run is released before the next.  The time covers the op call only
  * (output allocation included, as in torch).  Prints one JSON document:
  *
- *   {"threads":T, "runs":R, "cases":[{"name":..., "best_ms":..., "median_ms":...,
- *     "times_ms":[...], "checksum":...}, ...]}
+ *   {"threads":T, "runs":R,
+ *    "cpu":{"model":..., "isa_present":[...], "isa_best":..., "isa_active":...,
+ *           "isa_request":... or null, "kernels":{CASE: "what ran", ...}},
+ *    "cases":[{"name":..., "best_ms":..., "median_ms":..., "times_ms":[...], "checksum":...}, ...]}
+ *
+ * "cpu" says which machine a figure comes from: its model (/proc/cpuinfo),
+ * the vector instruction sets it has, the variant the kernels run
+ * (core/cpu_isa.h: the best one, or MTK_CPU_ISA's) and, per case, the
+ * kernel that variant dispatches to.
  *
  * Usage: bench_cpu_kernels [THREADS [RUNS [CASE...]]]   (default 2, 5, all)
  * THREADS goes to mtk_ctx_set_num_threads of each run's context; OpenBLAS
  * (matmul) reads OPENBLAS_NUM_THREADS from the environment.
  */
 #include "mtk/mtk.h"
+#include "core/cpu_isa.h"
+#include "ops/conv.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -148,6 +157,64 @@ static bool case_wanted(const char *name, int argc, char **argv)
     return false;
 }
 
+/* The "model name" of /proc/cpuinfo into buf ("unknown" without one). */
+static void cpu_model(char *buf, size_t cap)
+{
+    snprintf(buf, cap, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) || !colon) continue;
+        colon += 1 + (colon[1] == ' ');
+        colon[strcspn(colon, "\n")] = 0;
+        snprintf(buf, cap, "%s", colon);
+        break;
+    }
+    fclose(f);
+}
+
+/* Prints a JSON string: s with quotes and backslashes escaped. */
+static void print_json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') putchar('\\');
+        if ((unsigned char)*s >= 0x20) putchar(*s);
+    }
+    putchar('"');
+}
+
+/* The "cpu" member of the output: machine and dispatched kernels. */
+static void print_cpu(void)
+{
+    static const char *features[] = { "sse4.2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl" };
+    char model[256];
+    cpu_model(model, sizeof model);
+    printf("\"cpu\":{\"model\":");
+    print_json_string(model);
+    printf(",\"isa_present\":[");
+    bool first = true;
+    for (size_t i = 0; i < sizeof features / sizeof *features; i++)
+        if (cpu_isa_has(features[i])) {
+            printf("%s\"%s\"", first ? "" : ",", features[i]);
+            first = false;
+        }
+    const char *isa = cpu_isa_name(cpu_isa_active()), *request = cpu_isa_request();
+    printf("],\"isa_best\":\"%s\",\"isa_active\":\"%s\",\"isa_request\":", cpu_isa_name(cpu_isa_best()), isa);
+    if (request) print_json_string(request);
+    else printf("null");
+    const char *tile = mtk_conv_direct_kernel_name();
+    char conv[96];
+    if (strcmp(tile, "none")) snprintf(conv, sizeof conv, "direct tile %s", tile);
+    else snprintf(conv, sizeof conv, "im2col + OpenBLAS sgemm");
+    printf(",\"kernels\":{\"matmul\":\"OpenBLAS sgemm (its own dispatch)\","
+           "\"conv2d\":\"%s\",\"softmax\":\"nn_fast %s\",\"layer_norm\":\"nn_fast %s\","
+           "\"add\":\"elementwise binary_f32 %s\"}},",
+           conv, isa, isa, isa);
+}
+
 /* Builds case `name` (inputs filled); false if out of memory. */
 static bool case_init(bench_case *c, const char *name)
 {
@@ -199,7 +266,9 @@ int main(int argc, char **argv)
 
     static const char *names[] = { "matmul", "conv2d_r50_b1", "conv2d_r50_b8", "conv2d_3x3",
                                    "softmax", "layer_norm", "add" };
-    printf("{\"threads\":%d,\"runs\":%d,\"cases\":[", threads, runs);
+    printf("{\"threads\":%d,\"runs\":%d,", threads, runs);
+    print_cpu();
+    printf("\"cases\":[");
     bool first = true;
     int status = 0;
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {

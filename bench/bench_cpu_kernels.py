@@ -17,6 +17,11 @@ seconds apart.  A target counts as met when both ratios meet it.
     python3 bench/bench_cpu_kernels.py [--bin build/bench_cpu_kernels]
         [--threads 2] [--runs 5] [--rounds 3] [--json] [CASE ...]
 
+Above the table it prints the machine, as the C side reports it: the cpu
+model, the vector instruction sets present, the kernel variant that ran
+(the best this cpu has, or MTK_CPU_ISA=baseline|avx2|avx512's, see
+docs/ops.md) and what each case dispatched to.
+
 Cases: matmul, conv2d_r50_b1, conv2d_r50_b8, conv2d_3x3, softmax,
 layer_norm, add (default: all).  Targets (reported, never asserted): within
 1.25x of torch (ratio >= 0.8) for matmul and conv2d, at least parity
@@ -53,10 +58,24 @@ TARGETS = {"matmul": 0.8, "conv2d_r50_b1": 0.8, "conv2d_r50_b8": 0.8, "conv2d_3x
 
 
 def run_mtk(binary, threads, runs, cases):
+    """({case: result}, cpu) of one run of the C benchmark; cpu is its
+    report of the machine and of the kernel variant each case ran."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
     out = subprocess.run([binary, str(threads), str(runs)] + cases, check=True, capture_output=True,
                          text=True, env=env)
-    return {c["name"]: c for c in json.loads(out.stdout)["cases"]}
+    doc = json.loads(out.stdout)
+    return {c["name"]: c for c in doc["cases"]}, doc.get("cpu", {})
+
+
+def cpu_lines(cpu):
+    """The machine and the dispatch, as printed above the table."""
+    request = cpu.get("isa_request")
+    forced = " (MTK_CPU_ISA=%s)" % request if request else ""
+    kernels = cpu.get("kernels", {})
+    return ["cpu: %s; instruction sets: %s; kernels run the %s variant%s (best here: %s)" % (
+                cpu.get("model", "?"), " ".join(cpu.get("isa_present", [])) or "none of the vector ones",
+                cpu.get("isa_active", "?"), forced, cpu.get("isa_best", "?")),
+            "dispatch: " + "; ".join("%s: %s" % kv for kv in kernels.items())]
 
 
 def filled(torch, shape, seed):
@@ -157,11 +176,11 @@ def main():
     # Besides the pooled best-of, each round's pair of medians gives a
     # ratio of its own: mtk and torch measured seconds apart, in the same
     # phase of the machine; the median of those is the "paired" ratio.
-    mtk, ref, paired = {}, {}, {}
+    mtk, ref, paired, cpu = {}, {}, {}, {}
     for name in cases:
         runs = min(args.runs * SHORT_RUN_FACTOR, 50) if name in SHORT_CASES else args.runs
         for _ in range(args.rounds):
-            got_mtk = run_mtk(args.bin, args.threads, runs, [name])
+            got_mtk, cpu = run_mtk(args.bin, args.threads, runs, [name])
             merge_times(mtk, got_mtk)
             got, torch_version, torch_threads = run_torch(args.threads, runs, [name])
             merge_times(ref, got)
@@ -183,12 +202,14 @@ def main():
                      "mtk_checksum": m["checksum"], "torch_checksum": t["checksum"], "checksums_agree": agree})
     wall = time.perf_counter() - t0
     if args.json:
-        print(json.dumps({"threads": args.threads, "torch_threads": torch_threads, "runs": args.runs,
+        print(json.dumps({"threads": args.threads, "torch_threads": torch_threads, "runs": args.runs, "cpu": cpu,
                           "torch": torch_version, "wall_s": wall, "cases": rows}))
         return 0
     print("mtk cpu kernels vs torch %s cpu: %d threads each (torch.get_num_threads() = %d), "
           "best of %d rounds x %d runs (matmul, conv2d: x %d), mtk and torch alternating, after a warm-up" % (
               torch_version, args.threads, torch_threads, args.rounds, args.runs, min(args.runs * SHORT_RUN_FACTOR, 50)))
+    for line in cpu_lines(cpu):
+        print(line)
     print("%-14s %-30s %10s %10s %7s %7s  %-14s %s" % ("op", "shape", "mtk ms", "torch ms", "ratio", "paired",
                                                         "target", "same out"))
     for r in rows:

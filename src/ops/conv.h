@@ -71,6 +71,12 @@ bool mtk_conv_make_plan(mtk_ctx *ctx, const mtk_op_call *call, bool for_cpu, mtk
  * cpu, and most computed columns real outputs). */
 bool mtk_conv_direct_applies(const mtk_conv_plan *p, mtk_dtype in_dtype, mtk_dtype out_dtype);
 
+/* The direct kernel's tile for cpu_isa_active(), as text for reports
+ * ("avx2+fma 4x24" = AVX2 and FMA, 4 channels x 24 positions), or "none"
+ * when it has none (float32 convolutions run im2col + sgemm then).  A
+ * static string. */
+const char *mtk_conv_direct_kernel_name(void);
+
 /* Runs a plan mtk_conv_direct_applies accepted: input float32 of any
  * strides (in_stride: its (N, C, D, H, W) element strides, 0 for missing
  * dims), weight contiguous (O, I/groups, kD, kH, kW) float32, bias per

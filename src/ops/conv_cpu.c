@@ -14,6 +14,7 @@
 #include "ops/op_util.h"
 #include "core/scalar.h"
 
+#include "core/cpu_isa.h"
 #include "core/parallel.h"
 #include "mtk/ops/conv.h"
 
@@ -144,7 +145,7 @@ __attribute__((target("avx512f"))) static void copy_stride2_avx512(float *dst, c
 static void copy_stride2_f32(float *dst, const float *src, int64_t n)
 {
 #if defined(__GNUC__) && defined(__x86_64__)
-    if (n >= 16 && __builtin_cpu_supports("avx512f")) {
+    if (n >= 16 && cpu_isa_active() == CPU_ISA_AVX512) {
         copy_stride2_avx512(dst, src, n);
         return;
     }

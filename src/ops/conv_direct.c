@@ -22,8 +22,16 @@
  * as torch 2.13 (oneDNN): the 8x64x56x56 3x3 conv 14.8 ms against 12.4
  * (the kw-unrolled sgemm path took 19.5), the ResNet-50 stem 2.0 ms
  * against 1.8 (im2col + sgemm: 3.1).  Of the register tiles tried (8x3,
- * 6x4, 12x2, 4x6, 7x3 vectors), 8 channels x 3 vectors was fastest. */
+ * 6x4, 12x2, 4x6, 7x3 vectors), 8 channels x 3 vectors was fastest.
+ *
+ * A tile whose positions are one run of outputs of one row is stored
+ * by the kernel straight into the output; the others go through a
+ * buffer.  AVX2's tile (4 channels x 3 vectors, 16 registers) runs the
+ * taps in chunks of whole channels so that their input stays in L1
+ * across the blocks of output channels; the sums carry over exactly.
+ * Which kernel runs: core/cpu_isa.h (none on the baseline variant). */
 #include "ops/conv.h"
+#include "core/cpu_isa.h"
 #include "core/parallel.h"
 
 #include <string.h>
@@ -43,9 +51,12 @@
 
 /* ------------------------------------------------------------ kernels */
 
-/* One tile: acc (mr x cols, row-major, cols = nv vectors) = sum over
- * taps t of a[t*mr + i] * x[off[t] + column]. */
-typedef void (*tile_fn)(const float *x, const int64_t *off, const float *a, int64_t taps, float *acc);
+/* One tile: acc (mr x cols, row i at acc + i * ld, cols = nv vectors)
+ * = sum over taps t of a[t*mr + i] * x[off[t] + column], added to what
+ * acc holds when `add` (a chunk of the taps after the first: the sums
+ * go on in the same order, bit for bit as in one call). */
+typedef void (*tile_fn)(const float *x, const int64_t *off, const float *a, int64_t taps, float *acc, int64_t ld,
+                        bool add);
 
 /* The most columns a tile has (AVX-512: 48). */
 #define MAX_COLS 48
@@ -54,6 +65,8 @@ typedef struct tile_isa {
     tile_fn fn;
     int32_t mr;   /* output channels per tile */
     int32_t cols; /* positions per tile       */
+    int32_t chunk_taps; /* taps per call at most, in whole channels (0: all) */
+    const char *name;
 } tile_isa;
 
 #ifdef DIRECT_X86
@@ -62,10 +75,12 @@ typedef struct tile_isa {
  * tap loop (24 of AVX-512's 32 registers, 12 of AVX2's 16). */
 #define TILE_KERNEL(NAME, TARGET, VEC, VL, MR, ZERO, LOADU, SET1, FMADD, STOREU)                                \
     __attribute__((target(TARGET))) static void NAME(const float *x, const int64_t *off, const float *a,       \
-                                                     int64_t taps, float *acc)                                \
+                                                     int64_t taps, float *acc, int64_t ld, bool add)          \
     {                                                                                                          \
         VEC c[MR][3];                                                                                          \
-        for (int i = 0; i < MR; i++) c[i][0] = c[i][1] = c[i][2] = ZERO();                                     \
+        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                                   \
+            _Pragma("GCC unroll 3") for (int v = 0; v < 3; v++) c[i][v] = add ? LOADU(acc + i * ld + v * VL)   \
+                                                                              : ZERO();                        \
         for (int64_t t = 0; t < taps; t++) {                                                                   \
             const float *p = x + off[t], *w = a + t * MR;                                                      \
             VEC b0 = LOADU(p), b1 = LOADU(p + VL), b2 = LOADU(p + 2 * VL);                                     \
@@ -76,28 +91,40 @@ typedef struct tile_isa {
                 c[i][2] = FMADD(wi, b2, c[i][2]);                                                              \
             }                                                                                                  \
         }                                                                                                      \
-        for (int i = 0; i < MR; i++)                                                                           \
-            for (int v = 0; v < 3; v++) STOREU(acc + (i * 3 + v) * VL, c[i][v]);                              \
+        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                                   \
+            _Pragma("GCC unroll 3") for (int v = 0; v < 3; v++) STOREU(acc + i * ld + v * VL, c[i][v]);       \
     }
 
 #define MR512 8
 #define MR256 4
+#define AVX2_CHUNK_TAPS 256
 TILE_KERNEL(tile_avx512, "avx512f", __m512, 16, MR512, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_set1_ps,
             _mm512_fmadd_ps, _mm512_storeu_ps)
 TILE_KERNEL(tile_avx2, "avx2,fma", __m256, 8, MR256, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_set1_ps,
             _mm256_fmadd_ps, _mm256_storeu_ps)
 #endif
 
-/* The best kernel this cpu runs; fn NULL when none. */
+/* The kernel of cpu_isa_active(); fn NULL for the baseline (the
+ * im2col + sgemm path runs then). */
 static tile_isa pick_isa(void)
 {
-    tile_isa none = { NULL, 0, 0 };
+    tile_isa none = { NULL, 0, 0, 0, "none" };
 #ifdef DIRECT_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return (tile_isa){ tile_avx512, MR512, 3 * 16 };
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return (tile_isa){ tile_avx2, MR256, 3 * 8 };
+    switch (cpu_isa_active()) {
+    case CPU_ISA_AVX512: return (tile_isa){ tile_avx512, MR512, 3 * 16, 0, "avx512f 8x48" };
+    /* AVX2: the 4-channel tile reads its input 16 times for 64 output
+     * channels; in chunks of taps that input stays in L1 (perf put the
+     * 3x3 conv's time on the tile's loads) */
+    case CPU_ISA_AVX2: return (tile_isa){ tile_avx2, MR256, 3 * 8, AVX2_CHUNK_TAPS, "avx2+fma 4x24" };
+    default: break;
+    }
 #endif
     return none;
+}
+
+const char *mtk_conv_direct_kernel_name(void)
+{
+    return pick_isa().name;
 }
 
 /* ----------------------------------------------------------- geometry */
@@ -175,6 +202,7 @@ typedef struct direct_job {
     geometry g;
     tile_isa isa;
     int64_t cg, og, blocks, taps;
+    int64_t chunk_channels;     /* input channels per tile call         */
     const int64_t *off;         /* per tap: its offset in a band copy:
                                    plane (c * nphase + ph) * band_len
                                    + its shift within the plane        */
@@ -185,7 +213,7 @@ typedef struct direct_job {
     int64_t band_tiles, bands;  /* tiles per task, tasks per (n, g)     */
     int64_t band_len;           /* elements of a plane a task copies    */
     float **band_buf;           /* per worker: cg planes x band_len     */
-    float **tile_buf;           /* per worker: mr x cols                */
+    float **tile_buf;           /* per worker: blocks x mr x cols       */
 } direct_job;
 
 /* Copies elements [e0, e1) of phase plane ph of channel c of image n,
@@ -259,6 +287,31 @@ static int32_t tile_segments(const direct_job *j, int64_t q0, segment *segs)
     return n;
 }
 
+/* d[e] += b for e < len, 8 at a time where it can (a loop of fixed
+ * length, which the compiler vectorizes; an element loop of unknown
+ * length it left scalar). */
+static void add_row(float *d, int64_t len, float b)
+{
+    int64_t e = 0;
+    for (; e + 8 <= len; e += 8)
+        for (int k = 0; k < 8; k++) d[e + k] += b;
+    for (; e < len; e++) d[e] += b;
+}
+
+/* d[e] = src[e] for e < len, 8 floats a step (a call of memcpy costs
+ * more for rows this short, and GCC turns a plain loop into one). */
+static void copy_row(float *restrict d, const float *restrict src, int32_t len)
+{
+    typedef float eight __attribute__((vector_size(8 * sizeof(float))));
+    int32_t e = 0;
+    for (; e + 8 <= len; e += 8) {
+        eight v;
+        memcpy(&v, src + e, sizeof v);
+        memcpy(d + e, &v, sizeof v);
+    }
+    for (; e < len; e++) d[e] = src[e];
+}
+
 /* Writes rows [0, rows) of a computed tile to output channels co0.. of
  * image n: its segments only, plus the bias. */
 static void store_tile(const direct_job *j, const float *acc, int64_t n, int64_t co0, int64_t rows,
@@ -272,10 +325,8 @@ static void store_tile(const direct_job *j, const float *acc, int64_t n, int64_t
         for (int32_t k = 0; k < nsegs; k++) {
             float *d = base + i * out_vol + segs[k].out;
             const float *src = acc + i * cols + segs[k].col;
-            if (j->bias)
-                for (int32_t e = 0; e < segs[k].len; e++) d[e] = src[e] + b;
-            else
-                for (int32_t e = 0; e < segs[k].len; e++) d[e] = src[e];
+            copy_row(d, src, segs[k].len);
+            if (j->bias) add_row(d, segs[k].len, b);
         }
     }
 }
@@ -301,15 +352,37 @@ static void band_task(int64_t task, int32_t worker, void *user)
             fill_range(j, n, grp * j->cg + c, ph, q0, end, dst);
             if (end < q0 + len) memset(dst + (end - q0), 0, (size_t)(q0 + len - end) * sizeof *dst);
         }
-    float *acc = j->tile_buf[worker];
+    int64_t out_vol = p->out_size[0] * p->out_size[1] * p->out_size[2];
+    int64_t kvol = j->taps / j->cg;
     segment segs[MAX_COLS];
     for (int64_t t = t0; t < t1; t++) {
         int32_t nsegs = tile_segments(j, t * cols, segs);
+        /* a tile of consecutive outputs of one row goes straight to them */
+        bool whole = nsegs == 1 && segs[0].len == cols;
+        /* the taps in chunks of whole channels, each chunk for every
+         * block of output channels: (blocks, mr, cols) sums in between */
+        for (int64_t c0 = 0; c0 < j->cg; c0 += j->chunk_channels) {
+            int64_t tap0 = c0 * kvol, ntaps = (j->cg - c0 < j->chunk_channels ? j->cg - c0 : j->chunk_channels) * kvol;
+            for (int64_t b = 0; b < j->blocks; b++) {
+                const float *a = j->packed + ((grp * j->blocks + b) * j->taps + tap0) * mr;
+                int64_t co0 = grp * j->og + b * mr, rows = j->og - b * mr < mr ? j->og - b * mr : mr;
+                if (whole && rows == mr) {
+                    float *d = j->out + (n * p->out_channels + co0) * out_vol + segs[0].out;
+                    j->isa.fn(buf + (t - t0) * cols, j->off + tap0, a, ntaps, d, out_vol, c0 > 0);
+                } else {
+                    j->isa.fn(buf + (t - t0) * cols, j->off + tap0, a, ntaps, j->tile_buf[worker] + b * mr * cols,
+                              cols, c0 > 0);
+                }
+            }
+        }
         for (int64_t b = 0; b < j->blocks; b++) {
-            const float *a = j->packed + (grp * j->blocks + b) * j->taps * mr;
-            j->isa.fn(buf + (t - t0) * cols, j->off, a, j->taps, acc);
-            int64_t rows = j->og - b * mr < mr ? j->og - b * mr : mr;
-            store_tile(j, acc, n, grp * j->og + b * mr, rows, segs, nsegs);
+            int64_t co0 = grp * j->og + b * mr, rows = j->og - b * mr < mr ? j->og - b * mr : mr;
+            if (whole && rows == mr) {
+                float *d = j->out + (n * p->out_channels + co0) * out_vol + segs[0].out;
+                for (int64_t i = 0; j->bias && i < rows; i++) add_row(d + i * out_vol, cols, (float)j->bias[co0 + i]);
+            } else {
+                store_tile(j, j->tile_buf[worker] + b * mr * cols, n, co0, rows, segs, nsegs);
+            }
         }
     }
 }
@@ -329,6 +402,12 @@ bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor 
     j.blocks = (j.og + j.isa.mr - 1) / j.isa.mr;
     int64_t kvol = p->kernel[0] * p->kernel[1] * p->kernel[2];
     j.taps = j.cg * kvol;
+    /* chunks of near-equal channel counts, each at most chunk_taps taps */
+    j.chunk_channels = j.cg;
+    if (j.isa.chunk_taps > 0 && j.taps > j.isa.chunk_taps) {
+        int64_t chunks = (j.taps + j.isa.chunk_taps - 1) / j.isa.chunk_taps;
+        j.chunk_channels = (j.cg + chunks - 1) / chunks;
+    }
     j.bias = bias;
     j.out = out;
     j.tiles = (j.g.q_total + j.isa.cols - 1) / j.isa.cols;
@@ -345,7 +424,7 @@ bool mtk_conv_direct_run(mtk_ctx *ctx, const mtk_conv_plan *p, const mtk_tensor 
     int32_t workers = threads < images * j.bands ? threads : (int32_t)(images * j.bands);
     bool ok = off && packed;
     for (int32_t w = 0; ok && w < workers; w++) {
-        tiles[w] = mtk_ctx_malloc(ctx, (size_t)(j.isa.mr * j.isa.cols) * sizeof(float));
+        tiles[w] = mtk_ctx_malloc(ctx, (size_t)(j.blocks * j.isa.mr * j.isa.cols) * sizeof(float));
         bufs[w] = mtk_ctx_malloc(ctx, (size_t)(j.cg * j.g.nphase * j.band_len) * sizeof(float));
         ok = tiles[w] && bufs[w];
     }

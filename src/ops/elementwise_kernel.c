@@ -3,6 +3,7 @@
  * and a zero-copy path when operands already have the compute type. */
 #include "ops/elementwise_kernel.h"
 #include "ops/elementwise_arith.h"
+#include "core/cpu_isa.h"
 #include "core/parallel.h"
 #include "core/scalar.h"
 #include "mtk/ops/elementwise.h"
@@ -304,19 +305,13 @@ static int32_t simplify(int32_t nops, int64_t (*strides)[MTK_MAX_DIMS], int64_t 
 
 /* ------------------------------------- contiguous float32 add/sub/mul */
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CLONES
-#endif
-
 typedef enum { FAST_NONE, FAST_ADD, FAST_SUB, FAST_MUL } fast_binary;
 
 /* out = a op b over n contiguous floats; out may be a or b (in-place),
  * so each step loads 16 elements of both before storing 16.  Vectorized
- * (AVX-512 / AVX2 clones); the same float arithmetic as the element
- * functions. */
-CLONES static void binary_f32(float *out, const float *a, const float *b, int64_t n, fast_binary op)
+ * by the compiler in each instruction set's variant below; the same
+ * float arithmetic as the element functions. */
+static inline __attribute__((always_inline)) void binary_f32(float *out, const float *a, const float *b, int64_t n, fast_binary op)
 {
     enum { STEP = 16 };
     int64_t j = 0;
@@ -342,7 +337,28 @@ CLONES static void binary_f32(float *out, const float *a, const float *b, int64_
 #undef FAST_LOOP
 }
 
+typedef void (*binary_f32_fn)(float *out, const float *a, const float *b, int64_t n, fast_binary op);
+
+/* binary_f32 compiled per instruction set (core/cpu_isa.h) */
+#define BINARY_VARIANT(SUFFIX, TARGET)                                                                       \
+    TARGET static void binary_f32_##SUFFIX(float *out, const float *a, const float *b, int64_t n,           \
+                                           fast_binary op)                                                  \
+    {                                                                                                        \
+        binary_f32(out, a, b, n, op);                                                                        \
+    }
+BINARY_VARIANT(baseline, )
+BINARY_VARIANT(avx2, CPU_ISA_TARGET_AVX2)
+BINARY_VARIANT(avx512, CPU_ISA_TARGET_AVX512)
+#undef BINARY_VARIANT
+
+static const binary_f32_fn binary_f32_variants[CPU_ISA_COUNT] = {
+    [CPU_ISA_BASELINE] = binary_f32_baseline,
+    [CPU_ISA_AVX2] = binary_f32_avx2,
+    [CPU_ISA_AVX512] = binary_f32_avx512,
+};
+
 typedef struct fast_job {
+    binary_f32_fn fn;        /* the variant of cpu_isa_active() */
     float *out;
     const float *a, *b;
     fast_binary op;
@@ -352,7 +368,7 @@ static void run_fast(int64_t begin, int64_t end, int32_t part, void *user)
 {
     (void)part;
     const fast_job *f = user;
-    binary_f32(f->out + begin, f->a + begin, f->b + begin, end - begin, f->op);
+    f->fn(f->out + begin, f->a + begin, f->b + begin, end - begin, f->op);
 }
 
 /* The fast case of ew_run: float32 add, sub or mul of two float32
@@ -452,7 +468,8 @@ bool ew_run(mtk_tensor *out, const mtk_tensor *const *inputs, int32_t nin, mtk_d
     if (parts > EW_MAX_PARTS) parts = EW_MAX_PARTS;
     fast_binary fast = fast_case(&st, strides, ndim);
     if (fast != FAST_NONE) {
-        fast_job f = { (float *)job.base[0], (const float *)job.base[1], (const float *)job.base[2], fast };
+        fast_job f = { binary_f32_variants[cpu_isa_active()], (float *)job.base[0], (const float *)job.base[1],
+                       (const float *)job.base[2], fast };
         mtk_parallel_range(shape[0], parts, run_fast, &f);
         return true;
     }

@@ -1,29 +1,42 @@
 /* Fast last-dim softmax / log_softmax / layer_norm / rms_norm for
  * contiguous floating tensors (see nn_fast.h).  Rows are independent:
  * they are split across the nn family's threads, and each row runs a
- * few passes that the compiler vectorizes — reductions keep LANES
- * partial results side by side so no reassociation is needed, and exp
- * is a polynomial written in plain arithmetic.  The row functions are
- * compiled for AVX-512, AVX2 and baseline x86-64 and picked at load
- * time (GCC's target_clones). */
+ * few passes over LANES elements at a time — reductions keep LANES
+ * partial results side by side so no reassociation is needed.  exp runs
+ * on GCC vectors of LANES floats (plain arithmetic, one element per
+ * lane), written out so that no compiler heuristic decides whether it
+ * vectorizes: an auto-vectorized scalar exp was left scalar in the AVX2
+ * build ("control flow in loop": the clamps were jump-threaded into
+ * branches that only AVX-512's masks could if-convert).  The row
+ * functions are compiled for AVX-512, AVX2 and baseline x86-64, and
+ * each call takes the variant of cpu_isa_active() (core/cpu_isa.h).
+ * Every variant does the same float operations in the same order
+ * (no contraction into FMA: -ffp-contract=off), so results are
+ * bit-identical across them. */
 #include "ops/nn_fast.h"
 #include "ops/nn.h"
+#include "core/cpu_isa.h"
 #include "core/parallel.h"
 #include "core/scalar.h"
 
 #include <math.h>
 #include <string.h>
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CLONES
-#endif
 #define INLINE static inline __attribute__((always_inline))
 
 #define LANES 16 /* partial sums / maxima kept per row pass */
 /* below this many elements a call stays on one thread */
 #define PARALLEL_MIN_ELEMENTS ((int64_t)1 << 15)
+
+/* The vector helpers below are static and always inlined: no vector
+ * crosses a call, so GCC's warning that returning one by value would
+ * differ between instruction sets' ABIs does not apply. */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wunknown-warning-option"
+#endif
+#if defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 
 /* -------------------------------------------------------------- exp */
 
@@ -31,7 +44,8 @@
  * float range): x = n ln2 + r with |r| <= ln2/2, exp(r) by a degree-7
  * polynomial (Cephes' expf coefficients, under 2 ulp), times 2^n built
  * in the exponent bits — in two halves, so that results down to the
- * smallest subnormal come out right.  NaN stays NaN. */
+ * smallest subnormal come out right.  NaN stays NaN.  The lane loops
+ * below do the same operations on vectors: bit-identical results. */
 INLINE float exp_f32(float in)
 {
     float x = in >= -104.0f ? in : -104.0f; /* NaN too: its result is set at the end */
@@ -55,15 +69,91 @@ INLINE float exp_f32(float in)
     return in == in ? p * s1 * s2 : in;
 }
 
+/* ----------------------------------------------------- lane loops */
+
+/* The two passes of a softmax row that the compiler does not vectorize
+ * by itself, on GCC vectors of W floats, W the width of the variant's
+ * registers (4: SSE2, 8: AVX2, 16: AVX-512).  A vector wider than the
+ * instruction set's registers is no good: GCC splits its comparisons
+ * into scalar code.  Whatever W, lane l of the LANES partial results
+ * sees the same elements in the same order.  Each loop covers the
+ * whole LANES steps of a row and returns where they end. */
+#define SELECT(W, mask, a, b) ((vfloat##W)(((mask) & (vint##W)(a)) | (~(mask) & (vint##W)(b))))
+#define DEFINE_LANE_LOOPS(W)                                                                                 \
+    typedef float vfloat##W __attribute__((vector_size(W * sizeof(float))));                                \
+    typedef int32_t vint##W __attribute__((vector_size(W * sizeof(int32_t))));                              \
+                                                                                                             \
+    /* mask ? a : b, lane by lane (C has no vector ?:; a macro, since GCC   */                               \
+    /* notes that a 64-byte vector argument is passed differently by ISAs)   */                              \
+    /* exp_f32(src[l] - shift) for the W floats at src */                                                   \
+    INLINE vfloat##W exp_lanes##W(const float *src, float shift)                                            \
+    {                                                                                                        \
+        vfloat##W in, zero = { 0 };                                                                          \
+        memcpy(&in, src, sizeof in);                                                                         \
+        in -= shift;                                                                                         \
+        vfloat##W x = SELECT(W, in >= -104.0f, in, zero - 104.0f);                                           \
+        x = SELECT(W, x <= 88.0f, x, zero + 88.0f);                                                          \
+        vfloat##W n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;                                \
+        vfloat##W r = x - n * 0.693359375f;                                                                  \
+        r = r - n * -2.12194440e-4f;                                                                         \
+        vfloat##W p = zero + 1.9875691500e-4f;                                                               \
+        p = p * r + 1.3981999507e-3f;                                                                        \
+        p = p * r + 8.3334519073e-3f;                                                                        \
+        p = p * r + 4.1665795894e-2f;                                                                        \
+        p = p * r + 1.6666665459e-1f;                                                                        \
+        p = p * r + 5.0000001201e-1f;                                                                        \
+        p = p * r * r + r + 1.0f;                                                                            \
+        vint##W ni = __builtin_convertvector(n, vint##W), half = ni / 2;                                     \
+        vfloat##W s1 = (vfloat##W)((half + 127) << 23), s2 = (vfloat##W)((ni - half + 127) << 23);           \
+        return SELECT(W, in == in, p * s1 * s2, in);                                                         \
+    }                                                                                                        \
+                                                                                                             \
+    /* m[l] = the largest x[j] with j % LANES == l (NaN skipped), -inf if none */                            \
+    INLINE int64_t max_lanes##W(const float *restrict x, int64_t n, float *restrict m)                      \
+    {                                                                                                        \
+        vfloat##W v[LANES / W];                                                                              \
+        for (int k = 0; k < LANES / W; k++) v[k] = (vfloat##W){ 0 } - INFINITY;                              \
+        int64_t j = 0;                                                                                       \
+        for (; j + LANES <= n; j += LANES)                                                                   \
+            _Pragma("GCC unroll 4") for (int k = 0; k < LANES / W; k++) {                                    \
+                vfloat##W a;                                                                                 \
+                memcpy(&a, x + j + k * W, sizeof a);                                                         \
+                v[k] = SELECT(W, a > v[k], a, v[k]);                                                         \
+            }                                                                                                \
+        memcpy(m, v, sizeof v);                                                                              \
+        return j;                                                                                            \
+    }                                                                                                        \
+                                                                                                             \
+    /* y[j] = exp(x[j] - max) (when store), s[l] = sum of them with j % LANES == l */                        \
+    INLINE int64_t exp_sum_lanes##W(const float *restrict x, float *restrict y, int64_t n, float max,        \
+                                    bool store, float *restrict s)                                           \
+    {                                                                                                        \
+        vfloat##W acc[LANES / W];                                                                            \
+        for (int k = 0; k < LANES / W; k++) acc[k] = (vfloat##W){ 0 };                                        \
+        int64_t j = 0;                                                                                       \
+        for (; j + LANES <= n; j += LANES)                                                                   \
+            _Pragma("GCC unroll 4") for (int k = 0; k < LANES / W; k++) {                                    \
+                vfloat##W e = exp_lanes##W(x + j + k * W, max);                                              \
+                if (store) memcpy(y + j + k * W, &e, sizeof e);                                              \
+                acc[k] += e;                                                                                 \
+            }                                                                                                \
+        memcpy(s, acc, sizeof acc);                                                                          \
+        return j;                                                                                            \
+    }
+DEFINE_LANE_LOOPS(4)
+DEFINE_LANE_LOOPS(8)
+DEFINE_LANE_LOOPS(16)
+#undef DEFINE_LANE_LOOPS
+#undef SELECT
+
 /* -------------------------------------------------- float32 rows */
 
-INLINE float max_f32(const float *restrict x, int64_t n)
+/* The largest x[j] (NaN skipped; -inf for none), over LANES partial
+ * maxima of W-float vectors. */
+INLINE float max_f32(const float *restrict x, int64_t n, int width)
 {
     float m[LANES];
-    for (int l = 0; l < LANES; l++) m[l] = -INFINITY;
-    int64_t j = 0;
-    for (; j + LANES <= n; j += LANES)
-        for (int l = 0; l < LANES; l++) m[l] = x[j + l] > m[l] ? x[j + l] : m[l];
+    int64_t j = width == 16 ? max_lanes16(x, n, m) : width == 8 ? max_lanes8(x, n, m) : max_lanes4(x, n, m);
     float r = -INFINITY;
     for (int l = 0; l < LANES; l++) r = m[l] > r ? m[l] : r;
     for (; j < n; j++) r = x[j] > r ? x[j] : r;
@@ -84,28 +174,23 @@ static void softmax_row_slow_f32(const float *x, float *y, int64_t n, bool take_
     for (int64_t j = 0; j < n; j++) y[j] = (float)(take_log ? x[j] - max - log_sum : exp(x[j] - max) / sum);
 }
 
-/* y (n) = softmax / log_softmax of x (n); x and y do not overlap */
-CLONES static void softmax_row_f32(const float *restrict x, float *restrict y, int64_t n, bool take_log)
+/* y (n) = softmax / log_softmax of x (n); x and y do not overlap;
+ * width: the variant's vector width in floats (4, 8 or 16) */
+INLINE void softmax_row_f32(const float *restrict x, float *restrict y, int64_t n, bool take_log, int width)
 {
-    float max = max_f32(x, n);
+    float max = max_f32(x, n, width);
     if (!isfinite(max)) {
         softmax_row_slow_f32(x, y, n, take_log);
         return;
     }
-    float s[LANES] = { 0 };
-    int64_t j = 0;
-    if (take_log) {
-        for (; j + LANES <= n; j += LANES)
-            for (int l = 0; l < LANES; l++) s[l] += exp_f32(x[j + l] - max);
-        for (; j < n; j++) s[0] += exp_f32(x[j] - max);
-    } else {
-        for (; j + LANES <= n; j += LANES)
-            for (int l = 0; l < LANES; l++) {
-                float e = exp_f32(x[j + l] - max);
-                y[j + l] = e;
-                s[l] += e;
-            }
-        for (; j < n; j++) s[0] += y[j] = exp_f32(x[j] - max);
+    float s[LANES];
+    int64_t j = width == 16  ? exp_sum_lanes16(x, y, n, max, !take_log, s)
+                : width == 8 ? exp_sum_lanes8(x, y, n, max, !take_log, s)
+                             : exp_sum_lanes4(x, y, n, max, !take_log, s);
+    for (; j < n; j++) {
+        float e = exp_f32(x[j] - max);
+        if (!take_log) y[j] = e;
+        s[0] += e;
     }
     double sum = 0;
     for (int l = 0; l < LANES; l++) sum += s[l];
@@ -124,11 +209,10 @@ CLONES static void softmax_row_f32(const float *restrict x, float *restrict y, i
 
 /* A row's mean (0 for rms) and variance about it (rms: the mean of x^2),
  * accumulated in double over LANES partial sums plus a tail, one
- * definition per element type, cloned per instruction set as its callers
- * are (a plain function is not inlined into a clone, and would run
- * unvectorized). */
+ * definition per element type, inlined into each instruction set's
+ * variant of its callers. */
 #define DEFINE_ROW_STATS(NAME, T)                                                                            \
-    CLONES static void NAME(const T *restrict x, int64_t n, bool rms, double *mean_out, double *var_out)   \
+    INLINE void NAME(const T *restrict x, int64_t n, bool rms, double *mean_out, double *var_out)   \
     {                                                                                                    \
         double mean = 0, var = 0;                                                                        \
         int64_t j;                                                                                       \
@@ -158,7 +242,7 @@ DEFINE_ROW_STATS(row_stats_f64, double)
 /* y (n) = (x - mean) * rstd [* w] [+ b]; rms: x * rstd [* w], with
  * rstd = 1 / sqrt(mean((x - mean)^2) + eps) (rms: of mean(x^2)).  The
  * statistics accumulate in double. */
-CLONES static void norm_row_f32(const float *restrict x, float *restrict y, int64_t n, const float *restrict w,
+INLINE void norm_row_f32(const float *restrict x, float *restrict y, int64_t n, const float *restrict w,
                                 const float *restrict b, double eps, bool rms)
 {
     double mean, var;
@@ -208,7 +292,7 @@ static void softmax_row_f64(const double *x, double *y, int64_t n, bool take_log
     }
 }
 
-CLONES static void norm_row_f64(const double *restrict x, double *restrict y, int64_t n, const double *restrict w,
+INLINE void norm_row_f64(const double *restrict x, double *restrict y, int64_t n, const double *restrict w,
                                 const double *restrict b, double eps, bool rms)
 {
     double mean, var;
@@ -222,12 +306,53 @@ CLONES static void norm_row_f64(const double *restrict x, double *restrict y, in
     }
 }
 
+/* ------------------------------------- one variant per instruction set */
+
+/* The row kernels of one instruction set: the bodies above, inlined
+ * into functions compiled for that set. */
+typedef struct row_kernels {
+    void (*softmax_f32)(const float *restrict x, float *restrict y, int64_t n, bool take_log);
+    void (*norm_f32)(const float *restrict x, float *restrict y, int64_t n, const float *restrict w,
+                     const float *restrict b, double eps, bool rms);
+    void (*norm_f64)(const double *restrict x, double *restrict y, int64_t n, const double *restrict w,
+                     const double *restrict b, double eps, bool rms);
+} row_kernels;
+
+#define ROW_VARIANT(SUFFIX, TARGET, WIDTH)                                                                          \
+    TARGET static void softmax_f32_##SUFFIX(const float *restrict x, float *restrict y, int64_t n, bool lg) \
+    {                                                                                                        \
+        softmax_row_f32(x, y, n, lg, WIDTH);                                                                        \
+    }                                                                                                        \
+    TARGET static void norm_f32_##SUFFIX(const float *restrict x, float *restrict y, int64_t n,              \
+                                         const float *restrict w, const float *restrict b, double eps,       \
+                                         bool rms)                                                           \
+    {                                                                                                        \
+        norm_row_f32(x, y, n, w, b, eps, rms);                                                               \
+    }                                                                                                        \
+    TARGET static void norm_f64_##SUFFIX(const double *restrict x, double *restrict y, int64_t n,            \
+                                         const double *restrict w, const double *restrict b, double eps,     \
+                                         bool rms)                                                           \
+    {                                                                                                        \
+        norm_row_f64(x, y, n, w, b, eps, rms);                                                               \
+    }
+ROW_VARIANT(baseline, , 4)
+ROW_VARIANT(avx2, CPU_ISA_TARGET_AVX2, 8)
+ROW_VARIANT(avx512, CPU_ISA_TARGET_AVX512, 16)
+#undef ROW_VARIANT
+
+static const row_kernels kernels[CPU_ISA_COUNT] = {
+    [CPU_ISA_BASELINE] = { softmax_f32_baseline, norm_f32_baseline, norm_f64_baseline },
+    [CPU_ISA_AVX2] = { softmax_f32_avx2, norm_f32_avx2, norm_f64_avx2 },
+    [CPU_ISA_AVX512] = { softmax_f32_avx512, norm_f32_avx512, norm_f64_avx512 },
+};
+
 /* ------------------------------------------------------ the calls */
 
 typedef enum { ROW_SOFTMAX, ROW_NORM } row_kind;
 
 typedef struct fast_job {
     row_kind kind;
+    const row_kernels *k;    /* the variant of cpu_isa_active()         */
     mtk_dtype dtype;
     const char *x;
     char *y;
@@ -256,8 +381,8 @@ static void from_f32(mtk_dtype dtype, const float *src, uint16_t *dst, int64_t n
 
 static void f32_row(const fast_job *job, const float *x, float *y)
 {
-    if (job->kind == ROW_SOFTMAX) softmax_row_f32(x, y, job->n, job->log);
-    else norm_row_f32(x, y, job->n, job->w, job->b, job->eps, job->rms);
+    if (job->kind == ROW_SOFTMAX) job->k->softmax_f32(x, y, job->n, job->log);
+    else job->k->norm_f32(x, y, job->n, job->w, job->b, job->eps, job->rms);
 }
 
 static void run_rows(int64_t begin, int64_t end, int32_t part, void *user)
@@ -272,7 +397,7 @@ static void run_rows(int64_t begin, int64_t end, int32_t part, void *user)
             f32_row(job, (const float *)x, (float *)y);
         } else if (job->dtype == MTK_FLOAT64) {
             if (job->kind == ROW_SOFTMAX) softmax_row_f64((const double *)x, (double *)y, n, job->log);
-            else norm_row_f64((const double *)x, (double *)y, n, job->w, job->b, job->eps, job->rms);
+            else job->k->norm_f64((const double *)x, (double *)y, n, job->w, job->b, job->eps, job->rms);
         } else {
             float *xs = job->scratch + 2 * part * n, *ys = xs + n;
             to_f32(job->dtype, (const uint16_t *)x, xs, n);
@@ -292,6 +417,7 @@ static bool fast_dtype(mtk_dtype d)
 static bool run_job(mtk_ctx *ctx, fast_job *job, int64_t numel)
 {
     int64_t rows = numel / job->n;
+    job->k = &kernels[cpu_isa_active()];
     int32_t parts = numel < PARALLEL_MIN_ELEMENTS ? 1 : nn_num_threads();
     if (parts > rows) parts = (int32_t)rows;
     if (parts > MTK_PARALLEL_MAX_THREADS) parts = MTK_PARALLEL_MAX_THREADS;
