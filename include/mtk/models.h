@@ -146,6 +146,8 @@ typedef struct mtk_model_info {
     const char *example_input; /* "1x2048", or NULL                              */
     const char *notes[4];      /* assumptions the summary must state (MoE routing) */
     int32_t nnotes;
+    int64_t active_params;     /* MoE: parameters a token reaches (a model
+                                  card's "activated"); 0 for a dense model */
 } mtk_model_info;
 
 /* Builds the model a MODEL argument names: a built-in of the zoo, a demo

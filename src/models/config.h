@@ -27,6 +27,7 @@ struct mtk_model_config {
     mtk_dtype dtype;             /* torch_dtype, float32 when absent        */
     const char *notes[MODEL_MAX_NOTES]; /* added by the builder (models_cfg_note)  */
     int32_t nnotes;
+    int64_t active_params;       /* MoE: parameters a token reaches (0: dense) */
 };
 
 typedef mtk_model_config model_config;
@@ -157,5 +158,6 @@ mtk_module *models_family_gpt2_build(model_config *c, const char *architecture);
 mtk_module *models_family_gpt_neox_build(model_config *c, const char *architecture);
 mtk_module *models_family_bert_build(model_config *c, const char *architecture);
 mtk_module *models_family_vit_build(model_config *c, const char *architecture);
+mtk_module *models_family_deepseek_v3_build(model_config *c, const char *architecture);
 
 #endif

@@ -164,7 +164,7 @@ static mtk_tensor *repeat_kv(mtk_ctx *ctx, mtk_tensor *x, int64_t n_rep)
  * q (B, H, S, D), k and v (B, KV, T, D) -> (B, H, S, D).  `mask` (B, 1, S,
  * T) in the scores' dtype, as transformers' eager_mask builds it; NULL:
  * the causal mask made here (the forward without a cache). */
-static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_tensor *q, mtk_tensor *k,
+static mtk_tensor *eager_attention(mtk_ctx *ctx, const decoder_attend *c, mtk_tensor *q, mtk_tensor *k,
                                    mtk_tensor *v, mtk_tensor *mask)
 {
     int64_t n_rep = c->heads / c->kv_heads;
@@ -195,7 +195,7 @@ static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_
  * enable_gqa; a mask (B, 1, S, T) bool turns both off, and grouped heads
  * then take pack_gqa for one query token, repeat_kv for more.
  * q (B, H, S, D), k and v (B, KV, T, D) -> (B, H, S, D). */
-static mtk_tensor *cached_sdpa(mtk_ctx *ctx, const attention_config *c, mtk_tensor *q, mtk_tensor *k,
+static mtk_tensor *cached_sdpa(mtk_ctx *ctx, const decoder_attend *c, mtk_tensor *q, mtk_tensor *k,
                                mtk_tensor *v, mtk_tensor *mask)
 {
     if (!q) return NULL;
@@ -261,17 +261,13 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     q = rotate(ctx, q, cos, sin, c->rotary_dim);
     k = rotate(ctx, k, cos, sin, c->rotary_dim);
     v = split_heads(ctx, v, c->kv_heads, c->head_dim);
-    mtk_tensor *attn;
     if (cached) {
         mtk_tensor *keys[2] = { io->in[3], k }, *values[2] = { io->in[4], v };
         k = mtk_cat(ctx, keys, 2, 2);   /* (B, KV, P + S, D) */
         v = mtk_cat(ctx, values, 2, 2);
-        attn = c->eager ? eager_attention(ctx, c, q, k, v, mask) : cached_sdpa(ctx, c, q, k, v, mask);
-    } else {
-        attn = c->eager ? eager_attention(ctx, c, q, k, v, NULL)
-                        : mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale,
-                                                           c->kv_heads != c->heads);
     }
+    decoder_attend attend = { c->heads, c->kv_heads, c->head_dim, c->scale, c->softcap, c->eager };
+    mtk_tensor *attn = models_decoder_attend(ctx, &attend, q, k, v, mask, cached);
     int64_t merged[3] = { x->shape[0], x->shape[1], q_size };
     attn = mtk_reshape(ctx, mtk_transpose(ctx, attn, 1, 2), merged, 3); /* (B, S, H * D) */
     io->out[0] = mtk_module_forward(mtk_module_child_at(m, c->fused_qkv ? 0 : 3, NULL), attn);
@@ -286,18 +282,25 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
 
 const mtk_module_type models_decoder_attention_base = { "Attention", attention_forward, NULL, NULL };
 
-void models_decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
-                             bool *eager)
+mtk_tensor *models_decoder_attend(mtk_ctx *ctx, const decoder_attend *a, mtk_tensor *q, mtk_tensor *k, mtk_tensor *v,
+                                  mtk_tensor *mask, bool cached)
 {
+    if (cached) return a->eager ? eager_attention(ctx, a, q, k, v, mask) : cached_sdpa(ctx, a, q, k, v, mask);
+    return a->eager ? eager_attention(ctx, a, q, k, v, NULL)
+                    : mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, a->scale,
+                                                       a->kv_heads != a->heads);
+}
+
+void models_decoder_attention_shape(const mtk_module *attn, decoder_cache_shape *out)
+{
+    if (models_decoder_mla_shape(attn, out)) return;
     const attention_config *c = mtk_module_config(attn);
-    *kv_heads = c->kv_heads;
-    *head_dim = c->head_dim;
-    *window = c->window;
-    *eager = c->eager;
+    *out = (decoder_cache_shape){ c->kv_heads, c->head_dim, c->head_dim, c->window, c->eager };
 }
 
 mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t layer)
 {
+    if (spec->mla) return models_decoder_mla(ctx, t, spec, layer);
     const cfg_attention_dims *a = &spec->attn;
     mtk_module *m = mtk_module_new(ctx, &t->attention, sizeof(attention_config));
     if (!m) return NULL;

@@ -83,10 +83,11 @@ static bool layer_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-static bool layer_is_sparse(const decoder_spec *spec, int64_t index)
+bool models_decoder_layer_is_sparse(const decoder_spec *spec, int64_t index)
 {
     if (spec->moe == MOE_NONE) return false;
     if (spec->moe == MOE_MIXTRAL) return true;
+    if (index < spec->first_dense) return false;
     for (int32_t i = 0; i < spec->n_mlp_only; i++)
         if (spec->mlp_only[i] == index) return false;
     return spec->experts > 0 && (index + 1) % spec->sparse_step == 0;
@@ -99,7 +100,7 @@ mtk_module *models_decoder_layer(mtk_ctx *ctx, const decoder_types *t, const dec
     layer_config *c = mtk_module_config(m);
     c->sandwich = spec->sandwich_norms;
     c->dropout = spec->resid_dropout >= 0;
-    mtk_module *mlp = layer_is_sparse(spec, index) ? models_decoder_moe(ctx, t, spec) : models_decoder_mlp(ctx, t, spec, spec->intermediate);
+    mtk_module *mlp = models_decoder_layer_is_sparse(spec, index) ? models_decoder_moe(ctx, t, spec) : models_decoder_mlp(ctx, t, spec, spec->intermediate);
     bool ok = mtk_module_add(m, "self_attn", models_decoder_attention(ctx, t, spec, index)) && mtk_module_add(m, "mlp", mlp) &&
               mtk_module_add(m, "input_layernorm", models_decoder_norm(ctx, t, spec)) &&
               mtk_module_add(m, "post_attention_layernorm", models_decoder_norm(ctx, t, spec));
@@ -224,6 +225,14 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
     mtk_ctx *ctx = c->ctx;
     decoder_types *t = mtk_ctx_alloc(ctx, sizeof *t);
     if (!t || !models_decoder_types_init(ctx, t, spec->prefix)) return NULL;
+    /* deepseek_v3: MLA attention, <Prefix>MoE with a <Prefix>TopkRouter */
+    mtk_module_type moe_named = models_decoder_moe_block_base;
+    moe_named.name = "MoE";
+    if (spec->mla && !named_type(ctx, &t->attention, &models_decoder_mla_base, spec->prefix)) return NULL;
+    if (spec->moe == MOE_DEEPSEEK &&
+        (!named_type(ctx, &t->router, &models_decoder_grouped_router_base, spec->prefix) ||
+         !named_type(ctx, &t->moe_block, &moe_named, spec->prefix)))
+        return NULL;
     if (spec->moe != MOE_NONE) models_cfg_note(c, moe_note);
     size_t n = strlen(architecture);
     bool causal_lm = n > 11 && strcmp(architecture + n - 11, "ForCausalLM") == 0;

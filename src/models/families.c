@@ -57,6 +57,9 @@ static const model_family families[] = {
       models_family_bert_build },
     { { "vit", ARCHS("ViTModel", "ViTForImageClassification"), "ViTModel", MTK_MODEL_INPUT_PIXELS },
       models_family_vit_build },
+    { { "deepseek_v3", ARCHS("DeepseekV3Model", "DeepseekV3ForCausalLM", "DeepseekV3ForSequenceClassification",
+            "DeepseekV3ForTokenClassification"), "DeepseekV3Model", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_deepseek_v3_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))

@@ -108,6 +108,7 @@ static mtk_module *build_and_describe(mtk_ctx *ctx, mtk_model_config *c, const m
         info->input = f->info.input;
         info->input_dtype = f->info.input == MTK_MODEL_INPUT_TOKEN_IDS ? MTK_INT64 : dtype;
         for (int32_t i = 0; i < c->nnotes && i < 4; i++) info->notes[info->nnotes++] = c->notes[i];
+        info->active_params = c->active_params;
     }
     mtk_model_config_free(c);
     return m;

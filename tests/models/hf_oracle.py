@@ -22,8 +22,9 @@ BASE_CLASS = {
     "qwen3": "Qwen3Model", "qwen3_moe": "Qwen3MoeModel", "olmo2": "Olmo2Model", "smollm3": "SmolLM3Model",
     "granite": "GraniteModel", "phi": "PhiModel", "gemma": "GemmaModel", "gemma2": "Gemma2Model", "phi3": "Phi3Model",
     "gpt2": "GPT2Model", "gpt_neox": "GPTNeoXModel", "bert": "BertModel", "vit": "ViTModel",
+    "deepseek_v3": "DeepseekV3Model",
 }
-MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe"}
+MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v3"}
 
 
 def dtype_name(dtype):
