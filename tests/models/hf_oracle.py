@@ -35,6 +35,9 @@ def hf_config(cfg_dict, directory):
     """transformers' config for a config.json dict, read back from `directory`
     as from_pretrained reads it."""
     path = os.path.join(directory, "config.json")
+    if cfg_dict["model_type"] == "kimi_k2":
+        # Kimi-K2's remote code (trust_remote_code) is DeepseekV3Config's
+        cfg_dict = dict(cfg_dict, model_type="deepseek_v3")
     with open(path, "w") as f:
         json.dump(cfg_dict, f)
     config = transformers.AutoConfig.from_pretrained(directory)
