@@ -2,7 +2,9 @@
 (a seeded random small config of tests/models/random_configs.py, as a
 ForCausalLM), float32 / bfloat16, eager / sdpa, several (batch, prompt,
 new tokens), with sliding windows shorter than the text for mistral,
-qwen2 and gemma2 (and phi3), so the windowed cache and masks are hit."""
+qwen2 and gemma2 (and phi3), so the windowed cache and masks are hit;
+deepseek_v3's MLA caches its latents (kv_lora_rank and qk_rope_head_dim
+per token, one "head"), not per-head keys and values."""
 import random
 import sys
 from pathlib import Path
@@ -10,10 +12,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 import random_configs  # noqa: E402
 
-FAMILIES = ["llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2", "phi3"]
+FAMILIES = ["llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2", "phi3", "deepseek_v3"]
 CAUSAL_LM = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
              "qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "gemma": "GemmaForCausalLM",
-             "gemma2": "Gemma2ForCausalLM", "phi3": "Phi3ForCausalLM"}
+             "gemma2": "Gemma2ForCausalLM", "phi3": "Phi3ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM"}
 # (dtype, attention, batch, prompt, new tokens)
 SHAPES = [("float32", "sdpa", 1, 20, 6), ("bfloat16", "eager", 2, 13, 4), ("float32", "eager", 3, 9, 12),
           ("bfloat16", "sdpa", 2, 17, 9)]
