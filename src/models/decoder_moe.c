@@ -175,8 +175,9 @@ static mtk_tensor *expert_group(mtk_module *m, mtk_tensor *x, int64_t first, int
     int64_t hidden = x->shape[1], routed[3] = { count, tokens, hidden };
     /* the tokens routed to each expert (which ones is data: on meta, a slice stands for them) */
     mtk_tensor *in = mtk_expand(ctx, mtk_unsqueeze(ctx, mtk_narrow(ctx, x, 0, 0, tokens), 0), routed, 3);
-    mtk_tensor *gate_up = mtk_narrow(ctx, mtk_module_param_at(m, 0, NULL), 0, first, count); /* (n, 2I, H) */
-    mtk_tensor *down = mtk_narrow(ctx, mtk_module_param_at(m, 1, NULL), 0, first, count);    /* (n, H, I)  */
+    /* the weights, or their quantized storage cast back (models_quant_weight) */
+    mtk_tensor *gate_up = mtk_narrow(ctx, models_quant_weight(m, "gate_up_proj", x->dtype), 0, first, count); /* (n, 2I, H) */
+    mtk_tensor *down = mtk_narrow(ctx, models_quant_weight(m, "down_proj", x->dtype), 0, first, count);       /* (n, H, I)  */
     mtk_tensor *h = mtk_bmm(ctx, in, mtk_transpose(ctx, gate_up, 1, 2));                     /* (n, t, 2I) */
     mtk_tensor *gate = mtk_narrow(ctx, h, -1, 0, c->intermediate);
     mtk_tensor *up = mtk_narrow(ctx, h, -1, c->intermediate, c->intermediate);

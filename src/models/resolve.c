@@ -49,7 +49,7 @@ mtk_module *mtk_model_build_config(mtk_ctx *ctx, mtk_model_config *c, mtk_dtype 
     if (!mtk_ctx_push_dtype(ctx, dtype)) return NULL;
     mtk_module *m = f->build(c, c->architecture);
     mtk_ctx_pop_dtype(ctx);
-    if (m && (!models_cfg_ok(c) || !parameters_within_limit(c, m))) m = NULL;
+    if (m && (!models_cfg_ok(c) || !parameters_within_limit(c, m) || !models_quant_apply(c, m))) m = NULL;
     if (!m && models_cfg_ok(c))
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: building %s failed", c->origin, c->architecture);
     return m;
