@@ -54,12 +54,15 @@ static const quant_scheme schemes[] = {
 
 #define SCHEME_COUNT ((int32_t)(sizeof schemes / sizeof schemes[0]))
 #define MXFP4_BLOCK 32
+#define MAX_SKIP 64
 
 typedef struct quant_plan {
     model_config *c;
     const quant_scheme *scheme;
     int64_t block[2];               /* fp8 weight_block_size */
-    const char *skip[64];           /* modules_to_not_convert */
+    const char *skip[MAX_SKIP];     /* modules_to_not_convert */
+    regex_t re[MAX_SKIP];
+    bool compiled[MAX_SKIP];
     int32_t nskip;
     bool explicit_skip;             /* modules_to_not_convert given (not null) */
     char last_weight[256];          /* default skip: the module of the last parameter if a .weight */
@@ -68,34 +71,51 @@ typedef struct quant_plan {
 
 /* ------------------------------------------------------------- patterns */
 
-/* transformers' should_convert_module, negated: `pattern` as a regex
- * matching path[0:e] where e ends a module name, or as a suffix. */
-static bool pattern_matches(const char *pattern, const char *path)
+/* transformers' should_convert_module, negated: pattern i as a regex
+ * (compiled once, anchored) matching path[0:e] where e ends a module
+ * name, or as a suffix. */
+static bool pattern_matches(const quant_plan *p, int32_t i, const char *path)
 {
+    const char *pattern = p->skip[i];
     size_t n = strlen(path), k = strlen(pattern);
     if (n >= k && strcmp(path + n - k, pattern) == 0) return true;
-    char anchored[512];
-    if (snprintf(anchored, sizeof anchored, "^(%s)$", pattern) >= (int)sizeof anchored) return false;
-    regex_t re;
-    if (regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB) != 0) return false;
-    bool hit = false;
+    if (!p->compiled[i]) return false;
     char prefix[512];
-    for (size_t e = 0; e <= n && e < sizeof prefix && !hit; e++) {
+    for (size_t e = 0; e <= n && e < sizeof prefix; e++) {
         bool boundary = e == n || path[e] == '.' || (e > 0 && path[e - 1] == '.');
         if (!boundary) continue;
         memcpy(prefix, path, e);
         prefix[e] = '\0';
-        hit = regexec(&re, prefix, 0, NULL, 0) == 0;
+        if (regexec(&p->re[i], prefix, 0, NULL, 0) == 0) return true;
     }
-    regfree(&re);
-    return hit;
+    return false;
 }
 
 static bool skipped(const quant_plan *p, const char *path)
 {
     for (int32_t i = 0; i < p->nskip; i++)
-        if (pattern_matches(p->skip[i], path)) return true;
+        if (pattern_matches(p, i, path)) return true;
     return false;
+}
+
+/* Adds a modules_to_not_convert pattern (compiled as "^(pattern)$"; one
+ * that does not compile still matches as a suffix). */
+static bool add_skip(quant_plan *p, const char *pattern)
+{
+    if (p->nskip == MAX_SKIP)
+        return models_cfg_fail(p->c, "quantization_config.modules_to_not_convert", "more than %d names", MAX_SKIP);
+    char anchored[512];
+    int32_t i = p->nskip++;
+    p->skip[i] = pattern;
+    p->compiled[i] = snprintf(anchored, sizeof anchored, "^(%s)$", pattern) < (int)sizeof anchored &&
+                     regcomp(&p->re[i], anchored, REG_EXTENDED | REG_NOSUB) == 0;
+    return true;
+}
+
+static void free_skips(quant_plan *p)
+{
+    for (int32_t i = 0; i < p->nskip; i++)
+        if (p->compiled[i]) regfree(&p->re[i]);
 }
 
 /* ------------------------------------------------------------- forwards */
@@ -239,14 +259,16 @@ static bool convert_tree(quant_plan *p, mtk_module *m, const char *prefix)
         mtk_module *child = mtk_module_child_at(m, i, &name);
         char path[512];
         snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", name);
-        if (strcmp(path, p->last_weight) == 0 || skipped(p, path)) continue;
+        bool linear = p->scheme->linears && strcmp(mtk_module_type_name(child), "Linear") == 0;
+        bool experts = !linear && strcmp(name, "experts") == 0 && mtk_module_param_count(child) > 0;
         mtk_module *q = NULL;
-        if (p->scheme->linears && strcmp(mtk_module_type_name(child), "Linear") == 0)
-            q = convert_module(p, child, &fp8_linear_type, "weight");
-        else if (strcmp(name, "experts") == 0 && mtk_module_param_count(child) > 0)
-            q = convert_module(p, child, NULL, NULL);
-        else if (!convert_tree(p, child, path))
-            return false;
+        if (!linear && !experts) {
+            if (!convert_tree(p, child, path)) return false;
+            continue;
+        }
+        /* a pattern naming a parent ("model.layers.*.self_attn") matches here too */
+        if (strcmp(path, p->last_weight) == 0 || skipped(p, path)) continue;
+        q = convert_module(p, child, linear ? &fp8_linear_type : NULL, linear ? "weight" : NULL);
         if (q && !mtk_module_replace_child(m, i, q)) return false;
         if (!q && !models_cfg_ok(p->c)) return false;
     }
@@ -290,12 +312,48 @@ static bool read_plan(model_config *c, const cJSON *qc, quant_plan *p)
     {
         if (!cJSON_IsString(item))
             return models_cfg_fail(c, "quantization_config.modules_to_not_convert", "expected a list of module names");
-        if (p->nskip == (int32_t)(sizeof p->skip / sizeof p->skip[0]))
-            return models_cfg_fail(c, "quantization_config.modules_to_not_convert", "more than %d names",
-                                   (int)(sizeof p->skip / sizeof p->skip[0]));
-        p->skip[p->nskip++] = item->valuestring;
+        if (!add_skip(p, item->valuestring)) return false;
     }
     return true;
+}
+
+/* Reads the plan into p (compiling its patterns) and converts m. */
+static bool apply(model_config *c, mtk_module *m, const cJSON *qc, quant_plan *p)
+{
+    if (!read_plan(c, qc, p)) return models_cfg_ok(c);
+    mtk_tensor *first = mtk_module_param_count(m) ? mtk_module_param_at(m, 0, NULL) : NULL;
+    mtk_named_tensor *params = NULL;
+    int32_t count = mtk_module_named_parameters(m, &params);
+    if (count < 0) return false;
+    if (!first && count > 0) first = params[0].tensor;
+    if (first && !mtk_tensor_is_meta(first)) {
+        models_cfg_note(c, "quantization_config: quantized storage is modelled on the meta device only; these "
+                           "weights are in the model's dtype");
+        return true;
+    }
+    if (!p->explicit_skip) {
+        /* get_keys_to_not_convert: the output embeddings (lm_head, tied or
+           not) and the module of the last parameter when it is a weight
+           (score without a bias; a token classifier's score.bias is not) */
+        if (!add_skip(p, "lm_head")) return false;
+        const char *last = count ? params[count - 1].name : "";
+        size_t len = strlen(last);
+        if (len > 7 && strcmp(last + len - 7, ".weight") == 0 && len - 7 < sizeof p->last_weight)
+            snprintf(p->last_weight, sizeof p->last_weight, "%.*s", (int)(len - 7), last);
+    }
+    if (!convert_tree(p, m, "")) return false;
+    char *note = mtk_ctx_alloc(c->ctx, 160);
+    if (note) {
+        if (p->scheme->kind == QUANT_FP8)
+            snprintf(note, 160, "quantization_config: %lld modules store fp8 (float8_e4m3fn) weights with float32 "
+                     "scales per %lldx%lld block", (long long)p->converted, (long long)p->block[0],
+                     (long long)p->block[1]);
+        else
+            snprintf(note, 160, "quantization_config: %lld expert modules store mxfp4 weights (uint8 blocks of 32 "
+                     "4-bit values, uint8 scales)", (long long)p->converted);
+        models_cfg_note(c, note);
+    }
+    return models_cfg_ok(c);
 }
 
 bool models_quant_apply(model_config *c, mtk_module *m)
@@ -303,39 +361,11 @@ bool models_quant_apply(model_config *c, mtk_module *m)
     const cJSON *qc = cJSON_GetObjectItemCaseSensitive(c->root, "quantization_config");
     if (!m || !qc || cJSON_IsNull(qc)) return m != NULL;
     if (!cJSON_IsObject(qc)) return models_cfg_fail(c, "quantization_config", "expected an object");
-    quant_plan p = { .c = c };
-    if (!read_plan(c, qc, &p)) return models_cfg_ok(c);
-    mtk_tensor *first = mtk_module_param_count(m) ? mtk_module_param_at(m, 0, NULL) : NULL;
-    mtk_named_tensor *params = NULL;
-    if (!first && mtk_module_named_parameters(m, &params) > 0) first = params[0].tensor;
-    if (first && !mtk_tensor_is_meta(first)) {
-        models_cfg_note(c, "quantization_config: quantized storage is modelled on the meta device only; these "
-                           "weights are in the model's dtype");
-        return true;
-    }
-    if (!p.explicit_skip) {
-        /* get_keys_to_not_convert: the output embeddings (lm_head, tied or
-           not) and the module of the last parameter when it is a weight
-           (score without a bias; a token classifier's score.bias is not) */
-        p.skip[p.nskip++] = "lm_head";
-        mtk_named_tensor *all = NULL;
-        int32_t count = mtk_module_named_parameters(m, &all);
-        if (count < 0) return false;
-        const char *last = count ? all[count - 1].name : "";
-        size_t len = strlen(last);
-        if (len > 7 && strcmp(last + len - 7, ".weight") == 0 && len - 7 < sizeof p.last_weight)
-            snprintf(p.last_weight, sizeof p.last_weight, "%.*s", (int)(len - 7), last);
-    }
-    if (!convert_tree(&p, m, "")) return false;
-    char *note = mtk_ctx_alloc(c->ctx, 160);
-    if (note) {
-        if (p.scheme->kind == QUANT_FP8)
-            snprintf(note, 160, "quantization_config: %lld modules store fp8 (float8_e4m3fn) weights with float32 "
-                     "scales per %lldx%lld block", (long long)p.converted, (long long)p.block[0], (long long)p.block[1]);
-        else
-            snprintf(note, 160, "quantization_config: %lld expert modules store mxfp4 weights (uint8 blocks of 32 "
-                     "4-bit values, uint8 scales)", (long long)p.converted);
-        models_cfg_note(c, note);
-    }
-    return models_cfg_ok(c);
+    quant_plan *p = mtk_ctx_alloc(c->ctx, sizeof *p);
+    if (!p) return false;
+    memset(p, 0, sizeof *p);
+    p->c = c;
+    bool ok = apply(c, m, qc, p);
+    free_skips(p);
+    return ok;
 }
