@@ -263,3 +263,14 @@ def test_moe_summary_says_active_parameters(name, active, mtk):
     summary = json.loads(result.stdout)
     wanted = "active parameters per token: %d of %d" % (active, summary["total_params"])
     assert any(note.startswith(wanted) for note in summary["notes"]), summary["notes"]
+
+
+def test_models_list_says_active_parameters_of_moe_builtins(mtk):
+    result = mtk("models", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {r["name"]: r for r in json.loads(result.stdout)["models"]}
+    for name, active in ACTIVE_COUNTS.items():
+        assert rows[name]["active_params"] == active
+    assert rows["llama-3-8b"]["active_params"] is None
+    text = mtk("models").stdout
+    assert "37,552,282,624" in text and "Active" in text.splitlines()[0]
