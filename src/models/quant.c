@@ -67,6 +67,7 @@ typedef struct quant_plan {
     bool explicit_skip;             /* modules_to_not_convert given (not null) */
     char last_weight[256];          /* default skip: the module of the last parameter if a .weight */
     int64_t converted;
+    int64_t scale_params;           /* fp8: elements of the *_scale_inv tensors */
 } quant_plan;
 
 /* ------------------------------------------------------------- patterns */
@@ -187,7 +188,10 @@ static bool convert_matrix(quant_plan *p, mtk_module *q, const char *name, const
         scale[nd - 2] = ceil_div(w->shape[nd - 2], p->block[0]);
         scale[nd - 1] = ceil_div(w->shape[nd - 1], p->block[1]);
         snprintf(scale_name, sizeof scale_name, "%s_scale_inv", name);
-        return stored(q, name, shape, nd, MTK_FLOAT8_E4M3FN) && stored(q, scale_name, scale, nd, MTK_FLOAT32);
+        mtk_tensor *t = stored(q, name, shape, nd, MTK_FLOAT8_E4M3FN) ? stored(q, scale_name, scale, nd, MTK_FLOAT32)
+                                                                         : NULL;
+        if (t) p->scale_params += mtk_tensor_numel(t);
+        return t != NULL;
     }
     int64_t cols = w->shape[nd - 1];
     if (cols % MXFP4_BLOCK != 0)
@@ -212,7 +216,9 @@ static bool convert_scale_only(quant_plan *p, mtk_module *q, const char *name)
     scale[nd - 1] = ceil_div(w->shape[nd - 1], p->block[1]);
     char scale_name[96];
     snprintf(scale_name, sizeof scale_name, "%s_scale_inv", name);
-    return stored(q, scale_name, scale, nd, MTK_FLOAT32) != NULL;
+    mtk_tensor *t = stored(q, scale_name, scale, nd, MTK_FLOAT32);
+    if (t) p->scale_params += mtk_tensor_numel(t);
+    return t != NULL;
 }
 
 /* A copy of `m` (same type and config unless `type`) with its matrices
@@ -342,15 +348,16 @@ static bool apply(model_config *c, mtk_module *m, const cJSON *qc, quant_plan *p
             snprintf(p->last_weight, sizeof p->last_weight, "%.*s", (int)(len - 7), last);
     }
     if (!convert_tree(p, m, "")) return false;
-    char *note = mtk_ctx_alloc(c->ctx, 160);
+    char *note = mtk_ctx_alloc(c->ctx, 256);
     if (note) {
         if (p->scheme->kind == QUANT_FP8)
-            snprintf(note, 160, "quantization_config: %lld modules store fp8 (float8_e4m3fn) weights with float32 "
-                     "scales per %lldx%lld block", (long long)p->converted, (long long)p->block[0],
-                     (long long)p->block[1]);
+            snprintf(note, 256, "quantization_config: %lld modules store fp8 (float8_e4m3fn) weights with float32 "
+                     "scales per %lldx%lld block (the parameters count %lld scales the dense model has not)",
+                     (long long)p->converted, (long long)p->block[0], (long long)p->block[1],
+                     (long long)p->scale_params);
         else
-            snprintf(note, 160, "quantization_config: %lld expert modules store mxfp4 weights (uint8 blocks of 32 "
-                     "4-bit values, uint8 scales)", (long long)p->converted);
+            snprintf(note, 256, "quantization_config: %lld expert modules store mxfp4 weights (uint8 blocks of 32 "
+                     "4-bit values, uint8 scales: the parameters count packed bytes)", (long long)p->converted);
         models_cfg_note(c, note);
     }
     return models_cfg_ok(c);

@@ -57,6 +57,22 @@ def hf_model(config):
     return model
 
 
+def hf_quantize(model, config):
+    """`model` as from_pretrained makes it for a config with a
+    quantization_config: the quantizer's modules (FP8Linear, ...) in place,
+    made under the model's dtype.  Storage only: transformers' fp8 forward
+    needs its CUDA kernels, so forwards are compared on the dense model."""
+    from transformers.quantizers import AutoHfQuantizer
+    quantizer = AutoHfQuantizer.from_config(config.quantization_config, pre_quantized=True)
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(model.dtype)
+    try:
+        quantizer.preprocess_model(model, config=config, dtype=model.dtype, checkpoint_files=None, use_kernels=False)
+    finally:
+        torch.set_default_dtype(default)
+    return model
+
+
 def describe(model):
     """params, buffers, state_dict and counts, in zoo_probe's layout."""
     params = [[n, list(p.shape), dtype_name(p.dtype), p.requires_grad] for n, p in model.named_parameters()]

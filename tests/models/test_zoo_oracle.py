@@ -46,9 +46,14 @@ PUBLISHED_COUNTS = {
     "olmo-2-7b": 7_298_617_344,
     "smollm3-3b": 3_075_098_624,
     "phi-2": 2_779_683_840,  # the model card's 2.7B
-    # DeepSeek-V3: the paper's 671B (its checkpoint's 685B adds the 14B multi-token-prediction
-    # layer, model.layers.61, which transformers does not build); Kimi-K2: the Hub's 1.03T
-    # (the announcement rounds to 1T / 1.04T; the config gives exactly this)
+}
+
+# Quantized built-ins: the published count is the dense model's; mtk's total (as transformers'
+# quantized model's) has the fp8 checkpoints' *_scale_inv tensors more.
+# DeepSeek-V3: the paper's 671B (its checkpoint's 685B adds the 14B multi-token-prediction
+# layer, model.layers.61, which transformers does not build); Kimi-K2: the Hub's 1.03T
+# (the announcement rounds to 1T / 1.04T; the config gives exactly this).
+PUBLISHED_DENSE_COUNTS = {
     "deepseek-v3": 671_026_404_352,
     "kimi-k2": 1_026_408_209_408,
 }
@@ -220,8 +225,12 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
     assert "error" not in got, got.get("error")
     shape = _small_input(entry)
     if got["num_params"] <= BIG_PARAMS:
-        model = hf_oracle.hf_model(hf_oracle.hf_config(cfg, str(tmp_path)))
-        assert_same_model(got, hf_oracle.describe(model))
+        config = hf_oracle.hf_config(cfg, str(tmp_path))
+        model = hf_oracle.hf_model(config)
+        if "quantization_config" in cfg:  # storage as the quantizer makes it; forwards on the dense model
+            assert_same_model(got, hf_oracle.describe(hf_oracle.hf_quantize(hf_oracle.hf_model(config), config)))
+        else:
+            assert_same_model(got, hf_oracle.describe(model))
         assert_same_forward(got["forwards"][0], hf_oracle.forward(model, shape))
         return
     # big: the same config with two layers (after deepseek's dense ones), compared in full ...
@@ -233,8 +242,12 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
         if isinstance(value, list) and len(value) == layers:
             small[key] = value[:2]
     (tmp_path / "config.json").write_text(json.dumps(small))
-    model = hf_oracle.hf_model(hf_oracle.hf_config(small, str(tmp_path)))
-    want = hf_oracle.describe(model)
+    config = hf_oracle.hf_config(small, str(tmp_path))
+    model = hf_oracle.hf_model(config)
+    if "quantization_config" in cfg:  # storage as the quantizer makes it; forwards on the dense model
+        want = hf_oracle.describe(hf_oracle.hf_quantize(hf_oracle.hf_model(config), config))
+    else:
+        want = hf_oracle.describe(model)
     got_small = zoo_probe([(str(tmp_path / "config.json"), [shape])])[0]
     assert_same_model(got_small, want)
     assert_same_forward(got_small["forwards"][0], hf_oracle.forward(model, shape))
@@ -256,12 +269,21 @@ def test_published_parameter_count(name, count, mtk):
     assert summary["total_params"] == count
 
 
+@pytest.mark.parametrize("name,count", sorted(PUBLISHED_DENSE_COUNTS.items()))
+def test_published_parameter_count_of_quantized_builtins(name, count, builtin_answers):
+    got = builtin_answers[name]
+    scales = sum(_numel(r[1]) for r in got["params"] if r[0].endswith("_scale_inv"))
+    assert scales > 0
+    assert got["num_params"] - scales == count
+
+
 @pytest.mark.parametrize("name,active", sorted(ACTIVE_COUNTS.items()))
 def test_moe_summary_says_active_parameters(name, active, mtk):
     result = mtk("summary", name, "--json", "--depth", "0", "--input", "1x8")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
-    wanted = "active parameters per token: %d of %d" % (active, summary["total_params"])
+    total = PUBLISHED_DENSE_COUNTS.get(name, summary["total_params"])  # of the dense model
+    wanted = "active parameters per token: %d of %d" % (active, total)
     assert any(note.startswith(wanted) for note in summary["notes"]), summary["notes"]
 
 

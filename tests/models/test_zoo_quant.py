@@ -40,17 +40,8 @@ FP8_CASES = [
 
 
 def _hf_quantized(cfg, directory):
-    from transformers.quantizers import AutoHfQuantizer
     config = hf_oracle.hf_config(cfg, directory)
-    model = hf_oracle.hf_model(config)
-    quantizer = AutoHfQuantizer.from_config(config.quantization_config, pre_quantized=True)
-    default = torch.get_default_dtype()
-    torch.set_default_dtype(model.dtype)  # from_pretrained makes the model's modules under its dtype
-    try:
-        quantizer.preprocess_model(model, config=config, dtype=model.dtype, checkpoint_files=None, use_kernels=False)
-    finally:
-        torch.set_default_dtype(default)
-    return model
+    return hf_oracle.hf_quantize(hf_oracle.hf_model(config), config)
 
 
 @pytest.mark.parametrize("case_id,cfg", FP8_CASES, ids=[c[0] for c in FP8_CASES])
