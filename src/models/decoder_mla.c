@@ -76,7 +76,8 @@ static bool mla_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *q_rot = mtk_narrow(ctx, q, -1, d->qk_nope_dim, d->qk_rope_dim);   /* (B, H, S, rope)  */
 
     mtk_tensor *compressed = mtk_module_forward(child(m, at + KV_A), x);          /* (B, S, r + rope) */
-    mtk_tensor *latent = mtk_module_forward(child(m, at + KV_NORM), mtk_narrow(ctx, compressed, -1, 0, d->kv_lora_rank));
+    mtk_tensor *latent = mtk_narrow(ctx, compressed, -1, 0, d->kv_lora_rank);
+    latent = mtk_module_forward(child(m, at + KV_NORM), latent);                  /* (B, S, r)        */
     mtk_tensor *k_rot = mtk_narrow(ctx, compressed, -1, d->kv_lora_rank, d->qk_rope_dim);
     latent = mtk_unsqueeze(ctx, latent, 1);                                       /* (B, 1, S, r)     */
     k_rot = mtk_unsqueeze(ctx, k_rot, 1);                                         /* (B, 1, S, rope)  */

@@ -176,8 +176,10 @@ static mtk_tensor *expert_group(mtk_module *m, mtk_tensor *x, int64_t first, int
     /* the tokens routed to each expert (which ones is data: on meta, a slice stands for them) */
     mtk_tensor *in = mtk_expand(ctx, mtk_unsqueeze(ctx, mtk_narrow(ctx, x, 0, 0, tokens), 0), routed, 3);
     /* the weights, or their quantized storage cast back (models_quant_weight) */
-    mtk_tensor *gate_up = mtk_narrow(ctx, models_quant_weight(m, "gate_up_proj", x->dtype), 0, first, count); /* (n, 2I, H) */
-    mtk_tensor *down = mtk_narrow(ctx, models_quant_weight(m, "down_proj", x->dtype), 0, first, count);       /* (n, H, I)  */
+    mtk_tensor *gate_up = models_quant_weight(m, "gate_up_proj", x->dtype);
+    mtk_tensor *down = models_quant_weight(m, "down_proj", x->dtype);
+    gate_up = mtk_narrow(ctx, gate_up, 0, first, count); /* (n, 2I, H) */
+    down = mtk_narrow(ctx, down, 0, first, count);       /* (n, H, I)  */
     mtk_tensor *h = mtk_bmm(ctx, in, mtk_transpose(ctx, gate_up, 1, 2));                     /* (n, t, 2I) */
     mtk_tensor *gate = mtk_narrow(ctx, h, -1, 0, c->intermediate);
     mtk_tensor *up = mtk_narrow(ctx, h, -1, c->intermediate, c->intermediate);
@@ -254,7 +256,8 @@ const mtk_module_type models_decoder_moe_block_base = { "SparseMoeBlock", moe_fo
 mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
 {
     bool deepseek = spec->moe == MOE_DEEPSEEK;
-    mtk_module *router = deepseek ? grouped_router(ctx, t, spec) : mtk_module_new(ctx, &t->router, sizeof(router_config));
+    mtk_module *router =
+        deepseek ? grouped_router(ctx, t, spec) : mtk_module_new(ctx, &t->router, sizeof(router_config));
     mtk_module *experts = mtk_module_new(ctx, &t->experts, sizeof(experts_config));
     mtk_module *block = mtk_module_new(ctx, &t->moe_block, sizeof(moe_config));
     if (!router || !experts || !block) return NULL;

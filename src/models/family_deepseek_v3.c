@@ -75,7 +75,8 @@ static bool read_moe(model_config *c, decoder_spec *spec)
     spec->norm_topk_prob = models_cfg_bool(c, "norm_topk_prob", true);
     spec->routed_scaling = models_cfg_float(c, "routed_scaling_factor", 2.5);
     if (!models_cfg_ok(c)) return false;
-    if (spec->experts < 1) return models_cfg_fail(c, "n_routed_experts", "must be positive, got %lld", (long long)spec->experts);
+    if (spec->experts < 1)
+        return models_cfg_fail(c, "n_routed_experts", "must be positive, got %lld", (long long)spec->experts);
     if (spec->shared_intermediate < 0) return models_cfg_fail(c, "n_shared_experts", "must be non-negative");
     if (spec->first_dense < 0) return models_cfg_fail(c, "first_k_dense_replace", "must be non-negative");
     /* the router views the scores as (T, n_group, experts / n_group) and
