@@ -9,7 +9,8 @@
  *   decoder_rope.c     rope settings (rope_parameters / rope_scaling) and
  *                      the rotary embedding module (inv_freq buffers)
  *   decoder_blocks.c   RMSNorm, scaled embedding, attention, MLP
- *   models_decoder_moe.c      router, experts and the sparse MoE blocks
+ *   decoder_moe.c      routers, experts and the sparse MoE blocks
+ *   decoder_mla.c      multi-head latent attention (deepseek_v3)
  *   decoder_model.c    decoder layer, base model, causal LM, the common
  *                      config fields */
 #ifndef MTK_MODELS_DECODER_H

@@ -3,7 +3,9 @@
  * (weight (E, hidden)) and <Prefix>Experts `experts` holding all experts in
  * two 3-D parameters, gate_up_proj (E, 2 I, hidden) and down_proj
  * (E, hidden, I); qwen2_moe adds a dense shared_expert and its
- * shared_expert_gate.
+ * shared_expert_gate; deepseek_v3 (<Prefix>MoE) routes with a
+ * <Prefix>TopkRouter (sigmoid scores, grouped top-k, a float32 score
+ * correction bias) and adds its shared_experts ungated.
  *
  * Which tokens go to which expert depends on the data.  On meta the
  * experts assume balanced routing: of the T * top_k (token, expert) pairs
