@@ -28,6 +28,7 @@ ARCH = {
     "gpt2": "GPT2LMHeadModel", "gpt_neox": "GPTNeoXForCausalLM", "bert": "BertModel", "vit": "ViTModel",
     "qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM", "olmo2": "Olmo2ForCausalLM",
     "smollm3": "SmolLM3ForCausalLM", "granite": "GraniteForCausalLM", "phi": "PhiForCausalLM",
+    "deepseek_v3": "DeepseekV3ForCausalLM",
 }
 ENCODERS = {"bert", "vit"}
 # transformers runs eager and sdpa for these (the others: sdpa only in mtk)
@@ -37,7 +38,7 @@ EAGER_ONLY = {"gemma2"}
 # the q/k norms' saved tensors are not modelled exactly yet
 QK_NORM_GAPS = {("qwen3", "float32"), ("qwen3", "bfloat16"), ("olmo2", "bfloat16")}
 # routing depends on the data: tokens per expert are not known on meta
-DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe"}
+DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v3"}
 # gpt2 and bert keep their dropouts (0.1 by default): cpu sdpa then runs the math path
 DROPOUT_KEYS = ["resid_pdrop", "embd_pdrop", "attn_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob",
                 "attention_dropout", "hidden_dropout", "summary_first_dropout"]
