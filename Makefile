@@ -61,6 +61,8 @@ bench: all
 	$(PYTHON) bench/run.py --bin $(BUILD)/bench_meta_ops
 	$(PYTHON) bench/bench_nn.py --bin $(BUILD)/bench_nn
 	$(PYTHON) bench/bench_zoo.py --build $(BUILD)
+	$(PYTHON) bench/bench_zoo.py --build $(BUILD) --model deepseek-v3 --repeats 50 --hf-repeats 1 --python-repeats 1
+	$(PYTHON) bench/bench_zoo.py --build $(BUILD) --model kimi-k2 --repeats 50 --hf-repeats 1 --python-repeats 1
 	$(PYTHON) bench/bench_safetensors.py --bin $(BUILD)/bench_safetensors
 	$(PYTHON) bench/bench_memory.py --bin $(BUILD)/mtk
 

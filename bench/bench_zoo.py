@@ -18,7 +18,11 @@ llama-3-70b at 1x4096 token ids), by mtk and by transformers, in one run:
                                [--build build] (or --bin / --mtk)
 
 Targets (reported, never asserted): in-process build + trace under 1 ms and
-at least 100x faster than transformers; the whole mtk process under 20 ms.
+at least 100x faster than transformers; the whole mtk process under 20 ms
+(and, for deepseek-v3 and kimi-k2, at least 100x the whole Python one).
+For a quantized config (DeepSeek-V3, Kimi-K2: fp8) transformers builds the
+dense model (its fp8 forward needs CUDA kernels), so mtk's count has the
+fp8 scales more; the table says so.
 """
 
 import argparse
@@ -37,12 +41,25 @@ TARGET_PROCESS_MS = 20.0
 
 # The whole-process Python side: what `mtk summary MODEL --input SHAPE --json`
 # answers, from transformers on the meta device.
+# What both transformers sides do: MoE experts in batched_mm (the default
+# grouped_mm kernel wants CUDA shapes on meta).  A quantization_config
+# (DeepSeek-V3, Kimi-K2: fp8) is not applied there: transformers' fp8
+# forward needs its CUDA kernels even on meta, so its model is the dense one
+# from_config builds, and mtk's count has the fp8 scales' parameters more.
+HF_PREPARE = r"""
+def hf_prepare_config(config):
+    if getattr(config, "num_local_experts", None) or getattr(config, "num_experts", None):
+        config._experts_implementation = "batched_mm"
+    return config
+"""
+
 HF_SCRIPT = r"""
 import json, sys, warnings
 warnings.filterwarnings("ignore")
 import torch, transformers
 transformers.logging.set_verbosity_error()
-config = transformers.AutoConfig.from_pretrained(sys.argv[1])
+""" + HF_PREPARE + r"""
+config = hf_prepare_config(transformers.AutoConfig.from_pretrained(sys.argv[1]))
 shape = [int(d) for d in sys.argv[2].split("x")]
 cls = getattr(transformers, config.architectures[0])
 with torch.device("meta"):
@@ -111,7 +128,9 @@ def hf_worker(config_dir, shape_text, repeats):
 
     transformers.logging.set_verbosity_error()
     import_s = time.perf_counter() - t0
-    config = transformers.AutoConfig.from_pretrained(config_dir)
+    scope = {"torch": torch}
+    exec(HF_PREPARE, scope)
+    config = scope["hf_prepare_config"](transformers.AutoConfig.from_pretrained(config_dir))
     shape = parse_shape(shape_text)
     cls = getattr(transformers, config.architectures[0])
     runs = []
@@ -162,8 +181,11 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         _, config_text = run_child([bench_bin, "--config", args.model])
+        config = json.loads(config_text)
+        if config.get("model_type") == "kimi_k2":
+            config["model_type"] = "deepseek_v3"  # Kimi-K2's remote code is DeepseekV3Config
         with open(os.path.join(tmp, "config.json"), "w") as f:
-            f.write(config_text)
+            json.dump(config, f)
         script = os.path.join(tmp, "hf_summary.py")
         with open(script, "w") as f:
             f.write(HF_SCRIPT)
@@ -192,8 +214,12 @@ def main():
         return 0
 
     ip, wp = result["in_process"], result["whole_process"]
+    agree = "agree" if result["params_agree"] else "DIFFER"
+    if not result["params_agree"] and "quantization_config" in config:
+        agree = "transformers %d: mtk has the %d fp8 scale parameters of the checkpoint more" % (
+            hf["params"], mtk["params"] - hf["params"])
     print("%s on meta, built from its config.json + one forward at %s (%d params: %s)" % (
-        args.model, args.input, mtk["params"], "agree" if result["params_agree"] else "DIFFER"))
+        args.model, args.input, mtk["params"], agree))
     print("\nin-process (fastest of %d mtk / %d transformers runs; first run in brackets)" % (
         args.repeats, args.hf_repeats))
     print("  mtk           build %9.3f ms  trace   %9.3f ms  total %9.3f ms  [%8.3f ms]  %d ops, %.0f KB metadata" % (
@@ -212,8 +238,9 @@ def main():
         wp["mtk"]["min_ms"], wp["mtk"]["median_ms"], wp["mtk"]["max_rss_kb"] / 1024))
     print("  python + transformers %8.1f ms [%9.1f ms]  peak RSS %7.1f MiB" % (
         wp["python"]["min_ms"], wp["python"]["median_ms"], wp["python"]["max_rss_kb"] / 1024))
-    print("  speedup %.0fx; target: mtk < %.0f ms %s" % (
-        wp["speedup"], TARGET_PROCESS_MS, "met" if wp["mtk"]["min_ms"] < TARGET_PROCESS_MS else "MISSED"))
+    print("  speedup %.0fx; target: mtk < %.0f ms %s, >= %.0fx %s" % (
+        wp["speedup"], TARGET_PROCESS_MS, "met" if wp["mtk"]["min_ms"] < TARGET_PROCESS_MS else "MISSED",
+        TARGET_SPEEDUP, "met" if wp["speedup"] >= TARGET_SPEEDUP else "MISSED"))
     return 0
 
 

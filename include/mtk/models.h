@@ -154,6 +154,8 @@ typedef struct mtk_model_info {
     int32_t nnotes;
     const char *ambiguity;     /* the name is both a built-in and a directory: which
                                   was used ("'gpt2' names both ..."); else NULL */
+    int64_t active_params;     /* MoE: parameters a token reaches (a model
+                                  card's "activated"); 0 for a dense model */
 } mtk_model_info;
 
 /* Builds the model a MODEL argument names: a built-in of the zoo, a demo

@@ -112,6 +112,10 @@ typedef struct mtk_module_type {
  * training mode, as PyTorch's modules start.  NULL on out of memory. */
 MTK_API mtk_module *mtk_module_new(mtk_ctx *ctx, const mtk_module_type *type, size_t config_size);
 
+/* A new module of m's type with a copy of m's config (and training
+ * flag), without parameters, buffers or children: to rebuild m with other
+ * tensors (quantized storage).  NULL propagates. */
+MTK_API mtk_module *mtk_module_new_like(mtk_module *m);
 MTK_API mtk_ctx *mtk_module_ctx(const mtk_module *m);
 MTK_API const mtk_module_type *mtk_module_type_of(const mtk_module *m);
 MTK_API const char *mtk_module_type_name(const mtk_module *m); /* "Linear" */
@@ -126,6 +130,11 @@ MTK_API mtk_init_mode mtk_module_init_mode(const mtk_module *m);
  * dots, unique among m's children, parameters and buffers).  A module
  * may be the child of several parents (it is then shared, as in torch). */
 MTK_API bool mtk_module_add(mtk_module *m, const char *name, mtk_module *child);
+/* Puts `child` in the place of m's child number `index` (setattr over an
+ * existing submodule: same name, same position).  The old child stays in
+ * the context's arena, unreachable from m.  False with MTK_ERR_INDEX when
+ * there is no such child. */
+MTK_API bool mtk_module_replace_child(mtk_module *m, int32_t index, mtk_module *child);
 
 /* A new parameter `name` of m with `shape`, the context's default dtype,
  * trainable (requires_grad), allocated per the init mode (see the top of

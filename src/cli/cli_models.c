@@ -13,7 +13,8 @@ static const char usage[] =
     "usage: mtk models [--json] [--families]\n"
     "\n"
     "Lists the built-in models: name, family (transformers model_type),\n"
-    "class, dtype and parameter count (tied parameters once), each built on\n"
+    "class, dtype, parameter count (tied parameters once) and, for MoE\n"
+    "models, the parameters active per token, each built on\n"
     "the meta device from its embedded config.json (the model's published\n"
     "one on the Hugging Face Hub), then the demo models.  Any of them is a\n"
     "MODEL for 'mtk summary', as is a config.json or a directory holding one.\n"
@@ -21,7 +22,8 @@ static const char usage[] =
     "options:\n"
     "  -f, --families  list the supported families and their classes instead\n"
     "  -j, --json      one JSON document: {models: [{name, hf_id, family,\n"
-    "                  class, dtype, params, example_input, and error:\n"
+    "                  class, dtype, params, active_params (null: dense),\n"
+    "                  example_input, and error:\n"
     "                  {code, message} for a model that fails to build}]}\n"
     "                  (or {families: [{model_type, classes,\n"
     "                  default_class, input}]})\n"
@@ -92,6 +94,7 @@ typedef struct model_row {
     const char *name, *hf_id, *family, *class_name, *example;
     mtk_dtype dtype;
     int64_t params;
+    int64_t active;     /* MoE: parameters active per token; 0: dense */
     const char *error_code, *error_message; /* a model that failed to build */
 } model_row;
 
@@ -111,7 +114,8 @@ static bool describe(mtk_ctx *ctx, const char *name, const char *hf_id, model_ro
         params = st.total;
     }
     *row = (model_row){ .name = name, .hf_id = hf_id, .family = info.family, .class_name = info.architecture,
-                        .example = info.example_input, .dtype = info.dtype, .params = params };
+                        .example = info.example_input, .dtype = info.dtype, .params = params,
+                        .active = info.active_params };
     return true;
 }
 
@@ -174,6 +178,8 @@ int cli_models(int argc, char **argv)
             cJSON_AddStringToObject(row, "dtype", mtk_dtype_name(rows[i].dtype));
             cJSON_AddItemToObject(row, "params",
                                   rows[i].params >= 0 ? text_json_int(rows[i].params) : cJSON_CreateNull());
+            cJSON_AddItemToObject(row, "active_params",
+                                  rows[i].active > 0 ? text_json_int(rows[i].active) : cJSON_CreateNull());
             cJSON_AddStringToObject(row, "example_input", rows[i].example ? rows[i].example : "");
             if (rows[i].error_code) { /* the one error shape, on the row it belongs to */
                 cJSON *error = cJSON_AddObjectToObject(row, "error");
@@ -185,12 +191,15 @@ int cli_models(int argc, char **argv)
         status = print_json(root);
     } else {
         int width = family_width();
-        printf("%-22s %-*s %-28s %-9s %17s  %s\n", "Name", width, "Family", "Class", "Dtype", "Params", "Hugging Face");
+        printf("%-22s %-*s %-28s %-9s %17s %15s  %s\n", "Name", width, "Family", "Class", "Dtype", "Params", "Active",
+               "Hugging Face");
         for (int32_t i = 0; i < n; i++) {
-            char num[48];
-            printf("%-22s %-*s %-28s %-9s %17s  %s\n", rows[i].name, width, rows[i].family, rows[i].class_name,
+            char num[48], active[48] = "";
+            if (rows[i].active > 0) text_grouped(rows[i].active, active, sizeof active);
+            printf("%-22s %-*s %-28s %-9s %17s %15s  %s\n", rows[i].name, width, rows[i].family, rows[i].class_name,
                    rows[i].params >= 0 ? mtk_dtype_name(rows[i].dtype) : "?",
-                   rows[i].params >= 0 ? text_grouped(rows[i].params, num, sizeof num) : "error", rows[i].hf_id);
+                   rows[i].params >= 0 ? text_grouped(rows[i].params, num, sizeof num) : "error", active,
+                   rows[i].hf_id);
         }
     }
     mtk_ctx_free(ctx);

@@ -555,6 +555,47 @@ static const mtk_builtin_model builtins[] = {
       " \"rope_type\": \"llama3\"}, \"rope_theta\": 500000.0, \"router_aux_loss_coef\": 0.001,"
       " \"router_jitter_noise\": 0.0, \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"use_qk_norm\": true,"
       " \"vocab_size\": 202048}",
+    /* deepseek_v3: DeepSeek-V3 (671B; its checkpoint's 62nd layer, the
+       multi-token-prediction module model.layers.61, is not built, as
+       transformers does not) and Kimi-K2 (1.04T: DeepseekV3 with 384
+       experts, 64 heads; the published config.json says "kimi_k2", the
+       model_type of its remote code, which is DeepseekV3's: the family
+       table reads both).  Both ship fp8 block-wise weights. */
+    { "deepseek-v3", "deepseek-ai/DeepSeek-V3",
+      "{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"aux_loss_alpha\": 0.001, \"bos_token_id\": 0, \"eos_token_id\": 1, \"ep_size\": 1,"
+      " \"first_k_dense_replace\": 3, \"hidden_act\": \"silu\", \"hidden_size\": 7168,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 18432, \"kv_lora_rank\": 512,"
+      " \"max_position_embeddings\": 163840, \"model_type\": \"deepseek_v3\", \"moe_intermediate_size\": 2048,"
+      " \"moe_layer_freq\": 1, \"n_group\": 8, \"n_routed_experts\": 256, \"n_shared_experts\": 1,"
+      " \"norm_topk_prob\": true, \"num_attention_heads\": 128, \"num_experts_per_tok\": 8,"
+      " \"num_hidden_layers\": 61, \"num_key_value_heads\": 128, \"num_nextn_predict_layers\": 1,"
+      " \"q_lora_rank\": 1536, \"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64,"
+      " \"quantization_config\": {\"activation_scheme\": \"dynamic\", \"fmt\": \"e4m3\", \"quant_method\": \"fp8\","
+      " \"weight_block_size\": [128, 128]}, \"rms_norm_eps\": 1e-06, \"rope_scaling\": {\"beta_fast\": 32,"
+      " \"beta_slow\": 1, \"factor\": 40, \"mscale\": 1.0, \"mscale_all_dim\": 1.0,"
+      " \"original_max_position_embeddings\": 4096, \"type\": \"yarn\"}, \"rope_theta\": 10000,"
+      " \"routed_scaling_factor\": 2.5, \"scoring_func\": \"sigmoid\", \"seq_aux\": true,"
+      " \"tie_word_embeddings\": false, \"topk_group\": 4, \"topk_method\": \"noaux_tc\","
+      " \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"v_head_dim\": 128, \"vocab_size\": 129280}",
+      "1x4096" },
+    { "kimi-k2", "moonshotai/Kimi-K2-Instruct",
+      "{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"aux_loss_alpha\": 0.001, \"bos_token_id\": 163584, \"eos_token_id\": 163585,"
+      " \"first_k_dense_replace\": 1, \"hidden_act\": \"silu\", \"hidden_size\": 7168,"
+      " \"initializer_range\": 0.02, \"intermediate_size\": 18432, \"kv_lora_rank\": 512,"
+      " \"max_position_embeddings\": 131072, \"model_type\": \"kimi_k2\", \"moe_intermediate_size\": 2048,"
+      " \"moe_layer_freq\": 1, \"n_group\": 1, \"n_routed_experts\": 384, \"n_shared_experts\": 1,"
+      " \"norm_topk_prob\": true, \"num_attention_heads\": 64, \"num_experts_per_tok\": 8,"
+      " \"num_hidden_layers\": 61, \"num_key_value_heads\": 64, \"num_nextn_predict_layers\": 0,"
+      " \"pretraining_tp\": 1, \"q_lora_rank\": 1536, \"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64,"
+      " \"quantization_config\": {\"activation_scheme\": \"dynamic\", \"fmt\": \"e4m3\", \"quant_method\": \"fp8\","
+      " \"weight_block_size\": [128, 128]}, \"rms_norm_eps\": 1e-06, \"rope_scaling\": {\"beta_fast\": 1.0,"
+      " \"beta_slow\": 1.0, \"factor\": 32.0, \"mscale\": 1.0, \"mscale_all_dim\": 1.0,"
+      " \"original_max_position_embeddings\": 4096, \"type\": \"yarn\"}, \"rope_theta\": 50000.0,"
+      " \"routed_scaling_factor\": 2.827, \"scoring_func\": \"sigmoid\", \"seq_aux\": true,"
+      " \"tie_word_embeddings\": false, \"topk_group\": 1, \"topk_method\": \"noaux_tc\","
+      " \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"v_head_dim\": 128, \"vocab_size\": 163840}",
       "1x4096" },
 };
 

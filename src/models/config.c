@@ -100,6 +100,14 @@ static const struct {
     { "d_ff", MODEL_MAX_WIDTH, "features" },
     { "relative_attention_num_buckets", MODEL_MAX_WIDTH, "buckets" },
     { "relative_attention_max_distance", MODEL_MAX_POSITIONS, "positions" },
+    { "q_lora_rank", MODEL_MAX_WIDTH, "features" },
+    { "kv_lora_rank", MODEL_MAX_WIDTH, "features" },
+    { "qk_nope_head_dim", MODEL_MAX_WIDTH, "features" },
+    { "qk_rope_head_dim", MODEL_MAX_WIDTH, "features" },
+    { "v_head_dim", MODEL_MAX_WIDTH, "features" },
+    { "n_shared_experts", MODEL_MAX_EXPERTS, "experts" },
+    { "n_group", MODEL_MAX_EXPERTS, "expert groups" },
+    { "topk_group", MODEL_MAX_EXPERTS, "expert groups" },
 };
 
 int64_t models_cfg_limit_of(const char *key, const char **what)

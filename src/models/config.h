@@ -27,6 +27,7 @@ struct mtk_model_config {
     mtk_dtype dtype;             /* torch_dtype, float32 when absent        */
     const char *notes[MODEL_MAX_NOTES]; /* added by the builder (models_cfg_note)  */
     int32_t nnotes;
+    int64_t active_params;       /* MoE: parameters a token reaches (0: dense) */
 };
 
 typedef mtk_model_config model_config;
@@ -117,6 +118,16 @@ bool models_cfg_attention(const model_config *c, const char *hidden_key, const c
                    int64_t kv_default, const char *head_dim_key, int64_t head_dim_default,
                    cfg_attention_dims *out);
 
+/* quant.c: the config's quantization_config (fp8, mxfp4) applied to the
+ * built model m on meta: its weights replaced by the checkpoint's stored
+ * tensors (names, shapes, dtypes), with a note.  An unknown quant_method
+ * only adds a note.  False with the config's error set on a bad field. */
+bool models_quant_apply(model_config *c, mtk_module *m);
+/* The weight `name` of module m in `dtype` for its forward: the parameter
+ * itself, or its quantized storage cast back (fp8 `name`, mxfp4
+ * `name_blocks`).  NULL with the error set when m has neither. */
+mtk_tensor *models_quant_weight(mtk_module *m, const char *name, mtk_dtype dtype);
+
 /* Adds a note the summary must show (a static or arena string). */
 void models_cfg_note(model_config *c, const char *note);
 
@@ -164,5 +175,6 @@ mtk_module *models_family_t5_build(model_config *c, const char *architecture);
 mtk_module *models_family_gpt_oss_build(model_config *c, const char *architecture);
 mtk_module *models_family_llama4_text_build(model_config *c, const char *architecture);
 mtk_module *models_family_llama4_build(model_config *c, const char *architecture);
+mtk_module *models_family_deepseek_v3_build(model_config *c, const char *architecture);
 
 #endif

@@ -9,7 +9,8 @@
  *   decoder_rope.c     rope settings (rope_parameters / rope_scaling) and
  *                      the rotary embedding module (inv_freq buffers)
  *   decoder_blocks.c   RMSNorm, scaled embedding, attention, MLP
- *   models_decoder_moe.c      router, experts and the sparse MoE blocks
+ *   decoder_moe.c      routers, experts and the sparse MoE blocks
+ *   decoder_mla.c      multi-head latent attention (deepseek_v3)
  *   decoder_model.c    decoder layer, base model, causal LM, the common
  *                      config fields */
 #ifndef MTK_MODELS_DECODER_H
@@ -46,10 +47,21 @@ typedef enum moe_kind {
     MOE_QWEN3,     /* experts, gate (no shared expert)                          */
     MOE_GPT_OSS,   /* router (weight, bias), experts with biases, stored (E, H, 2I)
                       with gate/up interleaved, clamped swiglu (decoder_moe_fused.c) */
-    MOE_LLAMA4     /* experts (E, H, 2I), router (sigmoid of the top-k), shared
+    MOE_LLAMA4,    /* experts (E, H, 2I), router (sigmoid of the top-k), shared
                       expert; every expert runs on every token, pre-scaled by its
                       score (decoder_moe_fused.c)                                */
+    MOE_DEEPSEEK   /* experts, gate (sigmoid scores, grouped top-k, score
+                      correction bias), shared_experts (ungated)                */
 } moe_kind;
+
+/* Multi-head latent attention (deepseek_v3): low-rank q (q_lora_rank, 0:
+ * a plain q_proj) and a compressed kv latent of kv_lora_rank shared by
+ * every head, plus one rotary key of qk_rope_dim shared by every head. */
+typedef struct mla_dims {
+    int64_t q_lora_rank, kv_lora_rank;
+    int64_t qk_nope_dim, qk_rope_dim, v_head_dim;
+    bool interleave;             /* rope_interleave: pairs (x0, x1), (x2, x3)... */
+} mla_dims;
 
 #define DECODER_MAX_MLP_ONLY 256
 
@@ -118,6 +130,12 @@ typedef struct decoder_spec {
     double temperature_scale;
     const char *causal_lm_class; /* NULL: <Prefix>ForCausalLM (llama4:
                                     Llama4ForCausalLM over Llama4TextModel)   */
+    bool mla;                    /* deepseek_v3: <Prefix>Attention is MLA (mla) */
+    mla_dims mla_dims;
+    int64_t first_dense;         /* deepseek_v3 first_k_dense_replace: layers
+                                    below it are dense                         */
+    int64_t n_group, topk_group; /* MOE_DEEPSEEK: expert groups, groups kept  */
+    double routed_scaling;       /* MOE_DEEPSEEK: routed_scaling_factor       */
 } decoder_spec;
 
 /* The attention masks a family's model forward builds every call (with a
@@ -150,6 +168,15 @@ bool models_decoder_read_windows(model_config *c, decoder_spec *spec, window_rul
  * every layer dense (moe = MOE_NONE). False, with the config's error set,
  * when a key is off. */
 bool models_decoder_read_qwen_moe(model_config *c, decoder_spec *spec);
+
+/* Whether layer `index` of the spec has a sparse MoE block. */
+bool models_decoder_layer_is_sparse(const decoder_spec *spec, int64_t index);
+
+/* Notes the parameters active per token of a MoE model `m` built from
+ * `spec` (the experts a token does not reach: num_experts - top_k of each
+ * sparse layer's) and records them in c->active_params.  No-op for NULL
+ * or a dense spec. */
+void models_decoder_note_active(model_config *c, const decoder_spec *spec, mtk_module *m);
 
 /* Family defaults for the fields models_decoder_read_common reads. */
 typedef struct decoder_defaults {
@@ -193,11 +220,6 @@ void models_decoder_rope_scaled_inv_freq(const rope_spec *r, bool long_factors, 
  * (MOE_LLAMA4).  NULL with the error set. */
 struct decoder_types;
 mtk_module *models_decoder_moe_fused(mtk_ctx *ctx, const struct decoder_types *t, const decoder_spec *spec);
-
-/* Adds "active parameters per token: N of M (...)" to the summary of an MoE
- * model `m` built from spec: of each sparse layer's routed experts, the
- * (experts - top_k) / experts a token does not reach are idle. */
-void models_decoder_note_active(model_config *c, const decoder_spec *spec, mtk_module *m);
 
 /* Builds <Prefix>Model or <Prefix>ForCausalLM (architecture) from the spec.
  * MoE specs add the balanced-routing note to the config. */
@@ -254,9 +276,43 @@ typedef struct decoder_parts {
 
 bool models_decoder_parts_of(mtk_module *m, decoder_parts *out);
 
-/* What the KV cache needs of a layer's <Prefix>Attention module. */
-void models_decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
-                             bool *eager);
+/* What the KV cache needs of a layer's <Prefix>Attention module: the
+ * cached keys are (B, kv_heads, T, key_dim), the values (B, kv_heads, T,
+ * value_dim).  MLA caches its latents instead, as transformers 5 does:
+ * "keys" the normed kv latent (B, 1, T, kv_lora_rank), "values" the
+ * rotated shared key (B, 1, T, qk_rope_dim). */
+typedef struct decoder_cache_shape {
+    int64_t kv_heads, key_dim, value_dim, window;
+    bool eager;
+} decoder_cache_shape;
+
+void models_decoder_attention_shape(const mtk_module *attn, decoder_cache_shape *out);
+
+/* The attention core the zoo's attention modules share: without a cache
+ * causal sdpa (or eager matmul-softmax-matmul), with one (`cached`) sdpa
+ * or eager under `mask` (NULL: is_causal when S > 1).  q (B, H, S, D), k
+ * (B, KV, T, D), v (B, KV, T, Dv) -> (B, H, S, Dv). */
+typedef struct decoder_attend {
+    int64_t heads, kv_heads, head_dim;
+    double scale, softcap;
+    bool eager;
+    int64_t window, chunk; /* without a cache: the sliding / chunked mask
+                              when the sequence is longer (0: none)     */
+    mtk_tensor *sinks;     /* gpt_oss: a logit per head in the softmax's
+                              denominator (eager), else NULL            */
+} decoder_attend;
+
+/* `weights` (may be NULL): eager's attention weights, the softmax's
+ * output, which a module returns as its last output (Python holds it
+ * until the layer returns); NULL for sdpa. */
+mtk_tensor *models_decoder_attend(mtk_ctx *ctx, const decoder_attend *a, mtk_tensor *q, mtk_tensor *k, mtk_tensor *v,
+                                  mtk_tensor *mask, bool cached, mtk_tensor **weights);
+
+/* MLA (decoder_mla.c): <Prefix>Attention of an mla spec, with the same
+ * forward contract as models_decoder_attention (cos, sin of qk_rope_dim). */
+mtk_module *models_decoder_mla(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t layer);
+/* Whether `attn` is an MLA module; then fills `out`. */
+bool models_decoder_mla_shape(const mtk_module *attn, decoder_cache_shape *out);
 
 /* A layer's attention_chunk_size (llama4's chunked_attention layers; 0:
  * none).  Such a layer caches as a sliding one of that window
@@ -266,6 +322,6 @@ int64_t models_decoder_attention_chunk(const mtk_module *attn);
 /* Module type callbacks defined in the piece files, for models_decoder_types_init. */
 extern const mtk_module_type models_decoder_rotary_base, models_decoder_norm_base, models_decoder_embedding_base,
     models_decoder_attention_base, models_decoder_mlp_base, models_decoder_moe_block_base, models_decoder_router_base,
-    models_decoder_experts_base;
+    models_decoder_experts_base, models_decoder_mla_base, models_decoder_grouped_router_base;
 
 #endif

@@ -181,7 +181,7 @@ static bool held_until_here(mtk_ctx *ctx, mtk_tensor *t)
  * j > i - window (sliding) and j / chunk == i / chunk (chunked); bool, or
  * 0 / -inf in `dtype` for eager.  NULL (no error) when the sequence fits
  * the window and the chunk, where it equals the causal mask. */
-static mtk_tensor *local_mask(mtk_ctx *ctx, const attention_config *c, const mtk_tensor *q, bool eager)
+static mtk_tensor *local_mask(mtk_ctx *ctx, const decoder_attend *c, const mtk_tensor *q, bool eager)
 {
     int64_t s = q->shape[2];
     if (!(c->window > 0 && s > c->window) && !(c->chunk > 0 && s > c->chunk)) return NULL;
@@ -205,8 +205,8 @@ static mtk_tensor *local_mask(mtk_ctx *ctx, const attention_config *c, const mtk
  * q (B, H, S, D), k and v (B, KV, T, D) -> (B, H, S, D).  `mask` (B, 1, S,
  * T) in the scores' dtype, as transformers' eager_mask builds it; NULL:
  * the causal mask made here (the forward without a cache). */
-static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_tensor *q, mtk_tensor *k,
-                                   mtk_tensor *v, mtk_tensor *mask, mtk_tensor *sinks, mtk_tensor **weights)
+static mtk_tensor *eager_attention(mtk_ctx *ctx, const decoder_attend *c, mtk_tensor *q, mtk_tensor *k,
+                                   mtk_tensor *v, mtk_tensor *mask, mtk_tensor **weights)
 {
     int64_t n_rep = c->heads / c->kv_heads;
     k = repeat_kv(ctx, k, n_rep);
@@ -227,6 +227,7 @@ static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_
         mtk_ctx_pop_device(ctx);
         scores = mtk_add(ctx, scores, mask);
     }
+    mtk_tensor *sinks = c->sinks;
     if (sinks && scores) {
         /* gpt_oss: one more logit per head in the softmax, dropped after it
            (in the scores' dtype, as transformers) */
@@ -238,12 +239,13 @@ static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_
         if (!combined || !mtk_max_dim(ctx, combined, -1, true, &top, &where)) return NULL;
         combined = mtk_sub(ctx, combined, top); /* transformers subtracts the max (bf16 / fp16 overflow) */
         mtk_tensor *probs = mtk_softmax(ctx, combined, -1, scores->dtype);
-        *weights = mtk_to_dtype(ctx, mtk_narrow(ctx, probs, -1, 0, t), v ? v->dtype : scores->dtype);
-        mtk_tensor *out = mtk_matmul(ctx, *weights, v);
+        probs = mtk_to_dtype(ctx, mtk_narrow(ctx, probs, -1, 0, t), v ? v->dtype : scores->dtype);
+        if (weights) *weights = probs;
+        mtk_tensor *out = mtk_matmul(ctx, probs, v);
         return held_until_here(ctx, k) ? out : NULL;
     }
     mtk_tensor *probs = mtk_to_dtype(ctx, mtk_softmax(ctx, scores, -1, MTK_FLOAT32), q ? q->dtype : MTK_FLOAT32);
-    *weights = probs;
+    if (weights) *weights = probs;
     mtk_tensor *out = mtk_matmul(ctx, probs, v);
     /* its local key_states (heads repeated) lives until it returns */
     return held_until_here(ctx, k) ? out : NULL;
@@ -254,7 +256,7 @@ static mtk_tensor *eager_attention(mtk_ctx *ctx, const attention_config *c, mtk_
  * enable_gqa; a mask (B, 1, S, T) bool turns both off, and grouped heads
  * then take pack_gqa for one query token, repeat_kv for more.
  * q (B, H, S, D), k and v (B, KV, T, D) -> (B, H, S, D). */
-static mtk_tensor *cached_sdpa(mtk_ctx *ctx, const attention_config *c, mtk_tensor *q, mtk_tensor *k,
+static mtk_tensor *cached_sdpa(mtk_ctx *ctx, const decoder_attend *c, mtk_tensor *q, mtk_tensor *k,
                                mtk_tensor *v, mtk_tensor *mask)
 {
     if (!q) return NULL;
@@ -359,25 +361,15 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     if (c->temperature_floor > 0 && c->rotary_dim == 0)
         q = tuned_temperature(ctx, c, q, cached && io->in[3] ? io->in[3]->shape[2] : 0);
     v = split_heads(ctx, v, c->kv_heads, c->head_dim);
-    mtk_tensor *sinks = c->sinks ? mtk_module_param_at(m, 0, NULL) : NULL;
-    mtk_tensor *attn, *weights = NULL;
     if (cached) {
         mtk_tensor *keys[2] = { io->in[3], k }, *values[2] = { io->in[4], v };
         k = mtk_cat(ctx, keys, 2, 2);   /* (B, KV, P + S, D) */
         v = mtk_cat(ctx, values, 2, 2);
-        attn = c->eager ? eager_attention(ctx, c, q, k, v, mask, sinks, &weights) : cached_sdpa(ctx, c, q, k, v, mask);
-    } else {
-        mtk_tensor *local = q ? local_mask(ctx, c, q, c->eager) : NULL;
-        if (c->eager)
-            attn = eager_attention(ctx, c, q, k, v, local, sinks, &weights);
-        else if (local)
-            attn = mtk_scaled_dot_product_attention(ctx, q, repeat_kv(ctx, k, c->heads / c->kv_heads),
-                                                    repeat_kv(ctx, v, c->heads / c->kv_heads), local, 0.0, false,
-                                                    c->scale, false);
-        else
-            attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale,
-                                                    c->kv_heads != c->heads);
     }
+    decoder_attend attend = { c->heads, c->kv_heads, c->head_dim, c->scale, c->softcap, c->eager,
+                              c->window, c->chunk, c->sinks ? mtk_module_param_at(m, 0, NULL) : NULL };
+    mtk_tensor *weights = NULL;
+    mtk_tensor *attn = models_decoder_attend(ctx, &attend, q, k, v, mask, cached, &weights);
     int64_t merged[3] = { x->shape[0], x->shape[1], q_size };
     attn = mtk_reshape(ctx, mtk_transpose(ctx, attn, 1, 2), merged, 3); /* (B, S, H * D) */
     io->out[0] = mtk_module_forward(mtk_module_child_at(m, c->fused_qkv ? 0 : 3, NULL), attn);
@@ -403,23 +395,37 @@ static bool attention_reset(mtk_module *m, mtk_rng *rng)
 
 const mtk_module_type models_decoder_attention_base = { "Attention", attention_forward, attention_reset, NULL };
 
-void models_decoder_attention_shape(const mtk_module *attn, int64_t *kv_heads, int64_t *head_dim, int64_t *window,
-                             bool *eager)
+mtk_tensor *models_decoder_attend(mtk_ctx *ctx, const decoder_attend *a, mtk_tensor *q, mtk_tensor *k, mtk_tensor *v,
+                                  mtk_tensor *mask, bool cached, mtk_tensor **weights)
 {
+    if (cached) return a->eager ? eager_attention(ctx, a, q, k, v, mask, weights) : cached_sdpa(ctx, a, q, k, v, mask);
+    mtk_tensor *local = q ? local_mask(ctx, a, q, a->eager) : NULL;
+    if (a->eager) return eager_attention(ctx, a, q, k, v, local, weights);
+    if (local)
+        return mtk_scaled_dot_product_attention(ctx, q, repeat_kv(ctx, k, a->heads / a->kv_heads),
+                                                repeat_kv(ctx, v, a->heads / a->kv_heads), local, 0.0, false, a->scale,
+                                                false);
+    return mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, a->scale, a->kv_heads != a->heads);
+}
+
+void models_decoder_attention_shape(const mtk_module *attn, decoder_cache_shape *out)
+{
+    if (models_decoder_mla_shape(attn, out)) return;
     const attention_config *c = mtk_module_config(attn);
-    *kv_heads = c->kv_heads;
-    *head_dim = c->head_dim;
-    *window = c->window ? c->window : c->chunk; /* chunked layers cache as sliding ones (transformers 5) */
-    *eager = c->eager;
+    /* chunked layers cache as sliding ones (transformers 5) */
+    *out = (decoder_cache_shape){ c->kv_heads, c->head_dim, c->head_dim, c->window ? c->window : c->chunk, c->eager };
 }
 
 int64_t models_decoder_attention_chunk(const mtk_module *attn)
 {
+    decoder_cache_shape mla;
+    if (models_decoder_mla_shape(attn, &mla)) return 0;
     return ((const attention_config *)mtk_module_config(attn))->chunk;
 }
 
 mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec, int64_t layer)
 {
+    if (spec->mla) return models_decoder_mla(ctx, t, spec, layer);
     const cfg_attention_dims *a = &spec->attn;
     mtk_module *m = mtk_module_new(ctx, &t->attention, sizeof(attention_config));
     if (!m) return NULL;

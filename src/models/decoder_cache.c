@@ -50,9 +50,9 @@ mtk_kv_cache *mtk_kv_cache_new(mtk_module *model)
     c->layers = mtk_ctx_alloc(ctx, (size_t)(c->nlayers ? c->nlayers : 1) * sizeof *c->layers);
     if (!c->layers) return NULL;
     for (int32_t i = 0; i < c->nlayers; i++) {
-        int64_t kv, dim;
-        bool eager;
-        models_decoder_attention_shape(layer_attention(p.layers, i), &kv, &dim, &c->layers[i].window, &eager);
+        decoder_cache_shape shape;
+        models_decoder_attention_shape(layer_attention(p.layers, i), &shape);
+        c->layers[i].window = shape.window;
     }
     return c;
 }
@@ -100,12 +100,11 @@ bool mtk_kv_cache_assume(mtk_kv_cache *cache, int64_t batch, int64_t length)
     bool ok = true;
     for (int32_t i = 0; ok && i < cache->nlayers; i++) {
         mtk_kv_cache_layer *l = &cache->layers[i];
-        int64_t kv, dim, window;
-        bool eager;
-        models_decoder_attention_shape(layer_attention(p.layers, i), &kv, &dim, &window, &eager);
-        int64_t t = window > 0 && window < length ? window : length;
-        int64_t shape[4] = { batch, kv, t, dim };
-        ok = cache_update(ctx, l, mtk_empty(ctx, shape, 4, w->dtype), mtk_empty(ctx, shape, 4, w->dtype));
+        decoder_cache_shape a;
+        models_decoder_attention_shape(layer_attention(p.layers, i), &a);
+        int64_t t = a.window > 0 && a.window < length ? a.window : length;
+        int64_t kshape[4] = { batch, a.kv_heads, t, a.key_dim }, vshape[4] = { batch, a.kv_heads, t, a.value_dim };
+        ok = cache_update(ctx, l, mtk_empty(ctx, kshape, 4, w->dtype), mtk_empty(ctx, vshape, 4, w->dtype));
     }
     mtk_ctx_pop_device(ctx);
     if (!ok) return false;
@@ -221,13 +220,13 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
 {
     int64_t b = ids->shape[0], s = ids->shape[1];
     bool eager = false;
-    int64_t kv, dim, w, layer_window = 0, chunk = 0;
+    int64_t layer_window = 0, chunk = 0;
     for (int32_t i = 0; i < c->nlayers; i++) {
-        bool e;
-        models_decoder_attention_shape(layer_attention(p->layers, i), &kv, &dim, &w, &e);
-        eager = eager || e;
+        decoder_cache_shape a;
+        models_decoder_attention_shape(layer_attention(p->layers, i), &a);
+        eager = eager || a.eager;
         int64_t layer_chunk = models_decoder_attention_chunk(layer_attention(p->layers, i));
-        if (w > 0 && layer_window == 0 && layer_chunk == 0) layer_window = w;
+        if (a.window > 0 && layer_window == 0 && layer_chunk == 0) layer_window = a.window;
         if (chunk == 0) chunk = layer_chunk;
     }
     mtk_tensor *padding = NULL;
@@ -321,12 +320,11 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
         mtk_tensor *past_k = l->keys, *past_v = l->values;
         if (!past_k) {
             /* the first update concatenates onto an empty tensor */
-            int64_t kv, dim, w;
-            bool eager;
-            models_decoder_attention_shape(layer_attention(p.layers, i), &kv, &dim, &w, &eager);
-            int64_t shape[4] = { b, kv, 0, dim };
-            past_k = mtk_empty(ctx, shape, 4, h->dtype);
-            past_v = mtk_empty(ctx, shape, 4, h->dtype);
+            decoder_cache_shape a;
+            models_decoder_attention_shape(layer_attention(p.layers, i), &a);
+            int64_t kshape[4] = { b, a.kv_heads, 0, a.key_dim }, vshape[4] = { b, a.kv_heads, 0, a.value_dim };
+            past_k = mtk_empty(ctx, kshape, 4, h->dtype);
+            past_v = mtk_empty(ctx, vshape, 4, h->dtype);
         }
         bool chunked = models_decoder_attention_chunk(layer_attention(p.layers, i)) > 0;
         mtk_tensor *mask = masks[chunked ? 2 : l->window > 0 ? 1 : 0];

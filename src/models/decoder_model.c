@@ -83,10 +83,11 @@ static bool layer_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-static bool layer_is_sparse(const decoder_spec *spec, int64_t index)
+bool models_decoder_layer_is_sparse(const decoder_spec *spec, int64_t index)
 {
     if (spec->moe == MOE_NONE) return false;
     if (spec->moe == MOE_MIXTRAL || spec->moe == MOE_GPT_OSS) return true;
+    if (index < spec->first_dense) return false;
     for (int32_t i = 0; i < spec->n_mlp_only; i++)
         if (spec->mlp_only[i] == index) return false;
     return spec->experts > 0 && (index + 1) % spec->sparse_step == 0;
@@ -100,7 +101,7 @@ mtk_module *models_decoder_layer(mtk_ctx *ctx, const decoder_types *t, const dec
     c->sandwich = spec->sandwich_norms;
     c->dropout = spec->resid_dropout >= 0;
     mtk_module *mlp;
-    if (!layer_is_sparse(spec, index)) mlp = models_decoder_mlp(ctx, t, spec, spec->intermediate);
+    if (!models_decoder_layer_is_sparse(spec, index)) mlp = models_decoder_mlp(ctx, t, spec, spec->intermediate);
     else if (spec->moe == MOE_GPT_OSS || spec->moe == MOE_LLAMA4) mlp = models_decoder_moe_fused(ctx, t, spec);
     else mlp = models_decoder_moe(ctx, t, spec);
     bool ok = mtk_module_add(m, "self_attn", models_decoder_attention(ctx, t, spec, index)) &&
@@ -223,29 +224,6 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
     return true;
 }
 
-/* The parameters of one routed expert. */
-static int64_t expert_numel(const decoder_spec *spec)
-{
-    int64_t h = spec->hidden, i = spec->moe_intermediate;
-    if (spec->moe == MOE_GPT_OSS) return h * 2 * i + 2 * i + i * h + h; /* gate_up, its bias, down, its bias */
-    return 3 * h * i;
-}
-
-void models_decoder_note_active(model_config *c, const decoder_spec *spec, mtk_module *m)
-{
-    if (!m || spec->moe == MOE_NONE) return;
-    int64_t sparse = 0;
-    for (int64_t i = 0; i < spec->layers; i++) sparse += layer_is_sparse(spec, i);
-    int64_t total = mtk_module_num_parameters(m, false);
-    int64_t idle = sparse * (spec->experts - spec->top_k) * expert_numel(spec);
-    char *note = mtk_ctx_alloc(c->ctx, 160);
-    if (!note) return;
-    snprintf(note, 160, "active parameters per token: %lld of %lld (%lld of %lld experts in each of %lld MoE layers)",
-             (long long)(total - idle), (long long)total, (long long)spec->top_k, (long long)spec->experts,
-             (long long)sparse);
-    models_cfg_note(c, note);
-}
-
 static const char moe_note[] =
     "MoE routing depends on the data: on meta each expert is assumed to get tokens x top_k / num_experts "
     "tokens (balanced routing); the experts' FLOPs are those of that balance";
@@ -256,6 +234,14 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
     decoder_types *t = mtk_ctx_alloc(ctx, sizeof *t);
     if (!t || !models_decoder_types_init(ctx, t, spec->prefix)) return NULL;
     if (spec->causal_lm_class) t->causal_lm.name = spec->causal_lm_class;
+    /* deepseek_v3: MLA attention, <Prefix>MoE with a <Prefix>TopkRouter */
+    mtk_module_type moe_named = models_decoder_moe_block_base;
+    moe_named.name = "MoE";
+    if (spec->mla && !named_type(ctx, &t->attention, &models_decoder_mla_base, spec->prefix)) return NULL;
+    if (spec->moe == MOE_DEEPSEEK &&
+        (!named_type(ctx, &t->router, &models_decoder_grouped_router_base, spec->prefix) ||
+         !named_type(ctx, &t->moe_block, &moe_named, spec->prefix)))
+        return NULL;
     if (spec->moe != MOE_NONE && spec->moe != MOE_LLAMA4) models_cfg_note(c, moe_note);
     size_t n = strlen(architecture);
     bool causal_lm = n > 11 && strcmp(architecture + n - 11, "ForCausalLM") == 0;

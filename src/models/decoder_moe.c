@@ -3,7 +3,9 @@
  * (weight (E, hidden)) and <Prefix>Experts `experts` holding all experts in
  * two 3-D parameters, gate_up_proj (E, 2 I, hidden) and down_proj
  * (E, hidden, I); qwen2_moe adds a dense shared_expert and its
- * shared_expert_gate.
+ * shared_expert_gate; deepseek_v3 (<Prefix>MoE) routes with a
+ * <Prefix>TopkRouter (sigmoid scores, grouped top-k, a float32 score
+ * correction bias) and adds its shared_experts ungated.
  *
  * Which tokens go to which expert depends on the data.  On meta the
  * experts assume balanced routing: of the T * top_k (token, expert) pairs
@@ -14,6 +16,7 @@
 #include "models/decoder.h"
 #include "mtk/ops.h"
 
+#include <math.h>
 #include <stdio.h>
 
 /* ----------------------------------------------------------------- config */
@@ -76,6 +79,83 @@ static bool router_forward(mtk_module *m, mtk_module_io *io)
 
 const mtk_module_type models_decoder_router_base = { "TopKRouter", router_forward, router_reset, NULL };
 
+/* --------------------------------------------------- grouped router (deepseek) */
+
+typedef struct grouped_router_config {
+    int64_t experts, top_k, groups, topk_groups;
+    bool norm_topk;
+    double scaling;            /* routed_scaling_factor */
+    double initializer_range;
+} grouped_router_config;
+
+/* weight normal, e_score_correction_bias zeros */
+static bool grouped_router_reset(mtk_module *m, mtk_rng *rng)
+{
+    const grouped_router_config *c = mtk_module_config(m);
+    mtk_tensor *bias = mtk_module_buffer_at(m, 0, NULL, NULL);
+    return mtk_init_normal_(mtk_module_param_at(m, 0, NULL), 0.0, c->initializer_range, rng) &&
+           mtk_init_constant_(bias, 0.0);
+}
+
+/* Sigmoid scores; the experts of the topk_groups groups whose two best
+ * (bias-corrected) scores sum highest compete for the top_k; the chosen
+ * experts' plain scores, renormalized when norm_topk, times the scaling.
+ * x (T, hidden) -> logits (T, E) float32, weights (T, k), indices (T, k). */
+static bool grouped_router_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const grouped_router_config *c = mtk_module_config(m);
+    mtk_tensor *x = io->in[0];
+    mtk_tensor *w = mtk_module_param_at(m, 0, NULL), *bias = mtk_module_buffer_at(m, 0, NULL, NULL);
+    mtk_tensor *logits = mtk_linear(ctx, mtk_to_dtype(ctx, x, MTK_FLOAT32), mtk_to_dtype(ctx, w, MTK_FLOAT32), NULL);
+    mtk_tensor *scores = mtk_sigmoid(ctx, logits);
+    mtk_tensor *choice = mtk_add(ctx, scores, bias);                                /* (T, E)    */
+    int64_t t = x->shape[0], per = c->experts / c->groups;
+    int64_t grouped[3] = { t, c->groups, per }, last = -1;
+    mtk_tensor *best2 = NULL, *idx = NULL, *group_idx = NULL, *top = NULL;
+    if (!mtk_topk(ctx, mtk_view(ctx, choice, grouped, 3), 2, -1, true, true, &best2, &idx)) return false;
+    mtk_tensor *group_scores = mtk_sum(ctx, best2, &last, 1, false, MTK_DTYPE_UNDEFINED); /* (T, G) */
+    if (!mtk_topk(ctx, group_scores, c->topk_groups, -1, true, false, &top, &group_idx)) return false;
+    mtk_tensor *group_mask = mtk_scatter_value(ctx, mtk_zeros_like(ctx, group_scores, MTK_DTYPE_UNDEFINED), 1,
+                                               group_idx, 1.0, NULL);              /* (T, G)    */
+    int64_t flat[2] = { t, c->experts };
+    mtk_tensor *score_mask = mtk_reshape(ctx, mtk_expand(ctx, mtk_unsqueeze(ctx, group_mask, -1), grouped, 3), flat, 2);
+    mtk_tensor *dropped = mtk_logical_not(ctx, mtk_to_dtype(ctx, score_mask, MTK_BOOL));
+    choice = mtk_masked_fill(ctx, choice, dropped, -INFINITY);
+    mtk_tensor *indices = NULL;
+    if (!mtk_topk(ctx, choice, c->top_k, -1, true, false, &top, &indices)) return false;
+    mtk_tensor *weights = mtk_gather(ctx, scores, 1, indices);                      /* (T, k)    */
+    if (c->norm_topk) {
+        mtk_tensor *sum = mtk_sum(ctx, weights, &last, 1, true, MTK_DTYPE_UNDEFINED);
+        weights = mtk_div(ctx, weights, mtk_add_scalar(ctx, sum, mtk_value_float(1e-20)));
+    }
+    io->out[0] = logits;
+    io->out[1] = mtk_mul_scalar(ctx, weights, mtk_value_float(c->scaling));
+    io->out[2] = indices;
+    io->nout = 3;
+    return io->out[0] && io->out[1] && io->out[2];
+}
+
+const mtk_module_type models_decoder_grouped_router_base = { "TopkRouter", grouped_router_forward,
+                                                             grouped_router_reset, NULL };
+
+/* DeepseekV3TopkRouter: weight (E, hidden) and e_score_correction_bias (E),
+ * both float32 whatever the model's dtype. */
+static mtk_module *grouped_router(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
+{
+    mtk_module *m = mtk_module_new(ctx, &t->router, sizeof(grouped_router_config));
+    if (!m) return NULL;
+    *(grouped_router_config *)mtk_module_config(m) =
+        (grouped_router_config){ spec->experts, spec->top_k, spec->n_group, spec->topk_group, spec->norm_topk_prob,
+                                 spec->routed_scaling, spec->initializer_range };
+    int64_t shape[2] = { spec->experts, spec->hidden };
+    if (!mtk_ctx_push_dtype(ctx, MTK_FLOAT32)) return NULL;
+    bool ok = mtk_module_new_parameter(m, "weight", shape, 2) &&
+              mtk_module_new_buffer(m, "e_score_correction_bias", &spec->experts, 1, MTK_FLOAT32, true);
+    mtk_ctx_pop_dtype(ctx);
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
 /* ---------------------------------------------------------------- experts */
 
 typedef struct experts_config {
@@ -97,8 +177,11 @@ static mtk_tensor *expert_group(mtk_module *m, mtk_tensor *x, int64_t first, int
     int64_t hidden = x->shape[1], routed[3] = { count, tokens, hidden };
     /* the tokens routed to each expert (which ones is data: on meta, a slice stands for them) */
     mtk_tensor *in = mtk_expand(ctx, mtk_unsqueeze(ctx, mtk_narrow(ctx, x, 0, 0, tokens), 0), routed, 3);
-    mtk_tensor *gate_up = mtk_narrow(ctx, mtk_module_param_at(m, 0, NULL), 0, first, count); /* (n, 2I, H) */
-    mtk_tensor *down = mtk_narrow(ctx, mtk_module_param_at(m, 1, NULL), 0, first, count);    /* (n, H, I)  */
+    /* the weights, or their quantized storage cast back (models_quant_weight) */
+    mtk_tensor *gate_up = models_quant_weight(m, "gate_up_proj", x->dtype);
+    mtk_tensor *down = models_quant_weight(m, "down_proj", x->dtype);
+    gate_up = mtk_narrow(ctx, gate_up, 0, first, count); /* (n, 2I, H) */
+    down = mtk_narrow(ctx, down, 0, first, count);       /* (n, H, I)  */
     mtk_tensor *h = mtk_bmm(ctx, in, mtk_transpose(ctx, gate_up, 1, 2));                     /* (n, t, 2I) */
     mtk_tensor *gate = mtk_narrow(ctx, h, -1, 0, c->intermediate);
     mtk_tensor *up = mtk_narrow(ctx, h, -1, c->intermediate, c->intermediate);
@@ -137,6 +220,7 @@ const mtk_module_type models_decoder_experts_base = { "Experts", experts_forward
 typedef struct moe_config {
     bool shared;        /* qwen2_moe: shared_expert + shared_expert_gate */
     bool experts_first; /* qwen3_moe: children experts, gate             */
+    bool ungated;       /* deepseek: shared_experts added as they are   */
 } moe_config;
 
 /* (B, S, H) -> (B, S, H) */
@@ -158,7 +242,9 @@ static bool moe_forward(mtk_module *m, mtk_module_io *io)
     mtk_module_io expert = { .in = { flat, route.out[2], route.out[1] }, .nin = 3 };
     if (!mtk_module_call(mtk_module_child_at(m, 1 - gate_at, NULL), &expert)) return false;
     mtk_tensor *out = expert.out[0];
-    if (c->shared) {
+    if (c->shared && c->ungated) {
+        out = mtk_add(ctx, out, shared);
+    } else if (c->shared) {
         mtk_tensor *gate = mtk_sigmoid(ctx, mtk_module_forward(mtk_module_child_at(m, 3, NULL), flat)); /* (T, 1) */
         out = mtk_add(ctx, out, mtk_mul(ctx, gate, shared));
     }
@@ -171,25 +257,29 @@ const mtk_module_type models_decoder_moe_block_base = { "SparseMoeBlock", moe_fo
 
 mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
 {
-    mtk_module *router = mtk_module_new(ctx, &t->router, sizeof(router_config));
+    bool deepseek = spec->moe == MOE_DEEPSEEK;
+    mtk_module *router =
+        deepseek ? grouped_router(ctx, t, spec) : mtk_module_new(ctx, &t->router, sizeof(router_config));
     mtk_module *experts = mtk_module_new(ctx, &t->experts, sizeof(experts_config));
     mtk_module *block = mtk_module_new(ctx, &t->moe_block, sizeof(moe_config));
     if (!router || !experts || !block) return NULL;
-    *(router_config *)mtk_module_config(router) =
+    if (!deepseek)
+        *(router_config *)mtk_module_config(router) =
         (router_config){ spec->experts, spec->top_k, spec->moe == MOE_MIXTRAL || spec->norm_topk_prob,
                          spec->initializer_range };
     *(experts_config *)mtk_module_config(experts) =
         (experts_config){ spec->experts, spec->top_k, spec->moe_intermediate, spec->initializer_range };
-    *(moe_config *)mtk_module_config(block) = (moe_config){ spec->moe == MOE_QWEN2, spec->moe_experts_first };
+    *(moe_config *)mtk_module_config(block) =
+        (moe_config){ spec->moe == MOE_QWEN2 || deepseek, spec->moe_experts_first, deepseek };
     int64_t router_shape[2] = { spec->experts, spec->hidden };
     int64_t gate_up_shape[3] = { spec->experts, 2 * spec->moe_intermediate, spec->hidden };
     int64_t down_shape[3] = { spec->experts, spec->hidden, spec->moe_intermediate };
-    if (!mtk_module_new_parameter(router, "weight", router_shape, 2) ||
+    if ((!deepseek && !mtk_module_new_parameter(router, "weight", router_shape, 2)) ||
         !mtk_module_new_parameter(experts, "gate_up_proj", gate_up_shape, 3) ||
         !mtk_module_new_parameter(experts, "down_proj", down_shape, 3) ||
         !mtk_module_add(experts, "act_fn", mtk_nn_activation(ctx, spec->act)))
         return NULL;
-    mtk_module *first = mtk_module_finish(router), *second = mtk_module_finish(experts);
+    mtk_module *first = deepseek ? router : mtk_module_finish(router), *second = mtk_module_finish(experts);
     const char *first_name = "gate", *second_name = "experts";
     if (spec->moe_experts_first) {
         mtk_module *swap = first;
@@ -201,5 +291,34 @@ mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decod
         (!mtk_module_add(block, "shared_expert", models_decoder_mlp(ctx, t, spec, spec->shared_intermediate)) ||
          !mtk_module_add(block, "shared_expert_gate", mtk_nn_linear(ctx, spec->hidden, 1, false))))
         return NULL;
+    if (deepseek &&
+        !mtk_module_add(block, "shared_experts", models_decoder_mlp(ctx, t, spec, spec->shared_intermediate)))
+        return NULL;
     return mtk_module_finish(block);
+}
+
+/* ----------------------------------------------------------- active params */
+
+/* The parameters of one routed expert. */
+static int64_t expert_numel(const decoder_spec *spec)
+{
+    int64_t h = spec->hidden, i = spec->moe_intermediate;
+    if (spec->moe == MOE_GPT_OSS) return h * 2 * i + 2 * i + i * h + h; /* gate_up, its bias, down, its bias */
+    return 3 * h * i;
+}
+
+void models_decoder_note_active(model_config *c, const decoder_spec *spec, mtk_module *m)
+{
+    if (!m || spec->moe == MOE_NONE) return;
+    int64_t sparse = 0;
+    for (int64_t i = 0; i < spec->layers; i++) sparse += models_decoder_layer_is_sparse(spec, i);
+    int64_t total = mtk_module_num_parameters(m, false);
+    int64_t idle = sparse * (spec->experts - spec->top_k) * expert_numel(spec);
+    c->active_params = total - idle;
+    char *note = mtk_ctx_alloc(c->ctx, 160);
+    if (!note) return;
+    snprintf(note, 160, "active parameters per token: %lld of %lld (%lld of %lld experts in each of %lld MoE layers)",
+             (long long)(total - idle), (long long)total, (long long)spec->top_k, (long long)spec->experts,
+             (long long)sparse);
+    models_cfg_note(c, note);
 }

@@ -76,6 +76,14 @@ static const model_family families[] = {
       models_family_llama4_text_build },
     { { "llama4", ARCHS("Llama4ForConditionalGeneration"), "Llama4ForConditionalGeneration", MTK_MODEL_INPUT_TOKEN_IDS },
       models_family_llama4_build },
+    { { "deepseek_v3", ARCHS("DeepseekV3Model", "DeepseekV3ForCausalLM", "DeepseekV3ForSequenceClassification",
+            "DeepseekV3ForTokenClassification"), "DeepseekV3Model", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_deepseek_v3_build },
+    /* Kimi-K2's config.json names its remote code's model_type; the
+       classes are DeepseekV3's */
+    { { "kimi_k2", ARCHS("DeepseekV3Model", "DeepseekV3ForCausalLM", "DeepseekV3ForSequenceClassification",
+            "DeepseekV3ForTokenClassification"), "DeepseekV3Model", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_deepseek_v3_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))

@@ -49,7 +49,7 @@ mtk_module *mtk_model_build_config(mtk_ctx *ctx, mtk_model_config *c, mtk_dtype 
     if (!mtk_ctx_push_dtype(ctx, dtype)) return NULL;
     mtk_module *m = f->build(c, c->architecture);
     mtk_ctx_pop_dtype(ctx);
-    if (m && (!models_cfg_ok(c) || !parameters_within_limit(c, m))) m = NULL;
+    if (m && (!models_cfg_ok(c) || !parameters_within_limit(c, m) || !models_quant_apply(c, m))) m = NULL;
     if (!m && models_cfg_ok(c))
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: building %s failed", c->origin, c->architecture);
     return m;
@@ -122,6 +122,7 @@ static mtk_module *build_and_describe(mtk_ctx *ctx, mtk_model_config *c, const m
         info->input_dtype =
             info->input == MTK_MODEL_INPUT_TOKEN_IDS || info->input == MTK_MODEL_INPUT_SEQ2SEQ_IDS ? MTK_INT64 : dtype;
         for (int32_t i = 0; i < c->nnotes && i < 4; i++) info->notes[info->nnotes++] = c->notes[i];
+        info->active_params = c->active_params;
     }
     mtk_model_config_free(c);
     return m;

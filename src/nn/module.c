@@ -27,6 +27,15 @@ mtk_module *mtk_module_new(mtk_ctx *ctx, const mtk_module_type *type, size_t con
     return m;
 }
 
+mtk_module *mtk_module_new_like(mtk_module *m)
+{
+    if (!m) return NULL;
+    mtk_module *c = mtk_module_new(m->ctx, m->type, m->config_size);
+    if (c && m->config_size) memcpy(c->config, m->config, m->config_size);
+    if (c) c->training = m->training;
+    return c;
+}
+
 mtk_ctx *mtk_module_ctx(const mtk_module *m) { return m ? m->ctx : NULL; }
 const mtk_module_type *mtk_module_type_of(const mtk_module *m) { return m ? m->type : NULL; }
 const char *mtk_module_type_name(const mtk_module *m) { return m ? m->type->name : "(null)"; }
@@ -98,6 +107,16 @@ bool mtk_module_add(mtk_module *m, const char *name, mtk_module *child)
     if (!copy) return false;
     m->children.items[m->children.count++] = (module_slot){ copy, child };
     return nn_names_added(m, NN_NAME_CHILD, m->children.count - 1);
+}
+
+bool mtk_module_replace_child(mtk_module *m, int32_t index, mtk_module *child)
+{
+    if (!m || !child) return false;
+    if (index < 0 || index >= m->children.count)
+        return mtk_error(m->ctx, MTK_ERR_INDEX, "replace_child: %s has no child %d (it has %d)",
+                         m->type ? m->type->name : "module", (int)index, (int)m->children.count);
+    m->children.items[index].module = child; /* the name, and so the name index, stay */
+    return true;
 }
 
 static bool add_tensor_slot(mtk_module *m, bool is_param, const char *name, mtk_tensor *t,

@@ -25,8 +25,9 @@ BASE_CLASS = {
     "roberta": "RobertaModel", "xlm-roberta": "XLMRobertaModel", "modernbert": "ModernBertModel",
     "t5": "T5Model",
     "gpt_oss": "GptOssModel", "llama4_text": "Llama4TextModel", "llama4": "Llama4ForConditionalGeneration",
+    "deepseek_v3": "DeepseekV3Model",
 }
-MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss"}
+MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v3"}
 
 
 def dtype_name(dtype):
@@ -37,6 +38,9 @@ def hf_config(cfg_dict, directory):
     """transformers' config for a config.json dict, read back from `directory`
     as from_pretrained reads it."""
     path = os.path.join(directory, "config.json")
+    if cfg_dict["model_type"] == "kimi_k2":
+        # Kimi-K2's remote code (trust_remote_code) is DeepseekV3Config's
+        cfg_dict = dict(cfg_dict, model_type="deepseek_v3")
     with open(path, "w") as f:
         json.dump(cfg_dict, f)
     config = transformers.AutoConfig.from_pretrained(directory)
@@ -53,6 +57,22 @@ def hf_model(config):
     with torch.device("meta"):
         model = cls._from_config(config)
     model.eval()
+    return model
+
+
+def hf_quantize(model, config):
+    """`model` as from_pretrained makes it for a config with a
+    quantization_config: the quantizer's modules (FP8Linear, ...) in place,
+    made under the model's dtype.  Storage only: transformers' fp8 forward
+    needs its CUDA kernels, so forwards are compared on the dense model."""
+    from transformers.quantizers import AutoHfQuantizer
+    quantizer = AutoHfQuantizer.from_config(config.quantization_config, pre_quantized=True)
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(model.dtype)
+    try:
+        quantizer.preprocess_model(model, config=config, dtype=model.dtype, checkpoint_files=None, use_kernels=False)
+    finally:
+        torch.set_default_dtype(default)
     return model
 
 

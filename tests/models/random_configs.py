@@ -471,6 +471,40 @@ def llama4_text(rng):
     return cfg
 
 
+def deepseek_v3(rng):
+    """MLA (q_lora_rank null or set, odd ranks and head dims), dense and MoE
+    layer mixes, grouped top-k with 1..k experts per token, yarn with
+    DeepSeek's mscale_all_dim softmax scale."""
+    heads = rng.randint(1, 6)
+    experts_per_group = rng.randint(2, 4)
+    groups = rng.randint(1, 4)
+    experts = groups * experts_per_group
+    layers = rng.randint(1, 4)
+    cfg = {
+        "model_type": "deepseek_v3", "vocab_size": _odd(rng, 33, 211), "hidden_size": heads * rng.choice([6, 8, 10]),
+        "num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": heads,
+        "intermediate_size": _odd(rng, 9, 97), "moe_intermediate_size": _odd(rng, 5, 31),
+        "max_position_embeddings": rng.choice([64, 128, 256]), "tie_word_embeddings": rng.random() < 0.3,
+        "torch_dtype": rng.choice(DTYPES),
+        "q_lora_rank": rng.choice([None, _odd(rng, 5, 33)]), "kv_lora_rank": _odd(rng, 5, 33),
+        "qk_nope_head_dim": rng.choice([3, 4, 8]), "qk_rope_head_dim": rng.choice([2, 4, 6, 8]),
+        "v_head_dim": rng.choice([3, 5, 8]), "rope_interleave": rng.random() < 0.7,
+        "n_routed_experts": experts, "n_group": groups, "topk_group": rng.randint(1, groups),
+        "num_experts_per_tok": rng.randint(1, experts), "n_shared_experts": rng.choice([1, 1, 2]),
+        "first_k_dense_replace": rng.randint(0, layers), "norm_topk_prob": rng.random() < 0.7,
+        "routed_scaling_factor": rng.choice([1.0, 2.5]), "attention_bias": rng.random() < 0.3,
+        "rms_norm_eps": rng.choice([1e-6, 1e-5]), "rope_theta": rng.choice([10000.0, 50000.0]),
+        "pad_token_id": rng.choice([None, 0]),
+        **_arch(rng, ["DeepseekV3Model", "DeepseekV3ForCausalLM"]),
+    }
+    if rng.random() < 0.5:
+        cfg["rope_scaling"] = rope_scaling(rng, cfg, "yarn")
+        cfg["rope_scaling"].pop("attention_factor", None)
+        if rng.random() < 0.7:
+            cfg["rope_scaling"].update(mscale=rng.choice([0.707, 1.0]), mscale_all_dim=rng.choice([0.707, 1.0]))
+    return cfg
+
+
 GENERATORS = {
     "llama": llama, "mistral": mistral, "mixtral": mixtral, "qwen2": qwen2, "qwen2_moe": qwen2_moe,
     "qwen3": qwen3, "qwen3_moe": qwen3_moe, "olmo2": olmo2, "smollm3": smollm3, "granite": granite,
@@ -478,6 +512,7 @@ GENERATORS = {
     "vit": vit, "roberta": roberta, "xlm-roberta": xlm_roberta, "modernbert": modernbert,
     "t5": t5,
     "gpt_oss": gpt_oss, "llama4_text": llama4_text,
+    "deepseek_v3": deepseek_v3,
 }
 
 # Classes each family must build (every one is covered by a forced case).
@@ -509,6 +544,8 @@ ARCHITECTURES = {
     "t5": ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForTokenClassification"],
     "gpt_oss": ["GptOssModel", "GptOssForCausalLM", "GptOssForSequenceClassification", "GptOssForTokenClassification"],
     "llama4_text": ["Llama4TextModel", "Llama4ForCausalLM"],
+    "deepseek_v3": ["DeepseekV3Model", "DeepseekV3ForCausalLM", "DeepseekV3ForSequenceClassification",
+                    "DeepseekV3ForTokenClassification"],
 }
 
 RANDOM_PER_FAMILY = 4

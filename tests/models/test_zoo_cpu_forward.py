@@ -50,6 +50,8 @@ ROPE_CASES = [("%s-%s-%d" % (family, rope_type, seed), _rope_case(family, rope_t
 def _head_case(family, arch, seed):
     rng = random.Random("cpu-head-%s-%s-%d" % (family, arch, seed))
     cfg = random_configs.GENERATORS[family](rng)
+    if family == "deepseek_v3":
+        cfg["first_k_dense_replace"] = cfg["num_hidden_layers"]
     cfg["architectures"] = [arch]
     random_configs._classifier_fields(cfg, rng)
     return cfg
@@ -59,7 +61,8 @@ def _head_case(family, arch, seed):
 # not padding (the test pads row b with b trailing pad tokens).
 HEAD_CASES = [("%s-%d" % (arch, seed), _head_case(family, arch, seed))
               for family, prefix in [("llama", "Llama"), ("qwen3", "Qwen3"), ("phi3", "Phi3"), ("gemma2", "Gemma2"),
-                                     ("smollm3", "SmolLM3"), ("olmo2", "Olmo2"), ("phi", "Phi")]
+                                     ("smollm3", "SmolLM3"), ("olmo2", "Olmo2"), ("phi", "Phi"),
+                                     ("deepseek_v3", "DeepseekV3")]
               for arch in ["%sForSequenceClassification" % prefix, "%sForTokenClassification" % prefix]
               if arch != "Olmo2ForTokenClassification"
               for seed in range(2)]
@@ -85,6 +88,8 @@ def _t5_case(arch, seed):
 # (unscaled) outputs, decoders of one token and more.
 T5_CASES = [("%s-%d" % (arch, seed), _t5_case(arch, seed))
             for arch in random_configs.ARCHITECTURES["t5"] for seed in range(3)]
+
+
 # Sliding windows (gpt_oss) and attention chunks (llama4_text) shorter than
 # the sequences (up to 40 tokens), with sinks, routing to k of E experts,
 # NoPE layers whose temperature tuning changes within the sequence.
@@ -117,8 +122,27 @@ LOCAL_CASES = [
 ]
 
 
+def _deepseek_dense(seed, rope_type=None):
+    """deepseek_v3 with every layer dense (first_k_dense_replace = layers):
+    MLA with q_lora_rank null or set, interleaved rope or not, yarn with
+    mscale_all_dim; the MoE layers' experts do not run on the cpu yet."""
+    rng = random.Random("cpu-deepseek-%s-%d" % (rope_type, seed))
+    cfg = random_configs.deepseek_v3(rng)
+    cfg["first_k_dense_replace"] = cfg["num_hidden_layers"]
+    cfg["q_lora_rank"] = [None, 7][seed % 2]
+    cfg["rope_interleave"] = seed % 3 != 2
+    if rope_type:
+        cfg["rope_scaling"] = random_configs.rope_scaling(rng, cfg, rope_type)
+        cfg["rope_scaling"].update(mscale=1.0, mscale_all_dim=[0.707, 1.0][seed % 2])
+    return cfg
+
+
+DEEPSEEK_CASES = [("deepseek_v3-%d" % i, _deepseek_dense(i)) for i in range(3)]
+ROPE_CASES += [("deepseek_v3-yarn-%d" % i, _deepseek_dense(i, "yarn")) for i in range(2)]
+
+
 def cases():
-    out = list(ENCODER_CASES)
+    out = list(ENCODER_CASES) + DEEPSEEK_CASES
     for family in FAMILIES:
         for i in range(PER_FAMILY):
             cfg = random_configs.GENERATORS[family](random.Random("cpu-%s-%d" % (family, i)))

@@ -59,6 +59,16 @@ PUBLISHED_COUNTS = {
     "llama-4-scout": 107_769_861_120,
 }
 
+# Quantized built-ins: the published count is the dense model's; mtk's total (as transformers'
+# quantized model's) has the fp8 checkpoints' *_scale_inv tensors more.
+# DeepSeek-V3: the paper's 671B (its checkpoint's 685B adds the 14B multi-token-prediction
+# layer, model.layers.61, which transformers does not build); Kimi-K2: the Hub's 1.03T
+# (the announcement rounds to 1T / 1.04T; the config gives exactly this).
+PUBLISHED_DENSE_COUNTS = {
+    "deepseek-v3": 671_026_404_352,
+    "kimi-k2": 1_026_408_209_408,
+}
+
 # Parameters a token reaches in the MoE built-ins (the model cards' "activated").
 ACTIVE_COUNTS = {
     "qwen3-30b-a3b": 3_353_032_704,
@@ -67,6 +77,8 @@ ACTIVE_COUNTS = {
     "gpt-oss-20b": 4_187_440_704,
     "gpt-oss-120b": 5_711_982_912,
     "llama-4-scout": 17_172_894_720,  # the card's 17B active
+    "deepseek-v3": 37_552_282_624,  # the paper's 37B activated
+    "kimi-k2": 32_861_477_888,      # the model card's 32B activated
 }
 
 LAYER_COUNT_KEY = {"gpt2": "n_layer"}
@@ -149,22 +161,29 @@ def _layer_key(cfg):
 LAYER_RE = re.compile(r"^(.*?\.(?:layers|h|layer)\.)(\d+)(\..*)$")
 
 
-def expand_layers(rows, layers):
-    """The [[name, ...]] list of a two-layer model, extended to `layers`
-    layers by repeating layer 1 (layers are alike within a family)."""
-    prefix, block0, block1, suffix = [], [], [], []
+def expand_layers(rows, layers, first=0):
+    """The [[name, ...]] list of a model of first + 2 layers, extended to
+    `layers` layers by repeating its last layer (layers are alike within a
+    family past its first `first`: deepseek_v3's dense layers)."""
+    prefix, blocks, suffix = [], {}, []
     for row in rows:
         m = LAYER_RE.match(row[0])
         if not m:
-            (suffix if block0 else prefix).append(row)
+            (suffix if blocks else prefix).append(row)
         else:
             assert not suffix, "layer keys after the layers: %s" % row[0]
-            (block0 if m.group(2) == "0" else block1).append(row)
-    renamed = [[LAYER_RE.sub(r"\g<1>0\3", r[0]), *r[1:]] for r in block1]
-    assert renamed == block0, "layers 0 and 1 differ: cannot extrapolate"
-    out = prefix + block0
-    for i in range(1, layers):
-        out += [[LAYER_RE.sub(r"\g<1>%d\3" % i, r[0]), *r[1:]] for r in block1]
+            blocks.setdefault(int(m.group(2)), []).append(row)
+
+    def renamed(block, i):
+        return [[LAYER_RE.sub(r"\g<1>%d\3" % i, r[0]), *r[1:]] for r in block]
+
+    assert renamed(blocks[first + 1], first) == blocks[first], "layers %d and %d differ: cannot extrapolate" % (
+        first, first + 1)
+    out = list(prefix)
+    for i in range(first + 1):
+        out += blocks[i]
+    for i in range(first + 1, layers):
+        out += renamed(blocks[first + 1], i)
     return out + suffix
 
 
@@ -203,6 +222,7 @@ REQUIRED_BUILTINS = {
     "t5-base", "gpt-oss-20b", "gpt-oss-120b", "llama-4-scout",
 }
 OPTIONAL_BUILTINS = {"pythia-160m", "flan-t5-base"}
+REQUIRED_BUILTINS |= {"deepseek-v3", "kimi-k2"}  # issue 14
 
 
 def test_builtin_models_cover_the_issue(builtin_models):
@@ -224,29 +244,38 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
     assert "error" not in got, got.get("error")
     shape = _small_input(entry)
     if got["num_params"] <= BIG_PARAMS:
-        model = hf_oracle.hf_model(hf_oracle.hf_config(cfg, str(tmp_path)))
-        assert_same_model(got, hf_oracle.describe(model))
+        config = hf_oracle.hf_config(cfg, str(tmp_path))
+        model = hf_oracle.hf_model(config)
+        if "quantization_config" in cfg:  # storage as the quantizer makes it; forwards on the dense model
+            assert_same_model(got, hf_oracle.describe(hf_oracle.hf_quantize(hf_oracle.hf_model(config), config)))
+        else:
+            assert_same_model(got, hf_oracle.describe(model))
         assert_same_forward(got["forwards"][0], hf_oracle.forward(model, shape))
         return
-    # big: the same config with two layers, compared in full ...
+    # big: the same config with two layers (after deepseek's dense ones), compared in full ...
     layers = cfg[_layer_key(cfg)]
+    first = cfg.get("first_k_dense_replace", 0) if cfg["model_type"] in ("deepseek_v3", "kimi_k2") else 0
     small = copy.deepcopy(cfg)
-    small[_layer_key(cfg)] = 2
+    small[_layer_key(cfg)] = first + 2
     for key, value in cfg.items():  # per-layer lists (layer_types, no_rope_layers) follow
         if isinstance(value, list) and len(value) == layers:
             small[key] = value[:2]
     (tmp_path / "config.json").write_text(json.dumps(small))
-    model = hf_oracle.hf_model(hf_oracle.hf_config(small, str(tmp_path)))
-    want = hf_oracle.describe(model)
+    config = hf_oracle.hf_config(small, str(tmp_path))
+    model = hf_oracle.hf_model(config)
+    if "quantization_config" in cfg:  # storage as the quantizer makes it; forwards on the dense model
+        want = hf_oracle.describe(hf_oracle.hf_quantize(hf_oracle.hf_model(config), config))
+    else:
+        want = hf_oracle.describe(model)
     got_small = zoo_probe([(str(tmp_path / "config.json"), [shape])])[0]
     assert_same_model(got_small, want)
     assert_same_forward(got_small["forwards"][0], hf_oracle.forward(model, shape))
     # ... then the full model's keys and count, extrapolated layer by layer
-    assert_same_tensors(got["state_dict"], expand_layers(want["state_dict"], layers), "state dict")
-    assert_same_tensors(got["params"], expand_layers(want["params"], layers), "parameters")
+    assert_same_tensors(got["state_dict"], expand_layers(want["state_dict"], layers, first), "state dict")
+    assert_same_tensors(got["params"], expand_layers(want["params"], layers, first), "parameters")
     per_layer = sum(_numel(r[1]) for r in want["params"] if LAYER_RE.match(r[0])
-                    and LAYER_RE.match(r[0]).group(2) == "1")
-    assert got["num_params"] == want["num_params"] + (layers - 2) * per_layer
+                    and LAYER_RE.match(r[0]).group(2) == str(first + 1))
+    assert got["num_params"] == want["num_params"] + (layers - first - 2) * per_layer
     # output shapes do not depend on the number of layers
     assert got["forwards"][0]["outputs"] == got_small["forwards"][0]["outputs"]
 
@@ -259,10 +288,30 @@ def test_published_parameter_count(name, count, mtk):
     assert summary["total_params"] == count
 
 
+@pytest.mark.parametrize("name,count", sorted(PUBLISHED_DENSE_COUNTS.items()))
+def test_published_parameter_count_of_quantized_builtins(name, count, builtin_answers):
+    got = builtin_answers[name]
+    scales = sum(_numel(r[1]) for r in got["params"] if r[0].endswith("_scale_inv"))
+    assert scales > 0
+    assert got["num_params"] - scales == count
+
+
 @pytest.mark.parametrize("name,active", sorted(ACTIVE_COUNTS.items()))
 def test_moe_summary_says_active_parameters(name, active, mtk):
     result = mtk("summary", name, "--json", "--depth", "0", "--input", "1x8")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
-    wanted = "active parameters per token: %d of %d" % (active, summary["total_params"])
+    total = PUBLISHED_DENSE_COUNTS.get(name, summary["total_params"])  # of the dense model
+    wanted = "active parameters per token: %d of %d" % (active, total)
     assert any(note.startswith(wanted) for note in summary["notes"]), summary["notes"]
+
+
+def test_models_list_says_active_parameters_of_moe_builtins(mtk):
+    result = mtk("models", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {r["name"]: r for r in json.loads(result.stdout)["models"]}
+    for name, active in ACTIVE_COUNTS.items():
+        assert rows[name]["active_params"] == active
+    assert rows["llama-3-8b"]["active_params"] is None
+    text = mtk("models").stdout
+    assert "37,552,282,624" in text and "Active" in text.splitlines()[0]

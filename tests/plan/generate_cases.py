@@ -3,7 +3,9 @@
 ForCausalLM), float32 / bfloat16, eager / sdpa, several (batch, prompt,
 new tokens), with sliding windows shorter than the text for mistral,
 qwen2, gemma2 and gpt_oss (and phi3), chunks shorter than the text for
-llama4_text, so the windowed cache and masks are hit."""
+llama4_text, so the windowed cache and masks are hit; deepseek_v3's MLA
+caches its latents (kv_lora_rank and qk_rope_head_dim per token, one
+"head"), not per-head keys and values."""
 import random
 import sys
 from pathlib import Path
@@ -11,11 +13,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 import random_configs  # noqa: E402
 
-FAMILIES = ["llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2", "phi3", "gpt_oss", "llama4_text"]
+FAMILIES = ["llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2", "phi3", "gpt_oss", "llama4_text",
+            "deepseek_v3"]
 CAUSAL_LM = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
              "qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "gemma": "GemmaForCausalLM",
              "gemma2": "Gemma2ForCausalLM", "phi3": "Phi3ForCausalLM", "gpt_oss": "GptOssForCausalLM",
-             "llama4_text": "Llama4ForCausalLM"}
+             "llama4_text": "Llama4ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM"}
 # (dtype, attention, batch, prompt, new tokens)
 SHAPES = [("float32", "sdpa", 1, 20, 6), ("bfloat16", "eager", 2, 13, 4), ("float32", "eager", 3, 9, 12),
           ("bfloat16", "sdpa", 2, 17, 9)]

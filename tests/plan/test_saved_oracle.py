@@ -29,7 +29,7 @@ ARCH = {
     "qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM", "olmo2": "Olmo2ForCausalLM",
     "smollm3": "SmolLM3ForCausalLM", "granite": "GraniteForCausalLM", "phi": "PhiForCausalLM",
     "roberta": "RobertaForMaskedLM", "xlm-roberta": "XLMRobertaForMaskedLM", "modernbert": "ModernBertForMaskedLM",
-    "gpt_oss": "GptOssForCausalLM", "llama4_text": "Llama4ForCausalLM",
+    "gpt_oss": "GptOssForCausalLM", "llama4_text": "Llama4ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
 }
 # not traced here: t5 takes two inputs (encoder and decoder ids), which the plan probe's
 # one-input lines cannot give; tests/plan/test_memory_cli.py plans it from the command line
@@ -47,7 +47,7 @@ SAVED_GAPS = {"modernbert"}
 # tensors than mtk's rope op and functional norm
 LLAMA4_GAPS = {"llama4_text"}
 # routing depends on the data: tokens per expert are not known on meta
-DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss"}
+DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v3"}
 # gpt2 and bert keep their dropouts (0.1 by default): cpu sdpa then runs the math path
 DROPOUT_KEYS = ["resid_pdrop", "embd_pdrop", "attn_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob",
                 "attention_dropout", "hidden_dropout", "summary_first_dropout"]

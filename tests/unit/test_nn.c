@@ -599,6 +599,39 @@ static void every_arena_failure_is_out_of_memory(void **state)
     }
 }
 
+/* ------------------------------------------------- rebuilding a child */
+
+static void replace_child_keeps_the_name_and_position(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    assert_non_null(net);
+    mtk_module *old = mtk_module_child_at(net, 0, NULL);
+    mtk_module *copy = mtk_module_new_like(old); /* a Linear with Linear(10, 20)'s config, no tensors */
+    assert_non_null(copy);
+    assert_string_equal(mtk_module_type_name(copy), "Linear");
+    assert_int_equal(mtk_module_param_count(copy), 0);
+    int64_t shape[2] = { 20, 10 };
+    assert_non_null(mtk_module_new_parameter(copy, "weight", shape, 2));
+    assert_true(mtk_module_register_parameter(copy, "bias", mtk_module_param_at(old, 1, NULL)));
+    assert_true(mtk_module_replace_child(net, 0, mtk_module_finish(copy)));
+    assert_ptr_equal(mtk_module_child(net, "0"), copy);
+    assert_ptr_equal(mtk_module_tensor(net, "0.weight"), mtk_module_param_at(copy, 0, NULL));
+    mtk_state_dict *sd = mtk_module_state_dict(net);
+    const char *name;
+    mtk_state_dict_at(sd, 0, &name);
+    assert_string_equal(name, "0.weight");
+    assert_int_equal(mtk_module_num_parameters(net, false), 241);
+    /* and its repr reads the copied config */
+    char *repr = mtk_module_repr(net);
+    assert_non_null(strstr(repr, "(0): Linear(in_features=10, out_features=20, bias=True)"));
+    assert_false(mtk_module_replace_child(net, 4, copy));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_INDEX);
+    assert_non_null(strstr(mtk_ctx_message(ctx), "has no child 4 (it has 3)"));
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -633,6 +666,7 @@ int main(void)
         cmocka_unit_test(loading_gives_a_lazy_parameter_its_shape),
         cmocka_unit_test(frozen_parameters_count_as_non_trainable),
         cmocka_unit_test(every_arena_failure_is_out_of_memory),
+        cmocka_unit_test(replace_child_keeps_the_name_and_position),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,141 @@
+"""Quantized storage (src/models/quant.c) against what transformers 5.24's
+quantizer makes of the same model: fp8 block-wise (DeepSeek-V3's
+quantization_config) through FineGrainedFP8HfQuantizer.preprocess_model on
+the meta device, compared on parameters (names, order, shapes, dtypes,
+requires_grad), state dict and counts; mxfp4 (gpt-oss's storage, whose
+transformers side needs gpt_oss and a hub kernel) on a hand-made qwen3_moe
+config against the published checkpoints' layout; and DeepSeek-V3's
+weight bytes against its published checkpoint."""
+import copy
+import json
+
+import pytest
+import torch
+
+import hf_oracle
+from test_zoo_oracle import assert_same_model
+
+FP8 = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]}
+
+
+def _deepseek(**over):
+    cfg = {"model_type": "deepseek_v3", "architectures": ["DeepseekV3ForCausalLM"], "vocab_size": 301,
+           "hidden_size": 260, "intermediate_size": 300, "moe_intermediate_size": 200, "num_hidden_layers": 3,
+           "num_attention_heads": 2, "num_key_value_heads": 2, "q_lora_rank": 130, "kv_lora_rank": 100,
+           "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 60, "n_routed_experts": 4, "n_group": 2,
+           "topk_group": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "torch_dtype": "bfloat16",
+           "quantization_config": dict(FP8)}
+    cfg.update(over)
+    return cfg
+
+
+FP8_CASES = [
+    ("deepseek-fp8", _deepseek()),
+    ("deepseek-fp8-no-q-lora-bias", _deepseek(q_lora_rank=None, attention_bias=True)),
+    ("deepseek-fp8-blocks-16x48", _deepseek(quantization_config=dict(FP8, weight_block_size=[16, 48]))),
+    ("deepseek-fp8-skip", _deepseek(quantization_config=dict(
+        FP8, modules_to_not_convert=["model.layers.*.self_attn.kv_b_proj", "model.layers.2.mlp.experts", "o_proj"]))),
+    ("deepseek-fp8-token-classification", _deepseek(architectures=["DeepseekV3ForTokenClassification"], num_labels=3)),
+]
+
+
+def _hf_quantized(cfg, directory):
+    config = hf_oracle.hf_config(cfg, directory)
+    return hf_oracle.hf_quantize(hf_oracle.hf_model(config), config)
+
+
+@pytest.mark.parametrize("case_id,cfg", FP8_CASES, ids=[c[0] for c in FP8_CASES])
+def test_fp8_storage_matches_transformers_quantizer(case_id, cfg, zoo_probe, tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    got = zoo_probe([(str(tmp_path / "config.json"), [(1, 5)])])[0]
+    want = hf_oracle.describe(_hf_quantized(cfg, str(tmp_path)))
+    assert_same_model(got, want)
+    assert any(r[2] == "float8_e4m3fn" for r in got["state_dict"])
+    # and the forward still runs on meta, with the dense model's output
+    assert got["forwards"][0]["outputs"] == [[[1, 5, cfg.get("num_labels", 3) if "Token" in cfg["architectures"][0]
+                                               else cfg["vocab_size"]], "bfloat16"]]
+
+
+def _bytes(rows):
+    size = {"float8_e4m3fn": 1, "uint8": 1, "bfloat16": 2, "float32": 4}
+    total = 0
+    for _, shape, dtype in rows:
+        n = 1
+        for d in shape:
+            n *= d
+        total += n * size[dtype]
+    return total
+
+
+MXFP4 = {"quant_method": "mxfp4",
+         "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.gate", "model.embed_tokens",
+                                    "lm_head", "model.layers.1.mlp.experts"]}
+QWEN3_MOE = {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"], "vocab_size": 97, "hidden_size": 64,
+             "intermediate_size": 96, "moe_intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+             "num_key_value_heads": 2, "head_dim": 16, "num_experts": 4, "num_experts_per_tok": 2,
+             "torch_dtype": "bfloat16", "quantization_config": MXFP4}
+
+
+def test_mxfp4_stores_expert_blocks_and_scales_as_gpt_oss_checkpoints(zoo_probe, tmp_path):
+    """gpt-oss's checkpoints: <name>_blocks uint8 (E, rows, cols/32, 16) and
+    <name>_scales uint8 (E, rows, cols/32) for the experts' matrices, other
+    weights untouched; modules_to_not_convert keeps layer 1's experts."""
+    (tmp_path / "q.json").write_text(json.dumps(QWEN3_MOE))
+    dense = dict(QWEN3_MOE)
+    del dense["quantization_config"]
+    (tmp_path / "d.json").write_text(json.dumps(dense))
+    got, base = zoo_probe([(str(tmp_path / "q.json"), [(2, 3)]), (str(tmp_path / "d.json"), [(2, 3)])])
+    assert "error" not in got, got.get("error")
+    sd = {r[0]: r[1:] for r in got["state_dict"]}
+    e, i, h = 4, 96, 64
+    assert sd["model.layers.0.mlp.experts.gate_up_proj_blocks"] == [[e, 2 * i, h // 32, 16], "uint8"]
+    assert sd["model.layers.0.mlp.experts.gate_up_proj_scales"] == [[e, 2 * i, h // 32], "uint8"]
+    assert sd["model.layers.0.mlp.experts.down_proj_blocks"] == [[e, h, i // 32, 16], "uint8"]
+    assert sd["model.layers.0.mlp.experts.down_proj_scales"] == [[e, h, i // 32], "uint8"]
+    assert "model.layers.0.mlp.experts.gate_up_proj" not in sd
+    assert sd["model.layers.1.mlp.experts.gate_up_proj"] == [[e, 2 * i, h], "bfloat16"]
+    # everything else as the dense model's
+    dense_sd = {r[0]: r[1:] for r in base["state_dict"]}
+    assert {k: v for k, v in sd.items() if "layers.0.mlp.experts" not in k} == \
+        {k: v for k, v in dense_sd.items() if "layers.0.mlp.experts" not in k}
+    # 4.25 bits a weight: half a byte, plus a byte per 32
+    expert_weights = e * (2 * i * h + h * i)
+    assert _bytes(got["state_dict"]) == _bytes(base["state_dict"]) - 2 * expert_weights + expert_weights // 2 + \
+        expert_weights // 32
+    assert got["forwards"][0]["outputs"] == base["forwards"][0]["outputs"]
+
+
+def test_mxfp4_refuses_columns_that_are_not_whole_blocks(zoo_probe, tmp_path):
+    cfg = dict(QWEN3_MOE, hidden_size=40, head_dim=10, quantization_config={"quant_method": "mxfp4"})
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    got = zoo_probe([(str(tmp_path / "config.json"), [(1, 2)])])[0]
+    assert "mxfp4 packs blocks of 32 values" in got["error"]
+
+
+def test_unknown_quant_method_is_a_note_not_an_error(mtk, tmp_path):
+    cfg = dict(QWEN3_MOE, quantization_config={"quant_method": "bitsandbytes"})
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    result = mtk("summary", str(tmp_path / "config.json"), "--json", "--depth", "0", "--input", "1x4")
+    assert result.returncode == 0, result.stderr
+    notes = json.loads(result.stdout)["notes"]
+    assert any("quant_method 'bitsandbytes' is not modelled (supported: fp8, mxfp4)" in n for n in notes), notes
+
+
+def test_deepseek_v3_weight_bytes_are_its_checkpoint_minus_the_mtp_layer(builtin_answers_quant):
+    """The published DeepSeek-V3 index (163 shards) totals 688.6 GB: the 61
+    layers transformers builds plus model.layers.61, the multi-token
+    prediction module (a MoE decoder layer in fp8, its own embed_tokens and
+    shared_head.head in bf16, enorm/hnorm/norm, eh_proj 7168 x 14336 in
+    fp8), which transformers skips."""
+    got = builtin_answers_quant
+    ours = _bytes(got["state_dict"])
+    assert ours == 673_363_472_736
+    layer60 = _bytes([r for r in got["state_dict"] if ".layers.60." in r[0]])
+    mtp_extra = 2 * 129280 * 7168 * 2 + 3 * 7168 * 2 + 7168 * 14336 + 56 * 112 * 4
+    total = ours + layer60 + mtp_extra
+    assert abs(total - 688_586_727_753) / 688_586_727_753 < 0.0002, total
+
+
+@pytest.fixture(scope="module")
+def builtin_answers_quant(zoo_probe):
+    return zoo_probe([("deepseek-v3", [(1, 4)])])[0]
