@@ -555,6 +555,7 @@ static const mtk_builtin_model builtins[] = {
       " \"rope_type\": \"llama3\"}, \"rope_theta\": 500000.0, \"router_aux_loss_coef\": 0.001,"
       " \"router_jitter_noise\": 0.0, \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"use_qk_norm\": true,"
       " \"vocab_size\": 202048}",
+      "1x4096" },
     /* deepseek_v3: DeepSeek-V3 (671B; its checkpoint's 62nd layer, the
        multi-token-prediction module model.layers.61, is not built, as
        transformers does not) and Kimi-K2 (1.04T: DeepseekV3 with 384
