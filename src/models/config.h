@@ -157,5 +157,9 @@ mtk_module *models_family_gpt2_build(model_config *c, const char *architecture);
 mtk_module *models_family_gpt_neox_build(model_config *c, const char *architecture);
 mtk_module *models_family_bert_build(model_config *c, const char *architecture);
 mtk_module *models_family_vit_build(model_config *c, const char *architecture);
+mtk_module *models_family_gemma3_text_build(model_config *c, const char *architecture);
+mtk_module *models_family_gemma3_build(model_config *c, const char *architecture);
+mtk_module *models_family_mistral3_build(model_config *c, const char *architecture);
+mtk_module *models_family_glm4_moe_build(model_config *c, const char *architecture);
 
 #endif

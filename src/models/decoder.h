@@ -41,7 +41,9 @@ typedef enum moe_kind {
     MOE_NONE,
     MOE_MIXTRAL,   /* gate (router), experts                                     */
     MOE_QWEN2,     /* gate, experts, shared_expert, shared_expert_gate           */
-    MOE_QWEN3      /* experts, gate (no shared expert)                          */
+    MOE_QWEN3,     /* experts, gate (no shared expert)                          */
+    MOE_GROUPED    /* glm4_moe: experts, gate (sigmoid scores, e_score_correction_bias,
+                      grouped top-k), shared_experts (an MLP, no gate)             */
 } moe_kind;
 
 #define DECODER_MAX_MLP_ONLY 256
@@ -95,6 +97,18 @@ typedef struct decoder_spec {
     uint8_t masks;               /* DECODER_MASK_*: the masks the model's
                                     forward builds (0: the full one)      */
     int64_t mask_window;         /* the sliding mask's window             */
+    const char *model_name;      /* the base model's class (gemma3: Gemma3TextModel);
+                                    NULL: <Prefix>Model                   */
+    bool local_rope_on;          /* gemma3: sliding layers rotate with local_rope */
+    rope_spec local_rope;        /* gemma3: rope_parameters.sliding_attention */
+    uint8_t rope_types;          /* gemma3: DECODER_MASK_* bits of the layer types
+                                    present (which rope buffers exist)   */
+    int64_t window_pattern;      /* WINDOW_PATTERN: every window_pattern-th
+                                    layer is full                         */
+    int64_t n_group, topk_group; /* MOE_GROUPED: expert groups, groups kept */
+    double routed_scaling;       /* MOE_GROUPED: top-k weights times it   */
+    int64_t first_k_dense;       /* MOE_GROUPED: layers below it are dense */
+    double partial_rotary_default; /* glm4_moe: 0.5; 0: 1.0               */
 } decoder_spec;
 
 /* The attention masks a family's model forward builds every call (with a
@@ -110,7 +124,9 @@ typedef enum window_rule {
                           use_sliding_window                              */
     WINDOW_EVEN_BELOW, /* qwen2_moe: even layers < max_window_layers when
                           use_sliding_window                              */
-    WINDOW_EVEN        /* gemma2: even layers (sliding, full, ...)        */
+    WINDOW_EVEN,       /* gemma2: even layers (sliding, full, ...)        */
+    WINDOW_PATTERN     /* gemma3: layer i slides unless (i + 1) %
+                          sliding_window_pattern == 0 (default 6)         */
 } window_rule;
 
 /* Reads the per-layer sliding windows into spec->layer_window: an explicit
@@ -139,6 +155,7 @@ typedef struct decoder_defaults {
     double rope_theta;
     bool longrope_aliases;       /* phi3: "su" and "yarn" are longrope           */
     int64_t original_max_position; /* phi3: 4096; 0: the config class has none   */
+    double partial_rotary;       /* glm4_moe: 0.5; 0: 1.0                       */
 } decoder_defaults;
 
 /* Reads what every family shares: vocab_size, hidden_size,
@@ -207,6 +224,40 @@ mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decod
  * gives (cos, sin); each child of `layers` maps (h, cos, sin) to the next
  * h; `norm` ends it.  (B, S, hidden) -> (B, S, hidden); NULL on error. */
 mtk_tensor *models_decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h);
+
+/* The (cos, sin) pair of `layer` among the rotary outputs: (out[0],
+ * out[1]), or with two rope types (gemma3: full, then sliding) out[2],
+ * out[3] for a layer whose attention slides. */
+void models_decoder_layer_rope(const mtk_module_io *cos_sin, mtk_module *layer, mtk_tensor **cos, mtk_tensor **sin);
+
+/* Whether layer `index` of the spec has a sparse MoE block. */
+bool models_decoder_layer_is_sparse(const decoder_spec *spec, int64_t index);
+
+/* Adds the note "active parameters per token: N of M (k of E experts in
+ * each of L MoE layers)" for model m of the spec: each sparse layer's
+ * (E - k) idle experts are not active. */
+void models_decoder_note_active(model_config *c, const decoder_spec *spec, mtk_module *m);
+
+/* The multimodal wrappers (gemma3, mistral3; decoder_multimodal.c):
+ * builds the text model of the config's text_config with `text_build`
+ * (its base class `text_base`) and wraps it as transformers 5 does:
+ * <prefix>Model (language_model) and <prefix>ForConditionalGeneration
+ * (model, lm_head tied to model.language_model.embed_tokens when the
+ * top-level tie_word_embeddings, default true).  The vision tower and
+ * projector are not built: a note says so.  NULL with the error set. */
+mtk_module *models_decoder_build_multimodal(model_config *c, const char *architecture, const char *prefix,
+                                            model_family_builder text_build, const char *text_type,
+                                            const char *text_base);
+
+/* The wrapping itself (decoder_model.c): <prefix>Model with `text` (a
+ * decoder base model) as language_model; for an architecture ending in
+ * ForConditionalGeneration also the LM over it (model, lm_head, tied when
+ * `tie`).  NULL (propagated) with the error set. */
+mtk_module *models_decoder_wrap_text(model_config *c, mtk_module *text, const char *prefix, const char *architecture,
+                                     bool tie);
+
+/* MOE_GROUPED's class names (decoder_moe.c): <Prefix>MoE, <Prefix>TopkRouter. */
+bool models_decoder_grouped_names(mtk_ctx *ctx, decoder_types *t, const char *prefix);
 
 /* The pieces of a decoder model of the zoo: a <Prefix>ForCausalLM (lm_head
  * set) or a <Prefix>Model (lm_head NULL).  False (no error) for any other

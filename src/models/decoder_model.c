@@ -30,6 +30,7 @@ static bool causal_lm_forward(mtk_module *m, mtk_module_io *io);
 static const mtk_module_type layer_base = { "DecoderLayer", layer_forward, NULL, NULL };
 static const mtk_module_type model_base = { "Model", model_forward, NULL, NULL };
 static const mtk_module_type causal_lm_base = { "ForCausalLM", causal_lm_forward, NULL, NULL };
+static bool wrapper_forward(mtk_module *m, mtk_module_io *io);
 
 bool models_decoder_types_init(mtk_ctx *ctx, decoder_types *t, const char *prefix)
 {
@@ -83,10 +84,11 @@ static bool layer_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-static bool layer_is_sparse(const decoder_spec *spec, int64_t index)
+bool models_decoder_layer_is_sparse(const decoder_spec *spec, int64_t index)
 {
     if (spec->moe == MOE_NONE) return false;
     if (spec->moe == MOE_MIXTRAL) return true;
+    if (spec->moe == MOE_GROUPED) return spec->experts > 0 && index >= spec->first_k_dense;
     for (int32_t i = 0; i < spec->n_mlp_only; i++)
         if (spec->mlp_only[i] == index) return false;
     return spec->experts > 0 && (index + 1) % spec->sparse_step == 0;
@@ -99,7 +101,7 @@ mtk_module *models_decoder_layer(mtk_ctx *ctx, const decoder_types *t, const dec
     layer_config *c = mtk_module_config(m);
     c->sandwich = spec->sandwich_norms;
     c->dropout = spec->resid_dropout >= 0;
-    mtk_module *mlp = layer_is_sparse(spec, index) ? models_decoder_moe(ctx, t, spec) : models_decoder_mlp(ctx, t, spec, spec->intermediate);
+    mtk_module *mlp = models_decoder_layer_is_sparse(spec, index) ? models_decoder_moe(ctx, t, spec) : models_decoder_mlp(ctx, t, spec, spec->intermediate);
     bool ok = mtk_module_add(m, "self_attn", models_decoder_attention(ctx, t, spec, index)) && mtk_module_add(m, "mlp", mlp) &&
               mtk_module_add(m, "input_layernorm", models_decoder_norm(ctx, t, spec)) &&
               mtk_module_add(m, "post_attention_layernorm", models_decoder_norm(ctx, t, spec));
@@ -142,14 +144,29 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
 
 mtk_tensor *models_decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h)
 {
-    mtk_module_io cos_sin = { .in = { h }, .nin = 1 }; /* -> cos, sin */
+    mtk_module_io cos_sin = { .in = { h }, .nin = 1 }; /* -> cos, sin (gemma3: full, then sliding) */
     if (!h || !mtk_module_call(rotary, &cos_sin)) return NULL;
     for (int32_t i = 0; i < mtk_module_child_count(layers); i++) {
-        mtk_module_io layer = { .in = { h, cos_sin.out[0], cos_sin.out[1] }, .nin = 3 };
-        if (!mtk_module_call(mtk_module_child_at(layers, i, NULL), &layer)) return NULL;
+        mtk_module *child_layer = mtk_module_child_at(layers, i, NULL);
+        mtk_module_io layer = { .in = { h }, .nin = 3 };
+        models_decoder_layer_rope(&cos_sin, child_layer, &layer.in[1], &layer.in[2]);
+        if (!mtk_module_call(child_layer, &layer)) return NULL;
         h = layer.out[0];
     }
     return mtk_module_forward(norm, h);
+}
+
+void models_decoder_layer_rope(const mtk_module_io *cos_sin, mtk_module *layer, mtk_tensor **cos, mtk_tensor **sin)
+{
+    int32_t at = 0;
+    if (cos_sin->nout == 4) {
+        int64_t kv, dim, window;
+        bool eager;
+        models_decoder_attention_shape(child(layer, L_ATTN), &kv, &dim, &window, &eager);
+        at = window > 0 ? 2 : 0;
+    }
+    *cos = cos_sin->out[at];
+    *sin = cos_sin->out[at + 1];
 }
 
 static mtk_module *base_model(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
@@ -202,9 +219,9 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
         out->final_softcap = ((const causal_lm_config *)mtk_module_config(m))->final_softcap;
         out->lm_head = child(m, 1);
         model = child(m, 0);
-    } else if (type->forward != model_forward) {
-        return false;
     }
+    if (mtk_module_type_of(model)->forward == wrapper_forward) model = child(model, 0); /* language_model */
+    if (mtk_module_type_of(model)->forward != model_forward) return false;
     const model_config_ *c = mtk_module_config(model);
     out->embed = child(model, M_EMBED);
     out->layers = child(model, M_LAYERS);
@@ -224,6 +241,8 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
     mtk_ctx *ctx = c->ctx;
     decoder_types *t = mtk_ctx_alloc(ctx, sizeof *t);
     if (!t || !models_decoder_types_init(ctx, t, spec->prefix)) return NULL;
+    if (spec->model_name) t->model.name = spec->model_name; /* gemma3: Gemma3TextModel */
+    if (spec->moe == MOE_GROUPED && !models_decoder_grouped_names(ctx, t, spec->prefix)) return NULL;
     if (spec->moe != MOE_NONE) models_cfg_note(c, moe_note);
     size_t n = strlen(architecture);
     bool causal_lm = n > 11 && strcmp(architecture + n - 11, "ForCausalLM") == 0;
@@ -241,12 +260,51 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
     return mtk_module_finish(m);
 }
 
+/* ------------------------------------------------------- multimodal wrap */
+
+/* forward(input_ids (B, S)) -> language_model's last hidden state */
+static bool wrapper_forward(mtk_module *m, mtk_module_io *io)
+{
+    io->out[0] = mtk_module_forward(child(m, 0), io->in[0]);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+mtk_module *models_decoder_wrap_text(model_config *c, mtk_module *text, const char *prefix, const char *architecture,
+                                     bool tie)
+{
+    mtk_ctx *ctx = c->ctx;
+    decoder_parts parts;
+    if (!text) return NULL;
+    if (!models_decoder_parts_of(text, &parts) || parts.lm_head)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: the text model is not a decoder base model", c->origin), NULL;
+    mtk_module_type *types = mtk_ctx_alloc(ctx, 2 * sizeof *types);
+    if (!types || !named_type(ctx, &types[0], &(mtk_module_type){ "Model", wrapper_forward, NULL, NULL }, prefix) ||
+        !named_type(ctx, &types[1], &(mtk_module_type){ "ForConditionalGeneration", causal_lm_forward, NULL, NULL },
+                    prefix))
+        return NULL;
+    mtk_module *model = mtk_module_new(ctx, &types[0], 0);
+    if (!model || !mtk_module_add(model, "language_model", text) || !mtk_module_finish(model)) return NULL;
+    size_t n = strlen(architecture);
+    if (n < 24 || strcmp(architecture + n - 24, "ForConditionalGeneration") != 0) return model;
+    const mtk_tensor *embed = mtk_module_param_at(parts.embed, 0, NULL); /* (vocab, hidden) */
+    mtk_module *m = mtk_module_new(ctx, &types[1], sizeof(causal_lm_config));
+    if (!m) return NULL;
+    *(causal_lm_config *)mtk_module_config(m) = (causal_lm_config){ 0, 1.0 };
+    if (!mtk_module_add(m, "model", model) ||
+        !mtk_module_add(m, "lm_head", mtk_nn_linear(ctx, embed->shape[1], embed->shape[0], false)))
+        return NULL;
+    if (tie && !mtk_module_tie(m, "lm_head.weight", "model.language_model.embed_tokens.weight")) return NULL;
+    return mtk_module_finish(m);
+}
+
 /* ---------------------------------------------------------- common fields */
 
 bool models_decoder_read_common(model_config *c, decoder_spec *spec, const char *prefix, const decoder_defaults *d)
 {
     memset(spec, 0, sizeof *spec);
     spec->prefix = prefix;
+    spec->partial_rotary_default = d->partial_rotary;
     spec->vocab = models_cfg_positive_required(c, "vocab_size");
     spec->layers = models_cfg_int_required(c, "num_hidden_layers");
     if (!models_cfg_check_layers(c, "num_hidden_layers", spec->layers)) return false;

@@ -14,7 +14,9 @@
 #include "models/decoder.h"
 #include "mtk/ops.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 /* ----------------------------------------------------------------- config */
 
@@ -32,6 +34,20 @@ bool models_decoder_read_qwen_moe(model_config *c, decoder_spec *spec)
                                (long long)spec->top_k, (long long)spec->experts);
     if (spec->experts == 0) spec->moe = MOE_NONE; /* every layer dense */
     return true;
+}
+
+void models_decoder_note_active(model_config *c, const decoder_spec *spec, mtk_module *m)
+{
+    int64_t sparse = 0;
+    for (int64_t i = 0; i < spec->layers; i++) sparse += models_decoder_layer_is_sparse(spec, i);
+    int64_t total = mtk_module_num_parameters(m, false);
+    int64_t idle = sparse * (spec->experts - spec->top_k) * 3 * spec->hidden * spec->moe_intermediate;
+    char *note = mtk_ctx_alloc(c->ctx, 160);
+    if (!note) return;
+    snprintf(note, 160, "active parameters per token: %lld of %lld (%lld of %lld experts in each of %lld MoE layers)",
+             (long long)(total - idle), (long long)total, (long long)spec->top_k, (long long)spec->experts,
+             (long long)sparse);
+    models_cfg_note(c, note);
 }
 
 /* ----------------------------------------------------------------- router */
@@ -75,6 +91,80 @@ static bool router_forward(mtk_module *m, mtk_module_io *io)
 }
 
 const mtk_module_type models_decoder_router_base = { "TopKRouter", router_forward, router_reset, NULL };
+
+/* ------------------------------------------------- grouped sigmoid router */
+
+typedef struct grouped_router_config {
+    int64_t experts, top_k, n_group, topk_group;
+    bool norm_topk;
+    double routed_scaling, initializer_range;
+} grouped_router_config;
+
+static bool grouped_router_reset(mtk_module *m, mtk_rng *rng)
+{
+    /* the weight normal, e_score_correction_bias zeros */
+    const grouped_router_config *c = mtk_module_config(m);
+    mtk_tensor *bias = mtk_module_buffer_at(m, 0, NULL, NULL);
+    if (!mtk_init_normal_(mtk_module_param_at(m, 0, NULL), 0.0, c->initializer_range, rng)) return false;
+    return !bias || mtk_tensor_is_meta(bias) || mtk_zero_(mtk_module_ctx(m), bias) != NULL;
+}
+
+/* x (T, hidden) -> logits (T, E) float32, top-k weights (T, k) float32,
+ * top-k indices (T, k): sigmoid scores; the choice adds
+ * e_score_correction_bias and keeps the topk_group groups whose two best
+ * experts score most; the weights are the chosen experts' scores
+ * (renormalized when norm_topk_prob) times routed_scaling_factor. */
+static bool grouped_router_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const grouped_router_config *c = mtk_module_config(m);
+    mtk_tensor *w = mtk_to_dtype(ctx, mtk_module_param_at(m, 0, NULL), MTK_FLOAT32);
+    mtk_tensor *logits = mtk_linear(ctx, mtk_to_dtype(ctx, io->in[0], MTK_FLOAT32), w, NULL); /* (T, E) */
+    mtk_tensor *scores = mtk_sigmoid(ctx, logits);
+    mtk_tensor *choice = mtk_add(ctx, scores, mtk_module_buffer_at(m, 0, NULL, NULL));
+    if (!choice) return false;
+    int64_t tokens = choice->shape[0], per_group = c->experts / c->n_group;
+    int64_t grouped[3] = { tokens, c->n_group, per_group }, last = -1;
+    mtk_tensor *best2 = NULL, *unused = NULL, *group_idx = NULL;
+    if (!mtk_topk(ctx, mtk_view(ctx, choice, grouped, 3), per_group < 2 ? per_group : 2, -1, true, true, &best2,
+                  &unused))
+        return false;
+    mtk_tensor *group_scores = mtk_sum(ctx, best2, &last, 1, false, MTK_DTYPE_UNDEFINED); /* (T, G) */
+    if (!mtk_topk(ctx, group_scores, c->topk_group, -1, true, false, &unused, &group_idx)) return false;
+    mtk_tensor *group_mask = mtk_scatter_value(ctx, mtk_zeros_like(ctx, group_scores, MTK_DTYPE_UNDEFINED), 1,
+                                               group_idx, 1.0, NULL);                      /* (T, G) */
+    mtk_tensor *score_mask = mtk_reshape(ctx, mtk_expand(ctx, mtk_unsqueeze(ctx, group_mask, -1), grouped, 3),
+                                         choice->shape, 2);                                /* (T, E) */
+    choice = mtk_masked_fill(ctx, choice, mtk_logical_not(ctx, mtk_to_dtype(ctx, score_mask, MTK_BOOL)), -INFINITY);
+    mtk_tensor *indices = NULL;
+    if (!choice || !mtk_topk(ctx, choice, c->top_k, -1, true, false, &unused, &indices)) return false;
+    mtk_tensor *weights = mtk_gather(ctx, scores, 1, indices); /* (T, k) */
+    if (c->norm_topk)
+        weights = mtk_div(ctx, weights,
+                          mtk_add_scalar(ctx, mtk_sum(ctx, weights, &last, 1, true, MTK_DTYPE_UNDEFINED),
+                                         mtk_value_float(1e-20)));
+    io->out[0] = logits;
+    io->out[1] = mtk_mul_scalar(ctx, weights, mtk_value_float(c->routed_scaling));
+    io->out[2] = indices;
+    io->nout = 3;
+    return io->out[1] && io->out[2];
+}
+
+static const mtk_module_type grouped_router_base = { "TopkRouter", grouped_router_forward, grouped_router_reset, NULL };
+static const mtk_module_type grouped_block_base = { "MoE", NULL, NULL, NULL };
+
+bool models_decoder_grouped_names(mtk_ctx *ctx, decoder_types *t, const char *prefix)
+{
+    size_t n = strlen(prefix) + 16;
+    char *router = mtk_ctx_alloc(ctx, n), *block = mtk_ctx_alloc(ctx, n);
+    if (!router || !block) return false;
+    snprintf(router, n, "%s%s", prefix, grouped_router_base.name);
+    snprintf(block, n, "%s%s", prefix, grouped_block_base.name);
+    t->router = grouped_router_base;
+    t->router.name = router;
+    t->moe_block.name = block;
+    return true;
+}
 
 /* ---------------------------------------------------------------- experts */
 
@@ -137,6 +227,7 @@ const mtk_module_type models_decoder_experts_base = { "Experts", experts_forward
 typedef struct moe_config {
     bool shared;        /* qwen2_moe: shared_expert + shared_expert_gate */
     bool experts_first; /* qwen3_moe: children experts, gate             */
+    bool shared_plain;  /* glm4_moe: shared_experts added, no gate       */
 } moe_config;
 
 /* (B, S, H) -> (B, S, H) */
@@ -158,6 +249,7 @@ static bool moe_forward(mtk_module *m, mtk_module_io *io)
     mtk_module_io expert = { .in = { flat, route.out[2], route.out[1] }, .nin = 3 };
     if (!mtk_module_call(mtk_module_child_at(m, 1 - gate_at, NULL), &expert)) return false;
     mtk_tensor *out = expert.out[0];
+    if (c->shared_plain) out = mtk_add(ctx, out, mtk_module_forward(mtk_module_child_at(m, 2, NULL), flat));
     if (c->shared) {
         mtk_tensor *gate = mtk_sigmoid(ctx, mtk_module_forward(mtk_module_child_at(m, 3, NULL), flat)); /* (T, 1) */
         out = mtk_add(ctx, out, mtk_mul(ctx, gate, shared));
@@ -171,21 +263,34 @@ const mtk_module_type models_decoder_moe_block_base = { "SparseMoeBlock", moe_fo
 
 mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
 {
-    mtk_module *router = mtk_module_new(ctx, &t->router, sizeof(router_config));
+    mtk_module *router = mtk_module_new(ctx, &t->router,
+                                        spec->moe == MOE_GROUPED ? sizeof(grouped_router_config) : sizeof(router_config));
     mtk_module *experts = mtk_module_new(ctx, &t->experts, sizeof(experts_config));
     mtk_module *block = mtk_module_new(ctx, &t->moe_block, sizeof(moe_config));
     if (!router || !experts || !block) return NULL;
-    *(router_config *)mtk_module_config(router) =
-        (router_config){ spec->experts, spec->top_k, spec->moe == MOE_MIXTRAL || spec->norm_topk_prob,
-                         spec->initializer_range };
+    bool grouped = spec->moe == MOE_GROUPED;
+    if (grouped)
+        *(grouped_router_config *)mtk_module_config(router) =
+            (grouped_router_config){ spec->experts,     spec->top_k,          spec->n_group,
+                                     spec->topk_group,  spec->norm_topk_prob, spec->routed_scaling,
+                                     spec->initializer_range };
+    else
+        *(router_config *)mtk_module_config(router) =
+            (router_config){ spec->experts, spec->top_k, spec->moe == MOE_MIXTRAL || spec->norm_topk_prob,
+                             spec->initializer_range };
     *(experts_config *)mtk_module_config(experts) =
         (experts_config){ spec->experts, spec->top_k, spec->moe_intermediate, spec->initializer_range };
-    *(moe_config *)mtk_module_config(block) = (moe_config){ spec->moe == MOE_QWEN2, spec->moe_experts_first };
+    *(moe_config *)mtk_module_config(block) = (moe_config){ spec->moe == MOE_QWEN2, spec->moe_experts_first, grouped };
     int64_t router_shape[2] = { spec->experts, spec->hidden };
     int64_t gate_up_shape[3] = { spec->experts, 2 * spec->moe_intermediate, spec->hidden };
     int64_t down_shape[3] = { spec->experts, spec->hidden, spec->moe_intermediate };
-    if (!mtk_module_new_parameter(router, "weight", router_shape, 2) ||
-        !mtk_module_new_parameter(experts, "gate_up_proj", gate_up_shape, 3) ||
+    /* glm4_moe's router is float32 whatever the model's dtype */
+    if (grouped && !mtk_ctx_push_dtype(ctx, MTK_FLOAT32)) return NULL;
+    bool router_ok = mtk_module_new_parameter(router, "weight", router_shape, 2) &&
+                     (!grouped || mtk_module_new_buffer(router, "e_score_correction_bias", &spec->experts, 1,
+                                                        MTK_FLOAT32, true));
+    if (grouped) mtk_ctx_pop_dtype(ctx);
+    if (!router_ok || !mtk_module_new_parameter(experts, "gate_up_proj", gate_up_shape, 3) ||
         !mtk_module_new_parameter(experts, "down_proj", down_shape, 3) ||
         !mtk_module_add(experts, "act_fn", mtk_nn_activation(ctx, spec->act)))
         return NULL;
@@ -200,6 +305,8 @@ mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decod
     if (spec->moe == MOE_QWEN2 &&
         (!mtk_module_add(block, "shared_expert", models_decoder_mlp(ctx, t, spec, spec->shared_intermediate)) ||
          !mtk_module_add(block, "shared_expert_gate", mtk_nn_linear(ctx, spec->hidden, 1, false))))
+        return NULL;
+    if (grouped && !mtk_module_add(block, "shared_experts", models_decoder_mlp(ctx, t, spec, spec->shared_intermediate)))
         return NULL;
     return mtk_module_finish(block);
 }

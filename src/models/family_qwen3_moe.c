@@ -7,28 +7,6 @@
  * summary notes the parameters active per token. */
 #include "models/decoder.h"
 
-#include <stdio.h>
-
-/* "N of M parameters are active per token": the experts a token does not
- * reach are (num_experts - top_k) of each sparse layer's experts. */
-static void note_active(model_config *c, const decoder_spec *spec, mtk_module *m)
-{
-    int64_t sparse = 0;
-    for (int64_t i = 0; i < spec->layers; i++) {
-        bool dense = false;
-        for (int32_t j = 0; j < spec->n_mlp_only; j++) dense = dense || spec->mlp_only[j] == i;
-        if (!dense && (i + 1) % spec->sparse_step == 0) sparse++;
-    }
-    int64_t total = mtk_module_num_parameters(m, false);
-    int64_t idle = sparse * (spec->experts - spec->top_k) * 3 * spec->hidden * spec->moe_intermediate;
-    char *note = mtk_ctx_alloc(c->ctx, 160);
-    if (!note) return;
-    snprintf(note, 160, "active parameters per token: %lld of %lld (%lld of %lld experts in each of %lld MoE layers)",
-             (long long)(total - idle), (long long)total, (long long)spec->top_k, (long long)spec->experts,
-             (long long)sparse);
-    models_cfg_note(c, note);
-}
-
 mtk_module *models_family_qwen3_moe_build(model_config *c, const char *architecture)
 {
     static const decoder_defaults defaults = { .kv_heads = 4, .eps = 1e-6, .tie_embeddings = false, .act = "silu",
@@ -45,6 +23,6 @@ mtk_module *models_family_qwen3_moe_build(model_config *c, const char *architect
     spec.moe_intermediate = models_cfg_positive(c, "moe_intermediate_size", 768);
     if (!models_decoder_read_qwen_moe(c, &spec)) return NULL;
     mtk_module *m = models_decoder_build(c, &spec, architecture);
-    if (m && spec.moe != MOE_NONE) note_active(c, &spec, m);
+    if (m && spec.moe != MOE_NONE) models_decoder_note_active(c, &spec, m);
     return m;
 }

@@ -22,8 +22,14 @@ BASE_CLASS = {
     "qwen3": "Qwen3Model", "qwen3_moe": "Qwen3MoeModel", "olmo2": "Olmo2Model", "smollm3": "SmolLM3Model",
     "granite": "GraniteModel", "phi": "PhiModel", "gemma": "GemmaModel", "gemma2": "Gemma2Model", "phi3": "Phi3Model",
     "gpt2": "GPT2Model", "gpt_neox": "GPTNeoXModel", "bert": "BertModel", "vit": "ViTModel",
+    "gemma3_text": "Gemma3TextModel", "gemma3": "Gemma3Model", "mistral3": "Mistral3Model",
+    "glm4_moe": "Glm4MoeModel",
 }
-MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe"}
+MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe", "glm4_moe"}
+# Multimodal families of which mtk builds the text model only: the vision
+# tower and projector are left out of the comparison (docs/models.md).
+VISION_PARTS = ("vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector.")
+TEXT_ONLY = {"gemma3": VISION_PARTS, "mistral3": VISION_PARTS}
 
 
 def dtype_name(dtype):
@@ -54,18 +60,24 @@ def hf_model(config):
 
 
 def describe(model):
-    """params, buffers, state_dict and counts, in zoo_probe's layout."""
-    params = [[n, list(p.shape), dtype_name(p.dtype), p.requires_grad] for n, p in model.named_parameters()]
+    """params, buffers, state_dict and counts, in zoo_probe's layout (of a
+    TEXT_ONLY family, without its vision parts)."""
+    skip = TEXT_ONLY.get(model.config.model_type, ())
+    named = [(n, p) for n, p in model.named_parameters() if not n.startswith(skip)]
+    params = [[n, list(p.shape), dtype_name(p.dtype), p.requires_grad] for n, p in named]
     modules = dict(model.named_modules())
     buffers = []
     for name, b in model.named_buffers():
+        if name.startswith(skip):
+            continue
         owner, _, local = name.rpartition(".")
         persistent = local not in modules[owner]._non_persistent_buffers_set
         buffers.append([name, list(b.shape), dtype_name(b.dtype), persistent])
-    state_dict = [[k, list(v.shape), dtype_name(v.dtype)] for k, v in model.state_dict().items()]
-    total = sum(p.numel() for p in model.parameters())
+    state_dict = [[k, list(v.shape), dtype_name(v.dtype)] for k, v in model.state_dict().items()
+                  if not k.startswith(skip)]
+    total = sum(p.numel() for _, p in named)
     return {"type": type(model).__name__, "params": params, "buffers": buffers, "state_dict": state_dict,
-            "num_params": total, "trainable_params": sum(p.numel() for p in model.parameters() if p.requires_grad)}
+            "num_params": total, "trainable_params": sum(p.numel() for _, p in named if p.requires_grad)}
 
 
 def forward(model, shape):
