@@ -66,13 +66,30 @@ static bool read_type_rope(model_config *c, const decoder_spec *spec, bool full,
     return ok && models_cfg_ok(c);
 }
 
+/* Gemma3TextConfig's defaults for the sizes a config may leave out (the
+ * text_config of the published 4B..27B configs has no vocab_size), added
+ * to the config so that the common reader finds them. */
+static bool fill_class_defaults(model_config *c)
+{
+    static const struct {
+        const char *key;
+        double value;
+    } sizes[] = { { "vocab_size", 262208 },       { "hidden_size", 2304 },        { "intermediate_size", 9216 },
+                  { "num_hidden_layers", 26 },    { "num_attention_heads", 8 } };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(c->root, sizes[i].key) &&
+            !cJSON_AddNumberToObject(c->root, sizes[i].key, sizes[i].value))
+            return mtk_error(c->ctx, MTK_ERR_OUT_OF_MEMORY, "out of memory");
+    return true;
+}
+
 mtk_module *models_family_gemma3_text_build(model_config *c, const char *architecture)
 {
     static const decoder_defaults defaults = { .kv_heads = 4, .head_dim = 256, .eps = 1e-6, .tie_embeddings = true,
                                                .act = "gelu_pytorch_tanh", .pad_token_id = 0,
                                                .rope_theta = 1000000.0 };
     decoder_spec spec;
-    if (!models_decoder_read_common(c, &spec, "Gemma3", &defaults)) return NULL;
+    if (!fill_class_defaults(c) || !models_decoder_read_common(c, &spec, "Gemma3", &defaults)) return NULL;
     if (models_cfg_bool(c, "use_bidirectional_attention", false))
         return mtk_error(c->ctx, MTK_ERR_NOT_IMPLEMENTED,
                          "%s: field 'use_bidirectional_attention': bidirectional attention is not modelled",

@@ -20,7 +20,8 @@ import hf_oracle
 import random_configs
 
 # Dense decoder families (MoE experts do not run on a real device yet).
-FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "olmo2", "smollm3", "granite", "phi", "gemma", "gemma2", "phi3"]
+FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "olmo2", "smollm3", "granite", "phi", "gemma", "gemma2", "phi3",
+            "gemma3_text", "gemma3", "mistral3"]
 PER_FAMILY = 3
 
 
@@ -31,6 +32,8 @@ def _rope_case(family, rope_type, seed):
     if int(head_dim * cfg.get("partial_rotary_factor", 1.0)) % 2:
         cfg["partial_rotary_factor"] = 1.0  # odd rotary dims break transformers too
     cfg["rope_scaling"] = random_configs.rope_scaling(rng, cfg, rope_type)
+    if "sliding_window" in cfg:
+        cfg["sliding_window"] = 64  # past the longest sequence: the forward without a cache keeps no window
     if family == "phi3":
         cfg["original_max_position_embeddings"] = cfg["rope_scaling"].pop("original_max_position_embeddings")
     return cfg
@@ -41,7 +44,7 @@ def _rope_case(family, rope_type, seed):
 ROPE_CASES = [("%s-%s-%d" % (family, rope_type, seed), _rope_case(family, rope_type, seed))
               for family, rope_type in [("llama", "llama3"), ("llama", "linear"), ("llama", "dynamic"),
                                         ("llama", "yarn"), ("llama", "longrope"), ("qwen2", "yarn"),
-                                        ("qwen3", "yarn"), ("phi3", "longrope")]
+                                        ("qwen3", "yarn"), ("phi3", "longrope"), ("gemma3_text", "linear")]
               for seed in range(2)]
 
 
@@ -57,14 +60,27 @@ def _head_case(family, arch, seed):
 # not padding (the test pads row b with b trailing pad tokens).
 HEAD_CASES = [("%s-%d" % (arch, seed), _head_case(family, arch, seed))
               for family, prefix in [("llama", "Llama"), ("qwen3", "Qwen3"), ("phi3", "Phi3"), ("gemma2", "Gemma2"),
-                                     ("smollm3", "SmolLM3"), ("olmo2", "Olmo2"), ("phi", "Phi")]
+                                     ("smollm3", "SmolLM3"), ("olmo2", "Olmo2"), ("phi", "Phi"),
+                                     ("gemma3_text", "Gemma3Text")]
               for arch in ["%sForSequenceClassification" % prefix, "%sForTokenClassification" % prefix]
-              if arch != "Olmo2ForTokenClassification"
+              if arch not in ("Olmo2ForTokenClassification", "Gemma3TextForTokenClassification")
               for seed in range(2)]
 
 
+def _glm4_dense_case(seed):
+    """glm4_moe with every layer dense (experts do not run on the cpu yet):
+    its partial rotary, q/k/v biases and q/k norms."""
+    cfg = random_configs.glm4_moe(random.Random("cpu-glm4_moe-%d" % seed))
+    cfg["first_k_dense_replace"] = cfg["num_hidden_layers"]
+    cfg["architectures"] = ["Glm4MoeForCausalLM"]
+    return cfg
+
+
+GLM4_CASES = [("glm4_moe-dense-%d" % seed, _glm4_dense_case(seed)) for seed in range(3)]
+
+
 def cases():
-    out = []
+    out = list(GLM4_CASES)
     for family in FAMILIES:
         for i in range(PER_FAMILY):
             cfg = random_configs.GENERATORS[family](random.Random("cpu-%s-%d" % (family, i)))
@@ -72,6 +88,7 @@ def cases():
     out += ROPE_CASES + HEAD_CASES
     for _, cfg in out:
         cfg["torch_dtype"] = "float32"
+        cfg.get("text_config", {}).pop("torch_dtype", None)
     return out
 
 
@@ -97,14 +114,17 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     rng = random.Random(case_id)
     longest = 40 if case_id in dict(ROPE_CASES) else 12
     shape = (rng.randint(1, 3), rng.randint(1, longest))
-    ids = torch.randint(1, cfg["vocab_size"], shape, generator=torch.Generator().manual_seed(3))
+    text_cfg = cfg.get("text_config", cfg)
+    ids = torch.randint(1, text_cfg["vocab_size"], shape, generator=torch.Generator().manual_seed(3))
     if arch.endswith("ForSequenceClassification"):
         for b in range(1, shape[0]):
             ids[b, max(1, shape[1] - b):] = cfg["pad_token_id"]
     with torch.no_grad():
         out = model(input_ids=ids)
     want = out["logits"] if out.get("logits") is not None else out["last_hidden_state"]
-    tensors = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+    # the vision tower and projector of gemma3 / mistral3 are not mtk's
+    skip = hf_oracle.TEXT_ONLY.get(config.model_type, ())
+    tensors = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items() if not k.startswith(skip)}
     tensors["input_ids"] = ids
     save_file(tensors, str(tmp_path / "weights.safetensors"))
     result = subprocess.run([zoo_probe_bin, "--cpu-forward", str(tmp_path / "config.json"),

@@ -47,12 +47,25 @@ PUBLISHED_COUNTS = {
     "smollm3-3b": 3_075_098_624,
     "phi-2": 2_779_683_840,  # the model card's 2.7B
 }
+PUBLISHED_COUNTS.update({
+    "gemma-3-1b": 999_885_952,  # google/gemma-3-1b-it's safetensors total
+})
+
+# Multimodal built-ins whose text model mtk builds: the published total is
+# mtk's count plus the vision tower and projector as transformers builds them.
+PUBLISHED_MULTIMODAL_COUNTS = {
+    "gemma-3-27b": 27_432_406_640,         # google/gemma-3-27b-it
+    "mistral-small-3.1": 24_011_361_280,   # mistralai/Mistral-Small-3.1-24B-Instruct-2503
+}
 
 # Parameters a token reaches in the MoE built-ins (the model cards' "activated").
 ACTIVE_COUNTS = {
     "qwen3-30b-a3b": 3_353_032_704,
     "qwen3-235b-a22b": 22_190_763_520,
 }
+# GLM-4.5-Air's card: 106B total, 12B active (13.4B with the embeddings and lm_head counted);
+# exactly: 1 dense + 45 MoE layers of 8 of 128 routed experts and 1 shared
+ACTIVE_COUNTS.update({"glm-4.5-air": 13_424_123_904})
 
 LAYER_COUNT_KEY = {"gpt2": "n_layer"}
 
@@ -134,9 +147,10 @@ def _layer_key(cfg):
 LAYER_RE = re.compile(r"^(.*?\.(?:layers|h|layer)\.)(\d+)(\..*)$")
 
 
-def expand_layers(rows, layers):
+def expand_layers(rows, layers, dense_first=False):
     """The [[name, ...]] list of a two-layer model, extended to `layers`
-    layers by repeating layer 1 (layers are alike within a family)."""
+    layers by repeating layer 1 (layers are alike within a family, but for
+    a dense first layer before MoE ones when `dense_first`)."""
     prefix, block0, block1, suffix = [], [], [], []
     for row in rows:
         m = LAYER_RE.match(row[0])
@@ -146,7 +160,7 @@ def expand_layers(rows, layers):
             assert not suffix, "layer keys after the layers: %s" % row[0]
             (block0 if m.group(2) == "0" else block1).append(row)
     renamed = [[LAYER_RE.sub(r"\g<1>0\3", r[0]), *r[1:]] for r in block1]
-    assert renamed == block0, "layers 0 and 1 differ: cannot extrapolate"
+    assert dense_first or renamed == block0, "layers 0 and 1 differ: cannot extrapolate"
     out = prefix + block0
     for i in range(1, layers):
         out += [[LAYER_RE.sub(r"\g<1>%d\3" % i, r[0]), *r[1:]] for r in block1]
@@ -184,6 +198,8 @@ REQUIRED_BUILTINS = {
     "llama-3.3-70b", "olmo-2-7b", "smollm3-3b", "phi-2",
 }
 OPTIONAL_BUILTINS = {"pythia-160m"}
+REQUIRED_BUILTINS |= {"gemma-3-1b", "gemma-3-27b", "mistral-small-3.1"}
+OPTIONAL_BUILTINS |= {"glm-4.5-air"}
 
 
 def test_builtin_models_cover_the_issue(builtin_models):
@@ -210,12 +226,16 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
         assert_same_forward(got["forwards"][0], hf_oracle.forward(model, shape))
         return
     # big: the same config with two layers, compared in full ...
-    layers = cfg[_layer_key(cfg)]
+    layer_cfg = cfg.get("text_config", cfg)  # multimodal: the text model's layers
+    layers = layer_cfg[_layer_key(layer_cfg)]
+    dense_first = layer_cfg.get("first_k_dense_replace", 0)
+    assert dense_first <= 1, "a two-layer copy cannot stand for %d dense layers" % dense_first
     small = copy.deepcopy(cfg)
-    small[_layer_key(cfg)] = 2
-    for key, value in cfg.items():  # per-layer lists (layer_types, no_rope_layers) follow
+    small_layer_cfg = small.get("text_config", small)
+    small_layer_cfg[_layer_key(layer_cfg)] = 2
+    for key, value in layer_cfg.items():  # per-layer lists (layer_types, no_rope_layers) follow
         if isinstance(value, list) and len(value) == layers:
-            small[key] = value[:2]
+            small_layer_cfg[key] = value[:2]
     (tmp_path / "config.json").write_text(json.dumps(small))
     model = hf_oracle.hf_model(hf_oracle.hf_config(small, str(tmp_path)))
     want = hf_oracle.describe(model)
@@ -223,8 +243,8 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
     assert_same_model(got_small, want)
     assert_same_forward(got_small["forwards"][0], hf_oracle.forward(model, shape))
     # ... then the full model's keys and count, extrapolated layer by layer
-    assert_same_tensors(got["state_dict"], expand_layers(want["state_dict"], layers), "state dict")
-    assert_same_tensors(got["params"], expand_layers(want["params"], layers), "parameters")
+    assert_same_tensors(got["state_dict"], expand_layers(want["state_dict"], layers, dense_first), "state dict")
+    assert_same_tensors(got["params"], expand_layers(want["params"], layers, dense_first), "parameters")
     per_layer = sum(_numel(r[1]) for r in want["params"] if LAYER_RE.match(r[0])
                     and LAYER_RE.match(r[0]).group(2) == "1")
     assert got["num_params"] == want["num_params"] + (layers - 2) * per_layer
@@ -247,3 +267,22 @@ def test_moe_summary_says_active_parameters(name, active, mtk):
     summary = json.loads(result.stdout)
     wanted = "active parameters per token: %d of %d" % (active, summary["total_params"])
     assert any(note.startswith(wanted) for note in summary["notes"]), summary["notes"]
+
+
+@pytest.mark.parametrize("name,count", sorted(PUBLISHED_MULTIMODAL_COUNTS.items()))
+def test_multimodal_published_count_is_text_model_plus_vision(name, count, builtin_models, mtk, tmp_path):
+    """mtk counts the text model; transformers' vision tower and projector of
+    the same config make up the rest of the published total."""
+    result = mtk("summary", name, "--json", "--depth", "0", "--input", "1x8")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert any("vision tower" in note for note in summary["notes"]), summary["notes"]
+    config = hf_oracle.hf_config(builtin_models[name]["config"], str(tmp_path))
+    projector = getattr(hf_oracle.transformers.models, config.model_type)
+    projector = getattr(getattr(projector, "modeling_" + config.model_type),
+                        config.__class__.__name__.replace("Config", "MultiModalProjector"))
+    with hf_oracle.torch.device("meta"):
+        vision = hf_oracle.transformers.AutoModel.from_config(config.vision_config)
+        vision_params = sum(p.numel() for p in vision.parameters()) + sum(
+            p.numel() for p in projector(config).parameters())
+    assert summary["total_params"] + vision_params == count
