@@ -190,11 +190,15 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
         mtk_ctx_clear_error(ctx);
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                   "memory: --mode generate models the KV cache of the decoder families (llama, mistral, mixtral, "
-                  "qwen2, qwen2_moe, gemma, gemma2, phi3); %s (%s) is not one of them",
+                  "qwen2, qwen2_moe, qwen3, gemma, gemma2, gemma3, phi3, ...); %s (%s) is not one of them",
                   model_name, info.architecture);
         return NULL;
     }
-    if (len < 11 || strcmp(info.architecture + len - 11, "ForCausalLM") != 0) {
+    /* an LM head: <Prefix>ForCausalLM, or the text model of a multimodal
+       <Prefix>ForConditionalGeneration (gemma3, mistral3) */
+    bool lm = (len >= 11 && strcmp(info.architecture + len - 11, "ForCausalLM") == 0) ||
+              (len >= 24 && strcmp(info.architecture + len - 24, "ForConditionalGeneration") == 0);
+    if (!lm) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                   "memory: --mode generate needs a ForCausalLM (%s is %s, a base model without lm_head)", model_name,
                   info.architecture);

@@ -2,7 +2,8 @@
 (a seeded random small config of tests/models/random_configs.py, as a
 ForCausalLM), float32 / bfloat16, eager / sdpa, several (batch, prompt,
 new tokens), with sliding windows shorter than the text for mistral,
-qwen2 and gemma2 (and phi3), so the windowed cache and masks are hit."""
+qwen2, gemma2 and gemma3_text (and phi3), so the windowed cache and masks
+are hit."""
 import random
 import sys
 from pathlib import Path
@@ -11,9 +12,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 import random_configs  # noqa: E402
 
 FAMILIES = ["llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2", "phi3"]
+FAMILIES += ["gemma3_text"]
 CAUSAL_LM = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
              "qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "gemma": "GemmaForCausalLM",
              "gemma2": "Gemma2ForCausalLM", "phi3": "Phi3ForCausalLM"}
+CAUSAL_LM.update({"gemma3_text": "Gemma3ForCausalLM"})
 # (dtype, attention, batch, prompt, new tokens)
 SHAPES = [("float32", "sdpa", 1, 20, 6), ("bfloat16", "eager", 2, 13, 4), ("float32", "eager", 3, 9, 12),
           ("bfloat16", "sdpa", 2, 17, 9)]
@@ -32,6 +35,11 @@ def _config(family, seed, attention):
         cfg["sliding_window"] = 8
     if family == "phi3" and seed % 2:
         cfg["sliding_window"] = 10
+    if family == "gemma3_text":  # sliding and full layers, each with its rope and cache layer
+        cfg.pop("sliding_window_pattern", None)
+        cfg["sliding_window"] = 8
+        cfg["layer_types"] = ["sliding_attention" if i % 2 == 0 else "full_attention"
+                              for i in range(cfg["num_hidden_layers"])]
     return cfg
 
 
