@@ -79,8 +79,31 @@ def _glm4_dense_case(seed):
 GLM4_CASES = [("glm4_moe-dense-%d" % seed, _glm4_dense_case(seed)) for seed in range(3)]
 
 
+def _window_case(family, seed):
+    """Sliding windows shorter than the text, sliding and full layers mixed
+    (gemma3: each layer type with its own rope), run through mtk's cached
+    forward, which builds transformers' masks."""
+    rng = random.Random("cpu-window-%s-%d" % (family, seed))
+    cfg = random_configs.GENERATORS[family](rng)
+    text = cfg.get("text_config", cfg)
+    text["sliding_window"] = rng.choice([3, 5])
+    text["num_hidden_layers"] = max(text["num_hidden_layers"], 2)
+    if family != "mistral3":
+        text.pop("sliding_window_pattern", None)
+        text["layer_types"] = ["full_attention" if i % 2 else "sliding_attention"
+                               for i in range(text["num_hidden_layers"])]
+        cfg["architectures"] = ["Gemma3ForCausalLM" if family == "gemma3_text" else "Gemma3ForConditionalGeneration"]
+    else:
+        cfg["architectures"] = ["Mistral3ForConditionalGeneration"]
+    return cfg
+
+
+WINDOW_CASES = [("window-%s-%d" % (family, seed), _window_case(family, seed))
+                for family in ["gemma3_text", "gemma3", "mistral3"] for seed in range(2)]
+
+
 def cases():
-    out = list(GLM4_CASES)
+    out = list(GLM4_CASES) + WINDOW_CASES
     for family in FAMILIES:
         for i in range(PER_FAMILY):
             cfg = random_configs.GENERATORS[family](random.Random("cpu-%s-%d" % (family, i)))
@@ -113,7 +136,8 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     randomize_(model, 7)
     rng = random.Random(case_id)
     longest = 40 if case_id in dict(ROPE_CASES) else 12
-    shape = (rng.randint(1, 3), rng.randint(1, longest))
+    windowed = case_id in dict(WINDOW_CASES)
+    shape = (rng.randint(1, 3), rng.randint(8, 16) if windowed else rng.randint(1, longest))
     text_cfg = cfg.get("text_config", cfg)
     ids = torch.randint(1, text_cfg["vocab_size"], shape, generator=torch.Generator().manual_seed(3))
     if arch.endswith("ForSequenceClassification"):
@@ -127,7 +151,8 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     tensors = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items() if not k.startswith(skip)}
     tensors["input_ids"] = ids
     save_file(tensors, str(tmp_path / "weights.safetensors"))
-    result = subprocess.run([zoo_probe_bin, "--cpu-forward", str(tmp_path / "config.json"),
+    result = subprocess.run([zoo_probe_bin, "--cpu-forward-cached" if windowed else "--cpu-forward",
+                             str(tmp_path / "config.json"),
                              str(tmp_path / "weights.safetensors"), str(tmp_path / "out.safetensors")],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
