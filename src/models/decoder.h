@@ -238,23 +238,38 @@ bool models_decoder_layer_is_sparse(const decoder_spec *spec, int64_t index);
  * (E - k) idle experts are not active. */
 void models_decoder_note_active(model_config *c, const decoder_spec *spec, mtk_module *m);
 
+/* A multimodal family's vision parts: from the config and its
+ * vision_config (`vision`, an empty object when absent), the tower and the
+ * projector to the text model's hidden size.  False with the error set. */
+typedef bool (*multimodal_vision_builder)(model_config *c, model_config *vision, int64_t text_hidden,
+                                          mtk_module **tower, mtk_module **projector);
+
 /* The multimodal wrappers (gemma3, mistral3; decoder_multimodal.c):
  * builds the text model of the config's text_config with `text_build`
- * (its base class `text_base`) and wraps it as transformers 5 does:
- * <prefix>Model (language_model) and <prefix>ForConditionalGeneration
- * (model, lm_head tied to model.language_model.embed_tokens when the
- * top-level tie_word_embeddings, default true).  The vision tower and
- * projector are not built: a note says so.  NULL with the error set. */
+ * (its base class `text_base`), the vision tower and projector with
+ * `vision_build` (NULL: not modelled, a note says so), and wraps them as
+ * transformers 5 does: <prefix>Model (vision_tower, multi_modal_projector,
+ * language_model) and <prefix>ForConditionalGeneration (model, lm_head
+ * tied to model.language_model.embed_tokens when the top-level
+ * tie_word_embeddings, default true).  NULL with the error set. */
 mtk_module *models_decoder_build_multimodal(model_config *c, const char *architecture, const char *prefix,
                                             model_family_builder text_build, const char *text_type,
-                                            const char *text_base);
+                                            const char *text_base, multimodal_vision_builder vision_build);
 
-/* The wrapping itself (decoder_model.c): <prefix>Model with `text` (a
- * decoder base model) as language_model; for an architecture ending in
+/* The wrapping itself (decoder_model.c): <prefix>Model with `tower` and
+ * `projector` (both NULL: none) and `text` (a decoder base model, the
+ * last child) as language_model; for an architecture ending in
  * ForConditionalGeneration also the LM over it (model, lm_head, tied when
- * `tie`).  NULL (propagated) with the error set. */
-mtk_module *models_decoder_wrap_text(model_config *c, mtk_module *text, const char *prefix, const char *architecture,
-                                     bool tie);
+ * `tie`).  The forward runs the language model on token ids.  NULL
+ * (propagated) with the error set. */
+mtk_module *models_decoder_wrap_text(model_config *c, mtk_module *text, mtk_module *tower, mtk_module *projector,
+                                     const char *prefix, const char *architecture, bool tie);
+
+/* SigLIP's vision tower (SiglipVisionModel) of a siglip_vision_model
+ * config, and Gemma 3's multi-modal projector (vision_siglip.c).  NULL
+ * with the error set. */
+mtk_module *models_siglip_vision(model_config *vision);
+mtk_module *models_gemma3_projector(model_config *c, model_config *vision, int64_t text_hidden);
 
 /* MOE_GROUPED's class names (decoder_moe.c): <Prefix>MoE, <Prefix>TopkRouter. */
 bool models_decoder_grouped_names(mtk_ctx *ctx, decoder_types *t, const char *prefix);

@@ -220,7 +220,8 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
         out->lm_head = child(m, 1);
         model = child(m, 0);
     }
-    if (mtk_module_type_of(model)->forward == wrapper_forward) model = child(model, 0); /* language_model */
+    if (mtk_module_type_of(model)->forward == wrapper_forward) /* language_model */
+        model = child(model, mtk_module_child_count(model) - 1);
     if (mtk_module_type_of(model)->forward != model_forward) return false;
     const model_config_ *c = mtk_module_config(model);
     out->embed = child(model, M_EMBED);
@@ -262,16 +263,17 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
 
 /* ------------------------------------------------------- multimodal wrap */
 
-/* forward(input_ids (B, S)) -> language_model's last hidden state */
+/* forward(input_ids (B, S)) -> language_model's (the last child's) last
+ * hidden state */
 static bool wrapper_forward(mtk_module *m, mtk_module_io *io)
 {
-    io->out[0] = mtk_module_forward(child(m, 0), io->in[0]);
+    io->out[0] = mtk_module_forward(child(m, mtk_module_child_count(m) - 1), io->in[0]);
     io->nout = 1;
     return io->out[0] != NULL;
 }
 
-mtk_module *models_decoder_wrap_text(model_config *c, mtk_module *text, const char *prefix, const char *architecture,
-                                     bool tie)
+mtk_module *models_decoder_wrap_text(model_config *c, mtk_module *text, mtk_module *tower, mtk_module *projector,
+                                     const char *prefix, const char *architecture, bool tie)
 {
     mtk_ctx *ctx = c->ctx;
     decoder_parts parts;
@@ -284,7 +286,11 @@ mtk_module *models_decoder_wrap_text(model_config *c, mtk_module *text, const ch
                     prefix))
         return NULL;
     mtk_module *model = mtk_module_new(ctx, &types[0], 0);
-    if (!model || !mtk_module_add(model, "language_model", text) || !mtk_module_finish(model)) return NULL;
+    if (!model) return NULL;
+    if (tower && (!mtk_module_add(model, "vision_tower", tower) ||
+                  !mtk_module_add(model, "multi_modal_projector", projector)))
+        return NULL;
+    if (!mtk_module_add(model, "language_model", text) || !mtk_module_finish(model)) return NULL;
     size_t n = strlen(architecture);
     if (n < 24 || strcmp(architecture + n - 24, "ForConditionalGeneration") != 0) return model;
     const mtk_tensor *embed = mtk_module_param_at(parts.embed, 0, NULL); /* (vocab, hidden) */

@@ -122,8 +122,21 @@ mtk_module *models_family_gemma3_text_build(model_config *c, const char *archite
     return models_decoder_build(c, &spec, architecture);
 }
 
+/* gemma3's vision parts: a SigLIP tower (a siglip_vision_model
+ * vision_config) and Gemma3MultiModalProjector. */
+static bool gemma3_vision(model_config *c, model_config *vision, int64_t text_hidden, mtk_module **tower,
+                          mtk_module **projector)
+{
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(vision->root, "model_type");
+    if (type && !(cJSON_IsString(type) && strcmp(type->valuestring, "siglip_vision_model") == 0))
+        return models_cfg_fail(c, "vision_config.model_type", "expected 'siglip_vision_model'");
+    *tower = models_siglip_vision(vision);
+    *projector = *tower ? models_gemma3_projector(c, vision, text_hidden) : NULL;
+    return *projector != NULL;
+}
+
 mtk_module *models_family_gemma3_build(model_config *c, const char *architecture)
 {
     return models_decoder_build_multimodal(c, architecture, "Gemma3", models_family_gemma3_text_build, "gemma3_text",
-                                           "Gemma3TextModel");
+                                           "Gemma3TextModel", gemma3_vision);
 }

@@ -8,5 +8,5 @@
 mtk_module *models_family_mistral3_build(model_config *c, const char *architecture)
 {
     return models_decoder_build_multimodal(c, architecture, "Mistral3", models_family_mistral_build, "mistral",
-                                           "MistralModel");
+                                           "MistralModel", NULL);
 }

@@ -28,8 +28,9 @@ BASE_CLASS = {
 MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe", "glm4_moe"}
 # Multimodal families of which mtk builds the text model only: the vision
 # tower and projector are left out of the comparison (docs/models.md).
+# gemma3's SigLIP tower and projector are built and compared.
 VISION_PARTS = ("vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector.")
-TEXT_ONLY = {"gemma3": VISION_PARTS, "mistral3": VISION_PARTS}
+TEXT_ONLY = {"mistral3": VISION_PARTS}
 
 
 def dtype_name(dtype):

@@ -371,9 +371,13 @@ def _vision_free(text_cfg, model_type, arch_rng):
 
 def gemma3(rng):
     cfg = _vision_free(gemma3_text(rng), "gemma3", rng)
-    cfg.update(mm_tokens_per_image=4, vision_config={
-        "model_type": "siglip_vision_model", "hidden_size": 8, "intermediate_size": 5, "num_hidden_layers": 1,
-        "num_attention_heads": 2, "image_size": 28, "patch_size": 14, "vision_use_head": False})
+    side, patch = rng.choice([2, 4]), rng.choice([7, 14])
+    heads = rng.choice([1, 2, 3])
+    cfg.update(mm_tokens_per_image=rng.choice([p for p in (1, 2, 4) if side % p == 0]) ** 2, vision_config={
+        "model_type": "siglip_vision_model", "hidden_size": heads * rng.choice([2, 4]),
+        "intermediate_size": _odd(rng, 3, 13), "num_hidden_layers": rng.randint(0, 2), "num_attention_heads": heads,
+        "image_size": side * patch, "patch_size": patch, "vision_use_head": rng.random() < 0.3,
+        "layer_norm_eps": rng.choice([1e-6, 1e-5])})
     return cfg
 
 

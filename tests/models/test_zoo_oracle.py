@@ -49,12 +49,12 @@ PUBLISHED_COUNTS = {
 }
 PUBLISHED_COUNTS.update({
     "gemma-3-1b": 999_885_952,  # google/gemma-3-1b-it's safetensors total
+    "gemma-3-27b": 27_432_406_640,  # google/gemma-3-27b-it: text model, SigLIP tower and projector
 })
 
 # Multimodal built-ins whose text model mtk builds: the published total is
 # mtk's count plus the vision tower and projector as transformers builds them.
 PUBLISHED_MULTIMODAL_COUNTS = {
-    "gemma-3-27b": 27_432_406_640,         # google/gemma-3-27b-it
     "mistral-small-3.1": 24_011_361_280,   # mistralai/Mistral-Small-3.1-24B-Instruct-2503
 }
 
@@ -145,25 +145,26 @@ def _layer_key(cfg):
 
 
 LAYER_RE = re.compile(r"^(.*?\.(?:layers|h|layer)\.)(\d+)(\..*)$")
+TEXT_LAYER_RE = re.compile(r"^(.*?language_model\.layers\.)(\d+)(\..*)$")  # a multimodal model's text layers
 
 
-def expand_layers(rows, layers, dense_first=False):
+def expand_layers(rows, layers, dense_first=False, layer_re=LAYER_RE):
     """The [[name, ...]] list of a two-layer model, extended to `layers`
     layers by repeating layer 1 (layers are alike within a family, but for
     a dense first layer before MoE ones when `dense_first`)."""
     prefix, block0, block1, suffix = [], [], [], []
     for row in rows:
-        m = LAYER_RE.match(row[0])
+        m = layer_re.match(row[0])
         if not m:
             (suffix if block0 else prefix).append(row)
         else:
             assert not suffix, "layer keys after the layers: %s" % row[0]
             (block0 if m.group(2) == "0" else block1).append(row)
-    renamed = [[LAYER_RE.sub(r"\g<1>0\3", r[0]), *r[1:]] for r in block1]
+    renamed = [[layer_re.sub(r"\g<1>0\3", r[0]), *r[1:]] for r in block1]
     assert dense_first or renamed == block0, "layers 0 and 1 differ: cannot extrapolate"
     out = prefix + block0
     for i in range(1, layers):
-        out += [[LAYER_RE.sub(r"\g<1>%d\3" % i, r[0]), *r[1:]] for r in block1]
+        out += [[layer_re.sub(r"\g<1>%d\3" % i, r[0]), *r[1:]] for r in block1]
     return out + suffix
 
 
@@ -243,10 +244,12 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
     assert_same_model(got_small, want)
     assert_same_forward(got_small["forwards"][0], hf_oracle.forward(model, shape))
     # ... then the full model's keys and count, extrapolated layer by layer
-    assert_same_tensors(got["state_dict"], expand_layers(want["state_dict"], layers, dense_first), "state dict")
-    assert_same_tensors(got["params"], expand_layers(want["params"], layers, dense_first), "parameters")
-    per_layer = sum(_numel(r[1]) for r in want["params"] if LAYER_RE.match(r[0])
-                    and LAYER_RE.match(r[0]).group(2) == "1")
+    layer_re = TEXT_LAYER_RE if "text_config" in cfg else LAYER_RE
+    assert_same_tensors(got["state_dict"], expand_layers(want["state_dict"], layers, dense_first, layer_re),
+                        "state dict")
+    assert_same_tensors(got["params"], expand_layers(want["params"], layers, dense_first, layer_re), "parameters")
+    per_layer = sum(_numel(r[1]) for r in want["params"] if layer_re.match(r[0])
+                    and layer_re.match(r[0]).group(2) == "1")
     assert got["num_params"] == want["num_params"] + (layers - 2) * per_layer
     # output shapes do not depend on the number of layers
     assert got["forwards"][0]["outputs"] == got_small["forwards"][0]["outputs"]
