@@ -161,3 +161,35 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     got = load_file(str(tmp_path / "out.safetensors"))["output"]
     assert got.shape == want.shape
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+VISION_CASES = [("vision-gemma3-%d" % seed, random_configs.gemma3(random.Random("cpu-vision-gemma3-%d" % seed)))
+                for seed in range(4)]
+
+
+@pytest.mark.parametrize("case_id,cfg", VISION_CASES, ids=[c[0] for c in VISION_CASES])
+def test_cpu_vision_tower_and_projector_match_transformers(case_id, cfg, zoo_probe_bin, tmp_path):
+    """gemma3's SigLIP tower and projector on random pixels: the image
+    features transformers' get_image_features gives, within 1e-4."""
+    cfg = dict(cfg, architectures=["Gemma3ForConditionalGeneration"], torch_dtype="float32")
+    cfg["vision_config"] = dict(cfg["vision_config"], vision_use_head=False)
+    config = hf_oracle.hf_config(cfg, str(tmp_path))
+    model = hf_oracle.transformers.Gemma3ForConditionalGeneration._from_config(config).eval()
+    randomize_(model, 11)
+    vision = config.vision_config
+    pixels = torch.randn(random.Random(case_id).randint(1, 2), vision.num_channels, vision.image_size,
+                         vision.image_size, generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        want = model.model.get_image_features(pixel_values=pixels).pooler_output
+    tensors = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+    tensors["pixel_values"] = pixels
+    save_file(tensors, str(tmp_path / "weights.safetensors"))
+    result = subprocess.run([zoo_probe_bin, "--cpu-forward-vision", str(tmp_path / "config.json"),
+                             str(tmp_path / "weights.safetensors"), str(tmp_path / "out.safetensors")],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert "error" not in answer, answer["error"]
+    got = load_file(str(tmp_path / "out.safetensors"))["output"]
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
