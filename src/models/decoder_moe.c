@@ -1,9 +1,11 @@
-/* Mixture-of-experts blocks (mixtral, qwen2_moe) as transformers 5 lays
- * them out: <Prefix>SparseMoeBlock with a <Prefix>TopKRouter `gate`
+/* Mixture-of-experts blocks (mixtral, qwen2_moe, qwen3_moe, glm4_moe) as
+ * transformers 5 lays them out: <Prefix>SparseMoeBlock with a <Prefix>TopKRouter `gate`
  * (weight (E, hidden)) and <Prefix>Experts `experts` holding all experts in
  * two 3-D parameters, gate_up_proj (E, 2 I, hidden) and down_proj
  * (E, hidden, I); qwen2_moe adds a dense shared_expert and its
- * shared_expert_gate.
+ * shared_expert_gate; glm4_moe's <Prefix>MoE has a float32
+ * <Prefix>TopkRouter (sigmoid scores, e_score_correction_bias, grouped
+ * top-k) and shared_experts, an MLP added without a gate.
  *
  * Which tokens go to which expert depends on the data.  On meta the
  * experts assume balanced routing: of the T * top_k (token, expert) pairs
@@ -151,7 +153,6 @@ static bool grouped_router_forward(mtk_module *m, mtk_module_io *io)
 }
 
 static const mtk_module_type grouped_router_base = { "TopkRouter", grouped_router_forward, grouped_router_reset, NULL };
-static const mtk_module_type grouped_block_base = { "MoE", NULL, NULL, NULL };
 
 bool models_decoder_grouped_names(mtk_ctx *ctx, decoder_types *t, const char *prefix)
 {
@@ -159,7 +160,7 @@ bool models_decoder_grouped_names(mtk_ctx *ctx, decoder_types *t, const char *pr
     char *router = mtk_ctx_alloc(ctx, n), *block = mtk_ctx_alloc(ctx, n);
     if (!router || !block) return false;
     snprintf(router, n, "%s%s", prefix, grouped_router_base.name);
-    snprintf(block, n, "%s%s", prefix, grouped_block_base.name);
+    snprintf(block, n, "%sMoE", prefix);
     t->router = grouped_router_base;
     t->router.name = router;
     t->moe_block.name = block;
