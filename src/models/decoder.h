@@ -247,7 +247,7 @@ typedef bool (*multimodal_vision_builder)(model_config *c, model_config *vision,
 /* The multimodal wrappers (gemma3, mistral3; decoder_multimodal.c):
  * builds the text model of the config's text_config with `text_build`
  * (its base class `text_base`), the vision tower and projector with
- * `vision_build` (NULL: not modelled, a note says so), and wraps them as
+ * `vision_build`, and wraps them as
  * transformers 5 does: <prefix>Model (vision_tower, multi_modal_projector,
  * language_model) and <prefix>ForConditionalGeneration (model, lm_head
  * tied to model.language_model.embed_tokens when the top-level
@@ -270,6 +270,12 @@ mtk_module *models_decoder_wrap_text(model_config *c, mtk_module *text, mtk_modu
  * with the error set. */
 mtk_module *models_siglip_vision(model_config *vision);
 mtk_module *models_gemma3_projector(model_config *c, model_config *vision, int64_t text_hidden);
+
+/* Pixtral's vision tower (PixtralVisionModel) and Mistral 3's projector,
+ * parameters and buffers only (vision_pixtral.c).  NULL with the error
+ * set. */
+mtk_module *models_pixtral_vision(model_config *vision);
+mtk_module *models_mistral3_projector(model_config *c, model_config *vision, int64_t text_hidden, double text_eps);
 
 /* MOE_GROUPED's class names (decoder_moe.c): <Prefix>MoE, <Prefix>TopkRouter. */
 bool models_decoder_grouped_names(mtk_ctx *ctx, decoder_types *t, const char *prefix);

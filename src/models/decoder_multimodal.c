@@ -1,6 +1,6 @@
 /* The multimodal configs (gemma3, mistral3): the family of the
- * text_config builds the language model, the family's vision builder (if
- * any) the vision tower and projector, wrapped as transformers 5 nests
+ * text_config builds the language model, the family's vision builder the
+ * vision tower and projector, wrapped as transformers 5 nests
  * them in <Prefix>ForConditionalGeneration (model.vision_tower.*,
  * model.multi_modal_projector.*, model.language_model.*, lm_head).  The
  * forward takes token ids; the summary says what is left out. */
@@ -9,9 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char vision_note[] =
-    "the vision tower and multi-modal projector (vision_config) are not modelled: parameters, FLOPs and memory are "
-    "the text model's (model.language_model, lm_head)";
 static const char image_note[] =
     "image inputs are not modelled: the forward takes token ids and, as transformers without pixel_values, does not "
     "run the vision tower (its parameters are counted)";
@@ -43,10 +40,6 @@ mtk_module *models_decoder_build_multimodal(model_config *c, const char *archite
     for (int32_t i = 0; i < sub.nnotes; i++) models_cfg_note(c, sub.notes[i]);
     bool tie = models_cfg_bool(c, "tie_word_embeddings", true);
     if (!language_model || !models_cfg_ok(c)) return NULL;
-    if (!vision_build) {
-        models_cfg_note(c, vision_note);
-        return models_decoder_wrap_text(c, language_model, NULL, NULL, prefix, architecture, tie);
-    }
     /* an absent vision_config is the vision class's defaults */
     cJSON *vision_json = cJSON_GetObjectItemCaseSensitive(c->root, "vision_config");
     cJSON *empty = NULL;

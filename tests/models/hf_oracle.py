@@ -26,11 +26,7 @@ BASE_CLASS = {
     "glm4_moe": "Glm4MoeModel",
 }
 MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe", "glm4_moe"}
-# Multimodal families of which mtk builds the text model only: the vision
-# tower and projector are left out of the comparison (docs/models.md).
-# gemma3's SigLIP tower and projector are built and compared.
-VISION_PARTS = ("vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector.")
-TEXT_ONLY = {"mistral3": VISION_PARTS}
+
 
 
 def dtype_name(dtype):
@@ -61,21 +57,16 @@ def hf_model(config):
 
 
 def describe(model):
-    """params, buffers, state_dict and counts, in zoo_probe's layout (of a
-    TEXT_ONLY family, without its vision parts)."""
-    skip = TEXT_ONLY.get(model.config.model_type, ())
-    named = [(n, p) for n, p in model.named_parameters() if not n.startswith(skip)]
+    """params, buffers, state_dict and counts, in zoo_probe's layout."""
+    named = list(model.named_parameters())
     params = [[n, list(p.shape), dtype_name(p.dtype), p.requires_grad] for n, p in named]
     modules = dict(model.named_modules())
     buffers = []
     for name, b in model.named_buffers():
-        if name.startswith(skip):
-            continue
         owner, _, local = name.rpartition(".")
         persistent = local not in modules[owner]._non_persistent_buffers_set
         buffers.append([name, list(b.shape), dtype_name(b.dtype), persistent])
-    state_dict = [[k, list(v.shape), dtype_name(v.dtype)] for k, v in model.state_dict().items()
-                  if not k.startswith(skip)]
+    state_dict = [[k, list(v.shape), dtype_name(v.dtype)] for k, v in model.state_dict().items()]
     total = sum(p.numel() for _, p in named)
     return {"type": type(model).__name__, "params": params, "buffers": buffers, "state_dict": state_dict,
             "num_params": total, "trainable_params": sum(p.numel() for _, p in named if p.requires_grad)}

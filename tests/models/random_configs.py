@@ -383,9 +383,13 @@ def gemma3(rng):
 
 def mistral3(rng):
     cfg = _vision_free(mistral(rng), "mistral3", rng)
-    cfg["vision_config"] = {"model_type": "pixtral", "hidden_size": 8, "intermediate_size": 5,
-                            "num_hidden_layers": 1, "num_attention_heads": 2, "image_size": 28, "patch_size": 14,
-                            "head_dim": 4}
+    heads = rng.choice([1, 2, 3])
+    cfg["vision_config"] = {"model_type": "pixtral", "hidden_size": heads * rng.choice([4, 6]),
+                            "intermediate_size": _odd(rng, 3, 13), "num_hidden_layers": rng.randint(0, 2),
+                            "num_attention_heads": heads, "head_dim": rng.choice([2, 4, 8]),
+                            "image_size": 28, "patch_size": rng.choice([7, 14])}
+    cfg.update(spatial_merge_size=rng.choice([1, 2]), multimodal_projector_bias=rng.random() < 0.5,
+               vision_feature_layer=rng.choice([-1, [-1, -2]]))
     return cfg
 
 

@@ -146,9 +146,7 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     with torch.no_grad():
         out = model(input_ids=ids)
     want = out["logits"] if out.get("logits") is not None else out["last_hidden_state"]
-    # the vision tower and projector of gemma3 / mistral3 are not mtk's
-    skip = hf_oracle.TEXT_ONLY.get(config.model_type, ())
-    tensors = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items() if not k.startswith(skip)}
+    tensors = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
     tensors["input_ids"] = ids
     save_file(tensors, str(tmp_path / "weights.safetensors"))
     result = subprocess.run([zoo_probe_bin, "--cpu-forward-cached" if windowed else "--cpu-forward",
