@@ -267,3 +267,22 @@ def test_moe_summary_says_active_parameters(name, active, mtk):
     wanted = "active parameters per token: %d of %d" % (active, summary["total_params"])
     assert any(note.startswith(wanted) for note in summary["notes"]), summary["notes"]
 
+
+
+def test_models_list_notes_active_parameters_and_image_inputs(mtk):
+    """mtk models carries each built-in's notes (the balanced-routing one
+    aside): what a MoE model's token reaches, what a multimodal one leaves
+    out; the text listing prints them below the table."""
+    result = mtk("models", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["name"]: row for row in json.loads(result.stdout)["models"]}
+    for name, active in ACTIVE_COUNTS.items():
+        wanted = "active parameters per token: %d of %d" % (active, rows[name]["params"])
+        assert [n for n in rows[name]["notes"] if n.startswith(wanted)], rows[name]["notes"]
+    for name in ("gemma-3-27b", "mistral-small-3.1"):
+        assert [n for n in rows[name]["notes"] if n.startswith("image inputs are not modelled")], rows[name]["notes"]
+    assert rows["llama-3-8b"]["notes"] == []
+    assert not [n for row in rows.values() for n in row["notes"] if n.startswith("MoE routing depends")]
+    text = mtk("models")
+    assert text.returncode == 0, text.stderr
+    assert "\nNotes:\n  qwen3-30b-a3b: active parameters per token: %d" % ACTIVE_COUNTS["qwen3-30b-a3b"] in text.stdout
