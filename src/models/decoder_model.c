@@ -164,10 +164,9 @@ void models_decoder_layer_rope(const mtk_module_io *cos_sin, mtk_module *layer, 
 {
     int32_t at = 0;
     if (cos_sin->nout == 4) {
-        int64_t kv, dim, window;
-        bool eager;
-        models_decoder_attention_shape(child(layer, L_ATTN), &kv, &dim, &window, &eager);
-        at = window > 0 ? 2 : 0;
+        decoder_cache_shape shape;
+        models_decoder_attention_shape(child(layer, L_ATTN), &shape);
+        at = shape.window > 0 ? 2 : 0;
     }
     *cos = cos_sin->out[at];
     *sin = cos_sin->out[at + 1];

@@ -38,20 +38,6 @@ bool models_decoder_read_qwen_moe(model_config *c, decoder_spec *spec)
     return true;
 }
 
-void models_decoder_note_active(model_config *c, const decoder_spec *spec, mtk_module *m)
-{
-    int64_t sparse = 0;
-    for (int64_t i = 0; i < spec->layers; i++) sparse += models_decoder_layer_is_sparse(spec, i);
-    int64_t total = mtk_module_num_parameters(m, false);
-    int64_t idle = sparse * (spec->experts - spec->top_k) * 3 * spec->hidden * spec->moe_intermediate;
-    char *note = mtk_ctx_alloc(c->ctx, 160);
-    if (!note) return;
-    snprintf(note, 160, "active parameters per token: %lld of %lld (%lld of %lld experts in each of %lld MoE layers)",
-             (long long)(total - idle), (long long)total, (long long)spec->top_k, (long long)spec->experts,
-             (long long)sparse);
-    models_cfg_note(c, note);
-}
-
 /* ----------------------------------------------------------------- router */
 
 typedef struct router_config {
