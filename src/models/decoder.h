@@ -246,6 +246,26 @@ bool models_decoder_is_classifier(const char *architecture);
  * num_labels.  NULL with the error set. */
 mtk_module *models_decoder_classifier(model_config *c, const decoder_spec *spec, mtk_module *model, const char *architecture);
 
+/* How a family names and sizes its classification heads. */
+typedef struct classifier_head {
+    const char *base_name;    /* the base model's attribute: "model", "transformer" */
+    int64_t hidden;           /* the base model's output features                  */
+    int64_t pad;              /* pad_token_id or MTK_NN_NO_PADDING_IDX              */
+    const char *token_linear; /* the token head's Linear: "score", "classifier"     */
+    bool token_bias;          /* that Linear's bias                                 */
+    double token_dropout;     /* the token head's dropout p                         */
+} classifier_head;
+/* <X>ForSequenceClassification (base, score: Linear(hidden, num_labels,
+ * bias=False), pooled at each row's last non-pad token) or
+ * <X>ForTokenClassification (base, dropout, token_linear) over `model`
+ * (NULL propagates), as `head` names them.  NULL with the error set. */
+mtk_module *models_classifier(model_config *c, mtk_module *model, const char *architecture, const classifier_head *head);
+/* transformers' token-head dropout rule: classifier_dropout, else
+ * hidden_dropout, else 0.1. */
+double models_classifier_dropout(model_config *c);
+/* pad_token_id, MTK_NN_NO_PADDING_IDX when absent or null. */
+int64_t models_classifier_pad(model_config *c);
+
 /* ---------------------------------------------------------- internals */
 
 /* The family's module types, named "<Prefix>DecoderLayer" etc., made once

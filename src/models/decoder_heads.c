@@ -6,7 +6,10 @@
  *     which then allows batch 1 only).
  *   <Prefix>ForTokenClassification: model, dropout (classifier_dropout,
  *     else hidden_dropout, else 0.1), score (Linear(hidden, num_labels,
- *     bias=token_classification_bias, true by default)); scores per token. */
+ *     bias=token_classification_bias, true by default)); scores per token.
+ * models_classifier builds the same two heads under other names, for the
+ * families whose classes name the base model and the token head apart
+ * (gpt2's transformer / classifier, gpt_neox's gpt_neox / classifier). */
 #include "models/blocks.h"
 #include "models/decoder.h"
 #include "mtk/ops.h"
@@ -76,16 +79,25 @@ bool models_decoder_is_classifier(const char *architecture)
            (n > 22 && strcmp(architecture + n - 22, "ForTokenClassification") == 0);
 }
 
-mtk_module *models_decoder_classifier(model_config *c, const decoder_spec *spec, mtk_module *model, const char *architecture)
+double models_classifier_dropout(model_config *c)
+{
+    if (models_cfg_has(c, "classifier_dropout")) return models_blocks_dropout(c, "classifier_dropout", 0.1);
+    if (models_cfg_has(c, "hidden_dropout")) return models_blocks_dropout(c, "hidden_dropout", 0.1);
+    return 0.1;
+}
+
+int64_t models_classifier_pad(model_config *c)
+{
+    const cJSON *pad = models_cfg_get(c, "pad_token_id");
+    return !pad || cJSON_IsNull(pad) ? MTK_NN_NO_PADDING_IDX : models_cfg_int(c, "pad_token_id", 0);
+}
+
+mtk_module *models_classifier(model_config *c, mtk_module *model, const char *architecture, const classifier_head *head)
 {
     mtk_ctx *ctx = c->ctx;
     size_t n = strlen(architecture);
     bool per_token = n > 22 && strcmp(architecture + n - 22, "ForTokenClassification") == 0;
     int64_t labels = models_blocks_num_labels(c);
-    double dropout = 0.1;
-    bool bias = models_cfg_bool(c, "token_classification_bias", true);
-    if (models_cfg_has(c, "classifier_dropout")) dropout = models_blocks_dropout(c, "classifier_dropout", 0.1);
-    else if (models_cfg_has(c, "hidden_dropout")) dropout = models_blocks_dropout(c, "hidden_dropout", 0.1);
     if (!model || !models_cfg_ok(c)) return NULL;
     mtk_module_type *type = mtk_ctx_alloc(ctx, sizeof *type);
     char *name = mtk_ctx_alloc(ctx, n + 1);
@@ -94,12 +106,19 @@ mtk_module *models_decoder_classifier(model_config *c, const decoder_spec *spec,
     *type = (mtk_module_type){ name, classifier_forward, NULL, NULL };
     mtk_module *m = mtk_module_new(ctx, type, sizeof(classifier_config));
     if (!m) return NULL;
-    *(classifier_config *)mtk_module_config(m) = (classifier_config){ per_token, spec->padding_idx };
-    bool ok = mtk_module_add(m, "model", model);
+    *(classifier_config *)mtk_module_config(m) = (classifier_config){ per_token, head->pad };
+    bool ok = mtk_module_add(m, head->base_name, model);
     if (ok && per_token)
-        ok = mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, dropout)) &&
-             mtk_module_add(m, "score", mtk_nn_linear(ctx, spec->hidden, labels, bias));
+        ok = mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, head->token_dropout)) &&
+             mtk_module_add(m, head->token_linear, mtk_nn_linear(ctx, head->hidden, labels, head->token_bias));
     else if (ok)
-        ok = mtk_module_add(m, "score", mtk_nn_linear(ctx, spec->hidden, labels, false));
+        ok = mtk_module_add(m, "score", mtk_nn_linear(ctx, head->hidden, labels, false));
     return ok ? mtk_module_finish(m) : NULL;
+}
+
+mtk_module *models_decoder_classifier(model_config *c, const decoder_spec *spec, mtk_module *model, const char *architecture)
+{
+    classifier_head head = { "model", spec->hidden, spec->padding_idx, "score",
+                             models_cfg_bool(c, "token_classification_bias", true), models_classifier_dropout(c) };
+    return models_classifier(c, model, architecture, &head);
 }

@@ -1,5 +1,6 @@
-/* The gpt2 family: GPT2Model and GPT2LMHeadModel as transformers builds
- * them, with its Conv1D layers (weights stored (in, out), the transpose of
+/* The gpt2 family: GPT2Model, GPT2LMHeadModel and the classification heads
+ * (GPT2ForSequenceClassification, GPT2ForTokenClassification: transformer,
+ * dropout, classifier) as transformers builds them, with its Conv1D layers (weights stored (in, out), the transpose of
  * a Linear's), the optional cross-attention of add_cross_attention, and
  * the LM head tied to wte when tie_word_embeddings (the default).
  *
@@ -11,6 +12,7 @@
  * scale_attn_by_inverse_layer_idx, add_cross_attention,
  * tie_word_embeddings. */
 #include "models/blocks.h"
+#include "models/decoder.h"
 #include "mtk/ops.h"
 
 #include <math.h>
@@ -275,6 +277,12 @@ mtk_module *models_family_gpt2_build(model_config *c, const char *architecture)
     if (!read_spec(c, &s)) return NULL;
     mtk_module *base = model(c, &s);
     if (!base || strcmp(architecture, "GPT2Model") == 0) return base;
+    if (models_decoder_is_classifier(architecture)) {
+        /* the token head's Linear keeps its bias; dropout by the generic rule */
+        classifier_head head = { "transformer", s.embed, models_classifier_pad(c), "classifier", true,
+                                 models_classifier_dropout(c) };
+        return models_classifier(c, base, architecture, &head);
+    }
     mtk_ctx *ctx = c->ctx;
     mtk_module *m = mtk_module_new(ctx, &lm_head_model_type, 0);
     if (!m || !mtk_module_add(m, "transformer", base) ||

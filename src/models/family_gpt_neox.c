@@ -1,5 +1,7 @@
 /* The gpt_neox family (Pythia, GPT-NeoX-20B): GPTNeoXModel and
- * GPTNeoXForCausalLM as transformers builds them: a fused query_key_value
+ * GPTNeoXForCausalLM, GPTNeoXForSequenceClassification and
+ * GPTNeoXForTokenClassification (gpt_neox, dropout, classifier) as
+ * transformers builds them: a fused query_key_value
  * projection, partial rotary embedding (rotary_pct of each head), parallel
  * or sequential residuals, LayerNorms with biases, and an untied lm_head
  * unless tie_word_embeddings.  The rotary embedding module is the decoder
@@ -262,6 +264,12 @@ mtk_module *models_family_gpt_neox_build(model_config *c, const char *architectu
     if (!read_spec(c, &s)) return NULL;
     mtk_module *base = model(c, &s);
     if (!base || strcmp(architecture, "GPTNeoXModel") == 0) return base;
+    if (models_decoder_is_classifier(architecture)) {
+        /* classifier_dropout is a config field with default 0.1 (hidden_dropout is not consulted) */
+        classifier_head head = { "gpt_neox", s.hidden, models_classifier_pad(c), "classifier", true,
+                                 models_blocks_dropout(c, "classifier_dropout", 0.1) };
+        return models_classifier(c, base, architecture, &head);
+    }
     mtk_ctx *ctx = c->ctx;
     mtk_module *m = mtk_module_new(ctx, &causal_lm_type, 0);
     if (!m || !mtk_module_add(m, "gpt_neox", base) ||

@@ -116,6 +116,11 @@ def forward(model, shape):
         # SmolLM3-3B publishes use_cache: false (T5EncoderModel sets it, and refuses a cache)
         if getattr(model.config, "use_cache", True) is False and model.config.model_type != "t5":
             kwargs["use_cache"] = True
+    # the padding warning of GPT-2 & co. reads the ids' values, which meta
+    # tensors lack; it only warns, so it is switched off for the forward
+    for module in model.modules():
+        if hasattr(module, "warn_if_padding_and_no_attention_mask"):
+            module.warn_if_padding_and_no_attention_mask = lambda *args, **kwargs: None
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         out = model(**kwargs)
     tensors = [out[k] for k in ("logits", "last_hidden_state", "pooler_output", "encoder_last_hidden_state")
