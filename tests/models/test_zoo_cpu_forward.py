@@ -54,6 +54,8 @@ def _head_case(family, arch, seed):
     cfg = random_configs.GENERATORS[family](rng)
     if family == "deepseek_v3":
         cfg["first_k_dense_replace"] = cfg["num_hidden_layers"]
+    if family == "gpt2":
+        cfg["add_cross_attention"] = False  # its cross-attention needs encoder states
     cfg["architectures"] = [arch]
     random_configs._classifier_fields(cfg, rng)
     return cfg
@@ -64,7 +66,8 @@ def _head_case(family, arch, seed):
 HEAD_CASES = [("%s-%d" % (arch, seed), _head_case(family, arch, seed))
               for family, prefix in [("llama", "Llama"), ("qwen3", "Qwen3"), ("phi3", "Phi3"), ("gemma2", "Gemma2"),
                                      ("smollm3", "SmolLM3"), ("olmo2", "Olmo2"), ("phi", "Phi"),
-                                     ("deepseek_v3", "DeepseekV3"), ("gemma3_text", "Gemma3Text")]
+                                     ("deepseek_v3", "DeepseekV3"), ("gemma3_text", "Gemma3Text"),
+                                     ("gpt2", "GPT2"), ("gpt_neox", "GPTNeoX")]
               for arch in ["%sForSequenceClassification" % prefix, "%sForTokenClassification" % prefix]
               if arch not in ("Olmo2ForTokenClassification", "Gemma3TextForTokenClassification")
               for seed in range(2)]
