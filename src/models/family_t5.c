@@ -1,5 +1,6 @@
 /* The t5 family (encoder-decoder): T5Model, T5ForConditionalGeneration,
- * T5EncoderModel and T5ForTokenClassification, as transformers 5 builds
+ * T5EncoderModel, T5ForTokenClassification and T5ForSequenceClassification,
+ * as transformers 5 builds
  * them.  One `shared` embedding, tied to the encoder's and the decoder's
  * embed_tokens and (always, in transformers 5: T5Config forces
  * tie_word_embeddings) to lm_head; a config's tie_word_embeddings false
@@ -30,8 +31,13 @@
  * tie_word_embeddings (true), classifier_dropout 0.0, id2label /
  * num_labels.
  *
- * Not modelled: T5ForSequenceClassification and T5ForQuestionAnswering
- * (the first selects <eos> positions: data-dependent), float16's
+ * T5ForSequenceClassification runs T5Model on the ids and on them shifted
+ * right (decoder_start_token_id first), then its classification head
+ * (dense, tanh, out_proj) on the decoder's state at each row's last
+ * eos_token_id: on meta the ids have no values and the last token stands
+ * for it, as torch's meta nonzero assumes every position selected.
+ *
+ * Not modelled: T5ForQuestionAnswering, float16's
  * clamping of infinities between sublayers (values only), eager
  * attention (sdpa is built whatever _attn_implementation says). */
 #include "models/blocks.h"
@@ -44,6 +50,7 @@
 
 typedef struct t5_spec {
     int64_t vocab, d_model, d_kv, d_ff, heads, layers, decoder_layers, buckets, max_distance, labels;
+    int64_t eos, decoder_start; /* T5ForSequenceClassification's pooling and shift right */
     double dropout, eps, classifier_dropout;
     const char *act;   /* dense_act_fn */
     bool gated;        /* is_gated_act */
@@ -452,6 +459,87 @@ static bool token_classification_forward(mtk_module *m, mtk_module_io *io)
     return done(io, 1);
 }
 
+/* The index of row b's last eos token and the row's eos count (ids on the cpu). */
+static int64_t last_eos(const mtk_tensor *ids, int64_t b, int64_t eos, int64_t *count)
+{
+    int64_t last = -1;
+    *count = 0;
+    for (int64_t i = 0; i < ids->shape[1]; i++) {
+        const char *at = (const char *)mtk_tensor_data(ids) +
+                         (b * ids->stride[0] + i * ids->stride[1]) * (int64_t)mtk_dtype_size(ids->dtype);
+        int64_t v = ids->dtype == MTK_INT64 ? *(const int64_t *)at : *(const int32_t *)at;
+        if (v == eos) last = i, (*count)++;
+    }
+    return last;
+}
+
+/* The decoder state (B, S, D) at each row's last eos of ids (B, S) -> (B, D);
+ * every row must hold as many eos tokens, at least one. */
+static mtk_tensor *pool_eos(mtk_module *m, mtk_tensor *h, const mtk_tensor *ids, int64_t eos)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    int64_t batch = h->shape[0], seq = h->shape[1], first_count = 0;
+    if (batch > 4096) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: at most 4096 sequences, got %lld", mtk_module_type_name(m),
+                  (long long)batch);
+        return NULL;
+    }
+    bool known = !mtk_tensor_is_meta(ids) && (ids->dtype == MTK_INT64 || ids->dtype == MTK_INT32);
+    mtk_tensor *rows[4096];
+    for (int64_t b = 0; b < batch; b++) {
+        int64_t count = 1, at = known ? last_eos(ids, b, eos, &count) : seq - 1;
+        if (b == 0) first_count = count;
+        if (count != first_count || count == 0) {
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                      "%s: every row needs the same number of <eos> tokens (eos_token_id %lld), at least one: "
+                      "row 0 has %lld, row %lld has %lld",
+                      mtk_module_type_name(m), (long long)eos, (long long)first_count, (long long)b, (long long)count);
+            return NULL;
+        }
+        rows[b] = mtk_select(ctx, mtk_select(ctx, h, 0, b), 0, at); /* (D) */
+    }
+    return mtk_stack(ctx, rows, (int32_t)batch, 0);
+}
+
+/* T5ForSequenceClassification: ids (B, S) [, decoder ids (B, T)] ->
+ * logits (B, labels); children transformer (T5Model), classification_head */
+static bool sequence_classification_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const t5_spec *s = mtk_module_config(m);
+    mtk_tensor *ids = io->in[0], *decoder_ids = io->nin > 1 ? io->in[1] : NULL;
+    if (io->nin > 2 || ids->ndim != 2)
+        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: takes token ids (B, S) and optionally decoder ids (B, T), got %d inputs",
+                         mtk_module_type_name(m), (int)io->nin);
+    if (!decoder_ids) {
+        int64_t shift[2] = { 1, -1 }; /* the decoder start first, the last token dropped */
+        decoder_ids = mtk_pad(ctx, ids, shift, 2, "constant", (double)s->decoder_start); /* (B, S) */
+    }
+    mtk_tensor *h = mtk_module_forward2(child(m, 0), ids, decoder_ids); /* (B, T, D) */
+    if (!h) return false;
+    if (h->shape[1] != ids->shape[1])
+        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: pools the decoder at the encoder ids' <eos> positions, so the "
+                         "decoder ids need the encoder's length %lld, got %lld", mtk_module_type_name(m),
+                         (long long)ids->shape[1], (long long)h->shape[1]);
+    io->out[0] = mtk_module_forward(child(m, 1), pool_eos(m, h, ids, s->eos)); /* (B, labels) */
+    return done(io, 1);
+}
+
+/* T5ClassificationHead: dropout, dense, tanh, dropout, out_proj: (B, D) -> (B, labels) */
+static bool classification_head_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_module *dropout = child(m, 1);
+    mtk_tensor *h = mtk_module_forward(child(m, 0), mtk_module_forward(dropout, io->in[0]));
+    h = mtk_module_forward(dropout, mtk_tanh(mtk_module_ctx(m), h));
+    io->out[0] = mtk_module_forward(child(m, 2), h);
+    return done(io, 1);
+}
+
+static const mtk_module_type sequence_classification_type = { "T5ForSequenceClassification",
+                                                              sequence_classification_forward, NULL, NULL };
+static const mtk_module_type classification_head_type = { "T5ClassificationHead", classification_head_forward,
+                                                          NULL, NULL };
+
 static const mtk_module_type model_type = { "T5Model", seq2seq_forward, NULL, NULL };
 static const mtk_module_type generation_type = { "T5ForConditionalGeneration", seq2seq_forward, NULL, NULL };
 static const mtk_module_type encoder_model_type = { "T5EncoderModel", encoder_model_forward, NULL, NULL };
@@ -483,6 +571,22 @@ static mtk_module *token_classification(const model_config *c, const t5_spec *s)
     bool ok = m && mtk_module_add(m, "transformer", t5_model(c, s, &encoder_model_type)) &&
               mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, s->classifier_dropout)) &&
               mtk_module_add(m, "classifier", mtk_nn_linear(ctx, s->d_model, s->labels, true));
+    return ok ? mtk_module_finish(m) : NULL;
+}
+
+/* transformer (T5Model), classification_head (dense, dropout, out_proj) */
+static mtk_module *sequence_classification(const model_config *c, const t5_spec *s)
+{
+    mtk_ctx *ctx = c->ctx;
+    mtk_module *head = mtk_module_new(ctx, &classification_head_type, 0);
+    bool ok = head && mtk_module_add(head, "dense", mtk_nn_linear(ctx, s->d_model, s->d_model, true)) &&
+              mtk_module_add(head, "dropout", mtk_nn_dropout(ctx, s->classifier_dropout)) &&
+              mtk_module_add(head, "out_proj", mtk_nn_linear(ctx, s->d_model, s->labels, true));
+    mtk_module *m = ok ? mtk_module_new(ctx, &sequence_classification_type, sizeof(t5_spec)) : NULL;
+    if (!m) return NULL;
+    *(t5_spec *)mtk_module_config(m) = *s;
+    ok = mtk_module_add(m, "transformer", t5_model(c, s, &model_type)) &&
+         mtk_module_add(m, "classification_head", mtk_module_finish(head));
     return ok ? mtk_module_finish(m) : NULL;
 }
 
@@ -523,6 +627,9 @@ static bool read_spec(model_config *c, t5_spec *s)
     s->classifier_dropout = models_blocks_dropout(c, "classifier_dropout", 0.0);
     s->scale_output = models_cfg_bool(c, "tie_word_embeddings", true);
     s->labels = models_blocks_num_labels(c);
+    s->eos = models_cfg_int(c, "eos_token_id", 1);
+    /* T5Config has no default; T5 checkpoints start the decoder with the pad token */
+    s->decoder_start = models_cfg_int(c, "decoder_start_token_id", models_cfg_int(c, "pad_token_id", 0));
     /* no checks of the bucket arithmetic: transformers builds and runs
        any bucket count and distance on meta (a degenerate one, such as 2
        buckets, gives indices out of the bias table on a real device, where
@@ -543,5 +650,6 @@ mtk_module *models_family_t5_build(model_config *c, const char *architecture)
     }
     if (strcmp(architecture, "T5EncoderModel") == 0) return t5_model(c, &s, &encoder_model_type);
     if (strcmp(architecture, "T5ForTokenClassification") == 0) return token_classification(c, &s);
+    if (strcmp(architecture, "T5ForSequenceClassification") == 0) return sequence_classification(c, &s);
     return t5_model(c, &s, &model_type);
 }

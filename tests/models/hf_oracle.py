@@ -100,6 +100,17 @@ def is_seq2seq_shape(shape):
     return len(shape) == 2 and all(isinstance(s, (list, tuple)) for s in shape)
 
 
+def _t5_sequence_classification_forward(model, ids):
+    """T5ForSequenceClassification's forward selects the <eos> positions of
+    the ids, which meta tensors lack: its parts run instead, T5Model on the
+    ids and on them shifted right (same shape), then the classification
+    head on the last position of each row (the selection counts no FLOPs)."""
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        hidden = model.transformer(input_ids=ids, decoder_input_ids=torch.empty_like(ids)).last_hidden_state
+        logits = model.classification_head(hidden[:, -1, :])
+    return {"outputs": [[list(logits.shape), dtype_name(logits.dtype)]], "flops": counter.get_total_flops()}
+
+
 def forward(model, shape):
     """[[shape, dtype]] of the model's tensor outputs for an input of `shape`
     (token ids, pixels for ViT, or (encoder ids, decoder ids) shapes for an
@@ -116,6 +127,8 @@ def forward(model, shape):
         # SmolLM3-3B publishes use_cache: false (T5EncoderModel sets it, and refuses a cache)
         if getattr(model.config, "use_cache", True) is False and model.config.model_type != "t5":
             kwargs["use_cache"] = True
+    if type(model).__name__ == "T5ForSequenceClassification":
+        return _t5_sequence_classification_forward(model, kwargs["input_ids"])
     # the padding warning of GPT-2 & co. reads the ids' values, which meta
     # tensors lack; it only warns, so it is switched off for the forward
     for module in model.modules():

@@ -418,6 +418,7 @@ def t5(rng):
         "tie_word_embeddings": rng.random() < 0.5,
         "torch_dtype": rng.choice(DTYPES),
         **_arch(rng, ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForTokenClassification"]),
+        "decoder_start_token_id": 0,  # T5ForSequenceClassification's shift right needs it (no default)
     }
     if rng.random() < 0.5:
         cfg["num_decoder_layers"] = rng.randint(1, 3)
@@ -636,7 +637,8 @@ ARCHITECTURES = {
                     "XLMRobertaForTokenClassification"],
     "modernbert": ["ModernBertModel", "ModernBertForMaskedLM", "ModernBertForSequenceClassification",
                    "ModernBertForTokenClassification"],
-    "t5": ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForTokenClassification"],
+    "t5": ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForTokenClassification",
+           "T5ForSequenceClassification"],
     "gpt_oss": ["GptOssModel", "GptOssForCausalLM", "GptOssForSequenceClassification", "GptOssForTokenClassification"],
     "llama4_text": ["Llama4TextModel", "Llama4ForCausalLM"],
     "deepseek_v3": ["DeepseekV3Model", "DeepseekV3ForCausalLM", "DeepseekV3ForSequenceClassification",

@@ -221,9 +221,15 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     ids = torch.randint(1, text_cfg["vocab_size"], shape, generator=torch.Generator().manual_seed(3))
     if case_id in dict(ENCODER_CASES):
         ids[:, -1] = cfg.get("pad_token_id") or 0  # a pad token at the end of every row
-    if arch.endswith("ForSequenceClassification") and case_id not in dict(ENCODER_CASES):
+    if arch.endswith("ForSequenceClassification") and case_id not in dict(ENCODER_CASES + T5_CASES):
         for b in range(1, shape[0]):
             ids[b, max(1, shape[1] - b):] = cfg["pad_token_id"]
+    if arch == "T5ForSequenceClassification":
+        # one <eos> per row (as transformers requires), row b's b tokens before the end
+        eos = cfg.get("eos_token_id", 1)
+        ids[ids == eos] = eos + 1 if eos + 1 < cfg["vocab_size"] else eos - 1
+        for b in range(shape[0]):
+            ids[b, max(0, shape[1] - 1 - b)] = eos
     inputs = {"input_ids": ids}
     if arch in random_configs.SEQ2SEQ_CLASSES:
         decoder_len = rng.choice([1, rng.randint(2, 30)])
