@@ -283,3 +283,24 @@ def test_cpu_vision_tower_and_projector_match_transformers(case_id, cfg, zoo_pro
     got = load_file(str(tmp_path / "out.safetensors"))["output"]
     assert got.shape == want.shape
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_t5_sequence_classification_refuses_rows_with_other_eos_counts(zoo_probe_bin, tmp_path):
+    """transformers refuses rows with different numbers of <eos> tokens;
+    so does mtk's cpu forward, naming the counts."""
+    cfg = {"model_type": "t5", "architectures": ["T5ForSequenceClassification"], "vocab_size": 40, "d_model": 16,
+           "d_kv": 4, "d_ff": 24, "num_layers": 1, "num_heads": 2, "num_labels": 3, "decoder_start_token_id": 0,
+           "torch_dtype": "float32"}
+    config = hf_oracle.hf_config(cfg, str(tmp_path))
+    model = hf_oracle.transformers.T5ForSequenceClassification._from_config(config).eval()
+    ids = torch.tensor([[5, 6, 1, 7, 1], [5, 6, 7, 8, 1]])  # two <eos> in row 0, one in row 1
+    with pytest.raises(ValueError, match="same number of <eos>"):
+        model(input_ids=ids)
+    tensors = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+    tensors["input_ids"] = ids
+    save_file(tensors, str(tmp_path / "weights.safetensors"))
+    result = subprocess.run([zoo_probe_bin, "--cpu-forward", str(tmp_path / "config.json"),
+                             str(tmp_path / "weights.safetensors"), str(tmp_path / "out.safetensors")],
+                            capture_output=True, text=True, timeout=120)
+    answer = json.loads(result.stdout) if result.stdout.strip() else {"error": result.stderr}
+    assert "row 0 has 2, row 1 has 1" in answer.get("error", "") + result.stderr

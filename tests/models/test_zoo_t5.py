@@ -78,3 +78,22 @@ def test_flan_t5_notes_that_from_pretrained_unties_lm_head(mtk):
     d = summary(mtk, "flan-t5-base", "--input", "1x8", "--input", "1x2")
     assert any("from_pretrained unties it" in note for note in d["notes"]), d["notes"]
     assert not summary(mtk, "t5-base", "--input", "1x8", "--input", "1x2")["notes"]
+
+
+def _sequence_classifier(tmp_path):
+    cfg = {"model_type": "t5", "architectures": ["T5ForSequenceClassification"], "vocab_size": 40, "d_model": 16,
+           "d_kv": 4, "d_ff": 24, "num_layers": 2, "num_heads": 2, "num_labels": 3, "decoder_start_token_id": 0}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    return str(tmp_path)
+
+
+def test_sequence_classification_takes_the_ids_and_pools_one_row_each(mtk, tmp_path):
+    d = summary(mtk, _sequence_classifier(tmp_path), "--input", "3x11")
+    assert d["input_shapes"] == [[3, 11]]
+    assert d["output_shapes"] == [[3, 3]]
+
+
+def test_sequence_classification_refuses_decoder_ids_of_another_length(mtk, tmp_path):
+    r = mtk("summary", _sequence_classifier(tmp_path), "--input", "2x11", "--input", "2x5")
+    assert r.returncode == 1
+    assert "the decoder ids need the encoder's length 11, got 5" in r.stderr
