@@ -238,8 +238,9 @@ mtk_module *models_decoder_moe_fused(mtk_ctx *ctx, const struct decoder_types *t
  * MoE specs add the balanced-routing note to the config. */
 mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, const char *architecture);
 
-/* Whether `architecture` is a <Prefix>ForSequenceClassification or
- * <Prefix>ForTokenClassification (decoder_heads.c). */
+/* Whether `architecture` is a <Prefix>ForSequenceClassification,
+ * <Prefix>ForTokenClassification or <Prefix>ForQuestionAnswering
+ * (decoder_heads.c). */
 bool models_decoder_is_classifier(const char *architecture);
 /* That head over the base model `model` (NULL propagates): model, score
  * (sequence) or model, dropout, score (token), num_labels from id2label /

@@ -7,6 +7,9 @@
  *   <Prefix>ForTokenClassification: model, dropout (classifier_dropout,
  *     else hidden_dropout, else 0.1), score (Linear(hidden, num_labels,
  *     bias=token_classification_bias, true by default)); scores per token.
+ *   <Prefix>ForQuestionAnswering: model (transformer for Llama, Qwen2,
+ *     Qwen3, Qwen3Moe, SmolLM3), qa_outputs (Linear(hidden, 2)); start and
+ *     end logits (B, S) each.
  * models_classifier builds the same two heads under other names, for the
  * families whose classes name the base model and the token head apart
  * (gpt2's transformer / classifier, gpt_neox's gpt_neox / classifier). */
@@ -18,7 +21,7 @@
 #include <string.h>
 
 typedef struct classifier_config {
-    bool per_token;
+    bool per_token, span; /* span: question answering's start and end logits */
     int64_t pad; /* MTK_NN_NO_PADDING_IDX: none */
 } classifier_config;
 
@@ -43,6 +46,13 @@ static bool classifier_forward(mtk_module *m, mtk_module_io *io)
     const classifier_config *c = mtk_module_config(m);
     mtk_tensor *ids = io->in[0];
     mtk_tensor *h = mtk_module_forward(mtk_module_child_at(m, 0, NULL), ids); /* (B, S, hidden) */
+    if (c->span) {
+        mtk_tensor *logits = mtk_module_forward(mtk_module_child_at(m, 1, NULL), h); /* (B, S, 2) */
+        io->out[0] = mtk_contiguous(ctx, mtk_select(ctx, logits, -1, 0));          /* (B, S) */
+        io->out[1] = mtk_contiguous(ctx, mtk_select(ctx, logits, -1, 1));          /* (B, S) */
+        io->nout = 2;
+        return io->out[0] && io->out[1];
+    }
     if (c->per_token) {
         io->out[0] = mtk_module_forward(mtk_module_child_at(m, 2, NULL),
                                         mtk_module_forward(mtk_module_child_at(m, 1, NULL), h));
@@ -72,11 +82,18 @@ static bool classifier_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
+static bool is_question_answering(const char *architecture)
+{
+    size_t n = strlen(architecture);
+    return n > 20 && strcmp(architecture + n - 20, "ForQuestionAnswering") == 0;
+}
+
 bool models_decoder_is_classifier(const char *architecture)
 {
     size_t n = strlen(architecture);
     return (n > 25 && strcmp(architecture + n - 25, "ForSequenceClassification") == 0) ||
-           (n > 22 && strcmp(architecture + n - 22, "ForTokenClassification") == 0);
+           (n > 22 && strcmp(architecture + n - 22, "ForTokenClassification") == 0) ||
+           is_question_answering(architecture);
 }
 
 double models_classifier_dropout(model_config *c)
@@ -97,7 +114,8 @@ mtk_module *models_classifier(model_config *c, mtk_module *model, const char *ar
     mtk_ctx *ctx = c->ctx;
     size_t n = strlen(architecture);
     bool per_token = n > 22 && strcmp(architecture + n - 22, "ForTokenClassification") == 0;
-    int64_t labels = models_blocks_num_labels(c);
+    bool span = is_question_answering(architecture);
+    int64_t labels = span ? 2 : models_blocks_num_labels(c);
     if (!model || !models_cfg_ok(c)) return NULL;
     mtk_module_type *type = mtk_ctx_alloc(ctx, sizeof *type);
     char *name = mtk_ctx_alloc(ctx, n + 1);
@@ -106,9 +124,11 @@ mtk_module *models_classifier(model_config *c, mtk_module *model, const char *ar
     *type = (mtk_module_type){ name, classifier_forward, NULL, NULL };
     mtk_module *m = mtk_module_new(ctx, type, sizeof(classifier_config));
     if (!m) return NULL;
-    *(classifier_config *)mtk_module_config(m) = (classifier_config){ per_token, head->pad };
+    *(classifier_config *)mtk_module_config(m) = (classifier_config){ per_token, span, head->pad };
     bool ok = mtk_module_add(m, head->base_name, model);
-    if (ok && per_token)
+    if (ok && span)
+        ok = mtk_module_add(m, "qa_outputs", mtk_nn_linear(ctx, head->hidden, 2, true));
+    else if (ok && per_token)
         ok = mtk_module_add(m, "dropout", mtk_nn_dropout(ctx, head->token_dropout)) &&
              mtk_module_add(m, head->token_linear, mtk_nn_linear(ctx, head->hidden, labels, head->token_bias));
     else if (ok)
@@ -118,7 +138,14 @@ mtk_module *models_classifier(model_config *c, mtk_module *model, const char *ar
 
 mtk_module *models_decoder_classifier(model_config *c, const decoder_spec *spec, mtk_module *model, const char *architecture)
 {
-    classifier_head head = { "model", spec->hidden, spec->padding_idx, "score",
+    /* these question-answering classes keep the older attribute name */
+    static const char *const transformer_named[] = { "LlamaForQuestionAnswering", "Qwen2ForQuestionAnswering",
+                                                     "Qwen3ForQuestionAnswering", "Qwen3MoeForQuestionAnswering",
+                                                     "SmolLM3ForQuestionAnswering" };
+    const char *base_name = "model";
+    for (size_t i = 0; i < sizeof transformer_named / sizeof transformer_named[0]; i++)
+        if (strcmp(architecture, transformer_named[i]) == 0) base_name = "transformer";
+    classifier_head head = { base_name, spec->hidden, spec->padding_idx, "score",
                              models_cfg_bool(c, "token_classification_bias", true), models_classifier_dropout(c) };
     return models_classifier(c, model, architecture, &head);
 }

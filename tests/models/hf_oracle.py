@@ -136,7 +136,8 @@ def forward(model, shape):
             module.warn_if_padding_and_no_attention_mask = lambda *args, **kwargs: None
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         out = model(**kwargs)
-    tensors = [out[k] for k in ("logits", "last_hidden_state", "pooler_output", "encoder_last_hidden_state")
+    tensors = [out[k] for k in ("logits", "start_logits", "end_logits", "last_hidden_state", "pooler_output",
+                                 "encoder_last_hidden_state")
                if out.get(k) is not None]
     return {"outputs": [[list(t.shape), dtype_name(t.dtype)] for t in tensors],
             "flops": counter.get_total_flops()}

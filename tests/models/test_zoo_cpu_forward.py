@@ -72,6 +72,14 @@ HEAD_CASES = [("%s-%d" % (arch, seed), _head_case(family, arch, seed))
               if arch not in ("Olmo2ForTokenClassification", "Gemma3TextForTokenClassification")
               for seed in range(2)]
 
+# Question answering: the start logits (mtk's first output) of classes
+# named model and transformer.
+HEAD_CASES += [("%sForQuestionAnswering-%d" % (prefix, seed),
+                _head_case(family, "%sForQuestionAnswering" % prefix, seed))
+               for family, prefix in [("llama", "Llama"), ("mistral", "Mistral"), ("qwen3", "Qwen3"),
+                                      ("smollm3", "SmolLM3"), ("gpt2", "GPT2"), ("gpt_neox", "GPTNeoX")]
+               for seed in range(2)]
+
 
 # Encoders, every class; token ids include the pad token (RoBERTa numbers positions around it) and
 # sequences run past ModernBERT's local windows.
@@ -237,7 +245,7 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
                                                     generator=torch.Generator().manual_seed(4))
     with torch.no_grad():
         out = model(**inputs)
-    want = out["logits"] if out.get("logits") is not None else out["last_hidden_state"]
+    want = next(out[k] for k in ("logits", "start_logits", "last_hidden_state") if out.get(k) is not None)
     tensors = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
     tensors.update(inputs)
     save_file(tensors, str(tmp_path / "weights.safetensors"))
