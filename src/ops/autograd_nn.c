@@ -26,21 +26,45 @@ static int32_t list_count(const mtk_autograd_query *q, int32_t arg)
 /* native_layer_norm: input, weight, bias, and its mean and rstd
  * (input.shape[:axis] + [1] * n): in the input's dtype on cpu (unless the
  * weight's dtype differs), float32 for half inputs on cuda. */
+enum { LN_INPUT, LN_SHAPE, LN_WEIGHT, LN_BIAS };
+
+/* The dtype and shape of native_layer_norm's mean and rstd; returns the
+ * shape's dims. */
+static int32_t layer_norm_stats(const mtk_autograd_query *q, const mtk_tensor *x, mtk_dtype *dtype, int64_t *shape)
+{
+    const mtk_tensor *w = ag_arg(q, LN_WEIGHT);
+    bool half = x->dtype == MTK_FLOAT16 || x->dtype == MTK_BFLOAT16;
+    *dtype = half && (q->device_kind == MTK_DEVICE_KIND_CUDA || (w && w->dtype != x->dtype)) ? MTK_FLOAT32 : x->dtype;
+    return reduced_shape(x, list_count(q, LN_SHAPE), shape);
+}
+
 void ag_saved_layer_norm(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
-    enum { INPUT, SHAPE, WEIGHT, BIAS };
-    const mtk_tensor *x = ag_arg(q, INPUT), *w = ag_arg(q, WEIGHT);
+    const mtk_tensor *x = ag_arg(q, LN_INPUT);
     if (!x) return;
-    ag_save_arg(q, r, INPUT);
-    ag_save_arg(q, r, WEIGHT);
-    ag_save_arg(q, r, BIAS);
-    mtk_dtype stats = x->dtype;
-    bool half = x->dtype == MTK_FLOAT16 || x->dtype == MTK_BFLOAT16;
-    if (half && (q->device_kind == MTK_DEVICE_KIND_CUDA || (w && w->dtype != x->dtype))) stats = MTK_FLOAT32;
+    ag_save_arg(q, r, LN_INPUT);
+    ag_save_arg(q, r, LN_WEIGHT);
+    ag_save_arg(q, r, LN_BIAS);
+    mtk_dtype stats;
     int64_t shape[MTK_MAX_DIMS];
-    int32_t n = reduced_shape(x, list_count(q, SHAPE), shape);
+    int32_t n = layer_norm_stats(q, x, &stats, shape);
     ag_save_new(r, stats, shape, n); /* mean */
     ag_save_new(r, stats, shape, n); /* rstd */
+}
+
+/* A gradient per input; without autograd (no_grad), native_layer_norm
+ * still makes its mean and rstd beside the output, and layer_norm drops
+ * them on return: the forward's workspace. */
+void ag_backward_layer_norm(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_backward_grads(q, r);
+    const mtk_tensor *x = ag_arg(q, LN_INPUT);
+    if (!x || ag_rg(q, LN_INPUT) || ag_rg(q, LN_WEIGHT) || ag_rg(q, LN_BIAS)) return;
+    mtk_dtype stats;
+    int64_t shape[MTK_MAX_DIMS], numel = 1;
+    int32_t n = layer_norm_stats(q, x, &stats, shape);
+    for (int32_t d = 0; d < n; d++) numel *= shape[d];
+    r->transient_bytes = 2 * numel * (int64_t)mtk_dtype_size(stats);
 }
 
 /* LlamaRMSNorm's composition: x in float32 (x itself when it is float32)
