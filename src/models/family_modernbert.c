@@ -166,7 +166,7 @@ typedef struct attention_config {
     double dropout;
 } attention_config;
 
-/* forward(x (B, S, H), cos, sin (1, S, head_dim)[, mask (1, 1, S, S) bool])
+/* forward(x (B, S, H), cos, sin (1, S, head_dim)[, mask (B, 1, S, S) bool])
  * -> out_drop(Wo(attention)) (B, S, H) */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
@@ -275,15 +275,16 @@ typedef struct model_config_ {
 } model_config_;
 
 /* create_bidirectional_sliding_window_mask: token i sees token j when
- * |i - j| <= half_window; (1, 1, S, S) bool on x's device. */
+ * |i - j| <= half_window; (1, 1, S, S) bool on x's device, expanded to
+ * (B, 1, S, S) as sdpa_mask returns it. */
 static mtk_tensor *sliding_mask(mtk_ctx *ctx, const mtk_tensor *x, int64_t half_window)
 {
     int64_t seq = x->shape[1];
     mtk_tensor *q = mtk_unsqueeze(ctx, models_blocks_positions(ctx, seq, x), 1); /* (S, 1) */
     mtk_tensor *kv = models_blocks_positions(ctx, seq, x);                        /* (S)    */
     mtk_tensor *near = mtk_le_scalar(ctx, mtk_abs(ctx, mtk_sub(ctx, q, kv)), mtk_value_int(half_window));
-    int64_t shape[4] = { 1, 1, seq, seq };
-    return mtk_view(ctx, near, shape, 4);
+    int64_t shape[4] = { 1, 1, seq, seq }, batch[4] = { x->shape[0], 1, seq, seq };
+    return mtk_expand(ctx, mtk_view(ctx, near, shape, 4), batch, 4);
 }
 
 /* input_ids (B, S) -> last hidden state (B, S, H).  Its locals
@@ -298,8 +299,10 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *positions = mtk_unsqueeze(ctx, models_blocks_positions(ctx, io->in[0]->shape[1], io->in[0]), 0);
     mtk_tensor *h = mtk_module_forward(child(m, 0), io->in[0]);
     if (!h || !positions) return false;
-    /* the local layers' mask: none while every token is within reach */
-    mtk_tensor *mask = h->shape[1] - 1 > c->half_window ? sliding_mask(ctx, h, c->half_window) : NULL;
+    /* the local layers' mask: sdpa skips it only for fewer keys than the
+     * half window (_ignore_bidirectional_mask_sdpa), even where every token
+     * is within reach */
+    mtk_tensor *mask = h->shape[1] >= c->half_window ? sliding_mask(ctx, h, c->half_window) : NULL;
     mtk_module_io rope = { .in = { h, positions }, .nin = 2 };
     if ((c->present[FULL] || c->present[SLIDING]) && !mtk_module_call(child(m, 3), &rope)) return false;
     mtk_tensor *cos[LAYER_TYPES], *sin[LAYER_TYPES];

@@ -120,7 +120,8 @@ ag_sdpa_kernel ag_sdpa_kernel_of(const mtk_autograd_query *q)
     return AG_SDPA_MATH;
 }
 
-/* flash/efficient: q, k, v (and the mask), the output and the logsumexp
+/* flash/efficient: q, k, v (and the mask: a bool one as sdpa turns it
+ * into an additive one in q's dtype, a new tensor), the output and the logsumexp
  * (B, H, L) float32 (cuda's efficient kernel pads L to a multiple of 32);
  * cuda kernels add their rng seed and offset (0-dim int64).  math: the
  * composition's scaled q and k^T, the softmax (B, H, L, S) and v (heads
@@ -134,7 +135,9 @@ void ag_saved_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r)
         ag_save_arg(q, r, SDPA_Q);
         ag_save_arg(q, r, SDPA_K);
         ag_save_arg(q, r, SDPA_V);
-        ag_save_arg(q, r, SDPA_MASK);
+        const mtk_tensor *mask = ag_arg(q, SDPA_MASK);
+        if (mask && mask->dtype == MTK_BOOL) ag_save_new(r, qt->dtype, mask->shape, mask->ndim);
+        else ag_save_arg(q, r, SDPA_MASK);
         ag_save_output(r, 0);
         int64_t L = qt->shape[2];
         if (kernel == AG_SDPA_EFFICIENT) L = (L + 31) / 32 * 32;
@@ -194,14 +197,16 @@ static int64_t sdpa_cpu_flash_buffers(const mtk_tensor *q, const mtk_tensor *k, 
 
 /* sdpa's gradients, and its forward's workspace: a bool mask turned into
  * an additive one in q's dtype (where(mask, 0, -inf), alive through the
- * kernel), and the cpu flash kernel's per-thread buffers. */
+ * kernel; what the fused kernels save when autograd records them), and the
+ * cpu flash kernel's per-thread buffers. */
 void ag_backward_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
     ag_backward_grads(q, r);
     const mtk_tensor *qt = ag_arg(q, SDPA_Q), *k = ag_arg(q, SDPA_K), *v = ag_arg(q, SDPA_V);
     const mtk_tensor *mask = ag_arg(q, SDPA_MASK);
     if (!qt || !k || !v) return;
-    if (mask && mask->dtype == MTK_BOOL)
+    bool recorded = ag_rg(q, SDPA_Q) || ag_rg(q, SDPA_K) || ag_rg(q, SDPA_V);
+    if (mask && mask->dtype == MTK_BOOL && !(recorded && ag_sdpa_kernel_of(q) != AG_SDPA_MATH))
         r->transient_bytes += mtk_tensor_numel(mask) * (int64_t)mtk_dtype_size(qt->dtype);
     if (q->device_kind == MTK_DEVICE_KIND_CPU && ag_sdpa_kernel_of(q) == AG_SDPA_FLASH)
         r->transient_bytes += sdpa_cpu_flash_buffers(qt, k, v);

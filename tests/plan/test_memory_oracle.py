@@ -22,10 +22,6 @@ for _id, _case in memory_cases.cases():
     fam = _case["config"]["model_type"]
     if fam in ("mixtral", "qwen2_moe"):
         KNOWN_GAPS[_id] = _MOE
-_ENCODER_INFERENCE = ("encoder inference measured after the frame rules of plan-accuracy2: modernbert 3.15% under "
-                      "torch (peak in the GeGLU mul): not diagnosed yet")
-for _id in ("modernbert-inference-f32",):
-    KNOWN_GAPS[_id] = _ENCODER_INFERENCE
 
 
 def _param(case_id, case):

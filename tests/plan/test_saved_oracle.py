@@ -40,8 +40,6 @@ BOTH_ATTENTIONS = {"llama", "mistral", "qwen2", "gemma", "phi3", "mixtral", "qwe
 EAGER_ONLY = {"gemma2"}
 # the q/k norms' saved tensors are not modelled exactly yet
 QK_NORM_GAPS = {("olmo2", "bfloat16")}
-# modernbert counts 0.4% fewer saved bytes than torch (71,184 vs 71,484 in float32): not diagnosed yet
-SAVED_GAPS = {"modernbert"}
 # routing depends on the data: tokens per expert are not known on meta
 DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe"}
 # gpt2 and bert keep their dropouts (0.1 by default): cpu sdpa then runs the math path
@@ -72,9 +70,6 @@ def cases():
                                            "and torch's default grouped_mm refuses these odd sizes on cpu",
                                            strict=False)] \
                     if family in DATA_DEPENDENT else []
-                if family in SAVED_GAPS:
-                    marks = [pytest.mark.xfail(reason="modernbert: mtk counts 0.4% fewer saved bytes than torch",
-                                               strict=True)]
                 if (family, dtype) in QK_NORM_GAPS:
                     marks = [pytest.mark.xfail(reason="olmo2's q/k norms over the whole projection in bfloat16: "
                                                "mtk counts more saved bytes than torch", strict=True)]
