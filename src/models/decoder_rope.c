@@ -150,7 +150,8 @@ static bool rotary_reset(mtk_module *m, mtk_rng *rng)
 }
 
 /* forward(x (B, S, hidden)[, positions (1, S) int64]) -> cos, sin (1, S,
- * dim) in x's dtype, for the positions (0..S-1 when not given). */
+ * dim) in x's dtype (float32 with keep_float32), for the positions
+ * (0..S-1 when not given). */
 static bool rotary_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
@@ -189,8 +190,8 @@ static bool rotary_forward(mtk_module *m, mtk_module_io *io)
         cos = mtk_mul_scalar(ctx, cos, mtk_value_float(rope->attention_factor));
         sin = mtk_mul_scalar(ctx, sin, mtk_value_float(rope->attention_factor));
     }
-    io->out[0] = mtk_to_dtype(ctx, cos, x->dtype);
-    io->out[1] = mtk_to_dtype(ctx, sin, x->dtype);
+    io->out[0] = rope->keep_float32 ? cos : mtk_to_dtype(ctx, cos, x->dtype);
+    io->out[1] = rope->keep_float32 ? sin : mtk_to_dtype(ctx, sin, x->dtype);
     io->nout = 2;
     return io->out[0] && io->out[1];
 }

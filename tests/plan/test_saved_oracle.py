@@ -38,8 +38,6 @@ ENCODERS = {"bert", "vit"}
 BOTH_ATTENTIONS = {"llama", "mistral", "qwen2", "gemma", "phi3", "mixtral", "qwen2_moe"}
 # gemma2 runs eager only (transformers refuses sdpa for it)
 EAGER_ONLY = {"gemma2"}
-# the q/k norms' saved tensors are not modelled exactly yet
-QK_NORM_GAPS = {("olmo2", "bfloat16")}
 # routing depends on the data: tokens per expert are not known on meta
 DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe"}
 # gpt2 and bert keep their dropouts (0.1 by default): cpu sdpa then runs the math path
@@ -70,9 +68,6 @@ def cases():
                                            "and torch's default grouped_mm refuses these odd sizes on cpu",
                                            strict=False)] \
                     if family in DATA_DEPENDENT else []
-                if (family, dtype) in QK_NORM_GAPS:
-                    marks = [pytest.mark.xfail(reason="olmo2's q/k norms over the whole projection in bfloat16: "
-                                               "mtk counts more saved bytes than torch", strict=True)]
                 out.append(pytest.param(family, dtype, attention, b, s, marks=marks,
                                         id=f"{family}-{dtype}-{attention}-{b}x{s}"))
     return out
