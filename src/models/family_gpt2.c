@@ -102,8 +102,10 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     v = models_blocks_split_heads(ctx, v, c->heads, c->head_dim);
     if (c->use_cache && !mtk_module_is_training(m) && k && v) {
         int64_t empty[4] = { k->shape[0], c->heads, 0, c->head_dim };
+        if (!mtk_ctx_push_device(ctx, k->device)) return false; /* the empty cache on k's device */
         mtk_tensor *keys[2] = { mtk_empty(ctx, empty, 4, k->dtype), k };
         mtk_tensor *values[2] = { mtk_empty(ctx, empty, 4, v->dtype), v };
+        mtk_ctx_pop_device(ctx);
         k = c->keys = mtk_cat(ctx, keys, 2, 2); /* (B, H, S, D) */
         v = c->values = mtk_cat(ctx, values, 2, 2);
     }
