@@ -246,8 +246,10 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
     if got["num_params"] <= BIG_PARAMS:
         config = hf_oracle.hf_config(cfg, str(tmp_path))
         model = hf_oracle.hf_model(config)
-        if "quantization_config" in cfg:  # storage as the quantizer makes it; forwards on the dense model
-            assert_same_model(got, hf_oracle.describe(hf_oracle.hf_quantize(hf_oracle.hf_model(config), config)))
+        # quantized: storage as the quantizer makes it (mxfp4: as the checkpoint stores it); forwards on
+        # the dense model
+        if "quantization_config" in cfg:
+            assert_same_model(got, hf_oracle.describe_quantized(config))
         else:
             assert_same_model(got, hf_oracle.describe(model))
         assert_same_forward(got["forwards"][0], hf_oracle.forward(model, shape))
@@ -263,8 +265,8 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
     (tmp_path / "config.json").write_text(json.dumps(small))
     config = hf_oracle.hf_config(small, str(tmp_path))
     model = hf_oracle.hf_model(config)
-    if "quantization_config" in cfg:  # storage as the quantizer makes it; forwards on the dense model
-        want = hf_oracle.describe(hf_oracle.hf_quantize(hf_oracle.hf_model(config), config))
+    if "quantization_config" in cfg:  # as above
+        want = hf_oracle.describe_quantized(config)
     else:
         want = hf_oracle.describe(model)
     got_small = zoo_probe([(str(tmp_path / "config.json"), [shape])])[0]
@@ -273,7 +275,7 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
     # ... then the full model's keys and count, extrapolated layer by layer
     assert_same_tensors(got["state_dict"], expand_layers(want["state_dict"], layers, first), "state dict")
     assert_same_tensors(got["params"], expand_layers(want["params"], layers, first), "parameters")
-    per_layer = sum(_numel(r[1]) for r in want["params"] if LAYER_RE.match(r[0])
+    per_layer = sum(hf_oracle.param_values(r) for r in want["params"] if LAYER_RE.match(r[0])
                     and LAYER_RE.match(r[0]).group(2) == str(first + 1))
     assert got["num_params"] == want["num_params"] + (layers - first - 2) * per_layer
     # output shapes do not depend on the number of layers
