@@ -16,13 +16,16 @@ static const char usage[] =
     "class, dtype, parameter count (tied parameters once) and, for MoE\n"
     "models, the parameters active per token, each built on\n"
     "the meta device from its embedded config.json (the model's published\n"
-    "one on the Hugging Face Hub), then the demo models.  Any of them is a\n"
+    "one on the Hugging Face Hub), then the demo models; a note under the\n"
+    "table gives the weight bytes of the models whose quantization_config\n"
+    "stores other than dtype-sized parameters.  Any of them is a\n"
     "MODEL for 'mtk summary', as is a config.json or a directory holding one.\n"
     "\n"
     "options:\n"
     "  -f, --families  list the supported families and their classes instead\n"
     "  -j, --json      one JSON document: {models: [{name, hf_id, family,\n"
     "                  class, dtype, params, active_params (null: dense),\n"
+    "                  param_bytes (the weights' bytes, quantized storage's),\n"
     "                  example_input, and error:\n"
     "                  {code, message} for a model that fails to build}]}\n"
     "                  (or {families: [{model_type, classes,\n"
@@ -94,6 +97,7 @@ typedef struct model_row {
     const char *name, *hf_id, *family, *class_name, *example;
     mtk_dtype dtype;
     int64_t params;
+    int64_t bytes;      /* the parameters' bytes (quantized: the checkpoint's) */
     int64_t active;     /* MoE: parameters active per token; 0: dense */
     const char *error_code, *error_message; /* a model that failed to build */
 } model_row;
@@ -106,16 +110,13 @@ static bool describe(mtk_ctx *ctx, const char *name, const char *hf_id, model_ro
     mtk_module *m = mtk_model_resolve(ctx, name, &options, &info);
     if (!m) return false;
     int64_t params = mtk_module_num_parameters(m, false);
-    if (params < 0) {
-        /* a lazy demo model: known only after an input */
-        mtk_ctx_clear_error(ctx);
-        mtk_param_stats st;
-        if (!mtk_module_param_stats(m, &st)) return false;
-        params = st.total;
-    }
+    mtk_param_stats st;
+    if (params < 0) mtk_ctx_clear_error(ctx); /* a lazy demo model: known only after an input */
+    if (!mtk_module_param_stats(m, &st)) return false;
+    if (params < 0) params = st.total;
     *row = (model_row){ .name = name, .hf_id = hf_id, .family = info.family, .class_name = info.architecture,
                         .example = info.example_input, .dtype = info.dtype, .params = params,
-                        .active = info.active_params };
+                        .bytes = st.bytes, .active = info.active_params };
     return true;
 }
 
@@ -178,6 +179,8 @@ int cli_models(int argc, char **argv)
             cJSON_AddStringToObject(row, "dtype", mtk_dtype_name(rows[i].dtype));
             cJSON_AddItemToObject(row, "params",
                                   rows[i].params >= 0 ? text_json_int(rows[i].params) : cJSON_CreateNull());
+            cJSON_AddItemToObject(row, "param_bytes",
+                                  rows[i].params >= 0 ? text_json_int(rows[i].bytes) : cJSON_CreateNull());
             cJSON_AddItemToObject(row, "active_params",
                                   rows[i].active > 0 ? text_json_int(rows[i].active) : cJSON_CreateNull());
             cJSON_AddStringToObject(row, "example_input", rows[i].example ? rows[i].example : "");
@@ -200,6 +203,17 @@ int cli_models(int argc, char **argv)
                    rows[i].params >= 0 ? mtk_dtype_name(rows[i].dtype) : "?",
                    rows[i].params >= 0 ? text_grouped(rows[i].params, num, sizeof num) : "error", active,
                    rows[i].hf_id);
+        }
+        for (int32_t i = 0; i < n; i++) {
+            /* quantized storage: the download is not params x dtype size */
+            int64_t dense = rows[i].params * (int64_t)mtk_dtype_size(rows[i].dtype);
+            if (rows[i].params <= 0 || rows[i].bytes == dense) continue;
+            char bytes[48], params[48], as_dtype[48];
+            printf("Note: %s stores its weights quantized (quantization_config): %s bytes for %s parameters "
+                   "(%.2f bits each), not %s bytes as %s\n", rows[i].name,
+                   text_grouped(rows[i].bytes, bytes, sizeof bytes), text_grouped(rows[i].params, params, sizeof params),
+                   8.0 * (double)rows[i].bytes / (double)rows[i].params, text_grouped(dense, as_dtype, sizeof as_dtype),
+                   mtk_dtype_name(rows[i].dtype));
         }
     }
     mtk_ctx_free(ctx);
