@@ -16,17 +16,18 @@ static const char usage[] =
     "class, dtype, parameter count (tied parameters once) and, for MoE\n"
     "models, the parameters active per token, each built on\n"
     "the meta device from its embedded config.json (the model's published\n"
-    "one on the Hugging Face Hub), then the demo models; a note under the\n"
-    "table gives the weight bytes of the models whose quantization_config\n"
-    "stores other than dtype-sized parameters.  Any of them is a\n"
+    "one on the Hugging Face Hub), then the demo models.  Any of them is a\n"
     "MODEL for 'mtk summary', as is a config.json or a directory holding one.\n"
+    "Below the table, what a count covers: the parameters a MoE model's token\n"
+    "reaches, the parts of a multimodal model that are not modelled, the\n"
+    "bytes of quantized storage (quantization_config).\n"
     "\n"
     "options:\n"
     "  -f, --families  list the supported families and their classes instead\n"
     "  -j, --json      one JSON document: {models: [{name, hf_id, family,\n"
     "                  class, dtype, params, active_params (null: dense),\n"
     "                  param_bytes (the weights' bytes, quantized storage's),\n"
-    "                  example_input, and error:\n"
+    "                  example_input, notes, and error:\n"
     "                  {code, message} for a model that fails to build}]}\n"
     "                  (or {families: [{model_type, classes,\n"
     "                  default_class, input}]})\n"
@@ -99,8 +100,13 @@ typedef struct model_row {
     int64_t params;
     int64_t bytes;      /* the parameters' bytes (quantized: the checkpoint's) */
     int64_t active;     /* MoE: parameters active per token; 0: dense */
+    const char *notes[4]; /* the summary's notes but the balanced-routing one */
+    int32_t nnotes;
     const char *error_code, *error_message; /* a model that failed to build */
 } model_row;
+
+/* The note every MoE model has; the table leaves it to the summary. */
+static bool routing_note(const char *note) { return strncmp(note, "MoE routing depends on the data", 31) == 0; }
 
 /* Builds `name` on meta and fills its row; false with the error set. */
 static bool describe(mtk_ctx *ctx, const char *name, const char *hf_id, model_row *row)
@@ -117,6 +123,8 @@ static bool describe(mtk_ctx *ctx, const char *name, const char *hf_id, model_ro
     *row = (model_row){ .name = name, .hf_id = hf_id, .family = info.family, .class_name = info.architecture,
                         .example = info.example_input, .dtype = info.dtype, .params = params,
                         .bytes = st.bytes, .active = info.active_params };
+    for (int32_t i = 0; i < info.nnotes && i < 4; i++)
+        if (!routing_note(info.notes[i])) row->notes[row->nnotes++] = info.notes[i];
     return true;
 }
 
@@ -184,6 +192,9 @@ int cli_models(int argc, char **argv)
             cJSON_AddItemToObject(row, "active_params",
                                   rows[i].active > 0 ? text_json_int(rows[i].active) : cJSON_CreateNull());
             cJSON_AddStringToObject(row, "example_input", rows[i].example ? rows[i].example : "");
+            cJSON *notes = cJSON_AddArrayToObject(row, "notes");
+            for (int32_t k = 0; notes && k < rows[i].nnotes; k++)
+                cJSON_AddItemToArray(notes, cJSON_CreateString(rows[i].notes[k]));
             if (rows[i].error_code) { /* the one error shape, on the row it belongs to */
                 cJSON *error = cJSON_AddObjectToObject(row, "error");
                 cJSON_AddStringToObject(error, "code", rows[i].error_code);
@@ -204,17 +215,13 @@ int cli_models(int argc, char **argv)
                    rows[i].params >= 0 ? text_grouped(rows[i].params, num, sizeof num) : "error", active,
                    rows[i].hf_id);
         }
-        for (int32_t i = 0; i < n; i++) {
-            /* quantized storage: the download is not params x dtype size */
-            int64_t dense = rows[i].params * (int64_t)mtk_dtype_size(rows[i].dtype);
-            if (rows[i].params <= 0 || rows[i].bytes == dense) continue;
-            char bytes[48], params[48], as_dtype[48];
-            printf("Note: %s stores its weights quantized (quantization_config): %s bytes for %s parameters "
-                   "(%.2f bits each), not %s bytes as %s\n", rows[i].name,
-                   text_grouped(rows[i].bytes, bytes, sizeof bytes), text_grouped(rows[i].params, params, sizeof params),
-                   8.0 * (double)rows[i].bytes / (double)rows[i].params, text_grouped(dense, as_dtype, sizeof as_dtype),
-                   mtk_dtype_name(rows[i].dtype));
-        }
+        bool heading = false;
+        for (int32_t i = 0; i < n; i++)
+            for (int32_t k = 0; k < rows[i].nnotes; k++) {
+                if (!heading) printf("\nNotes:\n");
+                heading = true;
+                printf("  %s: %s\n", rows[i].name, rows[i].notes[k]);
+            }
     }
     mtk_ctx_free(ctx);
     return failed ? CLI_EXIT_ERROR : status;

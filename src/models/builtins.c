@@ -598,6 +598,65 @@ static const mtk_builtin_model builtins[] = {
       " \"tie_word_embeddings\": false, \"topk_group\": 1, \"topk_method\": \"noaux_tc\","
       " \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"v_head_dim\": 128, \"vocab_size\": 163840}",
       "1x4096" },
+    { "gemma-3-1b", "google/gemma-3-1b-it",
+      "{\"architectures\": [\"Gemma3ForCausalLM\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"attn_logit_softcapping\": null, \"bos_token_id\": 2, \"cache_implementation\": \"hybrid\","
+      " \"eos_token_id\": [1, 106], \"final_logit_softcapping\": null, \"head_dim\": 256,"
+      " \"hidden_activation\": \"gelu_pytorch_tanh\", \"hidden_size\": 1152, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 6912, \"max_position_embeddings\": 32768, \"model_type\": \"gemma3_text\","
+      " \"num_attention_heads\": 4, \"num_hidden_layers\": 26, \"num_key_value_heads\": 1,"
+      " \"pad_token_id\": 0, \"query_pre_attn_scalar\": 256, \"rms_norm_eps\": 1e-06,"
+      " \"rope_local_base_freq\": 10000, \"rope_scaling\": null, \"rope_theta\": 1000000,"
+      " \"sliding_window\": 512, \"sliding_window_pattern\": 6, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": true, \"vocab_size\": 262144}",
+      "1x4096" },
+    /* the text model only (mtk does not model the SigLIP vision tower) */
+    { "gemma-3-27b", "google/gemma-3-27b-it",
+      "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"boi_token_index\": 255999,"
+      " \"eoi_token_index\": 256000, \"eos_token_id\": [1, 106], \"image_token_index\": 262144,"
+      " \"initializer_range\": 0.02, \"mm_tokens_per_image\": 256, \"model_type\": \"gemma3\","
+      " \"text_config\": {\"head_dim\": 128, \"hidden_size\": 5376, \"intermediate_size\": 21504,"
+      " \"model_type\": \"gemma3_text\", \"num_attention_heads\": 32, \"num_hidden_layers\": 62,"
+      " \"num_key_value_heads\": 16, \"query_pre_attn_scalar\": 168,"
+      " \"rope_scaling\": {\"factor\": 8.0, \"rope_type\": \"linear\"}, \"sliding_window\": 1024},"
+      " \"torch_dtype\": \"bfloat16\","
+      " \"vision_config\": {\"hidden_size\": 1152, \"image_size\": 896, \"intermediate_size\": 4304,"
+      " \"model_type\": \"siglip_vision_model\", \"num_attention_heads\": 16, \"num_hidden_layers\": 27,"
+      " \"patch_size\": 14, \"vision_use_head\": false}}",
+      "1x4096" },
+    /* the text model only (mtk does not model the Pixtral vision tower);
+       "tie_word_embeddings": false added: transformers 5 ties a mistral3
+       lm_head by the top-level flag (default true), the checkpoint holds its
+       own lm_head */
+    { "mistral-small-3.1", "mistralai/Mistral-Small-3.1-24B-Instruct-2503",
+      "{\"architectures\": [\"Mistral3ForConditionalGeneration\"], \"image_token_index\": 10,"
+      " \"model_type\": \"mistral3\", \"multimodal_projector_bias\": false,"
+      " \"projector_hidden_act\": \"gelu\", \"spatial_merge_size\": 2,"
+      " \"text_config\": {\"attention_dropout\": 0.0, \"head_dim\": 128, \"hidden_act\": \"silu\","
+      " \"hidden_size\": 5120, \"initializer_range\": 0.02, \"intermediate_size\": 32768,"
+      " \"max_position_embeddings\": 131072, \"model_type\": \"mistral\", \"num_attention_heads\": 32,"
+      " \"num_hidden_layers\": 40, \"num_key_value_heads\": 8, \"rms_norm_eps\": 1e-05,"
+      " \"rope_theta\": 1000000000.0, \"sliding_window\": null, \"use_cache\": true,"
+      " \"vocab_size\": 131072}, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+      " \"vision_config\": {\"attention_dropout\": 0.0, \"head_dim\": 64, \"hidden_act\": \"silu\","
+      " \"hidden_size\": 1024, \"image_size\": 1540, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 4096, \"model_type\": \"pixtral\", \"num_attention_heads\": 16,"
+      " \"num_channels\": 3, \"num_hidden_layers\": 24, \"patch_size\": 14, \"rope_theta\": 10000.0},"
+      " \"vision_feature_layer\": -1}",
+      "1x4096" },
+    { "glm-4.5-air", "zai-org/GLM-4.5-Air",
+      "{\"architectures\": [\"Glm4MoeForCausalLM\"], \"attention_bias\": true, \"attention_dropout\": 0.0,"
+      " \"eos_token_id\": [151329, 151336, 151338], \"first_k_dense_replace\": 1, \"head_dim\": 128,"
+      " \"hidden_act\": \"silu\", \"hidden_size\": 4096, \"initializer_range\": 0.02,"
+      " \"intermediate_size\": 10944, \"max_position_embeddings\": 131072, \"model_type\": \"glm4_moe\","
+      " \"moe_intermediate_size\": 1408, \"n_group\": 1, \"n_routed_experts\": 128, \"n_shared_experts\": 1,"
+      " \"norm_topk_prob\": true, \"num_attention_heads\": 96, \"num_experts_per_tok\": 8,"
+      " \"num_hidden_layers\": 46, \"num_key_value_heads\": 8, \"num_nextn_predict_layers\": 1,"
+      " \"pad_token_id\": 151329, \"partial_rotary_factor\": 0.5, \"rms_norm_eps\": 1e-05,"
+      " \"rope_scaling\": null, \"rope_theta\": 1000000, \"routed_scaling_factor\": 1.0,"
+      " \"tie_word_embeddings\": false, \"topk_group\": 1, \"torch_dtype\": \"bfloat16\","
+      " \"use_cache\": true, \"use_qk_norm\": false, \"vocab_size\": 151552}",
+      "1x4096" },
 };
 
 #define BUILTIN_COUNT ((int32_t)(sizeof builtins / sizeof builtins[0]))

@@ -181,5 +181,9 @@ mtk_module *models_family_gpt_oss_build(model_config *c, const char *architectur
 mtk_module *models_family_llama4_text_build(model_config *c, const char *architecture);
 mtk_module *models_family_llama4_build(model_config *c, const char *architecture);
 mtk_module *models_family_deepseek_v3_build(model_config *c, const char *architecture);
+mtk_module *models_family_gemma3_text_build(model_config *c, const char *architecture);
+mtk_module *models_family_gemma3_build(model_config *c, const char *architecture);
+mtk_module *models_family_mistral3_build(model_config *c, const char *architecture);
+mtk_module *models_family_glm4_moe_build(model_config *c, const char *architecture);
 
 #endif

@@ -50,8 +50,9 @@ typedef enum moe_kind {
     MOE_LLAMA4,    /* experts (E, H, 2I), router (sigmoid of the top-k), shared
                       expert; every expert runs on every token, pre-scaled by its
                       score (decoder_moe_fused.c)                                */
-    MOE_DEEPSEEK   /* experts, gate (sigmoid scores, grouped top-k, score
-                      correction bias), shared_experts (ungated)                */
+    MOE_DEEPSEEK   /* deepseek_v3, glm4_moe: experts, gate (sigmoid scores,
+                      grouped top-k, score correction bias), shared_experts
+                      (an MLP added without a gate)                            */
 } moe_kind;
 
 /* Multi-head latent attention (deepseek_v3): low-rank q (q_lora_rank, 0:
@@ -132,10 +133,19 @@ typedef struct decoder_spec {
                                     Llama4ForCausalLM over Llama4TextModel)   */
     bool mla;                    /* deepseek_v3: <Prefix>Attention is MLA (mla) */
     mla_dims mla_dims;
-    int64_t first_dense;         /* deepseek_v3 first_k_dense_replace: layers
-                                    below it are dense                         */
+    int64_t first_dense;         /* deepseek_v3, glm4_moe first_k_dense_replace:
+                                    layers below it are dense                  */
     int64_t n_group, topk_group; /* MOE_DEEPSEEK: expert groups, groups kept  */
     double routed_scaling;       /* MOE_DEEPSEEK: routed_scaling_factor       */
+    const char *model_name;      /* the base model's class (gemma3: Gemma3TextModel);
+                                    NULL: <Prefix>Model                   */
+    bool local_rope_on;          /* gemma3: sliding layers rotate with local_rope */
+    rope_spec local_rope;        /* gemma3: rope_parameters.sliding_attention */
+    uint8_t rope_types;          /* gemma3: DECODER_MASK_* bits of the layer types
+                                    present (which rope buffers exist)   */
+    int64_t window_pattern;      /* WINDOW_PATTERN: every window_pattern-th
+                                    layer is full                         */
+    double partial_rotary_default; /* glm4_moe: 0.5; 0: 1.0               */
 } decoder_spec;
 
 /* The attention masks a family's model forward builds every call (with a
@@ -151,7 +161,9 @@ typedef enum window_rule {
                           use_sliding_window                              */
     WINDOW_EVEN_BELOW, /* qwen2_moe: even layers < max_window_layers when
                           use_sliding_window                              */
-    WINDOW_EVEN        /* gemma2: even layers (sliding, full, ...)        */
+    WINDOW_EVEN,       /* gemma2: even layers (sliding, full, ...)        */
+    WINDOW_PATTERN     /* gemma3: layer i slides unless (i + 1) %
+                          sliding_window_pattern == 0 (default 6)         */
 } window_rule;
 
 /* Reads the per-layer sliding windows into spec->layer_window: an explicit
@@ -189,6 +201,7 @@ typedef struct decoder_defaults {
     double rope_theta;
     bool longrope_aliases;       /* phi3: "su" and "yarn" are longrope           */
     int64_t original_max_position; /* phi3: 4096; 0: the config class has none   */
+    double partial_rotary;       /* glm4_moe: 0.5; 0: 1.0                       */
 } decoder_defaults;
 
 /* Reads what every family shares: vocab_size, hidden_size,
@@ -263,6 +276,60 @@ mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decod
  * gives (cos, sin); each child of `layers` maps (h, cos, sin) to the next
  * h; `norm` ends it.  (B, S, hidden) -> (B, S, hidden); NULL on error. */
 mtk_tensor *models_decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h);
+
+/* The (cos, sin) pair of `layer` among the rotary outputs: (out[0],
+ * out[1]), or with two rope types (gemma3: full, then sliding) out[2],
+ * out[3] for a layer whose attention slides. */
+void models_decoder_layer_rope(const mtk_module_io *cos_sin, mtk_module *layer, mtk_tensor **cos, mtk_tensor **sin);
+
+/* Whether layer `index` of the spec has a sparse MoE block. */
+bool models_decoder_layer_is_sparse(const decoder_spec *spec, int64_t index);
+
+/* Adds the note "active parameters per token: N of M (k of E experts in
+ * each of L MoE layers)" for model m of the spec: each sparse layer's
+ * (E - k) idle experts are not active. */
+void models_decoder_note_active(model_config *c, const decoder_spec *spec, mtk_module *m);
+
+/* A multimodal family's vision parts: from the config and its
+ * vision_config (`vision`, an empty object when absent), the tower and the
+ * projector to the text model's hidden size.  False with the error set. */
+typedef bool (*multimodal_vision_builder)(model_config *c, model_config *vision, int64_t text_hidden,
+                                          mtk_module **tower, mtk_module **projector);
+
+/* The multimodal wrappers (gemma3, mistral3; decoder_multimodal.c):
+ * builds the text model of the config's text_config with `text_build`
+ * (its base class `text_base`), the vision tower and projector with
+ * `vision_build`, and wraps them as
+ * transformers 5 does: <prefix>Model (vision_tower, multi_modal_projector,
+ * language_model) and <prefix>ForConditionalGeneration (model, lm_head
+ * tied to model.language_model.embed_tokens when the top-level
+ * tie_word_embeddings, default true).  NULL with the error set. */
+mtk_module *models_decoder_build_multimodal(model_config *c, const char *architecture, const char *prefix,
+                                            model_family_builder text_build, const char *text_type,
+                                            const char *text_base, multimodal_vision_builder vision_build);
+
+/* The wrapping itself (decoder_model.c): <prefix>Model with `tower` and
+ * `projector` (both NULL: none) and `text` (a decoder base model, the
+ * last child) as language_model; for an architecture ending in
+ * ForConditionalGeneration also the LM over it (model, lm_head, tied when
+ * `tie`).  The forward runs the language model on token ids.  NULL
+ * (propagated) with the error set. */
+mtk_module *models_decoder_wrap_text(model_config *c, mtk_module *text, mtk_module *tower, mtk_module *projector,
+                                     const char *prefix, const char *architecture, bool tie);
+
+/* SigLIP's vision tower (SiglipVisionModel) of a siglip_vision_model
+ * config, and Gemma 3's multi-modal projector (vision_siglip.c).  NULL
+ * with the error set. */
+mtk_module *models_siglip_vision(model_config *vision);
+mtk_module *models_gemma3_projector(model_config *c, model_config *vision, int64_t text_hidden);
+
+/* Pixtral's vision tower (PixtralVisionModel) and Mistral 3's projector,
+ * parameters and buffers only (vision_pixtral.c).  NULL with the error
+ * set. */
+mtk_module *models_pixtral_vision(model_config *vision);
+mtk_module *models_mistral3_projector(model_config *c, model_config *vision, int64_t text_hidden, double text_eps);
+
+/* MOE_GROUPED's class names (decoder_moe.c): <Prefix>MoE, <Prefix>TopkRouter. */
 
 /* The pieces of a decoder model of the zoo: a <Prefix>ForCausalLM (lm_head
  * set) or a <Prefix>Model (lm_head NULL).  False (no error) for any other

@@ -328,9 +328,10 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
         }
         bool chunked = models_decoder_attention_chunk(layer_attention(p.layers, i)) > 0;
         mtk_tensor *mask = masks[chunked ? 2 : l->window > 0 ? 1 : 0];
-        mtk_module_io io = { .in = { h, cos_sin.out[0], cos_sin.out[1], past_k, past_v, mask },
-                             .nin = mask ? 6 : 5 };
-        ok = mtk_module_call(mtk_module_child_at(p.layers, i, NULL), &io) && io.nout == 3 &&
+        mtk_module *layer = mtk_module_child_at(p.layers, i, NULL);
+        mtk_module_io io = { .in = { h, NULL, NULL, past_k, past_v, mask }, .nin = mask ? 6 : 5 };
+        models_decoder_layer_rope(&cos_sin, layer, &io.in[1], &io.in[2]); /* gemma3: the layer type's rope */
+        ok = mtk_module_call(layer, &io) && io.nout == 3 &&
              cache_update(ctx, l, io.out[1], io.out[2]);
         h = io.out[0];
     }

@@ -30,6 +30,7 @@ static bool causal_lm_forward(mtk_module *m, mtk_module_io *io);
 static const mtk_module_type layer_base = { "DecoderLayer", layer_forward, NULL, NULL };
 static const mtk_module_type model_base = { "Model", model_forward, NULL, NULL };
 static const mtk_module_type causal_lm_base = { "ForCausalLM", causal_lm_forward, NULL, NULL };
+static bool wrapper_forward(mtk_module *m, mtk_module_io *io);
 
 bool models_decoder_types_init(mtk_ctx *ctx, decoder_types *t, const char *prefix)
 {
@@ -147,14 +148,28 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
 
 mtk_tensor *models_decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h)
 {
-    mtk_module_io cos_sin = { .in = { h }, .nin = 1 }; /* -> cos, sin */
+    mtk_module_io cos_sin = { .in = { h }, .nin = 1 }; /* -> cos, sin (gemma3: full, then sliding) */
     if (!h || !mtk_module_call(rotary, &cos_sin)) return NULL;
     for (int32_t i = 0; i < mtk_module_child_count(layers); i++) {
-        mtk_module_io layer = { .in = { h, cos_sin.out[0], cos_sin.out[1] }, .nin = 3 };
-        if (!mtk_module_call(mtk_module_child_at(layers, i, NULL), &layer)) return NULL;
+        mtk_module *child_layer = mtk_module_child_at(layers, i, NULL);
+        mtk_module_io layer = { .in = { h }, .nin = 3 };
+        models_decoder_layer_rope(&cos_sin, child_layer, &layer.in[1], &layer.in[2]);
+        if (!mtk_module_call(child_layer, &layer)) return NULL;
         h = layer.out[0];
     }
     return mtk_module_forward(norm, h);
+}
+
+void models_decoder_layer_rope(const mtk_module_io *cos_sin, mtk_module *layer, mtk_tensor **cos, mtk_tensor **sin)
+{
+    int32_t at = 0;
+    if (cos_sin->nout == 4) {
+        decoder_cache_shape shape;
+        models_decoder_attention_shape(child(layer, L_ATTN), &shape);
+        at = shape.window > 0 ? 2 : 0;
+    }
+    *cos = cos_sin->out[at];
+    *sin = cos_sin->out[at + 1];
 }
 
 static mtk_module *base_model(mtk_ctx *ctx, const decoder_types *t, const decoder_spec *spec)
@@ -207,13 +222,16 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
         out->final_softcap = ((const causal_lm_config *)mtk_module_config(m))->final_softcap;
         out->lm_head = child(m, 1);
         model = child(m, 0);
-    } else if (type->forward != model_forward) {
-        /* a multimodal wrapper whose text model is its language_model
+    } else if (type->forward != model_forward && type->forward != wrapper_forward) {
+        /* a multimodal wrapper whose text model is its only child, language_model
            (llama4's Llama4ForConditionalGeneration as mtk builds it) */
         const char *name = NULL;
         mtk_module *inner = mtk_module_child_count(m) == 1 ? mtk_module_child_at(m, 0, &name) : NULL;
         return inner && name && strcmp(name, "language_model") == 0 && models_decoder_parts_of(inner, out);
     }
+    if (mtk_module_type_of(model)->forward == wrapper_forward) /* language_model */
+        model = child(model, mtk_module_child_count(model) - 1);
+    if (mtk_module_type_of(model)->forward != model_forward) return false;
     const model_config_ *c = mtk_module_config(model);
     out->embed = child(model, M_EMBED);
     out->layers = child(model, M_LAYERS);
@@ -234,7 +252,8 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
     decoder_types *t = mtk_ctx_alloc(ctx, sizeof *t);
     if (!t || !models_decoder_types_init(ctx, t, spec->prefix)) return NULL;
     if (spec->causal_lm_class) t->causal_lm.name = spec->causal_lm_class;
-    /* deepseek_v3: MLA attention, <Prefix>MoE with a <Prefix>TopkRouter */
+    if (spec->model_name) t->model.name = spec->model_name; /* gemma3: Gemma3TextModel */
+    /* deepseek_v3 and glm4_moe: <Prefix>MoE with a <Prefix>TopkRouter; deepseek_v3's MLA attention */
     mtk_module_type moe_named = models_decoder_moe_block_base;
     moe_named.name = "MoE";
     if (spec->mla && !named_type(ctx, &t->attention, &models_decoder_mla_base, spec->prefix)) return NULL;
@@ -259,12 +278,56 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
     return mtk_module_finish(m);
 }
 
+/* ------------------------------------------------------- multimodal wrap */
+
+/* forward(input_ids (B, S)) -> language_model's (the last child's) last
+ * hidden state */
+static bool wrapper_forward(mtk_module *m, mtk_module_io *io)
+{
+    io->out[0] = mtk_module_forward(child(m, mtk_module_child_count(m) - 1), io->in[0]);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+mtk_module *models_decoder_wrap_text(model_config *c, mtk_module *text, mtk_module *tower, mtk_module *projector,
+                                     const char *prefix, const char *architecture, bool tie)
+{
+    mtk_ctx *ctx = c->ctx;
+    decoder_parts parts;
+    if (!text) return NULL;
+    if (!models_decoder_parts_of(text, &parts) || parts.lm_head)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: the text model is not a decoder base model", c->origin), NULL;
+    mtk_module_type *types = mtk_ctx_alloc(ctx, 2 * sizeof *types);
+    if (!types || !named_type(ctx, &types[0], &(mtk_module_type){ "Model", wrapper_forward, NULL, NULL }, prefix) ||
+        !named_type(ctx, &types[1], &(mtk_module_type){ "ForConditionalGeneration", causal_lm_forward, NULL, NULL },
+                    prefix))
+        return NULL;
+    mtk_module *model = mtk_module_new(ctx, &types[0], 0);
+    if (!model) return NULL;
+    if (tower && (!mtk_module_add(model, "vision_tower", tower) ||
+                  !mtk_module_add(model, "multi_modal_projector", projector)))
+        return NULL;
+    if (!mtk_module_add(model, "language_model", text) || !mtk_module_finish(model)) return NULL;
+    size_t n = strlen(architecture);
+    if (n < 24 || strcmp(architecture + n - 24, "ForConditionalGeneration") != 0) return model;
+    const mtk_tensor *embed = mtk_module_param_at(parts.embed, 0, NULL); /* (vocab, hidden) */
+    mtk_module *m = mtk_module_new(ctx, &types[1], sizeof(causal_lm_config));
+    if (!m) return NULL;
+    *(causal_lm_config *)mtk_module_config(m) = (causal_lm_config){ 0, 1.0 };
+    if (!mtk_module_add(m, "model", model) ||
+        !mtk_module_add(m, "lm_head", mtk_nn_linear(ctx, embed->shape[1], embed->shape[0], false)))
+        return NULL;
+    if (tie && !mtk_module_tie(m, "lm_head.weight", "model.language_model.embed_tokens.weight")) return NULL;
+    return mtk_module_finish(m);
+}
+
 /* ---------------------------------------------------------- common fields */
 
 bool models_decoder_read_common(model_config *c, decoder_spec *spec, const char *prefix, const decoder_defaults *d)
 {
     memset(spec, 0, sizeof *spec);
     spec->prefix = prefix;
+    spec->partial_rotary_default = d->partial_rotary;
     spec->vocab = models_cfg_positive_required(c, "vocab_size");
     spec->layers = models_cfg_int_required(c, "num_hidden_layers");
     if (!models_cfg_check_layers(c, "num_hidden_layers", spec->layers)) return false;

@@ -1,11 +1,11 @@
-/* Mixture-of-experts blocks (mixtral, qwen2_moe) as transformers 5 lays
- * them out: <Prefix>SparseMoeBlock with a <Prefix>TopKRouter `gate`
+/* Mixture-of-experts blocks (mixtral, qwen2_moe, qwen3_moe, glm4_moe) as
+ * transformers 5 lays them out: <Prefix>SparseMoeBlock with a <Prefix>TopKRouter `gate`
  * (weight (E, hidden)) and <Prefix>Experts `experts` holding all experts in
  * two 3-D parameters, gate_up_proj (E, 2 I, hidden) and down_proj
  * (E, hidden, I); qwen2_moe adds a dense shared_expert and its
- * shared_expert_gate; deepseek_v3 (<Prefix>MoE) routes with a
+ * shared_expert_gate; deepseek_v3 and glm4_moe (<Prefix>MoE) route with a
  * <Prefix>TopkRouter (sigmoid scores, grouped top-k, a float32 score
- * correction bias) and adds its shared_experts ungated.
+ * correction bias) and add their shared_experts ungated.
  *
  * Which tokens go to which expert depends on the data.  On meta the
  * experts assume balanced routing: of the T * top_k (token, expert) pairs
@@ -18,6 +18,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 /* ----------------------------------------------------------------- config */
 
@@ -113,7 +114,9 @@ static bool grouped_router_forward(mtk_module *m, mtk_module_io *io)
     int64_t t = x->shape[0], per = c->experts / c->groups;
     int64_t grouped[3] = { t, c->groups, per }, last = -1;
     mtk_tensor *best2 = NULL, *idx = NULL, *group_idx = NULL, *top = NULL;
-    if (!mtk_topk(ctx, mtk_view(ctx, choice, grouped, 3), 2, -1, true, true, &best2, &idx)) return false;
+    /* the two best of each group (a group of one: its only expert) */
+    if (!mtk_topk(ctx, mtk_view(ctx, choice, grouped, 3), per < 2 ? per : 2, -1, true, true, &best2, &idx))
+        return false;
     mtk_tensor *group_scores = mtk_sum(ctx, best2, &last, 1, false, MTK_DTYPE_UNDEFINED); /* (T, G) */
     if (!mtk_topk(ctx, group_scores, c->topk_groups, -1, true, false, &top, &group_idx)) return false;
     mtk_tensor *group_mask = mtk_scatter_value(ctx, mtk_zeros_like(ctx, group_scores, MTK_DTYPE_UNDEFINED), 1,

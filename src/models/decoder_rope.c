@@ -33,7 +33,8 @@ bool models_decoder_read_rope(model_config *c, decoder_spec *spec, double defaul
     if (obj && !cJSON_IsObject(obj)) return models_cfg_fail(c, obj_name, "expected an object or null");
     double theta = models_cfg_float(c, "rope_theta", default_theta);
     r->theta = models_cfg_obj_float(c, obj, obj_name, "rope_theta", theta);
-    double partial = models_cfg_float(c, "partial_rotary_factor", 1.0);
+    double partial = models_cfg_float(c, "partial_rotary_factor",
+                                      spec->partial_rotary_default > 0 ? spec->partial_rotary_default : 1.0);
     partial = models_cfg_obj_float(c, obj, obj_name, "partial_rotary_factor", partial);
     const char *type = models_cfg_obj_string(c, obj, obj_name, "type", "default");
     type = models_cfg_obj_string(c, obj, obj_name, "rope_type", type);
@@ -133,11 +134,14 @@ static void compute_inv_freq(const rope_spec *r, float *out)
 
 /* ----------------------------------------------------------------- module */
 
+/* One rope per layer type (gemma3: full_attention, then sliding_attention,
+ * those the layers use), each with two buffers; one for the others. */
 typedef struct rotary_config {
-    rope_spec rope;
+    rope_spec rope[2];
+    int32_t nropes;
 } rotary_config;
 
-/* Recomputes both buffers (cpu); meta ones have nothing to fill. */
+/* Recomputes the buffers (cpu); meta ones have nothing to fill. */
 static bool rotary_reset(mtk_module *m, mtk_rng *rng)
 {
     (void)rng;
@@ -145,13 +149,17 @@ static bool rotary_reset(mtk_module *m, mtk_rng *rng)
     for (int32_t i = 0; i < mtk_module_buffer_count(m); i++) {
         mtk_tensor *t = mtk_module_buffer_at(m, i, NULL, NULL);
         if (!t || mtk_tensor_is_meta(t) || t->dtype != MTK_FLOAT32 || !mtk_tensor_is_contiguous(t)) continue;
-        compute_inv_freq(&cfg->rope, mtk_tensor_data(t));
+        compute_inv_freq(&cfg->rope[i / 2], mtk_tensor_data(t));
     }
     return true;
 }
 
+static bool rope_cos_sin(mtk_module *m, const rope_spec *rope, mtk_tensor *inv_freq, mtk_module_io *io,
+                         mtk_tensor **cos_out, mtk_tensor **sin_out);
+
 /* forward(x (B, S, hidden)[, positions (1, S) int64]) -> cos, sin (1, S,
- * dim) in x's dtype, for the positions (0..S-1 when not given). */
+ * dim) in x's dtype, for the positions (0..S-1 when not given); with two
+ * ropes (gemma3) the full layers' cos, sin, then the sliding layers'. */
 static bool rotary_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
@@ -159,8 +167,21 @@ static bool rotary_forward(mtk_module *m, mtk_module_io *io)
     if (x->ndim < 2)
         return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected hidden states (B, S, hidden), got %d dim%s",
                          mtk_module_type_name(m), (int)x->ndim, x->ndim == 1 ? "" : "s");
-    const rope_spec *rope = &((const rotary_config *)mtk_module_config(m))->rope;
-    mtk_tensor *inv_freq = mtk_module_buffer_at(m, 0, NULL, NULL);
+    const rotary_config *cfg = mtk_module_config(m);
+    io->nout = 2 * cfg->nropes;
+    for (int32_t j = 0; j < cfg->nropes; j++)
+        if (!rope_cos_sin(m, &cfg->rope[j], mtk_module_buffer_at(m, 2 * j, NULL, NULL), io, &io->out[2 * j],
+                          &io->out[2 * j + 1]))
+            return false;
+    return true;
+}
+
+/* cos, sin of one rope with its inv_freq buffer. */
+static bool rope_cos_sin(mtk_module *m, const rope_spec *rope, mtk_tensor *inv_freq, mtk_module_io *io,
+                         mtk_tensor **cos_out, mtk_tensor **sin_out)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    mtk_tensor *x = io->in[0];
     int64_t seq = x->shape[x->ndim - 2];
     if (rope->kind == ROPE_LONGROPE && seq > rope->original_max_position) {
         /* longer than pretraining: the long factors (transformers swaps them into inv_freq) */
@@ -197,10 +218,9 @@ static bool rotary_forward(mtk_module *m, mtk_module_io *io)
         cos = mtk_mul_scalar(ctx, cos, mtk_value_float(rope->attention_factor));
         sin = mtk_mul_scalar(ctx, sin, mtk_value_float(rope->attention_factor));
     }
-    io->out[0] = mtk_to_dtype(ctx, cos, x->dtype);
-    io->out[1] = mtk_to_dtype(ctx, sin, x->dtype);
-    io->nout = 2;
-    return io->out[0] && io->out[1];
+    *cos_out = mtk_to_dtype(ctx, cos, x->dtype);
+    *sin_out = mtk_to_dtype(ctx, sin, x->dtype);
+    return *cos_out && *sin_out;
 }
 
 const mtk_module_type models_decoder_rotary_base = { "RotaryEmbedding", rotary_forward, rotary_reset, NULL };
@@ -209,10 +229,28 @@ mtk_module *models_decoder_rotary(mtk_ctx *ctx, const decoder_types *t, const de
 {
     mtk_module *m = mtk_module_new(ctx, &t->rotary, sizeof(rotary_config));
     if (!m) return NULL;
-    ((rotary_config *)mtk_module_config(m))->rope = spec->rope;
-    int64_t half = spec->rope.dim / 2;
-    if (!mtk_module_new_buffer(m, "inv_freq", &half, 1, MTK_FLOAT32, false) ||
-        !mtk_module_new_buffer(m, "original_inv_freq", &half, 1, MTK_FLOAT32, false))
-        return NULL;
+    rotary_config *cfg = mtk_module_config(m);
+    if (!spec->local_rope_on) {
+        cfg->rope[cfg->nropes++] = spec->rope;
+        int64_t half = spec->rope.dim / 2;
+        if (!mtk_module_new_buffer(m, "inv_freq", &half, 1, MTK_FLOAT32, false) ||
+            !mtk_module_new_buffer(m, "original_inv_freq", &half, 1, MTK_FLOAT32, false))
+            return NULL;
+        return mtk_module_finish(m);
+    }
+    /* gemma3: <layer_type>_inv_freq, <layer_type>_original_inv_freq per
+       layer type present, in sorted order */
+    static const char *const names[2][2] = { { "full_attention_inv_freq", "full_attention_original_inv_freq" },
+                                             { "sliding_attention_inv_freq",
+                                               "sliding_attention_original_inv_freq" } };
+    for (int32_t kind = 0; kind < 2; kind++) {
+        if (!(spec->rope_types & (kind == 0 ? DECODER_MASK_FULL : DECODER_MASK_SLIDING))) continue;
+        const rope_spec *rope = kind == 0 ? &spec->rope : &spec->local_rope;
+        cfg->rope[cfg->nropes++] = *rope;
+        int64_t half = rope->dim / 2;
+        if (!mtk_module_new_buffer(m, names[kind][0], &half, 1, MTK_FLOAT32, false) ||
+            !mtk_module_new_buffer(m, names[kind][1], &half, 1, MTK_FLOAT32, false))
+            return NULL;
+    }
     return mtk_module_finish(m);
 }

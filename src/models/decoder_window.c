@@ -5,13 +5,14 @@
 
 #include <string.h>
 
-static bool layer_slides(window_rule rule, int64_t i, bool use_sliding, int64_t max_window_layers)
+static bool layer_slides(window_rule rule, int64_t i, bool use_sliding, int64_t max_window_layers, int64_t pattern)
 {
     switch (rule) {
     case WINDOW_ALL: return true;
     case WINDOW_FROM: return use_sliding && i >= max_window_layers;
     case WINDOW_EVEN_BELOW: return use_sliding && i % 2 == 0 && i < max_window_layers;
     case WINDOW_EVEN: return i % 2 == 0;
+    case WINDOW_PATTERN: return (i + 1) % pattern != 0;
     }
     return false;
 }
@@ -22,6 +23,7 @@ bool models_decoder_read_windows(model_config *c, decoder_spec *spec, window_rul
     int64_t window = item && cJSON_IsNull(item) ? 0 : models_cfg_int(c, "sliding_window", default_window);
     bool use_sliding = models_cfg_bool(c, "use_sliding_window", false);
     int64_t max_window_layers = models_cfg_int(c, "max_window_layers", 28);
+    int64_t pattern = rule == WINDOW_PATTERN ? models_cfg_positive(c, "sliding_window_pattern", 6) : 1;
     if (!models_cfg_ok(c)) return false;
     if (window < 0) return models_cfg_fail(c, "sliding_window", "must be positive or null, got %lld", (long long)window);
     /* qwen2 turns the window off unless use_sliding_window */
@@ -51,7 +53,7 @@ bool models_decoder_read_windows(model_config *c, decoder_spec *spec, window_rul
         }
     } else {
         for (int64_t i = 0; i < spec->layers; i++)
-            w[i] = layer_slides(rule, i, use_sliding, max_window_layers) ? window : 0;
+            w[i] = layer_slides(rule, i, use_sliding, max_window_layers, pattern) ? window : 0;
     }
     spec->layer_window = w;
     for (int64_t i = 0; i < spec->layers; i++)

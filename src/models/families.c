@@ -84,6 +84,16 @@ static const model_family families[] = {
     { { "kimi_k2", ARCHS("DeepseekV3Model", "DeepseekV3ForCausalLM", "DeepseekV3ForSequenceClassification",
             "DeepseekV3ForTokenClassification"), "DeepseekV3Model", MTK_MODEL_INPUT_TOKEN_IDS },
       models_family_deepseek_v3_build },
+    { { "gemma3_text", ARCHS("Gemma3TextModel", "Gemma3ForCausalLM", "Gemma3TextForSequenceClassification"),
+        "Gemma3TextModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_gemma3_text_build },
+    { { "gemma3", ARCHS("Gemma3Model", "Gemma3ForConditionalGeneration"), "Gemma3Model", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_gemma3_build },
+    { { "mistral3", ARCHS("Mistral3Model", "Mistral3ForConditionalGeneration"), "Mistral3Model",
+        MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_mistral3_build },
+    { { "glm4_moe", ARCHS("Glm4MoeModel", "Glm4MoeForCausalLM"), "Glm4MoeModel", MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_glm4_moe_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))

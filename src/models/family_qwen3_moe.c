@@ -23,6 +23,6 @@ mtk_module *models_family_qwen3_moe_build(model_config *c, const char *architect
     spec.moe_intermediate = models_cfg_positive(c, "moe_intermediate_size", 768);
     if (!models_decoder_read_qwen_moe(c, &spec)) return NULL;
     mtk_module *m = models_decoder_build(c, &spec, architecture);
-    if (spec.moe != MOE_NONE) models_decoder_note_active(c, &spec, m);
+    if (m && spec.moe != MOE_NONE) models_decoder_note_active(c, &spec, m);
     return m;
 }

@@ -20,6 +20,16 @@
       .target = "mlp.experts.gate_up_proj", .dim = 1 },                                                    \
     { .kind = MTK_KEY_MERGE, .parts = { "mlp.experts.*.down_proj.weight" }, .target = "mlp.experts.down_proj", .dim = 1 }
 
+/* A llava-style multimodal checkpoint (transformers 4's layout, the
+ * published Gemma 3 and Mistral Small 3.1 files): the text model under
+ * language_model.model, its head language_model.lm_head, the tower and
+ * projector at the top; transformers 5 keeps them under model. */
+#define LLAVA_RENAMES                                                                                      \
+    { .kind = MTK_KEY_RENAME, .pattern = "^language_model\\.lm_head\\.", .target = "lm_head." },           \
+    { .kind = MTK_KEY_RENAME, .pattern = "^language_model\\.model\\.", .target = "model.language_model." }, \
+    { .kind = MTK_KEY_RENAME, .pattern = "^vision_tower\\.", .target = "model.vision_tower." },              \
+    { .kind = MTK_KEY_RENAME, .pattern = "^multi_modal_projector\\.", .target = "model.multi_modal_projector." }
+
 /* Renames every family gets, after its own. */
 #define LEGACY_RENAMES                                                              \
     { .kind = MTK_KEY_RENAME, .pattern = "LayerNorm\\.gamma", .target = "LayerNorm.weight" }, \
@@ -65,6 +75,22 @@ static const mtk_key_rules family_rules[] = {
         { .kind = MTK_KEY_RENAME, .pattern = "attention.output.dense", .target = "attention.o_proj" },
         { .kind = MTK_KEY_RENAME, .pattern = "intermediate.dense", .target = "mlp.fc1" },
         { .kind = MTK_KEY_RENAME, .pattern = "output.dense", .target = "mlp.fc2" }, LEGACY_RENAMES),
+    ROW("roberta", "roberta", LEGACY_RENAMES),
+    ROW("xlm-roberta", "roberta", LEGACY_RENAMES),
+    ROW("modernbert", "model", LEGACY_RENAMES),
+    /* T5ForConditionalGeneration's ignorable key; T5EncoderModel ignores the decoder */
+    ROW("t5", NULL, { .kind = MTK_KEY_IGNORE, .pattern = "decoder\\.block\\.0\\.layer\\.1\\.EncDecAttention\\.relative_attention_bias" },
+        { .kind = MTK_KEY_IGNORE, .pattern = "^decoder\\.", .architecture = "T5EncoderModel" }, LEGACY_RENAMES),
+    ROW("gpt_oss", "model", LEGACY_RENAMES),
+    ROW("llama4_text", "model", LEGACY_RENAMES),
+    ROW("llama4", NULL, LEGACY_RENAMES),
+    /* transformers maps deepseek_v3 and glm4_moe onto qwen2_moe's per-expert layout */
+    ROW("deepseek_v3", "model", QWEN2_MOE_EXPERTS, LEGACY_RENAMES),
+    ROW("kimi_k2", "model", QWEN2_MOE_EXPERTS, LEGACY_RENAMES),
+    ROW("glm4_moe", "model", QWEN2_MOE_EXPERTS, LEGACY_RENAMES),
+    ROW("gemma3_text", "model", LEGACY_RENAMES),
+    ROW("gemma3", "model", LLAVA_RENAMES, LEGACY_RENAMES),
+    ROW("mistral3", "model", LLAVA_RENAMES, LEGACY_RENAMES),
 };
 
 static const mtk_key_rules common_rules = ROW(NULL, NULL, LEGACY_RENAMES);

@@ -39,6 +39,7 @@
  * wants (shapes, dtypes and FLOPs as the dense model; a plan counts that
  * cast as a transient, like transformers' dequantizing fallback), so
  * quantization is applied to meta builds only. */
+#include "core/text.h"
 #include "models/config.h"
 #include "mtk/ops.h"
 
@@ -62,6 +63,7 @@ static const quant_scheme schemes[] = {
 #define SCHEME_COUNT ((int32_t)(sizeof schemes / sizeof schemes[0]))
 #define MXFP4_BLOCK 32
 #define MAX_SKIP 64
+#define NOTE_CAP 320
 
 typedef struct quant_plan {
     model_config *c;
@@ -367,17 +369,25 @@ static bool apply(model_config *c, mtk_module *m, const cJSON *qc, quant_plan *p
             snprintf(p->last_weight, sizeof p->last_weight, "%.*s", (int)(len - 7), last);
     }
     if (!convert_tree(p, m, "")) return false;
-    char *note = mtk_ctx_alloc(c->ctx, 256);
+    char *note = mtk_ctx_alloc(c->ctx, NOTE_CAP);
+    mtk_param_stats st;
+    if (note && !mtk_module_param_stats(m, &st)) return false;
     if (note) {
         if (p->scheme->kind == QUANT_FP8)
-            snprintf(note, 256, "quantization_config: %lld modules store fp8 (float8_e4m3fn) weights with float32 "
+            snprintf(note, NOTE_CAP, "quantization_config: %lld modules store fp8 (float8_e4m3fn) weights with float32 "
                      "scales per %lldx%lld block (the parameters count %lld scales the dense model has not)",
                      (long long)p->converted, (long long)p->block[0], (long long)p->block[1],
                      (long long)p->scale_params);
-        else
-            snprintf(note, 256, "quantization_config: %lld expert modules store mxfp4 weights (uint8 blocks of 32 "
-                     "4-bit values and a uint8 scale: 4.25 bits a weight); parameters count the unpacked values",
-                     (long long)p->converted);
+        else {
+            /* the download's bytes against the dense model's */
+            char params[32], bytes[32], dense[32];
+            snprintf(note, NOTE_CAP, "quantization_config: %lld expert modules store mxfp4 weights (uint8 blocks of "
+                     "32 4-bit values and a uint8 scale: 4.25 bits a weight): %s parameters (unpacked values) in %s "
+                     "bytes, not the %s of %s", (long long)p->converted, text_grouped(st.total, params, sizeof params),
+                     text_grouped(st.bytes, bytes, sizeof bytes),
+                     text_grouped(st.total * (int64_t)mtk_dtype_size(c->dtype), dense, sizeof dense),
+                     mtk_dtype_name(c->dtype));
+        }
         models_cfg_note(c, note);
     }
     return models_cfg_ok(c);

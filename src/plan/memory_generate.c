@@ -203,11 +203,12 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
         mtk_ctx_clear_error(ctx);
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                   "memory: --mode generate models the KV cache of the decoder families (llama, mistral, mixtral, "
-                  "qwen2, qwen2_moe, gemma, gemma2, phi3); %s (%s) is not one of them",
+                  "qwen2, qwen2_moe, qwen3, gemma, gemma2, gemma3, phi3, ...); %s (%s) is not one of them",
                   model_name, info.architecture);
         return NULL;
     }
-    /* a ForConditionalGeneration of the zoo is a text model wrapped (llama4's language_model) */
+    /* an LM head: <Prefix>ForCausalLM, or the text model of a multimodal
+       <Prefix>ForConditionalGeneration (gemma3, mistral3, llama4) */
     bool with_head = (len >= 11 && strcmp(info.architecture + len - 11, "ForCausalLM") == 0) ||
                      (len >= 24 && strcmp(info.architecture + len - 24, "ForConditionalGeneration") == 0);
     if (!with_head) {

@@ -143,7 +143,10 @@ mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_
         p->decoder_input = mtk_tensor_new(ctx, MTK_INT64, shape, 2, NULL, MTK_DEVICE_META);
         if (!p->decoder_input) return NULL;
     }
-    bool causal_lm = ends_with(arch, "ForCausalLM") || strcmp(arch, "GPT2LMHeadModel") == 0;
+    /* a multimodal ForConditionalGeneration of token ids (gemma3, mistral3,
+       llama4) is its text model's causal LM */
+    bool causal_lm = ends_with(arch, "ForCausalLM") || strcmp(arch, "GPT2LMHeadModel") == 0 ||
+                     (!seq2seq && ends_with(arch, "ForConditionalGeneration"));
     bool masked_lm = ends_with(arch, "ForMaskedLM");
     bool conditional = seq2seq && ends_with(arch, "ForConditionalGeneration");
     if (o->with_loss && !causal_lm && !masked_lm && !conditional) {

@@ -65,6 +65,25 @@ MODELS = {
     "vit": ("ViTConfig", "ViTForImageClassification", dict(hidden_size=32, intermediate_size=64,
                                                           num_hidden_layers=2, num_attention_heads=4,
                                                           image_size=16, patch_size=8, num_labels=3)),
+    "deepseek_v3": ("DeepseekV3Config", "DeepseekV3ForCausalLM",
+                    dict(DECODER, num_key_value_heads=4, moe_intermediate_size=16, n_routed_experts=4, n_group=2,
+                         topk_group=1, num_experts_per_tok=2, first_k_dense_replace=1, q_lora_rank=16,
+                         kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=8)),
+    "glm4_moe": ("Glm4MoeConfig", "Glm4MoeForCausalLM",
+                 dict(DECODER, head_dim=8, moe_intermediate_size=16, n_routed_experts=4, n_group=1, topk_group=1,
+                      num_experts_per_tok=2, first_k_dense_replace=1)),
+    "gpt_oss": ("GptOssConfig", "GptOssForCausalLM", dict(DECODER, head_dim=8, num_local_experts=4,
+                                                         num_experts_per_tok=2, sliding_window=8)),
+    "gemma3_text": ("Gemma3TextConfig", "Gemma3ForCausalLM", dict(DECODER, head_dim=8, sliding_window=8)),
+    "roberta_mlm": ("RobertaConfig", "RobertaForMaskedLM", dict(hidden_size=32, intermediate_size=64,
+                                                               num_hidden_layers=2, num_attention_heads=4,
+                                                               vocab_size=97, max_position_embeddings=66)),
+    "modernbert_mlm": ("ModernBertConfig", "ModernBertForMaskedLM",
+                       dict(hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+                            vocab_size=97, max_position_embeddings=64, pad_token_id=0, bos_token_id=0,
+                            eos_token_id=0, cls_token_id=0, sep_token_id=0, local_attention=8)),
+    "t5": ("T5Config", "T5ForConditionalGeneration", dict(d_model=32, d_kv=8, d_ff=48, num_layers=2, num_heads=4,
+                                                         vocab_size=97, relative_attention_num_buckets=8)),
 }
 
 
@@ -154,6 +173,13 @@ CASES = {
     "smollm3": ("smollm3", None, []),
     "granite": ("granite", None, []),
     "vit": ("vit", None, []),
+    "deepseek_v3_per_expert": ("deepseek_v3", None, []),
+    "glm4_moe_per_expert": ("glm4_moe", None, []),
+    "gpt_oss": ("gpt_oss", None, []),
+    "gemma3_text": ("gemma3_text", None, []),
+    "roberta_mlm": ("roberta_mlm", None, []),
+    "modernbert_mlm": ("modernbert_mlm", None, []),
+    "t5": ("t5", None, []),
 }
 
 

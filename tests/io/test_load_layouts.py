@@ -24,7 +24,7 @@ from probe_build import build_dir  # noqa: E402
 # transformers 5 reports these as unexpected (and loads anyway); mtk, whose
 # loading is strict, skips them as the old causal-mask buffers they are
 TRANSFORMERS_UNEXPECTED = {"gpt2_hub": ["h.0.attn.masked_bias", "h.1.attn.masked_bias"]}
-CONVERTED = {"mixtral_per_expert", "qwen2_moe_per_expert", "qwen3_moe_per_expert", "gpt_neox_embed_out", "gpt2_hub",
+CONVERTED = {"mixtral_per_expert", "deepseek_v3_per_expert", "glm4_moe_per_expert", "qwen2_moe_per_expert", "qwen3_moe_per_expert", "gpt_neox_embed_out", "gpt2_hub",
              "llama_from_base_model", "bert_legacy", "bert_mlm_legacy", "vit"}
 
 

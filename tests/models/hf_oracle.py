@@ -26,8 +26,11 @@ BASE_CLASS = {
     "t5": "T5Model",
     "gpt_oss": "GptOssModel", "llama4_text": "Llama4TextModel", "llama4": "Llama4ForConditionalGeneration",
     "deepseek_v3": "DeepseekV3Model",
+    "gemma3_text": "Gemma3TextModel", "gemma3": "Gemma3Model", "mistral3": "Mistral3Model",
+    "glm4_moe": "Glm4MoeModel",
 }
-MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v3"}
+MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v3", "glm4_moe"}
+
 
 
 def dtype_name(dtype):
@@ -145,7 +148,8 @@ def describe_quantized(config):
 
 def describe(model):
     """params, buffers, state_dict and counts, in zoo_probe's layout."""
-    params = [[n, list(p.shape), dtype_name(p.dtype), p.requires_grad] for n, p in model.named_parameters()]
+    named = list(model.named_parameters())
+    params = [[n, list(p.shape), dtype_name(p.dtype), p.requires_grad] for n, p in named]
     modules = dict(model.named_modules())
     buffers = []
     for name, b in model.named_buffers():
@@ -153,9 +157,9 @@ def describe(model):
         persistent = local not in modules[owner]._non_persistent_buffers_set
         buffers.append([name, list(b.shape), dtype_name(b.dtype), persistent])
     state_dict = [[k, list(v.shape), dtype_name(v.dtype)] for k, v in model.state_dict().items()]
-    total = sum(p.numel() for p in model.parameters())
+    total = sum(p.numel() for _, p in named)
     return {"type": type(model).__name__, "params": params, "buffers": buffers, "state_dict": state_dict,
-            "num_params": total, "trainable_params": sum(p.numel() for p in model.parameters() if p.requires_grad)}
+            "num_params": total, "trainable_params": sum(p.numel() for _, p in named if p.requires_grad)}
 
 
 def is_seq2seq_shape(shape):

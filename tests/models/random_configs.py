@@ -505,6 +505,99 @@ def deepseek_v3(rng):
     return cfg
 
 
+def gemma3_text(rng):
+    """Gemma 3's text model: q/k norms, sliding layers by sliding_window_pattern
+    (the published configs) or layer_types, one rope per layer type
+    (rope_theta + rope_scaling for full layers, rope_local_base_freq for
+    sliding ones; or transformers 5's nested rope_parameters)."""
+    cfg = _decoder_common(rng, ARCHITECTURES["gemma3_text"])
+    cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
+    layers = rng.randint(1, 4)  # deeper random-weight stacks amplify float32 noise past 1e-4
+    cfg.update(model_type="gemma3_text", num_hidden_layers=layers, hidden_activation="gelu_pytorch_tanh",
+               pad_token_id=0, bos_token_id=2, eos_token_id=1, query_pre_attn_scalar=rng.choice([8, 16, 24]),
+               sliding_window=rng.choice([16, 32]), attention_bias=rng.random() < 0.3,
+               final_logit_softcapping=rng.choice([None, None, 30.0]),
+               attn_logit_softcapping=rng.choice([None, 50.0]))
+    style = rng.choice(["pattern", "pattern", "layer_types", "rope_parameters"])
+    if style == "pattern":
+        cfg["sliding_window_pattern"] = rng.choice([2, 3, 4])
+        cfg["rope_theta"] = rng.choice([10000.0, 1000000.0])
+        cfg["rope_local_base_freq"] = rng.choice([100.0, 10000.0])
+        if rng.random() < 0.5:
+            cfg["rope_scaling"] = {"rope_type": "linear", "factor": rng.choice([2.0, 8.0])}  # 4B..27B
+    else:
+        cfg["layer_types"] = [rng.choice(["sliding_attention", "full_attention"]) for _ in range(layers)]
+    if style == "rope_parameters":
+        full = {"rope_type": "default", "rope_theta": rng.choice([10000.0, 1000000.0])}
+        if rng.random() < 0.5:
+            full = rope_scaling(rng, cfg, rng.choice(["linear", "yarn"]))
+            full["rope_theta"] = 50000.0
+        cfg["rope_parameters"] = {"full_attention": full,
+                                  "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
+    return cfg
+
+
+def _vision_free(text_cfg, model_type, arch_rng):
+    """A multimodal config around a text config: the top level keeps the
+    dtype, the class and tie_word_embeddings (transformers 5 ties by the
+    top-level flag, true by default)."""
+    text = dict(text_cfg)
+    dtype = text.pop("torch_dtype")
+    tie = text.pop("tie_word_embeddings")
+    text.pop("architectures", None)
+    cfg = {"model_type": model_type, "text_config": text, "torch_dtype": dtype,
+           **_arch(arch_rng, ARCHITECTURES[model_type])}
+    if arch_rng.random() < 0.7:
+        cfg["tie_word_embeddings"] = tie
+    return cfg
+
+
+def gemma3(rng):
+    cfg = _vision_free(gemma3_text(rng), "gemma3", rng)
+    side, patch = rng.choice([2, 4]), rng.choice([7, 14])
+    heads = rng.choice([1, 2, 3])
+    cfg.update(mm_tokens_per_image=rng.choice([p for p in (1, 2, 4) if side % p == 0]) ** 2, vision_config={
+        "model_type": "siglip_vision_model", "hidden_size": heads * rng.choice([2, 4]),
+        "intermediate_size": _odd(rng, 3, 13), "num_hidden_layers": rng.randint(0, 2), "num_attention_heads": heads,
+        "image_size": side * patch, "patch_size": patch, "vision_use_head": rng.random() < 0.3,
+        "layer_norm_eps": rng.choice([1e-6, 1e-5])})
+    return cfg
+
+
+def mistral3(rng):
+    cfg = _vision_free(mistral(rng), "mistral3", rng)
+    heads = rng.choice([1, 2, 3])
+    cfg["vision_config"] = {"model_type": "pixtral", "hidden_size": heads * rng.choice([4, 6]),
+                            "intermediate_size": _odd(rng, 3, 13), "num_hidden_layers": rng.randint(0, 2),
+                            "num_attention_heads": heads, "head_dim": rng.choice([2, 4, 8]),
+                            "image_size": 28, "patch_size": rng.choice([7, 14])}
+    cfg.update(spatial_merge_size=rng.choice([1, 2]), multimodal_projector_bias=rng.random() < 0.5,
+               vision_feature_layer=rng.choice([-1, [-1, -2]]))
+    return cfg
+
+
+def glm4_moe(rng):
+    """GLM-4.5: dense first layers, routed experts in groups (1..k per token),
+    shared experts, partial rotary, biased q/k/v, optional q/k norms."""
+    cfg = _decoder_common(rng, ARCHITECTURES["glm4_moe"])
+    layers = rng.randint(1, 4)
+    experts = rng.randint(2, 8)
+    n_group = rng.choice([g for g in range(1, experts + 1) if experts % g == 0 and experts // g >= 2])
+    topk_group = rng.randint(1, n_group)
+    cfg.update(model_type="glm4_moe", num_hidden_layers=layers, n_routed_experts=experts, n_group=n_group,
+               topk_group=topk_group, num_experts_per_tok=rng.randint(1, topk_group * (experts // n_group)),
+               moe_intermediate_size=_odd(rng, 5, 31), n_shared_experts=rng.randint(1, 2),
+               first_k_dense_replace=rng.randint(0, layers), attention_bias=rng.random() < 0.6,
+               use_qk_norm=rng.random() < 0.5, norm_topk_prob=rng.random() < 0.7,
+               routed_scaling_factor=rng.choice([1.0, 2.5]))
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    if int(head_dim * 0.5) % 2:
+        cfg["partial_rotary_factor"] = 1.0  # 0.5 (the default) would rotate an odd number of dims
+    elif rng.random() < 0.3:
+        cfg["partial_rotary_factor"] = 1.0
+    return cfg
+
+
 GENERATORS = {
     "llama": llama, "mistral": mistral, "mixtral": mixtral, "qwen2": qwen2, "qwen2_moe": qwen2_moe,
     "qwen3": qwen3, "qwen3_moe": qwen3_moe, "olmo2": olmo2, "smollm3": smollm3, "granite": granite,
@@ -513,6 +606,7 @@ GENERATORS = {
     "t5": t5,
     "gpt_oss": gpt_oss, "llama4_text": llama4_text,
     "deepseek_v3": deepseek_v3,
+    "gemma3_text": gemma3_text, "gemma3": gemma3, "mistral3": mistral3, "glm4_moe": glm4_moe,
 }
 
 # Classes each family must build (every one is covered by a forced case).
@@ -546,6 +640,10 @@ ARCHITECTURES = {
     "llama4_text": ["Llama4TextModel", "Llama4ForCausalLM"],
     "deepseek_v3": ["DeepseekV3Model", "DeepseekV3ForCausalLM", "DeepseekV3ForSequenceClassification",
                     "DeepseekV3ForTokenClassification"],
+    "gemma3_text": ["Gemma3TextModel", "Gemma3ForCausalLM", "Gemma3TextForSequenceClassification"],
+    "gemma3": ["Gemma3Model", "Gemma3ForConditionalGeneration"],
+    "mistral3": ["Mistral3Model", "Mistral3ForConditionalGeneration"],
+    "glm4_moe": ["Glm4MoeModel", "Glm4MoeForCausalLM"],
 }
 
 RANDOM_PER_FAMILY = 4
@@ -609,6 +707,29 @@ FIXED_CASES = [
     ("t5-common-names", {"model_type": "t5", "architectures": ["T5ForConditionalGeneration"], "vocab_size": 53,
                          "hidden_size": 20, "num_attention_heads": 3, "num_hidden_layers": 2, "head_dim": 7,
                          "d_ff": 11, "num_decoder_layers": 1}),
+    # Gemma 3 as published (gemma-3-1b: rope_local_base_freq, sliding_window_pattern 6, so layer 5 is
+    # the only full one) and a text_config whose class defaults fill the rest (vocab, head_dim 256)
+    ("gemma3_text-published-pattern", {"model_type": "gemma3_text", "architectures": ["Gemma3ForCausalLM"],
+                                       "vocab_size": 53, "hidden_size": 12, "intermediate_size": 17,
+                                       "num_hidden_layers": 7, "num_attention_heads": 3, "num_key_value_heads": 1,
+                                       "head_dim": 8, "query_pre_attn_scalar": 8, "rope_local_base_freq": 10000,
+                                       "rope_theta": 1000000, "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+                                       "sliding_window": 512, "sliding_window_pattern": 6}),
+    ("gemma3-default-text", {"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+                             "text_config": {"model_type": "gemma3_text", "vocab_size": 29, "hidden_size": 8,
+                                             "intermediate_size": 11, "num_hidden_layers": 1,
+                                             "num_attention_heads": 2, "num_key_value_heads": 1},
+                             "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 8,
+                                               "intermediate_size": 5, "num_hidden_layers": 1,
+                                               "num_attention_heads": 2, "image_size": 28, "patch_size": 14},
+                             "mm_tokens_per_image": 4}),
+    # GLM-4.5's routing groups: 8 experts in 4 groups, the best 2 groups kept, 3 experts per token
+    ("glm4_moe-groups", {"model_type": "glm4_moe", "architectures": ["Glm4MoeForCausalLM"], "vocab_size": 45,
+                         "hidden_size": 16, "intermediate_size": 19, "num_hidden_layers": 3,
+                         "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
+                         "n_routed_experts": 8, "n_group": 4, "topk_group": 2, "num_experts_per_tok": 3,
+                         "moe_intermediate_size": 7, "n_shared_experts": 2, "first_k_dense_replace": 1,
+                         "attention_bias": True, "use_qk_norm": True, "routed_scaling_factor": 2.5}),
 ]
 
 

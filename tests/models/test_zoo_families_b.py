@@ -57,6 +57,35 @@ TINY = {
 }
 
 
+TINY.update({
+    # gemma3: a rope per layer type (full: theta 1e6, linear x8; sliding: rope_local_base_freq)
+    "gemma3_text-two-ropes": {"model_type": "gemma3_text", "vocab_size": 50, "hidden_size": 16, "head_dim": 16,
+                              "num_attention_heads": 1, "num_key_value_heads": 1, "num_hidden_layers": 2,
+                              "intermediate_size": 12, "sliding_window_pattern": 2, "rope_local_base_freq": 100.0,
+                              "rope_scaling": {"rope_type": "linear", "factor": 8.0}},
+    # gemma3's SigLIP position_ids; mistral3's Pixtral axial inv_freq (even then odd frequencies)
+    "gemma3-vision": {"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+                      "text_config": {"model_type": "gemma3_text", "vocab_size": 50, "hidden_size": 8,
+                                      "head_dim": 8, "num_attention_heads": 1, "num_key_value_heads": 1,
+                                      "num_hidden_layers": 1, "intermediate_size": 12},
+                      "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 8,
+                                        "intermediate_size": 5, "num_hidden_layers": 1, "num_attention_heads": 2,
+                                        "image_size": 28, "patch_size": 7, "vision_use_head": False},
+                      "mm_tokens_per_image": 4},
+    "mistral3-pixtral": {"model_type": "mistral3", "architectures": ["Mistral3ForConditionalGeneration"],
+                         "text_config": {"model_type": "mistral", "vocab_size": 50, "hidden_size": 8, "num_key_value_heads": 1,
+                                         "num_attention_heads": 1, "num_hidden_layers": 1, "intermediate_size": 12},
+                         "vision_config": {"model_type": "pixtral", "hidden_size": 16, "intermediate_size": 5,
+                                           "num_hidden_layers": 1, "num_attention_heads": 1, "head_dim": 16,
+                                           "image_size": 28, "patch_size": 14, "rope_theta": 500.0}},
+    # glm4_moe: partial rotary (half of head_dim) and e_score_correction_bias (zeros)
+    "glm4_moe-partial-rope": {"model_type": "glm4_moe", "vocab_size": 50, "hidden_size": 32, "head_dim": 16,
+                              "num_attention_heads": 2, "num_key_value_heads": 1, "num_hidden_layers": 2,
+                              "intermediate_size": 12, "n_routed_experts": 4, "num_experts_per_tok": 2,
+                              "moe_intermediate_size": 6, "rope_theta": 5000.0},
+})
+
+
 @pytest.mark.parametrize("name", sorted(TINY))
 def test_computed_buffers_get_transformers_values(name, zoo_probe_bin, tmp_path):
     cfg = TINY[name]

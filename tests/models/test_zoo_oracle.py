@@ -68,6 +68,12 @@ PUBLISHED_DENSE_COUNTS = {
     "deepseek-v3": 671_026_404_352,
     "kimi-k2": 1_026_408_209_408,
 }
+PUBLISHED_COUNTS.update({
+    "gemma-3-1b": 999_885_952,  # google/gemma-3-1b-it's safetensors total
+    "gemma-3-27b": 27_432_406_640,  # google/gemma-3-27b-it: text model, SigLIP tower and projector
+    # mistralai/Mistral-Small-3.1-24B-Instruct-2503: text model (untied lm_head), Pixtral tower, projector
+    "mistral-small-3.1": 24_011_361_280,
+})
 
 # Parameters a token reaches in the MoE built-ins (the model cards' "activated").
 ACTIVE_COUNTS = {
@@ -80,6 +86,9 @@ ACTIVE_COUNTS = {
     "deepseek-v3": 37_552_282_624,  # the paper's 37B activated
     "kimi-k2": 32_861_477_888,      # the model card's 32B activated
 }
+# GLM-4.5-Air's card: 106B total, 12B active (13.4B with the embeddings and lm_head counted);
+# exactly: 1 dense + 45 MoE layers of 8 of 128 routed experts and 1 shared
+ACTIVE_COUNTS.update({"glm-4.5-air": 13_424_123_904})
 
 LAYER_COUNT_KEY = {"gpt2": "n_layer"}
 
@@ -159,15 +168,17 @@ def _layer_key(cfg):
 
 
 LAYER_RE = re.compile(r"^(.*?\.(?:layers|h|layer)\.)(\d+)(\..*)$")
+TEXT_LAYER_RE = re.compile(r"^(.*?language_model\.layers\.)(\d+)(\..*)$")  # a multimodal model's text layers
 
 
-def expand_layers(rows, layers, first=0):
+def expand_layers(rows, layers, first=0, layer_re=LAYER_RE):
     """The [[name, ...]] list of a model of first + 2 layers, extended to
     `layers` layers by repeating its last layer (layers are alike within a
-    family past its first `first`: deepseek_v3's dense layers)."""
+    family past its first `first`: deepseek_v3's and glm4_moe's dense
+    layers); `layer_re` finds the layers (a multimodal model's text ones)."""
     prefix, blocks, suffix = [], {}, []
     for row in rows:
-        m = LAYER_RE.match(row[0])
+        m = layer_re.match(row[0])
         if not m:
             (suffix if blocks else prefix).append(row)
         else:
@@ -175,7 +186,7 @@ def expand_layers(rows, layers, first=0):
             blocks.setdefault(int(m.group(2)), []).append(row)
 
     def renamed(block, i):
-        return [[LAYER_RE.sub(r"\g<1>%d\3" % i, r[0]), *r[1:]] for r in block]
+        return [[layer_re.sub(r"\g<1>%d\3" % i, r[0]), *r[1:]] for r in block]
 
     assert renamed(blocks[first + 1], first) == blocks[first], "layers %d and %d differ: cannot extrapolate" % (
         first, first + 1)
@@ -221,8 +232,8 @@ REQUIRED_BUILTINS = {
     "llama-3.3-70b", "olmo-2-7b", "smollm3-3b", "phi-2", "roberta-base", "xlm-roberta-large", "modernbert-base",
     "t5-base", "gpt-oss-20b", "gpt-oss-120b", "llama-4-scout",
 }
-OPTIONAL_BUILTINS = {"pythia-160m", "flan-t5-base"}
-REQUIRED_BUILTINS |= {"deepseek-v3", "kimi-k2"}  # issue 14
+OPTIONAL_BUILTINS = {"pythia-160m", "flan-t5-base", "glm-4.5-air"}
+REQUIRED_BUILTINS |= {"deepseek-v3", "kimi-k2", "gemma-3-1b", "gemma-3-27b", "mistral-small-3.1"}  # issue 14
 
 
 def test_builtin_models_cover_the_issue(builtin_models):
@@ -254,14 +265,18 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
             assert_same_model(got, hf_oracle.describe(model))
         assert_same_forward(got["forwards"][0], hf_oracle.forward(model, shape))
         return
-    # big: the same config with two layers (after deepseek's dense ones), compared in full ...
-    layers = cfg[_layer_key(cfg)]
-    first = cfg.get("first_k_dense_replace", 0) if cfg["model_type"] in ("deepseek_v3", "kimi_k2") else 0
+    # big: the same config with first + 2 layers (after deepseek_v3's / glm4_moe's dense ones), compared in
+    # full ...
+    layer_cfg = cfg.get("text_config", cfg)  # multimodal: the text model's layers
+    layers = layer_cfg[_layer_key(layer_cfg)]
+    first = layer_cfg.get("first_k_dense_replace", 0) if layer_cfg.get("model_type", cfg["model_type"]) in (
+        "deepseek_v3", "kimi_k2", "glm4_moe") else 0
     small = copy.deepcopy(cfg)
-    small[_layer_key(cfg)] = first + 2
-    for key, value in cfg.items():  # per-layer lists (layer_types, no_rope_layers) follow
+    small_layer_cfg = small.get("text_config", small)
+    small_layer_cfg[_layer_key(layer_cfg)] = first + 2
+    for key, value in layer_cfg.items():  # per-layer lists (layer_types, no_rope_layers) follow
         if isinstance(value, list) and len(value) == layers:
-            small[key] = value[:2]
+            small_layer_cfg[key] = value[:first + 2]
     (tmp_path / "config.json").write_text(json.dumps(small))
     config = hf_oracle.hf_config(small, str(tmp_path))
     model = hf_oracle.hf_model(config)
@@ -273,10 +288,11 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
     assert_same_model(got_small, want)
     assert_same_forward(got_small["forwards"][0], hf_oracle.forward(model, shape))
     # ... then the full model's keys and count, extrapolated layer by layer
-    assert_same_tensors(got["state_dict"], expand_layers(want["state_dict"], layers, first), "state dict")
-    assert_same_tensors(got["params"], expand_layers(want["params"], layers, first), "parameters")
-    per_layer = sum(hf_oracle.param_values(r) for r in want["params"] if LAYER_RE.match(r[0])
-                    and LAYER_RE.match(r[0]).group(2) == str(first + 1))
+    layer_re = TEXT_LAYER_RE if "text_config" in cfg else LAYER_RE
+    assert_same_tensors(got["state_dict"], expand_layers(want["state_dict"], layers, first, layer_re), "state dict")
+    assert_same_tensors(got["params"], expand_layers(want["params"], layers, first, layer_re), "parameters")
+    per_layer = sum(hf_oracle.param_values(r) for r in want["params"] if layer_re.match(r[0])
+                    and layer_re.match(r[0]).group(2) == str(first + 1))
     assert got["num_params"] == want["num_params"] + (layers - first - 2) * per_layer
     # output shapes do not depend on the number of layers
     assert got["forwards"][0]["outputs"] == got_small["forwards"][0]["outputs"]
@@ -317,3 +333,22 @@ def test_models_list_says_active_parameters_of_moe_builtins(mtk):
     assert rows["llama-3-8b"]["active_params"] is None
     text = mtk("models").stdout
     assert "37,552,282,624" in text and "Active" in text.splitlines()[0]
+
+
+def test_models_list_notes_active_parameters_and_image_inputs(mtk):
+    """mtk models carries each built-in's notes (the balanced-routing one
+    aside): what a MoE model's token reaches, what a multimodal one leaves
+    out; the text listing prints them below the table."""
+    result = mtk("models", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["name"]: row for row in json.loads(result.stdout)["models"]}
+    for name, active in ACTIVE_COUNTS.items():
+        wanted = "active parameters per token: %d of %d" % (active, rows[name]["params"])
+        assert [n for n in rows[name]["notes"] if n.startswith(wanted)], rows[name]["notes"]
+    for name in ("gemma-3-27b", "mistral-small-3.1"):
+        assert [n for n in rows[name]["notes"] if n.startswith("image inputs are not modelled")], rows[name]["notes"]
+    assert rows["llama-3-8b"]["notes"] == []
+    assert not [n for row in rows.values() for n in row["notes"] if n.startswith("MoE routing depends")]
+    text = mtk("models")
+    assert text.returncode == 0, text.stderr
+    assert "\nNotes:\n  qwen3-30b-a3b: active parameters per token: %d" % ACTIVE_COUNTS["qwen3-30b-a3b"] in text.stdout

@@ -220,12 +220,13 @@ def test_mxfp4_gpt_oss_forward_unpacks_to_the_dense_layout(zoo_probe, tmp_path):
 
 def test_models_list_says_how_quantized_builtins_weigh(mtk):
     """`mtk models` counts gpt-oss-20b's 20.9B parameters (the card's) and
-    says its weights take the checkpoint's 13.76 GB, not bf16's 41.8 GB."""
+    its notes say the weights take the checkpoint's 13.76 GB, not bf16's
+    41.8 GB; param_bytes gives the bytes of every built-in."""
     rows = {r["name"]: r for r in json.loads(mtk("models", "--json").stdout)["models"]}
     assert rows["gpt-oss-20b"]["params"] == 20_914_757_184
     assert rows["gpt-oss-20b"]["param_bytes"] == 13_761_264_768
     assert rows["llama-3-8b"]["param_bytes"] == 2 * rows["llama-3-8b"]["params"]
-    notes = [line for line in mtk("models").stdout.splitlines() if line.startswith("Note: ")]
-    assert "Note: gpt-oss-20b stores its weights quantized (quantization_config): 13,761,264,768 bytes for " \
-           "20,914,757,184 parameters (5.26 bits each), not 41,829,514,368 bytes as bfloat16" in notes, notes
-    assert not any("llama-3-8b" in n for n in notes)
+    text = mtk("models").stdout
+    assert "gpt-oss-20b: quantization_config: 24 expert modules store mxfp4 weights" in text
+    assert "20,914,757,184 parameters (unpacked values) in 13,761,264,768 bytes, not the 41,829,514,368 of " \
+           "bfloat16" in text

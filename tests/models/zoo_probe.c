@@ -16,6 +16,13 @@
  *       the forward in eval mode and writes its first output to the
  *       safetensors file OUT as "output"; prints {"ok": true} or
  *       {"error": message};
+ *   zoo_probe --cpu-forward-cached MODEL WEIGHTS OUT
+ *       the same through the KV cache's forward (mtk_lm_forward_cached on
+ *       an empty cache: the masks transformers builds, sliding windows
+ *       included), all logits kept;
+ *   zoo_probe --cpu-forward-vision MODEL WEIGHTS OUT
+ *       a gemma3 model's model.vision_tower then model.multi_modal_projector
+ *       on WEIGHTS' "pixel_values" (the image features);
  *   zoo_probe
  *       reads lines "MODEL | INPUTS" from stdin, MODEL a built-in name or a
  *       config.json path, INPUTS ';'-separated forwards, each a shape
@@ -282,7 +289,8 @@ static int print_buffer_values(const char *model)
 }
 
 /* The model with WEIGHTS' values, run on WEIGHTS' input_ids. */
-static bool cpu_forward(mtk_ctx *ctx, const char *model, const char *weights, const char *out)
+static bool cpu_forward(mtk_ctx *ctx, const char *model, const char *weights, const char *out, bool cached,
+                        bool vision)
 {
     /* real parameters: mtk_model_resolve builds on meta unless a device is scoped */
     mtk_model_resolve_options opt = { .dtype = MTK_FLOAT32, .meta = false };
@@ -300,11 +308,21 @@ static bool cpu_forward(mtk_ctx *ctx, const char *model, const char *weights, co
         ok = mtk_st_read_into(ctx, file, name, t);
     }
     mtk_module_io io = { .nin = 1 };
-    io.in[0] = ok ? mtk_st_load(ctx, file, "input_ids", MTK_INT64) : NULL;
+    io.in[0] = ok ? mtk_st_load(ctx, file, vision ? "pixel_values" : "input_ids", vision ? MTK_FLOAT32 : MTK_INT64)
+                  : NULL;
     if (ok && mtk_st_find(file, "decoder_input_ids")) /* an encoder-decoder's second input */
         io.in[io.nin++] = mtk_st_load(ctx, file, "decoder_input_ids", MTK_INT64);
     mtk_module_train(m, false);
-    ok = io.in[0] && mtk_module_call(m, &io);
+    if (vision) {
+        mtk_tensor *features = io.in[0] ? mtk_module_forward(mtk_module_child(m, "model.vision_tower"), io.in[0]) : NULL;
+        io.out[0] = features ? mtk_module_forward(mtk_module_child(m, "model.multi_modal_projector"), features) : NULL;
+        ok = io.out[0] != NULL;
+    } else if (cached) {
+        io.out[0] = io.in[0] ? mtk_lm_forward_cached(m, io.in[0], mtk_kv_cache_new(m), NULL) : NULL;
+        ok = io.out[0] != NULL;
+    } else {
+        ok = io.in[0] && mtk_module_call(m, &io);
+    }
     mtk_st_writer *w = ok ? mtk_st_writer_new(ctx) : NULL;
     ok = w && mtk_st_writer_add(w, "output", mtk_contiguous(ctx, io.out[0])) && mtk_st_writer_write(w, out);
     mtk_st_writer_free(w);
@@ -314,10 +332,12 @@ static bool cpu_forward(mtk_ctx *ctx, const char *model, const char *weights, co
 
 int main(int argc, char **argv)
 {
-    if (argc > 4 && strcmp(argv[1], "--cpu-forward") == 0) {
+    bool cached = argc > 4 && strcmp(argv[1], "--cpu-forward-cached") == 0;
+    bool vision = argc > 4 && strcmp(argv[1], "--cpu-forward-vision") == 0;
+    if (argc > 4 && (strcmp(argv[1], "--cpu-forward") == 0 || cached || vision)) {
         mtk_ctx *ctx = mtk_ctx_new();
         if (!ctx) return 1;
-        if (cpu_forward(ctx, argv[2], argv[3], argv[4])) {
+        if (cpu_forward(ctx, argv[2], argv[3], argv[4], cached, vision)) {
             printf("{\"ok\": true}\n");
         } else {
             printf("{\"error\": ");

@@ -55,7 +55,7 @@ def saved_by_module(cfg, dtype, attention, batch, seq, loss):
         size = config.image_size
         kwargs = {"pixel_values": torch.randn(batch, config.num_channels, size, size, dtype=model.dtype)}
     else:
-        ids = torch.randint(0, config.vocab_size, (batch, seq))
+        ids = torch.randint(0, getattr(config, "text_config", config).vocab_size, (batch, seq))
         kwargs = {"input_ids": ids, "labels": ids} if loss else {"input_ids": ids}
     if cfg["model_type"] != "vit":
         kwargs["use_cache"] = False

@@ -30,6 +30,8 @@ ARCH = {
     "smollm3": "SmolLM3ForCausalLM", "granite": "GraniteForCausalLM", "phi": "PhiForCausalLM",
     "roberta": "RobertaForMaskedLM", "xlm-roberta": "XLMRobertaForMaskedLM", "modernbert": "ModernBertForMaskedLM",
     "gpt_oss": "GptOssForCausalLM", "llama4_text": "Llama4ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
+    "gemma3_text": "Gemma3ForCausalLM", "gemma3": "Gemma3ForConditionalGeneration",
+    "mistral3": "Mistral3ForConditionalGeneration", "glm4_moe": "Glm4MoeForCausalLM",
 }
 # not traced here: t5 takes two inputs (encoder and decoder ids), which the plan probe's
 # one-input lines cannot give; tests/plan/test_memory_cli.py plans it from the command line
@@ -47,7 +49,7 @@ SAVED_GAPS = {"modernbert"}
 # tensors than mtk's rope op and functional norm
 LLAMA4_GAPS = {"llama4_text"}
 # routing depends on the data: tokens per expert are not known on meta
-DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v3"}
+DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v3", "glm4_moe"}
 # gpt2 and bert keep their dropouts (0.1 by default): cpu sdpa then runs the math path
 DROPOUT_KEYS = ["resid_pdrop", "embd_pdrop", "attn_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob",
                 "attention_dropout", "hidden_dropout", "summary_first_dropout"]
