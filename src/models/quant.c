@@ -164,7 +164,8 @@ static bool fp8_linear_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_tensor *x = io->in[0];
-    io->out[0] = mtk_linear(ctx, x, models_quant_weight(m, "weight", x->dtype, false), mtk_module_find_tensor(m, "bias"));
+    mtk_tensor *w = models_quant_weight(m, "weight", x->dtype, false);
+    io->out[0] = mtk_linear(ctx, x, w, mtk_module_find_tensor(m, "bias"));
     io->nout = 1;
     return io->out[0] != NULL;
 }
@@ -240,8 +241,8 @@ static bool convert_scale_only(quant_plan *p, mtk_module *q, const char *name)
 }
 
 /* A copy of `m` (same type and config unless `type`) with its matrices
- * (`only` names one of ndim >= 2; else those of ndim >= 3) stored quantized; its other parameters,
- * buffers and children are m's.  Fused experts hold each scale after its
+ * (`only` names one of ndim >= 2; else those of ndim >= 3) stored
+ * quantized; its other parameters, buffers and children are m's.  Fused experts hold each scale after its
  * matrix; an FP8Linear (`only`: nn.Linear's subclass) keeps weight and
  * bias first, as nn.Linear registered them, and adds the scale after. */
 static mtk_module *convert_module(quant_plan *p, mtk_module *m, const mtk_module_type *type, const char *only,
@@ -256,7 +257,8 @@ static mtk_module *convert_module(quant_plan *p, mtk_module *m, const mtk_module
         bool matrix = w->ndim >= (only ? 2 : 3) && (!only || strcmp(only, name) == 0);
         if (matrix && only) {
             if (!stored(q, name, w->shape, w->ndim, MTK_FLOAT8_E4M3FN)) return NULL;
-        } else if (!(matrix ? convert_matrix(p, q, name, w, input_major) : mtk_module_register_parameter(q, name, w))) {
+        } else if (!(matrix ? convert_matrix(p, q, name, w, input_major)
+                            : mtk_module_register_parameter(q, name, w))) {
             return NULL;
         }
     }
