@@ -314,7 +314,11 @@ enum mtk_tensor_flags {
     MTK_TENSOR_BUFFER = 1u << 1,
     MTK_TENSOR_LAZY = 1u << 2,          /* shape not known yet            */
     MTK_TENSOR_REQUIRES_GRAD = 1u << 3,
-    MTK_TENSOR_WRAPPED_NUMBER = 1u << 4 /* a Python scalar made a tensor  */
+    MTK_TENSOR_WRAPPED_NUMBER = 1u << 4, /* a Python scalar made a tensor  */
+    /* quantized storage (mxfp4): parameter counts count the values a
+       tensor stands for, as model cards do; bytes are unchanged */
+    MTK_TENSOR_PACKED_PAIRS = 1u << 5,  /* each byte packs two 4-bit values */
+    MTK_TENSOR_QUANT_SCALES = 1u << 6   /* blocks' scales: no values        */
 };
 
 /* Tensor metadata.  Fields are public to read; change them only through

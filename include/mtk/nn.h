@@ -226,7 +226,8 @@ MTK_API int32_t mtk_module_named_modules(mtk_module *m, mtk_named_module **out);
 
 /* Parameter totals of a tree, each tensor once. */
 typedef struct mtk_param_stats {
-    int64_t total;            /* elements of initialized parameters     */
+    int64_t total;            /* elements of initialized parameters (packed
+                                 values as mtk_module_num_parameters) */
     int64_t trainable;        /* ... with requires_grad                  */
     int64_t non_trainable;
     int64_t bytes;            /* their bytes                              */
@@ -243,7 +244,9 @@ typedef struct mtk_param_stats {
  * are counted in `uninitialized`, not in the totals. */
 MTK_API bool mtk_module_param_stats(mtk_module *m, mtk_param_stats *out);
 
-/* sum(p.numel() for p in m.parameters() [if p.requires_grad]).  With
+/* sum(p.numel() for p in m.parameters() [if p.requires_grad]), quantized
+ * storage counted as the values it stands for (MTK_TENSOR_PACKED_PAIRS
+ * two an element, MTK_TENSOR_QUANT_SCALES none: a model card's count).  With
  * lazy parameters the count is unknown: -1 and MTK_ERR_INVALID_ARGUMENT
  * saying which module holds them and to run a forward with an example
  * input first. */

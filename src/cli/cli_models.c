@@ -19,12 +19,14 @@ static const char usage[] =
     "one on the Hugging Face Hub), then the demo models.  Any of them is a\n"
     "MODEL for 'mtk summary', as is a config.json or a directory holding one.\n"
     "Below the table, what a count covers: the parameters a MoE model's token\n"
-    "reaches, the parts of a multimodal model that are not modelled.\n"
+    "reaches, the parts of a multimodal model that are not modelled, the\n"
+    "bytes of quantized storage (quantization_config).\n"
     "\n"
     "options:\n"
     "  -f, --families  list the supported families and their classes instead\n"
     "  -j, --json      one JSON document: {models: [{name, hf_id, family,\n"
     "                  class, dtype, params, active_params (null: dense),\n"
+    "                  param_bytes (the weights' bytes, quantized storage's),\n"
     "                  example_input, notes, and error:\n"
     "                  {code, message} for a model that fails to build}]}\n"
     "                  (or {families: [{model_type, classes,\n"
@@ -96,6 +98,7 @@ typedef struct model_row {
     const char *name, *hf_id, *family, *class_name, *example;
     mtk_dtype dtype;
     int64_t params;
+    int64_t bytes;      /* the parameters' bytes (quantized: the checkpoint's) */
     int64_t active;     /* MoE: parameters active per token; 0: dense */
     const char *notes[4]; /* the summary's notes but the balanced-routing one */
     int32_t nnotes;
@@ -113,16 +116,13 @@ static bool describe(mtk_ctx *ctx, const char *name, const char *hf_id, model_ro
     mtk_module *m = mtk_model_resolve(ctx, name, &options, &info);
     if (!m) return false;
     int64_t params = mtk_module_num_parameters(m, false);
-    if (params < 0) {
-        /* a lazy demo model: known only after an input */
-        mtk_ctx_clear_error(ctx);
-        mtk_param_stats st;
-        if (!mtk_module_param_stats(m, &st)) return false;
-        params = st.total;
-    }
+    mtk_param_stats st;
+    if (params < 0) mtk_ctx_clear_error(ctx); /* a lazy demo model: known only after an input */
+    if (!mtk_module_param_stats(m, &st)) return false;
+    if (params < 0) params = st.total;
     *row = (model_row){ .name = name, .hf_id = hf_id, .family = info.family, .class_name = info.architecture,
                         .example = info.example_input, .dtype = info.dtype, .params = params,
-                        .active = info.active_params };
+                        .bytes = st.bytes, .active = info.active_params };
     for (int32_t i = 0; i < info.nnotes && i < 4; i++)
         if (!routing_note(info.notes[i])) row->notes[row->nnotes++] = info.notes[i];
     return true;
@@ -187,6 +187,8 @@ int cli_models(int argc, char **argv)
             cJSON_AddStringToObject(row, "dtype", mtk_dtype_name(rows[i].dtype));
             cJSON_AddItemToObject(row, "params",
                                   rows[i].params >= 0 ? text_json_int(rows[i].params) : cJSON_CreateNull());
+            cJSON_AddItemToObject(row, "param_bytes",
+                                  rows[i].params >= 0 ? text_json_int(rows[i].bytes) : cJSON_CreateNull());
             cJSON_AddItemToObject(row, "active_params",
                                   rows[i].active > 0 ? text_json_int(rows[i].active) : cJSON_CreateNull());
             cJSON_AddStringToObject(row, "example_input", rows[i].example ? rows[i].example : "");

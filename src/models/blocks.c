@@ -80,6 +80,11 @@ mtk_tensor *models_blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t he
     return models_blocks_merge_heads(ctx, attn);
 }
 
+bool models_blocks_held_until_here(mtk_ctx *ctx, mtk_tensor *t)
+{
+    return !t || mtk_narrow(ctx, t, -1, 0, 0) != NULL;
+}
+
 mtk_tensor *models_blocks_positions(mtk_ctx *ctx, int64_t n, const mtk_tensor *like)
 {
     if (!like || !mtk_ctx_push_device(ctx, like->device)) return NULL;

@@ -48,6 +48,12 @@ mtk_tensor *models_blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t he
  * device of the tensor they go with (not the context's default). */
 mtk_tensor *models_blocks_positions(mtk_ctx *ctx, int64_t n, const mtk_tensor *like);
 
+/* A Python local (or an object such as a DynamicCache) holds t until
+ * here: a zero-width view of it records that use, as the memory plan
+ * frees a storage after the last node that reads it.  NULL t: nothing to
+ * hold, true.  False on error. */
+bool models_blocks_held_until_here(mtk_ctx *ctx, mtk_tensor *t);
+
 /* Checks a language model's input: (B, S) token ids of an integer dtype,
  * S at most `max_positions` (0: no limit; `field` names that limit in the
  * message).  False with the error set. */

@@ -28,6 +28,9 @@ struct mtk_model_config {
     const char *notes[MODEL_MAX_NOTES]; /* added by the builder (models_cfg_note)  */
     int32_t nnotes;
     int64_t active_params;       /* MoE: parameters a token reaches (0: dense) */
+    bool experts_input_major;    /* fused experts stored (E, in, out), used as x @ W
+                                    (gpt_oss, llama4): quantized storage packs their
+                                    transpose, as the published checkpoints do */
 };
 
 typedef mtk_model_config model_config;
@@ -125,8 +128,10 @@ bool models_cfg_attention(const model_config *c, const char *hidden_key, const c
 bool models_quant_apply(model_config *c, mtk_module *m);
 /* The weight `name` of module m in `dtype` for its forward: the parameter
  * itself, or its quantized storage cast back (fp8 `name`, mxfp4
- * `name_blocks`).  NULL with the error set when m has neither. */
-mtk_tensor *models_quant_weight(mtk_module *m, const char *name, mtk_dtype dtype);
+ * `name_blocks`, unpacked to (.., out, in), transposed to (.., in, out)
+ * when `input_major`: the layout of a family with experts_input_major).
+ * NULL with the error set when m has neither. */
+mtk_tensor *models_quant_weight(mtk_module *m, const char *name, mtk_dtype dtype, bool input_major);
 
 /* Adds a note the summary must show (a static or arena string). */
 void models_cfg_note(model_config *c, const char *note);

@@ -38,6 +38,8 @@ typedef struct rope_spec {
     const float *long_factor;     /* longrope: used past original_max_position    */
     bool interleaved;             /* llama4: pairs (x[2i], x[2i+1]) rotate (complex
                                      multiplication); cos/sin repeat each frequency */
+    bool keep_float32;            /* olmo2: cos and sin stay float32 (the rotated
+                                     q and k are cast back to their dtype)      */
 } rope_spec;
 
 typedef enum moe_kind {
@@ -106,6 +108,8 @@ typedef struct decoder_spec {
                                     default (4096, wins over the rope object's); 0: none */
     bool qk_norm_whole;          /* olmo2: q_norm/k_norm over the whole projection
                                     (heads * head_dim), before the heads split   */
+    bool norm_weight_float32;    /* olmo2: RMSNorm's weight times the float32
+                                    normalized x, then cast back              */
     decoder_layer_builder layer_builder; /* NULL: models_decoder_layer                  */
     const void *layer_data;      /* the layer_builder's (smollm3: rope per layer) */
     double embedding_multiplier; /* granite: embeddings times it (0 or 1: none)   */

@@ -13,6 +13,7 @@ typedef struct norm_config {
     int64_t hidden;
     double eps;
     bool plus_one; /* gemma: weight starts at 0, the output is x * (1 + w) */
+    bool weight_float32; /* olmo2: (w * normed x in float32).to(x's dtype) */
 } norm_config;
 
 static void norm_repr(const mtk_module *m, char *buf, size_t cap)
@@ -42,6 +43,12 @@ static bool norm_forward(mtk_module *m, mtk_module_io *io)
         mtk_tensor *normed = mtk_rms_norm(ctx, mtk_to_dtype(ctx, x, MTK_FLOAT32), &c->hidden, 1, NULL, c->eps);
         mtk_tensor *scale = mtk_add_scalar(ctx, mtk_to_dtype(ctx, w, MTK_FLOAT32), mtk_value_float(1.0));
         io->out[0] = mtk_to_dtype(ctx, mtk_mul(ctx, normed, scale), x ? x->dtype : MTK_FLOAT32);
+    } else if (c->weight_float32) {
+        /* Olmo2RMSNorm: (weight * _norm(x.float())).to(x's dtype): the
+           product promoted to float32 */
+        mtk_tensor *x = io->in[0];
+        mtk_tensor *normed = mtk_rms_norm(ctx, mtk_to_dtype(ctx, x, MTK_FLOAT32), &c->hidden, 1, NULL, c->eps);
+        io->out[0] = mtk_to_dtype(ctx, mtk_mul(ctx, w, normed), x ? x->dtype : MTK_FLOAT32);
     } else {
         io->out[0] = mtk_rms_norm(ctx, io->in[0], &c->hidden, 1, w, c->eps);
     }
@@ -55,7 +62,8 @@ mtk_module *models_decoder_norm(mtk_ctx *ctx, const decoder_types *t, const deco
 {
     mtk_module *m = mtk_module_new(ctx, &t->norm, sizeof(norm_config));
     if (!m) return NULL;
-    *(norm_config *)mtk_module_config(m) = (norm_config){ spec->hidden, spec->eps, spec->norm_plus_one };
+    *(norm_config *)mtk_module_config(m) = (norm_config){ spec->hidden, spec->eps, spec->norm_plus_one,
+                                                          spec->norm_weight_float32 };
     if (!mtk_module_new_parameter(m, "weight", &spec->hidden, 1)) return NULL;
     return mtk_module_finish(m);
 }
@@ -153,7 +161,11 @@ static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tens
 {
     if (!x || rotary_dim == 0) return x; /* smollm3's no-rope layers */
     int64_t head_dim = x->shape[3];
-    if (rotary_dim == head_dim) return mtk_rope(ctx, x, cos, sin, interleaved);
+    if (rotary_dim == head_dim) {
+        /* float32 cos and sin (olmo2) promote the product: cast back */
+        mtk_tensor *r = mtk_rope(ctx, x, cos, sin, interleaved);
+        return r && r->dtype != x->dtype ? mtk_to_dtype(ctx, r, x->dtype) : r;
+    }
     mtk_tensor *parts[2] = { mtk_rope(ctx, mtk_narrow(ctx, x, -1, 0, rotary_dim), cos, sin, interleaved),
                              mtk_narrow(ctx, x, -1, rotary_dim, head_dim - rotary_dim) };
     return mtk_cat(ctx, parts, 2, -1);

@@ -181,8 +181,8 @@ static mtk_tensor *expert_group(mtk_module *m, mtk_tensor *x, int64_t first, int
     /* the tokens routed to each expert (which ones is data: on meta, a slice stands for them) */
     mtk_tensor *in = mtk_expand(ctx, mtk_unsqueeze(ctx, mtk_narrow(ctx, x, 0, 0, tokens), 0), routed, 3);
     /* the weights, or their quantized storage cast back (models_quant_weight) */
-    mtk_tensor *gate_up = models_quant_weight(m, "gate_up_proj", x->dtype);
-    mtk_tensor *down = models_quant_weight(m, "down_proj", x->dtype);
+    mtk_tensor *gate_up = models_quant_weight(m, "gate_up_proj", x->dtype, false);
+    mtk_tensor *down = models_quant_weight(m, "down_proj", x->dtype, false);
     gate_up = mtk_narrow(ctx, gate_up, 0, first, count); /* (n, 2I, H) */
     down = mtk_narrow(ctx, down, 0, first, count);       /* (n, H, I)  */
     mtk_tensor *h = mtk_bmm(ctx, in, mtk_transpose(ctx, gate_up, 1, 2));                     /* (n, t, 2I) */

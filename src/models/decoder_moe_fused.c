@@ -108,12 +108,22 @@ static mtk_tensor *run_experts(mtk_module *m, mtk_tensor *in, int64_t first, int
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     bool bias = config_of(m)->kind == MOE_GPT_OSS;
-    mtk_tensor *gate_up = mtk_narrow(ctx, mtk_module_param_at(m, 0, NULL), 0, first, count); /* (n, H, 2I) */
-    mtk_tensor *down = mtk_narrow(ctx, mtk_module_param_at(m, bias ? 2 : 1, NULL), 0, first, count); /* (n, I, H) */
-    mtk_tensor *h = mtk_bmm(ctx, in, gate_up);                                            /* (n, t, 2I) */
-    if (bias) h = mtk_add(ctx, h, mtk_unsqueeze(ctx, mtk_narrow(ctx, mtk_module_param_at(m, 1, NULL), 0, first, count), 1));
-    h = mtk_bmm(ctx, gated(m, h), down);                                                  /* (n, t, H)  */
-    if (bias) h = mtk_add(ctx, h, mtk_unsqueeze(ctx, mtk_narrow(ctx, mtk_module_param_at(m, 3, NULL), 0, first, count), 1));
+    /* the weights, or their quantized storage unpacked to this layout (models_quant_weight) */
+    mtk_tensor *gate_up = models_quant_weight(m, "gate_up_proj", in->dtype, true);     /* (E, H, 2I) */
+    mtk_tensor *down = models_quant_weight(m, "down_proj", in->dtype, true);           /* (E, I, H)  */
+    if (!gate_up || !down) return NULL;
+    gate_up = mtk_narrow(ctx, gate_up, 0, first, count);                                /* (n, H, 2I) */
+    down = mtk_narrow(ctx, down, 0, first, count);                                      /* (n, I, H)  */
+    mtk_tensor *h = mtk_bmm(ctx, in, gate_up);                                          /* (n, t, 2I) */
+    if (bias) {
+        mtk_tensor *b = mtk_narrow(ctx, mtk_module_find_tensor(m, "gate_up_proj_bias"), 0, first, count);
+        h = mtk_add(ctx, h, mtk_unsqueeze(ctx, b, 1));
+    }
+    h = mtk_bmm(ctx, gated(m, h), down);                                                /* (n, t, H)  */
+    if (bias) {
+        mtk_tensor *b = mtk_narrow(ctx, mtk_module_find_tensor(m, "down_proj_bias"), 0, first, count);
+        h = mtk_add(ctx, h, mtk_unsqueeze(ctx, b, 1));
+    }
     return h;
 }
 

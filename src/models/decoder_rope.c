@@ -158,8 +158,9 @@ static bool rope_cos_sin(mtk_module *m, const rope_spec *rope, mtk_tensor *inv_f
                          mtk_tensor **cos_out, mtk_tensor **sin_out);
 
 /* forward(x (B, S, hidden)[, positions (1, S) int64]) -> cos, sin (1, S,
- * dim) in x's dtype, for the positions (0..S-1 when not given); with two
- * ropes (gemma3) the full layers' cos, sin, then the sliding layers'. */
+ * dim) in x's dtype (float32 with keep_float32), for the positions (0..S-1
+ * when not given); with two ropes (gemma3) the full layers' cos, sin, then
+ * the sliding layers'. */
 static bool rotary_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
@@ -218,8 +219,8 @@ static bool rope_cos_sin(mtk_module *m, const rope_spec *rope, mtk_tensor *inv_f
         cos = mtk_mul_scalar(ctx, cos, mtk_value_float(rope->attention_factor));
         sin = mtk_mul_scalar(ctx, sin, mtk_value_float(rope->attention_factor));
     }
-    *cos_out = mtk_to_dtype(ctx, cos, x->dtype);
-    *sin_out = mtk_to_dtype(ctx, sin, x->dtype);
+    *cos_out = rope->keep_float32 ? cos : mtk_to_dtype(ctx, cos, x->dtype);
+    *sin_out = rope->keep_float32 ? sin : mtk_to_dtype(ctx, sin, x->dtype);
     return *cos_out && *sin_out;
 }
 

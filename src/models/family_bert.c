@@ -158,14 +158,15 @@ static const mtk_module_type self_attention_base = { "SelfAttention", self_atten
 static const mtk_module_type cross_attention_base = { "CrossAttention", cross_attention_forward, NULL, NULL };
 
 /* BertSelfOutput / BertOutput: LayerNorm(dropout(dense(h)) + input).
- * io: h, input -> (B, S, H) */
+ * io: h, input -> (B, S, H).  The local hidden_states holds dropout's
+ * output until the LayerNorm returns. */
 static bool output_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_tensor *h = mtk_module_forward(child(m, 2), mtk_module_forward(child(m, 0), io->in[0]));
     io->out[0] = mtk_module_forward(child(m, 1), mtk_add(ctx, h, io->in[1]));
     io->nout = 1;
-    return io->out[0] != NULL;
+    return io->out[0] != NULL && models_blocks_held_until_here(ctx, h);
 }
 
 static const mtk_module_type self_output_base = { "SelfOutput", output_forward, NULL, NULL };

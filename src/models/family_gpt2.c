@@ -10,7 +10,8 @@
  * (4 * n_embd when null), activation_function "gelu_new",
  * layer_norm_epsilon 1e-5, resid/embd/attn_pdrop 0.1, scale_attn_weights,
  * scale_attn_by_inverse_layer_idx, add_cross_attention,
- * tie_word_embeddings. */
+ * tie_word_embeddings, use_cache (true: outside training, model(input_ids)
+ * builds a DynamicCache that keeps every layer's keys and values). */
 #include "models/blocks.h"
 #include "models/decoder.h"
 #include "mtk/ops.h"
@@ -23,7 +24,7 @@ typedef struct gpt2_spec {
     int64_t vocab, positions, embed, layers, heads, inner;
     const char *act;
     double eps, resid_pdrop, embd_pdrop, attn_pdrop;
-    bool scale_attn_weights, scale_by_layer, cross_attention, tie;
+    bool scale_attn_weights, scale_by_layer, cross_attention, tie, use_cache;
 } gpt2_spec;
 
 /* ---------------------------------------------------------------- Conv1D */
@@ -76,15 +77,21 @@ typedef struct attention_config {
     double scale;
     bool cross; /* children c_attn (2E), q_attn, c_proj, ...; unused without encoder states */
     double dropout; /* attn_pdrop: sdpa's dropout_p in training, as transformers passes it */
+    bool use_cache; /* outside training: the DynamicCache's update copies keys and values */
+    mtk_tensor *keys, *values; /* the cache layer of the last call (NULL: none) */
 } attention_config;
 
 enum { A_C_ATTN, A_C_PROJ, A_ATTN_DROPOUT, A_RESID_DROPOUT };
 
-/* causal self-attention: (B, S, E) -> (B, S, E) */
+/* causal self-attention: (B, S, E) -> (B, S, E).  Outside training with
+ * use_cache, DynamicLayer.update concatenates this call's keys and values
+ * onto the empty cache (new (B, H, S, D) tensors, what the attention then
+ * reads); the config keeps them for the model, whose cache outlives it. */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
-    const attention_config *c = mtk_module_config(m);
+    attention_config *c = mtk_module_config(m);
+    c->keys = c->values = NULL;
     if (c->cross)
         return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED,
                          "GPT2Attention: cross-attention needs encoder hidden states, which a summary does not take");
@@ -95,6 +102,15 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     q = models_blocks_split_heads(ctx, q, c->heads, c->head_dim); /* (B, H, S, D) */
     k = models_blocks_split_heads(ctx, k, c->heads, c->head_dim);
     v = models_blocks_split_heads(ctx, v, c->heads, c->head_dim);
+    if (c->use_cache && !mtk_module_is_training(m) && k && v) {
+        int64_t empty[4] = { k->shape[0], c->heads, 0, c->head_dim };
+        if (!mtk_ctx_push_device(ctx, k->device)) return false; /* the empty cache on k's device */
+        mtk_tensor *keys[2] = { mtk_empty(ctx, empty, 4, k->dtype), k };
+        mtk_tensor *values[2] = { mtk_empty(ctx, empty, 4, v->dtype), v };
+        mtk_ctx_pop_device(ctx);
+        k = c->keys = mtk_cat(ctx, keys, 2, 2); /* (B, H, S, D) */
+        v = c->values = mtk_cat(ctx, values, 2, 2);
+    }
     double dropout = mtk_module_is_training(m) ? c->dropout : 0.0;
     mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, dropout, true, c->scale, false);
     mtk_tensor *out = mtk_module_forward(blocks_child(m, A_C_PROJ), models_blocks_merge_heads(ctx, attn));
@@ -113,7 +129,7 @@ static mtk_module *attention(mtk_ctx *ctx, const gpt2_spec *s, int64_t layer, bo
     double scale = s->scale_attn_weights ? 1.0 / sqrt((double)head_dim) : 1.0;
     if (s->scale_by_layer) scale /= (double)(layer + 1);
     *(attention_config *)mtk_module_config(m) = (attention_config){ s->embed, s->heads, head_dim, scale, cross,
-                                                                    s->attn_pdrop };
+                                                                    s->attn_pdrop, s->use_cache, NULL, NULL };
     bool ok = cross ? mtk_module_add(m, "c_attn", conv1d(ctx, 2 * s->embed, s->embed)) &&
                           mtk_module_add(m, "q_attn", conv1d(ctx, s->embed, s->embed))
                     : mtk_module_add(m, "c_attn", conv1d(ctx, 3 * s->embed, s->embed));
@@ -193,22 +209,40 @@ typedef struct gpt2_model_config {
 
 enum { M_WTE, M_WPE, M_DROP, M_H, M_LN_F };
 
-/* input_ids (B, S) -> last hidden state (B, S, E) */
+/* The DynamicCache of the last call, held by its owner until here. */
+static bool hold_cache(mtk_ctx *ctx, mtk_module *base)
+{
+    mtk_module *layers = blocks_child(base, M_H);
+    bool ok = true;
+    for (int32_t i = 0; ok && i < mtk_module_child_count(layers); i++) {
+        const attention_config *a = mtk_module_config(blocks_child(blocks_child(layers, i), B_ATTN));
+        ok = models_blocks_held_until_here(ctx, a->keys) && models_blocks_held_until_here(ctx, a->values);
+    }
+    return ok;
+}
+
+/* input_ids (B, S) -> last hidden state (B, S, E); its locals
+ * inputs_embeds, position_ids and position_embeds, and the cache it returns, live until
+ * it returns */
 static bool model_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     const gpt2_model_config *c = mtk_module_config(m);
     mtk_tensor *ids = io->in[0];
     if (!models_blocks_check_token_ids(m, ids, c->positions, "n_positions")) return false;
-    mtk_tensor *h = mtk_module_forward(blocks_child(m, M_WTE), ids);                    /* (B, S, E) */
-    mtk_tensor *positions = mtk_unsqueeze(ctx, models_blocks_positions(ctx, ids->shape[1], ids), 0); /* (1, S) */
-    h = mtk_add(ctx, h, mtk_module_forward(blocks_child(m, M_WPE), positions));
+    mtk_tensor *embeds = mtk_module_forward(blocks_child(m, M_WTE), ids);               /* (B, S, E) */
+    /* arange(S) + past_seen_tokens (0: the cache starts empty), unsqueezed: (1, S) */
+    mtk_tensor *positions = models_blocks_positions(ctx, ids->shape[1], ids);
+    positions = mtk_unsqueeze(ctx, positions ? mtk_add_scalar(ctx, positions, mtk_value_int(0)) : NULL, 0);
+    mtk_tensor *position_embeds = mtk_module_forward(blocks_child(m, M_WPE), positions);
+    mtk_tensor *h = mtk_add(ctx, embeds, position_embeds);
     h = mtk_module_forward(blocks_child(m, M_DROP), h);
     mtk_module *layers = blocks_child(m, M_H);
     for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) h = mtk_module_forward(blocks_child(layers, i), h);
     io->out[0] = mtk_module_forward(blocks_child(m, M_LN_F), h);
     io->nout = 1;
-    return io->out[0] != NULL;
+    return io->out[0] != NULL && models_blocks_held_until_here(ctx, embeds) && models_blocks_held_until_here(ctx, positions) &&
+           models_blocks_held_until_here(ctx, position_embeds) && hold_cache(ctx, m);
 }
 
 static const mtk_module_type model_type = { "GPT2Model", model_forward, NULL, NULL };
@@ -231,13 +265,13 @@ static mtk_module *model(const model_config *c, const gpt2_spec *s)
 
 /* ------------------------------------------------------ GPT2LMHeadModel */
 
-/* input_ids (B, S) -> logits (B, S, vocab) */
+/* input_ids (B, S) -> logits (B, S, vocab); the output holds the cache */
 static bool lm_head_model_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_tensor *h = mtk_module_forward(blocks_child(m, 0), io->in[0]);
     io->out[0] = mtk_module_forward(blocks_child(m, 1), h);
     io->nout = 1;
-    return io->out[0] != NULL;
+    return io->out[0] != NULL && hold_cache(mtk_module_ctx(m), blocks_child(m, 0));
 }
 
 static const mtk_module_type lm_head_model_type = { "GPT2LMHeadModel", lm_head_model_forward, NULL, NULL };
@@ -264,6 +298,7 @@ static bool read_spec(model_config *c, gpt2_spec *s)
     s->scale_by_layer = models_cfg_bool(c, "scale_attn_by_inverse_layer_idx", false);
     s->cross_attention = models_cfg_bool(c, "add_cross_attention", false);
     s->tie = models_cfg_bool(c, "tie_word_embeddings", true);
+    s->use_cache = models_cfg_bool(c, "use_cache", true);
     if (!models_cfg_ok(c)) return false;
     if (s->embed % s->heads != 0)
         return models_cfg_fail(c, "n_embd", "n_embd=%lld is not divisible by n_head=%lld", (long long)s->embed,

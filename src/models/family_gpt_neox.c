@@ -13,7 +13,8 @@
  * rope_parameters / rope_scaling), max_position_embeddings 2048,
  * layer_norm_eps 1e-5, attention_dropout and hidden_dropout 0,
  * use_parallel_residual true, attention_bias true, tie_word_embeddings
- * false. */
+ * false, use_cache true (outside training, model(input_ids) builds a
+ * DynamicCache that keeps every layer's keys and values). */
 #include "models/blocks.h"
 #include "models/decoder.h"
 #include "mtk/ops.h"
@@ -26,7 +27,7 @@ typedef struct neox_spec {
     int64_t vocab, hidden, layers, heads, head_dim, intermediate;
     const char *act;
     double eps, attention_dropout, hidden_dropout;
-    bool parallel_residual, bias, tie;
+    bool parallel_residual, bias, tie, use_cache;
     decoder_spec rope; /* only .rope is used: the rotary embedding's settings */
 } neox_spec;
 
@@ -36,6 +37,8 @@ static mtk_module *child(mtk_module *m, int32_t i) { return blocks_child(m, i); 
 
 typedef struct attention_config {
     int64_t heads, head_dim, rotary_dim;
+    bool use_cache;            /* outside training: the DynamicCache's update copies keys and values */
+    mtk_tensor *keys, *values; /* the cache layer of the last call (NULL: none) */
 } attention_config;
 
 /* apply_rotary_pos_emb on the first rotary_dim dims of (B, H, S, D). */
@@ -54,7 +57,8 @@ static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tens
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
-    const attention_config *c = mtk_module_config(m);
+    attention_config *c = mtk_module_config(m);
+    c->keys = c->values = NULL;
     mtk_tensor *x = io->in[0];
     if (io->nin != 3 || x->ndim != 3)
         return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "GPTNeoXAttention: takes hidden states (B, S, E), cos and sin");
@@ -66,12 +70,23 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *parts[3] = { NULL, NULL, NULL };
     if (qkv && mtk_chunk(ctx, qkv, 3, -1, parts, 3) != 3) return false;
     mtk_tensor *q = rotate(ctx, parts[0], io->in[1], io->in[2], c->rotary_dim);
-    mtk_tensor *k = rotate(ctx, parts[1], io->in[1], io->in[2], c->rotary_dim);
-    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, parts[2], NULL, 0.0, true,
+    mtk_tensor *k = rotate(ctx, parts[1], io->in[1], io->in[2], c->rotary_dim), *v = parts[2];
+    if (c->use_cache && !mtk_module_is_training(m) && k && v) {
+        /* DynamicLayer.update: cat onto the empty cache, (B, H, S, D) copies */
+        int64_t empty[4] = { k->shape[0], c->heads, 0, c->head_dim };
+        if (!mtk_ctx_push_device(ctx, k->device)) return false; /* the empty cache on k's device */
+        mtk_tensor *keys[2] = { mtk_empty(ctx, empty, 4, k->dtype), k };
+        mtk_tensor *values[2] = { mtk_empty(ctx, empty, 4, v->dtype), v };
+        mtk_ctx_pop_device(ctx);
+        k = c->keys = mtk_cat(ctx, keys, 2, 2);
+        v = c->values = mtk_cat(ctx, values, 2, 2);
+    }
+    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true,
                                                         1.0 / sqrt((double)c->head_dim), false);
     io->out[0] = mtk_module_forward(child(m, 1), models_blocks_merge_heads(ctx, attn));
     io->nout = 1;
-    return io->out[0] != NULL;
+    /* the forward's locals qkv and query_states live until it returns */
+    return io->out[0] != NULL && models_blocks_held_until_here(ctx, qkv) && models_blocks_held_until_here(ctx, q);
 }
 
 static const mtk_module_type attention_type = { "GPTNeoXAttention", attention_forward, NULL, NULL };
@@ -80,7 +95,8 @@ static mtk_module *attention(mtk_ctx *ctx, const neox_spec *s)
 {
     mtk_module *m = mtk_module_new(ctx, &attention_type, sizeof(attention_config));
     if (!m) return NULL;
-    *(attention_config *)mtk_module_config(m) = (attention_config){ s->heads, s->head_dim, s->rope.rope.dim };
+    *(attention_config *)mtk_module_config(m) = (attention_config){ s->heads, s->head_dim, s->rope.rope.dim,
+                                                                    s->use_cache, NULL, NULL };
     bool ok = mtk_module_add(m, "query_key_value", mtk_nn_linear(ctx, s->hidden, 3 * s->hidden, s->bias)) &&
               mtk_module_add(m, "dense", mtk_nn_linear(ctx, s->hidden, s->hidden, s->bias));
     return ok ? mtk_module_finish(m) : NULL;
@@ -163,15 +179,29 @@ static mtk_module *layer(const model_config *c, const neox_spec *s)
 enum { M_EMBED_IN, M_EMB_DROPOUT, M_LAYERS, M_FINAL_NORM, M_ROTARY };
 
 /* input_ids (B, S) -> last hidden state (B, S, E) */
+/* The DynamicCache of the last call, held by its owner until here. */
+static bool hold_cache(mtk_ctx *ctx, mtk_module *base)
+{
+    mtk_module *layers = child(base, M_LAYERS);
+    bool ok = true;
+    for (int32_t i = 0; ok && i < mtk_module_child_count(layers); i++) {
+        const attention_config *a = mtk_module_config(child(child(layers, i), L_ATTN));
+        ok = models_blocks_held_until_here(ctx, a->keys) && models_blocks_held_until_here(ctx, a->values);
+    }
+    return ok;
+}
+
 static bool model_forward(mtk_module *m, mtk_module_io *io)
 {
+    mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_tensor *ids = io->in[0];
     if (!models_blocks_check_token_ids(m, ids, 0, NULL)) return false;
-    mtk_tensor *h = mtk_module_forward(child(m, M_EMBED_IN), ids); /* (B, S, E) */
-    h = mtk_module_forward(child(m, M_EMB_DROPOUT), h);
+    mtk_tensor *embeds = mtk_module_forward(child(m, M_EMBED_IN), ids); /* (B, S, E) */
+    mtk_tensor *h = mtk_module_forward(child(m, M_EMB_DROPOUT), embeds);
     io->out[0] = models_decoder_run_layers(child(m, M_ROTARY), child(m, M_LAYERS), child(m, M_FINAL_NORM), h);
     io->nout = 1;
-    return io->out[0] != NULL;
+    /* its local inputs_embeds, and the cache it returns, live until it returns */
+    return io->out[0] != NULL && models_blocks_held_until_here(ctx, embeds) && hold_cache(ctx, m);
 }
 
 static const mtk_module_type model_type = { "GPTNeoXModel", model_forward, NULL, NULL };
@@ -195,11 +225,12 @@ static mtk_module *model(const model_config *c, const neox_spec *s)
 }
 
 /* input_ids (B, S) -> logits (B, S, vocab) */
+/* the output holds the cache */
 static bool causal_lm_forward(mtk_module *m, mtk_module_io *io)
 {
     io->out[0] = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), io->in[0]));
     io->nout = 1;
-    return io->out[0] != NULL;
+    return io->out[0] != NULL && hold_cache(mtk_module_ctx(m), child(m, 0));
 }
 
 static const mtk_module_type causal_lm_type = { "GPTNeoXForCausalLM", causal_lm_forward, NULL, NULL };
@@ -249,6 +280,7 @@ static bool read_spec(model_config *c, neox_spec *s)
     s->parallel_residual = models_cfg_bool(c, "use_parallel_residual", true);
     s->bias = models_cfg_bool(c, "attention_bias", true);
     s->tie = models_cfg_bool(c, "tie_word_embeddings", false);
+    s->use_cache = models_cfg_bool(c, "use_cache", true);
     if (!models_cfg_ok(c)) return false;
     if (s->hidden % s->heads != 0)
         return models_cfg_fail(c, "hidden_size", "hidden_size=%lld is not divisible by num_attention_heads=%lld",

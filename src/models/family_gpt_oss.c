@@ -40,6 +40,7 @@ mtk_module *models_family_gpt_oss_build(model_config *c, const char *architectur
     spec.attn_sinks = true;
     spec.eager_attention = true; /* GptOss has no sdpa (sinks) */
     spec.moe = MOE_GPT_OSS;
+    c->experts_input_major = true; /* gate_up_proj (E, H, 2I): mxfp4 packs (E, 2I, H) as the checkpoints */
     /* num_experts is transformers' alias of num_local_experts */
     spec.experts = models_cfg_positive(c, "num_local_experts", models_cfg_positive(c, "num_experts", 128));
     spec.top_k = models_cfg_positive(c, "num_experts_per_tok", 4);

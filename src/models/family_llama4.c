@@ -111,6 +111,7 @@ mtk_module *models_family_llama4_text_build(model_config *c, const char *archite
         spec.temperature_scale = models_cfg_float(c, "attn_scale", 0.1);
     }
     spec.moe = MOE_LLAMA4;
+    c->experts_input_major = true; /* gate_up_proj (E, H, 2I), used as x @ W */
     spec.moe_intermediate = spec.intermediate;
     spec.intermediate = models_cfg_positive(c, "intermediate_size_mlp", 16384);
     spec.experts = models_cfg_positive(c, "num_local_experts", 16);

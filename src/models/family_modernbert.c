@@ -112,14 +112,16 @@ static bool rotary_reset(mtk_module *m, mtk_rng *rng)
     return true;
 }
 
-/* forward(x (B, S, H)) -> cos, sin (1, S, head_dim) in x's dtype for each
- * present layer type in turn (full first), positions 0..S-1. */
+/* forward(x (B, S, H)[, position_ids (1, S) int64]) -> cos, sin (1, S,
+ * head_dim) in x's dtype for each present layer type in turn (full
+ * first); positions 0..S-1 made here when not given. */
 static bool rotary_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_tensor *x = io->in[0];
-    mtk_tensor *positions = mtk_unsqueeze(ctx, models_blocks_positions(ctx, x->shape[1], x), 0); /* (1, S) */
-    positions = mtk_unsqueeze(ctx, mtk_to_dtype(ctx, positions, MTK_FLOAT32), -1);                /* (1, S, 1) */
+    mtk_tensor *positions = io->nin > 1 ? io->in[1]
+                                        : mtk_unsqueeze(ctx, models_blocks_positions(ctx, x->shape[1], x), 0); /* (1, S) */
+    positions = mtk_unsqueeze(ctx, mtk_to_dtype(ctx, positions, MTK_FLOAT32), -1); /* (1, S, 1) */
     io->nout = 0;
     for (int32_t i = 0; i + 1 < mtk_module_buffer_count(m); i += 2) {
         mtk_tensor *inv_freq = mtk_module_buffer_at(m, i, NULL, NULL);
@@ -164,7 +166,7 @@ typedef struct attention_config {
     double dropout;
 } attention_config;
 
-/* forward(x (B, S, H), cos, sin (1, S, head_dim)[, mask (1, 1, S, S) bool])
+/* forward(x (B, S, H), cos, sin (1, S, head_dim)[, mask (B, 1, S, S) bool])
  * -> out_drop(Wo(attention)) (B, S, H) */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
@@ -238,7 +240,8 @@ static mtk_module *mlp(const model_config *c, const modernbert_spec *s)
 /* ----------------------------------------------------------------- layer */
 
 /* forward(h, cos, sin[, mask]): h + attn(attn_norm(h)), then
- * + mlp(mlp_norm(.)): (B, S, H) -> (B, S, H) */
+ * + mlp(mlp_norm(.)): (B, S, H) -> (B, S, H).  The local attn_output
+ * lives until it returns. */
 static bool layer_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
@@ -248,7 +251,7 @@ static bool layer_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *h = mtk_add(ctx, io->in[0], a.out[0]);
     io->out[0] = mtk_add(ctx, h, mtk_module_forward(child(m, 3), mtk_module_forward(child(m, 2), h)));
     io->nout = 1;
-    return io->out[0] != NULL;
+    return io->out[0] != NULL && models_blocks_held_until_here(ctx, a.out[0]);
 }
 
 static const mtk_module_type layer_type = { "ModernBertEncoderLayer", layer_forward, NULL, NULL };
@@ -272,30 +275,35 @@ typedef struct model_config_ {
 } model_config_;
 
 /* create_bidirectional_sliding_window_mask: token i sees token j when
- * |i - j| <= half_window; (1, 1, S, S) bool on x's device. */
+ * |i - j| <= half_window; (1, 1, S, S) bool on x's device, expanded to
+ * (B, 1, S, S) as sdpa_mask returns it. */
 static mtk_tensor *sliding_mask(mtk_ctx *ctx, const mtk_tensor *x, int64_t half_window)
 {
     int64_t seq = x->shape[1];
     mtk_tensor *q = mtk_unsqueeze(ctx, models_blocks_positions(ctx, seq, x), 1); /* (S, 1) */
     mtk_tensor *kv = models_blocks_positions(ctx, seq, x);                        /* (S)    */
     mtk_tensor *near = mtk_le_scalar(ctx, mtk_abs(ctx, mtk_sub(ctx, q, kv)), mtk_value_int(half_window));
-    int64_t shape[4] = { 1, 1, seq, seq };
-    return mtk_view(ctx, near, shape, 4);
+    int64_t shape[4] = { 1, 1, seq, seq }, batch[4] = { x->shape[0], 1, seq, seq };
+    return mtk_expand(ctx, mtk_view(ctx, near, shape, 4), batch, 4);
 }
 
-/* input_ids (B, S) -> last hidden state (B, S, H) */
+/* input_ids (B, S) -> last hidden state (B, S, H).  Its locals
+ * position_ids and the masks' mapping (both masks, whichever layer types
+ * are present) live until it returns. */
 static bool model_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     const model_config_ *c = mtk_module_config(m);
     if (!models_blocks_check_token_ids(m, io->in[0], 0, NULL)) return false;
     mtk_module *layers = child(m, 1);
+    mtk_tensor *positions = mtk_unsqueeze(ctx, models_blocks_positions(ctx, io->in[0]->shape[1], io->in[0]), 0);
     mtk_tensor *h = mtk_module_forward(child(m, 0), io->in[0]);
-    if (!h) return false;
-    /* the local layers' mask: none while every token is within reach */
-    mtk_tensor *mask = c->present[SLIDING] && h->shape[1] - 1 > c->half_window ? sliding_mask(ctx, h, c->half_window)
-                                                                                : NULL;
-    mtk_module_io rope = { .in = { h }, .nin = 1 };
+    if (!h || !positions) return false;
+    /* the local layers' mask: sdpa skips it only for fewer keys than the
+     * half window (_ignore_bidirectional_mask_sdpa), even where every token
+     * is within reach */
+    mtk_tensor *mask = h->shape[1] >= c->half_window ? sliding_mask(ctx, h, c->half_window) : NULL;
+    mtk_module_io rope = { .in = { h, positions }, .nin = 2 };
     if ((c->present[FULL] || c->present[SLIDING]) && !mtk_module_call(child(m, 3), &rope)) return false;
     mtk_tensor *cos[LAYER_TYPES], *sin[LAYER_TYPES];
     for (int32_t t = 0, at = 0; t < LAYER_TYPES; t++) {
@@ -310,7 +318,8 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     }
     io->out[0] = mtk_module_forward(child(m, 2), h);
     io->nout = 1;
-    return io->out[0] != NULL;
+    return io->out[0] != NULL && models_blocks_held_until_here(ctx, positions) &&
+           models_blocks_held_until_here(ctx, mask);
 }
 
 static const mtk_module_type model_type = { "ModernBertModel", model_forward, NULL, NULL };

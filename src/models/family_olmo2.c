@@ -46,6 +46,8 @@ mtk_module *models_family_olmo2_build(model_config *c, const char *architecture)
     if (!models_decoder_read_common(c, &spec, "Olmo2", &defaults)) return NULL;
     spec.qkv_bias = spec.o_bias = models_cfg_bool(c, "attention_bias", false);
     spec.qk_norm = spec.qk_norm_whole = true;
+    spec.norm_weight_float32 = true;
+    spec.rope.keep_float32 = true;
     spec.layer_builder = olmo2_layer;
     return models_cfg_ok(c) ? models_decoder_build(c, &spec, architecture) : NULL;
 }

@@ -11,11 +11,16 @@
  *          matrices P (E, out, in) likewise with `P_scale_inv` (E,
  *          ceil(out / b0), ceil(in / b1)).  weight_block_size [b0, b1]
  *          (default [128, 128]).
- *   mxfp4  MXFP4 as gpt-oss ships it: fused experts' matrices P (E, rows,
- *          cols) become `P_blocks` uint8 (E, rows, cols / 32, 16) (two
- *          4-bit values a byte, 32 a block) and `P_scales` uint8 (E, rows,
- *          cols / 32) (one power-of-two exponent a block); other layers
- *          stay as they are.
+ *   mxfp4  MXFP4 as gpt-oss ships it: fused experts' matrices P (E, out,
+ *          in) become `P_blocks` uint8 (E, out, in / 32, 16) (two 4-bit
+ *          values a byte, 32 a block along the input) and `P_scales` uint8
+ *          (E, out, in / 32) (one power-of-two exponent a block); other
+ *          layers stay as they are.  A family whose experts are input-major
+ *          (experts_input_major: gpt_oss's (E, in, out), used as x @ W) has
+ *          the transpose packed, as its checkpoints store it.  Parameter
+ *          counts count the packed values (two a byte) and not the scales,
+ *          as the model cards count them (gpt-oss-20b's 20.9B); the bytes
+ *          are the download's.
  *
  * Left as they are, as transformers' quantizers leave them: embeddings,
  * norms, routers (not nn.Linear), biases, every module matching
@@ -26,12 +31,15 @@
  * parameter when that is a weight (a sequence classifier's score; a
  * token classifier's score ends with its bias, and is converted).
  * Matrices are taken as (out, in): the last dim is the input (nn.Linear's
- * layout and transformers 5's fused experts').
+ * layout and most of transformers 5's fused experts'), unless the family
+ * says its experts are input-major.
  *
  * Storage only: the converted modules' forward uses the weight cast back
- * to the compute dtype (shapes, dtypes and FLOPs as the dense model; a
- * plan counts that cast as a transient, like transformers' dequantizing
- * fallback), so quantization is applied to meta builds only. */
+ * to the compute dtype, mxfp4 unpacked to the dense layout the forward
+ * wants (shapes, dtypes and FLOPs as the dense model; a plan counts that
+ * cast as a transient, like transformers' dequantizing fallback), so
+ * quantization is applied to meta builds only. */
+#include "core/text.h"
 #include "models/config.h"
 #include "mtk/ops.h"
 
@@ -55,6 +63,7 @@ static const quant_scheme schemes[] = {
 #define SCHEME_COUNT ((int32_t)(sizeof schemes / sizeof schemes[0]))
 #define MXFP4_BLOCK 32
 #define MAX_SKIP 64
+#define NOTE_CAP 320
 
 typedef struct quant_plan {
     model_config *c;
@@ -123,7 +132,7 @@ static void free_skips(quant_plan *p)
 
 static bool is_fp8(mtk_dtype d) { return d == MTK_FLOAT8_E4M3FN || d == MTK_FLOAT8_E5M2; }
 
-mtk_tensor *models_quant_weight(mtk_module *m, const char *name, mtk_dtype dtype)
+mtk_tensor *models_quant_weight(mtk_module *m, const char *name, mtk_dtype dtype, bool input_major)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_tensor *w = mtk_module_find_tensor(m, name);
@@ -145,7 +154,9 @@ mtk_tensor *models_quant_weight(mtk_module *m, const char *name, mtk_dtype dtype
     dense[nd - 2] = 2 * half;
     mtk_tensor *flat = mtk_reshape(ctx, blocks, pairs, nd - 1);
     mtk_tensor *both = mtk_expand(ctx, mtk_unsqueeze(ctx, flat, -1), pairs, nd);
-    return mtk_to_dtype(ctx, mtk_reshape(ctx, both, dense, nd - 1), dtype);
+    mtk_tensor *w_dense = mtk_to_dtype(ctx, mtk_reshape(ctx, both, dense, nd - 1), dtype); /* (.., out, in) */
+    /* input-major: (.., in, out), contiguous as transformers' dequantized weight */
+    return input_major ? mtk_contiguous(ctx, mtk_transpose(ctx, w_dense, -1, -2)) : w_dense;
 }
 
 /* FP8Linear: linear(x, weight cast to x's dtype, bias) */
@@ -153,7 +164,8 @@ static bool fp8_linear_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_tensor *x = io->in[0];
-    io->out[0] = mtk_linear(ctx, x, models_quant_weight(m, "weight", x->dtype), mtk_module_find_tensor(m, "bias"));
+    mtk_tensor *w = models_quant_weight(m, "weight", x->dtype, false);
+    io->out[0] = mtk_linear(ctx, x, w, mtk_module_find_tensor(m, "bias"));
     io->nout = 1;
     return io->out[0] != NULL;
 }
@@ -176,8 +188,9 @@ static mtk_tensor *stored(mtk_module *q, const char *name, const int64_t *shape,
     return t;
 }
 
-/* The stored tensors of matrix `w` named `name` into module q. */
-static bool convert_matrix(quant_plan *p, mtk_module *q, const char *name, const mtk_tensor *w)
+/* The stored tensors of matrix `w` named `name` into module q; mxfp4
+ * packs w's transpose when `input_major` (w is (.., in, out)). */
+static bool convert_matrix(quant_plan *p, mtk_module *q, const char *name, const mtk_tensor *w, bool input_major)
 {
     int32_t nd = w->ndim;
     int64_t shape[MTK_MAX_DIMS + 1], scale[MTK_MAX_DIMS];
@@ -193,16 +206,22 @@ static bool convert_matrix(quant_plan *p, mtk_module *q, const char *name, const
         if (t) p->scale_params += mtk_tensor_numel(t);
         return t != NULL;
     }
-    int64_t cols = w->shape[nd - 1];
+    int64_t rows = w->shape[nd - (input_major ? 1 : 2)], cols = w->shape[nd - (input_major ? 2 : 1)];
     if (cols % MXFP4_BLOCK != 0)
-        return models_cfg_fail(p->c, "quantization_config", "mxfp4 packs blocks of %d values; '%s' has %lld columns",
-                               MXFP4_BLOCK, name, (long long)cols);
-    shape[nd - 1] = cols / MXFP4_BLOCK, shape[nd] = MXFP4_BLOCK / 2;
-    scale[nd - 1] = cols / MXFP4_BLOCK;
+        return models_cfg_fail(p->c, "quantization_config", "mxfp4 packs blocks of %d values; '%s' has %lld %s",
+                               MXFP4_BLOCK, name, (long long)cols, input_major ? "rows (its input)" : "columns");
+    shape[nd - 2] = scale[nd - 2] = rows;
+    shape[nd - 1] = scale[nd - 1] = cols / MXFP4_BLOCK;
+    shape[nd] = MXFP4_BLOCK / 2;
     char blocks_name[96];
     snprintf(blocks_name, sizeof blocks_name, "%s_blocks", name);
     snprintf(scale_name, sizeof scale_name, "%s_scales", name);
-    return stored(q, blocks_name, shape, nd + 1, MTK_UINT8) && stored(q, scale_name, scale, nd, MTK_UINT8);
+    mtk_tensor *blocks = stored(q, blocks_name, shape, nd + 1, MTK_UINT8);
+    mtk_tensor *scales = blocks ? stored(q, scale_name, scale, nd, MTK_UINT8) : NULL;
+    if (!scales) return false;
+    blocks->flags |= MTK_TENSOR_PACKED_PAIRS; /* counted as the values it packs */
+    scales->flags |= MTK_TENSOR_QUANT_SCALES; /* bytes, not parameters         */
+    return true;
 }
 
 /* The scale of q's fp8 matrix `name`, after q's other parameters. */
@@ -222,21 +241,24 @@ static bool convert_scale_only(quant_plan *p, mtk_module *q, const char *name)
 }
 
 /* A copy of `m` (same type and config unless `type`) with its matrices
- * (ndim >= 2; `only` names one) stored quantized; its other parameters,
- * buffers and children are m's.  Fused experts hold each scale after its
+ * (`only` names one of ndim >= 2; else those of ndim >= 3) stored
+ * quantized; its other parameters, buffers and children are m's.  Fused experts hold each scale after its
  * matrix; an FP8Linear (`only`: nn.Linear's subclass) keeps weight and
  * bias first, as nn.Linear registered them, and adds the scale after. */
-static mtk_module *convert_module(quant_plan *p, mtk_module *m, const mtk_module_type *type, const char *only)
+static mtk_module *convert_module(quant_plan *p, mtk_module *m, const mtk_module_type *type, const char *only,
+                                  bool input_major)
 {
     mtk_module *q = mtk_module_new_like(m);
     if (!q) return NULL;
     for (int32_t i = 0; i < mtk_module_param_count(m); i++) {
         const char *name;
         mtk_tensor *w = mtk_module_param_at(m, i, &name);
-        bool matrix = w->ndim >= 2 && (!only || strcmp(only, name) == 0);
+        /* a fused experts' matrix is (E, .., ..): their biases (E, n) stay */
+        bool matrix = w->ndim >= (only ? 2 : 3) && (!only || strcmp(only, name) == 0);
         if (matrix && only) {
             if (!stored(q, name, w->shape, w->ndim, MTK_FLOAT8_E4M3FN)) return NULL;
-        } else if (!(matrix ? convert_matrix(p, q, name, w) : mtk_module_register_parameter(q, name, w))) {
+        } else if (!(matrix ? convert_matrix(p, q, name, w, input_major)
+                            : mtk_module_register_parameter(q, name, w))) {
             return NULL;
         }
     }
@@ -274,7 +296,8 @@ static bool convert_tree(quant_plan *p, mtk_module *m, const char *prefix)
         }
         /* a pattern naming a parent ("model.layers.*.self_attn") matches here too */
         if (strcmp(path, p->last_weight) == 0 || skipped(p, path)) continue;
-        q = convert_module(p, child, linear ? &fp8_linear_type : NULL, linear ? "weight" : NULL);
+        q = convert_module(p, child, linear ? &fp8_linear_type : NULL, linear ? "weight" : NULL,
+                           experts && p->c->experts_input_major);
         if (q && !mtk_module_replace_child(m, i, q)) return false;
         if (!q && !models_cfg_ok(p->c)) return false;
     }
@@ -348,16 +371,25 @@ static bool apply(model_config *c, mtk_module *m, const cJSON *qc, quant_plan *p
             snprintf(p->last_weight, sizeof p->last_weight, "%.*s", (int)(len - 7), last);
     }
     if (!convert_tree(p, m, "")) return false;
-    char *note = mtk_ctx_alloc(c->ctx, 256);
+    char *note = mtk_ctx_alloc(c->ctx, NOTE_CAP);
+    mtk_param_stats st;
+    if (note && !mtk_module_param_stats(m, &st)) return false;
     if (note) {
         if (p->scheme->kind == QUANT_FP8)
-            snprintf(note, 256, "quantization_config: %lld modules store fp8 (float8_e4m3fn) weights with float32 "
+            snprintf(note, NOTE_CAP, "quantization_config: %lld modules store fp8 (float8_e4m3fn) weights with float32 "
                      "scales per %lldx%lld block (the parameters count %lld scales the dense model has not)",
                      (long long)p->converted, (long long)p->block[0], (long long)p->block[1],
                      (long long)p->scale_params);
-        else
-            snprintf(note, 256, "quantization_config: %lld expert modules store mxfp4 weights (uint8 blocks of 32 "
-                     "4-bit values, uint8 scales: the parameters count packed bytes)", (long long)p->converted);
+        else {
+            /* the download's bytes against the dense model's */
+            char params[32], bytes[32], dense[32];
+            snprintf(note, NOTE_CAP, "quantization_config: %lld expert modules store mxfp4 weights (uint8 blocks of "
+                     "32 4-bit values and a uint8 scale: 4.25 bits a weight): %s parameters (unpacked values) in %s "
+                     "bytes, not the %s of %s", (long long)p->converted, text_grouped(st.total, params, sizeof params),
+                     text_grouped(st.bytes, bytes, sizeof bytes),
+                     text_grouped(st.total * (int64_t)mtk_dtype_size(c->dtype), dense, sizeof dense),
+                     mtk_dtype_name(c->dtype));
+        }
         models_cfg_note(c, note);
     }
     return models_cfg_ok(c);

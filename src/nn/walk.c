@@ -128,7 +128,9 @@ bool nn_collect_stats(mtk_module *m, ptrset *seen, mtk_param_stats *st)
             st->uninitialized++;
             continue;
         }
-        int64_t n = mtk_tensor_numel(t);
+        /* the values it stands for: packed 4-bit pairs count two, block scales none */
+        int64_t n = t->flags & MTK_TENSOR_QUANT_SCALES ? 0
+                    : mtk_tensor_numel(t) * (t->flags & MTK_TENSOR_PACKED_PAIRS ? 2 : 1);
         st->total += n;
         if (t->flags & MTK_TENSOR_REQUIRES_GRAD) st->trainable += n;
         else st->non_trainable += n;

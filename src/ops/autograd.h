@@ -42,6 +42,7 @@ void ag_saved_indices(const mtk_autograd_query *q, mtk_autograd_result *r); /* e
 
 /* ---- saved columns (autograd_nn.c) */
 void ag_saved_layer_norm(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_backward_layer_norm(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_rope(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r);

@@ -26,21 +26,45 @@ static int32_t list_count(const mtk_autograd_query *q, int32_t arg)
 /* native_layer_norm: input, weight, bias, and its mean and rstd
  * (input.shape[:axis] + [1] * n): in the input's dtype on cpu (unless the
  * weight's dtype differs), float32 for half inputs on cuda. */
+enum { LN_INPUT, LN_SHAPE, LN_WEIGHT, LN_BIAS };
+
+/* The dtype and shape of native_layer_norm's mean and rstd; returns the
+ * shape's dims. */
+static int32_t layer_norm_stats(const mtk_autograd_query *q, const mtk_tensor *x, mtk_dtype *dtype, int64_t *shape)
+{
+    const mtk_tensor *w = ag_arg(q, LN_WEIGHT);
+    bool half = x->dtype == MTK_FLOAT16 || x->dtype == MTK_BFLOAT16;
+    *dtype = half && (q->device_kind == MTK_DEVICE_KIND_CUDA || (w && w->dtype != x->dtype)) ? MTK_FLOAT32 : x->dtype;
+    return reduced_shape(x, list_count(q, LN_SHAPE), shape);
+}
+
 void ag_saved_layer_norm(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
-    enum { INPUT, SHAPE, WEIGHT, BIAS };
-    const mtk_tensor *x = ag_arg(q, INPUT), *w = ag_arg(q, WEIGHT);
+    const mtk_tensor *x = ag_arg(q, LN_INPUT);
     if (!x) return;
-    ag_save_arg(q, r, INPUT);
-    ag_save_arg(q, r, WEIGHT);
-    ag_save_arg(q, r, BIAS);
-    mtk_dtype stats = x->dtype;
-    bool half = x->dtype == MTK_FLOAT16 || x->dtype == MTK_BFLOAT16;
-    if (half && (q->device_kind == MTK_DEVICE_KIND_CUDA || (w && w->dtype != x->dtype))) stats = MTK_FLOAT32;
+    ag_save_arg(q, r, LN_INPUT);
+    ag_save_arg(q, r, LN_WEIGHT);
+    ag_save_arg(q, r, LN_BIAS);
+    mtk_dtype stats;
     int64_t shape[MTK_MAX_DIMS];
-    int32_t n = reduced_shape(x, list_count(q, SHAPE), shape);
+    int32_t n = layer_norm_stats(q, x, &stats, shape);
     ag_save_new(r, stats, shape, n); /* mean */
     ag_save_new(r, stats, shape, n); /* rstd */
+}
+
+/* A gradient per input; without autograd (no_grad), native_layer_norm
+ * still makes its mean and rstd beside the output, and layer_norm drops
+ * them on return: the forward's workspace. */
+void ag_backward_layer_norm(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_backward_grads(q, r);
+    const mtk_tensor *x = ag_arg(q, LN_INPUT);
+    if (!x || ag_rg(q, LN_INPUT) || ag_rg(q, LN_WEIGHT) || ag_rg(q, LN_BIAS)) return;
+    mtk_dtype stats;
+    int64_t shape[MTK_MAX_DIMS], numel = 1;
+    int32_t n = layer_norm_stats(q, x, &stats, shape);
+    for (int32_t d = 0; d < n; d++) numel *= shape[d];
+    r->transient_bytes = 2 * numel * (int64_t)mtk_dtype_size(stats);
 }
 
 /* LlamaRMSNorm's composition: x in float32 (x itself when it is float32)
@@ -96,7 +120,8 @@ ag_sdpa_kernel ag_sdpa_kernel_of(const mtk_autograd_query *q)
     return AG_SDPA_MATH;
 }
 
-/* flash/efficient: q, k, v (and the mask), the output and the logsumexp
+/* flash/efficient: q, k, v (and the mask: a bool one as sdpa turns it
+ * into an additive one in q's dtype, a new tensor), the output and the logsumexp
  * (B, H, L) float32 (cuda's efficient kernel pads L to a multiple of 32);
  * cuda kernels add their rng seed and offset (0-dim int64).  math: the
  * composition's scaled q and k^T, the softmax (B, H, L, S) and v (heads
@@ -110,7 +135,9 @@ void ag_saved_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r)
         ag_save_arg(q, r, SDPA_Q);
         ag_save_arg(q, r, SDPA_K);
         ag_save_arg(q, r, SDPA_V);
-        ag_save_arg(q, r, SDPA_MASK);
+        const mtk_tensor *mask = ag_arg(q, SDPA_MASK);
+        if (mask && mask->dtype == MTK_BOOL) ag_save_new(r, qt->dtype, mask->shape, mask->ndim);
+        else ag_save_arg(q, r, SDPA_MASK);
         ag_save_output(r, 0);
         int64_t L = qt->shape[2];
         if (kernel == AG_SDPA_EFFICIENT) L = (L + 31) / 32 * 32;
@@ -170,14 +197,16 @@ static int64_t sdpa_cpu_flash_buffers(const mtk_tensor *q, const mtk_tensor *k, 
 
 /* sdpa's gradients, and its forward's workspace: a bool mask turned into
  * an additive one in q's dtype (where(mask, 0, -inf), alive through the
- * kernel), and the cpu flash kernel's per-thread buffers. */
+ * kernel; what the fused kernels save when autograd records them), and the
+ * cpu flash kernel's per-thread buffers. */
 void ag_backward_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
     ag_backward_grads(q, r);
     const mtk_tensor *qt = ag_arg(q, SDPA_Q), *k = ag_arg(q, SDPA_K), *v = ag_arg(q, SDPA_V);
     const mtk_tensor *mask = ag_arg(q, SDPA_MASK);
     if (!qt || !k || !v) return;
-    if (mask && mask->dtype == MTK_BOOL)
+    bool recorded = ag_rg(q, SDPA_Q) || ag_rg(q, SDPA_K) || ag_rg(q, SDPA_V);
+    if (mask && mask->dtype == MTK_BOOL && !(recorded && ag_sdpa_kernel_of(q) != AG_SDPA_MATH))
         r->transient_bytes += mtk_tensor_numel(mask) * (int64_t)mtk_dtype_size(qt->dtype);
     if (q->device_kind == MTK_DEVICE_KIND_CPU && ag_sdpa_kernel_of(q) == AG_SDPA_FLASH)
         r->transient_bytes += sdpa_cpu_flash_buffers(qt, k, v);

@@ -43,7 +43,8 @@ MTK_OP(FEATURE_ALPHA_DROPOUT, .name = "feature_alpha_dropout",
 /* ---- normalization */
 MTK_OP(LAYER_NORM, .name = "layer_norm",
        .signature = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
-       .meta = mtk_nn_layer_norm_meta, .cpu = mtk_nn_layer_norm_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_layer_norm)
+       .meta = mtk_nn_layer_norm_meta, .cpu = mtk_nn_layer_norm_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_layer_norm,
+       .backward = ag_backward_layer_norm)
 MTK_OP(RMS_NORM, .name = "rms_norm",
        .signature = "rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
        .meta = mtk_nn_rms_norm_meta, .cpu = mtk_nn_rms_norm_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_rms_norm,

@@ -65,9 +65,11 @@ def hf_model(config):
 
 def hf_quantize(model, config):
     """`model` as from_pretrained makes it for a config with a
-    quantization_config: the quantizer's modules (FP8Linear, ...) in place,
-    made under the model's dtype.  Storage only: transformers' fp8 forward
-    needs its CUDA kernels, so forwards are compared on the dense model."""
+    quantization_config, and its quantizer: the quantizer's modules
+    (FP8Linear, ...) in place, made under the model's dtype.  Storage only:
+    transformers' fp8 forward needs its CUDA kernels, so forwards are
+    compared on the dense model.  mxfp4 on cpu without kernels dequantizes:
+    the model stays dense (describe_quantized gives the checkpoint's view)."""
     from transformers.quantizers import AutoHfQuantizer
     quantizer = AutoHfQuantizer.from_config(config.quantization_config, pre_quantized=True)
     default = torch.get_default_dtype()
@@ -76,7 +78,72 @@ def hf_quantize(model, config):
         quantizer.preprocess_model(model, config=config, dtype=model.dtype, checkpoint_files=None, use_kernels=False)
     finally:
         torch.set_default_dtype(default)
-    return model
+    return model, quantizer
+
+
+def param_values(row):
+    """The values a [name, shape, dtype, ...] parameter row stands for: its
+    elements, an mxfp4 blocks tensor's two a byte and its scales none (the
+    count gpt-oss's model card gives, 20.9B, is the dense model's)."""
+    n = 1
+    for d in row[1]:
+        n *= d
+    if row[2] == "uint8" and row[0].endswith("_blocks"):
+        return 2 * n
+    if row[2] == "uint8" and row[0].endswith("_scales"):
+        return 0
+    return n
+
+
+def _mxfp4_checkpoint_view(desc, model, config, quantizer):
+    """describe() of the dense model transformers keeps on cpu, with the
+    experts' matrices as the checkpoint stores them: for each proj of the
+    quantizer's serialized_names, <proj>_blocks uint8 (*packed[:-1], groups,
+    16) and <proj>_scales uint8 (*packed[:-1], groups), `packed` being the
+    uint8 (E, out, in / 2) parameter of transformers' Mxfp4GptOssExperts and
+    groups its 32-value blocks; only the experts the quantizer converts."""
+    from transformers.integrations.mxfp4 import Mxfp4GptOssExperts
+    from transformers.quantizers.quantizers_utils import should_convert_module
+    with torch.device("meta"):
+        packed = Mxfp4GptOssExperts(config)
+    stored = {}
+    for proj, (blocks, scales) in quantizer.serialized_names.items():
+        shape = list(getattr(packed, proj).shape)
+        groups = shape[-1] * 2 // 32
+        stored[proj] = [[blocks, shape[:-1] + [groups, 16]], [scales, shape[:-1] + [groups]]]
+    converted = {name + ".experts" for name, m in model.named_modules() if type(m).__name__ == "GptOssMLP"
+                 and should_convert_module(name + ".experts", quantizer.modules_to_not_convert)}
+    out = dict(desc)
+    frozen = 0
+    for key in ("state_dict", "params"):
+        rows = []
+        for row in desc[key]:
+            owner, _, local = row[0].rpartition(".")
+            if owner not in converted or local not in stored:
+                rows.append(row)
+                continue
+            if key == "params" and row[3]:
+                frozen += param_values(row)
+            for local_name, shape in stored[local]:
+                rows.append([owner + "." + local_name, shape, "uint8"] + ([False] if key == "params" else []))
+        out[key] = rows
+    out["trainable_params"] = desc["trainable_params"] - frozen  # integers cannot require grad
+    return out
+
+
+def describe_quantized(config):
+    """describe() of the model from_pretrained makes for `config` (with a
+    quantization_config) on cpu: the quantizer's modules for fp8; for mxfp4,
+    which transformers dequantizes on cpu, the dense model with the experts'
+    storage as the published checkpoints hold it (its count stays the
+    dense model's, as the model card's)."""
+    model, quantizer = hf_quantize(hf_model(config), config)
+    desc = describe(model)
+    qc = config.quantization_config
+    method = qc.get("quant_method") if isinstance(qc, dict) else getattr(qc, "quant_method", None)
+    if method == "mxfp4":
+        desc = _mxfp4_checkpoint_view(desc, model, config, quantizer)
+    return desc
 
 
 def describe(model):

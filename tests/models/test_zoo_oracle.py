@@ -257,8 +257,10 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
     if got["num_params"] <= BIG_PARAMS:
         config = hf_oracle.hf_config(cfg, str(tmp_path))
         model = hf_oracle.hf_model(config)
-        if "quantization_config" in cfg:  # storage as the quantizer makes it; forwards on the dense model
-            assert_same_model(got, hf_oracle.describe(hf_oracle.hf_quantize(hf_oracle.hf_model(config), config)))
+        # quantized: storage as the quantizer makes it (mxfp4: as the checkpoint stores it); forwards on
+        # the dense model
+        if "quantization_config" in cfg:
+            assert_same_model(got, hf_oracle.describe_quantized(config))
         else:
             assert_same_model(got, hf_oracle.describe(model))
         assert_same_forward(got["forwards"][0], hf_oracle.forward(model, shape))
@@ -278,8 +280,8 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
     (tmp_path / "config.json").write_text(json.dumps(small))
     config = hf_oracle.hf_config(small, str(tmp_path))
     model = hf_oracle.hf_model(config)
-    if "quantization_config" in cfg:  # storage as the quantizer makes it; forwards on the dense model
-        want = hf_oracle.describe(hf_oracle.hf_quantize(hf_oracle.hf_model(config), config))
+    if "quantization_config" in cfg:  # as above
+        want = hf_oracle.describe_quantized(config)
     else:
         want = hf_oracle.describe(model)
     got_small = zoo_probe([(str(tmp_path / "config.json"), [shape])])[0]
@@ -289,7 +291,7 @@ def test_builtin_matches_transformers(name, builtin_models, builtin_answers, zoo
     layer_re = TEXT_LAYER_RE if "text_config" in cfg else LAYER_RE
     assert_same_tensors(got["state_dict"], expand_layers(want["state_dict"], layers, first, layer_re), "state dict")
     assert_same_tensors(got["params"], expand_layers(want["params"], layers, first, layer_re), "parameters")
-    per_layer = sum(_numel(r[1]) for r in want["params"] if layer_re.match(r[0])
+    per_layer = sum(hf_oracle.param_values(r) for r in want["params"] if layer_re.match(r[0])
                     and layer_re.match(r[0]).group(2) == str(first + 1))
     assert got["num_params"] == want["num_params"] + (layers - first - 2) * per_layer
     # output shapes do not depend on the number of layers
@@ -341,7 +343,8 @@ def test_models_list_notes_active_parameters_and_image_inputs(mtk):
     assert result.returncode == 0, result.stderr
     rows = {row["name"]: row for row in json.loads(result.stdout)["models"]}
     for name, active in ACTIVE_COUNTS.items():
-        wanted = "active parameters per token: %d of %d" % (active, rows[name]["params"])
+        total = PUBLISHED_DENSE_COUNTS.get(name, rows[name]["params"])  # fp8: of the dense model
+        wanted = "active parameters per token: %d of %d" % (active, total)
         assert [n for n in rows[name]["notes"] if n.startswith(wanted)], rows[name]["notes"]
     for name in ("gemma-3-27b", "mistral-small-3.1"):
         assert [n for n in rows[name]["notes"] if n.startswith("image inputs are not modelled")], rows[name]["notes"]

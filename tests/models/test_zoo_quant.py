@@ -41,14 +41,14 @@ FP8_CASES = [
 
 def _hf_quantized(cfg, directory):
     config = hf_oracle.hf_config(cfg, directory)
-    return hf_oracle.hf_quantize(hf_oracle.hf_model(config), config)
+    return hf_oracle.describe_quantized(config)
 
 
 @pytest.mark.parametrize("case_id,cfg", FP8_CASES, ids=[c[0] for c in FP8_CASES])
 def test_fp8_storage_matches_transformers_quantizer(case_id, cfg, zoo_probe, tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     got = zoo_probe([(str(tmp_path / "config.json"), [(1, 5)])])[0]
-    want = hf_oracle.describe(_hf_quantized(cfg, str(tmp_path)))
+    want = _hf_quantized(cfg, str(tmp_path))
     assert_same_model(got, want)
     assert any(r[2] == "float8_e4m3fn" for r in got["state_dict"])
     # and the forward still runs on meta, with the dense model's output
@@ -139,3 +139,94 @@ def test_deepseek_v3_weight_bytes_are_its_checkpoint_minus_the_mtp_layer(builtin
 @pytest.fixture(scope="module")
 def builtin_answers_quant(zoo_probe):
     return zoo_probe([("deepseek-v3", [(1, 4)])])[0]
+
+
+def _gpt_oss_checkpoint(experts, layers, vocab=201088, hidden=2880, inter=2880, heads=64, kv_heads=8, head_dim=64):
+    """The tensors of the published openai/gpt-oss-* safetensors, written
+    out from the checkpoint's listing (not from mtk): the experts' mxfp4
+    blocks and scales (E, out, in/32, 16) and (E, out, in/32) in uint8,
+    everything else bf16."""
+    rows = [["model.embed_tokens.weight", [vocab, hidden], "bfloat16"]]
+    for n in range(layers):
+        p = "model.layers.%d." % n
+        q, kv = heads * head_dim, kv_heads * head_dim
+        rows += [[p + "input_layernorm.weight", [hidden], "bfloat16"],
+                 [p + "post_attention_layernorm.weight", [hidden], "bfloat16"],
+                 [p + "self_attn.q_proj.weight", [q, hidden], "bfloat16"], [p + "self_attn.q_proj.bias", [q], "bfloat16"],
+                 [p + "self_attn.k_proj.weight", [kv, hidden], "bfloat16"],
+                 [p + "self_attn.k_proj.bias", [kv], "bfloat16"],
+                 [p + "self_attn.v_proj.weight", [kv, hidden], "bfloat16"],
+                 [p + "self_attn.v_proj.bias", [kv], "bfloat16"],
+                 [p + "self_attn.o_proj.weight", [hidden, q], "bfloat16"],
+                 [p + "self_attn.o_proj.bias", [hidden], "bfloat16"], [p + "self_attn.sinks", [heads], "bfloat16"],
+                 [p + "mlp.router.weight", [experts, hidden], "bfloat16"],
+                 [p + "mlp.router.bias", [experts], "bfloat16"],
+                 [p + "mlp.experts.gate_up_proj_blocks", [experts, 2 * inter, hidden // 32, 16], "uint8"],
+                 [p + "mlp.experts.gate_up_proj_scales", [experts, 2 * inter, hidden // 32], "uint8"],
+                 [p + "mlp.experts.gate_up_proj_bias", [experts, 2 * inter], "bfloat16"],
+                 [p + "mlp.experts.down_proj_blocks", [experts, hidden, inter // 32, 16], "uint8"],
+                 [p + "mlp.experts.down_proj_scales", [experts, hidden, inter // 32], "uint8"],
+                 [p + "mlp.experts.down_proj_bias", [experts, hidden], "bfloat16"]]
+    return rows + [["model.norm.weight", [hidden], "bfloat16"], ["lm_head.weight", [vocab, hidden], "bfloat16"]]
+
+
+@pytest.mark.parametrize("name,experts,layers,total_bytes,params", [
+    ("gpt-oss-20b", 32, 24, 13_761_264_768, 20_914_757_184),
+    ("gpt-oss-120b", 128, 36, 65_248_815_744, 116_829_156_672),
+])
+def test_gpt_oss_summary_weighs_its_published_checkpoint(name, experts, layers, total_bytes, params, mtk, zoo_probe):
+    """gpt-oss ships its experts in mxfp4: gpt-oss-20b's safetensors hold
+    13,761,264,768 bytes of weights (10,152,345,600 of uint8 blocks and
+    scales, 3,608,919,168 of bf16), not the 41.8 GB of a bf16 model; the
+    summary weighs that, counts the model card's parameters (unpacked
+    values) and runs its meta forward."""
+    want = _gpt_oss_checkpoint(experts, layers)
+    assert _bytes(want) == total_bytes
+    got = zoo_probe([(name, [(1, 8)])])[0]
+    assert "error" not in got, got.get("error")
+    assert sorted(got["state_dict"]) == sorted(want)
+    result = mtk("summary", name, "--json", "--depth", "0", "--input", "1x8")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["param_bytes"] == total_bytes
+    assert summary["param_bytes_by_dtype"]["uint8"] == _bytes([r for r in want if r[2] == "uint8"])
+    assert summary["total_params"] == params
+    assert summary["output_shapes"] == [[1, 8, 201088]]
+    assert any("mxfp4" in note for note in summary["notes"]), summary["notes"]
+
+
+def test_mxfp4_gpt_oss_forward_unpacks_to_the_dense_layout(zoo_probe, tmp_path):
+    """A small gpt_oss with mxfp4 experts: the experts' checkpoint storage
+    (blocks of the transpose of transformers' (E, H, 2I)), and a meta
+    forward whose outputs and FLOPs are the dense model's."""
+    cfg = {"model_type": "gpt_oss", "architectures": ["GptOssForCausalLM"], "vocab_size": 97, "hidden_size": 64,
+           "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "head_dim": 16, "num_local_experts": 4, "num_experts_per_tok": 2, "torch_dtype": "bfloat16",
+           "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": [
+               "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}}
+    (tmp_path / "q.json").write_text(json.dumps(cfg))
+    dense = dict(cfg)
+    del dense["quantization_config"]
+    (tmp_path / "d.json").write_text(json.dumps(dense))
+    got, base = zoo_probe([(str(tmp_path / "q.json"), [(2, 5)]), (str(tmp_path / "d.json"), [(2, 5)])])
+    assert "error" not in got, got.get("error")
+    sd = {r[0]: r[1:] for r in got["state_dict"]}
+    assert sd["model.layers.1.mlp.experts.gate_up_proj_blocks"] == [[4, 192, 2, 16], "uint8"]
+    assert sd["model.layers.1.mlp.experts.down_proj_scales"] == [[4, 64, 3], "uint8"]
+    assert sd["model.layers.1.mlp.experts.gate_up_proj_bias"] == [[4, 192], "bfloat16"]
+    assert got["num_params"] == base["num_params"]
+    assert got["forwards"] == base["forwards"]
+
+
+def test_models_list_says_how_quantized_builtins_weigh(mtk):
+    """`mtk models` counts gpt-oss-20b's 20.9B parameters (the card's) and
+    its notes say the weights take the checkpoint's 13.76 GB, not bf16's
+    41.8 GB; param_bytes gives the bytes of every built-in."""
+    rows = {r["name"]: r for r in json.loads(mtk("models", "--json").stdout)["models"]}
+    assert rows["gpt-oss-20b"]["params"] == 20_914_757_184
+    assert rows["gpt-oss-20b"]["param_bytes"] == 13_761_264_768
+    assert rows["llama-3-8b"]["param_bytes"] == 2 * rows["llama-3-8b"]["params"]
+    text = mtk("models").stdout
+    assert "gpt-oss-20b: quantization_config: 24 expert modules store mxfp4 weights" in text
+    assert "20,914,757,184 parameters (unpacked values) in 13,761,264,768 bytes, not the 41,829,514,368 of " \
+           "bfloat16" in text

@@ -17,20 +17,11 @@ import memory_cases
 # strict=False: a fix in the graph makes them pass without editing this.
 _MOE = ("MoE experts: transformers' batched_mm gathers each token's expert weights (memory set by the "
         "routing); the traced graph models routing differently (plan-graph)")
-_INFERENCE = ("gpt2 and gpt_neox: the DynamicCache transformers 5 builds in model(input_ids) is not modelled for "
-              "them (no cache model in their families)")
 KNOWN_GAPS = {}
 for _id, _case in memory_cases.cases():
     fam = _case["config"]["model_type"]
     if fam in ("mixtral", "qwen2_moe"):
         KNOWN_GAPS[_id] = _MOE
-    elif _case["mode"] == "inference" and fam in ("gpt2", "gpt_neox"):
-        KNOWN_GAPS[_id] = _INFERENCE
-_ENCODER_INFERENCE = ("encoder inference measured after the frame rules of plan-accuracy2: xlm-roberta 5.0% under "
-                      "torch (peak at lm_head.decoder), modernbert 3.15% under (peak in the GeGLU mul): not "
-                      "diagnosed yet")
-for _id in ("xlm-roberta-inference-f32", "modernbert-inference-f32"):
-    KNOWN_GAPS[_id] = _ENCODER_INFERENCE
 
 
 def _param(case_id, case):
@@ -89,7 +80,7 @@ def test_median_error_within_one_percent():
     assert med <= 0.01
 
 
-_FIT_GAPS = {"gpt2-fit-batch": _INFERENCE}
+_FIT_GAPS = {}
 _FITS = [pytest.param(i, c, what, n, id=i,
                       marks=[pytest.mark.xfail(reason=_FIT_GAPS[i], strict=False)] if i in _FIT_GAPS else [])
          for i, c, what, n in memory_cases.fit_cases()]

@@ -41,10 +41,6 @@ ENCODERS = {"bert", "vit"}
 BOTH_ATTENTIONS = {"llama", "mistral", "qwen2", "gemma", "phi3", "mixtral", "qwen2_moe"}
 # gemma2 and gpt_oss run eager only (transformers refuses sdpa for them)
 EAGER_ONLY = {"gemma2", "gpt_oss"}
-# the q/k norms' saved tensors are not modelled exactly yet
-QK_NORM_GAPS = {("olmo2", "bfloat16")}
-# modernbert counts 0.4% fewer saved bytes than torch (71,184 vs 71,484 in float32): not diagnosed yet
-SAVED_GAPS = {"modernbert"}
 # llama4's rope through complex numbers, its L2 qk norm module and router scatter save other
 # tensors than mtk's rope op and functional norm
 LLAMA4_GAPS = {"llama4_text"}
@@ -78,16 +74,10 @@ def cases():
                                            "and torch's default grouped_mm refuses these odd sizes on cpu",
                                            strict=False)] \
                     if family in DATA_DEPENDENT else []
-                if family in SAVED_GAPS:
-                    marks = [pytest.mark.xfail(reason="modernbert: mtk counts 0.4% fewer saved bytes than torch",
-                                               strict=True)]
                 if family in LLAMA4_GAPS:
                     marks = [pytest.mark.xfail(reason="llama4_text: transformers' complex-number rope, qk_norm "
                                                "module and router scatter save more than mtk counts (fp32 1x13: "
                                                "260,184 vs 277,824; bf16 3x5: 414,608 vs 445,288)", strict=True)]
-                if (family, dtype) in QK_NORM_GAPS:
-                    marks = [pytest.mark.xfail(reason="olmo2's q/k norms over the whole projection in bfloat16: "
-                                               "mtk counts more saved bytes than torch", strict=True)]
                 out.append(pytest.param(family, dtype, attention, b, s, marks=marks,
                                         id=f"{family}-{dtype}-{attention}-{b}x{s}"))
     return out

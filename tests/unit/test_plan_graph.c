@@ -341,6 +341,45 @@ static void fused_ops_report_the_transients_of_transformers_compositions(void **
     mtk_ctx_free(ctx);
 }
 
+/* layer_norm over the last dim (5) with a weight and a bias */
+static mtk_tensor *layer_norm_of(mtk_ctx *ctx, mtk_tensor *x)
+{
+    int64_t shape[1] = { 5 };
+    mtk_tensor *w = mtk_tensor_new(ctx, x->dtype, shape, 1, NULL, MTK_DEVICE_META);
+    mtk_tensor *b = mtk_tensor_new(ctx, x->dtype, shape, 1, NULL, MTK_DEVICE_META);
+    return mtk_layer_norm(ctx, x, shape, 1, w, b, 1e-5);
+}
+
+/* sdpa of x (1, 2, 3, 4) with itself and a (1, 1, 3, 3) bool mask */
+static mtk_tensor *sdpa_bool_mask(mtk_ctx *ctx, mtk_tensor *x)
+{
+    mtk_tensor *mask = mtk_tensor_new(ctx, MTK_BOOL, SHAPE(1, 1, 3, 3), 4, NULL, MTK_DEVICE_META);
+    return mtk_scaled_dot_product_attention(ctx, x, x, x, mask, 0.0, false, 0.5, false);
+}
+
+static void norms_and_masks_made_inside_an_op_are_its_workspace_or_saved(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    /* (3, 5) float32: native_layer_norm's mean and rstd (3 x 4 bytes each)
+     * are saved when recorded, dropped on return under no_grad */
+    const mtk_graph *g = graph_of(ctx, net, layer_norm_of, grad_input(ctx, MTK_FLOAT32, 2, SHAPE(3, 5)),
+                                  MTK_DEVICE_KIND_CPU);
+    assert_int_equal(node_named(g, "layer_norm")->transient_nograd_bytes, 2 * 3 * 4);
+    assert_int_equal(node_named(g, "layer_norm")->transient_bytes, 0);
+    /* a bool mask becomes an additive float32 one (9 x 4 bytes): saved by
+     * the flash kernel when recorded, workspace under no_grad */
+    g = graph_of(ctx, net, sdpa_bool_mask, grad_input(ctx, MTK_FLOAT32, 4, SHAPE(1, 2, 3, 4)), MTK_DEVICE_KIND_CPU);
+    const mtk_graph_node *n = node_named(g, "scaled_dot_product_attention");
+    int32_t masks = 0;
+    for (int32_t i = 0; i < n->nsaved; i++)
+        if (n->saved[i].kind == MTK_SAVED_NEW && mtk_graph_saved_entry_bytes(g, n, &n->saved[i]) == 9 * 4) masks++;
+    assert_int_equal(masks, 1);
+    assert_int_equal(n->transient_nograd_bytes - n->transient_bytes, 9 * 4);
+    mtk_ctx_free(ctx);
+}
+
 static mtk_tensor *softmax_to_float(mtk_ctx *ctx, mtk_tensor *x) { return mtk_softmax(ctx, x, -1, MTK_FLOAT32); }
 
 static void backward_column_gives_gradients_and_forward_workspace(void **state)
@@ -447,6 +486,7 @@ int main(void)
         cmocka_unit_test(softmax_saves_its_output_and_nothing_without_grad),
         cmocka_unit_test(rms_norm_saves_what_llama_rmsnorm_composition_keeps),
         cmocka_unit_test(sdpa_saves_per_kernel_and_its_output_is_laid_out_like_the_query),
+        cmocka_unit_test(norms_and_masks_made_inside_an_op_are_its_workspace_or_saved),
         cmocka_unit_test(dropout_keeps_a_float_noise_on_cpu_and_a_bool_mask_on_cuda),
         cmocka_unit_test(matmul_saves_a_copy_where_the_batch_reshape_cannot_view),
         cmocka_unit_test(backward_column_gives_gradients_and_forward_workspace),
