@@ -381,10 +381,10 @@ static void config_errors_name_the_field(void **state)
         { "{\"model_type\": \"llama\", \"hidden_size\": \"64\", \"num_hidden_layers\": 1, \"num_attention_heads\": 4, "
           "\"vocab_size\": 10, \"intermediate_size\": 8}",
           "field 'hidden_size': expected an integer" },
-        { "{\"model_type\": \"llama\", \"architectures\": [\"LlamaForQuestionAnswering\"], \"hidden_size\": 64, "
+        { "{\"model_type\": \"llama\", \"architectures\": [\"LlamaForMaskedLM\"], \"hidden_size\": 64, "
           "\"num_hidden_layers\": 1, \"num_attention_heads\": 4, \"vocab_size\": 10, \"intermediate_size\": 8}",
-          "unsupported architecture 'LlamaForQuestionAnswering' for model_type 'llama' (supported: LlamaModel, "
-          "LlamaForCausalLM, LlamaForSequenceClassification, LlamaForTokenClassification)" },
+          "unsupported architecture 'LlamaForMaskedLM' for model_type 'llama' (supported: LlamaModel, "
+          "LlamaForCausalLM, LlamaForSequenceClassification, LlamaForTokenClassification, LlamaForQuestionAnswering)" },
         { "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 1, \"num_attention_heads\": 4, "
           "\"vocab_size\": 10, \"intermediate_size\": 8, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8}}",
           "missing required field 'rope_scaling.low_freq_factor'" },
