@@ -80,6 +80,17 @@ mtk_tensor *models_blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t he
     return models_blocks_merge_heads(ctx, attn);
 }
 
+bool models_blocks_named_type(mtk_ctx *ctx, mtk_module_type *out, const mtk_module_type *base, const char *prefix)
+{
+    size_t n = strlen(prefix) + strlen(base->name) + 1;
+    char *name = mtk_ctx_alloc(ctx, n);
+    if (!name) return false;
+    snprintf(name, n, "%s%s", prefix, base->name);
+    *out = *base;
+    out->name = name;
+    return true;
+}
+
 bool models_blocks_held_until_here(mtk_ctx *ctx, mtk_tensor *t)
 {
     return !t || mtk_narrow(ctx, t, -1, 0, 0) != NULL;

@@ -48,6 +48,11 @@ mtk_tensor *models_blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t he
  * device of the tensor they go with (not the context's default). */
 mtk_tensor *models_blocks_positions(mtk_ctx *ctx, int64_t n, const mtk_tensor *like);
 
+/* *out = *base named prefix + base->name (the name in the arena): a
+ * family's class names ("Gemma3" + "DecoderLayer").  False with the
+ * context's error when out of memory. */
+bool models_blocks_named_type(mtk_ctx *ctx, mtk_module_type *out, const mtk_module_type *base, const char *prefix);
+
 /* A Python local (or an object such as a DynamicCache) holds t until
  * here: a zero-width view of it records that use, as the memory plan
  * frees a storage after the last node that reads it.  NULL t: nothing to

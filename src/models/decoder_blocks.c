@@ -1,6 +1,7 @@
 /* The dense blocks of the decoder families: <Prefix>RMSNorm,
  * <Prefix>TextScaledWordEmbedding (gemma), <Prefix>Attention and
  * <Prefix>MLP, with transformers' parameter names and forward shapes. */
+#include "models/blocks.h"
 #include "models/decoder.h"
 #include "mtk/ops.h"
 
@@ -180,14 +181,6 @@ static mtk_tensor *repeat_kv(mtk_ctx *ctx, mtk_tensor *x, int64_t n_rep)
     return mtk_reshape(ctx, mtk_expand(ctx, mtk_unsqueeze(ctx, x, 2), expanded, 5), merged, 4);
 }
 
-/* A Python local holds t until the function returns: a zero-width view of
- * it here records that last use (the memory plan frees a storage after
- * the last node that reads it).  False on error. */
-static bool held_until_here(mtk_ctx *ctx, mtk_tensor *t)
-{
-    return !t || mtk_narrow(ctx, t, -1, 0, 0) != NULL;
-}
-
 /* The mask of the forward without a cache for a layer that slides or
  * attends by chunks, (1, 1, S, S): key j is seen by query i when j <= i,
  * j > i - window (sliding) and j / chunk == i / chunk (chunked); bool, or
@@ -254,13 +247,13 @@ static mtk_tensor *eager_attention(mtk_ctx *ctx, const decoder_attend *c, mtk_te
         probs = mtk_to_dtype(ctx, mtk_narrow(ctx, probs, -1, 0, t), v ? v->dtype : scores->dtype);
         if (weights) *weights = probs;
         mtk_tensor *out = mtk_matmul(ctx, probs, v);
-        return held_until_here(ctx, k) ? out : NULL;
+        return models_blocks_held_until_here(ctx, k) ? out : NULL;
     }
     mtk_tensor *probs = mtk_to_dtype(ctx, mtk_softmax(ctx, scores, -1, MTK_FLOAT32), q ? q->dtype : MTK_FLOAT32);
     if (weights) *weights = probs;
     mtk_tensor *out = mtk_matmul(ctx, probs, v);
     /* its local key_states (heads repeated) lives until it returns */
-    return held_until_here(ctx, k) ? out : NULL;
+    return models_blocks_held_until_here(ctx, k) ? out : NULL;
 }
 
 /* sdpa_attention_forward with a KV cache: no mask (full layers, and
@@ -363,7 +356,7 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *unrotated_q = q;
     q = rotate(ctx, q, cos, sin, c->rotary_dim, c->interleaved);
     k = rotate(ctx, k, cos, sin, c->rotary_dim, c->interleaved);
-    if (!held_until_here(ctx, unrotated_q)) return false;
+    if (!models_blocks_held_until_here(ctx, unrotated_q)) return false;
     if (c->l2_norm && c->rotary_dim > 0) {
         q = l2_norm(ctx, q, c->eps);
         k = l2_norm(ctx, k, c->eps);
@@ -394,7 +387,7 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     if (weights) io->out[io->nout++] = weights; /* eager: the attention weights, last */
     /* the forward's locals hold the fused projection (qkv) and the rotated
      * queries (query_states) until it returns */
-    if (!held_until_here(ctx, qkv) || !held_until_here(ctx, q)) return false;
+    if (!models_blocks_held_until_here(ctx, qkv) || !models_blocks_held_until_here(ctx, q)) return false;
     return io->out[0] != NULL && io->out[io->nout - 1] != NULL;
 }
 

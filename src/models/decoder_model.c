@@ -2,6 +2,7 @@
  * layers, norm, rotary_emb), <Prefix>ForCausalLM (model, lm_head, tied to
  * the embedding when tie_word_embeddings), and the config fields every
  * decoder family shares. */
+#include "models/blocks.h"
 #include "models/decoder.h"
 #include "mtk/ops.h"
 
@@ -10,18 +11,6 @@
 #include <string.h>
 
 /* ------------------------------------------------------------------ types */
-
-/* A copy of `base` named prefix + base->name, in the arena. */
-static bool named_type(mtk_ctx *ctx, mtk_module_type *out, const mtk_module_type *base, const char *prefix)
-{
-    size_t n = strlen(prefix) + strlen(base->name) + 1;
-    char *name = mtk_ctx_alloc(ctx, n);
-    if (!name) return false;
-    snprintf(name, n, "%s%s", prefix, base->name);
-    *out = *base;
-    out->name = name;
-    return true;
-}
 
 static bool layer_forward(mtk_module *m, mtk_module_io *io);
 static bool model_forward(mtk_module *m, mtk_module_io *io);
@@ -34,15 +23,17 @@ static bool wrapper_forward(mtk_module *m, mtk_module_io *io);
 
 bool models_decoder_types_init(mtk_ctx *ctx, decoder_types *t, const char *prefix)
 {
-    return named_type(ctx, &t->causal_lm, &causal_lm_base, prefix) && named_type(ctx, &t->model, &model_base, prefix) &&
-           named_type(ctx, &t->layer, &layer_base, prefix) &&
-           named_type(ctx, &t->attention, &models_decoder_attention_base, prefix) &&
-           named_type(ctx, &t->mlp, &models_decoder_mlp_base, prefix) && named_type(ctx, &t->norm, &models_decoder_norm_base, prefix) &&
-           named_type(ctx, &t->rotary, &models_decoder_rotary_base, prefix) &&
-           named_type(ctx, &t->embedding, &models_decoder_embedding_base, prefix) &&
-           named_type(ctx, &t->moe_block, &models_decoder_moe_block_base, prefix) &&
-           named_type(ctx, &t->router, &models_decoder_router_base, prefix) &&
-           named_type(ctx, &t->experts, &models_decoder_experts_base, prefix);
+    return models_blocks_named_type(ctx, &t->causal_lm, &causal_lm_base, prefix) &&
+           models_blocks_named_type(ctx, &t->model, &model_base, prefix) &&
+           models_blocks_named_type(ctx, &t->layer, &layer_base, prefix) &&
+           models_blocks_named_type(ctx, &t->attention, &models_decoder_attention_base, prefix) &&
+           models_blocks_named_type(ctx, &t->mlp, &models_decoder_mlp_base, prefix) &&
+           models_blocks_named_type(ctx, &t->norm, &models_decoder_norm_base, prefix) &&
+           models_blocks_named_type(ctx, &t->rotary, &models_decoder_rotary_base, prefix) &&
+           models_blocks_named_type(ctx, &t->embedding, &models_decoder_embedding_base, prefix) &&
+           models_blocks_named_type(ctx, &t->moe_block, &models_decoder_moe_block_base, prefix) &&
+           models_blocks_named_type(ctx, &t->router, &models_decoder_router_base, prefix) &&
+           models_blocks_named_type(ctx, &t->experts, &models_decoder_experts_base, prefix);
 }
 
 /* ---------------------------------------------------------- decoder layer */
@@ -256,10 +247,10 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
     /* deepseek_v3 and glm4_moe: <Prefix>MoE with a <Prefix>TopkRouter; deepseek_v3's MLA attention */
     mtk_module_type moe_named = models_decoder_moe_block_base;
     moe_named.name = "MoE";
-    if (spec->mla && !named_type(ctx, &t->attention, &models_decoder_mla_base, spec->prefix)) return NULL;
+    if (spec->mla && !models_blocks_named_type(ctx, &t->attention, &models_decoder_mla_base, spec->prefix)) return NULL;
     if (spec->moe == MOE_DEEPSEEK &&
-        (!named_type(ctx, &t->router, &models_decoder_grouped_router_base, spec->prefix) ||
-         !named_type(ctx, &t->moe_block, &moe_named, spec->prefix)))
+        (!models_blocks_named_type(ctx, &t->router, &models_decoder_grouped_router_base, spec->prefix) ||
+         !models_blocks_named_type(ctx, &t->moe_block, &moe_named, spec->prefix)))
         return NULL;
     if (spec->moe != MOE_NONE && spec->moe != MOE_LLAMA4) models_cfg_note(c, moe_note);
     size_t n = strlen(architecture);
@@ -298,9 +289,10 @@ mtk_module *models_decoder_wrap_text(model_config *c, mtk_module *text, mtk_modu
     if (!models_decoder_parts_of(text, &parts) || parts.lm_head)
         return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: the text model is not a decoder base model", c->origin), NULL;
     mtk_module_type *types = mtk_ctx_alloc(ctx, 2 * sizeof *types);
-    if (!types || !named_type(ctx, &types[0], &(mtk_module_type){ "Model", wrapper_forward, NULL, NULL }, prefix) ||
-        !named_type(ctx, &types[1], &(mtk_module_type){ "ForConditionalGeneration", causal_lm_forward, NULL, NULL },
-                    prefix))
+    const mtk_module_type wrapper_base = { "Model", wrapper_forward, NULL, NULL };
+    const mtk_module_type generation_base = { "ForConditionalGeneration", causal_lm_forward, NULL, NULL };
+    if (!types || !models_blocks_named_type(ctx, &types[0], &wrapper_base, prefix) ||
+        !models_blocks_named_type(ctx, &types[1], &generation_base, prefix))
         return NULL;
     mtk_module *model = mtk_module_new(ctx, &types[0], 0);
     if (!model) return NULL;

@@ -450,29 +450,20 @@ mtk_module *models_bert_token_classification(const model_config *c, const bert_s
 
 /* --------------------------------------------------------------- config */
 
-/* base type named "<prefix><base name>" in the arena */
-static bool named_type(mtk_ctx *ctx, mtk_module_type *out, const mtk_module_type *base, const char *prefix)
-{
-    size_t n = strlen(prefix) + strlen(base->name) + 1;
-    char *name = mtk_ctx_alloc(ctx, n);
-    if (!name) return false;
-    snprintf(name, n, "%s%s", prefix, base->name);
-    *out = *base;
-    out->name = name;
-    return true;
-}
-
 static bool types_init(mtk_ctx *ctx, bert_types *t, const char *prefix)
 {
-    return named_type(ctx, &t->embeddings, &embeddings_base, prefix) &&
-           named_type(ctx, &t->self_attention, &self_attention_base, prefix) &&
-           named_type(ctx, &t->cross_attention, &cross_attention_base, prefix) &&
-           named_type(ctx, &t->self_output, &self_output_base, prefix) &&
-           named_type(ctx, &t->output, &output_base, prefix) && named_type(ctx, &t->attention, &attention_base, prefix) &&
-           named_type(ctx, &t->intermediate, &intermediate_base, prefix) &&
-           named_type(ctx, &t->layer, &layer_base, prefix) && named_type(ctx, &t->encoder, &encoder_base, prefix) &&
-           named_type(ctx, &t->pooler, &pooler_base, prefix) && named_type(ctx, &t->model, &model_base, prefix) &&
-           named_type(ctx, &t->token_classification, &token_classification_base, prefix);
+    return models_blocks_named_type(ctx, &t->embeddings, &embeddings_base, prefix) &&
+           models_blocks_named_type(ctx, &t->self_attention, &self_attention_base, prefix) &&
+           models_blocks_named_type(ctx, &t->cross_attention, &cross_attention_base, prefix) &&
+           models_blocks_named_type(ctx, &t->self_output, &self_output_base, prefix) &&
+           models_blocks_named_type(ctx, &t->output, &output_base, prefix) &&
+           models_blocks_named_type(ctx, &t->attention, &attention_base, prefix) &&
+           models_blocks_named_type(ctx, &t->intermediate, &intermediate_base, prefix) &&
+           models_blocks_named_type(ctx, &t->layer, &layer_base, prefix) &&
+           models_blocks_named_type(ctx, &t->encoder, &encoder_base, prefix) &&
+           models_blocks_named_type(ctx, &t->pooler, &pooler_base, prefix) &&
+           models_blocks_named_type(ctx, &t->model, &model_base, prefix) &&
+           models_blocks_named_type(ctx, &t->token_classification, &token_classification_base, prefix);
 }
 
 /* RoBERTa numbers positions from pad_token_id + 1: it needs a pad token

@@ -91,17 +91,6 @@ static const mtk_module_type masked_lm_base = { "ForMaskedLM", head_over_base_fo
 static const mtk_module_type sequence_classification_base = { "ForSequenceClassification", head_over_base_forward,
                                                               NULL, NULL };
 
-static bool named_type(mtk_ctx *ctx, mtk_module_type *out, const mtk_module_type *base, const char *prefix)
-{
-    size_t n = strlen(prefix) + strlen(base->name) + 1;
-    char *name = mtk_ctx_alloc(ctx, n);
-    if (!name) return false;
-    snprintf(name, n, "%s%s", prefix, base->name);
-    *out = *base;
-    out->name = name;
-    return true;
-}
-
 /* `roberta` and the head `head_name`, in the class's registration order
  * (XLM-RoBERTa: head first). */
 static mtk_module *head_over_base(mtk_ctx *ctx, const mtk_module_type *type, const bert_spec *s, bool head_first,
@@ -160,10 +149,10 @@ static mtk_module *build(model_config *c, const char *architecture, const char *
     /* RobertaConfig's vocabulary is 50265; XLMRobertaConfig keeps BERT's */
     if (!models_bert_read_spec(c, &s, prefix, "roberta", vocab_default, 1, true)) return NULL;
     s.heads_first = head_first;
-    if (!named_type(c->ctx, &t->lm_head, &lm_head_base, prefix) ||
-        !named_type(c->ctx, &t->classification_head, &classification_head_base, prefix) ||
-        !named_type(c->ctx, &t->masked_lm, &masked_lm_base, prefix) ||
-        !named_type(c->ctx, &t->sequence_classification, &sequence_classification_base, prefix))
+    if (!models_blocks_named_type(c->ctx, &t->lm_head, &lm_head_base, prefix) ||
+        !models_blocks_named_type(c->ctx, &t->classification_head, &classification_head_base, prefix) ||
+        !models_blocks_named_type(c->ctx, &t->masked_lm, &masked_lm_base, prefix) ||
+        !models_blocks_named_type(c->ctx, &t->sequence_classification, &sequence_classification_base, prefix))
         return NULL;
     size_t n = strlen(prefix);
     const char *head = strncmp(architecture, prefix, n) == 0 ? architecture + n : architecture;
