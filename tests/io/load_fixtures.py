@@ -16,6 +16,8 @@ by the hash of this file and the library versions (test_load_layouts.py)."""
 import json
 import os
 import shutil
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -194,9 +196,11 @@ def _randomize(model, seed):
             p.copy_(torch.randn(p.shape, generator=gen))
 
 
-def _reference(cls, directory, out):
-    """from_pretrained of `directory`: its persistent state dict and key report."""
-    model, info = cls.from_pretrained(str(directory), output_loading_info=True)
+def _reference(cls, directory, out, key_mapping=None):
+    """from_pretrained of `directory`: its persistent state dict (written to
+    out/reference.safetensors) and key report."""
+    extra = {"key_mapping": key_mapping} if key_mapping else {}
+    model, info = cls.from_pretrained(str(directory), output_loading_info=True, **extra)
     sd = model.state_dict()
     tensors, seen = {}, set()
     for k, v in sd.items():  # tied tensors once, under their first name
@@ -273,3 +277,31 @@ def fixtures(root):
                 shutil.rmtree(root / case)
             _make(case, root)
     return root
+
+
+def run_isolated(*args):
+    """Runs this file's __main__ in a fresh interpreter: transformers'
+    from_pretrained of a checkpoint with missing or renamed keys leaves
+    torch's meta-device context broken for the rest of the process (torch
+    2.13, transformers 5.24: factories under `with torch.device('meta')`
+    then land on the cpu), which would poison the torch oracles that share
+    pytest's process."""
+    subprocess.run([sys.executable, __file__, *map(str, args)], check=True)
+
+
+def reference_isolated(class_name, directory, out, key_mapping=None):
+    """_reference in a fresh interpreter: (state dict, key report)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    run_isolated("reference", class_name, directory, out, json.dumps(key_mapping or {}))
+    return load_file(str(out / "reference.safetensors")), json.loads((out / "info.json").read_text())
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "reference":
+        _, cls_name, directory, out, mapping = sys.argv[1:6]
+        report = _reference(getattr(transformers, cls_name), directory, Path(out), json.loads(mapping) or None)
+        (Path(out) / "info.json").write_text(json.dumps(report))
+    else:
+        fixtures(sys.argv[1])
+        minilm(Path(sys.argv[1]))

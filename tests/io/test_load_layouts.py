@@ -24,8 +24,9 @@ from probe_build import build_dir  # noqa: E402
 # transformers 5 reports these as unexpected (and loads anyway); mtk, whose
 # loading is strict, skips them as the old causal-mask buffers they are
 TRANSFORMERS_UNEXPECTED = {"gpt2_hub": ["h.0.attn.masked_bias", "h.1.attn.masked_bias"]}
-CONVERTED = {"mixtral_per_expert", "deepseek_v3_per_expert", "glm4_moe_per_expert", "qwen2_moe_per_expert", "qwen3_moe_per_expert", "gpt_neox_embed_out", "gpt2_hub",
-             "llama_from_base_model", "bert_legacy", "bert_mlm_legacy", "vit"}
+CONVERTED = {"mixtral_per_expert", "deepseek_v3_per_expert", "glm4_moe_per_expert", "qwen2_moe_per_expert",
+             "qwen3_moe_per_expert", "gpt_neox_embed_out", "gpt2_hub", "llama_from_base_model", "bert_legacy",
+             "bert_mlm_legacy", "vit"}
 
 
 @pytest.fixture(scope="session")
@@ -34,7 +35,8 @@ def layouts():
     h.update(f"{torch.__version__} {transformers.__version__}".encode())
     root = build_dir() / "load_fixtures" / h.hexdigest()[:16]
     root.mkdir(parents=True, exist_ok=True)
-    return load_fixtures.fixtures(root)
+    load_fixtures.run_isolated(root)  # transformers runs in its own process (load_fixtures.run_isolated)
+    return root
 
 
 def same_bits(a, b):
@@ -113,7 +115,7 @@ def test_wrapper_prefix_on_some_keys_is_named_with_its_fix(layouts, run, tmp_pat
     assert error["prefix_hint"] == prefix
     # the keys themselves are the ones transformers reports
     (tmp_path / "config.json").write_text(config.read_text())
-    _, info = transformers.LlamaForCausalLM.from_pretrained(str(tmp_path), output_loading_info=True)
+    _, info = load_fixtures.reference_isolated("LlamaForCausalLM", tmp_path, tmp_path / "hf")
     assert sorted(k["name"] for k in error["missing"]) == sorted(info["missing_keys"])
     assert sorted(k["name"] for k in error["unexpected"]) == sorted(info["unexpected_keys"])
     result = run("load", config, "--weights", tmp_path / "model.safetensors", "--strip-prefix", prefix, "--json")
@@ -180,7 +182,7 @@ def test_causal_lm_file_into_its_base_model_drops_the_prefix(layouts, run, tmp_p
     weights = tmp_path / "weights"
     subprocess.run(["cp", "-r", str(case_dir / "weights"), str(weights)], check=True)
     (weights / "config.json").write_text(json.dumps(config))
-    model, info = transformers.Qwen2Model.from_pretrained(str(weights), output_loading_info=True)
+    want, info = load_fixtures.reference_isolated("Qwen2Model", weights, tmp_path / "hf")
     assert not info["missing_keys"] and not info["unexpected_keys"]
     out = tmp_path / "loaded.safetensors"
     result = run("load", weights, "--weights", weights, "--output", out, "--json")
@@ -188,7 +190,6 @@ def test_causal_lm_file_into_its_base_model_drops_the_prefix(layouts, run, tmp_p
     doc = json.loads(result.stdout)
     assert doc["architecture"] == "Qwen2Model" and doc["converted"] == doc["tensors"]
     got = load_file(str(out))
-    want = model.state_dict()
     assert sorted(got) == sorted(want)
     assert all(same_bits(got[k], want[k]) for k in want)
 
@@ -202,14 +203,13 @@ def test_rename_option_is_from_pretrained_key_mapping(layouts, run, tmp_path):
     config = layouts / "llama" / "config.json"
     mapping = {r"\.attn\.": ".self_attn.", r"^model\.blocks\.([0-9]+)\.": r"model.layers.\1."}
     (tmp_path / "config.json").write_text(config.read_text())
-    model, info = transformers.LlamaForCausalLM.from_pretrained(str(tmp_path), key_mapping=mapping,
-                                                                output_loading_info=True)
+    want, info = load_fixtures.reference_isolated("LlamaForCausalLM", tmp_path, tmp_path / "hf", mapping)
     assert not info["missing_keys"] and not info["unexpected_keys"]
     assert run("load", config, "--weights", tmp_path / "model.safetensors").returncode == 1
     out = tmp_path / "loaded.safetensors"
     args = [a for k, v in mapping.items() for a in ("--rename", f"{k}={v}")]
     result = run("load", config, "--weights", tmp_path / "model.safetensors", *args, "--output", out)
     assert result.returncode == 0, result.stderr
-    got, want = load_file(str(out)), model.state_dict()
+    got = load_file(str(out))
     assert sorted(got) == sorted(want) and all(same_bits(got[k], want[k]) for k in want)
     assert run("load", config, "--weights", tmp_path / "model.safetensors", "--rename", "no-equals").returncode == 2
