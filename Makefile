@@ -88,7 +88,7 @@ FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -ffp-contract
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
 FUZZ_LIBS := $(shell pkg-config --libs libcjson 2>/dev/null) -lm -pthread -ldl
 
-FUZZ_DIRS_st_header := core io
+FUZZ_DIRS_st_header := core ops nn models io eval
 FUZZ_DIRS_eval      := core ops eval
 FUZZ_DIRS_config    := core ops nn models io eval
 FUZZ_ARGS_st_header := -max_len=65536 -rss_limit_mb=2048 -dict=fuzz/safetensors.dict tests/io/corpus
