@@ -80,6 +80,19 @@ mtk_tensor *models_blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t he
     return models_blocks_merge_heads(ctx, attn);
 }
 
+mtk_tensor *models_blocks_run_layers(mtk_module *layers, mtk_tensor *h)
+{
+    for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) h = mtk_module_forward(blocks_child(layers, i), h);
+    return h;
+}
+
+bool models_blocks_encoder_forward(mtk_module *m, mtk_module_io *io)
+{
+    io->out[0] = models_blocks_run_layers(blocks_child(m, 0), io->in[0]);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
 bool models_blocks_named_type(mtk_ctx *ctx, mtk_module_type *out, const mtk_module_type *base, const char *prefix)
 {
     size_t n = strlen(prefix) + strlen(base->name) + 1;

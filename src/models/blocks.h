@@ -48,6 +48,14 @@ mtk_tensor *models_blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t he
  * device of the tensor they go with (not the context's default). */
 mtk_tensor *models_blocks_positions(mtk_ctx *ctx, int64_t n, const mtk_tensor *like);
 
+/* h through each child of `layers` (a ModuleList) in turn; NULL when h
+ * is or a layer fails (the context's error). */
+mtk_tensor *models_blocks_run_layers(mtk_module *layers, mtk_tensor *h);
+
+/* The forward of an encoder module whose child 0 is its layers' ModuleList
+ * (BertEncoder, SiglipEncoder): in[0] through each layer in turn. */
+bool models_blocks_encoder_forward(mtk_module *m, mtk_module_io *io);
+
 /* *out = *base named prefix + base->name (the name in the arena): a
  * family's class names ("Gemma3" + "DecoderLayer").  False with the
  * context's error when out of memory. */

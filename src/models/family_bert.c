@@ -251,17 +251,7 @@ static mtk_module *layer(const model_config *c, const bert_spec *s)
 }
 
 /* BertEncoder: the layers in turn */
-static bool encoder_forward(mtk_module *m, mtk_module_io *io)
-{
-    mtk_module *layers = child(m, 0);
-    mtk_tensor *h = io->in[0];
-    for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) h = mtk_module_forward(child(layers, i), h);
-    io->out[0] = h;
-    io->nout = 1;
-    return h != NULL;
-}
-
-static const mtk_module_type encoder_base = { "Encoder", encoder_forward, NULL, NULL };
+static const mtk_module_type encoder_base = { "Encoder", models_blocks_encoder_forward, NULL, NULL };
 
 /* ---------------------------------------------------------------- pooler */
 

@@ -237,8 +237,7 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *position_embeds = mtk_module_forward(blocks_child(m, M_WPE), positions);
     mtk_tensor *h = mtk_add(ctx, embeds, position_embeds);
     h = mtk_module_forward(blocks_child(m, M_DROP), h);
-    mtk_module *layers = blocks_child(m, M_H);
-    for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) h = mtk_module_forward(blocks_child(layers, i), h);
+    h = models_blocks_run_layers(blocks_child(m, M_H), h);
     io->out[0] = mtk_module_forward(blocks_child(m, M_LN_F), h);
     io->nout = 1;
     return io->out[0] != NULL && models_blocks_held_until_here(ctx, embeds) && models_blocks_held_until_here(ctx, positions) &&

@@ -206,8 +206,7 @@ enum { M_EMBEDDINGS, M_LAYERS, M_LAYERNORM, M_POOLER };
 static bool model_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_tensor *h = mtk_module_forward(child(m, M_EMBEDDINGS), io->in[0]);
-    mtk_module *layers = child(m, M_LAYERS);
-    for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) h = mtk_module_forward(child(layers, i), h);
+    h = models_blocks_run_layers(child(m, M_LAYERS), h);
     h = mtk_module_forward(child(m, M_LAYERNORM), h);
     io->out[0] = h;
     io->nout = 1;

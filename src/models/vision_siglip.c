@@ -155,18 +155,8 @@ static mtk_module *layer(mtk_ctx *ctx, const siglip_spec *s)
 
 /* -------------------------------------------------------- encoder, model */
 
-/* each layer in turn; child layers */
-static bool encoder_forward(mtk_module *m, mtk_module_io *io)
-{
-    mtk_module *layers = child(m, 0);
-    mtk_tensor *h = io->in[0];
-    for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) h = mtk_module_forward(child(layers, i), h);
-    io->out[0] = h;
-    io->nout = 1;
-    return h != NULL;
-}
-
-static const mtk_module_type encoder_type = { "SiglipEncoder", encoder_forward, NULL, NULL };
+/* each layer in turn */
+static const mtk_module_type encoder_type = { "SiglipEncoder", models_blocks_encoder_forward, NULL, NULL };
 
 /* The pooling head's forward (attention of a learned probe over the
  * patches) is not modelled: gemma3 has no head. */
