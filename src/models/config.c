@@ -346,7 +346,11 @@ mtk_model_config *mtk_model_config_parse(mtk_ctx *ctx, const char *json_text, co
         mtk_model_config_free(c);
         return NULL;
     }
-    c->model_type = models_cfg_string(c, "model_type", NULL);
+    /* a diffusers component names its class in "_class_name" and has no
+     * model_type: the family table keys it by that class name */
+    const char *type_key = models_cfg_get(c, "model_type") || !models_cfg_get(c, "_class_name")
+                               ? "model_type" : "_class_name";
+    c->model_type = models_cfg_string(c, type_key, NULL);
     if (!c->model_type) {
         if (models_cfg_ok(c)) models_cfg_fail(c, NULL, "missing required field 'model_type' (supported: %s)", models_family_names(ctx));
         mtk_model_config_free(c);
@@ -354,7 +358,7 @@ mtk_model_config *mtk_model_config_parse(mtk_ctx *ctx, const char *json_text, co
     }
     const model_family *family = models_family_lookup(c->model_type);
     if (!family) {
-        models_cfg_fail(c, "model_type", "unknown model_type '%s' (supported: %s)", c->model_type, models_family_names(ctx));
+        models_cfg_fail(c, type_key, "unknown %s '%s' (supported: %s)", type_key, c->model_type, models_family_names(ctx));
         mtk_model_config_free(c);
         return NULL;
     }
