@@ -86,6 +86,9 @@ typedef struct mtk_model_family_info {
     const char *const *architectures;      /* NULL-terminated class names      */
     const char *default_architecture;      /* built when a config lists none   */
     mtk_model_input_kind input;
+    const char *const *no_split_modules;   /* NULL-terminated: transformers'
+                                              _no_split_modules, the classes a
+                                              device map keeps whole       */
 } mtk_model_family_info;
 
 MTK_API int32_t mtk_model_family_count(void);

@@ -80,6 +80,13 @@ int cli_getopt(const char *command, int argc, char **argv, const char *shortopts
  * (CLI_EXIT_OK after --help, CLI_EXIT_USAGE after a usage error). */
 int cli_json_help_options(const char *command, int argc, char **argv, const char *usage, bool *json);
 
+/* A size as mtk_parse_size reads it ("80GiB", "80GB", "1.5TiB",
+ * "1024"), or "0"; false for anything else or past INT64_MAX. */
+bool cli_parse_bytes(const char *text, int64_t *out);
+
+/* An input shape "BxS" (or "B,S") with 1 <= B, S <= 2^40. */
+bool cli_parse_input(const char *text, int64_t *batch, int64_t *seq);
+
 /* For commands that write files: on SIGINT, SIGTERM or SIGHUP, a thread
  * removes the temporaries of the writes in progress and the process dies
  * of the signal.  False (nothing changed) if the thread cannot start. */

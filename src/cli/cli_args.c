@@ -3,8 +3,10 @@
 #include "mtk/io.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void cli_error(const char *fmt, ...)
@@ -101,4 +103,35 @@ mtk_dtype cli_parse_floating_dtype(const char *command, const char *option, cons
                                     mtk_dtype_name((mtk_dtype)i));
     cli_usage_error(command, "%s '%s' is not a floating-point dtype (%s)", option, text, names);
     return MTK_DTYPE_UNDEFINED;
+}
+
+/* A size as `convert --max-shard-size` reads it (mtk_parse_size: "80GiB",
+ * "80GB", "1.5TiB", "1024"); "0" too where zero is allowed (--set). */
+bool cli_parse_bytes(const char *text, int64_t *out)
+{
+    uint64_t bytes;
+    if (!mtk_parse_size(text, &bytes)) {
+        char *end;
+        errno = 0;
+        long long zero = strtoll(text, &end, 10);
+        if (errno || end == text || *end || zero != 0) return false;
+        bytes = 0;
+    }
+    if (bytes > (uint64_t)INT64_MAX) return false;
+    *out = (int64_t)bytes;
+    return true;
+}
+
+bool cli_parse_input(const char *text, int64_t *batch, int64_t *seq)
+{
+    char *end;
+    errno = 0;
+    long long b = strtoll(text, &end, 10);
+    if (errno || end == text || (*end != 'x' && *end != 'X' && *end != ',')) return false;
+    const char *rest = end + 1;
+    long long s = strtoll(rest, &end, 10);
+    if (errno || end == rest || *end || b < 1 || s < 1 || b > (1LL << 40) || s > (1LL << 40)) return false;
+    *batch = b;
+    *seq = s;
+    return true;
 }

@@ -108,37 +108,6 @@ static bool parse_int(const char *text, int64_t lo, int64_t hi, int64_t *out)
     return true;
 }
 
-/* A size as `convert --max-shard-size` reads it (mtk_parse_size: "80GiB",
- * "80GB", "1.5TiB", "1024"); "0" too where zero is allowed (--set). */
-static bool parse_bytes(const char *text, int64_t *out)
-{
-    uint64_t bytes;
-    if (!mtk_parse_size(text, &bytes)) {
-        char *end;
-        errno = 0;
-        long long zero = strtoll(text, &end, 10);
-        if (errno || end == text || *end || zero != 0) return false;
-        bytes = 0;
-    }
-    if (bytes > (uint64_t)INT64_MAX) return false;
-    *out = (int64_t)bytes;
-    return true;
-}
-
-static bool parse_input(const char *text, int64_t *batch, int64_t *seq)
-{
-    char *end;
-    errno = 0;
-    long long b = strtoll(text, &end, 10);
-    if (errno || end == text || (*end != 'x' && *end != 'X' && *end != ',')) return false;
-    const char *rest = end + 1;
-    long long s = strtoll(rest, &end, 10);
-    if (errno || end == rest || *end || b < 1 || s < 1 || b > (1LL << 40) || s > (1LL << 40)) return false;
-    *batch = b;
-    *seq = s;
-    return true;
-}
-
 static int print_constants(void)
 {
     for (int32_t i = 0; i < mtk_memory_constant_count(); i++) {
@@ -211,7 +180,7 @@ int cli_memory(int argc, char **argv)
         switch (c) {
         case 'i': {
             int64_t batch, seq;
-            if (!parse_input(optarg, &batch, &seq)) {
+            if (!cli_parse_input(optarg, &batch, &seq)) {
                 mtk_ctx_free(ctx);
                 return cli_usage_error("memory", "bad --input '%s': expected BxS with B, S >= 1 (e.g. 4x4096)",
                                        optarg);
@@ -252,13 +221,13 @@ int cli_memory(int argc, char **argv)
             if (!parse_int(optarg, -1, 1000, &depth)) k = -1;
             break;
         case OPT_FIT:
-            if (!parse_bytes(optarg, &fit) || fit <= 0) k = -1;
+            if (!cli_parse_bytes(optarg, &fit) || fit <= 0) k = -1;
             break;
         case OPT_SET: {
             char name[64];
             const char *eq = strchr(optarg, '=');
             int64_t bytes;
-            if (!eq || (size_t)(eq - optarg) >= sizeof name || !parse_bytes(eq + 1, &bytes)) {
+            if (!eq || (size_t)(eq - optarg) >= sizeof name || !cli_parse_bytes(eq + 1, &bytes)) {
                 k = -1;
                 break;
             }
