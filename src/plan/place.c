@@ -107,6 +107,7 @@ static bool build_tree(place_state *st, mtk_module *root, const char *const *no_
             slot++;
         }
         pm->nslots = slot - pm->first_slot;
+        for (int32_t k = pm->first_slot; k < slot; k++) pm->own_bytes += st->tensors[st->slot_tensor[k]].bytes;
     }
     st->nslots = slot;
     /* subtree weights, each tensor once */
@@ -512,17 +513,21 @@ mtk_place_plan *mtk_place_model(mtk_ctx *ctx, const char *model, const mtk_place
             if (base[d] < 0 || place_exec_of(&st, d) != d) continue;
             int64_t used = st.weights[d] + u.active[d];
             if (used <= cap[d]) continue;
+            if (reserve[d] >= cap[d] || round == 64) {
+                const char *label = device_label(ctx, &o->devices[d]);
+                mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                          "place: the model does not fit: device %s needs %lld bytes (%lld of weights, %lld of "
+                          "activations, KV cache and streamed offloaded weights, peak in '%s') where %lld are left "
+                          "after the margin; give it more memory, a shorter input or fewer new tokens",
+                          label ? label : "?", (long long)used, (long long)st.weights[d], (long long)u.active[d],
+                          st.modules[u.at_module[d]].name, (long long)cap[d]);
+                return NULL;
+            }
             reserve[d] += used - cap[d];
             st.limit[d] = cap[d] > reserve[d] ? cap[d] - reserve[d] : 0;
             over = true;
         }
         if (!over) break;
-        if (round == 64) {
-            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                      "place: no map keeps every device under its budget: the execution device cannot hold the "
-                      "offloaded modules' activations and KV cache (give it more memory, or a shorter input)");
-            return NULL;
-        }
     }
     mtk_place_plan *plan = mtk_ctx_alloc(ctx, sizeof *plan);
     mtk_place_device_plan *devs = mtk_ctx_alloc(ctx, (size_t)st.ndev * sizeof *devs);
@@ -570,8 +575,8 @@ mtk_place_plan *mtk_place_model(mtk_ctx *ctx, const char *model, const mtk_place
                    : "inference: model(input_ids) under no_grad, with the KV cache transformers builds "
                      "(use_cache) where the family has one");
     if (plan->offloaded_bytes > 0)
-        note(plan, "modules on cpu or disk run on the execution device: their weights are streamed there one map "
-                   "key at a time, and their activations and KV cache live there");
+        note(plan, "modules on cpu or disk run on the execution device: each module's own weights are streamed "
+                   "in around its forward (accelerate's hooks), and their activations and KV cache live there");
     if (st.gpu)
         note(plan, "each GPU keeps its margin free (CUDA context, cuBLAS workspace, allocator fragmentation; "
                    "docs/placement.md), counted in peak_bytes");

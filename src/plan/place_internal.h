@@ -28,6 +28,8 @@ typedef struct place_module {
     int32_t first_slot, nslots; /* its own tensors: slots of place_state's
                                    slot_tensor / slot_name / slot_item      */
     int64_t weights;            /* its subtree's tensors, each once          */
+    int64_t own_bytes;          /* its own tensors (what accelerate's hook
+                                   streams in when it runs offloaded)       */
     int32_t state;              /* PLACE_PENDING, PLACE_SPLIT or the item
                                    that holds it                            */
 } place_module;

@@ -5,8 +5,10 @@
  * logits and the KV cache, to the end), and a device that reads a
  * storage made elsewhere holds a copy from its first use there to its
  * last (accelerate's hooks move a module's inputs to its device).
- * Offloaded modules' weights are streamed to the execution device for
- * the span of their nodes.  Parameters and buffers are the weights,
+ * An offloaded module's own weights are streamed to the execution device
+ * for the span of its nodes (accelerate's AlignDevicesHook sits on each
+ * module that holds tensors and moves them in and out around its
+ * forward).  Parameters and buffers are the weights,
  * counted apart. */
 #include "plan/place_internal.h"
 
@@ -30,7 +32,7 @@ bool place_sim_init(place_state *st)
     st->first_use = mtk_ctx_alloc(st->ctx, per * sizeof *st->first_use);
     st->last_use = mtk_ctx_alloc(st->ctx, per * sizeof *st->last_use);
     st->last_any = mtk_ctx_alloc(st->ctx, (size_t)storages * sizeof *st->last_any);
-    st->span = mtk_ctx_alloc(st->ctx, 2 * (size_t)(st->items_cap ? st->items_cap : 1) * sizeof *st->span);
+    st->span = mtk_ctx_alloc(st->ctx, 2 * (size_t)(st->nmodules + 1) * sizeof *st->span);
     st->delta = mtk_ctx_alloc(st->ctx, (size_t)st->ndev * (size_t)(nodes + 1) * sizeof *st->delta);
     return st->node_dev && st->first_use && st->last_use && st->last_any && st->span && st->delta;
 }
@@ -82,7 +84,7 @@ static void sim_graph(place_state *st, const place_graph *pg, place_usage *u)
     memset(st->delta, 0, (size_t)nd * (size_t)(nn + 1) * sizeof *st->delta);
     for (size_t i = 0; i < (size_t)ns * (size_t)nd; i++) st->first_use[i] = st->last_use[i] = -1;
     for (int32_t s = 0; s < ns; s++) st->last_any[s] = -1;
-    for (int32_t i = 0; i < 2 * st->nitems; i++) st->span[i] = -1;
+    for (int32_t i = 0; i < 2 * st->nmodules; i++) st->span[i] = -1;
     for (int32_t n = 0; n < nn; n++) {
         int32_t d = st->node_dev[n] = node_device(st, pg, n);
         const mtk_graph_node *node = &g->nodes[n];
@@ -95,12 +97,11 @@ static void sim_graph(place_state *st, const place_graph *pg, place_usage *u)
             st->last_use[k] = n;
         }
         charge(st, nn, d, n, n, node->transient_nograd_bytes);
-        /* the span of an offloaded item's nodes: its weights streamed in */
-        int32_t item = st->modules[pg->node_module[n]].state;
-        if (item >= 0 && d >= 0 && st->o->devices[st->items[item].device].kind != MTK_PLACE_GPU &&
-            st->items[item].device != d) {
-            if (st->span[2 * item] < 0) st->span[2 * item] = n;
-            st->span[2 * item + 1] = n;
+        /* the span of an offloaded module's nodes: its weights streamed in */
+        int32_t m = pg->node_module[n], item = st->modules[m].state;
+        if (item >= 0 && d >= 0 && st->items[item].device != d) {
+            if (st->span[2 * m] < 0) st->span[2 * m] = n;
+            st->span[2 * m + 1] = n;
         }
     }
     for (int32_t k = 0; k < g->nkeep; k++)
@@ -126,9 +127,8 @@ static void sim_graph(place_state *st, const place_graph *pg, place_usage *u)
             if (d != home && st->first_use[k] >= 0) charge(st, nn, d, st->first_use[k], st->last_use[k], sg->nbytes);
         }
     }
-    for (int32_t i = 0; i < st->nitems; i++)
-        if (st->span[2 * i] >= 0)
-            charge(st, nn, st->exec, st->span[2 * i], st->span[2 * i + 1], st->items[i].weights);
+    for (int32_t m = 0; m < st->nmodules; m++)
+        if (st->span[2 * m] >= 0) charge(st, nn, st->exec, st->span[2 * m], st->span[2 * m + 1], st->modules[m].own_bytes);
     for (int32_t d = 0; d < nd; d++) {
         const int64_t *row = st->delta + (size_t)d * (size_t)(nn + 1);
         int64_t live = 0;
