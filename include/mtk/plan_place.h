@@ -134,6 +134,16 @@ typedef struct mtk_place_plan {
  * ctx's arena. */
 MTK_API mtk_place_plan *mtk_place_model(mtk_ctx *ctx, const char *model, const mtk_place_options *options);
 
+/* The same accounting for a given device map (accelerate's, or one a
+ * user wrote): `entries` name modules, parameters or buffers of MODEL
+ * and index options->devices (weights_bytes ignored).  The plan's peaks
+ * may exceed the budgets: that is what it is for.  NULL with the
+ * context's error for a key that names nothing in the model, two keys
+ * covering one tensor, a tensor no key covers, a device out of range, or
+ * the errors of mtk_place_model's setup. */
+MTK_API mtk_place_plan *mtk_place_evaluate(mtk_ctx *ctx, const char *model, const mtk_place_options *options,
+                                           const mtk_place_entry *entries, int32_t nentries);
+
 /* A table per device (budget, margin, weights, peak, where the peak is)
  * and its map keys (runs of numbered layers folded), then the notes.  In
  * the arena. */

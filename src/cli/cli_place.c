@@ -12,7 +12,7 @@
 static const char usage[] =
     "usage: mtk place MODEL --max-memory 0=80GiB,1=80GiB,cpu=256GiB[,disk] --input BxS\n"
     "                 [--mode inference|generate] [--new-tokens N] [--strategy balanced|sequential]\n"
-    "                 [--margin BYTES] [--dtype D] [--json]\n"
+    "                 [--margin BYTES] [--dtype D] [--map FILE] [--json]\n"
     "\n"
     "A device map for MODEL in accelerate's format (module name -> GPU index,\n"
     "\"cpu\" or \"disk\"), to pass as is to transformers' from_pretrained(device_map=...).\n"
@@ -42,6 +42,10 @@ static const char usage[] =
     "                           512 MiB + cuBLAS workspace 32 MiB + 5% of the\n"
     "                           budget for fragmentation)\n"
     "  -t, --dtype D            parameters' dtype (default: the config's)\n"
+    "      --map FILE           do not search: charge the device map in FILE (a\n"
+    "                           JSON object as accelerate's infer_auto_device_map\n"
+    "                           returns it) and report each device's peak, over\n"
+    "                           its budget or not (exit 0 either way)\n"
     "  -j, --json               one JSON document: device_map, devices [{device,\n"
     "                           budget_bytes, margin_bytes, weights_bytes,\n"
     "                           peak_bytes, peak_module}], offloaded_bytes,\n"
@@ -52,7 +56,67 @@ static const char usage[] =
     "Exit status: 0 on success, 1 on an error (the model does not fit), 2 on a\n"
     "usage error.\n";
 
-enum { OPT_NEW_TOKENS = 256, OPT_MARGIN };
+enum { OPT_NEW_TOKENS = 256, OPT_MARGIN, OPT_MAP };
+
+/* The device map in `path` ({name: index | "cpu" | "disk"}) as entries
+ * over o's devices; NULL after printing the error. */
+static mtk_place_entry *read_map(mtk_ctx *ctx, const char *path, const mtk_place_options *o, int32_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cli_error("place: cannot read --map '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0, got;
+    char buf[65536];
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
+        if (len + got + 1 > cap) {
+            cap = (len + got + 1) * 2;
+            char *grown = realloc(text, cap);
+            if (!grown) break;
+            text = grown;
+        }
+        memcpy(text + len, buf, got);
+        len += got;
+        text[len] = '\0';
+    }
+    fclose(f);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!cJSON_IsObject(root)) {
+        cli_error("place: --map '%s' is not a JSON object of module names to devices", path);
+        cJSON_Delete(root);
+        return NULL;
+    }
+    mtk_place_entry *entries = mtk_ctx_alloc(ctx, (size_t)(cJSON_GetArraySize(root) + 1) * sizeof *entries);
+    *n = 0;
+    for (cJSON *it = root->child; entries && it; it = it->next) {
+        int32_t d = -1;
+        for (int32_t i = 0; i < o->ndevices; i++) {
+            const mtk_place_device *dv = &o->devices[i];
+            if ((cJSON_IsNumber(it) && dv->kind == MTK_PLACE_GPU && dv->index == it->valueint) ||
+                (cJSON_IsString(it) && dv->kind == MTK_PLACE_CPU && strcmp(it->valuestring, "cpu") == 0) ||
+                (cJSON_IsString(it) && dv->kind == MTK_PLACE_DISK && strcmp(it->valuestring, "disk") == 0))
+                d = i;
+        }
+        if (d < 0) {
+            char *v = cJSON_PrintUnformatted(it);
+            cli_error("place: --map puts '%s' on %s, which --max-memory does not name", it->string, v ? v : "?");
+            cJSON_free(v);
+            cJSON_Delete(root);
+            return NULL;
+        }
+        size_t nl = strlen(it->string);
+        char *name = mtk_ctx_alloc(ctx, nl + 1);
+        if (!name) break;
+        memcpy(name, it->string, nl + 1);
+        entries[(*n)++] = (mtk_place_entry){ .name = name, .device = d };
+    }
+    cJSON_Delete(root);
+    if (!entries) cli_error("place: out of memory");
+    return entries;
+}
 
 int cli_place(int argc, char **argv)
 {
@@ -61,7 +125,8 @@ int cli_place(int argc, char **argv)
         { "mode", required_argument, NULL, 'm' },       { "new-tokens", required_argument, NULL, OPT_NEW_TOKENS },
         { "strategy", required_argument, NULL, 's' },   { "margin", required_argument, NULL, OPT_MARGIN },
         { "dtype", required_argument, NULL, 't' },      { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },             { NULL, 0, NULL, 0 },
+        { "map", required_argument, NULL, OPT_MAP },    { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     mtk_place_options o;
     mtk_place_options_init(&o);
@@ -71,6 +136,7 @@ int cli_place(int argc, char **argv)
         return CLI_EXIT_ERROR;
     }
     bool json = false, input = false;
+    const char *map = NULL;
     int c, rc = -1;
     cli_options_reset();
     while (rc < 0 && (c = cli_getopt("place", argc, argv, "M:i:m:s:t:jh", longopts)) != -1) {
@@ -105,6 +171,7 @@ int cli_place(int argc, char **argv)
             if (o.dtype == MTK_DTYPE_UNDEFINED) rc = CLI_EXIT_USAGE;
             break;
         case 'j': json = true; break;
+        case OPT_MAP: map = optarg; break;
         case 'h': fputs(usage, stdout); rc = CLI_EXIT_OK; break;
         default: rc = CLI_EXIT_USAGE; break;
         }
@@ -125,7 +192,18 @@ int cli_place(int argc, char **argv)
         mtk_ctx_free(ctx);
         return rc;
     }
-    mtk_place_plan *plan = mtk_place_model(ctx, argv[optind], &o);
+    mtk_place_plan *plan;
+    if (map) {
+        int32_t n = 0;
+        mtk_place_entry *entries = read_map(ctx, map, &o, &n);
+        if (!entries) {
+            mtk_ctx_free(ctx);
+            return CLI_EXIT_ERROR;
+        }
+        plan = mtk_place_evaluate(ctx, argv[optind], &o, entries, n);
+    } else {
+        plan = mtk_place_model(ctx, argv[optind], &o);
+    }
     char *text = !plan ? NULL : json ? mtk_place_plan_json(ctx, plan) : mtk_place_plan_text(ctx, plan);
     if (!text) {
         rc = cli_fail_ctx(json, ctx);

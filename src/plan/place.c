@@ -346,6 +346,7 @@ static int32_t uniform(const place_state *st, int32_t m)
     }
     for (int32_t c = m + 1; c < pm->end; c = st->modules[c].end) {
         int32_t d = uniform(st, c);
+        if (d == -1) continue; /* nothing of its own: it runs where its input is */
         if (d == -2 || (dev >= 0 && d != dev)) return -2;
         dev = d;
     }
@@ -458,44 +459,116 @@ static void balance(place_state *st, int64_t *limit)
         if (st->o->devices[d].kind == MTK_PLACE_GPU && d != last && share < limit[d]) limit[d] = share;
 }
 
-mtk_place_plan *mtk_place_model(mtk_ctx *ctx, const char *model, const mtk_place_options *o)
+/* Everything but the assignment: margins and limits, the traced graphs,
+ * the tree and the replay's scratch.  False with the context's error. */
+static bool setup(place_state *st, mtk_ctx *ctx, const char *model, const mtk_place_options *o,
+                  mtk_model_info *info, const char *const **no_split_out)
 {
-    if (!ctx) return NULL;
     if (!model || !o) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "place: NULL model or options");
-        return NULL;
+        return false;
     }
-    if (!check_options(ctx, o)) return NULL;
-    place_state st = { .ctx = ctx, .o = o, .ndev = o->ndevices, .exec = -1 };
-    for (int32_t d = 0; d < st.ndev; d++) {
+    if (!check_options(ctx, o)) return false;
+    *st = (place_state){ .ctx = ctx, .o = o, .ndev = o->ndevices, .exec = -1 };
+    for (int32_t d = 0; d < st->ndev; d++) {
         const mtk_place_device *dev = &o->devices[d];
-        if (dev->kind == MTK_PLACE_GPU && st.exec < 0) st.exec = d;
-        if (dev->kind == MTK_PLACE_GPU) st.gpu = true;
-        st.margin[d] = dev->kind != MTK_PLACE_GPU ? 0
+        if (dev->kind == MTK_PLACE_GPU && st->exec < 0) st->exec = d;
+        if (dev->kind == MTK_PLACE_GPU) st->gpu = true;
+        st->margin[d] = dev->kind != MTK_PLACE_GPU ? 0
                        : o->margin_bytes >= 0     ? o->margin_bytes
                                                   : mtk_place_default_margin(&o->constants, dev->budget_bytes);
-        st.limit[d] = dev->budget_bytes < 0 ? -1 : dev->budget_bytes - st.margin[d];
-        if (dev->budget_bytes >= 0 && st.limit[d] < 0) {
+        st->limit[d] = dev->budget_bytes < 0 ? -1 : dev->budget_bytes - st->margin[d];
+        if (dev->budget_bytes >= 0 && st->limit[d] < 0) {
             mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                       "place: GPU %d's budget (%lld bytes) is smaller than its margin (%lld bytes: CUDA context, "
                       "workspace, fragmentation; see --margin)",
-                      (int)dev->index, (long long)dev->budget_bytes, (long long)st.margin[d]);
-            return NULL;
+                      (int)dev->index, (long long)dev->budget_bytes, (long long)st->margin[d]);
+            return false;
         }
     }
-    for (int32_t d = 0; st.exec < 0 && d < st.ndev; d++)
-        if (o->devices[d].kind == MTK_PLACE_CPU) st.exec = d;
-    if (st.exec < 0) {
+    for (int32_t d = 0; st->exec < 0 && d < st->ndev; d++)
+        if (o->devices[d].kind == MTK_PLACE_CPU) st->exec = d;
+    if (st->exec < 0) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "place: --max-memory needs a GPU or cpu to run the model on "
                                                  "(disk only holds offloaded weights)");
-        return NULL;
+        return false;
     }
-    mtk_model_info info;
-    mtk_module *root = place_trace(&st, model, &info);
-    if (!root) return NULL;
-    const mtk_model_family_info *family = mtk_model_family_find(info.family);
+    mtk_module *root = place_trace(st, model, info);
+    if (!root) return false;
+    const mtk_model_family_info *family = mtk_model_family_find(info->family);
     const char *const *no_split = family ? family->no_split_modules : NULL;
-    if (!build_tree(&st, root, no_split) || !map_nodes(&st) || !place_sim_init(&st)) return NULL;
+    *no_split_out = no_split;
+    return build_tree(st, root, no_split) && map_nodes(st) && place_sim_init(st);
+}
+/* The plan of st's assignment, replayed as u. */
+static mtk_place_plan *finish(place_state *st, const place_usage *u, const mtk_model_info *info,
+                              const char *const *no_split, const char *model, int32_t round)
+{
+    mtk_ctx *ctx = st->ctx;
+    const mtk_place_options *o = st->o;
+    mtk_place_plan *plan = mtk_ctx_alloc(ctx, sizeof *plan);
+    mtk_place_device_plan *devs = mtk_ctx_alloc(ctx, (size_t)st->ndev * sizeof *devs);
+    entry_list list = { mtk_ctx_alloc(ctx, (size_t)(st->nmodules + st->nslots + 1) * sizeof *list.at), 0 };
+    if (!plan || !devs || !list.at) return NULL;
+    memset(plan, 0, sizeof *plan);
+    emit(st, 0, &list);
+    /* each entry's weights: tensors not counted by an earlier entry */
+    bool *counted = mtk_ctx_alloc(ctx, (size_t)(st->ntensors + 1) * sizeof *counted);
+    if (!counted) return NULL;
+    for (int32_t e = 0; e < list.n; e++) {
+        mtk_place_entry *en = &list.at[e];
+        int32_t a = -1, b = -1;
+        for (int32_t m = 0; m < st->nmodules && a < 0; m++)
+            if (strcmp(st->modules[m].name, en->name) == 0) subtree_slots(st, m, &a, &b);
+        for (int32_t k = 0; a < 0 && k < st->nslots; k++)
+            if (strcmp(st->slot_name[k], en->name) == 0) a = k, b = k + 1;
+        for (int32_t k = a; k >= 0 && k < b; k++)
+            if (!counted[st->slot_tensor[k]]) counted[st->slot_tensor[k]] = true, en->weights_bytes += st->tensors[st->slot_tensor[k]].bytes;
+    }
+    for (int32_t d = 0; d < st->ndev; d++) {
+        mtk_place_device_plan *p = &devs[d];
+        p->device = o->devices[d];
+        p->label = device_label(ctx, &o->devices[d]);
+        p->margin_bytes = st->margin[d];
+        p->weights_bytes = st->weights[d];
+        bool runs = place_exec_of(st, d) == d;
+        p->peak_bytes = st->weights[d] + (runs ? u->active[d] + st->margin[d] : 0);
+        p->peak_module = runs && u->active[d] > 0 ? st->modules[u->at_module[d]].name : NULL;
+        for (int32_t e = 0; e < list.n; e++) p->nentries += list.at[e].device == d;
+        if (p->device.kind != MTK_PLACE_GPU) plan->offloaded_bytes += st->weights[d];
+    }
+    plan->options = *o;
+    plan->model = model;
+    plan->entries = list.at;
+    plan->nentries = list.n;
+    plan->devices = devs;
+    plan->ndevices = st->ndev;
+    plan->execution_device = st->exec;
+    plan->weights_bytes = st->modules[0].weights;
+    for (int32_t i = 0; no_split && no_split[i] && plan->nno_split < 8; i++) plan->no_split[plan->nno_split++] = no_split[i];
+    note(plan, o->mode == MTK_MEMORY_GENERATE
+                   ? "generate: the prefill and the last decode step are replayed per device; the KV cache of a "
+                     "layer lives where the layer runs"
+                   : "inference: model(input_ids) under no_grad, with the KV cache transformers builds "
+                     "(use_cache) where the family has one");
+    if (plan->offloaded_bytes > 0)
+        note(plan, "modules on cpu or disk run on the execution device: each module's own weights are streamed "
+                   "in around its forward (accelerate's hooks), and their activations and KV cache live there");
+    if (st->gpu)
+        note(plan, "each GPU keeps its margin free (CUDA context, cuBLAS workspace, allocator fragmentation; "
+                   "docs/placement.md), counted in peak_bytes");
+    if (round > 0) note(plan, "the execution device's share was reduced until the offloaded modules' activations fit");
+    for (int32_t i = 0; i < info->nnotes && plan->nnotes < 8; i++) note(plan, info->notes[i]);
+    return plan;
+}
+
+mtk_place_plan *mtk_place_model(mtk_ctx *ctx, const char *model, const mtk_place_options *o)
+{
+    if (!ctx) return NULL;
+    place_state st;
+    mtk_model_info info;
+    const char *const *no_split;
+    if (!setup(&st, ctx, model, o, &info, &no_split)) return NULL;
     int64_t base[MTK_PLACE_MAX_DEVICES], cap[MTK_PLACE_MAX_DEVICES], reserve[MTK_PLACE_MAX_DEVICES] = { 0 };
     memcpy(base, st.limit, sizeof base);
     balance(&st, st.limit);
@@ -529,58 +602,83 @@ mtk_place_plan *mtk_place_model(mtk_ctx *ctx, const char *model, const mtk_place
         }
         if (!over) break;
     }
-    mtk_place_plan *plan = mtk_ctx_alloc(ctx, sizeof *plan);
-    mtk_place_device_plan *devs = mtk_ctx_alloc(ctx, (size_t)st.ndev * sizeof *devs);
-    entry_list list = { mtk_ctx_alloc(ctx, (size_t)(st.nmodules + st.nslots + 1) * sizeof *list.at), 0 };
-    if (!plan || !devs || !list.at) return NULL;
-    memset(plan, 0, sizeof *plan);
-    emit(&st, 0, &list);
-    /* each entry's weights: tensors not counted by an earlier entry */
-    bool *counted = mtk_ctx_alloc(ctx, (size_t)(st.ntensors + 1) * sizeof *counted);
-    if (!counted) return NULL;
-    for (int32_t e = 0; e < list.n; e++) {
-        mtk_place_entry *en = &list.at[e];
-        int32_t a = -1, b = -1;
-        for (int32_t m = 0; m < st.nmodules && a < 0; m++)
-            if (strcmp(st.modules[m].name, en->name) == 0) subtree_slots(&st, m, &a, &b);
-        for (int32_t k = 0; a < 0 && k < st.nslots; k++)
-            if (strcmp(st.slot_name[k], en->name) == 0) a = k, b = k + 1;
-        for (int32_t k = a; k >= 0 && k < b; k++)
-            if (!counted[st.slot_tensor[k]]) counted[st.slot_tensor[k]] = true, en->weights_bytes += st.tensors[st.slot_tensor[k]].bytes;
+    return finish(&st, &u, &info, no_split, model, round);
+}
+
+/* The tree module named `name`, -1 if none. */
+static int32_t module_named(const place_state *st, const char *name)
+{
+    for (int32_t m = 0; m < st->nmodules; m++)
+        if (strcmp(st->modules[m].name, name) == 0) return m;
+    return -1;
+}
+
+/* The slot named `name` and its module, -1 if none. */
+static int32_t slot_named(const place_state *st, const char *name, int32_t *owner)
+{
+    for (int32_t m = 0; m < st->nmodules; m++)
+        for (int32_t k = st->modules[m].first_slot; k < st->modules[m].first_slot + st->modules[m].nslots; k++)
+            if (strcmp(st->slot_name[k], name) == 0) return *owner = m, k;
+    return -1;
+}
+
+mtk_place_plan *mtk_place_evaluate(mtk_ctx *ctx, const char *model, const mtk_place_options *o,
+                                   const mtk_place_entry *entries, int32_t nentries)
+{
+    if (!ctx) return NULL;
+    if (nentries < 0 || (nentries > 0 && !entries)) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "place: a device map of %d entries without entries", (int)nentries);
+        return NULL;
     }
-    for (int32_t d = 0; d < st.ndev; d++) {
-        mtk_place_device_plan *p = &devs[d];
-        p->device = o->devices[d];
-        p->label = device_label(ctx, &o->devices[d]);
-        p->margin_bytes = st.margin[d];
-        p->weights_bytes = st.weights[d];
-        bool runs = place_exec_of(&st, d) == d;
-        p->peak_bytes = st.weights[d] + (runs ? u.active[d] + st.margin[d] : 0);
-        p->peak_module = runs && u.active[d] > 0 ? st.modules[u.at_module[d]].name : NULL;
-        for (int32_t e = 0; e < list.n; e++) p->nentries += list.at[e].device == d;
-        if (p->device.kind != MTK_PLACE_GPU) plan->offloaded_bytes += st.weights[d];
+    place_state st;
+    mtk_model_info info;
+    const char *const *no_split;
+    if (!setup(&st, ctx, model, o, &info, &no_split)) return NULL;
+    reset(&st);
+    undo_log log = { mtk_ctx_alloc(ctx, (size_t)(st.ntensors + 1) * sizeof(int32_t)), 0 };
+    if (!log.tensors) return NULL;
+    for (int32_t e = 0; e < nentries; e++) {
+        const char *name = entries[e].name ? entries[e].name : "";
+        int32_t d = entries[e].device, owner = -1, m = module_named(&st, name), k = -1;
+        if (d < 0 || d >= st.ndev) {
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "place: the map puts '%s' on device %d of %d", name, (int)d,
+                      (int)st.ndev);
+            return NULL;
+        }
+        if (m < 0 && (k = slot_named(&st, name, &owner)) < 0) {
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "place: the map's key '%s' names no module, parameter or buffer of %s",
+                      name, model);
+            return NULL;
+        }
+        bool taken;
+        if (m >= 0) { /* a module: nothing of its subtree placed yet */
+            int32_t first, last;
+            subtree_slots(&st, m, &first, &last);
+            taken = false;
+            for (int32_t i = m; i < st.modules[m].end; i++) taken = taken || st.modules[i].state >= 0;
+            for (int32_t j = first; j < last; j++) taken = taken || st.slot_item[j] >= 0;
+        } else {
+            taken = st.slot_item[k] >= 0 || st.modules[owner].state >= 0;
+        }
+        if (taken) {
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "place: the map's key '%s' covers what another key covers", name);
+            return NULL;
+        }
+        assign(&st, new_item(&st, m >= 0 ? m : owner, m >= 0 ? -1 : k), d, &log);
     }
-    plan->options = *o;
-    plan->model = model;
-    plan->entries = list.at;
-    plan->nentries = list.n;
-    plan->devices = devs;
-    plan->ndevices = st.ndev;
-    plan->execution_device = st.exec;
-    plan->weights_bytes = st.modules[0].weights;
-    for (int32_t i = 0; no_split && no_split[i] && plan->nno_split < 8; i++) plan->no_split[plan->nno_split++] = no_split[i];
-    note(plan, o->mode == MTK_MEMORY_GENERATE
-                   ? "generate: the prefill and the last decode step are replayed per device; the KV cache of a "
-                     "layer lives where the layer runs"
-                   : "inference: model(input_ids) under no_grad, with the KV cache transformers builds "
-                     "(use_cache) where the family has one");
-    if (plan->offloaded_bytes > 0)
-        note(plan, "modules on cpu or disk run on the execution device: each module's own weights are streamed "
-                   "in around its forward (accelerate's hooks), and their activations and KV cache live there");
-    if (st.gpu)
-        note(plan, "each GPU keeps its margin free (CUDA context, cuBLAS workspace, allocator fragmentation; "
-                   "docs/placement.md), counted in peak_bytes");
-    if (round > 0) note(plan, "the execution device's share was reduced until the offloaded modules' activations fit");
-    for (int32_t i = 0; i < info.nnotes && plan->nnotes < 8; i++) note(plan, info.notes[i]);
-    return plan;
+    for (int32_t k = 0; k < st.nslots; k++) {
+        int32_t owner = 0;
+        for (int32_t m = 0; m < st.nmodules; m++)
+            if (k >= st.modules[m].first_slot && k < st.modules[m].first_slot + st.modules[m].nslots) owner = m;
+        if (st.slot_item[k] < 0 && st.modules[owner].state < 0) {
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "place: the map does not place '%s'", st.slot_name[k]);
+            return NULL;
+        }
+    }
+    /* what no key names holds no tensor: it runs where its input is */
+    for (int32_t m = 0; m < st.nmodules; m++)
+        if (st.modules[m].state == PLACE_PENDING) st.modules[m].state = PLACE_SPLIT;
+    place_usage u;
+    place_sim(&st, &u);
+    return finish(&st, &u, &info, no_split, model, 0);
 }
