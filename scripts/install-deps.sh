@@ -35,7 +35,7 @@ if [ $want_test -eq 1 ]; then
         echo "install-deps: installing torch==2.13.0 (CPU)"
         $py -m pip install -q torch==2.13.0
     fi
-    for mod in transformers safetensors pytest; do
+    for mod in transformers safetensors pytest accelerate; do
         if ! $py -c "import $mod" >/dev/null 2>&1; then
             echo "install-deps: installing $mod"
             $py -m pip install -q "$mod"
