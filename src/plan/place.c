@@ -577,30 +577,36 @@ mtk_place_plan *mtk_place_model(mtk_ctx *ctx, const char *model, const mtk_place
        modules run on the execution device), reserve the excess there and
        walk again */
     place_usage u;
-    int32_t round = 0;
+    int32_t round = 0, over_dev = -1;
+    int64_t over_used = 0, over_weights = 0, over_active = 0;
+    int32_t over_module = 0;
     for (;; round++) {
         if (!walk(&st)) return NULL;
         place_sim(&st, &u);
-        bool over = false;
-        for (int32_t d = 0; d < st.ndev; d++) {
+        over_dev = -1;
+        for (int32_t d = 0; d < st.ndev && over_dev < 0; d++) {
             if (base[d] < 0 || place_exec_of(&st, d) != d) continue;
             int64_t used = st.weights[d] + u.active[d];
             if (used <= cap[d]) continue;
-            if (reserve[d] >= cap[d] || round == 64) {
-                const char *label = device_label(ctx, &o->devices[d]);
-                mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                          "place: the model does not fit: device %s needs %lld bytes (%lld of weights, %lld of "
-                          "activations, KV cache and streamed offloaded weights, peak in '%s') where %lld are left "
-                          "after the margin; give it more memory, a shorter input or fewer new tokens",
-                          label ? label : "?", (long long)used, (long long)st.weights[d], (long long)u.active[d],
-                          st.modules[u.at_module[d]].name, (long long)cap[d]);
-                return NULL;
-            }
-            reserve[d] += used - cap[d];
-            st.limit[d] = cap[d] > reserve[d] ? cap[d] - reserve[d] : 0;
-            over = true;
+            over_dev = d, over_used = used, over_weights = st.weights[d], over_active = u.active[d];
+            over_module = u.at_module[d];
         }
-        if (!over) break;
+        if (over_dev < 0) break;
+        int32_t d = over_dev;
+        if (reserve[d] < cap[d] && round < 64) {
+            reserve[d] += over_used - cap[d];
+        } else {
+            const char *label = device_label(ctx, &o->devices[d]);
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                      "place: the model does not fit: device %s needs %lld bytes (%lld of weights, %lld of "
+                      "activations, KV cache and streamed offloaded weights, peak in '%s') where %lld are left "
+                      "after the margin; give it more memory, a shorter input or fewer new tokens",
+                      label ? label : "?", (long long)over_used, (long long)over_weights, (long long)over_active,
+                      st.modules[over_module].name, (long long)cap[d]);
+            return NULL;
+        }
+        for (int32_t k = 0; k < st.ndev; k++)
+            if (cap[k] >= 0) st.limit[k] = cap[k] > reserve[k] ? cap[k] - reserve[k] : 0;
     }
     return finish(&st, &u, &info, no_split, model, round);
 }

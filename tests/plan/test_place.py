@@ -191,3 +191,39 @@ def test_place_requires_max_memory_and_input(run):
     assert run("place", "gpt2", "--input", "1x8").returncode == 2
     assert run("place", "gpt2", "--max-memory", "0=1GiB").returncode == 2
     assert run("place", "--help").returncode == 0
+
+
+def test_place_map_charges_accelerates_map(run, hf_models, tmp_path):
+    """accelerate fills GPU 0 with weights up to its budget; charged with what
+    runs there (2x512 logits of a 152k vocabulary), it is over; mtk's own
+    map for the same budget is not."""
+    from accelerate import infer_auto_device_map
+    model = hf_models("qwen3-0.6b")
+    max_memory = {0: 900 * MiB, "cpu": 8 << 30}
+    theirs = infer_auto_device_map(model, max_memory=max_memory, no_split_module_classes=["Qwen3DecoderLayer"])
+    path = tmp_path / "map.json"
+    path.write_text(json.dumps(theirs))
+    common = ["--max-memory", "0=900MiB,cpu=8GiB", "--input", "2x512", "--margin", "0"]
+    charged = place(run, "qwen3-0.6b", *common, "--map", str(path))
+    gpu = charged["devices"][0]
+    assert gpu["device"] == 0 and gpu["peak_bytes"] > gpu["budget_bytes"]
+    ours = place(run, "qwen3-0.6b", *common)
+    assert ours["devices"][0]["peak_bytes"] <= ours["devices"][0]["budget_bytes"]
+    # mtk's own map charged through --map gives the same peaks
+    path.write_text(json.dumps(ours["device_map"]))
+    again = place(run, "qwen3-0.6b", *common, "--map", str(path))
+    assert [d["peak_bytes"] for d in again["devices"]] == [d["peak_bytes"] for d in ours["devices"]]
+
+
+@pytest.mark.parametrize("mapping,message", [
+    ({"": 0, "lm_head": 0}, "covers what another key covers"),
+    ({"model.nothing": 0}, "names no module"),
+    ({"model": 0}, "does not place 'lm_head.weight'"),
+    ({"": 3}, "does not name"),
+])
+def test_place_map_errors(run, tmp_path, mapping, message):
+    path = tmp_path / "map.json"
+    path.write_text(json.dumps(mapping))
+    r = run("place", "qwen3-0.6b", "--max-memory", "0=8GiB", "--input", "1x8", "--map", str(path))
+    assert r.returncode == 1
+    assert message in r.stderr, r.stderr
