@@ -12,25 +12,40 @@ and global offset DTensor computes for it.  With "forward" it also runs
 one forward of (batch, seq) ids under CommDebugMode in fake tensor mode
 and counts the collectives and their bytes.
 
-Run as a script: argv[1] is a JSON case {config, tp, [forward: [B, S]]};
-prints one JSON line {params: {name: {shape, placements, local: [[shape,
-offset] per rank]}}, comms: {op: [count, bytes]}}.
+Run as a script: argv[1] is a JSON case {config, tps: [T...], [forward:
+[B, S]]}; prints one JSON line {T: {params: {name: {shape, placements,
+local: [[shape, offset] per rank]}}, comms: {op: [count, bytes]}}}, the
+forward measured at the last T.
 """
 import json
 import os
 import sys
 import tempfile
+from collections import defaultdict
 
 import torch
 import torch.distributed as dist
 import transformers
+from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor.debug import CommDebugMode
 from torch.distributed.tensor._utils import _compute_local_shape_and_global_offset
 from torch.testing._internal.distributed.fake_pg import FakeStore
 from transformers.distributed import DistributedConfig
 from transformers.distributed import tensor_parallel as tp_impl
 
 MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe", "glm4_moe", "deepseek_v3"}
+
+
+def measure_all(case):
+    """measure() for each T of case["tps"] (the forward at the last)."""
+    out = {}
+    for i, T in enumerate(case["tps"]):
+        one = dict(case, tp=T)
+        if i != len(case["tps"]) - 1:
+            one.pop("forward", None)
+        out[str(T)] = measure(one)
+    return out
 
 
 def placement_text(p):
@@ -55,6 +70,27 @@ def build(cfg, T):
     return model
 
 
+class CommBytesMode(CommDebugMode):
+    """CommDebugMode that also adds up each collective's tensor bytes: the
+    input of an all-reduce or reduce-scatter, the gathered output of an
+    all-gather."""
+
+    def __init__(self):
+        super().__init__()
+        self.comm_bytes = defaultdict(int)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        before = sum(self.comm_counts.values())
+        out = super().__torch_dispatch__(func, types, args, kwargs)
+        if out is not NotImplemented and sum(self.comm_counts.values()) > before:
+            name = str(func._overloadpacket).split(".")[-1]
+            flat = [x for a in args for x in (a if isinstance(a, (list, tuple)) else [a])]
+            first = next((a for a in flat if isinstance(a, torch.Tensor)), None)
+            t = out if "gather" in name and isinstance(out, torch.Tensor) else first
+            self.comm_bytes[name] += t.numel() * t.element_size() if t is not None else 0
+        return out
+
+
 def measure(case):
     T = case["tp"]
     dist.init_process_group("fake", rank=0, world_size=T, store=FakeStore())
@@ -76,21 +112,17 @@ def measure(case):
                         ["Replicate"], "local": local}
     out = {"params": params}
     if case.get("forward"):
-        from torch._subclasses.fake_tensor import FakeTensorMode
-        from torch.distributed.tensor.debug import CommDebugMode
         b, s = case["forward"]
         with FakeTensorMode(allow_non_fake_inputs=True):
             model = model.to_empty(device="cpu")
             ids = torch.zeros((b, s), dtype=torch.long)
-            with CommDebugMode() as cm:
-                model(input_ids=ids)
-        comms = {}
-        for op, n in cm.get_comm_counts().items():
-            comms[str(op).split(".")[-1]] = [n, 0]
-        out["comms"] = comms
+            with CommBytesMode() as cm:
+                model(input_ids=ids, use_cache=False)
+        out["comms"] = {str(op).split(".")[-1]: [n, cm.comm_bytes[str(op).split(".")[-1]]]
+                        for op, n in cm.get_comm_counts().items()}
     dist.destroy_process_group()
     return out
 
 
 if __name__ == "__main__":
-    print(json.dumps(measure(json.loads(sys.argv[1]))))
+    print(json.dumps(measure_all(json.loads(sys.argv[1]))))
