@@ -193,7 +193,13 @@ static void measure_units(mtk_shard_analysis *a, const mtk_graph *g, const int32
             const mtk_graph_tensor *tt = mtk_graph_tensor_at(g, t);
             if (tt->view_of < 0) fwd += mtk_graph_storage_at(g, tt->storage)->nbytes;
         }
-        for (int32_t k = 0; k < node->nbackward; k++) bwd += node->backward[k].nbytes;
+        for (int32_t k = 0; k < node->nbackward; k++) {
+            /* a parameter's gradient becomes its .grad: a model state */
+            int32_t i = node->backward[k].grad_of, t = i >= 0 && i < node->ninputs ? node->inputs[i] : -1;
+            if (t >= 0 && mtk_graph_storage_at(g, mtk_graph_tensor_at(g, t)->storage)->kind == MTK_STORAGE_PARAMETER)
+                continue;
+            bwd += node->backward[k].nbytes;
+        }
         int64_t ws = a->options.training && bwd > fwd ? bwd : fwd;
         if (ws > best[u]) {
             best[u] = ws;
@@ -207,7 +213,7 @@ static void measure_units(mtk_shard_analysis *a, const mtk_graph *g, const int32
 static bool find_sites(mtk_shard_analysis *a, const mtk_trace *tr, const int32_t *module_layer, int32_t first_layer)
 {
     int32_t nm = mtk_trace_module_count(tr);
-    a->sites = mtk_ctx_alloc(a->ctx, (size_t)(nm ? nm : 1) * sizeof *a->sites);
+    a->sites = mtk_ctx_alloc(a->ctx, (size_t)(nm ? 2 * nm : 1) * sizeof *a->sites);
     if (!a->sites) return false;
     for (int32_t m = 1; m < nm; m++) {
         const mtk_trace_module *tm = mtk_trace_module_at(tr, m);
@@ -224,7 +230,6 @@ static bool find_sites(mtk_shard_analysis *a, const mtk_trace *tr, const int32_t
                 mtk_tensor *t = mtk_module_param_at(tm->module, p, NULL);
                 if (t) s->param_bytes += (int64_t)mtk_tensor_nbytes(t);
             }
-            break;
         }
     }
     return true;
