@@ -226,6 +226,7 @@ char *mtk_shard_plan_text(mtk_ctx *ctx, const mtk_shard_plan *plan, int32_t rank
     mtk_text_printf(&t, "(each stage's largest rank)\n\ncommunication per step, per rank:\n");
     for (int32_t i = 0; i < plan->ncomms; i++) {
         const mtk_shard_comm *cm = &plan->comms[i];
+        if (rank >= 0 && cm->stage != rank / (o->tp * o->dp)) continue;
         mtk_text_printf(&t, "  stage %-3d %-14s %-3s %8" PRId64 " x  %12s  %s\n", (int)cm->stage, mtk_collective_name(cm->op),
                         cm->group, cm->count, text_bytes((uint64_t)cm->bytes, a, sizeof a), cm->what);
     }
