@@ -247,6 +247,60 @@ typedef struct mtk_lm_step {
 MTK_API mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *input_ids, mtk_kv_cache *cache,
                                           const mtk_lm_step *step);
 
+
+/* ==================================================== parallel plans */
+
+/* transformers' tensor- and expert-parallel styles (the names of
+ * transformers.distributed.tensor_parallel's ALL_PARALLEL_STYLES). */
+typedef enum mtk_tp_style {
+    MTK_TP_COLWISE = 0,            /* "colwise": weight and bias Shard(out)   */
+    MTK_TP_COLWISE_GATHER_OUTPUT,  /* "colwise_gather_output": the same, the
+                                      output all-gathered                     */
+    MTK_TP_ROWWISE,                /* "rowwise": weight Shard(in), bias
+                                      Replicate, output all-reduced          */
+    MTK_TP_ROWWISE_SPLIT_INPUT,    /* "rowwise_split_input": the same on a
+                                      replicated input                       */
+    MTK_TP_EMBEDDING_ROWWISE,      /* "embedding_rowwise": vocab-parallel    */
+    MTK_TP_REPLICATED_GRAD_ALLREDUCE, /* "replicated_with_grad_allreduce"    */
+    MTK_TP_PACKED_COLWISE,         /* "packed_colwise": fused gate/up, each
+                                      half sharded (_StridedShard(out, 2))   */
+    MTK_TP_PACKED_ROWWISE,         /* "packed_rowwise"                       */
+    MTK_TP_MOE_EXPERTS,            /* "moe_tp_experts": the experts module's
+                                      partial outputs all-reduced            */
+    MTK_TP_GROUPED_GEMM,           /* "grouped_gemm" (ep plan): experts
+                                      Shard(0) over the expert group         */
+    MTK_TP_EP_DISPATCH,            /* "ep_dispatch_experts" (ep plan): tokens
+                                      sent to their experts' ranks           */
+} mtk_tp_style;
+
+/* One rule: a module or parameter path relative to the base model
+ * ("layers.*.self_attn.q_proj", `*` a layer number), or, for the rules a
+ * model class adds (`lm_head`), relative to the root. */
+typedef struct mtk_tp_rule {
+    const char *pattern;
+    mtk_tp_style style;
+    bool root;                     /* relative to the root, not the base    */
+} mtk_tp_rule;
+
+/* A family's plans as transformers 5.24 declares them: the config's
+ * base_model_tp_plan and base_model_ep_plan, the class's _tp_plan, and
+ * the input embeddings made vocab-parallel (init_parallel_plans). */
+typedef struct mtk_tp_plan {
+    const char *model_type;
+    const mtk_tp_rule *tp;         /* NULL-pattern terminated                */
+    const mtk_tp_rule *ep;         /* NULL-pattern terminated; NULL: none    */
+} mtk_tp_plan;
+
+/* The plan of a model_type; NULL (no error) for a family transformers
+ * gives no tensor-parallel plan (gpt2, bert, t5, ...). */
+MTK_API const mtk_tp_plan *mtk_model_tp_plan_find(const char *model_type);
+/* transformers' name of a style ("colwise"). */
+MTK_API const char *mtk_tp_style_name(mtk_tp_style style);
+/* An integer field of the config, read from its text_config when the
+ * top level lacks it (multimodal configs); `fallback` when neither has
+ * it or it is not an integer. */
+MTK_API int64_t mtk_model_config_int(const mtk_model_config *config, const char *key, int64_t fallback);
+
 #ifdef __cplusplus
 }
 #endif

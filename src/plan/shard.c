@@ -1,0 +1,332 @@
+/* The parallel planner's analysis: one traced forward of a model (with
+ * its loss for training) read once for what every configuration needs:
+ * the decoder layers and their FLOPs, which parameters the family's
+ * tensor- and expert-parallel rules name, what autograd saves per layer
+ * split into the part tensor parallelism divides and the part it does
+ * not, and the modules that communicate.  shard_eval.c makes a plan of
+ * one configuration from it. */
+#include "plan/shard_internal.h"
+#include "plan/graph.h"
+
+#include "mtk/nn.h"
+
+#include <ctype.h>
+#include <string.h>
+
+void mtk_shard_options_init(mtk_shard_options *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->tp = o->pp = o->dp = o->ep = 1;
+    o->micro_batch = o->seq = 1;
+    o->training = true;
+    o->dtype = MTK_DTYPE_UNDEFINED;
+    o->device_kind = MTK_DEVICE_KIND_CUDA;
+}
+
+static char *dup_n(mtk_ctx *ctx, const char *s, size_t n)
+{
+    char *out = mtk_ctx_alloc(ctx, n + 1);
+    if (out) memcpy(out, s, n);
+    return out;
+}
+
+/* `pattern` against `path`, component by component; `*` matches a layer
+ * number (a run of digits). */
+static bool pattern_matches(const char *pattern, const char *path)
+{
+    while (*pattern && *path) {
+        if (*pattern == '*') {
+            if (!isdigit((unsigned char)*path)) return false;
+            while (isdigit((unsigned char)*path)) path++;
+            pattern++;
+            continue;
+        }
+        if (*pattern != *path) return false;
+        pattern++, path++;
+    }
+    return !*pattern && !*path;
+}
+
+bool shard_rule_matches(const mtk_shard_analysis *a, const mtk_tp_rule *rule, const char *path)
+{
+    if (rule->root) return pattern_matches(rule->pattern, path);
+    size_t n = strlen(a->base_prefix);
+    return strncmp(path, a->base_prefix, n) == 0 && pattern_matches(rule->pattern, path + n);
+}
+
+shard_split shard_style_split(mtk_tp_style style, const char *param_name, int32_t ndim)
+{
+    const char *leaf = strrchr(param_name, '.');
+    leaf = leaf ? leaf + 1 : param_name;
+    switch (style) {
+    case MTK_TP_COLWISE:
+    case MTK_TP_PACKED_COLWISE: return SHARD_SPLIT_OUT;
+    case MTK_TP_COLWISE_GATHER_OUTPUT:
+    case MTK_TP_EMBEDDING_ROWWISE: return SHARD_SPLIT_GATHERED;
+    case MTK_TP_ROWWISE:
+    case MTK_TP_ROWWISE_SPLIT_INPUT: return strcmp(leaf, "bias") == 0 ? SHARD_SPLIT_NONE : SHARD_SPLIT_IN;
+    case MTK_TP_PACKED_ROWWISE: return ndim == 1 ? SHARD_SPLIT_NONE : SHARD_SPLIT_IN;
+    default: return SHARD_SPLIT_NONE;
+    }
+}
+
+/* The first rule of `rules` naming `path`, -1 if none. */
+static int32_t find_rule(const mtk_shard_analysis *a, const mtk_tp_rule *rules, const char *path)
+{
+    for (int32_t i = 0; rules && rules[i].pattern; i++)
+        if (shard_rule_matches(a, &rules[i], path)) return i;
+    return -1;
+}
+
+/* A parameter's rule: one naming the parameter itself, else its module. */
+static int32_t param_rule(const mtk_shard_analysis *a, const mtk_tp_rule *rules, const char *name)
+{
+    int32_t r = find_rule(a, rules, name);
+    if (r >= 0) return r;
+    const char *dot = strrchr(name, '.');
+    if (!dot) return -1;
+    char *module = dup_n(a->ctx, name, (size_t)(dot - name));
+    return module ? find_rule(a, rules, module) : -1;
+}
+
+/* The layer a dotted name lies in (the layer's own name or below it), -1. */
+static int32_t layer_of(const char *const *layer_names, int32_t nlayers, const char *name)
+{
+    for (int32_t l = 0; l < nlayers; l++) {
+        size_t n = strlen(layer_names[l]);
+        if (strncmp(name, layer_names[l], n) == 0 && (name[n] == '.' || name[n] == '\0')) return l;
+    }
+    return -1;
+}
+
+static void add_bytes(shard_bytes *b, int64_t bytes, bool sharded)
+{
+    if (sharded) b->sharded += bytes;
+    else b->replicated += bytes;
+}
+
+/* The config's head counts, vocabulary and experts. */
+static bool read_config(mtk_ctx *ctx, const char *model, mtk_shard_analysis *a)
+{
+    const mtk_builtin_model *b = mtk_builtin_model_find(model);
+    mtk_model_config *c = NULL;
+    if (b) c = mtk_model_config_parse(ctx, b->config_json, b->name);
+    else if (!mtk_demo_model_find(model)) c = mtk_model_config_load(ctx, model);
+    if (!c) return mtk_ctx_status(ctx) == MTK_OK;
+    a->heads = mtk_model_config_int(c, "num_attention_heads", 0);
+    a->kv_heads = mtk_model_config_int(c, "num_key_value_heads", a->heads);
+    a->vocab = mtk_model_config_int(c, "vocab_size", 0);
+    a->hidden = mtk_model_config_int(c, "hidden_size", 0);
+    a->experts = mtk_model_config_int(c, "num_local_experts", 0);
+    if (!a->experts) a->experts = mtk_model_config_int(c, "num_experts", 0);
+    if (!a->experts) a->experts = mtk_model_config_int(c, "n_routed_experts", 0);
+    a->top_k = mtk_model_config_int(c, "num_experts_per_tok", a->experts ? 1 : 0);
+    mtk_model_config_free(c);
+    return true;
+}
+
+/* Which tensors tensor parallelism shards: a node's outputs are sharded
+ * when it reads a colwise parameter or a sharded activation, and not when
+ * it reads a rowwise, gathered or vocab-parallel one (its partial output
+ * is reduced). */
+static bool *propagate(mtk_shard_analysis *a, const mtk_graph *g, const int8_t *storage_split)
+{
+    int32_t nt = mtk_graph_tensor_count(g);
+    bool *sharded = mtk_ctx_alloc(a->ctx, (size_t)(nt ? nt : 1) * sizeof *sharded);
+    if (!sharded) return NULL;
+    for (int32_t n = 0; n < mtk_graph_node_count(g); n++) {
+        const mtk_graph_node *node = mtk_graph_node_at(g, n);
+        bool reads_out = false, reduces = false, act = false;
+        for (int32_t i = 0; i < node->ninputs; i++) {
+            int32_t t = node->inputs[i];
+            if (t < 0) continue;
+            int8_t split = storage_split[mtk_graph_tensor_at(g, t)->storage];
+            reads_out |= split == SHARD_SPLIT_OUT;
+            reduces |= split == SHARD_SPLIT_IN || split == SHARD_SPLIT_GATHERED;
+            act |= sharded[t];
+        }
+        for (int32_t k = 0; k < node->noutputs; k++)
+            if (node->outputs[k] >= 0) sharded[node->outputs[k]] = !reduces && (reads_out || act);
+    }
+    return sharded;
+}
+
+/* Saved bytes, working sets and FLOPs per unit. */
+static void measure_units(mtk_shard_analysis *a, const mtk_graph *g, const int32_t *module_layer,
+                          const bool *sharded)
+{
+    const mtk_trace *tr = mtk_graph_trace(g);
+    int32_t ns = mtk_graph_storage_count(g);
+    bool *counted = mtk_ctx_alloc(a->ctx, (size_t)(ns ? ns : 1) * sizeof *counted);
+    int64_t *best = mtk_ctx_alloc(a->ctx, (size_t)(a->nlayers + 2) * sizeof *best);
+    if (!counted || !best) return;
+    bool seen_layer = false;
+    for (int32_t n = 0; n < mtk_graph_node_count(g); n++) {
+        const mtk_graph_node *node = mtk_graph_node_at(g, n);
+        int32_t layer = node->module >= 0 ? module_layer[node->module] : -1;
+        seen_layer |= layer >= 0;
+        int32_t u = layer >= 0 ? layer : seen_layer ? SHARD_UNIT_POST(a) : SHARD_UNIT_PRE(a);
+        shard_unit *unit = &a->units[u];
+        unit->flops += (double)node->flops;
+        bool out_sharded = node->noutputs > 0 && node->outputs[0] >= 0 && sharded[node->outputs[0]];
+        const char *type = node->module >= 0 ? mtk_module_type_name(mtk_trace_module_at(tr, node->module)->module) : "";
+        size_t tl = strlen(type);
+        bool attention = tl >= 9 && strcmp(type + tl - 9, "Attention") == 0;
+        for (int32_t i = 0; i < node->nsaved; i++) {
+            int32_t st = mtk_graph_saved_entry_storage(g, node, &node->saved[i]);
+            bool sh = out_sharded;
+            if (st >= 0) {
+                const mtk_graph_storage *s = mtk_graph_storage_at(g, st);
+                if (counted[st] || s->kind == MTK_STORAGE_PARAMETER) continue;
+                counted[st] = true;
+                sh = sharded[s->base];
+            }
+            int64_t bytes = mtk_graph_saved_entry_bytes(g, node, &node->saved[i]);
+            add_bytes(&unit->saved, bytes, sh);
+            if (attention) add_bytes(&unit->saved_attention, bytes, sh);
+        }
+        int64_t fwd = node->transient_bytes, bwd = 0;
+        for (int32_t k = 0; k < node->noutputs; k++) {
+            int32_t t = node->outputs[k];
+            if (t < 0) continue;
+            const mtk_graph_tensor *tt = mtk_graph_tensor_at(g, t);
+            if (tt->view_of < 0) fwd += mtk_graph_storage_at(g, tt->storage)->nbytes;
+        }
+        for (int32_t k = 0; k < node->nbackward; k++) {
+            /* a parameter's gradient becomes its .grad: a model state */
+            int32_t i = node->backward[k].grad_of, t = i >= 0 && i < node->ninputs ? node->inputs[i] : -1;
+            if (t >= 0 && mtk_graph_storage_at(g, mtk_graph_tensor_at(g, t)->storage)->kind == MTK_STORAGE_PARAMETER)
+                continue;
+            bwd += node->backward[k].nbytes;
+        }
+        int64_t ws = a->options.training && bwd > fwd ? bwd : fwd;
+        if (ws > best[u]) {
+            best[u] = ws;
+            unit->transient = (shard_bytes){ 0, 0 };
+            add_bytes(&unit->transient, ws, out_sharded);
+        }
+    }
+}
+
+/* Modules the plan makes communicate, with the bytes of one call. */
+static bool find_sites(mtk_shard_analysis *a, const mtk_trace *tr, const int32_t *module_layer, int32_t first_layer)
+{
+    int32_t nm = mtk_trace_module_count(tr);
+    a->sites = mtk_ctx_alloc(a->ctx, (size_t)(nm ? 2 * nm : 1) * sizeof *a->sites);
+    if (!a->sites) return false;
+    for (int32_t m = 1; m < nm; m++) {
+        const mtk_trace_module *tm = mtk_trace_module_at(tr, m);
+        const mtk_tp_rule *rules[2] = { a->plan ? a->plan->tp : NULL, a->plan ? a->plan->ep : NULL };
+        for (int32_t k = 0; k < 2; k++) {
+            int32_t r = find_rule(a, rules[k], tm->name);
+            if (r < 0) continue;
+            shard_site *s = &a->sites[a->nsites++];
+            s->style = rules[k][r].style;
+            s->unit = module_layer[m] >= 0 ? module_layer[m] : m < first_layer ? SHARD_UNIT_PRE(a) : SHARD_UNIT_POST(a);
+            s->in_bytes = tm->ninputs > 0 && tm->inputs[0] ? (int64_t)mtk_tensor_nbytes(tm->inputs[0]) : 0;
+            s->out_bytes = tm->noutputs > 0 && tm->outputs[0] ? (int64_t)mtk_tensor_nbytes(tm->outputs[0]) : 0;
+            for (int32_t p = 0; p < mtk_module_param_count(tm->module); p++) {
+                mtk_tensor *t = mtk_module_param_at(tm->module, p, NULL);
+                if (t) s->param_bytes += (int64_t)mtk_tensor_nbytes(t);
+            }
+        }
+    }
+    return true;
+}
+
+mtk_shard_analysis *mtk_shard_analyze(mtk_ctx *ctx, const char *model, const mtk_shard_options *o)
+{
+    if (!ctx) return NULL;
+    if (!model || !o) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard: NULL model or options");
+        return NULL;
+    }
+    if (o->micro_batch < 1 || o->seq < 1) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard: the micro-batch (%lld) and sequence length (%lld) must be "
+                  "positive", (long long)o->micro_batch, (long long)o->seq);
+        return NULL;
+    }
+    mtk_shard_analysis *a = mtk_ctx_alloc(ctx, sizeof *a);
+    if (!a) return NULL;
+    a->ctx = ctx;
+    a->model = model;
+    a->options = *o;
+    if (!read_config(ctx, model, a)) return NULL;
+    mtk_plan_trace_options to = {
+        .batch = o->micro_batch, .seq = o->seq, .dtype = o->dtype, .attention = "sdpa",
+        .device_kind = (mtk_device_kind)o->device_kind, .with_loss = o->training, .training = o->training,
+        .decoder_seq = o->seq,
+    };
+    mtk_plan_model *pm = mtk_plan_trace_model(ctx, model, &to);
+    if (!pm) return NULL;
+    a->family = pm->info.family;
+    a->dtype = pm->info.dtype;
+    a->plan = mtk_model_tp_plan_find(a->family);
+    const mtk_trace *tr = pm->trace;
+    int32_t nm = mtk_trace_module_count(tr);
+    a->nlayers = pm->nlayers;
+    if (a->nlayers < 1) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard: %s has no decoder layers to split", model);
+        return NULL;
+    }
+    const char **layer_names = mtk_ctx_alloc(ctx, (size_t)a->nlayers * sizeof *layer_names);
+    int32_t *module_layer = mtk_ctx_alloc(ctx, (size_t)nm * sizeof *module_layer);
+    a->units = mtk_ctx_alloc(ctx, (size_t)(a->nlayers + 2) * sizeof *a->units);
+    if (!layer_names || !module_layer || !a->units) return NULL;
+    for (int32_t l = 0; l < a->nlayers; l++) layer_names[l] = mtk_trace_module_at(tr, pm->layers[l])->name;
+    for (int32_t m = 0; m < nm; m++) module_layer[m] = layer_of(layer_names, a->nlayers, mtk_trace_module_at(tr, m)->name);
+    /* "model.layers.0" -> "model.": where the base model's rules apply */
+    const char *first = layer_names[0], *dot = strrchr(first, '.');
+    const char *cut = first;
+    for (const char *p = first; dot && p < dot; p++)
+        if (*p == '.') cut = p + 1;
+    a->base_prefix = dup_n(ctx, first, (size_t)(cut - first));
+    const mtk_trace_module *l0 = mtk_trace_module_at(tr, pm->layers[0]);
+    a->boundary_bytes = l0->noutputs > 0 ? (int64_t)mtk_tensor_nbytes(l0->outputs[0]) : 0;
+    for (int32_t l = 0; l < a->nlayers; l++) {
+        const mtk_trace_module *lm = mtk_trace_module_at(tr, pm->layers[l]);
+        if (lm->ninputs > 0 && lm->inputs[0]) a->units[l].input.replicated = (int64_t)mtk_tensor_nbytes(lm->inputs[0]);
+    }
+    /* parameters: unit and rules */
+    mtk_named_tensor *named;
+    int32_t np = mtk_module_named_parameters(pm->model, &named);
+    if (np < 0) return NULL;
+    a->params = mtk_ctx_alloc(ctx, (size_t)(np ? np : 1) * sizeof *a->params);
+    if (!a->params || !a->base_prefix) return NULL;
+    a->nparams = np;
+    const mtk_graph *g = pm->graph;
+    int32_t ns = mtk_graph_storage_count(g);
+    int8_t *storage_split = mtk_ctx_alloc(ctx, (size_t)(ns ? ns : 1));
+    if (!storage_split) return NULL;
+    bool seen_layer = false;
+    for (int32_t i = 0; i < np; i++) {
+        shard_param_info *p = &a->params[i];
+        p->name = named[i].name;
+        p->tensor = named[i].tensor;
+        int32_t layer = layer_of(layer_names, a->nlayers, p->name);
+        seen_layer |= layer >= 0;
+        p->unit = layer >= 0 ? layer : seen_layer ? SHARD_UNIT_POST(a) : SHARD_UNIT_PRE(a);
+        p->tp_rule = a->plan ? param_rule(a, a->plan->tp, p->name) : -1;
+        p->ep_rule = a->plan && a->plan->ep ? param_rule(a, a->plan->ep, p->name) : -1;
+        int32_t t = mtk_graph_tensor_id(g, p->tensor);
+        if (t >= 0 && p->tp_rule >= 0)
+            storage_split[mtk_graph_tensor_at(g, t)->storage] =
+                (int8_t)shard_style_split(a->plan->tp[p->tp_rule].style, p->name, p->tensor->ndim);
+    }
+    a->tied_head = mtk_module_child(pm->model, "lm_head") && !mtk_module_find_tensor(pm->model, "lm_head.weight");
+    mtk_tensor *head = mtk_module_find_tensor(pm->model, "lm_head.weight");
+    for (int32_t i = 0; head && i < np; i++)
+        if (a->params[i].tensor == head && strcmp(a->params[i].name, "lm_head.weight") != 0) a->tied_head = true;
+    bool *sharded = propagate(a, g, storage_split);
+    if (!sharded) return NULL;
+    measure_units(a, g, module_layer, sharded);
+    if (!find_sites(a, tr, module_layer, pm->layers[0])) return NULL;
+    return mtk_ctx_status(ctx) == MTK_OK ? a : NULL;
+}
+
+mtk_shard_plan *mtk_shard_plan_model(mtk_ctx *ctx, const char *model, const mtk_shard_options *options)
+{
+    mtk_shard_analysis *a = mtk_shard_analyze(ctx, model, options);
+    return a ? mtk_shard_evaluate(ctx, a, options) : NULL;
+}

@@ -1,0 +1,294 @@
+/* What a placed plan costs each rank: memory (model states as ZeRO and
+ * FSDP divide them, the activations of its stage for the micro-batches
+ * 1F1B keeps in flight, the largest working set) and the collectives of
+ * one step. */
+#include "plan/shard_internal.h"
+
+#include <string.h>
+
+#define DDP_BUCKET_BYTES (25LL << 20) /* DistributedDataParallel's bucket_cap_mb=25 */
+
+static int64_t ceil_div(int64_t a, int64_t b) { return b > 1 ? (a + b - 1) / b : a; }
+
+/* Bytes of one parameter element in the optimizer: Adam's exp_avg and
+ * exp_avg_sq in float32, and a float32 master copy of a 16-bit weight. */
+static int64_t state_bytes(mtk_dtype dtype) { return (mtk_dtype_size(dtype) < 4 ? 4 : 0) + 8; }
+
+static int64_t numel(const int64_t *shape, int32_t ndim)
+{
+    int64_t n = 1;
+    for (int32_t d = 0; d < ndim; d++) n *= shape[d];
+    return n;
+}
+
+static bool in_stage(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t unit, int32_t s)
+{
+    if (unit == SHARD_UNIT_PRE(a)) return s == 0;
+    if (unit == SHARD_UNIT_POST(a)) return s == plan->options.pp - 1;
+    return unit >= plan->stage_first_layer[s] && unit < plan->stage_first_layer[s + 1];
+}
+
+/* b's bytes on one rank: the sharded part over tp, and with sequence
+ * parallelism inside a layer the replicated part too. */
+static int64_t on_rank(shard_bytes b, const mtk_shard_options *o, bool layer)
+{
+    int64_t shard = ceil_div(b.sharded, o->tp);
+    return shard + (o->sp && layer ? ceil_div(b.replicated, o->tp) : b.replicated);
+}
+
+/* One micro-batch's saved activations and the largest working set of
+ * stage s. */
+static void stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, int64_t *saved,
+                              int64_t *transient)
+{
+    const mtk_shard_options *o = &plan->options;
+    *saved = *transient = 0;
+    int64_t recompute = 0;
+    for (int32_t u = 0; u < a->nlayers + 2; u++) {
+        if (!in_stage(a, plan, u, s)) continue;
+        const shard_unit *unit = &a->units[u];
+        bool layer = u < a->nlayers;
+        int64_t full = on_rank(unit->saved, o, layer);
+        int64_t keep = full;
+        if (layer && o->recompute == MTK_RECOMPUTE_FULL) {
+            keep = on_rank(unit->input, o, layer);
+            if (full > recompute) recompute = full;
+        } else if (layer && o->recompute == MTK_RECOMPUTE_SELECTIVE) {
+            keep = full - on_rank(unit->saved_attention, o, layer);
+        }
+        *saved += keep;
+        int64_t ws = on_rank(unit->transient, o, layer);
+        if (ws > *transient) *transient = ws;
+    }
+    *transient += recompute;
+}
+
+/* Model states of one rank (parameters, gradients, optimizer states) as
+ * ZeRO or FSDP leave them, and the largest layer's gathered parameters. */
+static void model_states(const mtk_shard_plan *plan, int32_t t, int32_t d, int32_t s,
+                         mtk_memory_breakdown *m, int64_t *gathered)
+{
+    const mtk_shard_options *o = &plan->options;
+    int64_t pb[2] = { 0, 0 }, ob[2] = { 0, 0 }, fsdp_p = 0, fsdp_o = 0; /* [dense, expert] */
+    int64_t best = 0;
+    int32_t cur_layer = -2;
+    int64_t cur = 0;
+    for (int32_t i = 0; i < plan->nparams; i++) {
+        const mtk_shard_param *p = &plan->params[i];
+        if (p->stage != s) continue;
+        int32_t index = p->expert ? d % o->ep : p->nlocal > 1 ? t : 0;
+        int64_t n = numel(p->local_shapes + (size_t)index * (size_t)p->ndim, p->ndim);
+        int64_t item = (int64_t)mtk_dtype_size(p->dtype);
+        pb[p->expert] += n * item;
+        ob[p->expert] += n * state_bytes(p->dtype);
+        const mtk_shard_slice *sl = &p->slices[d * o->tp + t];
+        int64_t fn = numel(sl->local, p->ndim);
+        fsdp_p += fn * item;
+        fsdp_o += fn * state_bytes(p->dtype);
+        if (p->layer != cur_layer) {
+            if (cur > best) best = cur;
+            cur_layer = p->layer, cur = 0;
+        }
+        cur += n * item;
+    }
+    if (cur > best) best = cur;
+    int64_t groups[2] = { o->dp, o->dp / (o->ep > 0 ? o->ep : 1) };
+    int64_t params = pb[0] + pb[1], grads = params, states = ob[0] + ob[1];
+    if (o->fsdp || o->zero == 3) {
+        params = fsdp_p, grads = fsdp_p, states = fsdp_o;
+        if (o->zero == 3) {
+            params = grads = ceil_div(pb[0], groups[0]) + ceil_div(pb[1], groups[1]);
+            states = ceil_div(ob[0], groups[0]) + ceil_div(ob[1], groups[1]);
+        }
+        *gathered = o->dp > 1 ? best : 0;
+    } else {
+        if (o->zero >= 1) states = ceil_div(ob[0], groups[0]) + ceil_div(ob[1], groups[1]);
+        if (o->zero >= 2) grads = ceil_div(pb[0], groups[0]) + ceil_div(pb[1], groups[1]);
+        *gathered = 0;
+    }
+    m->parameters = params;
+    m->gradients = o->training ? grads : 0;
+    m->optimizer_states = o->training ? states : 0;
+}
+
+static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)
+{
+    const mtk_shard_options *o = &plan->options;
+    mtk_shard_rank *ranks = mtk_ctx_alloc(ctx, (size_t)plan->world_size * sizeof *ranks);
+    int64_t *saved = mtk_ctx_alloc(ctx, (size_t)o->pp * 2 * sizeof *saved);
+    if (!ranks || !saved) return false;
+    for (int32_t s = 0; s < o->pp; s++) stage_activations(a, plan, s, &saved[2 * s], &saved[2 * s + 1]);
+    for (int32_t r = 0; r < plan->world_size; r++) {
+        mtk_shard_rank *k = &ranks[r];
+        k->rank = r;
+        k->tp_index = r % o->tp;
+        k->dp_index = (r / o->tp) % o->dp;
+        k->stage = r / (o->tp * o->dp);
+        int64_t gathered;
+        model_states(plan, k->tp_index, k->dp_index, k->stage, &k->memory, &gathered);
+        int64_t mb = plan->micro_batches;
+        k->in_flight = o->training ? (int32_t)(o->pp - k->stage < mb ? o->pp - k->stage : mb) : 0;
+        k->memory.activations_saved = k->in_flight * saved[2 * k->stage];
+        /* the gathered layer, and its prefetched successor; training also
+           holds the layer's unsharded gradients before reduce-scatter */
+        k->memory.transient_at_peak = saved[2 * k->stage + 1] + gathered * (o->training ? 3 : 2);
+        const mtk_memory_breakdown *m = &k->memory;
+        k->peak_bytes = m->parameters + m->gradients + m->optimizer_states + m->activations_saved + m->kv_cache +
+                        m->transient_at_peak;
+    }
+    plan->ranks = ranks;
+    return true;
+}
+
+/* ------------------------------------------------------------ collectives */
+
+typedef struct comm_list {
+    mtk_shard_comm *items;
+    int32_t n, cap;
+    mtk_ctx *ctx;
+} comm_list;
+
+static void add(comm_list *l, mtk_collective op, const char *group, int32_t stage, const char *what, int64_t count,
+                int64_t bytes)
+{
+    if (count <= 0) return;
+    for (int32_t i = 0; i < l->n; i++) {
+        mtk_shard_comm *c = &l->items[i];
+        if (c->op == op && c->stage == stage && strcmp(c->group, group) == 0 && strcmp(c->what, what) == 0) {
+            c->count += count;
+            c->bytes += bytes;
+            return;
+        }
+    }
+    if (l->n == l->cap) {
+        int32_t cap = l->cap ? 2 * l->cap : 32;
+        mtk_shard_comm *items = mtk_ctx_alloc(l->ctx, (size_t)cap * sizeof *items);
+        if (!items) return;
+        if (l->n) memcpy(items, l->items, (size_t)l->n * sizeof *items);
+        l->items = items, l->cap = cap;
+    }
+    l->items[l->n++] = (mtk_shard_comm){ op, group, stage, what, count, bytes };
+}
+
+/* Tensor and expert parallelism: per site, per micro-batch. */
+static void tp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, comm_list *l)
+{
+    const mtk_shard_options *o = &plan->options;
+    int64_t m = plan->micro_batches;
+    bool train = o->training;
+    for (int32_t i = 0; i < a->nsites; i++) {
+        const shard_site *site = &a->sites[i];
+        if (!in_stage(a, plan, site->unit, s)) continue;
+        int64_t in = site->in_bytes, out = site->out_bytes;
+        switch (site->style) {
+        case MTK_TP_EP_DISPATCH:
+            if (o->ep > 1) {
+                int64_t bytes = in * (a->top_k > 0 ? a->top_k : 1);
+                add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "token dispatch and combine", 2 * m, 2 * m * bytes);
+                if (train) add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "their gradients", 2 * m, 2 * m * bytes);
+            }
+            break;
+        default: break;
+        }
+        if (o->tp == 1) continue;
+        switch (site->style) {
+        case MTK_TP_COLWISE_GATHER_OUTPUT:
+            add(l, MTK_COLL_ALL_GATHER, "tp", s, "gathered outputs", m, m * out);
+            /* fall through */
+        case MTK_TP_COLWISE:
+        case MTK_TP_PACKED_COLWISE:
+            if (o->sp) {
+                add(l, MTK_COLL_ALL_GATHER, "tp", s, "sequence-parallel inputs", m, m * in);
+                if (train) add(l, MTK_COLL_REDUCE_SCATTER, "tp", s, "input gradients", m, m * in);
+            } else if (train) {
+                add(l, MTK_COLL_ALL_REDUCE, "tp", s, "input gradients", m, m * in);
+            }
+            break;
+        case MTK_TP_ROWWISE:
+        case MTK_TP_ROWWISE_SPLIT_INPUT:
+        case MTK_TP_EMBEDDING_ROWWISE:
+            if (o->sp && site->style != MTK_TP_EMBEDDING_ROWWISE) {
+                add(l, MTK_COLL_REDUCE_SCATTER, "tp", s, "partial outputs", m, m * out);
+                if (train) add(l, MTK_COLL_ALL_GATHER, "tp", s, "output gradients", m, m * out);
+            } else {
+                add(l, MTK_COLL_ALL_REDUCE, "tp", s, "partial outputs", m, m * out);
+            }
+            if (train && site->style == MTK_TP_ROWWISE_SPLIT_INPUT)
+                add(l, MTK_COLL_ALL_GATHER, "tp", s, "input gradients", m, m * in);
+            break;
+        case MTK_TP_REPLICATED_GRAD_ALLREDUCE:
+            if (train) add(l, MTK_COLL_ALL_REDUCE, "tp", s, "replicated parameters' gradients", m, m * site->param_bytes);
+            break;
+        case MTK_TP_MOE_EXPERTS:
+            if (o->ep == 1) {
+                add(l, MTK_COLL_ALL_REDUCE, "tp", s, "partial outputs", m, m * out);
+                if (train) add(l, MTK_COLL_ALL_REDUCE, "tp", s, "input gradients", m, m * in);
+            }
+            break;
+        default: break;
+        }
+    }
+}
+
+/* Data parallelism over the stage's parameters (one rank's share of tp). */
+static void dp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, comm_list *l)
+{
+    const mtk_shard_options *o = &plan->options;
+    if (o->dp == 1) return;
+    int64_t m = plan->micro_batches, bytes = 0, units = 0, last = -3;
+    for (int32_t i = 0; i < plan->nparams; i++) {
+        const mtk_shard_param *p = &plan->params[i];
+        if (p->stage != s) continue;
+        bytes += numel(p->local_shapes, p->ndim) * (int64_t)mtk_dtype_size(p->dtype);
+        if (p->layer != last) units++, last = p->layer;
+    }
+    (void)a;
+    int64_t buckets = ceil_div(bytes, DDP_BUCKET_BYTES);
+    if (o->fsdp || o->zero == 3) {
+        add(l, MTK_COLL_ALL_GATHER, "dp", s, "parameters for the forward", units * m, bytes * m);
+        if (o->training) {
+            add(l, MTK_COLL_ALL_GATHER, "dp", s, "parameters for the backward", units * m, bytes * m);
+            add(l, MTK_COLL_REDUCE_SCATTER, "dp", s, "gradients", units * m, bytes * m);
+        }
+    } else if (o->training && o->zero >= 1) {
+        add(l, MTK_COLL_REDUCE_SCATTER, "dp", s, "gradients", buckets, bytes);
+        add(l, MTK_COLL_ALL_GATHER, "dp", s, "updated parameters", buckets, bytes);
+    } else if (o->training) {
+        add(l, MTK_COLL_ALL_REDUCE, "dp", s, "gradients", buckets, bytes);
+    }
+}
+
+static void pp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, comm_list *l)
+{
+    const mtk_shard_options *o = &plan->options;
+    int64_t m = plan->micro_batches, b = o->sp ? ceil_div(a->boundary_bytes, o->tp) : a->boundary_bytes;
+    if (s < o->pp - 1) add(l, MTK_COLL_SEND, "pp", s, "activations to the next stage", m, m * b);
+    if (s > 0) add(l, MTK_COLL_RECV, "pp", s, "activations from the previous stage", m, m * b);
+    if (!o->training) return;
+    if (s > 0) add(l, MTK_COLL_SEND, "pp", s, "gradients to the previous stage", m, m * b);
+    if (s < o->pp - 1) add(l, MTK_COLL_RECV, "pp", s, "gradients from the next stage", m, m * b);
+}
+
+bool shard_cost(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)
+{
+    if (!memory(ctx, a, plan)) return false;
+    comm_list l = { .ctx = ctx };
+    for (int32_t s = 0; s < plan->options.pp; s++) {
+        tp_comms(a, plan, s, &l);
+        dp_comms(a, plan, s, &l);
+        pp_comms(a, plan, s, &l);
+    }
+    if (mtk_ctx_status(ctx) != MTK_OK) return false;
+    plan->comms = l.items;
+    plan->ncomms = l.n;
+    const mtk_shard_options *o = &plan->options;
+    if (o->training)
+        shard_note(plan, "model states: the parameters' dtype for weights and gradients, Adam's two float32 moments, "
+                         "and a float32 master copy of 16-bit weights (DeepSpeed's 2+2+12 bytes a parameter)");
+    if (o->training && o->pp > 1)
+        shard_note(plan, "activations: each stage holds min(pp - stage, micro-batches) micro-batches (1F1B)");
+    if (a->tied_head && o->pp > 1)
+        shard_note(plan, "tied embeddings: the last stage keeps its own copy of lm_head (not counted) and the two "
+                         "stages all-reduce its gradient");
+    return true;
+}

@@ -1,0 +1,296 @@
+/* One parallel configuration from an analysis (shard.c): the checks that
+ * say why a plan cannot work, the pipeline stages, every parameter's
+ * placement, local shapes and per-rank slices.  Memory and
+ * communication are shard_cost.c's. */
+#include "plan/shard_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool fail(mtk_ctx *ctx, const char *fmt, long long a, long long b, const char *what)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg, fmt, what, a, b);
+    mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard: %s", msg);
+    return false;
+}
+
+/* The checks that name why a configuration cannot work. */
+static bool check(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o)
+{
+    const mtk_shard_options *ao = &a->options;
+    if (o->tp < 1 || o->pp < 1 || o->dp < 1 || o->ep < 1) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard: --tp, --pp, --dp and --ep must be >= 1 (got %d, %d, %d, %d)",
+                  o->tp, o->pp, o->dp, o->ep);
+        return false;
+    }
+    if ((int64_t)o->tp * o->pp * o->dp > (1 << 20)) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard: a world of %lld ranks is more than mtk plans (2^20)",
+                  (long long)o->tp * o->pp * o->dp);
+        return false;
+    }
+    if (o->zero < 0 || o->zero > 3) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard: --zero %d is not a ZeRO stage (0, 1, 2 or 3)", o->zero);
+        return false;
+    }
+    if (o->fsdp && o->zero) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard: --fsdp and --zero %d both shard over dp: pick one", o->zero);
+        return false;
+    }
+    if (o->micro_batch != ao->micro_batch || o->seq != ao->seq || o->training != ao->training) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard: the analysis was made at another micro-batch, length or mode");
+        return false;
+    }
+    if (o->tp > 1 && !a->plan) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                  "shard: %s models have no tensor-parallel plan in transformers (base_model_tp_plan): use --tp 1",
+                  a->family);
+        return false;
+    }
+    if (o->tp > 1 && a->heads > 0 && a->heads % o->tp)
+        return fail(ctx, "%s=%lld is not divisible by --tp %lld", a->heads, o->tp, "num_attention_heads");
+    if (o->tp > 1 && a->kv_heads > 0 && a->kv_heads % o->tp)
+        return fail(ctx, "%s=%lld is not divisible by --tp %lld", a->kv_heads, o->tp, "num_key_value_heads");
+    if (o->tp > 1 && a->vocab > 0 && a->vocab % o->tp)
+        return fail(ctx, "%s=%lld is not divisible by --tp %lld (pad the vocabulary)", a->vocab, o->tp, "vocab_size");
+    if (a->nlayers < o->pp) return fail(ctx, "%s: %lld layers cannot fill --pp %lld stages", a->nlayers, o->pp, "model");
+    if (o->ep > 1) {
+        if (!a->plan || !a->plan->ep || a->experts < 1) {
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard: --ep %d needs a mixture-of-experts model; %s has no experts",
+                      o->ep, a->family);
+            return false;
+        }
+        if (o->dp % o->ep) return fail(ctx, "%s %lld does not divide --dp %lld (experts split inside dp)", o->ep, o->dp, "--ep");
+        if (a->experts % o->ep) return fail(ctx, "%s: %lld experts are not divisible by --ep %lld", a->experts, o->ep, "model");
+    }
+    int64_t per_step = o->micro_batch * o->dp;
+    if (o->global_batch && o->global_batch % per_step) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                  "shard: --global-batch %lld is not a multiple of --micro-batch %lld x --dp %d = %lld",
+                  (long long)o->global_batch, (long long)o->micro_batch, o->dp, (long long)per_step);
+        return false;
+    }
+    return true;
+}
+
+/* Contiguous stages minimizing the most expensive one (FLOPs; the
+ * embedding with layer 0, the head and loss with the last layer). */
+static int32_t *partition(mtk_ctx *ctx, const mtk_shard_analysis *a, int32_t P, double **stage_flops)
+{
+    int32_t L = a->nlayers;
+    double *cost = mtk_ctx_alloc(ctx, (size_t)(L + 1) * sizeof *cost); /* prefix sums */
+    double *best = mtk_ctx_alloc(ctx, (size_t)(P + 1) * (size_t)(L + 1) * sizeof *best);
+    int32_t *cut = mtk_ctx_alloc(ctx, (size_t)(P + 1) * (size_t)(L + 1) * sizeof *cut);
+    int32_t *first = mtk_ctx_alloc(ctx, (size_t)(P + 1) * sizeof *first);
+    *stage_flops = mtk_ctx_alloc(ctx, (size_t)P * sizeof **stage_flops);
+    if (!cost || !best || !cut || !first || !*stage_flops) return NULL;
+    for (int32_t l = 0; l < L; l++) {
+        double c = a->units[l].flops;
+        if (l == 0) c += a->units[SHARD_UNIT_PRE(a)].flops;
+        if (l == L - 1) c += a->units[SHARD_UNIT_POST(a)].flops;
+        cost[l + 1] = cost[l] + c;
+    }
+#define AT(p, l) ((size_t)(p) * (size_t)(L + 1) + (size_t)(l))
+    for (int32_t l = 0; l <= L; l++) best[AT(1, l)] = l ? cost[l] : 1e300;
+    for (int32_t p = 2; p <= P; p++) {
+        for (int32_t l = 0; l <= L; l++) {
+            best[AT(p, l)] = 1e300;
+            for (int32_t k = p - 1; k < l; k++) { /* stages 1..p-1 take [0, k) */
+                double here = cost[l] - cost[k], prev = best[AT(p - 1, k)];
+                double m = here > prev ? here : prev;
+                if (m < best[AT(p, l)]) best[AT(p, l)] = m, cut[AT(p, l)] = k;
+            }
+        }
+    }
+    first[P] = L;
+    for (int32_t p = P, l = L; p >= 1; p--) {
+        first[p - 1] = p == 1 ? 0 : cut[AT(p, l)];
+        l = first[p - 1];
+    }
+#undef AT
+    for (int32_t s = 0; s < P; s++) (*stage_flops)[s] = cost[first[s + 1]] - cost[first[s]];
+    return first;
+}
+
+/* torch.chunk's piece `index` of `n` in `parts`: DTensor's uneven Shard. */
+void shard_chunk(int64_t n, int64_t parts, int64_t index, int64_t *offset, int64_t *length)
+{
+    int64_t c = (n + parts - 1) / parts;
+    int64_t lo = index * c < n ? index * c : n, hi = (index + 1) * c < n ? (index + 1) * c : n;
+    *offset = lo;
+    *length = hi - lo;
+}
+
+/* The boxes one mesh index holds under placement pl (over `parts`). */
+static int32_t place_boxes(const mtk_shard_param *p, mtk_placement pl, int64_t parts, int64_t index,
+                           mtk_shard_box *boxes)
+{
+    mtk_shard_box whole = { { 0 }, { 0 } };
+    for (int32_t d = 0; d < p->ndim; d++) whole.shape[d] = p->shape[d];
+    if (pl.kind == MTK_PLACEMENT_REPLICATE || parts == 1) {
+        boxes[0] = whole;
+        return 1;
+    }
+    int32_t d = pl.dim;
+    if (pl.kind == MTK_PLACEMENT_SHARD) {
+        boxes[0] = whole;
+        shard_chunk(p->shape[d], parts, index, &boxes[0].offset[d], &boxes[0].shape[d]);
+        return 1;
+    }
+    /* _StridedShard(d, sf): each of the sf blocks of dim d chunked */
+    int64_t block = p->shape[d] / pl.split_factor;
+    for (int32_t k = 0; k < pl.split_factor; k++) {
+        boxes[k] = whole;
+        int64_t off, len;
+        shard_chunk(block, parts, index, &off, &len);
+        boxes[k].offset[d] = k * block + off;
+        boxes[k].shape[d] = len;
+    }
+    return pl.split_factor;
+}
+
+static mtk_placement placement_of(mtk_tp_style style, const char *name, int32_t ndim)
+{
+    mtk_placement pl = { MTK_PLACEMENT_REPLICATE, 0, 0 };
+    const char *leaf = strrchr(name, '.');
+    bool bias = strcmp(leaf ? leaf + 1 : name, "bias") == 0;
+    switch (style) {
+    case MTK_TP_COLWISE:
+    case MTK_TP_COLWISE_GATHER_OUTPUT: pl = (mtk_placement){ MTK_PLACEMENT_SHARD, ndim >= 2 ? ndim - 2 : 0, 0 }; break;
+    case MTK_TP_ROWWISE:
+    case MTK_TP_ROWWISE_SPLIT_INPUT:
+        if (!bias) pl = (mtk_placement){ MTK_PLACEMENT_SHARD, ndim - 1, 0 };
+        break;
+    case MTK_TP_EMBEDDING_ROWWISE:
+    case MTK_TP_GROUPED_GEMM: pl = (mtk_placement){ MTK_PLACEMENT_SHARD, 0, 0 }; break;
+    case MTK_TP_PACKED_COLWISE:
+        pl = ndim == 1 ? (mtk_placement){ MTK_PLACEMENT_SHARD, 0, 0 }
+                       : (mtk_placement){ MTK_PLACEMENT_STRIDED, ndim - 2, 2 };
+        break;
+    case MTK_TP_PACKED_ROWWISE:
+        if (ndim > 1) pl = (mtk_placement){ MTK_PLACEMENT_STRIDED, ndim - 1, 2 };
+        break;
+    default: break;
+    }
+    return pl;
+}
+
+/* Placement, local shapes and slices of every parameter. */
+static bool place_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o, mtk_shard_plan *plan)
+{
+    mtk_shard_param *params = mtk_ctx_alloc(ctx, (size_t)(a->nparams ? a->nparams : 1) * sizeof *params);
+    if (!params) return false;
+    bool dp_shard = o->fsdp || o->zero == 3;
+    for (int32_t i = 0; i < a->nparams; i++) {
+        const shard_param_info *info = &a->params[i];
+        mtk_shard_param *p = &params[i];
+        p->name = info->name;
+        p->dtype = info->tensor->dtype;
+        p->ndim = info->tensor->ndim;
+        memcpy(p->shape, info->tensor->shape, (size_t)p->ndim * sizeof p->shape[0]);
+        p->layer = info->unit < a->nlayers ? info->unit : -1;
+        p->stage = info->unit == SHARD_UNIT_PRE(a) ? 0 : info->unit == SHARD_UNIT_POST(a) ? o->pp - 1 : 0;
+        for (int32_t s = 0; p->layer >= 0 && s < o->pp; s++)
+            if (p->layer >= plan->stage_first_layer[s] && p->layer < plan->stage_first_layer[s + 1]) p->stage = s;
+        int32_t parts = 1;
+        if (o->ep > 1 && info->ep_rule >= 0) {
+            p->expert = true;
+            p->style = mtk_tp_style_name(a->plan->ep[info->ep_rule].style);
+            p->placement = placement_of(a->plan->ep[info->ep_rule].style, p->name, p->ndim);
+            parts = o->ep;
+        } else if (o->tp > 1 && info->tp_rule >= 0) {
+            p->style = mtk_tp_style_name(a->plan->tp[info->tp_rule].style);
+            p->placement = placement_of(a->plan->tp[info->tp_rule].style, p->name, p->ndim);
+            parts = o->tp;
+        }
+        p->dp_sharded = dp_shard && o->dp > 1 && p->ndim > 0;
+        int64_t *local = mtk_ctx_alloc(ctx, (size_t)parts * (size_t)(p->ndim ? p->ndim : 1) * sizeof *local);
+        if (!local) return false;
+        mtk_shard_box boxes[8];
+        for (int32_t k = 0; k < parts; k++) {
+            int32_t nb = place_boxes(p, p->placement, parts, k, boxes);
+            for (int32_t d = 0; d < p->ndim; d++) {
+                int64_t len = 0;
+                for (int32_t b = 0; b < nb; b++)
+                    len = (p->placement.kind == MTK_PLACEMENT_STRIDED && d == p->placement.dim) ? len + boxes[b].shape[d]
+                                                                                               : boxes[b].shape[d];
+                local[(size_t)k * (size_t)p->ndim + (size_t)d] = len;
+            }
+        }
+        p->local_shapes = local;
+        p->nlocal = parts;
+        /* every rank of the stage, ascending: t fastest, then d */
+        int32_t n = o->tp * o->dp;
+        mtk_shard_slice *slices = mtk_ctx_alloc(ctx, (size_t)n * sizeof *slices);
+        if (!slices) return false;
+        int32_t dp_groups = p->expert ? o->dp / o->ep : o->dp;
+        for (int32_t d = 0; d < o->dp; d++) {
+            for (int32_t t = 0; t < o->tp; t++) {
+                mtk_shard_slice *sl = &slices[d * o->tp + t];
+                sl->rank = t + o->tp * (d + o->dp * p->stage);
+                int32_t index = p->expert ? d % o->ep : parts > 1 ? t : 0;
+                int32_t nb = place_boxes(p, p->placement, parts, index, boxes);
+                if (p->dp_sharded) {
+                    /* FSDP2's Shard(0) over dp of the local tensor */
+                    int32_t di = p->expert ? d / o->ep : d;
+                    for (int32_t b = 0; b < nb; b++) {
+                        int64_t off, len;
+                        shard_chunk(boxes[b].shape[0], dp_groups, di, &off, &len);
+                        boxes[b].offset[0] += off;
+                        boxes[b].shape[0] = len;
+                    }
+                }
+                mtk_shard_box *parts_out = mtk_ctx_alloc(ctx, (size_t)nb * sizeof *parts_out);
+                if (!parts_out) return false;
+                memcpy(parts_out, boxes, (size_t)nb * sizeof *boxes);
+                sl->parts = parts_out;
+                sl->nparts = nb;
+                for (int32_t dd = 0; dd < p->ndim; dd++) {
+                    int64_t len = 0;
+                    for (int32_t b = 0; b < nb; b++)
+                        len = (nb > 1 && dd == p->placement.dim) ? len + boxes[b].shape[dd] : boxes[b].shape[dd];
+                    sl->local[dd] = len;
+                }
+            }
+        }
+        p->slices = slices;
+        p->nslices = n;
+    }
+    plan->params = params;
+    plan->nparams = a->nparams;
+    return true;
+}
+
+void shard_note(mtk_shard_plan *plan, const char *note)
+{
+    if (plan->nnotes < (int32_t)(sizeof plan->notes / sizeof plan->notes[0])) plan->notes[plan->nnotes++] = note;
+}
+
+mtk_shard_plan *mtk_shard_evaluate(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o)
+{
+    if (!ctx) return NULL;
+    if (!a || !o) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard: NULL analysis or options");
+        return NULL;
+    }
+    if (!check(ctx, a, o)) return NULL;
+    mtk_shard_plan *plan = mtk_ctx_alloc(ctx, sizeof *plan);
+    if (!plan) return NULL;
+    plan->options = *o;
+    plan->options.dtype = a->dtype;
+    plan->model = a->model;
+    plan->family = a->family;
+    plan->world_size = o->tp * o->pp * o->dp;
+    int64_t global = o->global_batch ? o->global_batch : o->micro_batch * o->dp;
+    plan->options.global_batch = global;
+    plan->micro_batches = global / (o->micro_batch * o->dp);
+    plan->bubble = o->pp > 1 ? (double)(o->pp - 1) / (double)(plan->micro_batches + o->pp - 1) : 0.0;
+    plan->nlayers = a->nlayers;
+    double *flops;
+    plan->stage_first_layer = partition(ctx, a, o->pp, &flops);
+    if (!plan->stage_first_layer) return NULL;
+    plan->stage_flops = flops;
+    if (!place_params(ctx, a, o, plan)) return NULL;
+    if (!shard_cost(ctx, a, plan)) return NULL;
+    return plan;
+}
