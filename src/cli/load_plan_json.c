@@ -187,8 +187,8 @@ static bool check_param(mtk_ctx *ctx, const parallel_plan *plan, const plan_para
                          plan->path, p->name, model_class);
     if (p->ndim >= 0 && (p->ndim != t->ndim || memcmp(p->shape, t->shape, sizeof *t->shape * (size_t)t->ndim)))
         return mtk_error(ctx, MTK_ERR_SHAPE, "load: plan '%s': '%s' has shape %s in the plan but %s in the model",
-                         plan->path, p->name, mtk_shape_str(p->shape, p->ndim, a, sizeof a),
-                         mtk_shape_str(t->shape, t->ndim, b, sizeof b));
+                         plan->path, p->name, mtk_shape_list_str(p->shape, p->ndim, a, sizeof a),
+                         mtk_shape_list_str(t->shape, t->ndim, b, sizeof b));
     if (p->dtype != MTK_DTYPE_UNDEFINED && p->dtype != t->dtype)
         return mtk_error(ctx, MTK_ERR_DTYPE, "load: plan '%s': '%s' is %s in the plan but %s in the model",
                          plan->path, p->name, mtk_dtype_name(p->dtype), mtk_dtype_name(t->dtype));
@@ -199,14 +199,14 @@ static bool check_param(mtk_ctx *ctx, const parallel_plan *plan, const plan_para
                              plan->path, p->name, s->rank, plan->world_size);
         if (s->ndim != t->ndim)
             return mtk_error(ctx, MTK_ERR_SHAPE, "load: plan '%s': a slice of '%s' has %d dims, the tensor %d (%s)",
-                             plan->path, p->name, s->ndim, t->ndim, mtk_shape_str(t->shape, t->ndim, b, sizeof b));
+                             plan->path, p->name, s->ndim, t->ndim, mtk_shape_list_str(t->shape, t->ndim, b, sizeof b));
         for (int32_t d = 0; d < t->ndim; d++)
             if (s->offset[d] > t->shape[d] || s->shape[d] > t->shape[d] - s->offset[d])
                 return mtk_error(ctx, MTK_ERR_INDEX,
                                  "load: plan '%s': the slice of '%s' on rank %d is out of bounds: dim %d offset "
                                  "%lld + size %lld > %lld (tensor shape %s)",
                                  plan->path, p->name, s->rank, d, (long long)s->offset[d], (long long)s->shape[d],
-                                 (long long)t->shape[d], mtk_shape_str(t->shape, t->ndim, b, sizeof b));
+                                 (long long)t->shape[d], mtk_shape_list_str(t->shape, t->ndim, b, sizeof b));
     }
     return true;
 }

@@ -57,10 +57,10 @@ static bool agree(rank_run *r, bool ok, int *failed_rank, char *status_out, char
     MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, first, MPI_COMM_WORLD);
     *failed_rank = first;
     if (!ok) {
-        snprintf(status_out, 64, "%s", mtk_status_name(mtk_ctx_status(r->ctx)));
+        snprintf(status_out, 64, "%.63s", mtk_status_name(mtk_ctx_status(r->ctx)));
         snprintf(message, ERROR_TEXT, "%s", mtk_ctx_message(r->ctx));
     } else {
-        snprintf(status_out, 64, "%s", buf);
+        snprintf(status_out, 64, "%.63s", buf);
         snprintf(message, ERROR_TEXT, "rank %d failed: %s", first, buf + strlen(buf) + 1);
     }
     return false;
@@ -75,8 +75,12 @@ static int fail(const rank_run *r, int failed_rank, const char *status, const ch
         cJSON_AddItemToObject(details, "rank", text_json_int(failed_rank));
         return cli_fail(true, status, details, "%s", message);
     }
-    if (r->args->json) fprintf(stderr, "mtk: error: %s\n", message);
-    return cli_fail(false, status, NULL, "%s", message);
+    /* one write per line: the ranks' stderr meet in mpirun's */
+    char line[ERROR_TEXT + 16];
+    snprintf(line, sizeof line, "mtk: error: %s\n", message);
+    fputs(line, stderr);
+    (void)status;
+    return CLI_EXIT_ERROR;
 }
 
 /* Builds the model, reads and checks the plan, loads this rank's slices. */

@@ -112,7 +112,7 @@ static bool check_slice(mtk_ctx *ctx, mtk_module *model, mtk_state_dict *sd, con
         if (s->offset[d] < 0 || s->shape[d] < 0 || s->offset[d] > t->shape[d] ||
             s->shape[d] > t->shape[d] - s->offset[d]) {
             char dims[MTK_MAX_DIMS * 24 + 2];
-            mtk_shape_str(t->shape, t->ndim, dims, sizeof dims);
+            mtk_shape_list_str(t->shape, t->ndim, dims, sizeof dims);
             return mtk_error(ctx, MTK_ERR_INDEX,
                              "load: slice of '%s' is out of bounds: dim %d offset %lld size %lld does not fit in "
                              "%lld (tensor shape %s)",

@@ -30,7 +30,7 @@ DECODER = dict(hidden_size=48, intermediate_size=80, num_hidden_layers=3, num_at
                num_key_value_heads=3, vocab_size=97, max_position_embeddings=64)
 
 CASES = {
-    "llama_sharded": ("LlamaConfig", "LlamaForCausalLM", dict(DECODER, tie_word_embeddings=False), "20KB"),
+    "llama_sharded": ("LlamaConfig", "LlamaForCausalLM", dict(DECODER, tie_word_embeddings=False), "60KB"),
     "mixtral": ("MixtralConfig", "MixtralForCausalLM", dict(DECODER, num_local_experts=3, num_experts_per_tok=2),
                 None),
     "gpt2": ("GPT2Config", "GPT2LMHeadModel", dict(n_embd=48, n_layer=3, n_head=6, vocab_size=97, n_positions=64,
@@ -50,8 +50,12 @@ def write(root, case):
     out = root / case
     kwargs = {"max_shard_size": shard} if shard else {}
     model.save_pretrained(out, **kwargs)
-    sd = [{"name": k, "shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")}
-          for k, v in model.state_dict().items()]
+    seen, sd = set(), []
+    for k, v in model.state_dict().items():  # a tied tensor once, by its first name (as saved)
+        if v.data_ptr() in seen:
+            continue
+        seen.add(v.data_ptr())
+        sd.append({"name": k, "shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")})
     (out / "state_dict.json").write_text(json.dumps(sd))
 
 
@@ -59,3 +63,4 @@ if __name__ == "__main__":
     root = Path(sys.argv[1])
     for case in sys.argv[2:] or CASES:
         write(root, case)
+    (root / "done").write_text("ok")

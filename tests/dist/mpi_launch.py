@@ -1,0 +1,32 @@
+"""Runs mtk under mpirun (OpenMPI from Debian, installed by
+scripts/install-deps.sh) on this machine: as root it needs
+OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM), and more ranks than cores need
+--oversubscribe.  A sanitizer build of mtk gets OpenMPI's own
+allocations-until-exit suppressed (lsan_openmpi.supp)."""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def mpirun_path():
+    """mpirun's path, or None when OpenMPI is not installed."""
+    return shutil.which("mpirun")
+
+
+def mpi_env():
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1",
+               # shared memory between the ranks; no network probing
+               OMPI_MCA_btl="self,vader", OMPI_MCA_btl_vader_single_copy_mechanism="none")
+    supp = f"suppressions={HERE / 'lsan_openmpi.supp'}"
+    env["LSAN_OPTIONS"] = f"{env['LSAN_OPTIONS']}:{supp}" if env.get("LSAN_OPTIONS") else supp
+    return env
+
+
+def mpirun(mtk_bin, np, *args, timeout=300):
+    """`mpirun -np NP mtk ARGS...` -> CompletedProcess (text)."""
+    cmd = [mpirun_path(), "--oversubscribe", "--bind-to", "none", "-np", str(np), mtk_bin, *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=mpi_env())
