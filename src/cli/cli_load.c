@@ -304,12 +304,12 @@ static int load(mtk_ctx *ctx, const load_args *a)
     return CLI_EXIT_OK;
 }
 
-/* --plan: the MPI load of load_plan_mpi.c with this command's options. */
-static int load_plan(const load_args *a)
+/* --plan: the MPI load (load_plan.h) with this command's options. */
+static int load_plan(const load_args *a, char **given)
 {
     if (a->output) return cli_usage_error("load", "--output cannot be combined with --plan");
     plan_load_args p = { .model = a->model, .weights = a->weights, .plan = a->plan, .json = a->json,
-                         .verify = a->verify };
+                         .verify = a->verify, .argv = given };
     p.resolve = (mtk_model_resolve_options){ .dtype = a->dtype, .meta = true };
     p.spec = (mtk_load_spec){ .strip_prefix = a->strip_prefix, .key_mapping = a->renames,
                               .key_mapping_count = a->nrenames, .convert_dtype = a->dtype != MTK_DTYPE_UNDEFINED,
@@ -317,7 +317,8 @@ static int load_plan(const load_args *a)
     return plan_load_run(&p);
 }
 
-int cli_load(int argc, char **argv)
+/* Parses the options into *out: -1 to go on, else the exit status. */
+static int parse(load_args *out, int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "weights", required_argument, NULL, 'w' }, { "dtype", required_argument, NULL, 'd' },
@@ -370,10 +371,39 @@ int cli_load(int argc, char **argv)
     if (!a.weights) return cli_usage_error("load", "--weights PATH is required");
     a.model = argv[optind];
     if (a.verify && !a.plan) return cli_usage_error("load", "--verify needs --plan");
-    if (a.plan) return load_plan(&a);
-    mtk_ctx *ctx = mtk_ctx_new();
-    if (!ctx) return cli_fail(a.json, "out_of_memory", NULL, "out of memory");
-    int status = load(ctx, &a);
-    mtk_ctx_free(ctx);
+    *out = a;
+    return -1;
+}
+
+/* A copy of argv (NULL-terminated), or NULL on out of memory. */
+static char **copy_args(int argc, char **argv)
+{
+    char **copy = calloc((size_t)argc + 1, sizeof *copy);
+    for (int i = 0; copy && i < argc; i++)
+        if (!(copy[i] = strdup(argv[i]))) {
+            while (i-- > 0) free(copy[i]);
+            free(copy);
+            return NULL;
+        }
+    return copy;
+}
+
+int cli_load(int argc, char **argv)
+{
+    /* the arguments as given, for --plan's mtk-mpi: parsing permutes argv
+     * and cuts --rename's values */
+    char **given = copy_args(argc, argv);
+    if (!given) return cli_fail(false, "out_of_memory", NULL, "out of memory");
+    load_args a;
+    int status = parse(&a, argc, argv);
+    if (status < 0 && a.plan) {
+        status = load_plan(&a, given);
+    } else if (status < 0) {
+        mtk_ctx *ctx = mtk_ctx_new();
+        status = ctx ? load(ctx, &a) : cli_fail(a.json, "out_of_memory", NULL, "out of memory");
+        mtk_ctx_free(ctx);
+    }
+    for (int i = 0; i < argc; i++) free(given[i]);
+    free(given);
     return status;
 }

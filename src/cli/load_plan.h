@@ -1,5 +1,10 @@
 /* mtk load --plan: the parallel plan a rank reads (docs/sharding.md,
- * "Loading a plan on MPI"), and the MPI side of the command. */
+ * "Loading a plan on MPI"), and the MPI side of the command.
+ *
+ * The MPI side lives in its own program, mtk-mpi (src/cli/mpi/: the
+ * load command, linked with OpenMPI), installed next to mtk: `mtk load
+ * --plan` executes it in place of itself (load_plan_exec.c), so that
+ * mtk itself does not load OpenMPI's libraries at every start (5 ms). */
 #ifndef MTK_CLI_LOAD_PLAN_H
 #define MTK_CLI_LOAD_PLAN_H
 
@@ -47,12 +52,15 @@ typedef struct plan_load_args {
     mtk_model_resolve_options resolve;
     mtk_load_spec spec;
     bool json, verify;
+    char **argv; /* the command's arguments as given, "load" first (NULL-terminated) */
 } plan_load_args;
 
-/* Runs `mtk load --plan` on this MPI rank (MPI_Init .. MPI_Finalize
- * inside): loads the rank's slices, gathers the per-rank reports to rank
- * 0 which prints them (and the --verify check).  Returns the exit status,
- * the same on every rank. */
+/* Runs `mtk load --plan` on this MPI rank.  In mtk-mpi
+ * (mpi/load_plan_mpi.c): MPI_Init .. MPI_Finalize inside, loads the
+ * rank's slices, gathers the per-rank reports to rank 0 which prints them
+ * (and the --verify check); returns the exit status, the same on every
+ * rank.  In mtk (load_plan_exec.c): executes mtk-mpi from mtk's own
+ * directory with args->argv, returning only when it cannot. */
 int plan_load_run(const plan_load_args *args);
 
 #endif

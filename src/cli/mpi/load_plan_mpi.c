@@ -7,7 +7,7 @@
  * it, counting how often each element is held (load_plan_verify.c). */
 #include "cli/cli.h"
 #include "cli/load_plan.h"
-#include "cli/load_plan_verify.h"
+#include "cli/mpi/load_plan_verify.h"
 #include "core/text.h"
 #include "mtk/mtk.h"
 

@@ -5,7 +5,7 @@
  * how many ranks hold it.  The slices travel in plan order from each rank
  * (MPI's order between one pair of ranks is the order of the sends), so
  * no rank waits on another out of turn. */
-#include "cli/load_plan_verify.h"
+#include "cli/mpi/load_plan_verify.h"
 #include "core/text.h"
 #include "mtk/mtk.h"
 
