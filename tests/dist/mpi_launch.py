@@ -20,7 +20,13 @@ def mpi_env():
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1",
                # shared memory between the ranks; no network probing
-               OMPI_MCA_btl="self,vader", OMPI_MCA_btl_vader_single_copy_mechanism="none")
+               OMPI_MCA_btl="self,vader", OMPI_MCA_btl_vader_single_copy_mechanism="none",
+               # components stay loaded at exit, so that LeakSanitizer can
+               # name their allocations (and lsan_openmpi.supp match them)
+               OMPI_MCA_mca_base_component_disable_dlclose="1")
+    # OpenMPI's libraries lack frame pointers: the slow unwinder reaches
+    # them, so that the suppressions match
+    env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS"), "fast_unwind_on_malloc=0"]))
     supp = f"suppressions={HERE / 'lsan_openmpi.supp'}"
     env["LSAN_OPTIONS"] = f"{env['LSAN_OPTIONS']}:{supp}" if env.get("LSAN_OPTIONS") else supp
     return env
