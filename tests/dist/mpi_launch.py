@@ -6,9 +6,12 @@ allocations-until-exit suppressed (lsan_openmpi.supp)."""
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from probe_build import build_dir  # noqa: E402
 
 
 def mpirun_path():
@@ -36,3 +39,12 @@ def mpirun(mtk_bin, np, *args, timeout=300):
     """`mpirun -np NP mtk ARGS...` -> CompletedProcess (text)."""
     cmd = [mpirun_path(), "--oversubscribe", "--bind-to", "none", "-np", str(np), mtk_bin, *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=mpi_env())
+
+
+def sanitized_build():
+    """True when the build under test is the sanitizer build (make
+    test-asan): there every mpirun costs ~13 s, so the tests keep one run
+    per kind of plan (memory errors are about code paths, and the release
+    run covers every world size)."""
+    cache = build_dir() / "CMakeCache.txt"
+    return cache.exists() and "MTK_SANITIZE:BOOL=ON" in cache.read_text()
