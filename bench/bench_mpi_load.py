@@ -1,7 +1,7 @@
 """mtk load --plan under mpirun vs a whole `mtk load`: bytes read and time
 per rank.
 
-A Llama of ~110M parameters (float32, 440 MB, in shards with an index)
+A Llama of ~125M parameters (float32, 499 MB, in 100 MB shards with an index)
 is written with random values, then loaded whole by `mtk load` and by 2
 and 4 ranks under three plans (plans.py of tests/dist): Shard(0) of every
 tensor, a Megatron-style tp plan (colwise / rowwise linears, replicated
