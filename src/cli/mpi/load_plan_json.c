@@ -215,8 +215,9 @@ bool plan_check(mtk_ctx *ctx, const parallel_plan *plan, mtk_module *model, int3
 {
     if (plan->world_size != world)
         return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                         "load: plan '%s' is for a world of %d ranks, but %d ranks run (mpirun -np %d)", plan->path,
-                         plan->world_size, world, plan->world_size);
+                         "load: plan '%s' is for a world of %d rank%s, but %d rank%s (mpirun -np %d)", plan->path,
+                         plan->world_size, plan->world_size == 1 ? "" : "s", world, world == 1 ? " runs" : "s run",
+                         plan->world_size);
     mtk_state_dict *sd = mtk_module_state_dict(model);
     if (!sd) return false;
     for (int32_t i = 0; i < plan->nparams; i++) {

@@ -176,8 +176,10 @@ cJSON *plan_verify_run(plan_verifier *v, const mtk_load_slice *slices, int64_t n
     for (int32_t i = 0; i < plan->nparams; i++) {
         const plan_param *p = &plan->params[i];
         mtk_tensor *full = v->rank == 0 ? mtk_module_find_tensor(v->full, p->name) : NULL;
+        size_t elem = mtk_dtype_size(mtk_module_find_tensor(v->meta, p->name)->dtype); /* plan_check found it */
         int64_t numel = full ? mtk_tensor_numel(full) : 0;
         uint8_t *held = full ? calloc((size_t)(numel ? numel : 1), 1) : NULL;
+        if (v->rank == 0 && !full) problem(v, "'%s': the whole load has no such tensor", p->name);
         if (full && !held) problem(v, "'%s': out of memory to count its elements", p->name);
         for (int32_t j = 0; j < p->nslices; j++) {
             const plan_slice *s = &p->slices[j];
@@ -185,7 +187,7 @@ cJSON *plan_verify_run(plan_verifier *v, const mtk_load_slice *slices, int64_t n
                 if (s->rank == v->rank && mine < nslices) send_slice(&slices[mine++]);
                 continue;
             }
-            size_t n = slice_bytes(s, mtk_dtype_size(full->dtype));
+            size_t n = slice_bytes(s, elem);
             const uint8_t *data = v->buffer;
             if (s->rank == 0) data = mtk_tensor_data(slices[mine++].tensor);
             else recv_slice(v->buffer, n, s->rank);
