@@ -12,6 +12,7 @@ passes."""
 import json
 import math
 import re
+import subprocess
 
 import pytest
 
@@ -219,3 +220,13 @@ def test_verify_fails_when_a_tensor_is_in_no_rank(mtk_bin, mpi, checkpoints, tmp
     gone = plan["parameters"].pop()
     problems = verify_problems(mtk_bin, checkpoints, tmp_path, plan)
     assert problems == [f"'{gone['name']}' is in the checkpoint but no rank holds it"]
+
+
+# -------------------------------------------------------------- usage
+
+def test_verify_and_output_are_usage_errors_without_a_plan_or_with_one(mtk_bin, tmp_path):
+    base = [mtk_bin, "load", "llama", "--weights", str(tmp_path)]
+    out = subprocess.run(base + ["--verify"], capture_output=True, text=True)
+    assert out.returncode == 2 and "--verify needs --plan" in out.stderr
+    out = subprocess.run(base + ["--plan", "p.json", "--output", "x.safetensors"], capture_output=True, text=True)
+    assert out.returncode == 2 and "--output cannot be combined with --plan" in out.stderr
