@@ -8,9 +8,14 @@
 #include "io/io_internal.h"
 #include "io/load_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+
+/* Runs closer than this (bytes between them) have their pages faulted in
+ * together (a page: what the kernel reads anyway). */
+#define PAGE_GAP 4096u
 
 static double now_seconds(void)
 {
@@ -73,6 +78,22 @@ static int read_intersection(const load_read *r, mtk_load_slice *s, mtk_st_dtype
     }
     size_t fsize = mtk_st_dtype_size(r->info->dtype), dsize = mtk_st_dtype_size(to);
     uint8_t *dst = mtk_tensor_data(s->tensor);
+    int64_t first = 0, last = 0, runs = 1; /* file offsets of the first and last run */
+    for (int32_t d = 0; d < n; d++) {
+        first += (from[d] - lo[d]) * fstride[d];
+        last += (from[d] + (d < outer ? count[d] - 1 : 0) - lo[d]) * fstride[d];
+        if (d < outer) runs *= count[d];
+    }
+    /* Many runs less than a page apart (the pages between them are read
+     * anyway): fault the whole span in at once, not run by run.  Runs far
+     * apart (a narrow column of long rows) fault in only their own pages. */
+    uint64_t span = (uint64_t)(last + run - first) * fsize, copied = (uint64_t)(runs * run) * fsize;
+    bool batched = runs > 1 && (span - copied) / (uint64_t)(runs - 1) < PAGE_GAP;
+    if (batched) {
+        int e = st_populate(r->file, r->info->begin + (uint64_t)first * fsize, (size_t)span);
+        if (e == EIO) return EIO;
+        st_populate_write(dst, mtk_tensor_nbytes(s->tensor));
+    }
     int64_t index[MTK_MAX_DIMS] = { 0 }; /* odometer over dims [0, outer) */
     for (;;) {
         int64_t foff = 0, doff = 0;
@@ -81,8 +102,9 @@ static int read_intersection(const load_read *r, mtk_load_slice *s, mtk_st_dtype
             foff += (from[d] + i - lo[d]) * fstride[d];
             doff += (from[d] + i - s->offset[d]) * dstride[d];
         }
-        int e = st_convert_mapped(r->file, r->info->begin + (uint64_t)foff * fsize, to, dst + (size_t)doff * dsize,
-                                  r->info->dtype, (size_t)run);
+        uint64_t at = r->info->begin + (uint64_t)foff * fsize;
+        int e = batched ? st_convert_mapped_run(r->file, at, to, dst + (size_t)doff * dsize, r->info->dtype, (size_t)run)
+                         : st_convert_mapped(r->file, at, to, dst + (size_t)doff * dsize, r->info->dtype, (size_t)run);
         if (e) return e;
         s->bytes += (uint64_t)run * fsize;
         int32_t d = outer - 1;
