@@ -14,7 +14,8 @@ for arg in "$@"; do
     esac
 done
 
-apt_packages=(cmake make gcc pkg-config libcjson-dev libopenblas-dev libcmocka-dev)
+apt_packages=(cmake make gcc pkg-config libcjson-dev libopenblas-dev libcmocka-dev
+    openmpi-bin libopenmpi-dev)
 [ $want_fuzz -eq 1 ] && apt_packages+=(clang libclang-rt-dev)
 missing=()
 for p in "${apt_packages[@]}"; do

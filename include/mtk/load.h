@@ -170,6 +170,41 @@ MTK_API mtk_module *mtk_model_load(mtk_ctx *ctx, const char *model, const char *
                                    const mtk_model_resolve_options *options, const mtk_load_spec *spec,
                                    mtk_model_info *info, mtk_load_result *result);
 
+/* ===================================================== loading slices */
+
+/* One rectangular slice of a model tensor to materialize: the box
+ * offset[d] <= i_d < offset[d] + shape[d] of the tensor called `name` (a
+ * state-dict name of the model; a tied name reaches the same tensor).
+ * `ndim` must be the tensor's.  Filled by mtk_load_slices: `tensor`, a new
+ * contiguous cpu tensor of `shape` in the model tensor's dtype holding the
+ * slice (owned by the context), and `bytes`, the checkpoint bytes read
+ * for it. */
+typedef struct mtk_load_slice {
+    const char *name;
+    int32_t ndim;
+    int64_t offset[MTK_MAX_DIMS];
+    int64_t shape[MTK_MAX_DIMS];
+    mtk_tensor *tensor; /* out */
+    uint64_t bytes;     /* out */
+} mtk_load_slice;
+
+/* Materializes only `slices` (count of them) of `model`, a module on meta
+ * that stays on meta: keys are matched exactly as mtk_load_module matches
+ * them (a mismatch is the same error, with `result` listing the keys),
+ * every slice is checked (the name is a tensor of the model that the
+ * checkpoint fills: else MTK_ERR_INVALID_ARGUMENT; the box lies inside the
+ * tensor: else MTK_ERR_INDEX naming the dim, the offset, the size and the
+ * tensor's shape) before anything is allocated, then each slice is read
+ * from the checkpoint reading only its own bytes: one contiguous range
+ * when the box spans whole trailing dims (a split of dim 0), else one
+ * range per run of the last dims (a split of dim 1 reads row by row).
+ * `spec` as for mtk_load_module (threads and progress unused); `result`
+ * (required): the key report, `bytes` (the sum of the slices' bytes),
+ * `tensors` (slices filled), `parameters` (their elements), `seconds`.
+ * An io error midway: false, the read's error, slices partially filled. */
+MTK_API bool mtk_load_slices(mtk_ctx *ctx, mtk_module *model, mtk_checkpoint *ckpt, const mtk_load_spec *spec,
+                             mtk_load_slice *slices, int64_t count, mtk_load_result *result);
+
 #ifdef __cplusplus
 }
 #endif

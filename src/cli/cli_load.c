@@ -3,6 +3,7 @@
  * transformers 5 does it), then reports what was read and how fast.
  * This file parses options, draws the progress bar and prints. */
 #include "cli/cli.h"
+#include "cli/load_plan.h"
 #include "mtk/mtk.h"
 #include "core/text.h"
 
@@ -15,6 +16,8 @@
 static const char usage[] =
     "usage: mtk load MODEL --weights PATH [--dtype D] [--strip-prefix P]\n"
     "                [--rename REGEX=TEXT]... [--threads N] [--output FILE] [--json]\n"
+    "       mpirun -np N mtk load MODEL --weights PATH --plan PLAN.json [--verify]\n"
+    "                [--dtype D] [--strip-prefix P] [--rename REGEX=TEXT]... [--json]\n"
     "\n"
     "Builds MODEL (a built-in name, a config.json, or a directory holding one;\n"
     "a directory wins over a built-in of the same name, with a note) on the\n"
@@ -58,6 +61,24 @@ static const char usage[] =
     "                      \"mismatch\": \"shape\"|\"dtype\", \"checkpoint\": {\"dtype\",\n"
     "                      \"shape\"}, \"model\": {\"dtype\", \"shape\"}}], \"skipped\"\n"
     "                      and \"prefix_hint\"\n"
+    "  -P, --plan PLAN.json  a parallel plan (docs/sharding.md): run under\n"
+    "                      mpirun with the plan's world_size ranks; each rank\n"
+    "                      builds MODEL on meta and materializes on the cpu only\n"
+    "                      the slices the plan gives it, reading only their\n"
+    "                      bytes (keys matched as above).  Rank 0 prints a report\n"
+    "                      per rank: tensors held, bytes read, time; with --json\n"
+    "                      {\"model\", \"architecture\", \"weights\", \"plan\",\n"
+    "                      \"world_size\", \"checkpoint_bytes\", \"ranks\": [{\"rank\",\n"
+    "                      \"tensors\", \"elements\", \"bytes\", \"seconds\",\n"
+    "                      \"wall_seconds\", \"slices\": [{\"name\", \"offset\",\n"
+    "                      \"shape\", \"bytes\"}]}], \"verify\"}.  A plan that does\n"
+    "                      not fit the model or the world is an error on every\n"
+    "                      rank, before anything is read\n"
+    "  -V, --verify        with --plan: rank 0 also loads the whole checkpoint and\n"
+    "                      checks that the ranks' slices equal it bit for bit and\n"
+    "                      hold every element (once, unless the placement has a\n"
+    "                      Replicate): \"verify\": {\"ok\", \"tensors\", \"slices\",\n"
+    "                      \"bytes_compared\", \"problem_count\", \"problems\"}\n"
     "  -h, --help          show this help and exit\n"
     "\n"
     "A progress bar goes to stderr when stderr is a terminal and the load is\n"
@@ -72,12 +93,12 @@ static const char usage[] =
 #define MAX_RENAMES 32
 
 typedef struct load_args {
-    const char *model, *weights, *strip_prefix, *output;
+    const char *model, *weights, *strip_prefix, *output, *plan;
     mtk_key_rule renames[MAX_RENAMES];
     int32_t nrenames;
     mtk_dtype dtype;
     int32_t threads;
-    bool json;
+    bool json, verify;
 } load_args;
 
 static void draw_progress(void *arg, uint64_t done, uint64_t total)
@@ -283,19 +304,34 @@ static int load(mtk_ctx *ctx, const load_args *a)
     return CLI_EXIT_OK;
 }
 
-int cli_load(int argc, char **argv)
+/* --plan: the MPI load (load_plan.h) with this command's options. */
+static int load_plan(const load_args *a, char **given)
+{
+    if (a->output) return cli_usage_error("load", "--output cannot be combined with --plan");
+    plan_load_args p = { .model = a->model, .weights = a->weights, .plan = a->plan, .json = a->json,
+                         .verify = a->verify, .argv = given };
+    p.resolve = (mtk_model_resolve_options){ .dtype = a->dtype, .meta = true };
+    p.spec = (mtk_load_spec){ .strip_prefix = a->strip_prefix, .key_mapping = a->renames,
+                              .key_mapping_count = a->nrenames, .convert_dtype = a->dtype != MTK_DTYPE_UNDEFINED,
+                              .threads = a->threads };
+    return plan_load_run(&p);
+}
+
+/* Parses the options into *out: -1 to go on, else the exit status. */
+static int parse(load_args *out, int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "weights", required_argument, NULL, 'w' }, { "dtype", required_argument, NULL, 'd' },
         { "threads", required_argument, NULL, 't' }, { "strip-prefix", required_argument, NULL, 'p' },
         { "output", required_argument, NULL, 'o' },  { "json", no_argument, NULL, 'j' },
         { "rename", required_argument, NULL, 'r' },  { "help", no_argument, NULL, 'h' },
+        { "plan", required_argument, NULL, 'P' },    { "verify", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     load_args a = { .dtype = MTK_DTYPE_UNDEFINED };
     int opt;
     cli_options_reset();
-    while ((opt = cli_getopt("load", argc, argv, "w:d:t:p:o:r:jh", longopts)) != -1) {
+    while ((opt = cli_getopt("load", argc, argv, "w:d:t:p:o:r:P:Vjh", longopts)) != -1) {
         switch (opt) {
         case 'w': a.weights = optarg; break;
         case 'd':
@@ -322,6 +358,8 @@ int cli_load(int argc, char **argv)
             a.renames[a.nrenames++] = (mtk_key_rule){ .kind = MTK_KEY_RENAME, .pattern = optarg, .target = eq + 1 };
             break;
         }
+        case 'P': a.plan = optarg; break;
+        case 'V': a.verify = true; break;
         case 'j': a.json = true; break;
         case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
         default: return CLI_EXIT_USAGE;
@@ -332,9 +370,40 @@ int cli_load(int argc, char **argv)
                                argc - optind == 1 ? "" : "s");
     if (!a.weights) return cli_usage_error("load", "--weights PATH is required");
     a.model = argv[optind];
-    mtk_ctx *ctx = mtk_ctx_new();
-    if (!ctx) return cli_fail(a.json, "out_of_memory", NULL, "out of memory");
-    int status = load(ctx, &a);
-    mtk_ctx_free(ctx);
+    if (a.verify && !a.plan) return cli_usage_error("load", "--verify needs --plan");
+    *out = a;
+    return -1;
+}
+
+/* A copy of argv (NULL-terminated), or NULL on out of memory. */
+static char **copy_args(int argc, char **argv)
+{
+    char **copy = calloc((size_t)argc + 1, sizeof *copy);
+    for (int i = 0; copy && i < argc; i++)
+        if (!(copy[i] = strdup(argv[i]))) {
+            while (i-- > 0) free(copy[i]);
+            free(copy);
+            return NULL;
+        }
+    return copy;
+}
+
+int cli_load(int argc, char **argv)
+{
+    /* the arguments as given, for --plan's mtk-mpi: parsing permutes argv
+     * and cuts --rename's values */
+    char **given = copy_args(argc, argv);
+    if (!given) return cli_fail(false, "out_of_memory", NULL, "out of memory");
+    load_args a;
+    int status = parse(&a, argc, argv);
+    if (status < 0 && a.plan) {
+        status = load_plan(&a, given);
+    } else if (status < 0) {
+        mtk_ctx *ctx = mtk_ctx_new();
+        status = ctx ? load(ctx, &a) : cli_fail(a.json, "out_of_memory", NULL, "out of memory");
+        mtk_ctx_free(ctx);
+    }
+    for (int i = 0; i < argc; i++) free(given[i]);
+    free(given);
     return status;
 }

@@ -65,6 +65,15 @@ void st_guard_release(void);
 int st_convert_mapped(const mtk_st_file *file, uint64_t offset, mtk_st_dtype to, void *dst, mtk_st_dtype from,
                       size_t count);
 
+/* st_convert_mapped without faulting pages in first: for the many short
+ * runs of one region, whose source (st_populate) and destination
+ * (st_populate_write) pages the caller faulted in once. */
+int st_convert_mapped_run(const mtk_st_file *file, uint64_t offset, mtk_st_dtype to, void *dst, mtk_st_dtype from,
+                          size_t count);
+/* Faults in the whole pages of [dst, dst + nbytes) for writing, in one
+ * call (an optimization: nothing happens on an old kernel). */
+void st_populate_write(void *dst, size_t nbytes);
+
 /* Faults in the mapped pages of [offset, offset + nbytes) of the data in
  * one call; 0, or EIO where the file was truncated under us (touching
  * those bytes would raise SIGBUS), or another errno (an old kernel without

@@ -31,4 +31,8 @@ typedef struct load_plan {
 bool load_match(mtk_ctx *ctx, mtk_module *model, const mtk_checkpoint *ckpt, const mtk_load_spec *spec,
                 load_plan *plan, mtk_load_result *result);
 
+/* Sets the error of a key mismatch (MTK_ERR_INVALID_ARGUMENT, counting
+ * the keys of `r` and naming a wrapper's prefix with its fix); false. */
+bool load_mismatch_error(mtk_ctx *ctx, mtk_module *model, const mtk_checkpoint *ckpt, const mtk_load_result *r);
+
 #endif

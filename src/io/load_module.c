@@ -106,7 +106,7 @@ static const char *label(const mtk_checkpoint *ckpt)
     return mtk_checkpoint_file_count(ckpt) > 0 ? mtk_st_path(mtk_checkpoint_file_at(ckpt, 0)) : "checkpoint";
 }
 
-static bool mismatch_error(mtk_ctx *ctx, mtk_module *model, const mtk_checkpoint *ckpt, const mtk_load_result *r)
+bool load_mismatch_error(mtk_ctx *ctx, mtk_module *model, const mtk_checkpoint *ckpt, const mtk_load_result *r)
 {
     int32_t total = r->nmissing + r->nunexpected + r->nmismatched;
     char hint[256] = "";
@@ -133,7 +133,7 @@ bool mtk_load_module(mtk_ctx *ctx, mtk_module *model, mtk_checkpoint *ckpt, cons
     load_plan plan = { 0 };
     if (!load_match(ctx, model, ckpt, spec, &plan, result)) return false;
     if (result->nmissing + result->nunexpected + result->nmismatched > 0)
-        return mismatch_error(ctx, model, ckpt, result);
+        return load_mismatch_error(ctx, model, ckpt, result);
     int32_t threads = spec->threads > 0 ? spec->threads : (int32_t)sysconf(_SC_NPROCESSORS_ONLN);
     result->threads = threads < 1 ? 1 : threads;
     double start = now_seconds();

@@ -74,6 +74,25 @@ int st_convert_mapped(const mtk_st_file *f, uint64_t offset, mtk_st_dtype to, vo
     return st_guarded(run_copy, &c) ? 0 : EIO;
 }
 
+int st_convert_mapped_run(const mtk_st_file *f, uint64_t offset, mtk_st_dtype to, void *dst, mtk_st_dtype from,
+                          size_t count)
+{
+    if (count == 0) return 0;
+    mapped_copy c = { to, from, dst, f->bytes + f->data_start + offset, count };
+    if (f->fd < 0) {
+        run_copy(&c);
+        return 0;
+    }
+    return st_guarded(run_copy, &c) ? 0 : EIO;
+}
+
+void st_populate_write(void *dst, size_t nbytes)
+{
+    uint8_t *start;
+    size_t len;
+    if (inner_pages(dst, nbytes, &start, &len)) (void)madvise(start, len, MADV_POPULATE_WRITE);
+}
+
 int st_read_raw(const mtk_st_file *f, uint64_t offset, void *dst, size_t nbytes)
 {
     return st_convert_mapped(f, offset, MTK_ST_U8, dst, MTK_ST_U8, nbytes);
