@@ -69,13 +69,13 @@ mtk_tensor *models_blocks_merge_heads(mtk_ctx *ctx, mtk_tensor *x)
 }
 
 mtk_tensor *models_blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t heads, int64_t head_dim, bool causal,
-                                 double dropout)
+                                 double dropout, mtk_tensor *mask)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_tensor *q = models_blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 0), x), heads, head_dim);
     mtk_tensor *k = models_blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 1), x), heads, head_dim);
     mtk_tensor *v = models_blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 2), x), heads, head_dim);
-    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, dropout, causal, 1.0 / sqrt((double)head_dim),
+    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, mask, dropout, causal, 1.0 / sqrt((double)head_dim),
                                                         false);
     return models_blocks_merge_heads(ctx, attn);
 }

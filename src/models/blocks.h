@@ -38,11 +38,11 @@ mtk_tensor *models_blocks_merge_heads(mtk_ctx *ctx, mtk_tensor *x);
 /* Multi-head attention with separate projections, as bert's and vit's
  * self-attention compute it: children 0, 1, 2 of m are the query, key
  * and value linears applied to x; softmax(q k^T / sqrt(head_dim)) v over
- * all positions (causal when asked; sdpa's dropout_p `dropout`), heads
- * merged back.
+ * all positions (causal when asked; sdpa's dropout_p `dropout`; `mask`
+ * (B, 1, S, S) bool, keys seen where true, or NULL), heads merged back.
  * (B, S, heads * head_dim) -> (B, S, heads * head_dim); NULL on error. */
 mtk_tensor *models_blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t heads, int64_t head_dim, bool causal,
-                                 double dropout);
+                                 double dropout, mtk_tensor *mask);
 
 /* torch.arange(n, device=like.device) as int64: positions 0..n-1 on the
  * device of the tensor they go with (not the context's default). */

@@ -189,13 +189,29 @@ static mtk_tensor *build_mask(mtk_ctx *ctx, const mask_request *r)
     return mtk_where(ctx, mask, zero, low);
 }
 
-/* _ignore_causal_mask_sdpa with a padding mask of ones: no mask when one
- * query token or as many as keys, and the keys fit in the window. */
-static bool sdpa_can_skip(const mask_request *r)
+/* _ignore_causal_mask_sdpa: no mask when one query token or as many as
+ * keys, the keys fit in the window, and nothing is padding (`padded`: the
+ * 2-D attention_mask holds a 0). */
+static bool sdpa_can_skip(const mask_request *r, bool padded)
 {
+    if (padded) return false;
     if (r->window > 0 && r->kv_len >= r->window) return false;
     if (r->chunk > 0 && r->kv_len >= r->chunk) return false;
     return r->q_len == 1 || r->kv_len == r->q_len;
+}
+
+/* The caller's 2-D attention_mask as bool (B, T), and whether it holds a 0
+ * (its data read on the cpu).  NULL with the error set. */
+static mtk_tensor *padding_bool(mtk_ctx *ctx, mtk_tensor *mask, bool *padded)
+{
+    mtk_tensor *b = mtk_contiguous(ctx, mtk_to_dtype(ctx, mask, MTK_BOOL));
+    *padded = false;
+    if (!b) return NULL;
+    if (b->device == MTK_DEVICE_META) return b;
+    const uint8_t *data = mtk_tensor_data(b);
+    int64_t n = mtk_tensor_numel(b);
+    for (int64_t i = 0; data && i < n && !*padded; i++) *padded = data[i] == 0;
+    return b;
 }
 
 /* --------------------------------------------------------------- forward */
@@ -230,7 +246,17 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
         if (chunk == 0) chunk = layer_chunk;
     }
     mtk_tensor *padding = NULL;
-    if (step->attention_mask) {
+    bool padded = false;
+    if (step->padding_mask) {
+        const mtk_tensor *pm = step->padding_mask;
+        if (pm->ndim != 2 || pm->shape[0] != b || pm->shape[1] != c->length + s)
+            return mtk_error(ctx, MTK_ERR_SHAPE,
+                             "lm_forward_cached: attention_mask must be (%lld, %lld) (batch, past + new tokens), got "
+                             "%d dims (%lld, %lld)", (long long)b, (long long)(c->length + s), (int)pm->ndim,
+                             (long long)pm->shape[0], (long long)(pm->ndim > 1 ? pm->shape[1] : 0));
+        padding = padding_bool(ctx, step->padding_mask, &padded);
+        if (!padding) return false;
+    } else if (step->attention_mask) {
         /* generate's attention_mask (B, P + S) of ones, as bool */
         int64_t shape[2] = { b, c->length + s };
         padding = mtk_ones(ctx, shape, 2, MTK_BOOL);
@@ -243,7 +269,7 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
         mask_request r = { .batch = b, .q_len = s, .q_offset = c->length, .window = kind == 1 ? p->mask_window : 0,
                            .chunk = kind == 2 ? chunk : 0, .padding = padding, .eager = eager, .dtype = dtype };
         mask_sizes(c, kind == 1 ? layer_window : kind == 2 ? chunk : 0, s, &r.kv_len, &r.kv_offset);
-        if (!eager && sdpa_can_skip(&r)) continue;
+        if (!eager && sdpa_can_skip(&r, padded)) continue;
         masks[kind] = build_mask(ctx, &r);
         if (!masks[kind]) return false;
     }
@@ -272,7 +298,7 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
 {
     if (!model || !ids || !cache) return NULL;
     mtk_ctx *ctx = mtk_module_ctx(model);
-    static const mtk_lm_step defaults = { 0, false, NULL };
+    static const mtk_lm_step defaults = { 0, false, NULL, NULL };
     if (!step) step = &defaults;
     decoder_parts p;
     if (cache->model != model || !models_decoder_parts_of(model, &p)) {
@@ -303,6 +329,7 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
         return NULL;
     }
     mtk_tensor *h = mtk_module_forward(p.embed, ids); /* (B, S, hidden) */
+    if (p.embedding_multiplier != 1.0) h = mtk_mul_scalar(ctx, h, mtk_value_float(p.embedding_multiplier));
     if (!h || !mtk_ctx_push_device(ctx, ids->device)) return NULL;
     mtk_tensor *masks[3];
     bool ok = build_masks(ctx, cache, &p, ids, step, h->dtype, masks);
@@ -348,5 +375,6 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
         logits = mtk_div_scalar(ctx, logits, mtk_value_float(p.final_softcap));
         logits = mtk_mul_scalar(ctx, mtk_tanh(ctx, logits), mtk_value_float(p.final_softcap));
     }
+    if (p.logits_scaling != 1.0) logits = mtk_div_scalar(ctx, logits, mtk_value_float(p.logits_scaling));
     return logits;
 }
