@@ -80,6 +80,16 @@ int cli_getopt(const char *command, int argc, char **argv, const char *shortopts
  * (CLI_EXIT_OK after --help, CLI_EXIT_USAGE after a usage error). */
 int cli_json_help_options(const char *command, int argc, char **argv, const char *usage, bool *json);
 
+/* Token ids (or an attention mask, token types) given to a command as
+ * "1,2,3;4,5,6" (one row per sequence, ',' between values, ';' between
+ * rows), a .safetensors file (the tensor named `what`, else its only
+ * tensor) or a .npy file (integers or bool; 1-D is one row).  `what`
+ * names the option in messages ("input-ids") and the tensor looked up
+ * ("input_ids": '-' read as '_').  Returns an int64 (B, S) cpu tensor in
+ * ctx, or NULL after printing a clear error (ragged rows name each row's
+ * length). */
+mtk_tensor *cli_ids_read(mtk_ctx *ctx, const char *spec, const char *what);
+
 /* For commands that write files: on SIGINT, SIGTERM or SIGHUP, a thread
  * removes the temporaries of the writes in progress and the process dies
  * of the signal.  False (nothing changed) if the thread cannot start. */
