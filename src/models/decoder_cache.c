@@ -358,8 +358,11 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
         mtk_module *layer = mtk_module_child_at(p.layers, i, NULL);
         mtk_module_io io = { .in = { h, NULL, NULL, past_k, past_v, mask }, .nin = mask ? 6 : 5 };
         models_decoder_layer_rope(&cos_sin, layer, &io.in[1], &io.in[2]); /* gemma3: the layer type's rope */
-        ok = mtk_module_call(layer, &io) && io.nout == 3 &&
-             cache_update(ctx, l, io.out[1], io.out[2]);
+        ok = mtk_module_call(layer, &io);
+        if (ok && io.nout != 3)
+            ok = mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "lm_forward_cached: %s takes no KV cache",
+                           mtk_module_type_name(layer));
+        ok = ok && cache_update(ctx, l, io.out[1], io.out[2]);
         h = io.out[0];
     }
     mtk_ctx_pop_device(ctx);

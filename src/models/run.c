@@ -139,9 +139,11 @@ bool mtk_model_run(mtk_module *model, const mtk_model_inputs *in, mtk_model_outp
         io.nout = 1;
         ok = io.out[0] != NULL;
     } else if (models_bert_takes_inputs(model)) {
-        io.in[1] = in->attention_mask;
-        io.in[2] = in->token_type_ids;
-        io.nin = 3;
+        /* (ids[, mask[, token types]]): a module's inputs are never NULL */
+        if (in->attention_mask || in->token_type_ids) {
+            io.in[io.nin++] = in->attention_mask ? in->attention_mask : mtk_ones(ctx, ids->shape, 2, MTK_INT64);
+            if (in->token_type_ids) io.in[io.nin++] = in->token_type_ids;
+        }
         ok = !in->position_ids ? mtk_module_call(model, &io)
                                : mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "run: %s takes no position_ids here",
                                            mtk_module_type_name(model));
