@@ -72,4 +72,13 @@ bool models_blocks_held_until_here(mtk_ctx *ctx, mtk_tensor *t);
  * message).  False with the error set. */
 bool models_blocks_check_token_ids(mtk_module *m, const mtk_tensor *ids, int64_t max_positions, const char *field);
 
+/* The mask masking_utils' create_causal_mask gives sdpa for a forward
+ * without a past: (B, 1, S, S) bool, key j seen by query i when j <= i,
+ * j > i - window (window 0: none) and attention_mask[b, j] (a 2-D 0 / 1
+ * mask on the cpu).  NULL with *failed false when sdpa's is_causal does
+ * the same (no 0 in the mask, the window not shorter than S); NULL with
+ * *failed and the context's error on an error.  (decoder_cache.c: the
+ * same builder as the cached forward's masks.) */
+mtk_tensor *models_padded_causal_mask(mtk_ctx *ctx, mtk_tensor *attention_mask, int64_t window, bool *failed);
+
 #endif

@@ -5,6 +5,7 @@
  * can use is_causal), rotary positions from the cache's length, each
  * layer's DynamicLayer / DynamicSlidingWindowLayer update, the lm_head on
  * the last logits_to_keep positions. */
+#include "models/blocks.h"
 #include "models/decoder.h"
 #include "mtk/models.h"
 #include "mtk/ops.h"
@@ -212,6 +213,30 @@ static mtk_tensor *padding_bool(mtk_ctx *ctx, mtk_tensor *mask, bool *padded)
     int64_t n = mtk_tensor_numel(b);
     for (int64_t i = 0; data && i < n && !*padded; i++) *padded = data[i] == 0;
     return b;
+}
+
+mtk_tensor *models_padded_causal_mask(mtk_ctx *ctx, mtk_tensor *attention_mask, int64_t window, bool *failed)
+{
+    *failed = false;
+    if (!attention_mask) return NULL;
+    bool padded = false;
+    mtk_tensor *padding = padding_bool(ctx, attention_mask, &padded);
+    if (!padding) {
+        *failed = true;
+        return NULL;
+    }
+    int64_t b = padding->shape[0], s = padding->shape[1];
+    mask_request r = { .batch = b, .q_len = s, .kv_len = s, .window = window, .padding = padding,
+                       .dtype = MTK_BOOL };
+    if (sdpa_can_skip(&r, padded)) return NULL;
+    if (!mtk_ctx_push_device(ctx, padding->device)) {
+        *failed = true;
+        return NULL;
+    }
+    mtk_tensor *mask = build_mask(ctx, &r);
+    mtk_ctx_pop_device(ctx);
+    if (!mask) *failed = true;
+    return mask;
 }
 
 /* --------------------------------------------------------------- forward */

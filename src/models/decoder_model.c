@@ -139,11 +139,17 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
 
 mtk_tensor *models_decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h)
 {
+    return models_decoder_run_layers_masked(rotary, layers, norm, h, NULL);
+}
+
+mtk_tensor *models_decoder_run_layers_masked(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h,
+                                             mtk_tensor *mask)
+{
     mtk_module_io cos_sin = { .in = { h }, .nin = 1 }; /* -> cos, sin (gemma3: full, then sliding) */
     if (!h || !mtk_module_call(rotary, &cos_sin)) return NULL;
     for (int32_t i = 0; i < mtk_module_child_count(layers); i++) {
         mtk_module *child_layer = mtk_module_child_at(layers, i, NULL);
-        mtk_module_io layer = { .in = { h }, .nin = 3 };
+        mtk_module_io layer = { .in = { h, NULL, NULL, mask }, .nin = mask ? 4 : 3 };
         models_decoder_layer_rope(&cos_sin, child_layer, &layer.in[1], &layer.in[2]);
         if (!mtk_module_call(child_layer, &layer)) return NULL;
         h = layer.out[0];

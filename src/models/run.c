@@ -87,6 +87,20 @@ static bool check_ids_in_vocab(mtk_ctx *ctx, mtk_module *model, mtk_tensor *ids)
     return true;
 }
 
+/* The classes whose forward takes (input_ids, attention_mask) and builds
+ * the padded causal mask itself (models_padded_causal_mask). */
+static const char *const masked_forward_classes[] = {
+    "GPT2Model", "GPT2LMHeadModel", "GPTNeoXModel", "GPTNeoXForCausalLM", "PhiModel", "PhiForCausalLM",
+};
+
+static bool takes_mask(const mtk_module *model)
+{
+    const char *type = mtk_module_type_name(model);
+    for (size_t i = 0; i < sizeof masked_forward_classes / sizeof *masked_forward_classes; i++)
+        if (strcmp(type, masked_forward_classes[i]) == 0) return true;
+    return false;
+}
+
 /* transformers' output names for a class. */
 static void name_outputs(mtk_module *model, mtk_model_outputs *out)
 {
@@ -147,6 +161,9 @@ bool mtk_model_run(mtk_module *model, const mtk_model_inputs *in, mtk_model_outp
         ok = !in->position_ids ? mtk_module_call(model, &io)
                                : mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "run: %s takes no position_ids here",
                                            mtk_module_type_name(model));
+    } else if (takes_mask(model) && !in->position_ids && !in->token_type_ids) {
+        if (in->attention_mask) io.in[io.nin++] = in->attention_mask;
+        ok = mtk_module_call(model, &io);
     } else if (padded || in->position_ids || in->token_type_ids) {
         ok = mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED,
                        "run: %s's forward takes input_ids only in mtk (no %s yet): run it without padding",

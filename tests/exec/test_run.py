@@ -164,7 +164,7 @@ def test_bad_inputs_fail_clearly_and_write_nothing(fixtures, run, tmp_path, ids,
 
 
 def test_padding_of_a_family_without_masks_is_refused(fixtures, run, tmp_path):
-    case_dir = fixtures / "gpt2"
+    case_dir = fixtures / "modernbert"
     result = run("run", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "1,2,3",
                  "--attention-mask", "0,1,1", "--output", tmp_path / "out.safetensors")
     assert result.returncode == 1 and "attention_mask with padding" in result.stderr
