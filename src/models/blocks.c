@@ -131,3 +131,22 @@ bool models_blocks_check_token_ids(mtk_module *m, const mtk_tensor *ids, int64_t
                          mtk_module_type_name(m), (long long)ids->shape[1], (long long)max_positions, field);
     return true;
 }
+
+/* create_bidirectional_mask for sdpa: the 2-D attention_mask (B, S) of
+ * 0 / 1 as bool (B, 1, S, S), key j seen where mask[b, j]; NULL (no
+ * error) when it has no 0, where transformers passes no mask. */
+mtk_tensor *models_blocks_bidirectional_mask(mtk_ctx *ctx, mtk_tensor *mask, bool *failed)
+{
+    *failed = false;
+    if (!mask) return NULL;
+    mtk_tensor *b = mtk_contiguous(ctx, mtk_to_dtype(ctx, mask, MTK_BOOL));
+    const uint8_t *v = b && b->device != MTK_DEVICE_META ? mtk_tensor_data(b) : NULL;
+    bool padded = b && b->device == MTK_DEVICE_META;
+    for (int64_t i = 0; v && i < mtk_tensor_numel(b) && !padded; i++) padded = v[i] == 0;
+    if (!b) *failed = true;
+    if (!padded) return NULL;
+    int64_t s = b->shape[1], keys[4] = { b->shape[0], 1, 1, s }, full[4] = { b->shape[0], 1, s, s };
+    mtk_tensor *out = mtk_expand(ctx, mtk_view(ctx, b, keys, 4), full, 4);
+    if (!out) *failed = true;
+    return out;
+}

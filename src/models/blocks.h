@@ -72,6 +72,12 @@ bool models_blocks_held_until_here(mtk_ctx *ctx, mtk_tensor *t);
  * message).  False with the error set. */
 bool models_blocks_check_token_ids(mtk_module *m, const mtk_tensor *ids, int64_t max_positions, const char *field);
 
+/* create_bidirectional_mask for sdpa: the 2-D attention_mask (B, S) of
+ * 0 / 1 on the cpu as bool (B, 1, S, S), key j seen where mask[b, j]; NULL
+ * with *failed false when it has no 0 (transformers passes no mask then),
+ * NULL with *failed and the context's error on an error. */
+mtk_tensor *models_blocks_bidirectional_mask(mtk_ctx *ctx, mtk_tensor *mask, bool *failed);
+
 /* The mask masking_utils' create_causal_mask gives sdpa for a forward
  * without a past: (B, 1, S, S) bool, key j seen by query i when j <= i,
  * j > i - window (window 0: none) and attention_mask[b, j] (a 2-D 0 / 1

@@ -289,25 +289,6 @@ typedef struct bert_model_config {
     int64_t positions; /* the longest sequence the position embeddings take */
 } bert_model_config;
 
-/* create_bidirectional_mask for sdpa: the 2-D attention_mask (B, S) of
- * 0 / 1 as bool (B, 1, S, S), key j seen where mask[b, j]; NULL (no
- * error) when it has no 0, where transformers passes no mask. */
-static mtk_tensor *bidirectional_mask(mtk_ctx *ctx, mtk_tensor *mask, bool *failed)
-{
-    *failed = false;
-    if (!mask) return NULL;
-    mtk_tensor *b = mtk_contiguous(ctx, mtk_to_dtype(ctx, mask, MTK_BOOL));
-    const uint8_t *v = b && b->device != MTK_DEVICE_META ? mtk_tensor_data(b) : NULL;
-    bool padded = b && b->device == MTK_DEVICE_META;
-    for (int64_t i = 0; v && i < mtk_tensor_numel(b) && !padded; i++) padded = v[i] == 0;
-    if (!b) *failed = true;
-    if (!padded) return NULL;
-    int64_t s = b->shape[1], keys[4] = { b->shape[0], 1, 1, s }, full[4] = { b->shape[0], 1, s, s };
-    mtk_tensor *out = mtk_expand(ctx, mtk_view(ctx, b, keys, 4), full, 4);
-    if (!out) *failed = true;
-    return out;
-}
-
 /* input_ids (B, S)[, attention_mask (B, S), token_type_ids (B, S)] ->
  * last hidden state (B, S, H) [, pooler output (B, H)] */
 static bool model_forward(mtk_module *m, mtk_module_io *io)
@@ -315,7 +296,7 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     const bert_model_config *c = mtk_module_config(m);
     if (!models_blocks_check_token_ids(m, io->in[0], c->positions, "max_position_embeddings")) return false;
     bool failed;
-    mtk_tensor *mask = bidirectional_mask(mtk_module_ctx(m), io->nin > 1 ? io->in[1] : NULL, &failed);
+    mtk_tensor *mask = models_blocks_bidirectional_mask(mtk_module_ctx(m), io->nin > 1 ? io->in[1] : NULL, &failed);
     if (failed) return false;
     mtk_tensor *types = io->nin > 2 ? io->in[2] : NULL;
     mtk_tensor *e = types ? mtk_module_forward2(child(m, 0), io->in[0], types) : mtk_module_forward(child(m, 0), io->in[0]);

@@ -88,9 +88,11 @@ static bool check_ids_in_vocab(mtk_ctx *ctx, mtk_module *model, mtk_tensor *ids)
 }
 
 /* The classes whose forward takes (input_ids, attention_mask) and builds
- * the padded causal mask itself (models_padded_causal_mask). */
+ * its mask itself (models_padded_causal_mask, ModernBERT's bidirectional
+ * one). */
 static const char *const masked_forward_classes[] = {
     "GPT2Model", "GPT2LMHeadModel", "GPTNeoXModel", "GPTNeoXForCausalLM", "PhiModel", "PhiForCausalLM",
+    "ModernBertModel",
 };
 
 static bool takes_mask(const mtk_module *model)

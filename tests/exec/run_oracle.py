@@ -67,7 +67,7 @@ CASES = {
     "modernbert": ("ModernBertConfig", "ModernBertModel",
                    dict(hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
                         vocab_size=VOCAB, max_position_embeddings=64, pad_token_id=0, bos_token_id=0,
-                        eos_token_id=0, cls_token_id=0, sep_token_id=0, local_attention=8), False, False),
+                        eos_token_id=0, cls_token_id=0, sep_token_id=0, local_attention=8), True, False),
     "t5_encoder": ("T5Config", "T5EncoderModel", dict(d_model=32, d_kv=8, d_ff=48, num_layers=2, num_heads=4,
                                                       vocab_size=VOCAB, relative_attention_num_buckets=8),
                    False, False),
