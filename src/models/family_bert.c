@@ -409,10 +409,11 @@ static mtk_module *masked_lm(const model_config *c, const bert_spec *s)
 
 /* ------------------------------------------ BertForSequenceClassification */
 
-/* input_ids (B, S) -> logits (B, num_labels) from the pooled output */
+/* input_ids (B, S)[, attention_mask, token_type_ids] -> logits (B,
+ * num_labels) from the pooled output */
 static bool sequence_classification_forward(mtk_module *m, mtk_module_io *io)
 {
-    mtk_module_io bert = { .in = { io->in[0] }, .nin = 1 };
+    mtk_module_io bert = *io; /* input_ids[, attention_mask[, token_type_ids]] */
     if (!mtk_module_call(child(m, 0), &bert)) return false;
     mtk_tensor *pooled = mtk_module_forward(child(m, 1), bert.out[1]);
     io->out[0] = mtk_module_forward(child(m, 2), pooled);
@@ -435,13 +436,14 @@ static mtk_module *sequence_classification(const model_config *c, const bert_spe
 
 /* --------------------------------------------- BertForTokenClassification */
 
-/* input_ids (B, S) -> logits (B, S, num_labels) from the last hidden state;
+/* input_ids (B, S)[, attention_mask, token_type_ids] -> logits (B, S,
+ * num_labels) from the last hidden state;
  * config: whether the head (dropout, classifier) precedes the base model */
 static bool token_classification_forward(mtk_module *m, mtk_module_io *io)
 {
     bool heads_first = *(const bool *)mtk_module_config(m);
     int32_t base_at = heads_first ? 2 : 0, dropout_at = heads_first ? 0 : 1;
-    mtk_module_io bert = { .in = { io->in[0] }, .nin = 1 };
+    mtk_module_io bert = *io; /* input_ids[, attention_mask[, token_type_ids]] */
     if (!mtk_module_call(child(m, base_at), &bert)) return false;
     io->out[0] = mtk_module_forward(child(m, dropout_at + 1), mtk_module_forward(child(m, dropout_at), bert.out[0]));
     io->nout = 1;
@@ -556,5 +558,7 @@ mtk_module *models_family_bert_build(model_config *c, const char *architecture)
 bool models_bert_takes_inputs(const mtk_module *m)
 {
     const mtk_module_type *t = m ? mtk_module_type_of(m) : NULL;
-    return t && (t->forward == model_forward || t->forward == masked_lm_forward);
+    return t && (t->forward == model_forward || t->forward == masked_lm_forward ||
+                 t->forward == sequence_classification_forward || t->forward == token_classification_forward ||
+                 models_roberta_takes_inputs(m));
 }
