@@ -234,6 +234,11 @@ typedef struct mtk_lm_step {
     mtk_tensor *position_ids; /* (B, S) int64 as generate passes them
                                (from the attention_mask's cumsum); NULL:
                                cache_position[None], (1, S)               */
+    mtk_tensor *padding_mask; /* a real 2-D attention_mask (B, P + S) of
+                               0 / 1 (or bool) on the cpu, padding where
+                               0: the masks carry it, and sdpa's is_causal
+                               skip is taken only when it has no 0.  NULL:
+                               `attention_mask` above decides            */
 } mtk_lm_step;
 
 /* model(input_ids, past_key_values=cache, logits_to_keep=k) under no_grad,

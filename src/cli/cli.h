@@ -87,6 +87,16 @@ bool cli_parse_bytes(const char *text, int64_t *out);
 /* An input shape "BxS" (or "B,S") with 1 <= B, S <= 2^40. */
 bool cli_parse_input(const char *text, int64_t *batch, int64_t *seq);
 
+/* Token ids (or an attention mask, token types) given to a command as
+ * "1,2,3;4,5,6" (one row per sequence, ',' between values, ';' between
+ * rows), a .safetensors file (the tensor named `what`, else its only
+ * tensor) or a .npy file (integers or bool; 1-D is one row).  `what`
+ * names the option in messages ("input-ids") and the tensor looked up
+ * ("input_ids": '-' read as '_').  Returns an int64 (B, S) cpu tensor in
+ * ctx, or NULL after printing a clear error (ragged rows name each row's
+ * length). */
+mtk_tensor *cli_ids_read(mtk_ctx *ctx, const char *spec, const char *what);
+
 /* For commands that write files: on SIGINT, SIGTERM or SIGHUP, a thread
  * removes the temporaries of the writes in progress and the process dies
  * of the signal.  False (nothing changed) if the thread cannot start. */

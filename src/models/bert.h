@@ -53,6 +53,13 @@ mtk_module *models_bert_model(const model_config *c, const bert_spec *s, bool po
  * Forward: input_ids (B, S) -> logits (B, S, num_labels). */
 mtk_module *models_bert_token_classification(const model_config *c, const bert_spec *s);
 
+/* Whether m is a BERT-like base model or one of BERT's or RoBERTa's heads
+ * (masked LM, sequence and token classification), whose forward takes
+ * (input_ids[, attention_mask[, token_type_ids]]). */
+bool models_bert_takes_inputs(const mtk_module *m);
+/* RoBERTa's and XLM-RoBERTa's heads (family_roberta.c). */
+bool models_roberta_takes_inputs(const mtk_module *m);
+
 /* Single-child wrapper forward: out = child 0 (in). */
 bool models_bert_first_child_forward(mtk_module *m, mtk_module_io *io);
 

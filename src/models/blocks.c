@@ -69,13 +69,13 @@ mtk_tensor *models_blocks_merge_heads(mtk_ctx *ctx, mtk_tensor *x)
 }
 
 mtk_tensor *models_blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t heads, int64_t head_dim, bool causal,
-                                 double dropout)
+                                 double dropout, mtk_tensor *mask)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_tensor *q = models_blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 0), x), heads, head_dim);
     mtk_tensor *k = models_blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 1), x), heads, head_dim);
     mtk_tensor *v = models_blocks_split_heads(ctx, mtk_module_forward(blocks_child(m, 2), x), heads, head_dim);
-    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, dropout, causal, 1.0 / sqrt((double)head_dim),
+    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, mask, dropout, causal, 1.0 / sqrt((double)head_dim),
                                                         false);
     return models_blocks_merge_heads(ctx, attn);
 }
@@ -130,4 +130,23 @@ bool models_blocks_check_token_ids(mtk_module *m, const mtk_tensor *ids, int64_t
                          "%s: a sequence of %lld tokens is longer than the %lld positions the model has (%s)",
                          mtk_module_type_name(m), (long long)ids->shape[1], (long long)max_positions, field);
     return true;
+}
+
+/* create_bidirectional_mask for sdpa: the 2-D attention_mask (B, S) of
+ * 0 / 1 as bool (B, 1, S, S), key j seen where mask[b, j]; NULL (no
+ * error) when it has no 0, where transformers passes no mask. */
+mtk_tensor *models_blocks_bidirectional_mask(mtk_ctx *ctx, mtk_tensor *mask, bool *failed)
+{
+    *failed = false;
+    if (!mask) return NULL;
+    mtk_tensor *b = mtk_contiguous(ctx, mtk_to_dtype(ctx, mask, MTK_BOOL));
+    const uint8_t *v = b && b->device != MTK_DEVICE_META ? mtk_tensor_data(b) : NULL;
+    bool padded = b && b->device == MTK_DEVICE_META;
+    for (int64_t i = 0; v && i < mtk_tensor_numel(b) && !padded; i++) padded = v[i] == 0;
+    if (!b) *failed = true;
+    if (!padded) return NULL;
+    int64_t s = b->shape[1], keys[4] = { b->shape[0], 1, 1, s }, full[4] = { b->shape[0], 1, s, s };
+    mtk_tensor *out = mtk_expand(ctx, mtk_view(ctx, b, keys, 4), full, 4);
+    if (!out) *failed = true;
+    return out;
 }

@@ -38,11 +38,11 @@ mtk_tensor *models_blocks_merge_heads(mtk_ctx *ctx, mtk_tensor *x);
 /* Multi-head attention with separate projections, as bert's and vit's
  * self-attention compute it: children 0, 1, 2 of m are the query, key
  * and value linears applied to x; softmax(q k^T / sqrt(head_dim)) v over
- * all positions (causal when asked; sdpa's dropout_p `dropout`), heads
- * merged back.
+ * all positions (causal when asked; sdpa's dropout_p `dropout`; `mask`
+ * (B, 1, S, S) bool, keys seen where true, or NULL), heads merged back.
  * (B, S, heads * head_dim) -> (B, S, heads * head_dim); NULL on error. */
 mtk_tensor *models_blocks_qkv_attention(mtk_module *m, mtk_tensor *x, int64_t heads, int64_t head_dim, bool causal,
-                                 double dropout);
+                                 double dropout, mtk_tensor *mask);
 
 /* torch.arange(n, device=like.device) as int64: positions 0..n-1 on the
  * device of the tensor they go with (not the context's default). */
@@ -71,5 +71,20 @@ bool models_blocks_held_until_here(mtk_ctx *ctx, mtk_tensor *t);
  * S at most `max_positions` (0: no limit; `field` names that limit in the
  * message).  False with the error set. */
 bool models_blocks_check_token_ids(mtk_module *m, const mtk_tensor *ids, int64_t max_positions, const char *field);
+
+/* create_bidirectional_mask for sdpa: the 2-D attention_mask (B, S) of
+ * 0 / 1 on the cpu as bool (B, 1, S, S), key j seen where mask[b, j]; NULL
+ * with *failed false when it has no 0 (transformers passes no mask then),
+ * NULL with *failed and the context's error on an error. */
+mtk_tensor *models_blocks_bidirectional_mask(mtk_ctx *ctx, mtk_tensor *mask, bool *failed);
+
+/* The mask masking_utils' create_causal_mask gives sdpa for a forward
+ * without a past: (B, 1, S, S) bool, key j seen by query i when j <= i,
+ * j > i - window (window 0: none) and attention_mask[b, j] (a 2-D 0 / 1
+ * mask on the cpu).  NULL with *failed false when sdpa's is_causal does
+ * the same (no 0 in the mask, the window not shorter than S); NULL with
+ * *failed and the context's error on an error.  (decoder_cache.c: the
+ * same builder as the cached forward's masks.) */
+mtk_tensor *models_padded_causal_mask(mtk_ctx *ctx, mtk_tensor *attention_mask, int64_t window, bool *failed);
 
 #endif

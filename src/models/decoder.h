@@ -301,6 +301,11 @@ mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decod
  * gives (cos, sin); each child of `layers` maps (h, cos, sin) to the next
  * h; `norm` ends it.  (B, S, hidden) -> (B, S, hidden); NULL on error. */
 mtk_tensor *models_decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h);
+/* The same with a mask (B, 1, S, S) bool given to each layer as its fourth
+ * input (h, cos, sin, mask): gpt_neox's and phi's layers, which pass it to
+ * their attention.  NULL mask: models_decoder_run_layers. */
+mtk_tensor *models_decoder_run_layers_masked(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h,
+                                             mtk_tensor *mask);
 
 /* The (cos, sin) pair of `layer` among the rotary outputs: (out[0],
  * out[1]), or with two rope types (gemma3: full, then sliding) out[2],
@@ -364,6 +369,8 @@ typedef struct decoder_parts {
     double final_softcap;
     uint8_t masks;
     int64_t mask_window;
+    double embedding_multiplier; /* granite: embeddings times it; 1: none */
+    double logits_scaling;       /* granite: logits divided by it; 1: none */
 } decoder_parts;
 
 bool models_decoder_parts_of(mtk_module *m, decoder_parts *out);

@@ -5,6 +5,7 @@
  * can use is_causal), rotary positions from the cache's length, each
  * layer's DynamicLayer / DynamicSlidingWindowLayer update, the lm_head on
  * the last logits_to_keep positions. */
+#include "models/blocks.h"
 #include "models/decoder.h"
 #include "mtk/models.h"
 #include "mtk/ops.h"
@@ -189,13 +190,53 @@ static mtk_tensor *build_mask(mtk_ctx *ctx, const mask_request *r)
     return mtk_where(ctx, mask, zero, low);
 }
 
-/* _ignore_causal_mask_sdpa with a padding mask of ones: no mask when one
- * query token or as many as keys, and the keys fit in the window. */
-static bool sdpa_can_skip(const mask_request *r)
+/* _ignore_causal_mask_sdpa: no mask when one query token or as many as
+ * keys, the keys fit in the window, and nothing is padding (`padded`: the
+ * 2-D attention_mask holds a 0). */
+static bool sdpa_can_skip(const mask_request *r, bool padded)
 {
+    if (padded) return false;
     if (r->window > 0 && r->kv_len >= r->window) return false;
     if (r->chunk > 0 && r->kv_len >= r->chunk) return false;
     return r->q_len == 1 || r->kv_len == r->q_len;
+}
+
+/* The caller's 2-D attention_mask as bool (B, T), and whether it holds a 0
+ * (its data read on the cpu).  NULL with the error set. */
+static mtk_tensor *padding_bool(mtk_ctx *ctx, mtk_tensor *mask, bool *padded)
+{
+    mtk_tensor *b = mtk_contiguous(ctx, mtk_to_dtype(ctx, mask, MTK_BOOL));
+    *padded = false;
+    if (!b) return NULL;
+    if (b->device == MTK_DEVICE_META) return b;
+    const uint8_t *data = mtk_tensor_data(b);
+    int64_t n = mtk_tensor_numel(b);
+    for (int64_t i = 0; data && i < n && !*padded; i++) *padded = data[i] == 0;
+    return b;
+}
+
+mtk_tensor *models_padded_causal_mask(mtk_ctx *ctx, mtk_tensor *attention_mask, int64_t window, bool *failed)
+{
+    *failed = false;
+    if (!attention_mask) return NULL;
+    bool padded = false;
+    mtk_tensor *padding = padding_bool(ctx, attention_mask, &padded);
+    if (!padding) {
+        *failed = true;
+        return NULL;
+    }
+    int64_t b = padding->shape[0], s = padding->shape[1];
+    mask_request r = { .batch = b, .q_len = s, .kv_len = s, .window = window, .padding = padding,
+                       .dtype = MTK_BOOL };
+    if (sdpa_can_skip(&r, padded)) return NULL;
+    if (!mtk_ctx_push_device(ctx, padding->device)) {
+        *failed = true;
+        return NULL;
+    }
+    mtk_tensor *mask = build_mask(ctx, &r);
+    mtk_ctx_pop_device(ctx);
+    if (!mask) *failed = true;
+    return mask;
 }
 
 /* --------------------------------------------------------------- forward */
@@ -230,7 +271,17 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
         if (chunk == 0) chunk = layer_chunk;
     }
     mtk_tensor *padding = NULL;
-    if (step->attention_mask) {
+    bool padded = false;
+    if (step->padding_mask) {
+        const mtk_tensor *pm = step->padding_mask;
+        if (pm->ndim != 2 || pm->shape[0] != b || pm->shape[1] != c->length + s)
+            return mtk_error(ctx, MTK_ERR_SHAPE,
+                             "lm_forward_cached: attention_mask must be (%lld, %lld) (batch, past + new tokens), got "
+                             "%d dims (%lld, %lld)", (long long)b, (long long)(c->length + s), (int)pm->ndim,
+                             (long long)pm->shape[0], (long long)(pm->ndim > 1 ? pm->shape[1] : 0));
+        padding = padding_bool(ctx, step->padding_mask, &padded);
+        if (!padding) return false;
+    } else if (step->attention_mask) {
         /* generate's attention_mask (B, P + S) of ones, as bool */
         int64_t shape[2] = { b, c->length + s };
         padding = mtk_ones(ctx, shape, 2, MTK_BOOL);
@@ -243,7 +294,7 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
         mask_request r = { .batch = b, .q_len = s, .q_offset = c->length, .window = kind == 1 ? p->mask_window : 0,
                            .chunk = kind == 2 ? chunk : 0, .padding = padding, .eager = eager, .dtype = dtype };
         mask_sizes(c, kind == 1 ? layer_window : kind == 2 ? chunk : 0, s, &r.kv_len, &r.kv_offset);
-        if (!eager && sdpa_can_skip(&r)) continue;
+        if (!eager && sdpa_can_skip(&r, padded)) continue;
         masks[kind] = build_mask(ctx, &r);
         if (!masks[kind]) return false;
     }
@@ -272,7 +323,7 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
 {
     if (!model || !ids || !cache) return NULL;
     mtk_ctx *ctx = mtk_module_ctx(model);
-    static const mtk_lm_step defaults = { 0, false, NULL };
+    static const mtk_lm_step defaults = { 0, false, NULL, NULL };
     if (!step) step = &defaults;
     decoder_parts p;
     if (cache->model != model || !models_decoder_parts_of(model, &p)) {
@@ -303,6 +354,7 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
         return NULL;
     }
     mtk_tensor *h = mtk_module_forward(p.embed, ids); /* (B, S, hidden) */
+    if (p.embedding_multiplier != 1.0) h = mtk_mul_scalar(ctx, h, mtk_value_float(p.embedding_multiplier));
     if (!h || !mtk_ctx_push_device(ctx, ids->device)) return NULL;
     mtk_tensor *masks[3];
     bool ok = build_masks(ctx, cache, &p, ids, step, h->dtype, masks);
@@ -331,8 +383,11 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
         mtk_module *layer = mtk_module_child_at(p.layers, i, NULL);
         mtk_module_io io = { .in = { h, NULL, NULL, past_k, past_v, mask }, .nin = mask ? 6 : 5 };
         models_decoder_layer_rope(&cos_sin, layer, &io.in[1], &io.in[2]); /* gemma3: the layer type's rope */
-        ok = mtk_module_call(layer, &io) && io.nout == 3 &&
-             cache_update(ctx, l, io.out[1], io.out[2]);
+        ok = mtk_module_call(layer, &io);
+        if (ok && io.nout != 3)
+            ok = mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "lm_forward_cached: %s takes no KV cache",
+                           mtk_module_type_name(layer));
+        ok = ok && cache_update(ctx, l, io.out[1], io.out[2]);
         h = io.out[0];
     }
     mtk_ctx_pop_device(ctx);
@@ -348,5 +403,6 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
         logits = mtk_div_scalar(ctx, logits, mtk_value_float(p.final_softcap));
         logits = mtk_mul_scalar(ctx, mtk_tanh(ctx, logits), mtk_value_float(p.final_softcap));
     }
+    if (p.logits_scaling != 1.0) logits = mtk_div_scalar(ctx, logits, mtk_value_float(p.logits_scaling));
     return logits;
 }

@@ -139,11 +139,17 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
 
 mtk_tensor *models_decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h)
 {
+    return models_decoder_run_layers_masked(rotary, layers, norm, h, NULL);
+}
+
+mtk_tensor *models_decoder_run_layers_masked(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h,
+                                             mtk_tensor *mask)
+{
     mtk_module_io cos_sin = { .in = { h }, .nin = 1 }; /* -> cos, sin (gemma3: full, then sliding) */
     if (!h || !mtk_module_call(rotary, &cos_sin)) return NULL;
     for (int32_t i = 0; i < mtk_module_child_count(layers); i++) {
         mtk_module *child_layer = mtk_module_child_at(layers, i, NULL);
-        mtk_module_io layer = { .in = { h }, .nin = 3 };
+        mtk_module_io layer = { .in = { h, NULL, NULL, mask }, .nin = mask ? 4 : 3 };
         models_decoder_layer_rope(&cos_sin, child_layer, &layer.in[1], &layer.in[2]);
         if (!mtk_module_call(child_layer, &layer)) return NULL;
         h = layer.out[0];
@@ -206,11 +212,13 @@ static bool causal_lm_forward(mtk_module *m, mtk_module_io *io)
 bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
 {
     memset(out, 0, sizeof *out);
+    out->logits_scaling = 1.0;
     const mtk_module_type *type = m ? mtk_module_type_of(m) : NULL;
     if (!type) return false;
     mtk_module *model = m;
     if (type->forward == causal_lm_forward) {
         out->final_softcap = ((const causal_lm_config *)mtk_module_config(m))->final_softcap;
+        out->logits_scaling = ((const causal_lm_config *)mtk_module_config(m))->logits_scaling;
         out->lm_head = child(m, 1);
         model = child(m, 0);
     } else if (type->forward != model_forward && type->forward != wrapper_forward) {
@@ -230,6 +238,7 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
     out->rotary = child(model, M_ROTARY);
     out->masks = c->masks;
     out->mask_window = c->mask_window;
+    out->embedding_multiplier = c->embedding_multiplier;
     return true;
 }
 

@@ -72,8 +72,8 @@ static mtk_tensor *padded_positions(mtk_ctx *ctx, mtk_tensor *ids, int64_t paddi
     return mtk_add_scalar(ctx, mtk_to_dtype(ctx, numbered, MTK_INT64), mtk_value_int(padding_idx));
 }
 
-/* input_ids (B, S) -> word + token type (0) + position embeddings,
- * normalized: (B, S, H) */
+/* input_ids (B, S)[, token_type_ids (B, S)] -> word + token type (the
+ * buffer's zeros when none) + position embeddings, normalized: (B, S, H) */
 static bool embeddings_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
@@ -92,8 +92,9 @@ static bool embeddings_forward(mtk_module *m, mtk_module_io *io)
         int64_t wide[2] = { position_ids->shape[0], token_types->shape[1] };
         token_types = mtk_expand(ctx, token_types, wide, 2);
     }
-    mtk_tensor *token_type_ids =
-        mtk_expand(ctx, mtk_gather(ctx, token_types, 1, position_ids), bs, 2); /* (B, S) */
+    mtk_tensor *token_type_ids = io->nin > 1 && io->in[1]
+                                     ? io->in[1]
+                                     : mtk_expand(ctx, mtk_gather(ctx, token_types, 1, position_ids), bs, 2); /* (B, S) */
     mtk_tensor *h = mtk_module_forward(child(m, c->word), ids);
     h = mtk_add(ctx, h, mtk_module_forward(child(m, c->token_type), token_type_ids));
     h = mtk_add(ctx, h, mtk_module_forward(child(m, c->position), position_ids));
@@ -135,13 +136,14 @@ typedef struct self_attention_config {
     double dropout; /* attention_probs_dropout_prob: sdpa's dropout_p in training */
 } self_attention_config;
 
-/* softmax(q k^T / sqrt(d)) v over all positions (causal when is_decoder):
+/* softmax(q k^T / sqrt(d)) v over all positions (causal when is_decoder),
+ * under the padding mask in[1] (B, 1, S, S) bool when given:
  * (B, S, H) -> (B, S, H) */
 static bool self_attention_forward(mtk_module *m, mtk_module_io *io)
 {
     const self_attention_config *c = mtk_module_config(m);
     io->out[0] = models_blocks_qkv_attention(m, io->in[0], c->heads, c->head_dim, c->causal,
-                                      mtk_module_is_training(m) ? c->dropout : 0.0);
+                                      mtk_module_is_training(m) ? c->dropout : 0.0, io->nin > 1 ? io->in[1] : NULL);
     io->nout = 1;
     return io->out[0] != NULL;
 }
@@ -182,10 +184,11 @@ static mtk_module *output(mtk_ctx *ctx, const mtk_module_type *type, const bert_
     return ok ? mtk_module_finish(m) : NULL;
 }
 
-/* BertAttention: output(self(x), x) */
+/* BertAttention: output(self(x[, mask]), x) */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
-    mtk_tensor *h = mtk_module_forward(child(m, 0), io->in[0]);
+    mtk_tensor *h = io->nin > 1 && io->in[1] ? mtk_module_forward2(child(m, 0), io->in[0], io->in[1])
+                                             : mtk_module_forward(child(m, 0), io->in[0]);
     io->out[0] = mtk_module_forward2(child(m, 1), h, io->in[0]);
     io->nout = 1;
     return io->out[0] != NULL;
@@ -223,11 +226,13 @@ static bool intermediate_forward(mtk_module *m, mtk_module_io *io)
 
 static const mtk_module_type intermediate_base = { "Intermediate", intermediate_forward, NULL, NULL };
 
-/* attention, then output(intermediate(a), a); (B, S, H) -> (B, S, H) */
+/* attention (under the mask in[1] when given), then
+ * output(intermediate(a), a); (B, S, H) -> (B, S, H) */
 static bool layer_forward(mtk_module *m, mtk_module_io *io)
 {
     int32_t n = mtk_module_child_count(m); /* attention, [crossattention], intermediate, output */
-    mtk_tensor *a = mtk_module_forward(child(m, 0), io->in[0]);
+    mtk_tensor *a = io->nin > 1 && io->in[1] ? mtk_module_forward2(child(m, 0), io->in[0], io->in[1])
+                                             : mtk_module_forward(child(m, 0), io->in[0]);
     mtk_tensor *h = mtk_module_forward(child(m, n - 2), a);
     io->out[0] = mtk_module_forward2(child(m, n - 1), h, a);
     io->nout = 1;
@@ -250,8 +255,20 @@ static mtk_module *layer(const model_config *c, const bert_spec *s)
     return ok ? mtk_module_finish(m) : NULL;
 }
 
-/* BertEncoder: the layers in turn */
-static const mtk_module_type encoder_base = { "Encoder", models_blocks_encoder_forward, NULL, NULL };
+/* BertEncoder: the layers in turn, each under the mask in[1] when given */
+static bool encoder_forward(mtk_module *m, mtk_module_io *io)
+{
+    if (io->nin < 2 || !io->in[1]) return models_blocks_encoder_forward(m, io);
+    mtk_module *layers = child(m, 0);
+    mtk_tensor *h = io->in[0];
+    for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++)
+        h = mtk_module_forward2(child(layers, i), h, io->in[1]);
+    io->out[0] = h;
+    io->nout = 1;
+    return h != NULL;
+}
+
+static const mtk_module_type encoder_base = { "Encoder", encoder_forward, NULL, NULL };
 
 /* ---------------------------------------------------------------- pooler */
 
@@ -272,12 +289,18 @@ typedef struct bert_model_config {
     int64_t positions; /* the longest sequence the position embeddings take */
 } bert_model_config;
 
-/* input_ids (B, S) -> last hidden state (B, S, H) [, pooler output (B, H)] */
+/* input_ids (B, S)[, attention_mask (B, S), token_type_ids (B, S)] ->
+ * last hidden state (B, S, H) [, pooler output (B, H)] */
 static bool model_forward(mtk_module *m, mtk_module_io *io)
 {
     const bert_model_config *c = mtk_module_config(m);
     if (!models_blocks_check_token_ids(m, io->in[0], c->positions, "max_position_embeddings")) return false;
-    mtk_tensor *h = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), io->in[0]));
+    bool failed;
+    mtk_tensor *mask = models_blocks_bidirectional_mask(mtk_module_ctx(m), io->nin > 1 ? io->in[1] : NULL, &failed);
+    if (failed) return false;
+    mtk_tensor *types = io->nin > 2 ? io->in[2] : NULL;
+    mtk_tensor *e = types ? mtk_module_forward2(child(m, 0), io->in[0], types) : mtk_module_forward(child(m, 0), io->in[0]);
+    mtk_tensor *h = mask ? mtk_module_forward2(child(m, 1), e, mask) : mtk_module_forward(child(m, 1), e);
     io->out[0] = h;
     io->nout = 1;
     if (mtk_module_child_count(m) == 3) {
@@ -350,10 +373,13 @@ static const mtk_module_type transform_type = { "BertPredictionHeadTransform", t
 static const mtk_module_type prediction_type = { "BertLMPredictionHead", prediction_forward, prediction_reset, NULL };
 static const mtk_module_type mlm_head_type = { "BertOnlyMLMHead", models_bert_first_child_forward, NULL, NULL };
 
-/* input_ids (B, S) -> prediction scores (B, S, vocab) */
+/* input_ids (B, S)[, attention_mask, token_type_ids] -> prediction
+ * scores (B, S, vocab) */
 static bool masked_lm_forward(mtk_module *m, mtk_module_io *io)
 {
-    io->out[0] = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), io->in[0]));
+    mtk_module_io bert = *io;
+    if (!mtk_module_call(child(m, 0), &bert)) return false;
+    io->out[0] = mtk_module_forward(child(m, 1), bert.out[0]);
     io->nout = 1;
     return io->out[0] != NULL;
 }
@@ -383,10 +409,11 @@ static mtk_module *masked_lm(const model_config *c, const bert_spec *s)
 
 /* ------------------------------------------ BertForSequenceClassification */
 
-/* input_ids (B, S) -> logits (B, num_labels) from the pooled output */
+/* input_ids (B, S)[, attention_mask, token_type_ids] -> logits (B,
+ * num_labels) from the pooled output */
 static bool sequence_classification_forward(mtk_module *m, mtk_module_io *io)
 {
-    mtk_module_io bert = { .in = { io->in[0] }, .nin = 1 };
+    mtk_module_io bert = *io; /* input_ids[, attention_mask[, token_type_ids]] */
     if (!mtk_module_call(child(m, 0), &bert)) return false;
     mtk_tensor *pooled = mtk_module_forward(child(m, 1), bert.out[1]);
     io->out[0] = mtk_module_forward(child(m, 2), pooled);
@@ -409,13 +436,14 @@ static mtk_module *sequence_classification(const model_config *c, const bert_spe
 
 /* --------------------------------------------- BertForTokenClassification */
 
-/* input_ids (B, S) -> logits (B, S, num_labels) from the last hidden state;
+/* input_ids (B, S)[, attention_mask, token_type_ids] -> logits (B, S,
+ * num_labels) from the last hidden state;
  * config: whether the head (dropout, classifier) precedes the base model */
 static bool token_classification_forward(mtk_module *m, mtk_module_io *io)
 {
     bool heads_first = *(const bool *)mtk_module_config(m);
     int32_t base_at = heads_first ? 2 : 0, dropout_at = heads_first ? 0 : 1;
-    mtk_module_io bert = { .in = { io->in[0] }, .nin = 1 };
+    mtk_module_io bert = *io; /* input_ids[, attention_mask[, token_type_ids]] */
     if (!mtk_module_call(child(m, base_at), &bert)) return false;
     io->out[0] = mtk_module_forward(child(m, dropout_at + 1), mtk_module_forward(child(m, dropout_at), bert.out[0]));
     io->nout = 1;
@@ -525,4 +553,12 @@ mtk_module *models_family_bert_build(model_config *c, const char *architecture)
     if (strcmp(architecture, "BertForSequenceClassification") == 0) return sequence_classification(c, &s);
     if (strcmp(architecture, "BertForTokenClassification") == 0) return models_bert_token_classification(c, &s);
     return models_bert_model(c, &s, true);
+}
+
+bool models_bert_takes_inputs(const mtk_module *m)
+{
+    const mtk_module_type *t = m ? mtk_module_type_of(m) : NULL;
+    return t && (t->forward == model_forward || t->forward == masked_lm_forward ||
+                 t->forward == sequence_classification_forward || t->forward == token_classification_forward ||
+                 models_roberta_takes_inputs(m));
 }

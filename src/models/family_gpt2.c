@@ -83,7 +83,8 @@ typedef struct attention_config {
 
 enum { A_C_ATTN, A_C_PROJ, A_ATTN_DROPOUT, A_RESID_DROPOUT };
 
-/* causal self-attention: (B, S, E) -> (B, S, E).  Outside training with
+/* causal self-attention (under the bool mask in[1] (B, 1, S, S) when
+ * given: padding): (B, S, E) -> (B, S, E).  Outside training with
  * use_cache, DynamicLayer.update concatenates this call's keys and values
  * onto the empty cache (new (B, H, S, D) tensors, what the attention then
  * reads); the config keeps them for the model, whose cache outlives it. */
@@ -112,7 +113,8 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         v = c->values = mtk_cat(ctx, values, 2, 2);
     }
     double dropout = mtk_module_is_training(m) ? c->dropout : 0.0;
-    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, dropout, true, c->scale, false);
+    mtk_tensor *mask = io->nin > 1 ? io->in[1] : NULL;
+    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, mask, dropout, !mask, c->scale, false);
     mtk_tensor *out = mtk_module_forward(blocks_child(m, A_C_PROJ), models_blocks_merge_heads(ctx, attn));
     io->out[0] = mtk_module_forward(blocks_child(m, A_RESID_DROPOUT), out);
     io->nout = 1;
@@ -171,13 +173,15 @@ static mtk_module *mlp(const model_config *c, const gpt2_spec *s)
 
 enum { B_LN_1, B_ATTN, B_LN_2 };
 
-/* x + attn(ln_1(x)), then + mlp(ln_2(.)): (B, S, E) -> (B, S, E) */
+/* x + attn(ln_1(x)[, mask]), then + mlp(ln_2(.)): (B, S, E) -> (B, S, E) */
 static bool block_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     int32_t mlp_index = mtk_module_child_count(m) - 1; /* after crossattention, ln_cross_attn if any */
     mtk_tensor *x = io->in[0];
-    mtk_tensor *h = mtk_module_forward(blocks_child(m, B_ATTN), mtk_module_forward(blocks_child(m, B_LN_1), x));
+    mtk_tensor *normed = mtk_module_forward(blocks_child(m, B_LN_1), x);
+    mtk_tensor *h = io->nin > 1 ? mtk_module_forward2(blocks_child(m, B_ATTN), normed, io->in[1])
+                                : mtk_module_forward(blocks_child(m, B_ATTN), normed);
     x = mtk_add(ctx, h, x);
     h = mtk_module_forward(blocks_child(m, mlp_index), mtk_module_forward(blocks_child(m, B_LN_2), x));
     io->out[0] = mtk_add(ctx, x, h);
@@ -221,7 +225,8 @@ static bool hold_cache(mtk_ctx *ctx, mtk_module *base)
     return ok;
 }
 
-/* input_ids (B, S) -> last hidden state (B, S, E); its locals
+/* input_ids (B, S)[, attention_mask (B, S) 0 / 1] -> last hidden state
+ * (B, S, E); its locals
  * inputs_embeds, position_ids and position_embeds, and the cache it returns, live until
  * it returns */
 static bool model_forward(mtk_module *m, mtk_module_io *io)
@@ -237,7 +242,16 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *position_embeds = mtk_module_forward(blocks_child(m, M_WPE), positions);
     mtk_tensor *h = mtk_add(ctx, embeds, position_embeds);
     h = mtk_module_forward(blocks_child(m, M_DROP), h);
-    h = models_blocks_run_layers(blocks_child(m, M_H), h);
+    bool failed;
+    mtk_tensor *mask = models_padded_causal_mask(ctx, io->nin > 1 ? io->in[1] : NULL, 0, &failed);
+    if (failed) return false;
+    if (mask) {
+        mtk_module *layers = blocks_child(m, M_H);
+        for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++)
+            h = mtk_module_forward2(blocks_child(layers, i), h, mask);
+    } else {
+        h = models_blocks_run_layers(blocks_child(m, M_H), h);
+    }
     io->out[0] = mtk_module_forward(blocks_child(m, M_LN_F), h);
     io->nout = 1;
     return io->out[0] != NULL && models_blocks_held_until_here(ctx, embeds) && models_blocks_held_until_here(ctx, positions) &&
@@ -264,11 +278,13 @@ static mtk_module *model(const model_config *c, const gpt2_spec *s)
 
 /* ------------------------------------------------------ GPT2LMHeadModel */
 
-/* input_ids (B, S) -> logits (B, S, vocab); the output holds the cache */
+/* input_ids (B, S)[, attention_mask] -> logits (B, S, vocab); the output
+ * holds the cache */
 static bool lm_head_model_forward(mtk_module *m, mtk_module_io *io)
 {
-    mtk_tensor *h = mtk_module_forward(blocks_child(m, 0), io->in[0]);
-    io->out[0] = mtk_module_forward(blocks_child(m, 1), h);
+    mtk_module_io base = *io;
+    if (!mtk_module_call(blocks_child(m, 0), &base)) return false;
+    io->out[0] = mtk_module_forward(blocks_child(m, 1), base.out[0]);
     io->nout = 1;
     return io->out[0] != NULL && hold_cache(mtk_module_ctx(m), blocks_child(m, 0));
 }

@@ -53,14 +53,15 @@ static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tens
     return mtk_cat(ctx, parts, 2, -1);
 }
 
-/* forward(x (B, S, E), cos, sin (1, S, rotary_dim)) -> (B, S, E) */
+/* forward(x (B, S, E), cos, sin (1, S, rotary_dim)[, mask (B, 1, S, S)
+ * bool: padding]) -> (B, S, E) */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     attention_config *c = mtk_module_config(m);
     c->keys = c->values = NULL;
     mtk_tensor *x = io->in[0];
-    if (io->nin != 3 || x->ndim != 3)
+    if ((io->nin != 3 && io->nin != 4) || x->ndim != 3)
         return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "GPTNeoXAttention: takes hidden states (B, S, E), cos and sin");
     mtk_tensor *qkv = mtk_module_forward(child(m, 0), x); /* (B, S, 3E) */
     if (!qkv) return false;
@@ -81,7 +82,8 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         k = c->keys = mtk_cat(ctx, keys, 2, 2);
         v = c->values = mtk_cat(ctx, values, 2, 2);
     }
-    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true,
+    mtk_tensor *mask = io->nin == 4 ? io->in[3] : NULL;
+    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, mask, 0.0, !mask,
                                                         1.0 / sqrt((double)c->head_dim), false);
     io->out[0] = mtk_module_forward(child(m, 1), models_blocks_merge_heads(ctx, attn));
     io->nout = 1;
@@ -141,7 +143,9 @@ static bool layer_forward(mtk_module *m, mtk_module_io *io)
     mtk_ctx *ctx = mtk_module_ctx(m);
     const layer_config *c = mtk_module_config(m);
     mtk_tensor *x = io->in[0];
-    mtk_module_io attn = { .in = { mtk_module_forward(child(m, L_INPUT_NORM), x), io->in[1], io->in[2] }, .nin = 3 };
+    mtk_module_io attn = { .in = { mtk_module_forward(child(m, L_INPUT_NORM), x), io->in[1], io->in[2],
+                                   io->nin == 4 ? io->in[3] : NULL },
+                           .nin = io->nin == 4 ? 4 : 3 };
     if (!mtk_module_call(child(m, L_ATTN), &attn)) return false;
     mtk_tensor *a = mtk_module_forward(child(m, L_ATTN_DROPOUT), attn.out[0]);
     if (c->parallel_residual) {
@@ -198,7 +202,11 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     if (!models_blocks_check_token_ids(m, ids, 0, NULL)) return false;
     mtk_tensor *embeds = mtk_module_forward(child(m, M_EMBED_IN), ids); /* (B, S, E) */
     mtk_tensor *h = mtk_module_forward(child(m, M_EMB_DROPOUT), embeds);
-    io->out[0] = models_decoder_run_layers(child(m, M_ROTARY), child(m, M_LAYERS), child(m, M_FINAL_NORM), h);
+    bool failed; /* in[1]: a 2-D attention_mask, padding where 0 */
+    mtk_tensor *mask = models_padded_causal_mask(ctx, io->nin > 1 ? io->in[1] : NULL, 0, &failed);
+    if (failed) return false;
+    io->out[0] = models_decoder_run_layers_masked(child(m, M_ROTARY), child(m, M_LAYERS), child(m, M_FINAL_NORM), h,
+                                                  mask);
     io->nout = 1;
     /* its local inputs_embeds, and the cache it returns, live until it returns */
     return io->out[0] != NULL && models_blocks_held_until_here(ctx, embeds) && hold_cache(ctx, m);
@@ -228,7 +236,9 @@ static mtk_module *model(const model_config *c, const neox_spec *s)
 /* the output holds the cache */
 static bool causal_lm_forward(mtk_module *m, mtk_module_io *io)
 {
-    io->out[0] = mtk_module_forward(child(m, 1), mtk_module_forward(child(m, 0), io->in[0]));
+    mtk_module_io base = *io; /* input_ids[, attention_mask] */
+    if (!mtk_module_call(child(m, 0), &base)) return false;
+    io->out[0] = mtk_module_forward(child(m, 1), base.out[0]);
     io->nout = 1;
     return io->out[0] != NULL && hold_cache(mtk_module_ctx(m), child(m, 0));
 }

@@ -287,7 +287,9 @@ static mtk_tensor *sliding_mask(mtk_ctx *ctx, const mtk_tensor *x, int64_t half_
     return mtk_expand(ctx, mtk_view(ctx, near, shape, 4), batch, 4);
 }
 
-/* input_ids (B, S) -> last hidden state (B, S, H).  Its locals
+/* input_ids (B, S)[, attention_mask (B, S)] -> last hidden state (B, S,
+ * H); padding (a 0 in the mask) hides those keys from every layer, and-ed
+ * with the local layers' window.  Its locals
  * position_ids and the masks' mapping (both masks, whichever layer types
  * are present) live until it returns. */
 static bool model_forward(mtk_module *m, mtk_module_io *io)
@@ -303,6 +305,11 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
      * half window (_ignore_bidirectional_mask_sdpa), even where every token
      * is within reach */
     mtk_tensor *mask = h->shape[1] >= c->half_window ? sliding_mask(ctx, h, c->half_window) : NULL;
+    bool failed;
+    mtk_tensor *padding = models_blocks_bidirectional_mask(ctx, io->nin > 1 ? io->in[1] : NULL, &failed);
+    if (failed) return false;
+    if (padding && mask) mask = mtk_logical_and(ctx, mask, padding);
+    else if (padding) mask = padding;
     mtk_module_io rope = { .in = { h, positions }, .nin = 2 };
     if ((c->present[FULL] || c->present[SLIDING]) && !mtk_module_call(child(m, 3), &rope)) return false;
     mtk_tensor *cos[LAYER_TYPES], *sin[LAYER_TYPES];
@@ -313,7 +320,8 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     }
     for (int32_t i = 0; h && i < mtk_module_child_count(layers); i++) {
         int32_t t = c->layer_type[i];
-        mtk_module_io l = { .in = { h, cos[t], sin[t], mask }, .nin = t == SLIDING && mask ? 4 : 3 };
+        mtk_tensor *layer_mask = t == SLIDING ? mask : padding;
+        mtk_module_io l = { .in = { h, cos[t], sin[t], layer_mask }, .nin = layer_mask ? 4 : 3 };
         h = mtk_module_call(child(layers, i), &l) ? l.out[0] : NULL;
     }
     io->out[0] = mtk_module_forward(child(m, 2), h);

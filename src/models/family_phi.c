@@ -6,6 +6,7 @@
  * per-head q/k LayerNorms (qk_layernorm), an fc1/fc2 MLP (gelu_new), a
  * final_layernorm, and an lm_head with a bias; the decoders' sequence and
  * token classification heads. */
+#include "models/blocks.h"
 #include "models/decoder.h"
 #include "mtk/ops.h"
 
@@ -44,14 +45,15 @@ static mtk_tensor *partial_rope(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mt
     return mtk_cat(ctx, parts, 2, -1);
 }
 
-/* forward(x (B, S, hidden), cos, sin) -> (B, S, hidden); children q_proj,
+/* forward(x (B, S, hidden), cos, sin[, mask (B, 1, S, S) bool: padding])
+ * -> (B, S, hidden); children q_proj,
  * k_proj, v_proj, dense[, q_layernorm, k_layernorm] */
 static bool phi_attention_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     const phi_attention_config *c = mtk_module_config(m);
     mtk_tensor *x = io->in[0];
-    if (io->nin != 3 || x->ndim != 3)
+    if ((io->nin != 3 && io->nin != 4) || x->ndim != 3)
         return mtk_error(ctx, MTK_ERR_SHAPE, "%s: takes hidden states (B, S, hidden), cos and sin",
                          mtk_module_type_name(m));
     mtk_tensor *q = heads_first(ctx, mtk_module_forward(mtk_module_child_at(m, 0, NULL), x), c->heads, c->head_dim);
@@ -63,8 +65,15 @@ static bool phi_attention_forward(mtk_module *m, mtk_module_io *io)
     }
     q = partial_rope(ctx, q, io->in[1], io->in[2], c->rotary_dim); /* (B, H, S, D)  */
     k = partial_rope(ctx, k, io->in[1], io->in[2], c->rotary_dim); /* (B, KV, S, D) */
-    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0.0, true, c->scale,
-                                                        c->kv_heads != c->heads);
+    mtk_tensor *mask = io->nin == 4 ? io->in[3] : NULL;
+    if (mask && c->kv_heads != c->heads) { /* a mask turns enable_gqa off: repeat_kv */
+        int64_t rep[4] = { k->shape[0], c->heads, k->shape[2], c->head_dim };
+        int64_t wide[5] = { k->shape[0], c->kv_heads, c->heads / c->kv_heads, k->shape[2], c->head_dim };
+        k = mtk_reshape(ctx, mtk_expand(ctx, mtk_unsqueeze(ctx, k, 2), wide, 5), rep, 4);
+        v = mtk_reshape(ctx, mtk_expand(ctx, mtk_unsqueeze(ctx, v, 2), wide, 5), rep, 4);
+    }
+    mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, mask, 0.0, !mask, c->scale,
+                                                        !mask && c->kv_heads != c->heads);
     int64_t merged[3] = { x->shape[0], x->shape[1], c->heads * c->head_dim };
     attn = mtk_reshape(ctx, mtk_transpose(ctx, attn, 1, 2), merged, 3); /* (B, S, H * D) */
     io->out[0] = mtk_module_forward(mtk_module_child_at(m, 3, NULL), attn);
@@ -122,7 +131,8 @@ static bool phi_layer_forward(mtk_module *m, mtk_module_io *io)
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_module *dropout = mtk_module_child_at(m, 3, NULL);
     mtk_tensor *x = io->in[0], *h = mtk_module_forward(mtk_module_child_at(m, 2, NULL), x);
-    mtk_module_io attn = { .in = { h, io->in[1], io->in[2] }, .nin = 3 };
+    mtk_module_io attn = { .in = { h, io->in[1], io->in[2], io->nin == 4 ? io->in[3] : NULL },
+                           .nin = io->nin == 4 ? 4 : 3 };
     if (!h || !mtk_module_call(mtk_module_child_at(m, 0, NULL), &attn)) return false;
     mtk_tensor *a = mtk_module_forward(dropout, attn.out[0]);
     mtk_tensor *f = mtk_module_forward(dropout, mtk_module_forward(mtk_module_child_at(m, 1, NULL), h));
@@ -154,8 +164,11 @@ static bool phi_model_forward(mtk_module *m, mtk_module_io *io)
                          mtk_module_type_name(m), (int)ids->ndim, ids->ndim == 1 ? "" : "s", mtk_dtype_name(ids->dtype));
     mtk_tensor *h = mtk_module_forward(mtk_module_child_at(m, 0, NULL), ids);
     h = mtk_module_forward(mtk_module_child_at(m, 3, NULL), h);
-    io->out[0] = models_decoder_run_layers(mtk_module_child_at(m, 2, NULL), mtk_module_child_at(m, 1, NULL),
-                                    mtk_module_child_at(m, 4, NULL), h);
+    bool failed; /* in[1]: a 2-D attention_mask, padding where 0 */
+    mtk_tensor *mask = models_padded_causal_mask(mtk_module_ctx(m), io->nin > 1 ? io->in[1] : NULL, 0, &failed);
+    if (failed) return false;
+    io->out[0] = models_decoder_run_layers_masked(mtk_module_child_at(m, 2, NULL), mtk_module_child_at(m, 1, NULL),
+                                                  mtk_module_child_at(m, 4, NULL), h, mask);
     io->nout = 1;
     return io->out[0] != NULL;
 }
@@ -163,8 +176,9 @@ static bool phi_model_forward(mtk_module *m, mtk_module_io *io)
 /* forward(ids) -> logits (B, S, vocab) */
 static bool phi_lm_forward(mtk_module *m, mtk_module_io *io)
 {
-    io->out[0] = mtk_module_forward(mtk_module_child_at(m, 1, NULL),
-                                    mtk_module_forward(mtk_module_child_at(m, 0, NULL), io->in[0]));
+    mtk_module_io base = *io; /* input_ids[, attention_mask] */
+    if (!mtk_module_call(mtk_module_child_at(m, 0, NULL), &base)) return false;
+    io->out[0] = mtk_module_forward(mtk_module_child_at(m, 1, NULL), base.out[0]);
     io->nout = 1;
     return io->out[0] != NULL;
 }

@@ -80,7 +80,7 @@ typedef struct roberta_types {
 static bool head_over_base_forward(mtk_module *m, mtk_module_io *io)
 {
     const head_order *o = mtk_module_config(m);
-    mtk_module_io base = { .in = { io->in[0] }, .nin = 1 };
+    mtk_module_io base = *io; /* input_ids[, attention_mask[, token_type_ids]] */
     if (!mtk_module_call(child(m, o->encoder), &base)) return false;
     io->out[0] = mtk_module_forward(child(m, o->head), base.out[0]);
     io->nout = 1;
@@ -170,4 +170,10 @@ mtk_module *models_family_roberta_build(model_config *c, const char *architectur
 mtk_module *models_family_xlm_roberta_build(model_config *c, const char *architecture)
 {
     return build(c, architecture, "XLMRoberta", 30522, true);
+}
+
+bool models_roberta_takes_inputs(const mtk_module *m)
+{
+    const mtk_module_type *t = m ? mtk_module_type_of(m) : NULL;
+    return t && t->forward == head_over_base_forward;
 }

@@ -127,7 +127,7 @@ typedef struct attention_config {
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
     const attention_config *c = mtk_module_config(m);
-    io->out[0] = mtk_module_forward(child(m, 3), models_blocks_qkv_attention(m, io->in[0], c->heads, c->head_dim, false, 0.0));
+    io->out[0] = mtk_module_forward(child(m, 3), models_blocks_qkv_attention(m, io->in[0], c->heads, c->head_dim, false, 0.0, NULL));
     io->nout = 1;
     return io->out[0] != NULL;
 }
