@@ -1,11 +1,13 @@
 /* bench_moe: the cpu forward of a mixture-of-experts model with real
  * routing, timed (bench/bench_moe.py runs it beside transformers).
  *
- *   bench_moe CONFIG WEIGHTS THREADS RUNS
+ *   bench_moe CONFIG WEIGHTS THREADS RUNS [DTYPE [OUT]]
  *
- * Builds CONFIG on the cpu in float32, reads WEIGHTS (a safetensors file
- * with the state dict and `input_ids`), then runs the forward RUNS times,
- * each in the same context after the load.  Prints one JSON object:
+ * Builds CONFIG on the cpu in DTYPE (default float32), reads WEIGHTS (a
+ * safetensors file with the state dict and `input_ids`), then runs the
+ * forward RUNS times, each in the same context after the load; OUT: the
+ * last run's output is written there as `output` (safetensors).  Prints
+ * one JSON object:
  *   {"load_ms": L, "ms": [t1, ...], "best_ms": B, "checksum": S}
  * where S is the sum of |output| of the last run (in double), or
  *   {"error": "..."}  (exit status 1). */
@@ -34,13 +36,14 @@ static int fail(mtk_ctx *ctx, const char *what)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: bench_moe CONFIG WEIGHTS THREADS RUNS\n");
+    if (argc < 5 || argc > 7) {
+        fprintf(stderr, "usage: bench_moe CONFIG WEIGHTS THREADS RUNS [DTYPE [OUT]]\n");
         return 2;
     }
     int threads = atoi(argv[3]), runs = atoi(argv[4]);
-    if (threads < 1 || runs < 1 || runs > MAX_RUNS) {
-        fprintf(stderr, "bench_moe: THREADS must be >= 1 and RUNS in 1..%d\n", MAX_RUNS);
+    mtk_dtype dtype = argc > 5 ? mtk_dtype_from_name(argv[5]) : MTK_FLOAT32;
+    if (threads < 1 || runs < 1 || runs > MAX_RUNS || dtype == MTK_DTYPE_UNDEFINED) {
+        fprintf(stderr, "bench_moe: THREADS must be >= 1, RUNS in 1..%d and DTYPE a dtype name\n", MAX_RUNS);
         return 2;
     }
     mtk_ctx *ctx = mtk_ctx_new();
@@ -48,7 +51,7 @@ int main(int argc, char **argv)
     mtk_ctx_set_num_threads(ctx, threads);
     double t0 = now_ms();
     /* real parameters: mtk_model_resolve builds on meta unless a device is scoped */
-    mtk_model_resolve_options opt = { .dtype = MTK_FLOAT32, .meta = false };
+    mtk_model_resolve_options opt = { .dtype = dtype, .meta = false };
     mtk_module *m = mtk_ctx_push_device(ctx, MTK_DEVICE_CPU) ? mtk_model_resolve(ctx, argv[1], &opt, NULL) : NULL;
     mtk_st_file *file = m ? mtk_st_open(ctx, argv[2]) : NULL;
     mtk_state_dict *sd = file ? mtk_module_state_dict(m) : NULL;
@@ -75,6 +78,11 @@ int main(int argc, char **argv)
             const double *data = out ? mtk_tensor_data(out) : NULL;
             if (!data) return fail(ctx, "checksum");
             for (int64_t i = 0; i < mtk_tensor_numel(out); i++) checksum += fabs(data[i]);
+            mtk_st_writer *w = argc > 6 ? mtk_st_writer_new(ctx) : NULL;
+            bool written = argc <= 6 || (w && mtk_st_writer_add(w, "output", mtk_contiguous(ctx, io.out[0])) &&
+                                         mtk_st_writer_write(w, argv[6]));
+            mtk_st_writer_free(w);
+            if (!written) return fail(ctx, "output");
         }
     }
     printf("{\"load_ms\": %.3f, \"ms\": [", load_ms);

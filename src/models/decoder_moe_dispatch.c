@@ -1,12 +1,13 @@
 /* Routing real tokens to experts: on a real device each expert runs on
- * exactly the tokens its router sent it, as transformers' experts loop
- * does it.  The (token, slot) pairs of the router's top-k indices are
- * grouped by expert (counting sort, token order within an expert), the
- * tokens gathered once (index_select), each hit expert runs on its slice
- * of rows, the rows are multiplied by their routing weights and added
- * back to their tokens with one index_add in expert order: per token the
- * same sum, in the same order, as transformers' per-expert index_add_.
- * Experts no token reaches do not run. */
+ * exactly the tokens its router sent it, as transformers 5's default
+ * experts implementation (grouped_mm) does it.  The (token, slot) pairs of
+ * the router's top-k indices are grouped by expert (counting sort, token
+ * order within an expert), the tokens gathered once (index_select), each
+ * hit expert runs on its slice of rows, the rows are multiplied by their
+ * routing weights, put back in (token, slot) order and summed over the
+ * slots (accumulated in double, rounded once: a bfloat16 model rounds as
+ * torch's sum does, not after every add as index_add_).  Experts no token
+ * reaches do not run. */
 #include "models/decoder.h"
 #include "mtk/ops.h"
 
@@ -40,7 +41,8 @@ mtk_tensor *models_moe_dispatch(mtk_module *m, mtk_tensor *x, mtk_tensor *indice
     int64_t *count = mtk_ctx_alloc(ctx, (size_t)(experts + 1) * sizeof *count);
     int64_t *token_of = mtk_ctx_alloc_uninit(ctx, (size_t)(pairs ? pairs : 1) * sizeof *token_of);
     int64_t *slot_of = mtk_ctx_alloc_uninit(ctx, (size_t)(pairs ? pairs : 1) * sizeof *slot_of);
-    if (!idx || !count || !token_of || !slot_of) return NULL;
+    int64_t *row_of = mtk_ctx_alloc_uninit(ctx, (size_t)(pairs ? pairs : 1) * sizeof *row_of);
+    if (!idx || !count || !token_of || !slot_of || !row_of) return NULL;
     const int64_t *chosen = mtk_tensor_data(idx); /* (T, k) */
     /* count[e + 1]: the pairs routed to expert e; then prefix sums: count[e] its first row */
     for (int64_t p = 0; p < pairs; p++) {
@@ -59,11 +61,12 @@ mtk_tensor *models_moe_dispatch(mtk_module *m, mtk_tensor *x, mtk_tensor *indice
         int64_t row = next[chosen[p]]++;
         token_of[row] = p / k;
         slot_of[row] = p;
+        row_of[p] = row;
     }
-    mtk_tensor *out = mtk_zeros_like(ctx, x, MTK_DTYPE_UNDEFINED); /* (T, H) */
-    if (pairs == 0) return out;
+    if (pairs == 0) return mtk_zeros_like(ctx, x, MTK_DTYPE_UNDEFINED);
     mtk_tensor *token_index = index_tensor(ctx, x, token_of, pairs);           /* (P)    */
     mtk_tensor *slot_index = index_tensor(ctx, x, slot_of, pairs);             /* (P)    */
+    mtk_tensor *row_index = index_tensor(ctx, x, row_of, pairs);               /* (P)    */
     mtk_tensor *w = mtk_index_select(ctx, mtk_reshape(ctx, weights, &pairs, 1), 0, slot_index);
     w = mtk_unsqueeze(ctx, w, -1);                                              /* (P, 1) */
     mtk_tensor *rows = mtk_index_select(ctx, x, 0, token_index);                /* (P, H) */
@@ -79,5 +82,7 @@ mtk_tensor *models_moe_dispatch(mtk_module *m, mtk_tensor *x, mtk_tensor *indice
     }
     mtk_tensor *routed = hit == 1 ? parts[0] : mtk_cat(ctx, parts, hit, 0);   /* (P, H) */
     if (!scale_input) routed = mtk_mul(ctx, routed, w);
-    return mtk_index_add(ctx, out, 0, token_index, mtk_to_dtype(ctx, routed, x->dtype), 1.0);
+    int64_t per_token[3] = { tokens, k, x->shape[1] }, slot_dim = 1;
+    routed = mtk_view(ctx, mtk_index_select(ctx, routed, 0, row_index), per_token, 3); /* (T, k, H) */
+    return mtk_to_dtype(ctx, mtk_sum(ctx, routed, &slot_dim, 1, false, MTK_DTYPE_UNDEFINED), x->dtype);
 }
