@@ -238,6 +238,18 @@ void models_decoder_rope_scaled_inv_freq(const rope_spec *r, bool long_factors, 
 struct decoder_types;
 mtk_module *models_decoder_moe_fused(mtk_ctx *ctx, const struct decoder_types *t, const decoder_spec *spec);
 
+/* One expert's output for its rows (n, H) -> (n, H); NULL with the error set. */
+typedef mtk_tensor *(*models_moe_expert_fn)(mtk_module *m, int64_t expert, mtk_tensor *rows);
+/* Real routing (decoder_moe_dispatch.c): x (T, H), the router's indices
+ * (T, k) into `experts` and weights (T, k) -> (T, H) in x's dtype, the sum
+ * over each token's k experts of weight * expert(x) (scale_input: of
+ * expert(weight * x), llama4's pre-scaled input), each expert run by
+ * `expert` on exactly its tokens, experts without tokens skipped.  Needs
+ * data (not meta).  NULL with the error set (an index out of range
+ * included). */
+mtk_tensor *models_moe_dispatch(mtk_module *m, mtk_tensor *x, mtk_tensor *indices, mtk_tensor *weights,
+                                int64_t experts, bool scale_input, models_moe_expert_fn expert);
+
 /* Builds <Prefix>Model or <Prefix>ForCausalLM (architecture) from the spec.
  * MoE specs add the balanced-routing note to the config. */
 mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, const char *architecture);

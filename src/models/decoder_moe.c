@@ -11,8 +11,8 @@
  * experts assume balanced routing: of the T * top_k (token, expert) pairs
  * each expert gets T * top_k / E (the first T * top_k % E experts one
  * more), computed as at most two batched matmuls, so shapes and FLOPs are
- * those of a perfectly balanced router.  On a real device the routing is
- * not implemented yet. */
+ * those of a perfectly balanced router.  On a real device each expert
+ * runs on exactly the tokens routed to it (models_moe_dispatch). */
 #include "models/decoder.h"
 #include "mtk/ops.h"
 
@@ -43,6 +43,7 @@ bool models_decoder_read_qwen_moe(model_config *c, decoder_spec *spec)
 typedef struct router_config {
     int64_t experts, top_k;
     bool norm_topk;          /* renormalize the top-k probabilities */
+    bool float32_weights;    /* mixtral: the weights stay float32 (qwen: cast to the logits' dtype) */
     double initializer_range;
 } router_config;
 
@@ -72,7 +73,7 @@ static bool router_forward(mtk_module *m, mtk_module_io *io)
         values = mtk_div(ctx, values, mtk_sum(ctx, values, &last, 1, true, MTK_DTYPE_UNDEFINED));
     }
     io->out[0] = logits;
-    io->out[1] = logits ? mtk_to_dtype(ctx, values, logits->dtype) : NULL;
+    io->out[1] = logits && !c->float32_weights ? mtk_to_dtype(ctx, values, logits->dtype) : values;
     io->out[2] = indices;
     io->nout = 3;
     return io->out[1] && io->out[2];
@@ -192,27 +193,42 @@ static mtk_tensor *expert_group(mtk_module *m, mtk_tensor *x, int64_t first, int
     return mtk_bmm(ctx, h, mtk_transpose(ctx, down, 1, 2));                                  /* (n, t, H)  */
 }
 
+/* Expert `e` on its rows (n, H): down(act(gate) * up) -> (n, H). */
+static mtk_tensor *one_expert(mtk_module *m, int64_t e, mtk_tensor *rows)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const experts_config *c = mtk_module_config(m);
+    mtk_tensor *gate_up = models_quant_weight(m, "gate_up_proj", rows->dtype, false); /* (E, 2I, H) */
+    mtk_tensor *down = models_quant_weight(m, "down_proj", rows->dtype, false);       /* (E, H, I)  */
+    if (!gate_up || !down) return NULL;
+    mtk_tensor *h = mtk_linear(ctx, rows, mtk_select(ctx, gate_up, 0, e), NULL);      /* (n, 2I)    */
+    mtk_tensor *gate = mtk_narrow(ctx, h, -1, 0, c->intermediate);
+    mtk_tensor *up = mtk_narrow(ctx, h, -1, c->intermediate, c->intermediate);
+    h = mtk_mul(ctx, mtk_module_forward(mtk_module_child_at(m, 0, NULL), gate), up);  /* (n, I)     */
+    return mtk_linear(ctx, h, mtk_select(ctx, down, 0, e), NULL);                     /* (n, H)     */
+}
+
 /* forward(x (T, H), top_k_index (T, k), top_k_weights (T, k)) -> (T, H) */
 static bool experts_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     const experts_config *c = mtk_module_config(m);
     mtk_tensor *x = io->in[0];
-    if (!mtk_tensor_is_meta(x))
-        return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED,
-                         "%s: routing tokens to experts on a real device is not implemented yet (on meta, mtk "
-                         "assumes balanced routing)",
-                         mtk_module_type_name(m));
     if (x->ndim != 2)
         return mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected tokens (T, hidden), got %d dim%s", mtk_module_type_name(m),
                          (int)x->ndim, x->ndim == 1 ? "" : "s");
+    io->nout = 1;
+    if (!mtk_tensor_is_meta(x)) {
+        /* each expert on the tokens routed to it, weighted, added back */
+        io->out[0] = models_moe_dispatch(m, x, io->in[1], io->in[2], c->experts, false, one_expert);
+        return io->out[0] != NULL;
+    }
     int64_t pairs = x->shape[0] * c->top_k;
     int64_t base = pairs / c->experts, extra = pairs % c->experts;
     /* experts [0, extra) get base + 1 tokens, the others base */
     if (extra > 0 && !expert_group(m, x, 0, extra, base + 1)) return false;
     if (base > 0 && !expert_group(m, x, extra, c->experts - extra, base)) return false;
     io->out[0] = mtk_zeros_like(ctx, x, MTK_DTYPE_UNDEFINED); /* the weighted sum of the experts' outputs, per token */
-    io->nout = 1;
     return io->out[0] != NULL;
 }
 
@@ -269,7 +285,7 @@ mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decod
     if (!deepseek)
         *(router_config *)mtk_module_config(router) =
         (router_config){ spec->experts, spec->top_k, spec->moe == MOE_MIXTRAL || spec->norm_topk_prob,
-                         spec->initializer_range };
+                         spec->moe == MOE_MIXTRAL, spec->initializer_range };
     *(experts_config *)mtk_module_config(experts) =
         (experts_config){ spec->experts, spec->top_k, spec->moe_intermediate, spec->initializer_range };
     *(moe_config *)mtk_module_config(block) =

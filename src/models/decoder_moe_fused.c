@@ -9,16 +9,17 @@
  *     swiglu (up + 1) * gate * sigmoid(alpha * gate), gate clamped above at
  *     limit, up to [-limit, limit].  On meta, balanced routing as
  *     decoder_moe.c (tokens * top_k / E rows per expert, the FLOPs of
- *     transformers' batched_mm); on a real device every expert runs on
- *     every token and the outputs are summed with the routing weights
- *     (zero for the experts a token does not reach): the same sums as
- *     transformers' per-expert loop, at E / top_k times its FLOPs.
+ *     transformers' batched_mm); on a real device each expert runs on
+ *     exactly its tokens (models_moe_dispatch), as transformers' loop.
  *   Llama4TextMoe (MOE_LLAMA4): experts Llama4TextExperts (no biases, gate
  *     the first I columns), router Llama4Router (Linear(H, E), no bias):
  *     the top-k logits through a sigmoid, the other experts' scores 0;
- *     every expert runs on every token pre-scaled by its score, as
- *     transformers does (so FLOPs are E / top_k times a sparse router's),
- *     plus shared_expert (Llama4TextMLP of intermediate_size). */
+ *     on meta every expert runs on every token pre-scaled by its score, as
+ *     transformers does (so FLOPs are E / top_k times a sparse router's);
+ *     on a real device only the top-k experts of each token run, on the
+ *     token pre-scaled by its score (the others' inputs, outputs and so
+ *     their terms are exactly zero); plus shared_expert (Llama4TextMLP of
+ *     intermediate_size). */
 #include "models/decoder.h"
 #include "mtk/ops.h"
 
@@ -66,7 +67,7 @@ static bool gpt_oss_router_forward(mtk_module *m, mtk_module_io *io)
 }
 
 /* Llama4Router: x (T, H) -> scores (T, E) (sigmoid of the top-k logits, 0
- * elsewhere: sigmoid(-inf)), logits (T, E). */
+ * elsewhere: sigmoid(-inf)), logits (T, E), top-k indices (T, k). */
 static bool llama4_router_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
@@ -77,7 +78,8 @@ static bool llama4_router_forward(mtk_module *m, mtk_module_io *io)
                                      values, NULL);
     io->out[0] = mtk_to_dtype(ctx, mtk_sigmoid(ctx, mtk_to_dtype(ctx, scores, MTK_FLOAT32)), logits->dtype);
     io->out[1] = logits;
-    io->nout = 2;
+    io->out[2] = indices;
+    io->nout = 3;
     return io->out[0] != NULL;
 }
 
@@ -127,6 +129,13 @@ static mtk_tensor *run_experts(mtk_module *m, mtk_tensor *in, int64_t first, int
     return h;
 }
 
+/* Expert `e` alone on its rows (n, H) -> (n, H). */
+static mtk_tensor *one_expert(mtk_module *m, int64_t e, mtk_tensor *rows)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    return mtk_squeeze_dim(ctx, run_experts(m, mtk_unsqueeze(ctx, rows, 0), e, 1), 0);
+}
+
 /* x (T, H) as (E, T, H) */
 static mtk_tensor *every_expert(mtk_ctx *ctx, mtk_tensor *x, int64_t experts)
 {
@@ -152,24 +161,24 @@ static bool gpt_oss_experts_forward(mtk_module *m, mtk_module_io *io)
         }
         io->out[0] = mtk_zeros_like(ctx, x, MTK_DTYPE_UNDEFINED);
     } else {
-        /* weights (T, E): each token's score for the experts it reaches, 0 for the others */
-        mtk_tensor *hot = mtk_to_dtype(ctx, mtk_one_hot(ctx, indices, c->experts), scores->dtype); /* (T, k, E) */
-        int64_t k_dim = 1;
-        mtk_tensor *weights = mtk_sum(ctx, mtk_mul(ctx, hot, mtk_unsqueeze(ctx, scores, -1)), &k_dim, 1, false,
-                                      MTK_DTYPE_UNDEFINED);
-        mtk_tensor *out = run_experts(m, every_expert(ctx, x, c->experts), 0, c->experts); /* (E, T, H) */
-        out = mtk_mul(ctx, out, mtk_unsqueeze(ctx, mtk_transpose(ctx, weights, 0, 1), -1));
-        int64_t e_dim = 0;
-        io->out[0] = mtk_to_dtype(ctx, mtk_sum(ctx, out, &e_dim, 1, false, MTK_DTYPE_UNDEFINED), x->dtype);
+        /* each expert on the tokens routed to it, weighted, added back */
+        io->out[0] = models_moe_dispatch(m, x, indices, scores, c->experts, false, one_expert);
     }
     io->nout = 1;
     return io->out[0] != NULL;
 }
 
 /* Llama4TextExperts: forward(in (E, T, H), every token pre-scaled by its
- * score) -> (E, T, H) */
+ * score) -> (E, T, H); or, routed on a real device, forward(x (T, H),
+ * indices (T, k), scores (T, k)) -> (T, H), the sum of the token's k
+ * experts on the token scaled by each one's score. */
 static bool llama4_experts_forward(mtk_module *m, mtk_module_io *io)
 {
+    if (io->nin == 3) {
+        io->out[0] = models_moe_dispatch(m, io->in[0], io->in[1], io->in[2], config_of(m)->experts, true, one_expert);
+        io->nout = 1;
+        return io->out[0] != NULL;
+    }
     io->out[0] = run_experts(m, io->in[0], 0, config_of(m)->experts);
     io->nout = 1;
     return io->out[0] != NULL;
@@ -200,12 +209,22 @@ static bool fused_block_forward(mtk_module *m, mtk_module_io *io)
         /* children: experts, router, shared_expert */
         mtk_module_io route = { .in = { flat }, .nin = 1 };
         if (!mtk_module_call(mtk_module_child_at(m, 1, NULL), &route)) return false;
-        mtk_tensor *scores = mtk_unsqueeze(ctx, mtk_transpose(ctx, route.out[0], 0, 1), -1); /* (E, T, 1) */
-        mtk_tensor *routed = mtk_module_forward(mtk_module_child_at(m, 0, NULL),
-                                                mtk_mul(ctx, every_expert(ctx, flat, c->experts), scores));
-        int64_t e_dim = 0;
-        out = mtk_add(ctx, mtk_module_forward(mtk_module_child_at(m, 2, NULL), flat),
-                      mtk_sum(ctx, routed, &e_dim, 1, false, MTK_DTYPE_UNDEFINED));
+        mtk_tensor *routed;
+        if (mtk_tensor_is_meta(flat)) {
+            /* every expert on every token, as transformers runs them */
+            mtk_tensor *scores = mtk_unsqueeze(ctx, mtk_transpose(ctx, route.out[0], 0, 1), -1); /* (E, T, 1) */
+            routed = mtk_module_forward(mtk_module_child_at(m, 0, NULL),
+                                        mtk_mul(ctx, every_expert(ctx, flat, c->experts), scores));
+            int64_t e_dim = 0;
+            routed = mtk_sum(ctx, routed, &e_dim, 1, false, MTK_DTYPE_UNDEFINED);        /* (T, H)    */
+        } else {
+            /* the top-k experts of each token only: the others' terms are zeros */
+            mtk_tensor *scores = mtk_gather(ctx, route.out[0], 1, route.out[2]);           /* (T, k)    */
+            mtk_module_io expert = { .in = { flat, route.out[2], scores }, .nin = 3 };
+            if (!mtk_module_call(mtk_module_child_at(m, 0, NULL), &expert)) return false;
+            routed = expert.out[0];
+        }
+        out = mtk_add(ctx, mtk_module_forward(mtk_module_child_at(m, 2, NULL), flat), routed);
     }
     io->out[0] = mtk_reshape(ctx, out, x->shape, 3);
     io->nout = 1;

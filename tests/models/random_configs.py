@@ -798,3 +798,23 @@ def input_shapes(cfg, rng):
 
 # The classes whose forward takes encoder and decoder ids.
 SEQ2SEQ_CLASSES = {"T5Model", "T5ForConditionalGeneration"}
+
+
+# MoE configs for the cpu forward with real routing: `experts` experts,
+# `top_k` per token, every layer sparse (deepseek_v3 / glm4_moe: a dense
+# first layer when there are two or more), the family's other fields random.
+_EXPERT_KEYS = {"mixtral": "num_local_experts", "qwen2_moe": "num_experts", "qwen3_moe": "num_experts",
+                "deepseek_v3": "n_routed_experts", "glm4_moe": "n_routed_experts"}
+
+
+def moe_routed(family, rng, experts, top_k, **fields):
+    cfg = GENERATORS[family](rng)
+    cfg[_EXPERT_KEYS[family]] = experts
+    cfg["num_experts_per_tok"] = top_k
+    if family in ("qwen2_moe", "qwen3_moe"):
+        cfg.update(decoder_sparse_step=1, mlp_only_layers=[])
+    cfg.update(fields)
+    if family in ("deepseek_v3", "glm4_moe"):
+        cfg.update(n_group=fields.get("n_group", 1), topk_group=fields.get("topk_group", 1),
+                   first_k_dense_replace=min(1, cfg["num_hidden_layers"] - 1))
+    return cfg

@@ -19,8 +19,8 @@ from safetensors.torch import load_file, save_file
 import hf_oracle
 import random_configs
 
-# Dense decoder families (the Qwen / Mixtral experts do not run on a real
-# device yet), and the MoE families whose experts do (gpt_oss, llama4_text).
+# Dense decoder families and gpt_oss / llama4_text (the other MoE families'
+# routing is tested by MOE_ROUTED below).
 FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "olmo2", "smollm3", "granite", "phi", "gemma", "gemma2", "phi3",
             "gpt_oss", "llama4_text", "gemma3_text", "gemma3", "mistral3"]
 PER_FAMILY = 3
@@ -138,7 +138,7 @@ LOCAL_CASES = [
 def _deepseek_dense(seed, rope_type=None):
     """deepseek_v3 with every layer dense (first_k_dense_replace = layers):
     MLA with q_lora_rank null or set, interleaved rope or not, yarn with
-    mscale_all_dim; the MoE layers' experts do not run on the cpu yet."""
+    mscale_all_dim; MOE_ROUTED runs the MoE layers."""
     rng = random.Random("cpu-deepseek-%s-%d" % (rope_type, seed))
     cfg = random_configs.deepseek_v3(rng)
     cfg["first_k_dense_replace"] = cfg["num_hidden_layers"]
@@ -155,7 +155,7 @@ ROPE_CASES += [("deepseek_v3-yarn-%d" % i, _deepseek_dense(i, "yarn")) for i in 
 
 
 def _glm4_dense_case(seed):
-    """glm4_moe with every layer dense (experts do not run on the cpu yet):
+    """glm4_moe with every layer dense (MOE_ROUTED runs its MoE layers):
     its partial rotary, q/k/v biases and q/k norms."""
     cfg = random_configs.glm4_moe(random.Random("cpu-glm4_moe-%d" % seed))
     cfg["first_k_dense_replace"] = cfg["num_hidden_layers"]
@@ -189,13 +189,73 @@ WINDOW_CASES = [("window-%s-%d" % (family, seed), _window_case(family, seed))
                 for family in ["gemma3_text", "gemma3", "mistral3"] for seed in range(2)]
 
 
+# Real routing: (case, config, ids shape, whether some expert must get no
+# token, whether the group limit must change some token's experts).  Few
+# tokens over many experts leave experts idle; deepseek_v3 / glm4_moe with
+# n_group > topk_group drop whole groups, and a random
+# e_score_correction_bias moves the choice but not the weights.
+def _moe(family, name, experts, top_k, shape, idle=False, grouped=False, **fields):
+    cfg = random_configs.moe_routed(family, random.Random("cpu-moe-%s-%s" % (family, name)), experts, top_k,
+                                    **fields)
+    cfg["architectures"] = [random_configs.ARCHITECTURES[family][1]]  # <Prefix>ForCausalLM
+    return ("moe-%s-%s" % (family, name), cfg, shape, idle, grouped)
+
+
+MOE_ROUTED = [
+    _moe("mixtral", "top2", 8, 2, (2, 12)),
+    _moe("mixtral", "top1-idle", 6, 1, (1, 3), idle=True),
+    _moe("mixtral", "top3", 5, 3, (2, 7), num_hidden_layers=2),
+    _moe("qwen2_moe", "norm", 6, 2, (2, 10), norm_topk_prob=True),
+    _moe("qwen2_moe", "raw-idle", 8, 2, (1, 3), idle=True, norm_topk_prob=False),
+    _moe("qwen3_moe", "norm", 6, 2, (2, 9), norm_topk_prob=True),
+    _moe("qwen3_moe", "raw-idle", 7, 1, (1, 4), idle=True, norm_topk_prob=False),
+    _moe("deepseek_v3", "groups4-keep2", 8, 3, (2, 10), grouped=True, n_group=4, topk_group=2,
+         num_hidden_layers=2, norm_topk_prob=True, routed_scaling_factor=2.5),
+    _moe("deepseek_v3", "groups4-keep1-idle", 8, 2, (1, 5), idle=True, grouped=True, n_group=4, topk_group=1,
+         num_hidden_layers=3, norm_topk_prob=False),
+    _moe("deepseek_v3", "ungrouped", 6, 2, (2, 6), num_hidden_layers=2, norm_topk_prob=True),
+    _moe("glm4_moe", "groups2-keep1", 8, 2, (2, 8), grouped=True, n_group=2, topk_group=1, num_hidden_layers=2,
+         norm_topk_prob=True, routed_scaling_factor=2.5),
+    _moe("glm4_moe", "ungrouped-idle", 6, 2, (1, 3), idle=True, num_hidden_layers=2, norm_topk_prob=False),
+]
+MOE_CASES = [(case[0], case[1]) for case in MOE_ROUTED]
+MOE_SHAPES = {case[0]: case[2:] for case in MOE_ROUTED}
+
+
+def _routing_hooks(model):
+    """Forward hooks on every router: the (input, indices) each layer's router saw and chose."""
+    seen = []
+    for module in model.modules():
+        if type(module).__name__.endswith(("TopKRouter", "TopkRouter")):
+            module.register_forward_hook(lambda mod, args, out: seen.append((mod, args[0], out[2])))
+    return seen
+
+
+def _check_routing(seen, idle, grouped):
+    """Several experts get tokens in every MoE layer; with `idle`, some
+    expert gets none; with `grouped`, the group limit changes some token's
+    choice (against the plain top-k of the bias-corrected scores)."""
+    assert seen, "no router ran"
+    some_idle = group_changed = False
+    for router, x, indices in seen:
+        hit = torch.unique(indices).numel()
+        assert hit >= 2, "only %d expert got tokens" % hit
+        some_idle |= hit < router.num_experts
+        if hasattr(router, "e_score_correction_bias"):
+            scores = torch.sigmoid(x.reshape(-1, router.hidden_dim).float() @ router.weight.float().T)
+            plain = torch.topk(scores + router.e_score_correction_bias, router.top_k, dim=-1)[1]
+            group_changed |= not torch.equal(plain.sort(-1)[0], indices.sort(-1)[0])
+    assert some_idle or not idle, "every expert got tokens"
+    assert group_changed or not grouped, "the group limit changed no token's experts"
+
+
 def cases():
     out = list(ENCODER_CASES) + DEEPSEEK_CASES + GLM4_CASES + WINDOW_CASES
     for family in FAMILIES:
         for i in range(PER_FAMILY):
             cfg = random_configs.GENERATORS[family](random.Random("cpu-%s-%d" % (family, i)))
             out.append(("%s-%d" % (family, i), cfg))
-    out += ROPE_CASES + HEAD_CASES + T5_CASES + LOCAL_CASES
+    out += ROPE_CASES + HEAD_CASES + T5_CASES + LOCAL_CASES + MOE_CASES
     for _, cfg in out:
         cfg["torch_dtype"] = "float32"
         cfg.get("text_config", {}).pop("torch_dtype", None)
@@ -213,6 +273,9 @@ def randomize_(model, seed):
                 p.copy_(torch.rand(p.shape, generator=gen) + 0.5)
             else:
                 p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
+        for name, b in model.named_buffers():
+            if name.endswith("e_score_correction_bias"):  # moves the experts' choice, not their weights
+                b.copy_(torch.randn(b.shape, generator=gen) * 0.2)
 
 
 @pytest.mark.parametrize("case_id,cfg", CASES, ids=[c[0] for c in CASES])
@@ -225,6 +288,9 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     longest = 40 if case_id in dict(ROPE_CASES + LOCAL_CASES + T5_CASES) else 12
     windowed = case_id in dict(WINDOW_CASES)
     shape = (rng.randint(1, 3), rng.randint(8, 16) if windowed else rng.randint(1, longest))
+    moe = MOE_SHAPES.get(case_id)
+    if moe:
+        shape = moe[0]
     text_cfg = cfg.get("text_config", cfg)
     ids = torch.randint(1, text_cfg["vocab_size"], shape, generator=torch.Generator().manual_seed(3))
     if case_id in dict(ENCODER_CASES):
@@ -243,8 +309,11 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
         decoder_len = rng.choice([1, rng.randint(2, 30)])
         inputs["decoder_input_ids"] = torch.randint(0, cfg["vocab_size"], (shape[0], decoder_len),
                                                     generator=torch.Generator().manual_seed(4))
+    seen = _routing_hooks(model) if moe else None
     with torch.no_grad():
         out = model(**inputs)
+    if moe:
+        _check_routing(seen, *moe[1:])
     want = next(out[k] for k in ("logits", "start_logits", "last_hidden_state") if out.get(k) is not None)
     tensors = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
     tensors.update(inputs)
@@ -259,6 +328,8 @@ def test_cpu_forward_matches_transformers(case_id, cfg, zoo_probe_bin, tmp_path)
     got = load_file(str(tmp_path / "out.safetensors"))["output"]
     assert got.shape == want.shape
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    if moe:
+        assert torch.equal(got.argmax(-1), want.argmax(-1))
 
 
 VISION_CASES = [("vision-gemma3-%d" % seed, random_configs.gemma3(random.Random("cpu-vision-gemma3-%d" % seed)))
