@@ -1,11 +1,17 @@
-/* The family table: one row per transformers model_type, with the classes
- * mtk builds for it and the builder (src/models/family_<model_type>.c). */
-#include "models/config.h"
+/* The family table: one row per transformers model_type (or diffusers
+ * _class_name), with the classes mtk builds for it and the builder
+ * (src/models/family_<model_type>.c, diffusers_<class>.c), and for a
+ * diffusers component how a pipeline calls it. */
+#include "models/diffusers.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define ARCHS(...) (const char *const[]){ __VA_ARGS__, NULL }
+
+/* a transformers family's row leaves its third field, the diffusers
+   component (models/diffusers.h), out: NULL */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 static const model_family families[] = {
     { { "llama", ARCHS("LlamaModel", "LlamaForCausalLM", "LlamaForSequenceClassification",
