@@ -190,5 +190,9 @@ mtk_module *models_family_gemma3_text_build(model_config *c, const char *archite
 mtk_module *models_family_gemma3_build(model_config *c, const char *architecture);
 mtk_module *models_family_mistral3_build(model_config *c, const char *architecture);
 mtk_module *models_family_glm4_moe_build(model_config *c, const char *architecture);
+/* diffusers components and the text encoders of their pipelines */
+mtk_module *models_family_unet2d_condition_build(model_config *c, const char *architecture);
+mtk_module *models_family_autoencoder_kl_build(model_config *c, const char *architecture);
+mtk_module *models_family_clip_text_build(model_config *c, const char *architecture);
 
 #endif

@@ -171,4 +171,8 @@ bool diffusers_select_method(mtk_module *root, const char *method);
 extern const diffusers_component diffusers_unet2d_condition_component;
 extern const diffusers_component diffusers_autoencoder_kl_component;
 
+/* An AutoencoderKL config's spatial factor, 2^(len(block_out_channels) -
+ * 1); 0 with the config's error. */
+int64_t diffusers_vae_scale_factor(model_config *c);
+
 #endif

@@ -111,6 +111,15 @@ static const model_family families[] = {
       models_family_mistral3_build },
     { { "glm4_moe", ARCHS("Glm4MoeModel", "Glm4MoeForCausalLM"), "Glm4MoeModel", MTK_MODEL_INPUT_TOKEN_IDS },
       models_family_glm4_moe_build },
+    /* diffusers components (keyed by _class_name) and the CLIP text
+       encoders of their pipelines */
+    { { "UNet2DConditionModel", ARCHS("UNet2DConditionModel"), "UNet2DConditionModel", MTK_MODEL_INPUT_LATENTS },
+      models_family_unet2d_condition_build, &diffusers_unet2d_condition_component },
+    { { "AutoencoderKL", ARCHS("AutoencoderKL"), "AutoencoderKL", MTK_MODEL_INPUT_LATENTS },
+      models_family_autoencoder_kl_build, &diffusers_autoencoder_kl_component },
+    { { "clip_text_model", ARCHS("CLIPTextModel", "CLIPTextModelWithProjection"), "CLIPTextModel",
+        MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_clip_text_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))
