@@ -16,7 +16,7 @@ CONFIGS_C = REPO / "src" / "models" / "pipeline_configs_sd.c"
 def embedded(name):
     """The config text compiled into mtk as `pipeline_<name>` (a C string)."""
     source = CONFIGS_C.read_text()
-    m = re.search(r"const char pipeline_%s\[\] =\n((?:\s+\".*\"\n)+);" % re.escape(name), source)
+    m = re.search(r"const char pipeline_%s\[\] =\n(.*?);\n" % re.escape(name), source, re.S)
     assert m, name
     parts = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))
     return json.loads("".join(parts).encode().decode("unicode_escape"))
