@@ -223,11 +223,46 @@ static bool run_component(mtk_ctx *ctx, const pending *pc, const diffusers_image
     return true;
 }
 
+static mtk_pipeline *run_pending(mtk_ctx *ctx, mtk_pipeline *p, const mtk_pipeline_options *options, pending *pend,
+                                 int32_t npend, bool zero_negative);
+
+/* One component's config.json (or a directory holding one) called as its
+ * pipeline would call it: a pipeline of that one component, the VAE
+ * factor 8 (diffusers' default without a VAE) unless it is the VAE. */
+static mtk_pipeline *single_component(mtk_ctx *ctx, const char *name, const mtk_pipeline_options *options,
+                                      pending *pend, int32_t *npend)
+{
+    model_config *c = mtk_model_config_load(ctx, name);
+    if (!c) return NULL;
+    pend[0] = (pending){ "model", c->architecture, c, diffusers_component_of(models_family_lookup(c->model_type)) };
+    *npend = 1;
+    if (!pend[0].component) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: %s is not a diffusers pipeline component (--image takes a pipeline, "
+                  "a UNet, VAE or DiT config, or a text encoder's)", name, c->architecture);
+        return NULL;
+    }
+    pend[0].name = pend[0].component->role == DIFFUSERS_DENOISER ? "denoiser"
+                   : pend[0].component->role == DIFFUSERS_VAE    ? "vae"
+                                                                 : "text_encoder";
+    mtk_pipeline *p = mtk_ctx_alloc(ctx, sizeof *p);
+    if (!p) return NULL;
+    memset(p, 0, sizeof *p);
+    p->name = mtk_ctx_strdup(ctx, name);
+    p->source = "config.json";
+    p->class_name = c->architecture;
+    return run_pending(ctx, p, options, pend, 1, false);
+}
+
 static mtk_pipeline *resolve(mtk_ctx *ctx, const char *name, const mtk_pipeline_options *options, pending *pend,
                              int32_t *npend)
 {
     const mtk_builtin_pipeline *b = mtk_builtin_pipeline_find(name);
     const char *text = NULL;
+    char index_path[4096];
+    snprintf(index_path, sizeof index_path, "%s/model_index.json", name);
+    struct stat st;
+    if (!b && (ends_with(name, ".json") || (is_directory(name) && stat(index_path, &st) != 0)))
+        return single_component(ctx, name, options, pend, npend);
     if (b) {
         text = b->model_index_json;
     } else if (is_directory(name)) {
@@ -260,11 +295,18 @@ static mtk_pipeline *resolve(mtk_ctx *ctx, const char *name, const mtk_pipeline_
     bool ok = read_index(ctx, p, b, index, pend, npend);
     cJSON_Delete(index);
     if (!ok) return NULL;
+    return run_pending(ctx, p, options, pend, *npend, zero_negative);
+}
 
+/* The image from the options and the configs, then each component built
+ * and traced, text encoders first, then the denoiser, then the VAE. */
+static mtk_pipeline *run_pending(mtk_ctx *ctx, mtk_pipeline *p, const mtk_pipeline_options *options, pending *pend,
+                                 int32_t npend, bool zero_negative)
+{
     /* the image: the VAE's factor, the denoiser's sample_size by default */
     p->scale_factor = 8;
     int64_t sample = 0;
-    for (int32_t i = 0; i < *npend; i++) {
+    for (int32_t i = 0; i < npend; i++) {
         if (pend[i].component->role == DIFFUSERS_VAE) p->scale_factor = diffusers_vae_scale_factor(pend[i].config);
         if (pend[i].component->role == DIFFUSERS_DENOISER) sample = models_cfg_int(pend[i].config, "sample_size", 0);
         if (!models_cfg_ok(pend[i].config)) return NULL;
@@ -278,7 +320,7 @@ static mtk_pipeline *resolve(mtk_ctx *ctx, const char *name, const mtk_pipeline_
 
     const pipeline_kind *kind = pipeline_kind_find(p->class_name);
     for (int role = DIFFUSERS_TEXT_ENCODER; role <= DIFFUSERS_VAE; role++)
-        for (int32_t i = 0; i < *npend; i++) {
+        for (int32_t i = 0; i < npend; i++) {
             if ((int)pend[i].component->role != role) continue;
             diffusers_image image = { .height = o.height, .width = o.width, .batch = o.batch, .steps = o.steps,
                                       .guidance = o.guidance, .scale_factor = p->scale_factor };

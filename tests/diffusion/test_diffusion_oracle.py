@@ -156,6 +156,20 @@ def test_tiny_sdxl_pipeline_matches_diffusers(tmp_path, mtk, zoo_probe, diffuser
     check_pipeline(mtk, zoo_probe, diffusers_side, directory, configs, "32x32", ("--guidance",))
 
 
+def test_one_component_is_called_at_an_image_size(tmp_path, mtk, diffusers_side):
+    path = tmp_path / "unet" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(TINY_XL_UNET))
+    summary = json.loads(mtk("summary", str(path.parent), "--image", "48x32", "--guidance", "--json").stdout)
+    (unet,) = summary["components"]
+    call = unet["calls"][0]
+    assert call["inputs"]["sample"]["shape"] == [2, 4, 6, 4]  # the factor 8 of a pipeline without a VAE
+    assert call["inputs"]["encoder_hidden_states"]["shape"] == [2, 77, 40]
+    theirs = diffusers_side(TINY_XL_UNET, [{"method": call["method"], "inputs": call["inputs"]}])
+    assert [[o["shape"], o["dtype"]] for o in call["outputs"]] == theirs["calls"][0]["outputs"]
+    assert call["flops"] == theirs["calls"][0]["flops"]
+
+
 def test_a_missing_component_folder_is_named(tmp_path, mtk):
     index = {"_class_name": "X", "unet": ["diffusers", "UNet2DConditionModel"], "vae": ["diffusers", "AutoencoderKL"]}
     directory = write_pipeline(tmp_path / "p", index, {"unet": TINY_UNET})
