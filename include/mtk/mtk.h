@@ -17,5 +17,6 @@
 #include "mtk/models.h"
 #include "mtk/load.h"
 #include "mtk/run.h"
+#include "mtk/diffusion.h"
 
 #endif

@@ -1,6 +1,8 @@
-/* The family table: one row per transformers model_type, with the classes
- * mtk builds for it and the builder (src/models/family_<model_type>.c). */
-#include "models/config.h"
+/* The family table: one row per transformers model_type (or diffusers
+ * _class_name), with the classes mtk builds for it and the builder
+ * (src/models/family_<model_type>.c, diffusers_<class>.c), and for a
+ * diffusers component how a pipeline calls it. */
+#include "models/diffusers.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +12,10 @@
  * the sub-models they hold: a vision tower's): modules of these classes
  * stay whole on one device in a device map (mtk place) */
 #define NO_SPLIT(...) (const char *const[]){ __VA_ARGS__, NULL }
+
+/* a transformers family's row leaves its third field, the diffusers
+   component (models/diffusers.h), out: NULL */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 static const model_family families[] = {
     { { "llama", ARCHS("LlamaModel", "LlamaForCausalLM", "LlamaForSequenceClassification",
@@ -109,6 +115,15 @@ static const model_family families[] = {
       models_family_mistral3_build },
     { { "glm4_moe", ARCHS("Glm4MoeModel", "Glm4MoeForCausalLM"), "Glm4MoeModel", MTK_MODEL_INPUT_TOKEN_IDS, NO_SPLIT("Glm4MoeDecoderLayer") },
       models_family_glm4_moe_build },
+    /* diffusers components (keyed by _class_name) and the CLIP text
+       encoders of their pipelines */
+    { { "UNet2DConditionModel", ARCHS("UNet2DConditionModel"), "UNet2DConditionModel", MTK_MODEL_INPUT_LATENTS },
+      models_family_unet2d_condition_build, &diffusers_unet2d_condition_component },
+    { { "AutoencoderKL", ARCHS("AutoencoderKL"), "AutoencoderKL", MTK_MODEL_INPUT_LATENTS },
+      models_family_autoencoder_kl_build, &diffusers_autoencoder_kl_component },
+    { { "clip_text_model", ARCHS("CLIPTextModel", "CLIPTextModelWithProjection"), "CLIPTextModel",
+        MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_clip_text_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))
