@@ -185,5 +185,9 @@ mtk_module *models_family_gemma3_text_build(model_config *c, const char *archite
 mtk_module *models_family_gemma3_build(model_config *c, const char *architecture);
 mtk_module *models_family_mistral3_build(model_config *c, const char *architecture);
 mtk_module *models_family_glm4_moe_build(model_config *c, const char *architecture);
+/* diffusers' transformer denoisers (src/models/diffusers_{sd3,flux,lumina2}.c) */
+mtk_module *models_family_sd3_build(model_config *c, const char *architecture);
+mtk_module *models_family_flux_build(model_config *c, const char *architecture);
+mtk_module *models_family_lumina2_build(model_config *c, const char *architecture);
 
 #endif

@@ -105,6 +105,9 @@ static const model_family families[] = {
       models_family_mistral3_build },
     { { "glm4_moe", ARCHS("Glm4MoeModel", "Glm4MoeForCausalLM"), "Glm4MoeModel", MTK_MODEL_INPUT_TOKEN_IDS },
       models_family_glm4_moe_build },
+    /* diffusers' transformer denoisers, keyed by their config's _class_name */
+    { { "SD3Transformer2DModel", ARCHS("SD3Transformer2DModel"), "SD3Transformer2DModel", MTK_MODEL_INPUT_TENSOR },
+      models_family_sd3_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))
