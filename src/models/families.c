@@ -108,6 +108,8 @@ static const model_family families[] = {
     /* diffusers' transformer denoisers, keyed by their config's _class_name */
     { { "SD3Transformer2DModel", ARCHS("SD3Transformer2DModel"), "SD3Transformer2DModel", MTK_MODEL_INPUT_TENSOR },
       models_family_sd3_build },
+    { { "FluxTransformer2DModel", ARCHS("FluxTransformer2DModel"), "FluxTransformer2DModel", MTK_MODEL_INPUT_TENSOR },
+      models_family_flux_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))
