@@ -110,6 +110,9 @@ static const model_family families[] = {
       models_family_sd3_build },
     { { "FluxTransformer2DModel", ARCHS("FluxTransformer2DModel"), "FluxTransformer2DModel", MTK_MODEL_INPUT_TENSOR },
       models_family_flux_build },
+    { { "Lumina2Transformer2DModel", ARCHS("Lumina2Transformer2DModel"), "Lumina2Transformer2DModel",
+        MTK_MODEL_INPUT_TENSOR },
+      models_family_lumina2_build },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))
