@@ -71,12 +71,16 @@ typedef enum mtk_model_input_kind {
     MTK_MODEL_INPUT_TENSOR = 0,  /* any tensor of the model's dtype (demo models) */
     MTK_MODEL_INPUT_TOKEN_IDS,   /* int64 (B, S) token ids                        */
     MTK_MODEL_INPUT_PIXELS,      /* (B, C, H, W) pixel values, the model's dtype  */
-    MTK_MODEL_INPUT_SEQ2SEQ_IDS  /* encoder-decoders (t5): two inputs, the
+    MTK_MODEL_INPUT_SEQ2SEQ_IDS, /* encoder-decoders (t5): two inputs, the
                                     encoder's int64 (B, S) token ids and the
                                     decoder's (B, T); a class that has no
                                     decoder (T5EncoderModel) takes the first
                                     only, and its mtk_model_info says
                                     MTK_MODEL_INPUT_TOKEN_IDS                 */
+    MTK_MODEL_INPUT_LATENTS      /* a diffusers component (UNet, VAE, DiT): its
+                                    inputs follow from an image size (latents,
+                                    timestep, prompt embeddings), as its
+                                    pipeline calls it                        */
 } mtk_model_input_kind;
 
 /* One model family: a model_type of transformers and the classes mtk

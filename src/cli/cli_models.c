@@ -41,6 +41,7 @@ static const char *input_name(mtk_model_input_kind kind)
     case MTK_MODEL_INPUT_TOKEN_IDS: return "token_ids";
     case MTK_MODEL_INPUT_PIXELS: return "pixels";
     case MTK_MODEL_INPUT_SEQ2SEQ_IDS: return "seq2seq_ids";
+    case MTK_MODEL_INPUT_LATENTS: return "latents";
     default: return "tensor";
     }
 }

@@ -142,9 +142,14 @@ void models_cfg_note(model_config *c, const char *note);
  * context's scopes.  NULL with the error set. */
 typedef mtk_module *(*model_family_builder)(model_config *c, const char *architecture);
 
+struct diffusers_component;
+
 typedef struct model_family {
     mtk_model_family_info info;
     model_family_builder build;
+    const struct diffusers_component *diffusers; /* a diffusers component: how a
+                                                    pipeline calls it (diffusers.h);
+                                                    NULL for the others     */
 } model_family;
 
 /* The family table (src/models/families.c). */
@@ -185,6 +190,10 @@ mtk_module *models_family_gemma3_text_build(model_config *c, const char *archite
 mtk_module *models_family_gemma3_build(model_config *c, const char *architecture);
 mtk_module *models_family_mistral3_build(model_config *c, const char *architecture);
 mtk_module *models_family_glm4_moe_build(model_config *c, const char *architecture);
+/* diffusers components and the text encoders of their pipelines */
+mtk_module *models_family_unet2d_condition_build(model_config *c, const char *architecture);
+mtk_module *models_family_autoencoder_kl_build(model_config *c, const char *architecture);
+mtk_module *models_family_clip_text_build(model_config *c, const char *architecture);
 /* diffusers' transformer denoisers (src/models/diffusers_{sd3,flux,lumina2}.c) */
 mtk_module *models_family_sd3_build(model_config *c, const char *architecture);
 mtk_module *models_family_flux_build(model_config *c, const char *architecture);

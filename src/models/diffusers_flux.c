@@ -20,6 +20,7 @@
  * joint_attention_dim), pooled (B, pooled_projection_dim), timesteps (B,)
  * (in [0, 1]: scaled by 1000 inside), img_ids (N, 3), txt_ids (S, 3),
  * guidance (B,) when guidance_embeds -> (B, N, patch^2 out_channels). */
+#include "models/diffusers.h"
 #include "models/diffusers_dit.h"
 #include "mtk/ops.h"
 
@@ -380,3 +381,33 @@ mtk_module *models_family_flux_build(model_config *c, const char *architecture)
               mtk_module_add(m, "proj_out", mtk_nn_linear(ctx, s.inner, s.patch * s.patch * s.out_channels, true));
     return ok ? mtk_module_finish(m) : NULL;
 }
+
+/* ------------------------------------------------------ pipeline calls */
+
+/* FluxPipeline: latents (B, C, H/f, W/f) packed in 2 x 2 patches to (B,
+ * (H/2f)(W/2f), 4C), the T5 embeddings (512 tokens: max_sequence_length),
+ * the pooled CLIP embedding, the timestep and guidance scale (B,) and the
+ * position ids, in the model's dtype as the pipeline casts them.  FLUX.1-dev
+ * is guidance-distilled: true CFG (a negative prompt with true_cfg_scale)
+ * runs the transformer a second time on B, which the guidance flag counts
+ * as two calls of B. */
+static int32_t flux_calls(model_config *c, const diffusers_image *image, diffusers_call *out, int32_t cap)
+{
+    flux_spec s;
+    if (!read_spec(c, &s)) return -1;
+    int64_t f = diffusers_scale_factor(image), b = image->batch, tokens = diffusers_tokens(image, 512);
+    if (!diffusers_check_image(c, image, 2 * f)) return -1;
+    int64_t patches = (image->height / (2 * f)) * (image->width / (2 * f));
+    int32_t n = 0;
+    diffusers_call *call = diffusers_call_add(c, out, cap, &n, "forward", image->steps * (image->guidance ? 2 : 1));
+    diffusers_input_add(c, call, "hidden_states", MTK_DTYPE_UNDEFINED, 3, (int64_t[]){ b, patches, s.in_channels });
+    diffusers_input_add(c, call, "encoder_hidden_states", MTK_DTYPE_UNDEFINED, 3, (int64_t[]){ b, tokens, s.joint_dim });
+    diffusers_input_add(c, call, "pooled_projections", MTK_DTYPE_UNDEFINED, 2, (int64_t[]){ b, s.pooled_dim });
+    diffusers_input_add(c, call, "timestep", MTK_DTYPE_UNDEFINED, 1, (int64_t[]){ b });
+    diffusers_input_add(c, call, "img_ids", MTK_DTYPE_UNDEFINED, 2, (int64_t[]){ patches, s.naxes });
+    diffusers_input_add(c, call, "txt_ids", MTK_DTYPE_UNDEFINED, 2, (int64_t[]){ tokens, s.naxes });
+    if (s.guidance) diffusers_input_add(c, call, "guidance", MTK_FLOAT32, 1, (int64_t[]){ b });
+    return models_cfg_ok(c) ? n : -1;
+}
+
+const diffusers_component diffusers_flux_component = { DIFFUSERS_DENOISER, flux_calls, NULL };

@@ -24,6 +24,7 @@
  * diffusers reads the mask's row sums with .tolist() to lay out the
  * sequence, which fails on meta; with a full mask its layout is the plain
  * concatenation mtk builds, and the main layers run without a mask. */
+#include "models/diffusers.h"
 #include "models/diffusers_dit.h"
 #include "mtk/ops.h"
 
@@ -485,3 +486,28 @@ mtk_module *models_family_lumina2_build(model_config *c, const char *architectur
          mtk_module_add(m, "norm_out", mtk_module_finish(norm_out));
     return ok ? mtk_module_finish(m) : NULL;
 }
+
+/* ------------------------------------------------------ pipeline calls */
+
+/* Lumina2Pipeline: latents (B, C, H/f, W/f), the float32 timestep, the
+ * Gemma-2 hidden states of the system prompt + prompt (256 tokens:
+ * max_sequence_length) and their attention mask.  With guidance the
+ * negative prompt is a second call on B (not a batch of 2B), every step
+ * while cfg_trunc_ratio is 1.0, diffusers' default. */
+static int32_t lumina2_calls(model_config *c, const diffusers_image *image, diffusers_call *out, int32_t cap)
+{
+    lumina_spec s;
+    if (!read_spec(c, &s)) return -1;
+    int64_t f = diffusers_scale_factor(image), b = image->batch, tokens = diffusers_tokens(image, 256);
+    if (!diffusers_check_image(c, image, f * s.patch)) return -1;
+    int32_t n = 0;
+    diffusers_call *call = diffusers_call_add(c, out, cap, &n, "forward", image->steps * (image->guidance ? 2 : 1));
+    diffusers_input_add(c, call, "hidden_states", MTK_DTYPE_UNDEFINED, 4,
+                        (int64_t[]){ b, s.in_channels, image->height / f, image->width / f });
+    diffusers_input_add(c, call, "timestep", MTK_FLOAT32, 1, (int64_t[]){ b });
+    diffusers_input_add(c, call, "encoder_hidden_states", MTK_DTYPE_UNDEFINED, 3, (int64_t[]){ b, tokens, s.cap_dim });
+    diffusers_input_add(c, call, "encoder_attention_mask", MTK_INT64, 2, (int64_t[]){ b, tokens });
+    return models_cfg_ok(c) ? n : -1;
+}
+
+const diffusers_component diffusers_lumina2_component = { DIFFUSERS_DENOISER, lumina2_calls, NULL };

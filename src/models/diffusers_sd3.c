@@ -20,6 +20,7 @@
  * pooled_projections, timestep): latents (B, C, H, W), prompt embeddings
  * (B, S, joint_attention_dim), pooled (B, pooled_projection_dim),
  * timesteps (B,) -> the prediction (B, out_channels, H, W). */
+#include "models/diffusers.h"
 #include "models/diffusers_dit.h"
 #include "mtk/ops.h"
 
@@ -338,3 +339,29 @@ mtk_module *models_family_sd3_build(model_config *c, const char *architecture)
               mtk_module_add(m, "proj_out", mtk_nn_linear(ctx, s.inner, s.patch * s.patch * s.out_channels, true));
     return ok ? mtk_module_finish(m) : NULL;
 }
+
+/* ------------------------------------------------------ pipeline calls */
+
+/* StableDiffusion3Pipeline: each step one call on the latents (2B with
+ * guidance: the negative and positive prompts batched), the prompt
+ * embeddings of CLIP-L + CLIP-G (77 tokens, padded to T5's width) and T5
+ * (256 tokens: max_sequence_length) concatenated, the pooled CLIP
+ * embeddings, and the scheduler's float32 timesteps. */
+static int32_t sd3_calls(model_config *c, const diffusers_image *image, diffusers_call *out, int32_t cap)
+{
+    sd3_spec s;
+    if (!read_spec(c, &s)) return -1;
+    int64_t f = diffusers_scale_factor(image), b = diffusers_denoiser_batch(image);
+    if (!diffusers_check_image(c, image, f * s.patch)) return -1;
+    int32_t n = 0;
+    diffusers_call *call = diffusers_call_add(c, out, cap, &n, "forward", image->steps);
+    diffusers_input_add(c, call, "hidden_states", MTK_DTYPE_UNDEFINED, 4,
+                        (int64_t[]){ b, s.in_channels, image->height / f, image->width / f });
+    diffusers_input_add(c, call, "encoder_hidden_states", MTK_DTYPE_UNDEFINED, 3,
+                        (int64_t[]){ b, diffusers_tokens(image, 77 + 256), s.joint_dim });
+    diffusers_input_add(c, call, "pooled_projections", MTK_DTYPE_UNDEFINED, 2, (int64_t[]){ b, s.pooled_dim });
+    diffusers_input_add(c, call, "timestep", MTK_FLOAT32, 1, (int64_t[]){ b });
+    return models_cfg_ok(c) ? n : -1;
+}
+
+const diffusers_component diffusers_sd3_component = { DIFFUSERS_DENOISER, sd3_calls, NULL };

@@ -1,11 +1,17 @@
-/* The family table: one row per transformers model_type, with the classes
- * mtk builds for it and the builder (src/models/family_<model_type>.c). */
-#include "models/config.h"
+/* The family table: one row per transformers model_type (or diffusers
+ * _class_name), with the classes mtk builds for it and the builder
+ * (src/models/family_<model_type>.c, diffusers_<class>.c), and for a
+ * diffusers component how a pipeline calls it. */
+#include "models/diffusers.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define ARCHS(...) (const char *const[]){ __VA_ARGS__, NULL }
+
+/* a transformers family's row leaves its third field, the diffusers
+   component (models/diffusers.h), out: NULL */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 static const model_family families[] = {
     { { "llama", ARCHS("LlamaModel", "LlamaForCausalLM", "LlamaForSequenceClassification",
@@ -105,14 +111,23 @@ static const model_family families[] = {
       models_family_mistral3_build },
     { { "glm4_moe", ARCHS("Glm4MoeModel", "Glm4MoeForCausalLM"), "Glm4MoeModel", MTK_MODEL_INPUT_TOKEN_IDS },
       models_family_glm4_moe_build },
+    /* diffusers components (keyed by _class_name) and the CLIP text
+       encoders of their pipelines */
+    { { "UNet2DConditionModel", ARCHS("UNet2DConditionModel"), "UNet2DConditionModel", MTK_MODEL_INPUT_LATENTS },
+      models_family_unet2d_condition_build, &diffusers_unet2d_condition_component },
+    { { "AutoencoderKL", ARCHS("AutoencoderKL"), "AutoencoderKL", MTK_MODEL_INPUT_LATENTS },
+      models_family_autoencoder_kl_build, &diffusers_autoencoder_kl_component },
+    { { "clip_text_model", ARCHS("CLIPTextModel", "CLIPTextModelWithProjection"), "CLIPTextModel",
+        MTK_MODEL_INPUT_TOKEN_IDS },
+      models_family_clip_text_build },
     /* diffusers' transformer denoisers, keyed by their config's _class_name */
-    { { "SD3Transformer2DModel", ARCHS("SD3Transformer2DModel"), "SD3Transformer2DModel", MTK_MODEL_INPUT_TENSOR },
-      models_family_sd3_build },
-    { { "FluxTransformer2DModel", ARCHS("FluxTransformer2DModel"), "FluxTransformer2DModel", MTK_MODEL_INPUT_TENSOR },
-      models_family_flux_build },
+    { { "SD3Transformer2DModel", ARCHS("SD3Transformer2DModel"), "SD3Transformer2DModel", MTK_MODEL_INPUT_LATENTS },
+      models_family_sd3_build, &diffusers_sd3_component },
+    { { "FluxTransformer2DModel", ARCHS("FluxTransformer2DModel"), "FluxTransformer2DModel", MTK_MODEL_INPUT_LATENTS },
+      models_family_flux_build, &diffusers_flux_component },
     { { "Lumina2Transformer2DModel", ARCHS("Lumina2Transformer2DModel"), "Lumina2Transformer2DModel",
-        MTK_MODEL_INPUT_TENSOR },
-      models_family_lumina2_build },
+        MTK_MODEL_INPUT_LATENTS },
+      models_family_lumina2_build, &diffusers_lumina2_component },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))
