@@ -56,11 +56,10 @@ def builtins(tmp_path_factory):
 
 
 def _oracle_key(kind, payload):
-    import diffusers
-    import torch
+    from importlib.metadata import version  # not importing torch: a cached run stays fast
     h = hashlib.sha256()
     h.update((HERE / "dit_oracle.py").read_bytes())
-    h.update(json.dumps([kind, payload, torch.__version__, diffusers.__version__], sort_keys=True).encode())
+    h.update(json.dumps([kind, payload, version("torch"), version("diffusers")], sort_keys=True).encode())
     return h.hexdigest()
 
 
