@@ -42,6 +42,19 @@ def describe(cfg):
             "num_params": sum(p.numel() for p in model.parameters())}
 
 
+def count(library, cls, cfg):
+    """Parameters of the class `cls` of `library` ("diffusers" or
+    "transformers", as model_index.json names them) built from `cfg` on
+    meta, as a pipeline's from_pretrained builds its components."""
+    if library == "diffusers":
+        return sum(p.numel() for p in build(dict(cfg, _class_name=cls)).parameters())
+    import transformers
+    config = transformers.AutoConfig.for_model(**cfg)
+    with torch.device("meta"):
+        model = getattr(transformers, cls)._from_config(config)
+    return sum(p.numel() for p in model.parameters())
+
+
 def make_input(spec, device):
     shape, dtype = spec["shape"], getattr(torch, spec["dtype"])
     if spec.get("ones"):
