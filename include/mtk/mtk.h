@@ -16,5 +16,6 @@
 #include "mtk/io.h"
 #include "mtk/models.h"
 #include "mtk/load.h"
+#include "mtk/diffusion.h"
 
 #endif

@@ -1,6 +1,7 @@
 /* mtk summary: builds a model on the meta device and prints its summary
  * (mtk_summary_new / mtk_summary_text / mtk_summary_json). */
 #include "cli/cli.h"
+#include "cli/cli_summary_pipeline.h"
 #include "mtk/mtk.h"
 
 #include <cjson/cJSON.h>
@@ -12,6 +13,7 @@
 
 static const char usage[] =
     "usage: mtk summary [--input SHAPE]... [--depth N] [--dtype D] [--json] MODEL\n"
+    "       mtk summary PIPELINE [--image HxW] [--steps N] [--batch N] [--guidance] [--json]\n"
     "\n"
     "Builds MODEL on the meta device (no memory for its weights) and prints a\n"
     "summary like Lightning's ModelSummary: each module's name, type and\n"
@@ -33,6 +35,13 @@ static const char usage[] =
     "  mtk summary path/to/config.json --input 4x512 --depth 4\n"
     "  mtk summary lazynet --input 1x3x32x32 --json\n"
     "  mtk summary t5-base --input 1x512 --input 1x128\n"
+    "  mtk summary sdxl-base --image 1024x1024 --steps 30 --guidance\n"
+    "\n"
+    "A PIPELINE is a built-in diffusers pipeline (sd-1.5, sdxl-base) or a\n"
+    "directory holding model_index.json and one folder per component: each\n"
+    "model component (text encoders, denoiser, VAE) is built on meta and called\n"
+    "as the pipeline calls it at the image size: its inputs and outputs, its\n"
+    "parameters, FLOPs per call and per image (steps x denoiser calls).\n"
     "\n"
     "options:\n"
     "  -i, --input SHAPE  an example input: sizes separated by 'x' or ','\n"
@@ -58,6 +67,12 @@ static const char usage[] =
     "                     that module's own):\n"
     "                     [{name, type, depth, params, uninitialized_params,\n"
     "                     in_shapes, out_shapes, flops}]\n"
+    "  --image HxW        a pipeline's image size in pixels (default: the\n"
+    "                     denoiser's sample_size x the VAE's factor)\n"
+    "  --steps N          denoising steps (default 50)\n"
+    "  --batch N          images per call (default 1)\n"
+    "  --guidance         classifier-free guidance: the denoiser sees a doubled\n"
+    "                     batch, text encoders encode the negative prompt too\n"
     "  -h, --help         show this help and exit\n"
     "\n"
     "Errors go to stderr as 'mtk: error: ...' (with --json, as one line\n"
@@ -162,8 +177,12 @@ int cli_summary(int argc, char **argv)
     static const struct option longopts[] = {
         { "input", required_argument, NULL, 'i' }, { "depth", required_argument, NULL, 'd' },
         { "dtype", required_argument, NULL, 't' }, { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
+        { "help", no_argument, NULL, 'h' },        { "image", required_argument, NULL, 'I' },
+        { "steps", required_argument, NULL, 'S' }, { "batch", required_argument, NULL, 'B' },
+        { "guidance", no_argument, NULL, 'g' },    { NULL, 0, NULL, 0 },
     };
+    mtk_pipeline_options pipe = { 0 };
+    bool pipeline_options = false;
     input_spec inputs[MAX_INPUTS];
     int32_t ninputs = 0, depth = 3;
     mtk_dtype dtype = MTK_DTYPE_UNDEFINED;
@@ -191,6 +210,24 @@ int cli_summary(int argc, char **argv)
             if (dtype == MTK_DTYPE_UNDEFINED) return CLI_EXIT_USAGE;
             break;
         case 'j': json = true; break;
+        case 'I':
+            if (!cli_parse_image(optarg, &pipe.height, &pipe.width))
+                return cli_usage_error("summary", "--image takes HxW in pixels (e.g. 1024x1024), not '%s'", optarg);
+            pipeline_options = true;
+            break;
+        case 'S':
+        case 'B': {
+            char *end;
+            errno = 0;
+            long long v = strtoll(optarg, &end, 10);
+            if (errno || *end || end == optarg || v < 1 || v > 100000)
+                return cli_usage_error("summary", "--%s takes an integer from 1 to 100000, not '%s'",
+                                       opt == 'S' ? "steps" : "batch", optarg);
+            *(opt == 'S' ? &pipe.steps : &pipe.batch) = v;
+            pipeline_options = true;
+            break;
+        }
+        case 'g': pipe.guidance = true, pipeline_options = true; break;
         case 'h': print_usage(); return CLI_EXIT_OK;
         default: return CLI_EXIT_USAGE;
         }
@@ -199,6 +236,10 @@ int cli_summary(int argc, char **argv)
         return cli_usage_error("summary", argc - optind == 0 ? "no MODEL given" : "one MODEL, got %d",
                                argc - optind);
     const char *model_name = argv[optind];
+    if (pipeline_options || mtk_pipeline_exists(model_name)) {
+        if (ninputs > 0) return cli_usage_error("summary", "a pipeline takes --image, not --input");
+        return cli_summary_pipeline(model_name, &pipe, json);
+    }
 
     mtk_ctx *ctx = mtk_ctx_new();
     if (!ctx) return cli_fail(json, "out_of_memory", NULL, "out of memory");

@@ -1,9 +1,12 @@
 /* The clip_text_model family: CLIPTextModel and CLIPTextModelWithProjection,
  * the text encoders of the Stable Diffusion pipelines, as transformers 5
- * builds them: text_model (embeddings: token_embedding, position_embedding
- * and the non-persistent position_ids buffer; encoder.layers of
- * self_attn (k_proj, v_proj, q_proj, out_proj), layer_norm1, mlp (fc1,
- * fc2), layer_norm2; final_layer_norm) [+ text_projection, no bias].
+ * builds them: CLIPTextModel is embeddings (token_embedding,
+ * position_embedding and the non-persistent position_ids buffer),
+ * encoder.layers of self_attn (k_proj, v_proj, q_proj, out_proj),
+ * layer_norm1, mlp (fc1, fc2), layer_norm2, and final_layer_norm (the
+ * checkpoints' "text_model." prefix is renamed away on load);
+ * CLIPTextModelWithProjection is text_model (a CLIPTextModel) and
+ * text_projection (no bias).
  *
  * Forward: input_ids (B, S), S <= max_position_embeddings, causal
  * attention -> CLIPTextModel: last_hidden_state (B, S, hidden) and
@@ -16,7 +19,7 @@
  * hidden_size 512, intermediate_size 2048, projection_dim 512,
  * num_hidden_layers 12, num_attention_heads 8, max_position_embeddings
  * 77, hidden_act "quick_gelu", layer_norm_eps 1e-5, attention_dropout 0,
- * eos_token_id 2. */
+ * eos_token_id 49407. */
 #include "models/blocks.h"
 #include "mtk/ops.h"
 
@@ -160,7 +163,7 @@ static mtk_module *embeddings(mtk_ctx *ctx, const clip_spec *s)
     return ids ? mtk_module_finish(m) : NULL;
 }
 
-/* ---------------------------------------------------- CLIPTextTransformer */
+/* ---------------------------------------------------------- CLIPTextModel */
 
 /* ids (B, S) -> last_hidden_state (B, S, hidden), pooled (B, hidden) */
 static bool transformer_forward(mtk_module *m, mtk_module_io *io)
@@ -188,7 +191,7 @@ static bool transformer_forward(mtk_module *m, mtk_module_io *io)
     return io->out[1] != NULL;
 }
 
-static const mtk_module_type transformer_type = { "CLIPTextTransformer", transformer_forward, NULL, NULL };
+static const mtk_module_type transformer_type = { "CLIPTextModel", transformer_forward, NULL, NULL };
 static const mtk_module_type encoder_type = { "CLIPEncoder", models_blocks_encoder_forward, NULL, NULL };
 
 static mtk_module *text_transformer(const model_config *c, const clip_spec *s)
@@ -208,15 +211,6 @@ static mtk_module *text_transformer(const model_config *c, const clip_spec *s)
 
 /* ------------------------------------------------------------ the classes */
 
-/* CLIPTextModel: (last_hidden_state, pooler_output) */
-static bool text_model_forward(mtk_module *m, mtk_module_io *io)
-{
-    mtk_module_io t = { .in = { io->in[0] }, .nin = 1 };
-    if (!mtk_module_call(kid(m, "text_model"), &t)) return false;
-    io->out[0] = t.out[0], io->out[1] = t.out[1], io->nout = 2;
-    return true;
-}
-
 /* CLIPTextModelWithProjection: (text_embeds, last_hidden_state) */
 static bool with_projection_forward(mtk_module *m, mtk_module_io *io)
 {
@@ -227,7 +221,6 @@ static bool with_projection_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
-static const mtk_module_type text_model_type = { "CLIPTextModel", text_model_forward, NULL, NULL };
 static const mtk_module_type with_projection_type = { "CLIPTextModelWithProjection", with_projection_forward, NULL, NULL };
 
 static bool read_spec(model_config *c, clip_spec *s)
@@ -241,7 +234,7 @@ static bool read_spec(model_config *c, clip_spec *s)
     s->positions = models_cfg_positive(c, "max_position_embeddings", 77);
     s->eps = models_blocks_eps(c, "layer_norm_eps", 1e-5);
     s->act = models_cfg_string(c, "hidden_act", "quick_gelu");
-    s->eos = models_cfg_int(c, "eos_token_id", 2);
+    s->eos = models_cfg_int(c, "eos_token_id", 49407);
     s->hidden = models_cfg_positive(c, "hidden_size", 512);
     s->heads = models_cfg_positive(c, "num_attention_heads", 8);
     if (!models_cfg_ok(c)) return false;
@@ -256,9 +249,9 @@ mtk_module *models_family_clip_text_build(model_config *c, const char *architect
 {
     clip_spec s;
     if (!read_spec(c, &s)) return NULL;
-    bool projection = strcmp(architecture, "CLIPTextModelWithProjection") == 0;
-    mtk_module *m = mtk_module_new(c->ctx, projection ? &with_projection_type : &text_model_type, 0);
+    if (strcmp(architecture, "CLIPTextModelWithProjection") != 0) return text_transformer(c, &s);
+    mtk_module *m = mtk_module_new(c->ctx, &with_projection_type, 0);
     bool ok = m && mtk_module_add(m, "text_model", text_transformer(c, &s)) &&
-              (!projection || mtk_module_add(m, "text_projection", mtk_nn_linear(c->ctx, s.hidden, s.projection, false)));
+              mtk_module_add(m, "text_projection", mtk_nn_linear(c->ctx, s.hidden, s.projection, false));
     return ok ? mtk_module_finish(m) : NULL;
 }

@@ -1,0 +1,116 @@
+/*
+ * mtk diffusion: diffusers pipelines on the meta device.
+ *
+ * A PIPELINE is a built-in name ("sd-1.5", "sdxl-base": `mtk models`
+ * lists them, each the published model_index.json and component
+ * config.json files), or a directory holding model_index.json and one
+ * subfolder per component with its config.json.  Each model component
+ * (text encoders, the denoiser, the VAE) is built on meta with its
+ * library's exact state-dict names and counts, and is called as the
+ * pipeline calls it at one image size: its inputs (latents at the VAE's
+ * factor, timestep, prompt embeddings, classifier-free guidance doubling
+ * the denoiser's batch) are traced on meta for output shapes and FLOPs.
+ *
+ * Errors are values: NULL and the context's error (an unknown pipeline,
+ * a component folder or config that is missing, naming it; an image size
+ * the components cannot take).
+ */
+#ifndef MTK_DIFFUSION_H
+#define MTK_DIFFUSION_H
+
+#include "mtk/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mtk_module mtk_module;
+
+#define MTK_PIPELINE_MAX_COMPONENTS 8
+#define MTK_PIPELINE_MAX_CALLS 4
+#define MTK_PIPELINE_MAX_IO 8
+#define MTK_PIPELINE_MAX_NOTES 8
+
+/* How the pipeline is called. */
+typedef struct mtk_pipeline_options {
+    int64_t height, width; /* pixels (0: the denoiser's sample_size x the VAE factor) */
+    int64_t batch;         /* images per call (0: 1)                  */
+    int64_t steps;         /* denoising steps (0: 50)                 */
+    bool guidance;         /* classifier-free guidance                */
+} mtk_pipeline_options;
+
+/* One traced call of a component. */
+typedef struct mtk_pipeline_call {
+    const char *method;                          /* "forward", "decode", ...  */
+    int64_t per_image;                           /* calls per image           */
+    int32_t nin, nout;
+    const char *input_names[MTK_PIPELINE_MAX_IO];
+    mtk_tensor *inputs[MTK_PIPELINE_MAX_IO];     /* meta                      */
+    mtk_tensor *outputs[MTK_PIPELINE_MAX_IO];    /* meta                      */
+    int64_t flops;                               /* one call (FlopCounterMode) */
+} mtk_pipeline_call;
+
+/* One model component. */
+typedef struct mtk_pipeline_component {
+    const char *name;          /* model_index.json's key: "unet"          */
+    const char *class_name;    /* "UNet2DConditionModel"                  */
+    const char *role;          /* "text_encoder", "denoiser", "vae"       */
+    mtk_module *module;        /* built on meta                           */
+    mtk_dtype dtype;
+    int64_t params;
+    int64_t param_bytes;
+    mtk_pipeline_call calls[MTK_PIPELINE_MAX_CALLS];
+    int32_t ncalls;
+    int64_t flops_per_image;   /* sum of calls' flops x per_image         */
+} mtk_pipeline_component;
+
+typedef struct mtk_pipeline {
+    const char *name;          /* the argument                            */
+    const char *source;        /* "built-in" or "model_index.json"        */
+    const char *hf_id;         /* a built-in's Hub id, else NULL          */
+    const char *class_name;    /* "StableDiffusionPipeline"               */
+    mtk_pipeline_options options; /* as used (defaults filled)            */
+    int64_t scale_factor;      /* the VAE's                               */
+    mtk_pipeline_component components[MTK_PIPELINE_MAX_COMPONENTS];
+    int32_t ncomponents;       /* in the order the pipeline runs them     */
+    const char *notes[MTK_PIPELINE_MAX_NOTES]; /* components not modelled */
+    int32_t nnotes;
+    int64_t params;            /* all components                          */
+    int64_t flops_per_image;
+} mtk_pipeline;
+
+/* Builds PIPELINE's components on meta and traces their calls at the
+ * options' image size.  Lives in the context's arena.  `options` may be
+ * NULL (defaults).  Errors: MTK_ERR_INVALID_ARGUMENT for an unknown name
+ * (listing the built-in pipelines), MTK_ERR_IO for a missing
+ * model_index.json, component folder or config.json (naming it), then as
+ * the component builds and forwards. */
+MTK_API mtk_pipeline *mtk_pipeline_resolve(mtk_ctx *ctx, const char *pipeline, const mtk_pipeline_options *options);
+
+/* Whether `name` is a built-in pipeline or a directory holding a
+ * model_index.json (no error either way). */
+MTK_API bool mtk_pipeline_exists(const char *name);
+
+/* A built-in pipeline: the published model_index.json and, per component,
+ * its config.json text. */
+typedef struct mtk_builtin_pipeline_component {
+    const char *name;          /* "unet"                                  */
+    const char *config_json;
+} mtk_builtin_pipeline_component;
+
+typedef struct mtk_builtin_pipeline {
+    const char *name;          /* "sd-1.5"                                */
+    const char *hf_id;         /* "runwayml/stable-diffusion-v1-5"        */
+    const char *model_index_json;
+    mtk_builtin_pipeline_component components[MTK_PIPELINE_MAX_COMPONENTS];
+} mtk_builtin_pipeline;
+
+MTK_API int32_t mtk_builtin_pipeline_count(void);
+MTK_API const mtk_builtin_pipeline *mtk_builtin_pipeline_at(int32_t i);
+/* By name; NULL (no error) when there is none. */
+MTK_API const mtk_builtin_pipeline *mtk_builtin_pipeline_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MTK_DIFFUSION_H */
