@@ -69,3 +69,36 @@ def test_component_builds_as_its_library_counts_it(pipeline, component, library,
 def test_the_builtin_is_the_pipelines_component(pipeline, component, builtins):
     path = PIPELINES / pipeline / component / "config.json"
     assert json.loads(path.read_text()) == builtins[BUILTIN_OF[(pipeline, component)]]
+
+
+def summary(*args):
+    import subprocess
+    result = subprocess.run([str(build_dir() / "mtk"), "summary", *args, "--json"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("pipeline", ["sd-3.5-medium", "flux.1-dev", "lumina-image-2.0"])
+def test_builtin_pipeline_is_its_hub_directory(pipeline):
+    """The built-in's embedded configs are the directory's files: the same
+    components, parameters and FLOPs per image."""
+    builtin = summary(pipeline, "--image", "1024x1024", "--guidance")
+    directory = summary(str(PIPELINES / pipeline), "--image", "1024x1024", "--guidance")
+    keep = ("name", "class", "role", "dtype", "params", "flops_per_image")
+    assert [{k: c[k] for k in keep} for c in builtin["components"]] == \
+        [{k: c[k] for k in keep} for c in directory["components"]]
+    index = json.loads((PIPELINES / pipeline / "model_index.json").read_text())
+    assert {c["name"]: c["class"] for c in builtin["components"]} == \
+        {name: index[name][1] for name in (c["name"] for c in builtin["components"])}
+
+
+@pytest.mark.parametrize("pipeline,latents", [("sd-3.5-medium", [2, 16, 128, 128]), ("flux.1-dev", [1, 4096, 64]),
+                                              ("lumina-image-2.0", [1, 16, 128, 128])])
+def test_the_denoiser_predicts_its_latents_at_1024(pipeline, latents):
+    (denoiser,) = [c for c in summary(pipeline, "--image", "1024x1024", "--guidance")["components"]
+                   if c["role"] == "denoiser"]
+    (call,) = denoiser["calls"]
+    assert call["per_image"] == 50 * (1 if pipeline == "sd-3.5-medium" else 2)  # a batch of 2B, or a second call
+    assert list(call["inputs"].values())[0]["shape"] == latents
+    assert call["outputs"][0]["shape"] == latents
