@@ -657,6 +657,46 @@ static const mtk_builtin_model builtins[] = {
       " \"tie_word_embeddings\": false, \"topk_group\": 1, \"torch_dtype\": \"bfloat16\","
       " \"use_cache\": true, \"use_qk_norm\": false, \"vocab_size\": 151552}",
       "1x4096" },
+    /* diffusers pipelines' components: each the published config.json of
+       the pipeline's subfolder (transformer/, text_encoder/); a diffusers
+       component's example input lists its forward's inputs at a 1024x1024
+       image, batch 1, as its pipeline calls it (models/diffusers.h) */
+    { "sd-3.5-medium-transformer", "stabilityai/stable-diffusion-3.5-medium",
+      "{\"_class_name\": \"SD3Transformer2DModel\", \"_diffusers_version\": \"0.31.0.dev0\","
+      " \"attention_head_dim\": 64, \"caption_projection_dim\": 1536,"
+      " \"dual_attention_layers\": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], \"in_channels\": 16,"
+      " \"joint_attention_dim\": 4096, \"num_attention_heads\": 24, \"num_layers\": 24,"
+      " \"out_channels\": 16, \"patch_size\": 2, \"pooled_projection_dim\": 2048,"
+      " \"pos_embed_max_size\": 384, \"qk_norm\": \"rms_norm\", \"sample_size\": 128}",
+      "1x16x128x128+1x333x4096+1x2048+1:float32" },
+    { "flux.1-dev-transformer", "black-forest-labs/FLUX.1-dev",
+      "{\"_class_name\": \"FluxTransformer2DModel\", \"_diffusers_version\": \"0.30.0.dev0\","
+      " \"_name_or_path\": \"../checkpoints/flux-dev/transformer\", \"attention_head_dim\": 128,"
+      " \"guidance_embeds\": true, \"in_channels\": 64, \"joint_attention_dim\": 4096,"
+      " \"num_attention_heads\": 24, \"num_layers\": 19, \"num_single_layers\": 38, \"patch_size\": 1,"
+      " \"pooled_projection_dim\": 768}",
+      "1x4096x64+1x512x4096+1x768+1+4096x3+512x3+1:float32" },
+    { "lumina-image-2.0-transformer", "Alpha-VLLM/Lumina-Image-2.0",
+      "{\"_class_name\": \"Lumina2Transformer2DModel\", \"_diffusers_version\": \"0.33.0.dev0\","
+      " \"axes_dim_rope\": [32, 32, 32], \"axes_lens\": [300, 512, 512], \"cap_feat_dim\": 2304,"
+      " \"ffn_dim_multiplier\": null, \"hidden_size\": 2304, \"in_channels\": 16, \"multiple_of\": 256,"
+      " \"norm_eps\": 1e-05, \"num_attention_heads\": 24, \"num_kv_heads\": 8, \"num_layers\": 26,"
+      " \"num_refiner_layers\": 2, \"out_channels\": null, \"patch_size\": 2, \"sample_size\": 128,"
+      " \"scaling_factor\": 1.0}",
+      "1x16x128x128+1:float32+1x256x2304+1x256:int64" },
+    /* Lumina-Image-2.0's text_encoder/: Gemma-2 2B as a Gemma2Model (the
+       pipeline takes its hidden_states[-2]) */
+    { "lumina-image-2.0-text-encoder", "Alpha-VLLM/Lumina-Image-2.0",
+      "{\"architectures\": [\"Gemma2Model\"], \"attention_bias\": false, \"attention_dropout\": 0.0,"
+      " \"attn_logit_softcapping\": 50.0, \"bos_token_id\": 2, \"cache_implementation\": \"hybrid\","
+      " \"eos_token_id\": 1, \"final_logit_softcapping\": 30.0, \"head_dim\": 256,"
+      " \"hidden_act\": \"gelu_pytorch_tanh\", \"hidden_activation\": \"gelu_pytorch_tanh\","
+      " \"hidden_size\": 2304, \"initializer_range\": 0.02, \"intermediate_size\": 9216,"
+      " \"max_position_embeddings\": 8192, \"model_type\": \"gemma2\", \"num_attention_heads\": 8,"
+      " \"num_hidden_layers\": 26, \"num_key_value_heads\": 4, \"pad_token_id\": 0,"
+      " \"query_pre_attn_scalar\": 256, \"rms_norm_eps\": 1e-06, \"rope_theta\": 10000.0,"
+      " \"sliding_window\": 4096, \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"vocab_size\": 256000}",
+      "1x256" },
 };
 
 #define BUILTIN_COUNT ((int32_t)(sizeof builtins / sizeof builtins[0]))

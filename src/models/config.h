@@ -194,5 +194,9 @@ mtk_module *models_family_glm4_moe_build(model_config *c, const char *architectu
 mtk_module *models_family_unet2d_condition_build(model_config *c, const char *architecture);
 mtk_module *models_family_autoencoder_kl_build(model_config *c, const char *architecture);
 mtk_module *models_family_clip_text_build(model_config *c, const char *architecture);
+/* diffusers' transformer denoisers (src/models/diffusers_{sd3,flux,lumina2}.c) */
+mtk_module *models_family_sd3_build(model_config *c, const char *architecture);
+mtk_module *models_family_flux_build(model_config *c, const char *architecture);
+mtk_module *models_family_lumina2_build(model_config *c, const char *architecture);
 
 #endif

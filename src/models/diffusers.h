@@ -170,6 +170,9 @@ bool diffusers_select_method(mtk_module *root, const char *method);
 
 extern const diffusers_component diffusers_unet2d_condition_component;
 extern const diffusers_component diffusers_autoencoder_kl_component;
+extern const diffusers_component diffusers_sd3_component;
+extern const diffusers_component diffusers_flux_component;
+extern const diffusers_component diffusers_lumina2_component;
 
 /* An AutoencoderKL config's spatial factor, 2^(len(block_out_channels) -
  * 1); 0 with the config's error. */

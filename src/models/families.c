@@ -124,6 +124,14 @@ static const model_family families[] = {
     { { "clip_text_model", ARCHS("CLIPTextModel", "CLIPTextModelWithProjection"), "CLIPTextModel",
         MTK_MODEL_INPUT_TOKEN_IDS },
       models_family_clip_text_build },
+    /* diffusers' transformer denoisers, keyed by their config's _class_name */
+    { { "SD3Transformer2DModel", ARCHS("SD3Transformer2DModel"), "SD3Transformer2DModel", MTK_MODEL_INPUT_LATENTS },
+      models_family_sd3_build, &diffusers_sd3_component },
+    { { "FluxTransformer2DModel", ARCHS("FluxTransformer2DModel"), "FluxTransformer2DModel", MTK_MODEL_INPUT_LATENTS },
+      models_family_flux_build, &diffusers_flux_component },
+    { { "Lumina2Transformer2DModel", ARCHS("Lumina2Transformer2DModel"), "Lumina2Transformer2DModel",
+        MTK_MODEL_INPUT_LATENTS },
+      models_family_lumina2_build, &diffusers_lumina2_component },
 };
 
 #define FAMILY_COUNT ((int32_t)(sizeof families / sizeof families[0]))

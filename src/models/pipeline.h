@@ -12,6 +12,13 @@ extern const char pipeline_sd15_model_index[], pipeline_sd15_text_encoder[], pip
     pipeline_sd15_vae[];
 extern const char pipeline_sdxl_model_index[], pipeline_sdxl_text_encoder[], pipeline_sdxl_text_encoder_2[],
     pipeline_sdxl_unet[], pipeline_sdxl_vae[];
+/* pipeline_configs_dit.c */
+extern const char pipeline_sd35m_model_index[], pipeline_sd35m_text_encoder[], pipeline_sd35m_text_encoder_2[],
+    pipeline_sd35m_text_encoder_3[], pipeline_sd35m_transformer[], pipeline_sd35m_vae[];
+extern const char pipeline_flux1dev_model_index[], pipeline_flux1dev_text_encoder[], pipeline_flux1dev_text_encoder_2[],
+    pipeline_flux1dev_transformer[], pipeline_flux1dev_vae[];
+extern const char pipeline_lumina2_model_index[], pipeline_lumina2_text_encoder[], pipeline_lumina2_transformer[],
+    pipeline_lumina2_vae[];
 
 /* What a pipeline class (model_index.json's _class_name) fixes for its
  * components: the token length each text encoder is called with and the

@@ -11,6 +11,16 @@ static const mtk_builtin_pipeline builtins[] = {
     { "sdxl-base", "stabilityai/stable-diffusion-xl-base-1.0", pipeline_sdxl_model_index,
       { { "text_encoder", pipeline_sdxl_text_encoder }, { "text_encoder_2", pipeline_sdxl_text_encoder_2 },
         { "unet", pipeline_sdxl_unet }, { "vae", pipeline_sdxl_vae } } },
+    { "sd-3.5-medium", "stabilityai/stable-diffusion-3.5-medium", pipeline_sd35m_model_index,
+      { { "text_encoder", pipeline_sd35m_text_encoder }, { "text_encoder_2", pipeline_sd35m_text_encoder_2 },
+        { "text_encoder_3", pipeline_sd35m_text_encoder_3 }, { "transformer", pipeline_sd35m_transformer },
+        { "vae", pipeline_sd35m_vae } } },
+    { "flux.1-dev", "black-forest-labs/FLUX.1-dev", pipeline_flux1dev_model_index,
+      { { "text_encoder", pipeline_flux1dev_text_encoder }, { "text_encoder_2", pipeline_flux1dev_text_encoder_2 },
+        { "transformer", pipeline_flux1dev_transformer }, { "vae", pipeline_flux1dev_vae } } },
+    { "lumina-image-2.0", "Alpha-VLLM/Lumina-Image-2.0", pipeline_lumina2_model_index,
+      { { "text_encoder", pipeline_lumina2_text_encoder }, { "transformer", pipeline_lumina2_transformer },
+        { "vae", pipeline_lumina2_vae } } },
 };
 
 #define BUILTIN_COUNT ((int32_t)(sizeof builtins / sizeof builtins[0]))
@@ -34,6 +44,14 @@ const mtk_builtin_pipeline *mtk_builtin_pipeline_find(const char *name)
 static const pipeline_kind kinds[] = {
     { "StableDiffusionPipeline", { { "text_encoder", 77 }, { "denoiser", 77 } } },
     { "StableDiffusionXLPipeline", { { "text_encoder", 77 }, { "text_encoder_2", 77 }, { "denoiser", 77 } } },
+    /* SD3: CLIP-L and CLIP-G at 77, T5 at max_sequence_length 256, the
+       transformer on their concatenation along the sequence */
+    { "StableDiffusion3Pipeline",
+      { { "text_encoder", 77 }, { "text_encoder_2", 77 }, { "text_encoder_3", 256 }, { "denoiser", 77 + 256 } } },
+    /* FLUX: CLIP-L's pooled output only, T5 at max_sequence_length 512 */
+    { "FluxPipeline", { { "text_encoder", 77 }, { "text_encoder_2", 512 }, { "denoiser", 512 } } },
+    /* Lumina 2: Gemma-2 on the system prompt + prompt, padded to 256 */
+    { "Lumina2Pipeline", { { "text_encoder", 256 }, { "denoiser", 256 } } },
 };
 
 const pipeline_kind *pipeline_kind_find(const char *class_name)
