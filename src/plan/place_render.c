@@ -82,7 +82,7 @@ char *mtk_place_plan_text(mtk_ctx *ctx, const mtk_place_plan *p)
             char name[256];
             const char *n0 = p->entries[e].name[0] ? p->entries[e].name : "(model)";
             if (k > 1) {
-                size_t pre;
+                size_t pre = 0;
                 int64_t first = trailing_number(p->entries[e].name, &pre);
                 snprintf(name, sizeof name, "%.*s.%lld-%lld", (int)pre, p->entries[e].name, (long long)first,
                          (long long)(first + k - 1));
