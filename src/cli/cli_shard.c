@@ -90,7 +90,7 @@ int cli_shard(int argc, char **argv)
     mtk_shard_options o;
     mtk_shard_options_init(&o);
     bool json = false, have_input = false;
-    int64_t v, micro = 0, rank = -1;
+    int64_t v = 0, micro = 0, rank = -1;
     int c;
     cli_options_reset();
     while ((c = cli_getopt("shard", argc, argv, "i:m:t:r:jh", longopts)) != -1) {
