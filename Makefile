@@ -75,6 +75,7 @@ bench: all
 #   fuzz_st_header  a safetensors file image           (core, io)
 #   fuzz_eval       an eval expression, run on meta     (core, ops, eval)
 #   fuzz_config     a config.json, built on meta        (core, ops, nn, models, io, eval)
+#   fuzz_max_memory mtk place's --max-memory list        (core, ops, nn, models, io, eval, plan)
 # UBSan is recoverable in these builds: a run reports every site it
 # reaches instead of stopping at the first (scripts/run-fuzz.sh lists them
 # and fails).  `make fuzz` runs each target for FUZZ_SECONDS; `make
@@ -93,11 +94,13 @@ FUZZ_LIBS := $(shell pkg-config --libs libcjson 2>/dev/null) -lm -pthread -ldl
 FUZZ_DIRS_st_header := core ops nn models io eval
 FUZZ_DIRS_eval      := core ops eval
 FUZZ_DIRS_config    := core ops nn models io eval
+FUZZ_DIRS_max_memory := core ops nn models io eval plan
 FUZZ_ARGS_st_header := -max_len=65536 -rss_limit_mb=2048 -dict=fuzz/safetensors.dict tests/io/corpus
 FUZZ_ARGS_eval      := -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
     $(patsubst %,-dict=%,$(wildcard fuzz/eval.dict)) $(FUZZ_BUILD)/seeds-eval
 FUZZ_ARGS_config    := -max_len=16384 -rss_limit_mb=2048 -timeout=10 \
     $(patsubst %,-dict=%,$(wildcard fuzz/config.dict)) $(wildcard tests/models/corpus)
+FUZZ_ARGS_max_memory := -max_len=512 -rss_limit_mb=2048 -timeout=10 -dict=fuzz/max_memory.dict
 
 # one object per library source, shared by the targets (a target with no
 # FUZZ_DIRS_<name> gets every layer below the CLI)

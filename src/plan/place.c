@@ -50,6 +50,14 @@ static bool is_no_split(const char *type, const char *const *classes)
     return false;
 }
 
+/* Slots of module m's subtree: [first, last). */
+static void subtree_slots(const place_state *st, int32_t m, int32_t *first, int32_t *last)
+{
+    const place_module *e = &st->modules[st->modules[m].end - 1];
+    *first = st->modules[m].first_slot;
+    *last = e->first_slot + e->nslots;
+}
+
 /* The tree of `root` as st's modules, tensors and slots. */
 static bool build_tree(place_state *st, mtk_module *root, const char *const *no_split)
 {
@@ -114,8 +122,9 @@ static bool build_tree(place_state *st, mtk_module *root, const char *const *no_
     for (int32_t i = 0; i < st->ntensors; i++) stamp[i] = -1;
     for (int32_t m = 0; m < nm; m++) {
         int64_t w = 0;
-        const place_module *pm = &st->modules[m];
-        for (int32_t k = pm->first_slot; k < st->modules[pm->end - 1].first_slot + st->modules[pm->end - 1].nslots; k++) {
+        int32_t first, last;
+        subtree_slots(st, m, &first, &last);
+        for (int32_t k = first; k < last; k++) {
             int32_t id = st->slot_tensor[k];
             if (stamp[id] != m) stamp[id] = m, w += st->tensors[id].bytes;
         }
@@ -126,13 +135,6 @@ static bool build_tree(place_state *st, mtk_module *root, const char *const *no_
     return st->items != NULL;
 }
 
-/* Slots of module m's subtree: [first, last). */
-static void subtree_slots(const place_state *st, int32_t m, int32_t *first, int32_t *last)
-{
-    const place_module *e = &st->modules[st->modules[m].end - 1];
-    *first = st->modules[m].first_slot;
-    *last = e->first_slot + e->nslots;
-}
 
 /* ---------------------------------------------------------------- walk */
 
@@ -403,7 +405,8 @@ static bool map_nodes(place_state *st)
 
 static void note(mtk_place_plan *plan, const char *text)
 {
-    if (text && plan->nnotes < (int32_t)(sizeof plan->notes / sizeof plan->notes[0])) plan->notes[plan->nnotes++] = text;
+    int32_t cap = (int32_t)(sizeof plan->notes / sizeof plan->notes[0]);
+    if (text && plan->nnotes < cap) plan->notes[plan->nnotes++] = text;
 }
 
 static const char *device_label(mtk_ctx *ctx, const mtk_place_device *d)
@@ -522,8 +525,10 @@ static mtk_place_plan *finish(place_state *st, const place_usage *u, const mtk_m
             if (strcmp(st->modules[m].name, en->name) == 0) subtree_slots(st, m, &a, &b);
         for (int32_t k = 0; a < 0 && k < st->nslots; k++)
             if (strcmp(st->slot_name[k], en->name) == 0) a = k, b = k + 1;
-        for (int32_t k = a; k >= 0 && k < b; k++)
-            if (!counted[st->slot_tensor[k]]) counted[st->slot_tensor[k]] = true, en->weights_bytes += st->tensors[st->slot_tensor[k]].bytes;
+        for (int32_t k = a; k >= 0 && k < b; k++) {
+            int32_t id = st->slot_tensor[k];
+            if (!counted[id]) counted[id] = true, en->weights_bytes += st->tensors[id].bytes;
+        }
     }
     for (int32_t d = 0; d < st->ndev; d++) {
         mtk_place_device_plan *p = &devs[d];
@@ -545,7 +550,8 @@ static mtk_place_plan *finish(place_state *st, const place_usage *u, const mtk_m
     plan->ndevices = st->ndev;
     plan->execution_device = st->exec;
     plan->weights_bytes = st->modules[0].weights;
-    for (int32_t i = 0; no_split && no_split[i] && plan->nno_split < 8; i++) plan->no_split[plan->nno_split++] = no_split[i];
+    for (int32_t i = 0; no_split && no_split[i] && plan->nno_split < 8; i++)
+        plan->no_split[plan->nno_split++] = no_split[i];
     note(plan, o->mode == MTK_MEMORY_GENERATE
                    ? "generate: the prefill and the last decode step are replayed per device; the KV cache of a "
                      "layer lives where the layer runs"
@@ -652,7 +658,8 @@ mtk_place_plan *mtk_place_evaluate(mtk_ctx *ctx, const char *model, const mtk_pl
             return NULL;
         }
         if (m < 0 && (k = slot_named(&st, name, &owner)) < 0) {
-            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "place: the map's key '%s' names no module, parameter or buffer of %s",
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                      "place: the map's key '%s' names no module, parameter or buffer of %s",
                       name, model);
             return NULL;
         }

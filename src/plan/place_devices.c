@@ -31,7 +31,10 @@ int64_t mtk_place_default_margin(const mtk_memory_constants *c, int64_t budget)
 }
 
 /* Sort key: GPUs by their order of mention, then cpu, then disk. */
-static int rank_of(const mtk_place_device *d) { return d->kind == MTK_PLACE_GPU ? 0 : d->kind == MTK_PLACE_CPU ? 1 : 2; }
+static int rank_of(const mtk_place_device *d)
+{
+    return d->kind == MTK_PLACE_GPU ? 0 : d->kind == MTK_PLACE_CPU ? 1 : 2;
+}
 
 /* One entry "NAME[=SIZE]" of the list into *d; false with an error. */
 static bool parse_entry(mtk_ctx *ctx, const char *entry, mtk_place_device *d)

@@ -52,7 +52,8 @@ char *mtk_place_plan_text(mtk_ctx *ctx, const mtk_place_plan *p)
     mtk_text_printf(&t, "%s: %s, input %lldx%lld", p->model ? p->model : "model",
                     o->mode == MTK_MEMORY_GENERATE ? "generate" : "inference", (long long)o->batch, (long long)o->seq);
     if (o->mode == MTK_MEMORY_GENERATE) mtk_text_printf(&t, " + %lld new tokens", (long long)o->new_tokens);
-    mtk_text_printf(&t, ", %s; weights %s, offloaded %s\n\n", o->strategy == MTK_PLACE_SEQUENTIAL ? "sequential" : "balanced",
+    mtk_text_printf(&t, ", %s; weights %s, offloaded %s\n\n",
+                    o->strategy == MTK_PLACE_SEQUENTIAL ? "sequential" : "balanced",
                     text_bytes((uint64_t)p->weights_bytes, a, sizeof a),
                     text_bytes((uint64_t)p->offloaded_bytes, b, sizeof b));
     for (int32_t i = 0; i < p->ndevices; i++) {
@@ -132,7 +133,8 @@ char *mtk_place_plan_json(mtk_ctx *ctx, const mtk_place_plan *p)
         cJSON_AddItemToObject(d, "margin_bytes", text_json_int(dv->margin_bytes));
         cJSON_AddItemToObject(d, "weights_bytes", text_json_int(dv->weights_bytes));
         cJSON_AddItemToObject(d, "peak_bytes", text_json_int(dv->peak_bytes));
-        cJSON_AddItemToObject(d, "peak_module", dv->peak_module ? cJSON_CreateString(dv->peak_module) : cJSON_CreateNull());
+        cJSON_AddItemToObject(d, "peak_module",
+                              dv->peak_module ? cJSON_CreateString(dv->peak_module) : cJSON_CreateNull());
         cJSON_AddItemToArray(devs, d);
     }
     cJSON_AddItemToObject(root, "offloaded_bytes", text_json_int(p->offloaded_bytes));

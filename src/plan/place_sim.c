@@ -128,7 +128,8 @@ static void sim_graph(place_state *st, const place_graph *pg, place_usage *u)
         }
     }
     for (int32_t m = 0; m < st->nmodules; m++)
-        if (st->span[2 * m] >= 0) charge(st, nn, st->exec, st->span[2 * m], st->span[2 * m + 1], st->modules[m].own_bytes);
+        if (st->span[2 * m] >= 0)
+            charge(st, nn, st->exec, st->span[2 * m], st->span[2 * m + 1], st->modules[m].own_bytes);
     for (int32_t d = 0; d < nd; d++) {
         const int64_t *row = st->delta + (size_t)d * (size_t)(nn + 1);
         int64_t live = 0;

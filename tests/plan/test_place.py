@@ -227,3 +227,13 @@ def test_place_map_errors(run, tmp_path, mapping, message):
     r = run("place", "qwen3-0.6b", "--max-memory", "0=8GiB", "--input", "1x8", "--map", str(path))
     assert r.returncode == 1
     assert message in r.stderr, r.stderr
+
+
+def test_place_balanced_spreads_what_sequential_keeps_on_one_gpu(run):
+    common = ["--max-memory", "0=80GiB,1=80GiB", "--input", "1x128"]
+    sequential = place(run, "llama-3.1-8b", *common, "--strategy", "sequential")
+    balanced = place(run, "llama-3.1-8b", *common)
+    assert sequential["device_map"] == {"": 0}
+    assert set(balanced["device_map"].values()) == {0, 1}
+    w0, w1 = (d["weights_bytes"] for d in balanced["devices"])
+    assert abs(w0 - w1) < 0.25 * (w0 + w1)
