@@ -314,10 +314,12 @@ mtk_shard_analysis *mtk_shard_analyze(mtk_ctx *ctx, const char *model, const mtk
             storage_split[mtk_graph_tensor_at(g, t)->storage] =
                 (int8_t)shard_style_split(a->plan->tp[p->tp_rule].style, p->name, p->tensor->ndim);
     }
-    a->tied_head = mtk_module_child(pm->model, "lm_head") && !mtk_module_find_tensor(pm->model, "lm_head.weight");
+    /* lm_head tied to the input embeddings: named once, under the
+       embedding's name; the last stage needs it too */
+    a->tied_param = -1;
     mtk_tensor *head = mtk_module_find_tensor(pm->model, "lm_head.weight");
     for (int32_t i = 0; head && i < np; i++)
-        if (a->params[i].tensor == head && strcmp(a->params[i].name, "lm_head.weight") != 0) a->tied_head = true;
+        if (a->params[i].tensor == head && strcmp(a->params[i].name, "lm_head.weight") != 0) a->tied_param = i;
     bool *sharded = propagate(a, g, storage_split);
     if (!sharded) return NULL;
     measure_units(a, g, module_layer, sharded);

@@ -61,7 +61,7 @@ struct mtk_shard_analysis {
     shard_site *sites;
     int32_t nsites;
     int64_t boundary_bytes;     /* a layer's output: what stages send       */
-    bool tied_head;             /* lm_head shares the input embeddings       */
+    int32_t tied_param;         /* the embedding lm_head shares, -1: none  */
 };
 
 #define SHARD_UNIT_PRE(a) ((a)->nlayers)
