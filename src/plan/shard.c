@@ -226,6 +226,8 @@ static bool find_sites(mtk_shard_analysis *a, const mtk_trace *tr, const int32_t
             s->unit = module_layer[m] >= 0 ? module_layer[m] : m < first_layer ? SHARD_UNIT_PRE(a) : SHARD_UNIT_POST(a);
             s->in_bytes = tm->ninputs > 0 && tm->inputs[0] ? (int64_t)mtk_tensor_nbytes(tm->inputs[0]) : 0;
             s->out_bytes = tm->noutputs > 0 && tm->outputs[0] ? (int64_t)mtk_tensor_nbytes(tm->outputs[0]) : 0;
+            if (tm->noutputs > 0 && tm->outputs[0] && tm->outputs[0]->ndim > 0)
+                s->out_features = tm->outputs[0]->shape[tm->outputs[0]->ndim - 1];
             for (int32_t p = 0; p < mtk_module_param_count(tm->module); p++) {
                 mtk_tensor *t = mtk_module_param_at(tm->module, p, NULL);
                 if (t) s->param_bytes += (int64_t)mtk_tensor_nbytes(t);

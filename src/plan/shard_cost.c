@@ -82,8 +82,10 @@ static void model_states(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         int64_t item = (int64_t)mtk_dtype_size(p->dtype);
         pb[p->expert] += n * item;
         ob[p->expert] += n * state_bytes(p->dtype);
-        const mtk_shard_slice *sl = &p->slices[(copy ? o->tp * o->dp : 0) + d * o->tp + t];
-        int64_t fn = numel(sl->local, p->ndim);
+        /* FSDP2 pads each shard's storage to ceil(dim 0 / dp) rows */
+        int64_t groups = p->expert ? o->dp / o->ep : o->dp;
+        const int64_t *ls = p->local_shapes + (size_t)index * (size_t)p->ndim;
+        int64_t fn = p->ndim > 0 && ls[0] > 0 ? ceil_div(ls[0], groups) * (n / ls[0]) : n;
         fsdp_p += fn * item;
         fsdp_o += fn * state_bytes(p->dtype);
         if (p->layer != cur_layer) {
@@ -193,9 +195,12 @@ static void tp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
         }
         if (o->tp == 1) continue;
         switch (site->style) {
-        case MTK_TP_COLWISE_GATHER_OUTPUT:
-            add(l, MTK_COLL_ALL_GATHER, "tp", s, "gathered outputs", m, m * out);
-            /* fall through */
+        case MTK_TP_COLWISE_GATHER_OUTPUT: {
+            /* DTensor gathers shards padded to ceil(n / tp) */
+            int64_t n = site->out_features, padded = out;
+            if (n > 0) padded = out / n * ceil_div(n, o->tp) * o->tp;
+            add(l, MTK_COLL_ALL_GATHER, "tp", s, "gathered outputs", m, m * padded);
+        } /* fall through */
         case MTK_TP_COLWISE:
         case MTK_TP_PACKED_COLWISE:
             if (o->sp) {

@@ -43,6 +43,7 @@ typedef struct shard_site {
     mtk_tp_style style;
     int64_t in_bytes, out_bytes; /* its first input and output (one call)   */
     int64_t param_bytes;         /* its own parameters                      */
+    int64_t out_features;        /* its output's last dim                   */
 } shard_site;
 
 struct mtk_shard_analysis {
