@@ -133,3 +133,15 @@ def test_vocabulary_not_divisible_by_tp_fails(run, tmp_path):
     r = run("shard", str(tmp_path), "--tp", "4", "--input", "1x8", timeout=60)
     assert r.returncode == 1
     assert "vocab_size=130 is not divisible by --tp 4" in r.stderr
+
+
+def test_one_rank_saves_what_mtk_memory_saves(run):
+    # the same graph: with nothing split, a rank keeps what `mtk memory`
+    # counts at the end of the forward (which rounds each storage up to
+    # CUDA's 512-byte blocks: within 0.1%)
+    r = run("memory", "llama-3.2-1b", "--input", "2x64", "--mode", "training", "--device-kind", "cuda", "--json",
+            timeout=120)
+    assert r.returncode == 0, r.stderr
+    want = json.loads(r.stdout)["activations_saved_forward"]
+    got = shard(run, "llama-3.2-1b", "--input", "2x64")["ranks"][0]["memory"]["activations_saved"]
+    assert got <= want and want - got < want / 1000
