@@ -222,11 +222,11 @@ static bool place_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_sh
         /* every rank of the stage, ascending: t fastest, then d; a tied
            embedding also on the last stage's ranks */
         int32_t copies = i == a->tied_param && o->pp > 1 ? 2 : 1;
-        int32_t n = o->tp * o->dp * copies;
-        mtk_shard_slice *slices = mtk_ctx_alloc(ctx, (size_t)n * sizeof *slices);
+        int32_t n = o->without_slices ? 0 : o->tp * o->dp * copies;
+        mtk_shard_slice *slices = mtk_ctx_alloc(ctx, (size_t)(n ? n : 1) * sizeof *slices);
         if (!slices) return false;
         int32_t dp_groups = p->expert ? o->dp / o->ep : o->dp;
-        for (int32_t c = 0; c < copies; c++)
+        for (int32_t c = 0; n > 0 && c < copies; c++)
         for (int32_t d = 0; d < o->dp; d++) {
             for (int32_t t = 0; t < o->tp; t++) {
                 mtk_shard_slice *sl = &slices[c * o->tp * o->dp + d * o->tp + t];

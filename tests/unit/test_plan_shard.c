@@ -75,6 +75,18 @@ static void one_analysis_evaluates_many_configurations(void **state)
             else assert_true(params - params_tp1 > params_tp1 / 10);
         }
     }
+    /* without slices: the same costs */
+    o.tp = 2, o.pp = 2, o.zero = 3;
+    mtk_shard_plan *full = mtk_shard_evaluate(ctx, a, &o);
+    o.without_slices = true;
+    mtk_shard_plan *lean = mtk_shard_evaluate(ctx, a, &o);
+    assert_non_null(full);
+    assert_non_null(lean);
+    assert_int_equal(lean->params[0].nslices, 0);
+    assert_true(full->params[0].nslices > 0);
+    for (int32_t r = 0; r < full->world_size; r++)
+        assert_int_equal(lean->ranks[r].peak_bytes, full->ranks[r].peak_bytes);
+    assert_int_equal(lean->ncomms, full->ncomms);
     /* another micro-batch needs another analysis */
     o.tp = o.pp = 1, o.micro_batch = 2;
     assert_null(mtk_shard_evaluate(ctx, a, &o));
