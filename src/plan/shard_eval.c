@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Slices a plan lists at most (about 200 bytes each). */
+#define SHARD_MAX_SLICES (1LL << 20)
+
 static bool fail(mtk_ctx *ctx, const char *fmt, long long a, long long b, const char *what)
 {
     char msg[256];
@@ -62,6 +65,13 @@ static bool check(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_opt
         }
         if (o->dp % o->ep) return fail(ctx, "%s %lld does not divide --dp %lld (experts split inside dp)", o->ep, o->dp, "--ep");
         if (a->experts % o->ep) return fail(ctx, "%s: %lld experts are not divisible by --ep %lld", a->experts, o->ep, "model");
+    }
+    int64_t slices = (int64_t)o->tp * o->dp * (a->nparams + 1);
+    if (!o->without_slices && slices > SHARD_MAX_SLICES) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                  "shard: %d parameters on %d ranks a stage make %lld slices, more than mtk lists (%lld)",
+                  (int)a->nparams, o->tp * o->dp, (long long)slices, (long long)SHARD_MAX_SLICES);
+        return false;
     }
     int64_t per_step = o->micro_batch * o->dp;
     if (o->global_batch && o->global_batch % per_step) {

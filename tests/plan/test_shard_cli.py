@@ -119,6 +119,7 @@ def test_expert_parallel_splits_experts_over_ep(run):
     (["gpt2", "--tp", "2"], "gpt2 models have no tensor-parallel plan"),
     (["llama-3-8b", "--dp", "4", "--ep", "2"], "--ep 2 needs a mixture-of-experts model"),
     (["mixtral-8x7b", "--dp", "6", "--ep", "3"], "8 experts are not divisible by --ep 3"),
+    (["llama-3-8b", "--dp", "65536"], "parameters on 65536 ranks a stage make"),
 ])
 def test_impossible_plans_fail_naming_the_numbers(run, args, message):
     r = run("shard", *args, "--input", "1x8", timeout=120)
