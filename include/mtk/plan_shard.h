@@ -62,6 +62,8 @@ typedef struct mtk_shard_options {
                                    float32 master weights (2+2+12 bytes a
                                    parameter with Adam)                     */
     int32_t device_kind;        /* mtk_device_kind, CUDA by default         */
+    bool without_slices;        /* leave the parameters' slices out (a
+                                   search that reads only the costs)        */
 } mtk_shard_options;
 
 /* Defaults: tp = pp = dp = ep = 1, no ZeRO, training, micro-batch 1,

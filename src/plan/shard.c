@@ -226,6 +226,8 @@ static bool find_sites(mtk_shard_analysis *a, const mtk_trace *tr, const int32_t
             s->unit = module_layer[m] >= 0 ? module_layer[m] : m < first_layer ? SHARD_UNIT_PRE(a) : SHARD_UNIT_POST(a);
             s->in_bytes = tm->ninputs > 0 && tm->inputs[0] ? (int64_t)mtk_tensor_nbytes(tm->inputs[0]) : 0;
             s->out_bytes = tm->noutputs > 0 && tm->outputs[0] ? (int64_t)mtk_tensor_nbytes(tm->outputs[0]) : 0;
+            if (tm->noutputs > 0 && tm->outputs[0] && tm->outputs[0]->ndim > 0)
+                s->out_features = tm->outputs[0]->shape[tm->outputs[0]->ndim - 1];
             for (int32_t p = 0; p < mtk_module_param_count(tm->module); p++) {
                 mtk_tensor *t = mtk_module_param_at(tm->module, p, NULL);
                 if (t) s->param_bytes += (int64_t)mtk_tensor_nbytes(t);
@@ -314,10 +316,12 @@ mtk_shard_analysis *mtk_shard_analyze(mtk_ctx *ctx, const char *model, const mtk
             storage_split[mtk_graph_tensor_at(g, t)->storage] =
                 (int8_t)shard_style_split(a->plan->tp[p->tp_rule].style, p->name, p->tensor->ndim);
     }
-    a->tied_head = mtk_module_child(pm->model, "lm_head") && !mtk_module_find_tensor(pm->model, "lm_head.weight");
+    /* lm_head tied to the input embeddings: named once, under the
+       embedding's name; the last stage needs it too */
+    a->tied_param = -1;
     mtk_tensor *head = mtk_module_find_tensor(pm->model, "lm_head.weight");
     for (int32_t i = 0; head && i < np; i++)
-        if (a->params[i].tensor == head && strcmp(a->params[i].name, "lm_head.weight") != 0) a->tied_head = true;
+        if (a->params[i].tensor == head && strcmp(a->params[i].name, "lm_head.weight") != 0) a->tied_param = i;
     bool *sharded = propagate(a, g, storage_split);
     if (!sharded) return NULL;
     measure_units(a, g, module_layer, sharded);

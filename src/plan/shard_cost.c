@@ -65,7 +65,7 @@ static void stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan 
 
 /* Model states of one rank (parameters, gradients, optimizer states) as
  * ZeRO or FSDP leave them, and the largest layer's gathered parameters. */
-static void model_states(const mtk_shard_plan *plan, int32_t t, int32_t d, int32_t s,
+static void model_states(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t t, int32_t d, int32_t s,
                          mtk_memory_breakdown *m, int64_t *gathered)
 {
     const mtk_shard_options *o = &plan->options;
@@ -75,14 +75,17 @@ static void model_states(const mtk_shard_plan *plan, int32_t t, int32_t d, int32
     int64_t cur = 0;
     for (int32_t i = 0; i < plan->nparams; i++) {
         const mtk_shard_param *p = &plan->params[i];
-        if (p->stage != s) continue;
+        bool copy = i == a->tied_param && s == o->pp - 1 && s != p->stage;
+        if (p->stage != s && !copy) continue;
         int32_t index = p->expert ? d % o->ep : p->nlocal > 1 ? t : 0;
         int64_t n = numel(p->local_shapes + (size_t)index * (size_t)p->ndim, p->ndim);
         int64_t item = (int64_t)mtk_dtype_size(p->dtype);
         pb[p->expert] += n * item;
         ob[p->expert] += n * state_bytes(p->dtype);
-        const mtk_shard_slice *sl = &p->slices[d * o->tp + t];
-        int64_t fn = numel(sl->local, p->ndim);
+        /* FSDP2 pads each shard's storage to ceil(dim 0 / dp) rows */
+        int64_t groups = p->expert ? o->dp / o->ep : o->dp;
+        const int64_t *ls = p->local_shapes + (size_t)index * (size_t)p->ndim;
+        int64_t fn = p->ndim > 0 && ls[0] > 0 ? ceil_div(ls[0], groups) * (n / ls[0]) : n;
         fsdp_p += fn * item;
         fsdp_o += fn * state_bytes(p->dtype);
         if (p->layer != cur_layer) {
@@ -125,7 +128,7 @@ static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *pl
         k->dp_index = (r / o->tp) % o->dp;
         k->stage = r / (o->tp * o->dp);
         int64_t gathered;
-        model_states(plan, k->tp_index, k->dp_index, k->stage, &k->memory, &gathered);
+        model_states(a, plan, k->tp_index, k->dp_index, k->stage, &k->memory, &gathered);
         int64_t mb = plan->micro_batches;
         k->in_flight = o->training ? (int32_t)(o->pp - k->stage < mb ? o->pp - k->stage : mb) : 0;
         k->memory.activations_saved = k->in_flight * saved[2 * k->stage];
@@ -192,9 +195,12 @@ static void tp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
         }
         if (o->tp == 1) continue;
         switch (site->style) {
-        case MTK_TP_COLWISE_GATHER_OUTPUT:
-            add(l, MTK_COLL_ALL_GATHER, "tp", s, "gathered outputs", m, m * out);
-            /* fall through */
+        case MTK_TP_COLWISE_GATHER_OUTPUT: {
+            /* DTensor gathers shards padded to ceil(n / tp) */
+            int64_t n = site->out_features, padded = out;
+            if (n > 0) padded = out / n * ceil_div(n, o->tp) * o->tp;
+            add(l, MTK_COLL_ALL_GATHER, "tp", s, "gathered outputs", m, m * padded);
+        } /* fall through */
         case MTK_TP_COLWISE:
         case MTK_TP_PACKED_COLWISE:
             if (o->sp) {
@@ -238,11 +244,10 @@ static void dp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
     int64_t m = plan->micro_batches, bytes = 0, units = 0, last = -3;
     for (int32_t i = 0; i < plan->nparams; i++) {
         const mtk_shard_param *p = &plan->params[i];
-        if (p->stage != s) continue;
+        if (p->stage != s && !(i == a->tied_param && s == o->pp - 1)) continue;
         bytes += numel(p->local_shapes, p->ndim) * (int64_t)mtk_dtype_size(p->dtype);
         if (p->layer != last) units++, last = p->layer;
     }
-    (void)a;
     int64_t buckets = ceil_div(bytes, DDP_BUCKET_BYTES);
     if (o->fsdp || o->zero == 3) {
         add(l, MTK_COLL_ALL_GATHER, "dp", s, "parameters for the forward", units * m, bytes * m);
@@ -262,6 +267,11 @@ static void pp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
 {
     const mtk_shard_options *o = &plan->options;
     int64_t m = plan->micro_batches, b = o->sp ? ceil_div(a->boundary_bytes, o->tp) : a->boundary_bytes;
+    if (a->tied_param >= 0 && o->training && (s == 0 || s == o->pp - 1) && o->pp > 1) {
+        const mtk_shard_param *p = &plan->params[a->tied_param];
+        add(l, MTK_COLL_ALL_REDUCE, "pp", s, "tied embeddings' gradients", 1,
+            numel(p->local_shapes, p->ndim) * (int64_t)mtk_dtype_size(p->dtype));
+    }
     if (s < o->pp - 1) add(l, MTK_COLL_SEND, "pp", s, "activations to the next stage", m, m * b);
     if (s > 0) add(l, MTK_COLL_RECV, "pp", s, "activations from the previous stage", m, m * b);
     if (!o->training) return;
@@ -287,8 +297,8 @@ bool shard_cost(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)
                          "and a float32 master copy of 16-bit weights (DeepSpeed's 2+2+12 bytes a parameter)");
     if (o->training && o->pp > 1)
         shard_note(plan, "activations: each stage holds min(pp - stage, micro-batches) micro-batches (1F1B)");
-    if (a->tied_head && o->pp > 1)
-        shard_note(plan, "tied embeddings: the last stage keeps its own copy of lm_head (not counted) and the two "
-                         "stages all-reduce its gradient");
+    if (a->tied_param >= 0 && o->pp > 1)
+        shard_note(plan, "tied embeddings: the last stage keeps its own copy for lm_head (Megatron's shared word "
+                         "embeddings), its gradient all-reduced with the first stage's");
     return true;
 }

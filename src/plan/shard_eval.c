@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Slices a plan lists at most (about 200 bytes each). */
+#define SHARD_MAX_SLICES (1LL << 20)
+
 static bool fail(mtk_ctx *ctx, const char *fmt, long long a, long long b, const char *what)
 {
     char msg[256];
@@ -62,6 +65,13 @@ static bool check(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_opt
         }
         if (o->dp % o->ep) return fail(ctx, "%s %lld does not divide --dp %lld (experts split inside dp)", o->ep, o->dp, "--ep");
         if (a->experts % o->ep) return fail(ctx, "%s: %lld experts are not divisible by --ep %lld", a->experts, o->ep, "model");
+    }
+    int64_t slices = (int64_t)o->tp * o->dp * (a->nparams + 1);
+    if (!o->without_slices && slices > SHARD_MAX_SLICES) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                  "shard: %d parameters on %d ranks a stage make %lld slices, more than mtk lists (%lld)",
+                  (int)a->nparams, o->tp * o->dp, (long long)slices, (long long)SHARD_MAX_SLICES);
+        return false;
     }
     int64_t per_step = o->micro_batch * o->dp;
     if (o->global_batch && o->global_batch % per_step) {
@@ -219,15 +229,18 @@ static bool place_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_sh
         }
         p->local_shapes = local;
         p->nlocal = parts;
-        /* every rank of the stage, ascending: t fastest, then d */
-        int32_t n = o->tp * o->dp;
-        mtk_shard_slice *slices = mtk_ctx_alloc(ctx, (size_t)n * sizeof *slices);
+        /* every rank of the stage, ascending: t fastest, then d; a tied
+           embedding also on the last stage's ranks */
+        int32_t copies = i == a->tied_param && o->pp > 1 ? 2 : 1;
+        int32_t n = o->without_slices ? 0 : o->tp * o->dp * copies;
+        mtk_shard_slice *slices = mtk_ctx_alloc(ctx, (size_t)(n ? n : 1) * sizeof *slices);
         if (!slices) return false;
         int32_t dp_groups = p->expert ? o->dp / o->ep : o->dp;
+        for (int32_t c = 0; n > 0 && c < copies; c++)
         for (int32_t d = 0; d < o->dp; d++) {
             for (int32_t t = 0; t < o->tp; t++) {
-                mtk_shard_slice *sl = &slices[d * o->tp + t];
-                sl->rank = t + o->tp * (d + o->dp * p->stage);
+                mtk_shard_slice *sl = &slices[c * o->tp * o->dp + d * o->tp + t];
+                sl->rank = t + o->tp * (d + o->dp * (c ? o->pp - 1 : p->stage));
                 int32_t index = p->expert ? d % o->ep : parts > 1 ? t : 0;
                 int32_t nb = place_boxes(p, p->placement, parts, index, boxes);
                 if (p->dp_sharded) {

@@ -43,6 +43,7 @@ typedef struct shard_site {
     mtk_tp_style style;
     int64_t in_bytes, out_bytes; /* its first input and output (one call)   */
     int64_t param_bytes;         /* its own parameters                      */
+    int64_t out_features;        /* its output's last dim                   */
 } shard_site;
 
 struct mtk_shard_analysis {
@@ -61,7 +62,7 @@ struct mtk_shard_analysis {
     shard_site *sites;
     int32_t nsites;
     int64_t boundary_bytes;     /* a layer's output: what stages send       */
-    bool tied_head;             /* lm_head shares the input embeddings       */
+    int32_t tied_param;         /* the embedding lm_head shares, -1: none  */
 };
 
 #define SHARD_UNIT_PRE(a) ((a)->nlayers)

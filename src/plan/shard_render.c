@@ -21,6 +21,14 @@ static const char *placement_text(mtk_placement pl, char *buf, size_t cap)
     return buf;
 }
 
+/* Whether `rank` holds part of p (any rank when rank < 0). */
+static bool holds(const mtk_shard_param *p, int32_t rank)
+{
+    for (int32_t k = 0; rank >= 0 && k < p->nslices; k++)
+        if (p->slices[k].rank == rank) return true;
+    return rank < 0;
+}
+
 static cJSON *ints(const int64_t *v, int32_t n)
 {
     cJSON *a = cJSON_CreateArray();
@@ -125,7 +133,7 @@ char *mtk_shard_plan_json(mtk_ctx *ctx, const mtk_shard_plan *plan, int32_t rank
     cJSON_AddItemToObject(root, "stages", stages);
     cJSON *params = cJSON_CreateArray();
     for (int32_t i = 0; i < plan->nparams; i++) {
-        if (rank >= 0 && plan->params[i].stage != rank / (o->tp * o->dp)) continue;
+        if (!holds(&plan->params[i], rank)) continue;
         cJSON_AddItemToArray(params, param_json(plan, &plan->params[i], rank));
     }
     cJSON_AddItemToObject(root, "parameters", params);
@@ -235,7 +243,7 @@ char *mtk_shard_plan_text(mtk_ctx *ctx, const mtk_shard_plan *plan, int32_t rank
         const mtk_shard_param *p = &plan->params[i];
         char folded[256], pl[64], shape[96] = "", local[96] = "";
         fold_layer(p->name, folded, sizeof folded);
-        if (rank >= 0 && p->stage != rank / (o->tp * o->dp)) continue;
+        if (!holds(p, rank)) continue;
         if (p->layer >= 0 && p->layer != plan->stage_first_layer[p->stage]) continue; /* one layer a stage */
         size_t n = 0;
         for (int32_t dd = 0; dd < p->ndim; dd++)
