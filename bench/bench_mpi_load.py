@@ -3,7 +3,7 @@ per rank.
 
 A Llama of ~125M parameters (float32, 499 MB, in 100 MB shards with an index)
 is written with random values, then loaded whole by `mtk load` and by 2
-and 4 ranks under three plans (plans.py of tests/dist): Shard(0) of every
+and 4 ranks under three plans (mpi_plans.py of tests/dist): Shard(0) of every
 tensor, a Megatron-style tp plan (colwise / rowwise linears, replicated
 norms) and a pipeline split.  Each rank's bytes read and read time come
 from its own report (--json); the wall time is the whole mpirun.  The
@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "dist"))
 from mpi_launch import mpi_env, mpirun_path  # noqa: E402
-from plans import make_plan  # noqa: E402
+from mpi_plans import make_plan  # noqa: E402
 
 CONFIG = dict(architectures=["LlamaForCausalLM"], model_type="llama", vocab_size=32000, hidden_size=768,
               intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12, num_key_value_heads=4,

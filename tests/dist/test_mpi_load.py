@@ -1,7 +1,7 @@
 """`mpirun -np N mtk load MODEL --weights PATH --plan PLAN.json`: each rank
 materializes only its slices of a parallel plan, reading only their bytes.
 
-The plans (plans.py) are written in DTensor's terms: Shard(d) splits dim
+The plans (mpi_plans.py) are written in DTensor's terms: Shard(d) splits dim
 d as torch.chunk does (chunks of ceil(n / world), the last ones shorter or
 empty), Replicate gives every rank the whole tensor, a pipeline gives each
 rank whole layers.  Each run is checked three ways: the slices each rank
@@ -17,7 +17,7 @@ import subprocess
 import pytest
 
 from mpi_launch import mpirun, sanitized_build
-from plans import DTYPE_SIZE, make_plan, shard, whole
+from mpi_plans import DTYPE_SIZE, make_plan, shard, whole
 
 
 def write_plan(tmp_path, plan, name="plan.json"):
