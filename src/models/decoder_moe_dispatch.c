@@ -32,7 +32,8 @@ mtk_tensor *models_moe_dispatch(mtk_module *m, mtk_tensor *x, mtk_tensor *indice
     if (!x || !indices || !weights) return NULL;
     if (x->ndim != 2 || indices->ndim != 2 || indices->shape[0] != x->shape[0] || weights->ndim != 2 ||
         weights->shape[0] != indices->shape[0] || weights->shape[1] != indices->shape[1]) {
-        mtk_error(ctx, MTK_ERR_SHAPE, "%s: expected tokens (T, hidden), indices and weights (T, k), got %d, %d and %d dims",
+        mtk_error(ctx, MTK_ERR_SHAPE,
+                  "%s: expected tokens (T, hidden), indices and weights (T, k), got %d, %d and %d dims",
                   mtk_module_type_name(m), (int)x->ndim, (int)indices->ndim, (int)weights->ndim);
         return NULL;
     }
