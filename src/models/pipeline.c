@@ -218,7 +218,11 @@ static bool run_component(mtk_ctx *ctx, const pending *pc, const diffusers_image
     for (int32_t i = 0; i < n && i < MTK_PIPELINE_MAX_CALLS; i++) {
         if (!trace_call(ctx, out->module, &calls[i], out->dtype, &out->calls[i])) return false;
         out->ncalls++;
-        out->flops_per_image += out->calls[i].flops * calls[i].per_image;
+        int64_t f;
+        if (__builtin_mul_overflow(out->calls[i].flops, calls[i].per_image, &f) ||
+            __builtin_add_overflow(out->flops_per_image, f, &out->flops_per_image))
+            return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: the FLOPs per image pass 2^63 (a smaller image, "
+                             "batch or fewer steps)", pc->name);
     }
     return true;
 }
@@ -332,7 +336,10 @@ static mtk_pipeline *run_pending(mtk_ctx *ctx, mtk_pipeline *p, const mtk_pipeli
             if (!run_component(ctx, &pend[i], &image, out)) return NULL;
             p->ncomponents++;
             p->params += out->params;
-            p->flops_per_image += out->flops_per_image;
+            if (__builtin_add_overflow(p->flops_per_image, out->flops_per_image, &p->flops_per_image)) {
+                mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: the FLOPs per image pass 2^63", p->name);
+                return NULL;
+            }
         }
     return p;
 }

@@ -216,3 +216,11 @@ def test_hostile_or_unmodelled_configs_are_refused_naming_the_field(cfg, message
     path.write_text(json.dumps(cfg))
     result = mtk("summary", str(path), check=False)
     assert result.returncode == 1 and message in result.stderr, result.stderr
+
+
+def test_flops_per_image_past_int64_are_an_error_not_a_wrap(mtk):
+    result = mtk("summary", "sd-1.5", "--image", "8192x8192", "--batch", "1000", "--steps", "100000", "--guidance",
+                 check=False)
+    assert result.returncode == 1 and "FLOPs per image pass 2^63" in result.stderr, result.stderr
+    result = mtk("summary", "sd-1.5", "--image", "500x512", check=False)
+    assert result.returncode == 1 and "not a multiple of 8 pixels" in result.stderr, result.stderr
