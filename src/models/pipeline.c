@@ -322,6 +322,9 @@ static mtk_pipeline *run_pending(mtk_ctx *ctx, mtk_pipeline *p, const mtk_pipeli
     if (o.steps <= 0) o.steps = 50;
     p->options = o;
 
+    if (zero_negative && o.guidance && p->nnotes < MTK_PIPELINE_MAX_NOTES)
+        p->notes[p->nnotes++] = "force_zeros_for_empty_prompt: without a negative prompt its embeddings are zeros, "
+                                "so the text encoders run once per image";
     const pipeline_kind *kind = pipeline_kind_find(p->class_name);
     for (int role = DIFFUSERS_TEXT_ENCODER; role <= DIFFUSERS_VAE; role++)
         for (int32_t i = 0; i < npend; i++) {

@@ -92,6 +92,7 @@ def test_guidance_doubles_the_unet_batch_and_steps_multiply_its_flops(mtk):
     assert text["calls"][0]["per_image"] == 2
     xl = json.loads(mtk("summary", "sdxl-base", "--guidance", "--json").stdout)
     assert all(c["calls"][0]["per_image"] == 1 for c in xl["components"] if c["role"] == "text_encoder")
+    assert any("force_zeros_for_empty_prompt" in n for n in xl["notes"])
     unet_xl = next(c for c in xl["components"] if c["name"] == "unet")
     assert unet_xl["calls"][0]["inputs"]["text_embeds"]["shape"] == [2, 1280]
     assert unet_xl["calls"][0]["inputs"]["time_ids"]["shape"] == [2, 6]
