@@ -5,6 +5,7 @@
 #include "mtk/nn.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,7 +220,7 @@ static bool run_component(mtk_ctx *ctx, const pending *pc, const diffusers_image
         if (!trace_call(ctx, out->module, &calls[i], out->dtype, &out->calls[i])) return false;
         out->ncalls++;
         int64_t f;
-        if (__builtin_mul_overflow(out->calls[i].flops, calls[i].per_image, &f) ||
+        if (out->calls[i].flops == INT64_MAX || __builtin_mul_overflow(out->calls[i].flops, calls[i].per_image, &f) ||
             __builtin_add_overflow(out->flops_per_image, f, &out->flops_per_image))
             return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: the FLOPs per image pass 2^63 (a smaller image, "
                              "batch or fewer steps)", pc->name);
