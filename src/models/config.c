@@ -108,6 +108,20 @@ static const struct {
     { "n_shared_experts", MODEL_MAX_EXPERTS, "experts" },
     { "n_group", MODEL_MAX_EXPERTS, "expert groups" },
     { "topk_group", MODEL_MAX_EXPERTS, "expert groups" },
+    /* diffusers' transformer denoisers (diffusers_{sd3,flux,lumina2}.c) */
+    { "num_single_layers", MODEL_MAX_LAYERS, "layers" },
+    { "num_refiner_layers", MODEL_MAX_LAYERS, "layers" },
+    { "num_kv_heads", MODEL_MAX_HEADS, "heads" },
+    { "attention_head_dim", MODEL_MAX_WIDTH, "features" },
+    { "joint_attention_dim", MODEL_MAX_WIDTH, "features" },
+    { "caption_projection_dim", MODEL_MAX_WIDTH, "features" },
+    { "pooled_projection_dim", MODEL_MAX_WIDTH, "features" },
+    { "cap_feat_dim", MODEL_MAX_WIDTH, "features" },
+    { "multiple_of", MODEL_MAX_WIDTH, "features" },
+    { "pos_embed_max_size", MODEL_MAX_WIDTH, "patches" },
+    { "sample_size", MODEL_MAX_WIDTH, "latent pixels" },
+    { "in_channels", MODEL_MAX_WIDTH, "channels" },
+    { "out_channels", MODEL_MAX_WIDTH, "channels" },
 };
 
 int64_t models_cfg_limit_of(const char *key, const char **what)

@@ -444,9 +444,14 @@ static bool read_spec(model_config *c, lumina_spec *s)
                                (long long)s->head_dim, (long long)s->axes[0], (long long)s->axes[1],
                                (long long)s->axes[2]);
     s->ffn = 4 * s->hidden;
-    if (!isnan(multiplier)) s->ffn = (int64_t)(multiplier * (double)s->ffn); /* int() truncates */
+    if (!isnan(multiplier)) {
+        double width = multiplier * (double)s->ffn; /* int() truncates */
+        if (!(width >= 1.0 && width <= (double)MODEL_MAX_WIDTH))
+            return models_cfg_fail(c, "ffn_dim_multiplier", "%g gives a feed-forward width of %g (1 to %lld)", multiplier,
+                                   width, (long long)MODEL_MAX_WIDTH);
+        s->ffn = (int64_t)width;
+    }
     s->ffn = multiple_of * ((s->ffn + multiple_of - 1) / multiple_of);
-    if (s->ffn <= 0) return models_cfg_fail(c, "ffn_dim_multiplier", "gives a feed-forward width of %lld", (long long)s->ffn);
     s->cond_dim = s->hidden < 1024 ? s->hidden : 1024;
     return true;
 }
