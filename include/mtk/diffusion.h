@@ -1,9 +1,10 @@
 /*
  * mtk diffusion: diffusers pipelines on the meta device.
  *
- * A PIPELINE is a built-in name ("sd-1.5", "sdxl-base": `mtk models`
- * lists them, each the published model_index.json and component
- * config.json files), or a directory holding model_index.json and one
+ * A PIPELINE is a built-in name ("sd-1.5", "sdxl-base":
+ * mtk_builtin_pipeline_at lists them, each the published model_index.json
+ * and component config.json files), or a directory holding
+ * model_index.json and one
  * subfolder per component with its config.json.  Each model component
  * (text encoders, the denoiser, the VAE) is built on meta with its
  * library's exact state-dict names and counts, and is called as the
@@ -80,7 +81,9 @@ typedef struct mtk_pipeline {
 } mtk_pipeline;
 
 /* Builds PIPELINE's components on meta and traces their calls at the
- * options' image size.  Lives in the context's arena.  `options` may be
+ * options' image size.  PIPELINE may also be one component's config.json
+ * (or a directory holding one but no model_index.json): a pipeline of
+ * that component alone.  Lives in the context's arena.  `options` may be
  * NULL (defaults).  Errors: MTK_ERR_INVALID_ARGUMENT for an unknown name
  * (listing the built-in pipelines), MTK_ERR_IO for a missing
  * model_index.json, component folder or config.json (naming it), then as

@@ -68,7 +68,8 @@ MTK_API int32_t mtk_trace_op_count(const mtk_trace *trace);
 MTK_API const mtk_trace_op *mtk_trace_op_at(const mtk_trace *trace, int32_t i);
 MTK_API int32_t mtk_trace_module_count(const mtk_trace *trace);
 MTK_API const mtk_trace_module *mtk_trace_module_at(const mtk_trace *trace, int32_t i);
-/* Total FLOPs of every op recorded. */
+/* Total FLOPs of every op recorded (this and the modules' counts stop at
+ * INT64_MAX rather than wrap). */
 MTK_API int64_t mtk_trace_flops(const mtk_trace *trace);
 
 /* =============================================================== summary */

@@ -108,11 +108,26 @@ static const struct {
     { "n_shared_experts", MODEL_MAX_EXPERTS, "experts" },
     { "n_group", MODEL_MAX_EXPERTS, "expert groups" },
     { "topk_group", MODEL_MAX_EXPERTS, "expert groups" },
+    /* diffusers components (lists are checked entry by entry) */
+    { "block_out_channels", MODEL_MAX_WIDTH, "channels" },
+    { "in_channels", MODEL_MAX_WIDTH, "channels" },
+    { "out_channels", MODEL_MAX_WIDTH, "channels" },
+    { "latent_channels", MODEL_MAX_WIDTH, "channels" },
+    { "norm_num_groups", MODEL_MAX_WIDTH, "groups" },
+    { "cross_attention_dim", MODEL_MAX_WIDTH, "features" },
+    { "attention_head_dim", MODEL_MAX_HEADS, "heads" },
+    { "addition_time_embed_dim", MODEL_MAX_WIDTH, "features" },
+    { "projection_class_embeddings_input_dim", MODEL_MAX_WIDTH, "features" },
+    { "time_embedding_dim", MODEL_MAX_WIDTH, "features" },
+    { "projection_dim", MODEL_MAX_WIDTH, "features" },
+    { "layers_per_block", MODEL_MAX_LAYERS, "layers" },
+    { "transformer_layers_per_block", MODEL_MAX_LAYERS, "layers" },
+    { "conv_in_kernel", MODEL_MAX_WIDTH, "pixels" },
+    { "conv_out_kernel", MODEL_MAX_WIDTH, "pixels" },
     /* diffusers' transformer denoisers (diffusers_{sd3,flux,lumina2}.c) */
     { "num_single_layers", MODEL_MAX_LAYERS, "layers" },
     { "num_refiner_layers", MODEL_MAX_LAYERS, "layers" },
     { "num_kv_heads", MODEL_MAX_HEADS, "heads" },
-    { "attention_head_dim", MODEL_MAX_WIDTH, "features" },
     { "joint_attention_dim", MODEL_MAX_WIDTH, "features" },
     { "caption_projection_dim", MODEL_MAX_WIDTH, "features" },
     { "pooled_projection_dim", MODEL_MAX_WIDTH, "features" },
@@ -120,8 +135,6 @@ static const struct {
     { "multiple_of", MODEL_MAX_WIDTH, "features" },
     { "pos_embed_max_size", MODEL_MAX_WIDTH, "patches" },
     { "sample_size", MODEL_MAX_WIDTH, "latent pixels" },
-    { "in_channels", MODEL_MAX_WIDTH, "channels" },
-    { "out_channels", MODEL_MAX_WIDTH, "channels" },
 };
 
 int64_t models_cfg_limit_of(const char *key, const char **what)

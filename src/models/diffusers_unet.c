@@ -169,7 +169,13 @@ static bool int_or_list(model_config *c, const char *key, int64_t dflt, int64_t 
 static bool block_types(model_config *c, const char *key, int64_t n, const char *cross, const char *plain, bool *out)
 {
     const cJSON *item = models_cfg_get(c, key);
-    if (!item) return models_cfg_fail(c, key, "missing required field '%s'", key);
+    if (!item && n == 4) { /* diffusers' defaults: cross-attention but in the deepest block */
+        bool down = strcmp(cross, "CrossAttnDownBlock2D") == 0;
+        for (int64_t i = 0; i < 4; i++) out[i] = down ? i < 3 : i > 0;
+        return true;
+    }
+    if (!item) return models_cfg_fail(c, key, "missing required field '%s' (diffusers' default has 4 blocks, the config %lld)",
+                                      key, (long long)n);
     if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != n)
         return models_cfg_fail(c, key, "expected a list of %lld block types (one per block_out_channels)", (long long)n);
     for (int64_t i = 0; i < n; i++) {
@@ -269,8 +275,17 @@ static bool read_spec(model_config *c, unet_spec *s)
         return models_cfg_fail(c, "projection_class_embeddings_input_dim",
                                "%lld leaves no room for the pooled text embeddings next to 6 x addition_time_embed_dim = %lld",
                                (long long)s->add_in, (long long)(6 * s->add_time_dim));
-    if (s->layers[0] + 1 + 4 > MTK_MODULE_MAX_IO)
-        return models_cfg_fail(c, "layers_per_block", "at most %d layers per block", MTK_MODULE_MAX_IO - 5);
+    /* an up block takes (h, temb, context, its layers + 1 skips, a size) */
+    int64_t blocks = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (s->layers[i] + 1 + 4 > MTK_MODULE_MAX_IO)
+            return models_cfg_fail(c, "layers_per_block", "at most %d layers per block, got %lld", MTK_MODULE_MAX_IO - 5,
+                                   (long long)s->layers[i]);
+        blocks += s->transformer_layers[i] * (2 * s->layers[i] + 2);
+    }
+    if (blocks > MODEL_MAX_LAYERS)
+        return models_cfg_fail(c, "transformer_layers_per_block", "%lld transformer blocks in all, more than mtk's limit %d",
+                               (long long)blocks, MODEL_MAX_LAYERS);
     return models_cfg_ok(c);
 }
 

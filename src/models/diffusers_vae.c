@@ -179,6 +179,8 @@ static bool read_spec(model_config *c, vae_spec *s)
     s->latent = models_cfg_positive(c, "latent_channels", 4);
     s->groups = models_cfg_positive(c, "norm_num_groups", 32);
     s->layers = models_cfg_positive(c, "layers_per_block", 1);
+    if (models_cfg_ok(c) && s->layers * s->nblocks > 10000) /* resnets, beyond any VAE */
+        return models_cfg_fail(c, "layers_per_block", "%lld resnets per block is more than mtk models", (long long)s->layers);
     s->quant = models_cfg_bool(c, "use_quant_conv", true);
     s->post_quant = models_cfg_bool(c, "use_post_quant_conv", true);
     const char *act = models_cfg_string(c, "act_fn", "silu");

@@ -5,6 +5,7 @@
 #include "mtk/nn.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,7 +219,11 @@ static bool run_component(mtk_ctx *ctx, const pending *pc, const diffusers_image
     for (int32_t i = 0; i < n && i < MTK_PIPELINE_MAX_CALLS; i++) {
         if (!trace_call(ctx, out->module, &calls[i], out->dtype, &out->calls[i])) return false;
         out->ncalls++;
-        out->flops_per_image += out->calls[i].flops * calls[i].per_image;
+        int64_t f;
+        if (out->calls[i].flops == INT64_MAX || __builtin_mul_overflow(out->calls[i].flops, calls[i].per_image, &f) ||
+            __builtin_add_overflow(out->flops_per_image, f, &out->flops_per_image))
+            return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: the FLOPs per image pass 2^63 (a smaller image, "
+                             "batch or fewer steps)", pc->name);
     }
     return true;
 }
@@ -318,6 +323,9 @@ static mtk_pipeline *run_pending(mtk_ctx *ctx, mtk_pipeline *p, const mtk_pipeli
     if (o.steps <= 0) o.steps = 50;
     p->options = o;
 
+    if (zero_negative && o.guidance && p->nnotes < MTK_PIPELINE_MAX_NOTES)
+        p->notes[p->nnotes++] = "force_zeros_for_empty_prompt: without a negative prompt its embeddings are zeros, "
+                                "so the text encoders run once per image";
     const pipeline_kind *kind = pipeline_kind_find(p->class_name);
     for (int role = DIFFUSERS_TEXT_ENCODER; role <= DIFFUSERS_VAE; role++)
         for (int32_t i = 0; i < npend; i++) {
@@ -332,7 +340,10 @@ static mtk_pipeline *run_pending(mtk_ctx *ctx, mtk_pipeline *p, const mtk_pipeli
             if (!run_component(ctx, &pend[i], &image, out)) return NULL;
             p->ncomponents++;
             p->params += out->params;
-            p->flops_per_image += out->flops_per_image;
+            if (__builtin_add_overflow(p->flops_per_image, out->flops_per_image, &p->flops_per_image)) {
+                mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: the FLOPs per image pass 2^63", p->name);
+                return NULL;
+            }
         }
     return p;
 }

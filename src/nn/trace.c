@@ -6,6 +6,7 @@
 #include "nn/trace_internal.h"
 #include "mtk/op.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* Copies n tensor pointers into the arena (NULL for n == 0). */
@@ -39,6 +40,13 @@ static bool copy_value(mtk_ctx *ctx, const mtk_value *v, mtk_value *out)
         out->as.list.items = items;
     }
     return true;
+}
+
+/* a + b for FLOP counts, INT64_MAX once they pass it (no wrap) */
+static int64_t saturating_add(int64_t a, int64_t b)
+{
+    int64_t sum;
+    return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
 }
 
 static void on_op(void *user, const struct mtk_op_call *call)
@@ -87,10 +95,10 @@ static void on_op(void *user, const struct mtk_op_call *call)
         for (int32_t i = 0; i < call->nout; i++) views[i] = call->out_view_of ? call->out_view_of[i] : -1;
         op->out_view_of = views;
     }
-    tr->flops += flops;
+    tr->flops = saturating_add(tr->flops, flops);
     /* inclusive: every module on the call stack ran this op */
     for (int32_t d = 0; d < tr->depth; d++) {
-        tr->modules[tr->stack[d]].flops += flops;
+        tr->modules[tr->stack[d]].flops = saturating_add(tr->modules[tr->stack[d]].flops, flops);
         tr->modules[tr->stack[d]].ops++;
     }
 }

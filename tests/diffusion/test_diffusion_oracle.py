@@ -92,6 +92,7 @@ def test_guidance_doubles_the_unet_batch_and_steps_multiply_its_flops(mtk):
     assert text["calls"][0]["per_image"] == 2
     xl = json.loads(mtk("summary", "sdxl-base", "--guidance", "--json").stdout)
     assert all(c["calls"][0]["per_image"] == 1 for c in xl["components"] if c["role"] == "text_encoder")
+    assert any("force_zeros_for_empty_prompt" in n for n in xl["notes"])
     unet_xl = next(c for c in xl["components"] if c["name"] == "unet")
     assert unet_xl["calls"][0]["inputs"]["text_embeds"]["shape"] == [2, 1280]
     assert unet_xl["calls"][0]["inputs"]["time_ids"]["shape"] == [2, 6]
@@ -190,3 +191,37 @@ def test_an_unknown_class_name_lists_the_supported_ones(tmp_path, mtk):
 def test_an_unknown_pipeline_lists_the_built_in_ones(mtk):
     result = mtk("summary", "sd-9", "--image", "512x512", check=False)
     assert result.returncode == 1 and "sd-1.5, sdxl-base" in result.stderr
+
+
+def test_an_empty_unet_config_builds_diffusers_defaults(tmp_path, mtk, zoo_probe, diffusers_side):
+    path = tmp_path / "config.json"
+    cfg = {"_class_name": "UNet2DConditionModel"}
+    path.write_text(json.dumps(cfg))
+    (ours,) = zoo_probe([path])
+    theirs = diffusers_side(cfg, [])
+    assert ours["num_params"] == theirs["num_params"] == 872_300_484
+    assert ours["state_dict"] == theirs["state_dict"]
+
+
+@pytest.mark.parametrize("cfg,message", [
+    ({"_class_name": "UNet2DConditionModel", "transformer_layers_per_block": 99999},
+     "2399976 transformer blocks in all, more than mtk's limit"),
+    ({"_class_name": "UNet2DConditionModel", "block_out_channels": [320, 99999999]},
+     "99999999 is over mtk's limit"),
+    ({"_class_name": "UNet2DConditionModel", "layers_per_block": 9}, "at most 3 layers per block"),
+    ({"_class_name": "UNet2DConditionModel", "class_embed_type": "timestep"}, "class_embed_type': not modelled"),
+    ({"_class_name": "AutoencoderKL", "layers_per_block": 99999}, "more than mtk models"),
+])
+def test_hostile_or_unmodelled_configs_are_refused_naming_the_field(cfg, message, tmp_path, mtk):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    result = mtk("summary", str(path), check=False)
+    assert result.returncode == 1 and message in result.stderr, result.stderr
+
+
+def test_flops_per_image_past_int64_are_an_error_not_a_wrap(mtk):
+    result = mtk("summary", "sd-1.5", "--image", "8192x8192", "--batch", "1000", "--steps", "100000", "--guidance",
+                 check=False)
+    assert result.returncode == 1 and "FLOPs per image pass 2^63" in result.stderr, result.stderr
+    result = mtk("summary", "sd-1.5", "--image", "500x512", check=False)
+    assert result.returncode == 1 and "not a multiple of 8 pixels" in result.stderr, result.stderr

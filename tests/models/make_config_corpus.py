@@ -63,6 +63,23 @@ EXTRA = {
                                     "intermediate_size_mlp": 40, "vocab_size": 50, "num_local_experts": 3,
                                     "interleave_moe_layer_step": 2, "attention_chunk_size": 4,
                                     "no_rope_layers": [1, 1, 0, 1]}},
+    # diffusers components (keyed by _class_name) and a CLIP text encoder
+    "unet-tiny": {"_class_name": "UNet2DConditionModel", "block_out_channels": [32, 64],
+                  "down_block_types": ["CrossAttnDownBlock2D", "DownBlock2D"],
+                  "up_block_types": ["UpBlock2D", "CrossAttnUpBlock2D"], "layers_per_block": 1,
+                  "attention_head_dim": 2, "cross_attention_dim": 16, "norm_num_groups": 8},
+    "unet-xl-tiny": {"_class_name": "UNet2DConditionModel", "block_out_channels": [32, 64],
+                     "down_block_types": ["DownBlock2D", "CrossAttnDownBlock2D"],
+                     "up_block_types": ["CrossAttnUpBlock2D", "UpBlock2D"], "layers_per_block": 1,
+                     "attention_head_dim": [2, 4], "cross_attention_dim": 16, "norm_num_groups": 8,
+                     "use_linear_projection": True, "addition_embed_type": "text_time",
+                     "addition_time_embed_dim": 4, "projection_class_embeddings_input_dim": 40,
+                     "transformer_layers_per_block": [1, 2]},
+    "vae-tiny": {"_class_name": "AutoencoderKL", "block_out_channels": [8, 16], "norm_num_groups": 4,
+                 "down_block_types": ["DownEncoderBlock2D"] * 2, "up_block_types": ["UpDecoderBlock2D"] * 2},
+    "clip-text-tiny": {"model_type": "clip_text_model", "architectures": ["CLIPTextModelWithProjection"],
+                       "hidden_size": 16, "intermediate_size": 32, "num_attention_heads": 2,
+                       "num_hidden_layers": 2, "vocab_size": 50, "max_position_embeddings": 8},
 }
 
 
