@@ -24,21 +24,28 @@
  *     {
  *         int64_t f = diffusers_scale_factor(img);       // 8 by default
  *         int64_t b = diffusers_denoiser_batch(img);     // 2B with CFG
- *         diffusers_call *call = diffusers_call_add(c, out, cap, 0, "forward",
+ *         if (!diffusers_check_image(c, img, f * patch)) return -1;
+ *         int32_t n = 0;
+ *         diffusers_call *call = diffusers_call_add(c, out, cap, &n, "forward",
  *                                                   img->steps);
  *         diffusers_input_add(c, call, "hidden_states", MTK_DTYPE_UNDEFINED,
  *                             4, (int64_t[]){ b, channels, img->height / f,
  *                                             img->width / f });
- *         ...
- *         return models_cfg_ok(c) ? 1 : -1;
+ *         ...                                            // timestep, prompt
+ *         return models_cfg_ok(c) ? n : -1;
  *     }
- *     const diffusers_component my_component = { DIFFUSERS_DENOISER, my_calls };
+ *     const diffusers_component my_component = { DIFFUSERS_DENOISER, my_calls, NULL };
  *
  *   and lists `&my_component` as the third field of its family row:
  *
  *     { { "SD3Transformer2DModel", ARCHS("SD3Transformer2DModel"),
  *         "SD3Transformer2DModel", MTK_MODEL_INPUT_LATENTS },
  *       models_family_sd3_build, &diffusers_sd3_component },
+ *
+ *   (diffusers_unet.c's unet_calls is a complete example.  A pipeline
+ *   class whose encoders use other token lengths, T5's 256 or 512, adds
+ *   a row to the kinds in pipelines.c; a built-in pipeline adds a row to
+ *   the built-ins there, its configs' text in pipeline_configs_*.c.)
  *
  *   The inputs are given to the component's root module in the order
  *   listed (io->in[0..n-1]); MTK_DTYPE_UNDEFINED means the component's

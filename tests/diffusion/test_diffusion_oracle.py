@@ -225,3 +225,25 @@ def test_flops_per_image_past_int64_are_an_error_not_a_wrap(mtk):
     assert result.returncode == 1 and "FLOPs per image pass 2^63" in result.stderr, result.stderr
     result = mtk("summary", "sd-1.5", "--image", "500x512", check=False)
     assert result.returncode == 1 and "not a multiple of 8 pixels" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("cfg", [
+    {"_class_name": "UNet2DConditionModel", "block_out_channels": [32], "down_block_types": ["CrossAttnDownBlock2D"],
+     "up_block_types": ["CrossAttnUpBlock2D"], "mid_block_type": None, "layers_per_block": 3,
+     "attention_head_dim": 4, "cross_attention_dim": 8, "norm_num_groups": 8, "time_embedding_dim": 48},
+    {"_class_name": "AutoencoderKL", "block_out_channels": [8], "norm_num_groups": 4, "latent_channels": 2,
+     "use_quant_conv": False, "layers_per_block": 2},
+], ids=["unet-one-block-no-mid", "vae-one-block-no-quant"])
+def test_edge_shaped_components_match_diffusers(cfg, tmp_path, mtk, zoo_probe, diffusers_side):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    summary = json.loads(mtk("summary", str(path), "--image", "24x16", "--json").stdout)
+    (comp,) = summary["components"]
+    calls = [{"method": c["method"], "inputs": c["inputs"]} for c in comp["calls"]]
+    theirs = diffusers_side(cfg, calls)
+    (ours,) = zoo_probe([path])
+    assert ours["state_dict"] == theirs["state_dict"]
+    assert comp["params"] == theirs["num_params"]
+    for call, their in zip(comp["calls"], theirs["calls"]):
+        assert [[o["shape"], o["dtype"]] for o in call["outputs"]] == their["outputs"]
+        assert call["flops"] == their["flops"]
