@@ -124,6 +124,17 @@ static const struct {
     { "transformer_layers_per_block", MODEL_MAX_LAYERS, "layers" },
     { "conv_in_kernel", MODEL_MAX_WIDTH, "pixels" },
     { "conv_out_kernel", MODEL_MAX_WIDTH, "pixels" },
+    /* diffusers' transformer denoisers (diffusers_{sd3,flux,lumina2}.c) */
+    { "num_single_layers", MODEL_MAX_LAYERS, "layers" },
+    { "num_refiner_layers", MODEL_MAX_LAYERS, "layers" },
+    { "num_kv_heads", MODEL_MAX_HEADS, "heads" },
+    { "joint_attention_dim", MODEL_MAX_WIDTH, "features" },
+    { "caption_projection_dim", MODEL_MAX_WIDTH, "features" },
+    { "pooled_projection_dim", MODEL_MAX_WIDTH, "features" },
+    { "cap_feat_dim", MODEL_MAX_WIDTH, "features" },
+    { "multiple_of", MODEL_MAX_WIDTH, "features" },
+    { "pos_embed_max_size", MODEL_MAX_WIDTH, "patches" },
+    { "sample_size", MODEL_MAX_WIDTH, "latent pixels" },
 };
 
 int64_t models_cfg_limit_of(const char *key, const char **what)

@@ -261,9 +261,9 @@ static mtk_module *single_block(mtk_ctx *ctx, const flux_spec *s)
 
 enum { M_POS, M_TIME, M_CONTEXT, M_X, M_BLOCKS, M_SINGLE, M_NORM_OUT, M_PROJ_OUT };
 
-typedef struct model_cfg {
+typedef struct root_config {
     bool guidance;
-} model_cfg;
+} root_config;
 
 static const char *const input_names[] = { "hidden_states", "encoder_hidden_states", "pooled_projections", "timestep",
                                            "img_ids", "txt_ids", "guidance" };
@@ -285,7 +285,7 @@ static bool run_blocks(mtk_module *blocks, mtk_tensor **x, mtk_tensor **context,
 static bool model_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
-    bool guidance = ((const model_cfg *)mtk_module_config(m))->guidance;
+    bool guidance = ((const root_config *)mtk_module_config(m))->guidance;
     int32_t n = guidance ? 7 : 6;
     if (!dit_check_inputs(m, io, n, input_names, (const int32_t[]){ 3, 3, 2, 1, 0, 0, 1 })) return false;
     mtk_tensor *x = mtk_module_forward(child(m, M_X), io->in[0]); /* (B, N, dim) */
@@ -360,11 +360,11 @@ mtk_module *models_family_flux_build(model_config *c, const char *architecture)
     flux_spec s;
     if (!read_spec(c, &s)) return NULL;
     mtk_ctx *ctx = c->ctx;
-    mtk_module *m = mtk_module_new(ctx, &model_type, sizeof(model_cfg));
+    mtk_module *m = mtk_module_new(ctx, &model_type, sizeof(root_config));
     mtk_module *pos = mtk_module_new(ctx, &pos_type, sizeof(pos_config));
     mtk_module *blocks = mtk_nn_module_list(ctx), *singles = mtk_nn_module_list(ctx);
     if (!m || !pos || !blocks || !singles) return NULL;
-    ((model_cfg *)mtk_module_config(m))->guidance = s.guidance;
+    ((root_config *)mtk_module_config(m))->guidance = s.guidance;
     pos_config *pc = mtk_module_config(pos);
     memcpy(pc->axes, s.axes, sizeof s.axes);
     pc->naxes = s.naxes, pc->theta = 10000.0;

@@ -338,9 +338,9 @@ static mtk_module *block(mtk_ctx *ctx, const lumina_spec *s, bool modulation)
 
 enum { M_ROPE, M_X, M_TIME, M_NOISE_REFINER, M_CONTEXT_REFINER, M_LAYERS, M_NORM_OUT };
 
-typedef struct model_cfg {
+typedef struct root_config {
     int64_t patch, out_channels;
-} model_cfg;
+} root_config;
 
 static const char *const input_names[] = { "hidden_states", "timestep", "encoder_hidden_states",
                                            "encoder_attention_mask" };
@@ -358,7 +358,7 @@ static mtk_tensor *run(mtk_module *layers, mtk_tensor *x, mtk_tensor *mask, mtk_
 static bool model_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
-    const model_cfg *c = mtk_module_config(m);
+    const root_config *c = mtk_module_config(m);
     if (!dit_check_inputs(m, io, 4, input_names, (const int32_t[]){ 4, 1, 3, 2 })) return false;
     mtk_tensor *latents = io->in[0], *mask = io->in[3];
     if (mask->shape[0] != io->in[2]->shape[0] || mask->shape[1] != io->in[2]->shape[1])
@@ -444,9 +444,14 @@ static bool read_spec(model_config *c, lumina_spec *s)
                                (long long)s->head_dim, (long long)s->axes[0], (long long)s->axes[1],
                                (long long)s->axes[2]);
     s->ffn = 4 * s->hidden;
-    if (!isnan(multiplier)) s->ffn = (int64_t)(multiplier * (double)s->ffn); /* int() truncates */
+    if (!isnan(multiplier)) {
+        double width = multiplier * (double)s->ffn; /* int() truncates */
+        if (!(width >= 1.0 && width <= (double)MODEL_MAX_WIDTH))
+            return models_cfg_fail(c, "ffn_dim_multiplier", "%g gives a feed-forward width of %g (1 to %lld)", multiplier,
+                                   width, (long long)MODEL_MAX_WIDTH);
+        s->ffn = (int64_t)width;
+    }
     s->ffn = multiple_of * ((s->ffn + multiple_of - 1) / multiple_of);
-    if (s->ffn <= 0) return models_cfg_fail(c, "ffn_dim_multiplier", "gives a feed-forward width of %lld", (long long)s->ffn);
     s->cond_dim = s->hidden < 1024 ? s->hidden : 1024;
     return true;
 }
@@ -458,12 +463,12 @@ mtk_module *models_family_lumina2_build(model_config *c, const char *architectur
     if (!read_spec(c, &s)) return NULL;
     mtk_ctx *ctx = c->ctx;
     models_cfg_note(c, "encoder_attention_mask taken as all ones on meta (diffusers reads it with .tolist())");
-    mtk_module *m = mtk_module_new(ctx, &model_type, sizeof(model_cfg));
+    mtk_module *m = mtk_module_new(ctx, &model_type, sizeof(root_config));
     mtk_module *rope = mtk_module_new(ctx, &rope_type, sizeof(rope_module_config));
     mtk_module *noise = mtk_nn_module_list(ctx), *context = mtk_nn_module_list(ctx), *layers = mtk_nn_module_list(ctx);
     mtk_module *norm_out = mtk_module_new(ctx, &norm_out_type, 0);
     if (!m || !rope || !noise || !context || !layers || !norm_out) return NULL;
-    *(model_cfg *)mtk_module_config(m) = (model_cfg){ s.patch, s.out_channels };
+    *(root_config *)mtk_module_config(m) = (root_config){ s.patch, s.out_channels };
     rope_module_config *rc = mtk_module_config(rope);
     memcpy(rc->rope.axes, s.axes, sizeof s.axes);
     memcpy(rc->rope.axes_lens, s.axes_lens, sizeof s.axes_lens);

@@ -231,9 +231,9 @@ static mtk_module *block(mtk_ctx *ctx, const sd3_spec *s, int64_t i)
 
 /* ---------------------------------------------------------------- model */
 
-typedef struct model_cfg {
+typedef struct root_config {
     int64_t patch, out_channels;
-} model_cfg;
+} root_config;
 
 enum { M_POS, M_TIME, M_CONTEXT, M_BLOCKS, M_NORM_OUT, M_PROJ_OUT };
 
@@ -242,7 +242,7 @@ static const char *const input_names[] = { "hidden_states", "encoder_hidden_stat
 static bool model_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
-    const model_cfg *c = mtk_module_config(m);
+    const root_config *c = mtk_module_config(m);
     if (!dit_check_inputs(m, io, 4, input_names, (const int32_t[]){ 4, 3, 2, 1 })) return false;
     mtk_tensor *latents = io->in[0];
     int64_t batch = latents->shape[0], h = latents->shape[2] / c->patch, w = latents->shape[3] / c->patch;
@@ -325,10 +325,10 @@ mtk_module *models_family_sd3_build(model_config *c, const char *architecture)
     sd3_spec s;
     if (!read_spec(c, &s)) return NULL;
     mtk_ctx *ctx = c->ctx;
-    mtk_module *m = mtk_module_new(ctx, &model_type, sizeof(model_cfg));
+    mtk_module *m = mtk_module_new(ctx, &model_type, sizeof(root_config));
     mtk_module *blocks = mtk_nn_module_list(ctx);
     if (!m || !blocks) return NULL;
-    *(model_cfg *)mtk_module_config(m) = (model_cfg){ s.patch, s.out_channels };
+    *(root_config *)mtk_module_config(m) = (root_config){ s.patch, s.out_channels };
     for (int64_t i = 0; i < s.layers; i++)
         if (!mtk_nn_module_list_append(blocks, block(ctx, &s, i))) return NULL;
     bool ok = mtk_module_add(m, "pos_embed", patch_embed(ctx, &s)) &&

@@ -286,3 +286,15 @@ def test_flux_without_guidance_embeds_takes_six_inputs(probe, tmp_path):
     args = forward_args(cfg, flux_inputs(cfg)) + [f32(2)]
     (got,) = probe([(str(path), args)])
     assert "expects 6 inputs" in got["forwards"][0]["error"], got["forwards"][0]
+
+
+@pytest.mark.parametrize("make,field,value", [
+    (flux_config, "num_single_layers", 10 ** 9),
+    (lumina_config, "ffn_dim_multiplier", 1e300),
+    (lumina_config, "num_kv_heads", 3),
+    (sd3_config, "out_channels", 2 ** 40),
+])
+def test_sizes_past_mtks_limits_are_refused_naming_the_field(make, field, value, probe, tmp_path):
+    cfg = dict(make(random.Random(6)), **{field: value})
+    err = build_error(probe, tmp_path, cfg)
+    assert field in err, err

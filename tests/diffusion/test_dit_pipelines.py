@@ -102,3 +102,4 @@ def test_the_denoiser_predicts_its_latents_at_1024(pipeline, latents):
     assert call["per_image"] == 50 * (1 if pipeline == "sd-3.5-medium" else 2)  # a batch of 2B, or a second call
     assert list(call["inputs"].values())[0]["shape"] == latents
     assert call["outputs"][0]["shape"] == latents
+

@@ -80,6 +80,17 @@ EXTRA = {
     "clip-text-tiny": {"model_type": "clip_text_model", "architectures": ["CLIPTextModelWithProjection"],
                        "hidden_size": 16, "intermediate_size": 32, "num_attention_heads": 2,
                        "num_hidden_layers": 2, "vocab_size": 50, "max_position_embeddings": 8},
+    "sd3-tiny": {"_class_name": "SD3Transformer2DModel", "sample_size": 16, "in_channels": 4, "num_layers": 2,
+                 "attention_head_dim": 8, "num_attention_heads": 2, "joint_attention_dim": 12,
+                 "caption_projection_dim": 16, "pooled_projection_dim": 10, "out_channels": 4,
+                 "pos_embed_max_size": 16, "dual_attention_layers": [0], "qk_norm": "rms_norm"},
+    "flux-tiny": {"_class_name": "FluxTransformer2DModel", "in_channels": 8, "num_layers": 1, "num_single_layers": 1,
+                  "attention_head_dim": 8, "num_attention_heads": 2, "joint_attention_dim": 12,
+                  "pooled_projection_dim": 10, "guidance_embeds": True, "axes_dims_rope": [2, 2, 4]},
+    "lumina2-tiny": {"_class_name": "Lumina2Transformer2DModel", "in_channels": 4, "hidden_size": 16, "num_layers": 1,
+                     "num_refiner_layers": 1, "num_attention_heads": 2, "num_kv_heads": 1, "multiple_of": 8,
+                     "ffn_dim_multiplier": 1.5, "axes_dim_rope": [2, 2, 4], "axes_lens": [10, 10, 10],
+                     "cap_feat_dim": 12},
 }
 
 

@@ -41,6 +41,13 @@ static void load(dit_case *t, const char *name, const diffusers_image *image)
     if (!t->model) fail_msg("%s: %s", name, mtk_ctx_message(t->ctx));
 }
 
+/* Releases the case (the parsed config is the caller's to free). */
+static void done(dit_case *t)
+{
+    mtk_model_config_free(t->config);
+    mtk_ctx_free(t->ctx);
+}
+
 static void assert_input(const diffusers_call *call, int32_t i, const char *name, int32_t ndim, const int64_t *shape)
 {
     assert_true(i < call->nin);
@@ -75,7 +82,7 @@ static void sd3_batches_the_negative_prompt_and_predicts_the_latents(void **stat
     assert_input(call, 2, "pooled_projections", 2, SHAPE(2, 2048));
     assert_input(call, 3, "timestep", 1, SHAPE(2));
     assert_forward(&t, call, 4, SHAPE(2, 16, 128, 128));
-    mtk_ctx_free(t.ctx);
+    done(&t);
 }
 
 static void flux_packs_the_latents_and_runs_twice_with_true_cfg(void **state)
@@ -92,7 +99,7 @@ static void flux_packs_the_latents_and_runs_twice_with_true_cfg(void **state)
     assert_input(call, 5, "txt_ids", 2, SHAPE(512, 3));
     assert_input(call, 6, "guidance", 1, SHAPE(1));
     assert_forward(&t, call, 3, SHAPE(1, 4096, 64));
-    mtk_ctx_free(t.ctx);
+    done(&t);
 }
 
 static void lumina2_runs_the_negative_prompt_as_a_second_call(void **state)
@@ -108,7 +115,7 @@ static void lumina2_runs_the_negative_prompt_as_a_second_call(void **state)
     assert_input(call, 3, "encoder_attention_mask", 2, SHAPE(1, 256));
     assert_int_equal(call->in[3].dtype, MTK_INT64);
     assert_forward(&t, call, 4, SHAPE(1, 16, 128, 128));
-    mtk_ctx_free(t.ctx);
+    done(&t);
 }
 
 static void an_image_that_does_not_pack_is_refused_with_its_size(void **state)
@@ -121,7 +128,7 @@ static void an_image_that_does_not_pack_is_refused_with_its_size(void **state)
     assert_int_equal(t.ncalls, -1);
     const char *message = mtk_ctx_message(t.ctx);
     if (!strstr(message, "1000x1024") || !strstr(message, "16")) fail_msg("message: %s", message);
-    mtk_ctx_free(t.ctx);
+    done(&t);
 }
 
 static void lumina2_past_its_rope_table_is_an_error(void **state)
@@ -136,7 +143,7 @@ static void lumina2_past_its_rope_table_is_an_error(void **state)
     assert_true(diffusers_call_tensors(t.ctx, &t.calls[0], t.config->dtype, io.in));
     assert_false(mtk_module_call(t.model, &io));
     if (!strstr(mtk_ctx_message(t.ctx), "axes_lens")) fail_msg("message: %s", mtk_ctx_message(t.ctx));
-    mtk_ctx_free(t.ctx);
+    done(&t);
 }
 
 int main(void)
