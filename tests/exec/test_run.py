@@ -119,6 +119,15 @@ def test_minilm_checkpoint_embeddings_match(fixtures, run, tmp_path):
     assert (mean(got["last_hidden_state"]) - mean(want["last_hidden_state"])).abs().max() <= 1e-5
 
 
+def test_position_ids_as_generate_makes_them_match(fixtures, run, tmp_path):
+    case_dir = fixtures / "llama"
+    doc, got = _run(run, case_dir, tmp_path, "--position-ids", case_dir / "positions.safetensors")
+    want = load_file(str(case_dir / "f32_positions.safetensors"))["logits"]
+    assert (got["logits"] - want).abs().max() <= 1e-4
+    plain = load_file(str(case_dir / "f32.safetensors"))["logits"]
+    assert (got["logits"][0, 1:] - plain[0, 1:]).abs().max() > 1e-3  # the positions mattered
+
+
 def test_ids_as_text_and_npy_give_the_same_logits(fixtures, run, tmp_path):
     case_dir = fixtures / "llama"
     inputs = load_file(str(case_dir / "inputs.safetensors"))
