@@ -65,6 +65,7 @@ bench: all
 	$(PYTHON) bench/bench_zoo.py --build $(BUILD) --model kimi-k2 --repeats 50 --hf-repeats 1 --python-repeats 1
 	$(PYTHON) bench/bench_safetensors.py --bin $(BUILD)/bench_safetensors
 	$(PYTHON) bench/bench_memory.py --bin $(BUILD)/mtk
+	$(PYTHON) bench/bench_run.py --bin $(BUILD)/mtk
 
 # libFuzzer targets, built with clang (installed by
 # `scripts/install-deps.sh --fuzz`): one per parser, fuzz/fuzz_<name>.c,
