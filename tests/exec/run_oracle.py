@@ -76,7 +76,7 @@ CASES = {
                         eos_token_id=0, cls_token_id=0, sep_token_id=0, local_attention=8), True, False),
     "t5_encoder": ("T5Config", "T5EncoderModel", dict(d_model=32, d_kv=8, d_ff=48, num_layers=2, num_heads=4,
                                                       vocab_size=VOCAB, relative_attention_num_buckets=8),
-                   False, False),
+                   True, False),
 }
 
 

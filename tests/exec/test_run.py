@@ -176,11 +176,11 @@ def test_bad_inputs_fail_clearly_and_write_nothing(fixtures, run, tmp_path, ids,
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
-def test_padding_of_a_family_without_masks_is_refused(fixtures, run, tmp_path):
-    case_dir = fixtures / "t5_encoder"
+def test_inputs_a_family_does_not_take_are_refused_not_ignored(fixtures, run, tmp_path):
+    case_dir = fixtures / "gpt2"
     result = run("run", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "1,2,3",
-                 "--attention-mask", "0,1,1", "--output", tmp_path / "out.safetensors")
-    assert result.returncode == 1 and "attention_mask with padding" in result.stderr
+                 "--token-type-ids", "0,0,1", "--output", tmp_path / "out.safetensors")
+    assert result.returncode == 1 and "no token_type_ids" in result.stderr
     assert not (tmp_path / "out.safetensors").exists()
 
 
