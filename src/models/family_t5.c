@@ -357,17 +357,51 @@ static mtk_module *block(const model_config *c, const t5_spec *s, bool first, bo
 
 /* T5Stack: ids (B, S) [, encoder hidden (B, K, D)] -> hidden (B, S, D).
  * Children: embed_tokens, block, final_layer_norm, dropout. */
+/* The encoder's padding folded into block 0's position bias, as
+ * sdpa_attention_forward's create_position_bias_mask does in every layer:
+ * where(mask, position_bias, finfo.min), (B, H, S, S); the later blocks
+ * reuse it.  NULL with *failed false when nothing is padding. */
+static mtk_tensor *padded_bias(mtk_module *blocks, mtk_tensor *h, mtk_tensor *attention_mask, bool *failed)
+{
+    mtk_ctx *ctx = mtk_module_ctx(blocks);
+    mtk_tensor *padding = models_blocks_bidirectional_mask(ctx, attention_mask, failed); /* (B, 1, S, S) */
+    if (!padding) return NULL;
+    /* blocks[0].layer[0].SelfAttention */
+    mtk_module *attn = child(child(child(child(blocks, 0), 0), 0), 0);
+    const attention_config *c = mtk_module_config(attn);
+    int64_t s = h->shape[1], shape[4] = { 1, c->heads, s, s };
+    mtk_tensor *bias;
+    if (c->relative_bias) {
+        bias = compute_bias(attn, s, s, h);
+    } else {
+        if (!mtk_ctx_push_device(ctx, h->device)) return NULL;
+        bias = mtk_zeros(ctx, shape, 4, h->dtype);
+        mtk_ctx_pop_device(ctx);
+    }
+    mtk_tensor *low = bias ? mtk_full(ctx, NULL, 0, dtype_min(h->dtype), bias->dtype) : NULL;
+    mtk_tensor *out = mtk_where(ctx, padding, bias, low);
+    *failed = out == NULL;
+    return out;
+}
+
 static bool stack_forward(mtk_module *m, mtk_module_io *io)
 {
     if (!models_blocks_check_token_ids(m, io->in[0], 0, NULL)) return false;
     mtk_module *blocks = child(m, 1);
-    bool decoder = io->nin > 1;
+    /* the decoder's second input is the encoder's hidden states, the
+       encoder's a 2-D attention_mask */
+    bool decoder = io->nin > 1 && io->in[1]->ndim == 3;
     mtk_tensor *h = mtk_module_forward(child(m, 3), mtk_module_forward(child(m, 0), io->in[0])); /* (B, S, D) */
     mtk_tensor *self_bias = NULL, *cross_bias = NULL;
+    if (!decoder && io->nin > 1 && h) {
+        bool failed;
+        self_bias = padded_bias(blocks, h, io->in[1], &failed);
+        if (failed) return false;
+    }
     for (int32_t i = 0; h && i < mtk_module_child_count(blocks); i++) {
         mtk_module_io b = { .in = { h }, .nin = 1 };
         if (decoder) b.in[b.nin++] = io->in[1];
-        if (i > 0) {
+        if (i > 0 || self_bias) {
             b.in[b.nin++] = self_bias;
             if (decoder) b.in[b.nin++] = cross_bias;
         }
@@ -442,11 +476,14 @@ static bool check_one_input(mtk_module *m, const mtk_module_io *io)
                      mtk_module_type_name(m), (int)io->nin);
 }
 
-/* T5EncoderModel: ids (B, S) -> hidden (B, S, D); children shared, encoder */
+/* T5EncoderModel: ids (B, S)[, attention_mask (B, S)] -> hidden (B, S,
+ * D); children shared, encoder */
 static bool encoder_model_forward(mtk_module *m, mtk_module_io *io)
 {
-    if (!check_one_input(m, io)) return false;
-    io->out[0] = mtk_module_forward(child(m, 1), io->in[0]);
+    bool masked = io->nin == 2 && io->in[1]->ndim == 2 && io->in[1]->shape[0] == io->in[0]->shape[0] &&
+                  io->in[1]->shape[1] == io->in[0]->shape[1]; /* an attention_mask like the ids */
+    if (!masked && !check_one_input(m, io)) return false;
+    io->out[0] = masked ? mtk_module_forward2(child(m, 1), io->in[0], io->in[1]) : mtk_module_forward(child(m, 1), io->in[0]);
     return done(io, 1);
 }
 

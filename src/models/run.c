@@ -92,7 +92,7 @@ static bool check_ids_in_vocab(mtk_ctx *ctx, mtk_module *model, mtk_tensor *ids)
  * one). */
 static const char *const masked_forward_classes[] = {
     "GPT2Model", "GPT2LMHeadModel", "GPTNeoXModel", "GPTNeoXForCausalLM", "PhiModel", "PhiForCausalLM",
-    "ModernBertModel",
+    "ModernBertModel", "T5EncoderModel",
 };
 
 static bool takes_mask(const mtk_module *model)

@@ -76,7 +76,7 @@ CASES = {
                         eos_token_id=0, cls_token_id=0, sep_token_id=0, local_attention=8), True, False),
     "t5_encoder": ("T5Config", "T5EncoderModel", dict(d_model=32, d_kv=8, d_ff=48, num_layers=2, num_heads=4,
                                                       vocab_size=VOCAB, relative_attention_num_buckets=8),
-                   False, False),
+                   True, False),
 }
 
 
@@ -125,6 +125,11 @@ def _make(case, root):
         feed.pop("attention_mask")
     f32 = _outputs(model, feed)
     save_file(f32, str(d / "f32.safetensors"))
+    if case == "llama":  # position ids from the mask as generate makes them (cumsum - 1, 1 on padding),
+        # twice as far apart: rope is relative, so only uneven positions change the logits
+        positions = (2 * (inputs["attention_mask"].cumsum(-1) - 1)).masked_fill(inputs["attention_mask"] == 0, 1)
+        save_file({"position_ids": positions}, str(d / "positions.safetensors"))
+        save_file(_outputs(model, dict(feed, position_ids=positions)), str(d / "f32_positions.safetensors"))
     bf16 = _outputs(model.to(torch.bfloat16), feed)
     save_file(bf16, str(d / "bf16.safetensors"))
     (d / "case.json").write_text(json.dumps({"padding": padding, "types": types, "class": model_cls}))

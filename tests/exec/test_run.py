@@ -119,6 +119,15 @@ def test_minilm_checkpoint_embeddings_match(fixtures, run, tmp_path):
     assert (mean(got["last_hidden_state"]) - mean(want["last_hidden_state"])).abs().max() <= 1e-5
 
 
+def test_position_ids_as_generate_makes_them_match(fixtures, run, tmp_path):
+    case_dir = fixtures / "llama"
+    doc, got = _run(run, case_dir, tmp_path, "--position-ids", case_dir / "positions.safetensors")
+    want = load_file(str(case_dir / "f32_positions.safetensors"))["logits"]
+    assert (got["logits"] - want).abs().max() <= 1e-4
+    plain = load_file(str(case_dir / "f32.safetensors"))["logits"]
+    assert (got["logits"][0, 1:] - plain[0, 1:]).abs().max() > 1e-3  # the positions mattered
+
+
 def test_ids_as_text_and_npy_give_the_same_logits(fixtures, run, tmp_path):
     case_dir = fixtures / "llama"
     inputs = load_file(str(case_dir / "inputs.safetensors"))
@@ -167,11 +176,11 @@ def test_bad_inputs_fail_clearly_and_write_nothing(fixtures, run, tmp_path, ids,
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
-def test_padding_of_a_family_without_masks_is_refused(fixtures, run, tmp_path):
-    case_dir = fixtures / "t5_encoder"
+def test_inputs_a_family_does_not_take_are_refused_not_ignored(fixtures, run, tmp_path):
+    case_dir = fixtures / "gpt2"
     result = run("run", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "1,2,3",
-                 "--attention-mask", "0,1,1", "--output", tmp_path / "out.safetensors")
-    assert result.returncode == 1 and "attention_mask with padding" in result.stderr
+                 "--token-type-ids", "0,0,1", "--output", tmp_path / "out.safetensors")
+    assert result.returncode == 1 and "no token_type_ids" in result.stderr
     assert not (tmp_path / "out.safetensors").exists()
 
 
