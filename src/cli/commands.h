@@ -10,3 +10,4 @@ MTK_CLI_COMMAND(inspect, "validate a safetensors checkpoint and list its tensors
 MTK_CLI_COMMAND(convert, "rewrite a safetensors checkpoint: dtype, shards")
 MTK_CLI_COMMAND(load, "materialize a model from a safetensors checkpoint on the cpu")
 MTK_CLI_COMMAND(memory, "peak memory of inference, a training step or generation; what fits")
+MTK_CLI_COMMAND(generate, "decode greedily with a KV cache, as generate(do_sample=False)")

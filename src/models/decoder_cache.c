@@ -189,13 +189,26 @@ static mtk_tensor *build_mask(mtk_ctx *ctx, const mask_request *r)
     return mtk_where(ctx, mask, zero, low);
 }
 
-/* _ignore_causal_mask_sdpa with a padding mask of ones: no mask when one
- * query token or as many as keys, and the keys fit in the window. */
+/* Whether the padding mask's columns kv_offset.. kv_offset + kv_len are
+ * all true (fast_all of the slice): none, or no padding there. */
+static bool padding_all_true(const mask_request *r)
+{
+    if (!r->padding || mtk_tensor_is_meta(r->padding)) return true;
+    const mtk_tensor *p = r->padding; /* (B, >= kv_offset + kv_len) bool */
+    const char *base = mtk_tensor_data(p);
+    for (int64_t b = 0; b < p->shape[0]; b++)
+        for (int64_t j = r->kv_offset; j < r->kv_offset + r->kv_len; j++)
+            if (!*(const bool *)(base + (b * p->stride[0] + j * p->stride[1]) * (int64_t)sizeof(bool))) return false;
+    return true;
+}
+
+/* _ignore_causal_mask_sdpa: no mask when one query token or as many as
+ * keys, the keys fit in the window and no key is padding. */
 static bool sdpa_can_skip(const mask_request *r)
 {
     if (r->window > 0 && r->kv_len >= r->window) return false;
     if (r->chunk > 0 && r->kv_len >= r->chunk) return false;
-    return r->q_len == 1 || r->kv_len == r->q_len;
+    return (r->q_len == 1 || r->kv_len == r->q_len) && padding_all_true(r);
 }
 
 /* --------------------------------------------------------------- forward */
@@ -230,7 +243,11 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
         if (chunk == 0) chunk = layer_chunk;
     }
     mtk_tensor *padding = NULL;
-    if (step->attention_mask) {
+    if (step->attention_mask && step->padding) {
+        /* generate's attention_mask (B, P + S), as bool */
+        padding = mtk_contiguous(ctx, mtk_to_dtype(ctx, step->padding, MTK_BOOL));
+        if (!padding) return false;
+    } else if (step->attention_mask) {
         /* generate's attention_mask (B, P + S) of ones, as bool */
         int64_t shape[2] = { b, c->length + s };
         padding = mtk_ones(ctx, shape, 2, MTK_BOOL);
@@ -272,7 +289,7 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
 {
     if (!model || !ids || !cache) return NULL;
     mtk_ctx *ctx = mtk_module_ctx(model);
-    static const mtk_lm_step defaults = { 0, false, NULL };
+    static const mtk_lm_step defaults = { 0, false, NULL, NULL };
     if (!step) step = &defaults;
     decoder_parts p;
     if (cache->model != model || !models_decoder_parts_of(model, &p)) {
@@ -302,7 +319,17 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
                   (long long)b, (long long)s, pid ? (int)pid->ndim : 0);
         return NULL;
     }
+    const mtk_tensor *pad = step->padding;
+    if (pad && (pad->ndim != 2 || pad->shape[0] != b || pad->shape[1] != cache->length + s ||
+                pad->device != ids->device ||
+                !mtk_dtype_is_integral(pad->dtype, true))) {
+        mtk_error(ctx, MTK_ERR_SHAPE, "lm_forward_cached: the attention mask must be (%lld, %lld) integers or bools on "
+                  "the ids' device (the past and this step's tokens), got %d dims of %s",
+                  (long long)b, (long long)(cache->length + s), (int)pad->ndim, mtk_dtype_name(pad->dtype));
+        return NULL;
+    }
     mtk_tensor *h = mtk_module_forward(p.embed, ids); /* (B, S, hidden) */
+    if (p.embedding_multiplier != 1.0) h = mtk_mul_scalar(ctx, h, mtk_value_float(p.embedding_multiplier));
     if (!h || !mtk_ctx_push_device(ctx, ids->device)) return NULL;
     mtk_tensor *masks[3];
     bool ok = build_masks(ctx, cache, &p, ids, step, h->dtype, masks);
@@ -348,5 +375,6 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
         logits = mtk_div_scalar(ctx, logits, mtk_value_float(p.final_softcap));
         logits = mtk_mul_scalar(ctx, mtk_tanh(ctx, logits), mtk_value_float(p.final_softcap));
     }
+    if (p.logits_scaling != 1.0) logits = mtk_div_scalar(ctx, logits, mtk_value_float(p.logits_scaling));
     return logits;
 }

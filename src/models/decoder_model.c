@@ -206,11 +206,13 @@ static bool causal_lm_forward(mtk_module *m, mtk_module_io *io)
 bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
 {
     memset(out, 0, sizeof *out);
+    out->embedding_multiplier = out->logits_scaling = 1.0;
     const mtk_module_type *type = m ? mtk_module_type_of(m) : NULL;
     if (!type) return false;
     mtk_module *model = m;
     if (type->forward == causal_lm_forward) {
         out->final_softcap = ((const causal_lm_config *)mtk_module_config(m))->final_softcap;
+        out->logits_scaling = ((const causal_lm_config *)mtk_module_config(m))->logits_scaling;
         out->lm_head = child(m, 1);
         model = child(m, 0);
     } else if (type->forward != model_forward && type->forward != wrapper_forward) {
@@ -230,6 +232,7 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
     out->rotary = child(model, M_ROTARY);
     out->masks = c->masks;
     out->mask_window = c->mask_window;
+    out->embedding_multiplier = c->embedding_multiplier;
     return true;
 }
 

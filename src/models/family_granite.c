@@ -12,21 +12,23 @@ typedef struct granite_layer_config {
     double residual_multiplier;
 } granite_layer_config;
 
-/* forward(x (B, S, hidden), cos, sin) -> (B, S, hidden) */
+/* forward(x (B, S, hidden), cos, sin) -> (B, S, hidden); with a KV cache
+ * forward(x, cos, sin, past_k, past_v[, mask]) -> (h, keys, values), the
+ * attention's */
 static bool granite_layer_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_value scale = mtk_value_float(((const granite_layer_config *)mtk_module_config(m))->residual_multiplier);
     mtk_tensor *x = io->in[0];
-    mtk_module_io attn = { .in = { mtk_module_forward(mtk_module_child_at(m, L_INPUT_NORM, NULL), x), io->in[1],
-                                   io->in[2] },
-                           .nin = 3 };
+    mtk_module_io attn = { .in = { mtk_module_forward(mtk_module_child_at(m, L_INPUT_NORM, NULL), x) }, .nin = io->nin };
+    for (int32_t i = 1; i < io->nin; i++) attn.in[i] = io->in[i];
     if (!mtk_module_call(mtk_module_child_at(m, L_ATTN, NULL), &attn)) return false;
     x = mtk_add(ctx, x, mtk_mul_scalar(ctx, attn.out[0], scale));
     mtk_tensor *h = mtk_module_forward(mtk_module_child_at(m, L_POST_ATTN_NORM, NULL), x);
     h = mtk_module_forward(mtk_module_child_at(m, L_MLP, NULL), h);
     io->out[0] = mtk_add(ctx, x, mtk_mul_scalar(ctx, h, scale));
-    io->nout = 1;
+    io->nout = attn.nout >= 3 ? 3 : 1; /* the cache's keys and values, not eager's weights */
+    for (int32_t i = 1; i < io->nout; i++) io->out[i] = attn.out[i];
     return io->out[0] != NULL;
 }
 

@@ -12,17 +12,21 @@
 
 enum { L_ATTN, L_MLP, L_POST_ATTN_NORM, L_POST_FF_NORM };
 
-/* forward(x (B, S, hidden), cos, sin) -> (B, S, hidden) */
+/* forward(x (B, S, hidden), cos, sin) -> (B, S, hidden); with a KV cache
+ * forward(x, cos, sin, past_k, past_v[, mask]) -> (h, keys, values), the
+ * attention's */
 static bool olmo2_layer_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_tensor *x = io->in[0];
-    mtk_module_io attn = { .in = { x, io->in[1], io->in[2] }, .nin = 3 };
+    mtk_module_io attn = { .nin = io->nin };
+    for (int32_t i = 0; i < io->nin; i++) attn.in[i] = io->in[i];
     if (!mtk_module_call(mtk_module_child_at(m, L_ATTN, NULL), &attn)) return false;
     x = mtk_add(ctx, x, mtk_module_forward(mtk_module_child_at(m, L_POST_ATTN_NORM, NULL), attn.out[0]));
     mtk_tensor *h = mtk_module_forward(mtk_module_child_at(m, L_MLP, NULL), x);
     io->out[0] = mtk_add(ctx, x, mtk_module_forward(mtk_module_child_at(m, L_POST_FF_NORM, NULL), h));
-    io->nout = 1;
+    io->nout = attn.nout >= 3 ? 3 : 1; /* the cache's keys and values, not eager's weights */
+    for (int32_t i = 1; i < io->nout; i++) io->out[i] = attn.out[i];
     return io->out[0] != NULL;
 }
 

@@ -120,7 +120,7 @@ static void sliding(const char *json)
     mtk_module *m = build(ctx, json, false);
     mtk_tensor *ids = ids_cpu(ctx, 2, 14, 0);
     mtk_kv_cache *whole = mtk_kv_cache_new(m);
-    mtk_lm_step all = { 0, false, NULL }, last = { 1, true, NULL };
+    mtk_lm_step all = { 0, false, NULL, NULL }, last = { 1, true, NULL, NULL };
     mtk_tensor *ref = mtk_lm_forward_cached(m, ids, whole, &all); /* (2, 14, 101) */
     if (!ref) fail_msg("%s", mtk_ctx_message(ctx));
     mtk_kv_cache *cache = mtk_kv_cache_new(m);
@@ -171,7 +171,7 @@ static void sliding_cache_keeps_the_concatenation_behind_its_view(void **state)
     mtk_module *m = build(ctx, config("mistral", 2, ", \"sliding_window\": 8"), true);
     int64_t shape[2] = { 2, 24 }, one[2] = { 2, 1 };
     mtk_kv_cache *cache = mtk_kv_cache_new(m);
-    mtk_lm_step last = { 1, true, NULL };
+    mtk_lm_step last = { 1, true, NULL, NULL };
     mtk_tensor *out = mtk_lm_forward_cached(m, mtk_tensor_new(ctx, MTK_INT64, shape, 2, NULL, MTK_DEVICE_META),
                                             cache, &last);
     if (!out) fail_msg("%s", mtk_ctx_message(ctx));
@@ -282,7 +282,7 @@ static void local(const char *json)
     mtk_tensor *full = mtk_module_forward(m, ids); /* (2, 14, 101) */
     if (!full) fail_msg("%s", mtk_ctx_message(ctx));
     mtk_kv_cache *cache = mtk_kv_cache_new(m);
-    mtk_lm_step all = { 0, false, NULL }, last = { 1, true, NULL };
+    mtk_lm_step all = { 0, false, NULL, NULL }, last = { 1, true, NULL, NULL };
     mtk_tensor *out = mtk_lm_forward_cached(m, columns(ctx, ids, 0, 9), cache, &all);
     if (!out) fail_msg("%s", mtk_ctx_message(ctx));
     for (int64_t j = 0; j < 9; j++) assert_true(max_diff(out, j, full, j) < 1e-4);
