@@ -262,6 +262,8 @@ typedef struct mtk_generate_options {
     int32_t n_eos;               /* 0: no eos (rows run to max_new_tokens)  */
     int64_t pad_token_id;        /* written after a row's eos; with has_pad */
     bool has_pad;                /* false: eos_token_ids[0], as transformers */
+    bool output_logits;          /* keep each step's last logits in
+                                    stats->logits (output_logits=True)     */
 } mtk_generate_options;
 
 /* What mtk_lm_generate did, and how fast. */
@@ -271,6 +273,10 @@ typedef struct mtk_generate_stats {
     int64_t decode_tokens;       /* B * (new_tokens - 1): the decode steps' */
     double prefill_seconds;      /* the prefill forward and its argmax      */
     double decode_seconds;       /* every step after it                     */
+    mtk_tensor *logits;          /* with output_logits: (n, B, vocab)
+                                    float32, step i's logits of the last
+                                    position, as generate's `logits`; NULL
+                                    otherwise                              */
 } mtk_generate_stats;
 
 /* model.generate(input_ids, attention_mask, do_sample=False,

@@ -18,7 +18,7 @@
 static const char usage[] =
     "usage: mtk generate MODEL --weights PATH --input-ids IDS --max-new-tokens N\n"
     "                    [--attention-mask M] [--dtype D] [--eos-token-id IDS]\n"
-    "                    [--pad-token-id ID] [--threads N] [--json]\n"
+    "                    [--pad-token-id ID] [--threads N] [--output FILE] [--json]\n"
     "\n"
     "Loads MODEL (a built-in name, a config.json, or a directory holding one)\n"
     "with the safetensors checkpoint PATH, as `mtk load` does, and decodes\n"
@@ -50,6 +50,9 @@ static const char usage[] =
     "  -p, --pad-token-id ID   the pad token; default: as eos, then the first\n"
     "                          eos token (as transformers)\n"
     "  -t, --threads N         cpu threads (mtk's kernels and OpenBLAS)\n"
+    "  -o, --output FILE       also write FILE.safetensors: \"sequences\" (B, S + n)\n"
+    "                          int64 and \"logits\" (n, B, vocab) float32, each\n"
+    "                          step's last logits (generate's output_logits)\n"
     "  -j, --json              print one JSON document: {\"model\",\n"
     "                          \"architecture\", \"dtype\", \"input_ids\",\n"
     "                          \"sequences\": [[ids]], \"new_tokens\", \"prompt_tokens\",\n"
@@ -64,7 +67,7 @@ static const char usage[] =
 #define MAX_EOS 16
 
 typedef struct generate_args {
-    const char *model, *weights, *ids, *mask;
+    const char *model, *weights, *ids, *mask, *output;
     int64_t max_new_tokens;
     mtk_dtype dtype;
     int64_t eos[MAX_EOS];
@@ -232,10 +235,18 @@ static int generate(mtk_ctx *ctx, generate_args *a)
     if (!model) return cli_fail_ctx(a->json, ctx);
     mtk_module_train(model, false);
     mtk_generate_options o = { .max_new_tokens = a->max_new_tokens, .attention_mask = mask, .eos_token_ids = a->eos,
-                               .n_eos = a->neos, .pad_token_id = a->pad, .has_pad = a->pad_given };
+                               .n_eos = a->neos, .pad_token_id = a->pad, .has_pad = a->pad_given,
+                               .output_logits = a->output != NULL };
     mtk_generate_stats st;
     mtk_tensor *out = mtk_lm_generate(model, ids, &o, &st);
     if (!out) return cli_fail_ctx(a->json, ctx);
+    if (a->output) {
+        mtk_st_writer *w = mtk_st_writer_new(ctx);
+        bool ok = w && mtk_st_writer_add(w, "sequences", out) && mtk_st_writer_add(w, "logits", st.logits) &&
+                  mtk_st_writer_write(w, a->output);
+        mtk_st_writer_free(w);
+        if (!ok) return cli_fail_ctx(a->json, ctx);
+    }
     if (a->json) print_json(a, &info, ids, out, &st, r.seconds, mtk_ctx_num_threads(ctx));
     else print_text(a, &info, ids, out, &st, r.seconds);
     return CLI_EXIT_OK;
@@ -249,6 +260,7 @@ int cli_generate(int argc, char **argv)
         { "dtype", required_argument, NULL, 'd' },        { "eos-token-id", required_argument, NULL, 'e' },
         { "pad-token-id", required_argument, NULL, 'p' }, { "threads", required_argument, NULL, 't' },
         { "json", no_argument, NULL, 'j' },               { "help", no_argument, NULL, 'h' },
+        { "output", required_argument, NULL, 'o' },
         { NULL, 0, NULL, 0 },
     };
     generate_args a = { .dtype = MTK_DTYPE_UNDEFINED };
@@ -256,7 +268,7 @@ int cli_generate(int argc, char **argv)
     long long v;
     int opt;
     cli_options_reset();
-    while ((opt = cli_getopt("generate", argc, argv, "w:i:m:n:d:e:p:t:jh", longopts)) != -1) {
+    while ((opt = cli_getopt("generate", argc, argv, "w:i:m:n:d:e:p:t:o:jh", longopts)) != -1) {
         switch (opt) {
         case 'w': a.weights = optarg; break;
         case 'i': a.ids = optarg; break;
@@ -295,6 +307,7 @@ int cli_generate(int argc, char **argv)
             if (!parse_int(optarg, 1, 1024, &v)) return cli_usage_error("generate", "--threads '%s' is not 1..1024", optarg);
             a.threads = (int32_t)v;
             break;
+        case 'o': a.output = optarg; break;
         case 'j': a.json = true; break;
         case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
         default: return CLI_EXIT_USAGE;

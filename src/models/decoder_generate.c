@@ -57,13 +57,14 @@ static bool is_eos(const mtk_generate_options *o, int64_t token)
 /* The ids of each row's argmax over the last position of logits (B, k,
  * vocab), in float32 (transformers' logits.to(float32)): the first of
  * equal maxima, NaN above everything (torch.argmax). */
-static bool last_argmax(mtk_ctx *ctx, mtk_tensor *logits, int64_t *out)
+static bool last_argmax(mtk_ctx *ctx, mtk_tensor *logits, int64_t *out, float *keep)
 {
     if (!logits) return false;
     int64_t b = logits->shape[0], k = logits->shape[1], vocab = logits->shape[2];
     mtk_tensor *last = mtk_contiguous(ctx, mtk_to_dtype(ctx, mtk_narrow(ctx, logits, 1, k - 1, 1), MTK_FLOAT32));
     if (!last) return false;
     const float *v = mtk_tensor_data(last); /* (B, 1, vocab) */
+    if (keep) memcpy(keep, v, (size_t)(b * vocab) * sizeof *v);
     for (int64_t r = 0; r < b; r++) {
         const float *row = v + r * vocab;
         int64_t best = 0;
@@ -145,6 +146,7 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
     ok = ok && initial_mask(ctx, o, (const int64_t *)mtk_tensor_data(cur_in), b, s, width, mask);
     int64_t pad = o->has_pad ? o->pad_token_id : o->n_eos > 0 ? o->eos_token_ids[0] : 0;
     if (stats) memset(stats, 0, sizeof *stats);
+    mtk_tensor *kept = NULL; /* output_logits */
     const void *mark = mtk_ctx_storage_mark(ctx);
     double t0 = now_seconds(), t_prefill = t0;
     int64_t steps = 0;
@@ -171,7 +173,13 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
         step.position_ids = step_ids ? int64_matrix(ctx, pid, b, q, q, 0) : NULL;
         step.padding = step.position_ids ? int64_matrix(ctx, mask, b, len, width, 0) : NULL;
         mtk_tensor *logits = step.padding ? mtk_lm_forward_cached(model, step_ids, cache, &step) : NULL;
-        ok = last_argmax(ctx, logits, next);
+        if (o->output_logits && !kept && logits) {
+            /* (N, B, vocab), filled step by step */
+            int64_t kshape[3] = { n, b, logits->shape[2] };
+            kept = mtk_zeros(ctx, kshape, 3, MTK_FLOAT32);
+        }
+        ok = (!o->output_logits || kept) &&
+             last_argmax(ctx, logits, next, kept ? (float *)mtk_tensor_data(kept) + steps * b * kept->shape[2] : NULL);
         bool all_done = true;
         for (int64_t r = 0; ok && r < b; r++) {
             int64_t token = done[r] ? pad : next[r]; /* next * unfinished + pad * (1 - unfinished) */
@@ -183,7 +191,7 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
         if (steps == 1) t_prefill = now_seconds();
         /* free the step's activations and the cache it replaced */
         int32_t nl = ok ? mtk_kv_cache_layer_count(cache) : 0;
-        mtk_tensor **keep = ok ? mtk_ctx_alloc(ctx, (size_t)(2 * nl + 3) * sizeof *keep) : NULL;
+        mtk_tensor **keep = ok ? mtk_ctx_alloc(ctx, (size_t)(2 * nl + 4) * sizeof *keep) : NULL;
         ok = ok && keep;
         for (int32_t i = 0; ok && i < nl; i++) {
             const mtk_kv_cache_layer *l = mtk_kv_cache_layer_at(cache, i);
@@ -194,7 +202,8 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
             keep[2 * nl] = out;
             keep[2 * nl + 1] = mask_all;
             keep[2 * nl + 2] = cur_in;
-            mtk_ctx_release_storage_since(ctx, mark, keep, 2 * nl + 3);
+            keep[2 * nl + 3] = kept;
+            mtk_ctx_release_storage_since(ctx, mark, keep, 2 * nl + 4);
         }
         if (all_done && o->n_eos > 0) break;
     }
@@ -207,6 +216,7 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
         stats->decode_tokens = b * (steps - 1);
         stats->prefill_seconds = t_prefill - t0;
         stats->decode_seconds = t_end - t_prefill;
+        stats->logits = kept && steps < n ? mtk_contiguous(ctx, mtk_narrow(ctx, kept, 0, 0, steps)) : kept;
     }
     /* the columns filled: out[:, :S + steps] */
     return steps == n ? out : mtk_contiguous(ctx, mtk_narrow(ctx, out, 1, 0, s + steps));
