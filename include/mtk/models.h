@@ -287,7 +287,11 @@ typedef struct mtk_generate_stats {
  * step, each the argmax of the last position's logits in float32 (the
  * first index among equal maxima); a row that produces an eos token is
  * finished and gets pad_token_id from then on; decoding stops after
- * max_new_tokens steps or when every row is finished.  `input_ids` is
+ * max_new_tokens steps or when every row is finished.  The language
+ * models without a cached forward yet (GPT2LMHeadModel,
+ * GPTNeoXForCausalLM, PhiForCausalLM) run the whole sequence through
+ * their forward each step, as generate(use_cache=False), and take no
+ * padding (MTK_ERR_NOT_IMPLEMENTED for a mask with a 0).  `input_ids` is
  * (B, S) int64 on the cpu.  Returns a new int64 (B, S + n) cpu tensor, the
  * prompt then the n <= max_new_tokens generated tokens, and fills `stats`
  * (may be NULL).  Each step's activations and the cache it replaces are

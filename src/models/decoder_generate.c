@@ -98,16 +98,27 @@ static bool initial_mask(mtk_ctx *ctx, const mtk_generate_options *o, const int6
     return true;
 }
 
+/* A class name of a language model: <X>ForCausalLM, <X>LMHeadModel. */
+static bool is_causal_lm(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    return (n > 11 && strcmp(name + n - 11, "ForCausalLM") == 0) || (n > 11 && strcmp(name + n - 11, "LMHeadModel") == 0);
+}
+
 mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_generate_options *o,
                             mtk_generate_stats *stats)
 {
     if (!model || !input_ids || !o) return NULL;
     mtk_ctx *ctx = mtk_module_ctx(model);
     decoder_parts parts;
-    if (!models_decoder_parts_of(model, &parts) || !parts.lm_head) {
+    bool cached = models_decoder_parts_of(model, &parts) && parts.lm_head;
+    /* the language models without a cached forward yet (gpt2, gpt_neox, phi) run the whole sequence
+       each step, as generate(use_cache=False) */
+    bool uncached = !cached && is_causal_lm(mtk_module_type_name(model));
+    if (!cached && !uncached) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "generate: %s is not a decoder language model of the zoo (a "
                   "<Family>ForCausalLM of llama, mistral, qwen2, qwen3, olmo2, smollm3, granite, phi3, gemma, "
-                  "gemma2, gemma3_text, ...)", mtk_module_type_name(model));
+                  "gemma2, gemma3_text, ..., or GPT2LMHeadModel)", mtk_module_type_name(model));
         return NULL;
     }
     if (o->max_new_tokens < 1) {
@@ -115,7 +126,9 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
                   (long long)o->max_new_tokens);
         return NULL;
     }
-    if (mtk_tensor_is_meta(mtk_module_param_at(parts.embed, 0, NULL))) {
+    mtk_state_dict *sd = mtk_module_state_dict(model);
+    if (!sd) return NULL;
+    if (mtk_state_dict_count(sd) > 0 && mtk_tensor_is_meta(mtk_state_dict_at(sd, 0, NULL))) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "generate: the model is on meta (no weights): load a checkpoint "
                   "into it first (mtk_model_load)");
         return NULL;
@@ -139,11 +152,16 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
     int64_t *ids = out ? mtk_tensor_data(out) : NULL, *mask = mask_all ? mtk_tensor_data(mask_all) : NULL;
     int64_t *next = mtk_ctx_alloc(ctx, (size_t)b * sizeof *next), *pos = mtk_ctx_alloc(ctx, (size_t)b * sizeof *pos);
     bool *done = mtk_ctx_alloc(ctx, (size_t)b * sizeof *done);
-    mtk_kv_cache *cache = mtk_kv_cache_new(model);
-    bool ok = cur_in && mask && next && pos && done && cache;
+    mtk_kv_cache *cache = cached ? mtk_kv_cache_new(model) : NULL;
+    bool ok = cur_in && mask && next && pos && done && (cache || !cached);
     for (int64_t r = 0; ok && r < b; r++)
         memcpy(ids + r * width, (const int64_t *)mtk_tensor_data(cur_in) + r * s, (size_t)s * sizeof *ids);
     ok = ok && initial_mask(ctx, o, (const int64_t *)mtk_tensor_data(cur_in), b, s, width, mask);
+    for (int64_t i = 0; ok && uncached && i < b * width; i++)
+        if (!mask[i])
+            ok = mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "generate: %s has no cached forward yet, and its forward "
+                           "takes no attention mask: padded prompts are not supported for it (run each row alone)",
+                           mtk_module_type_name(model));
     int64_t pad = o->has_pad ? o->pad_token_id : o->n_eos > 0 ? o->eos_token_ids[0] : 0;
     if (stats) memset(stats, 0, sizeof *stats);
     mtk_tensor *kept = NULL; /* output_logits */
@@ -169,10 +187,20 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
             }
         }
         mtk_lm_step step = { .logits_to_keep = 1, .attention_mask = true };
-        mtk_tensor *step_ids = ok ? int64_matrix(ctx, ids, b, q, width, len - q) : NULL;
-        step.position_ids = step_ids ? int64_matrix(ctx, pid, b, q, q, 0) : NULL;
-        step.padding = step.position_ids ? int64_matrix(ctx, mask, b, len, width, 0) : NULL;
-        mtk_tensor *logits = step.padding ? mtk_lm_forward_cached(model, step_ids, cache, &step) : NULL;
+        mtk_tensor *logits = NULL;
+        if (ok && !cached) {
+            logits = mtk_module_forward(model, int64_matrix(ctx, ids, b, len, width, 0)); /* (B, len, vocab) */
+        } else if (ok) {
+            mtk_tensor *step_ids = int64_matrix(ctx, ids, b, q, width, len - q);
+            step.position_ids = step_ids ? int64_matrix(ctx, pid, b, q, q, 0) : NULL;
+            step.padding = step.position_ids ? int64_matrix(ctx, mask, b, len, width, 0) : NULL;
+            logits = step.padding ? mtk_lm_forward_cached(model, step_ids, cache, &step) : NULL;
+        }
+        if (logits && (logits->ndim != 3 || logits->shape[0] != b)) {
+            ok = mtk_error(ctx, MTK_ERR_SHAPE, "generate: %s gave outputs of %d dims, not logits (B, S, vocab)",
+                           mtk_module_type_name(model), (int)logits->ndim);
+            logits = NULL;
+        }
         if (o->output_logits && !kept && logits) {
             /* (N, B, vocab), filled step by step */
             int64_t kshape[3] = { n, b, logits->shape[2] };

@@ -6,7 +6,8 @@ is well separated), saved with `save_pretrained` (config.json,
 generation_config.json, model.safetensors), and what
 `generate(do_sample=False, max_new_tokens=20, output_logits=True)` makes
 of two prompts: one row, and a batch of two rows whose first is left-padded
-(attention_mask 0 there).  Sliding windows (mistral, qwen2, gemma2,
+(attention_mask 0 there; not padded for gpt2, gpt_neox and phi, which run
+without a cache and without masks).  Sliding windows (mistral, qwen2, gemma2,
 gemma3_text) are shorter than prompt + generated tokens.  The "-eos" case
 stops rows on an eos token taken from the tokens the model generates.
 
@@ -54,10 +55,20 @@ CASES = {
                                 layer_types=["sliding_attention", "full_attention", "sliding_attention",
                                              "full_attention"],
                                 final_logit_softcapping=None, attn_logit_softcapping=None)),
+    # no cached forward yet: the whole sequence each step, batches without padding
+    "gpt2": ("gpt2", "GPT2LMHeadModel", dict(n_embd=32, n_layer=3, n_head=4, vocab_size=97, n_positions=128,
+                                               bos_token_id=1, eos_token_id=2)),
+    "gpt_neox": ("gpt_neox", "GPTNeoXForCausalLM",
+                 dict(hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+                      vocab_size=97, max_position_embeddings=128, tie_word_embeddings=False, rotary_pct=0.5,
+                      bos_token_id=1, eos_token_id=2)),
+    "phi": ("phi", "PhiForCausalLM", dict(DECODER, num_key_value_heads=4, partial_rotary_factor=0.5,
+                                          qk_layernorm=True)),
 }
+UNCACHED = ("gpt2", "gpt_neox", "phi")
 
 
-def prompts(vocab):
+def prompts(vocab, padded=True):
     """(single ids, batch ids, batch mask): ids from 3 on (clear of the
     bos/eos/pad ids), the batch's first row left-padded with 0."""
     import torch
@@ -65,8 +76,9 @@ def prompts(vocab):
     single = torch.randint(3, vocab, (1, PROMPT), generator=gen)
     batch = torch.randint(3, vocab, (2, PROMPT), generator=gen)
     mask = torch.ones_like(batch)
-    batch[0, :PAD_LEFT] = 0
-    mask[0, :PAD_LEFT] = 0
+    if padded:
+        batch[0, :PAD_LEFT] = 0
+        mask[0, :PAD_LEFT] = 0
     return single, batch, mask
 
 
@@ -102,7 +114,7 @@ def build_case(name, root):
     torch.manual_seed(0)
     model = getattr(transformers, cls)(config).eval()
     randomize_(model, 7)
-    single, batch, mask = prompts(config.vocab_size)
+    single, batch, mask = prompts(config.vocab_size, padded=name not in UNCACHED)
     if name.endswith("-eos"):
         # eos: the 4th token row 1 of the batch generates, and one never made
         seq, _ = _generate(model, batch, mask)

@@ -92,6 +92,14 @@ def test_generate_text_report(generated, mtk):
     assert result.stdout.count("|") == 1  # the prompt and the generated ids of the one row
 
 
+def test_padding_for_a_model_without_a_cached_forward_is_refused(generated, mtk):
+    case_dir = generated / "gpt2"
+    result = mtk("generate", str(case_dir), "--weights", str(case_dir / "model.safetensors"), "--input-ids",
+                 "0,5,6;7,8,9", "--attention-mask", "0,1,1;1,1,1", "--max-new-tokens", "2")
+    assert result.returncode == 1
+    assert "GPT2LMHeadModel has no cached forward yet" in result.stderr
+
+
 def test_generate_refuses_a_model_that_is_not_a_decoder_lm(mtk, tmp_path):
     cfg = dict(model_type="bert", hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
                vocab_size=97, max_position_embeddings=64)
