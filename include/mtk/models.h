@@ -179,8 +179,9 @@ MTK_API mtk_module *mtk_model_resolve(mtk_ctx *ctx, const char *model, const mtk
 /* =========================================================== generation */
 
 /* A KV cache as transformers 5's DynamicCache keeps it for a decoder model
- * of the zoo (llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gemma2,
- * phi3): one layer per decoder layer.  A full-attention layer
+ * of the zoo (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, olmo2,
+ * smollm3, granite, gemma, gemma2, gemma3, phi3, ...; not yet gpt2,
+ * gpt_neox, phi): one layer per decoder layer.  A full-attention layer
  * (DynamicLayer) holds keys and values (B, kv_heads, T, head_dim), each
  * step's torch.cat of the past and the new tokens (a new tensor: old and
  * new live at once while it is made).  A sliding-window layer

@@ -36,8 +36,8 @@ mtk_kv_cache *mtk_kv_cache_new(mtk_module *model)
     decoder_parts p;
     if (!models_decoder_parts_of(model, &p)) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                  "kv_cache: %s is not a decoder model of the zoo (llama, mistral, mixtral, qwen2, qwen2_moe, "
-                  "gemma, gemma2, phi3)",
+                  "kv_cache: %s is not a decoder model of the zoo (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
+                  "olmo2, smollm3, granite, gemma, gemma2, gemma3, phi3, ...; not yet gpt2, gpt_neox, phi)",
                   mtk_module_type_name(model));
         return NULL;
     }
