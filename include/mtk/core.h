@@ -274,6 +274,24 @@ MTK_API char *mtk_ctx_strdup(mtk_ctx *ctx, const char *s);
 MTK_API void *mtk_ctx_malloc(mtk_ctx *ctx, size_t size);
 MTK_API void mtk_ctx_mfree(mtk_ctx *ctx, void *ptr);
 
+/* Temporaries of a loop (a decoding step's activations).  The context
+ * holds a reference to the storage of every tensor made in it until it is
+ * freed, so a loop of forwards would keep every step's activations.
+ * mtk_ctx_storage_mark returns a mark of the references held now (NULL is
+ * a valid mark: none yet); mtk_ctx_release_storage_since then drops every
+ * reference taken after `mark`, except those to the storage of the
+ * `nkeep` tensors of `keep` (NULL entries are skipped), freeing what no
+ * one else references.  Contract: a tensor made after the mark whose
+ * storage is not kept must not be read or written afterwards (its data
+ * may be gone; its metadata stays in the arena); the mark must be one of
+ * this context's, taken before, and still held (references older than a
+ * mark are never dropped).  Storage made before the mark (parameters) is
+ * untouched. */
+struct mtk_tensor;
+MTK_API const void *mtk_ctx_storage_mark(const mtk_ctx *ctx);
+MTK_API void mtk_ctx_release_storage_since(mtk_ctx *ctx, const void *mark, struct mtk_tensor *const *keep,
+                                           int32_t nkeep);
+
 /* ----------------------------------------------------------------- storage */
 
 typedef enum mtk_storage_kind {

@@ -186,8 +186,9 @@ MTK_API mtk_module *mtk_model_resolve(mtk_ctx *ctx, const char *model, const mtk
 /* =========================================================== generation */
 
 /* A KV cache as transformers 5's DynamicCache keeps it for a decoder model
- * of the zoo (llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gemma2,
- * phi3): one layer per decoder layer.  A full-attention layer
+ * of the zoo (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, olmo2,
+ * smollm3, granite, gemma, gemma2, gemma3, phi3, ...; not yet gpt2,
+ * gpt_neox, phi): one layer per decoder layer.  A full-attention layer
  * (DynamicLayer) holds keys and values (B, kv_heads, T, head_dim), each
  * step's torch.cat of the past and the new tokens (a new tensor: old and
  * new live at once while it is made).  A sliding-window layer
@@ -309,6 +310,64 @@ MTK_API const char *mtk_tp_style_name(mtk_tp_style style);
  * top level lacks it (multimodal configs); `fallback` when neither has
  * it or it is not an integer. */
 MTK_API int64_t mtk_model_config_int(const mtk_model_config *config, const char *key, int64_t fallback);
+
+/* ========================================================== generation */
+
+/* How mtk_lm_generate decodes (greedy, as generate(do_sample=False)). */
+typedef struct mtk_generate_options {
+    int64_t max_new_tokens;      /* >= 1                                    */
+    mtk_tensor *attention_mask;  /* (B, S) of any integer or bool dtype on
+                                    the cpu, 0 at padding (left padding, as
+                                    a tokenizer with padding_side="left"
+                                    makes); NULL: inferred as generate
+                                    does: ids != pad_token_id when the pad
+                                    token occurs in the ids and is not an
+                                    eos token, else ones                   */
+    const int64_t *eos_token_ids;/* a row is finished once it produced one  */
+    int32_t n_eos;               /* 0: no eos (rows run to max_new_tokens)  */
+    int64_t pad_token_id;        /* written after a row's eos; with has_pad */
+    bool has_pad;                /* false: eos_token_ids[0], as transformers */
+    bool output_logits;          /* keep each step's last logits in
+                                    stats->logits (output_logits=True)     */
+} mtk_generate_options;
+
+/* What mtk_lm_generate did, and how fast. */
+typedef struct mtk_generate_stats {
+    int64_t prompt_tokens;       /* B * S, the prefill's tokens             */
+    int64_t new_tokens;          /* steps taken (<= max_new_tokens)         */
+    int64_t decode_tokens;       /* B * (new_tokens - 1): the decode steps' */
+    double prefill_seconds;      /* the prefill forward and its argmax      */
+    double decode_seconds;       /* every step after it                     */
+    mtk_tensor *logits;          /* with output_logits: (n, B, vocab)
+                                    float32, step i's logits of the last
+                                    position, as generate's `logits`; NULL
+                                    otherwise                              */
+} mtk_generate_stats;
+
+/* model.generate(input_ids, attention_mask, do_sample=False,
+ * max_new_tokens=N) as transformers 5 runs it for a decoder ForCausalLM of
+ * the zoo (the families of mtk_kv_cache_new) with loaded weights on the
+ * cpu: position_ids from the attention mask's cumsum (0 at padding), a
+ * DynamicCache (mtk_lm_forward_cached), the prefill, then one token per
+ * step, each the argmax of the last position's logits in float32 (the
+ * first index among equal maxima); a row that produces an eos token is
+ * finished and gets pad_token_id from then on; decoding stops after
+ * max_new_tokens steps or when every row is finished.  The language
+ * models without a cached forward yet (GPT2LMHeadModel,
+ * GPTNeoXForCausalLM, PhiForCausalLM) run the whole sequence through
+ * their forward each step, as generate(use_cache=False), and take no
+ * padding (MTK_ERR_NOT_IMPLEMENTED for a mask with a 0).  `input_ids` is
+ * (B, S) int64 on the cpu.  Returns a new int64 (B, S + n) cpu tensor, the
+ * prompt then the n <= max_new_tokens generated tokens, and fills `stats`
+ * (may be NULL).  Each step's activations and the cache it replaces are
+ * freed as it ends (mtk_ctx_release_storage_since); the context's arena
+ * keeps their metadata (a few hundred bytes per op and step).  NULL with
+ * the context's error: MTK_ERR_INVALID_ARGUMENT for a model that is not a
+ * decoder language model of the zoo (naming its class), max_new_tokens
+ * < 1, a model on meta (no weights: load a checkpoint); MTK_ERR_SHAPE for
+ * ids or a mask of the wrong shape or dtype. */
+MTK_API mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_generate_options *options,
+                                    mtk_generate_stats *stats);
 
 #ifdef __cplusplus
 }

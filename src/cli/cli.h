@@ -102,4 +102,11 @@ mtk_tensor *cli_ids_read(mtk_ctx *ctx, const char *spec, const char *what);
  * of the signal.  False (nothing changed) if the thread cannot start. */
 bool cli_remove_temporaries_on_interrupt(void);
 
+/* Token ids or a mask of `mtk run` / `mtk generate`: `spec` is the text
+ * "1,2,3;4,5,6" (rows separated by ';', ids by ',', every row as long).
+ * Returns a new int64 (rows, cols) cpu tensor in `ctx`, NULL after setting
+ * the context's error (MTK_ERR_INVALID_ARGUMENT naming `what`, e.g.
+ * "--input-ids", and the offending text). */
+mtk_tensor *cli_ids_read(mtk_ctx *ctx, const char *spec, const char *what);
+
 #endif

@@ -13,3 +13,4 @@ MTK_CLI_COMMAND(memory, "peak memory of inference, a training step or generation
 MTK_CLI_COMMAND(place, "a device map (accelerate's device_map) under GPU, cpu and disk budgets")
 MTK_CLI_COMMAND(shard, "a parallel plan: tensor/pipeline/data/expert parallel placements, memory, collectives")
 MTK_CLI_COMMAND(run, "run a loaded model's forward on the cpu: logits or hidden states")
+MTK_CLI_COMMAND(generate, "decode greedily with a KV cache, as generate(do_sample=False)")

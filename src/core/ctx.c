@@ -186,6 +186,26 @@ bool mtk_ctx_hold_storage(mtk_ctx *ctx, mtk_storage *storage)
     return true;
 }
 
+const void *mtk_ctx_storage_mark(const mtk_ctx *ctx) { return ctx ? ctx->storage_refs : NULL; }
+
+void mtk_ctx_release_storage_since(mtk_ctx *ctx, const void *mark, mtk_tensor *const *keep, int32_t nkeep)
+{
+    if (!ctx) return;
+    /* the list is newest first: everything before `mark` came after it */
+    storage_ref **link = &ctx->storage_refs;
+    while (*link && (const void *)*link != mark) {
+        storage_ref *r = *link;
+        bool kept = false;
+        for (int32_t i = 0; !kept && i < nkeep; i++) kept = keep[i] && keep[i]->storage == r->storage;
+        if (kept) {
+            link = &r->next;
+        } else {
+            *link = r->next; /* the node itself stays in the arena */
+            mtk_storage_release(r->storage);
+        }
+    }
+}
+
 /* ---------------------------------------------------- observer and seed */
 
 void mtk_ctx_set_op_hook(mtk_ctx *ctx, mtk_op_hook hook, void *user)

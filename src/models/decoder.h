@@ -379,6 +379,8 @@ mtk_module *models_mistral3_projector(model_config *c, model_config *vision, int
 typedef struct decoder_parts {
     mtk_module *embed, *layers, *norm, *rotary, *lm_head;
     double final_softcap;
+    double embedding_multiplier; /* granite: embeddings times it; 1: none  */
+    double logits_scaling;       /* granite: logits divided by it; 1: none */
     uint8_t masks;
     int64_t mask_window;
     double embedding_multiplier; /* granite: embeddings times it; 1: none */

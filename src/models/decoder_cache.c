@@ -37,8 +37,8 @@ mtk_kv_cache *mtk_kv_cache_new(mtk_module *model)
     decoder_parts p;
     if (!models_decoder_parts_of(model, &p)) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
-                  "kv_cache: %s is not a decoder model of the zoo (llama, mistral, mixtral, qwen2, qwen2_moe, "
-                  "gemma, gemma2, phi3)",
+                  "kv_cache: %s is not a decoder model of the zoo (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
+                  "olmo2, smollm3, granite, gemma, gemma2, gemma3, phi3, ...; not yet gpt2, gpt_neox, phi)",
                   mtk_module_type_name(model));
         return NULL;
     }
@@ -190,37 +190,40 @@ static mtk_tensor *build_mask(mtk_ctx *ctx, const mask_request *r)
     return mtk_where(ctx, mask, zero, low);
 }
 
-/* _ignore_causal_mask_sdpa: no mask when one query token or as many as
- * keys, the keys fit in the window, and nothing is padding (`padded`: the
- * 2-D attention_mask holds a 0). */
-static bool sdpa_can_skip(const mask_request *r, bool padded)
+/* Whether the padding mask's columns kv_offset.. kv_offset + kv_len are
+ * all true (fast_all of the slice): none, or no padding there. */
+static bool padding_all_true(const mask_request *r)
 {
-    if (padded) return false;
-    if (r->window > 0 && r->kv_len >= r->window) return false;
-    if (r->chunk > 0 && r->kv_len >= r->chunk) return false;
-    return r->q_len == 1 || r->kv_len == r->q_len;
+    if (!r->padding || mtk_tensor_is_meta(r->padding)) return true;
+    const mtk_tensor *p = r->padding; /* (B, >= kv_offset + kv_len) bool */
+    const char *base = mtk_tensor_data(p);
+    for (int64_t b = 0; b < p->shape[0]; b++)
+        for (int64_t j = r->kv_offset; j < r->kv_offset + r->kv_len; j++)
+            if (!*(const bool *)(base + (b * p->stride[0] + j * p->stride[1]) * (int64_t)sizeof(bool))) return false;
+    return true;
 }
 
-/* The caller's 2-D attention_mask as bool (B, T), and whether it holds a 0
- * (its data read on the cpu).  NULL with the error set. */
-static mtk_tensor *padding_bool(mtk_ctx *ctx, mtk_tensor *mask, bool *padded)
+/* _ignore_causal_mask_sdpa: no mask when one query token or as many as
+ * keys, the keys fit in the window and no key is padding. */
+static bool sdpa_can_skip(const mask_request *r)
 {
-    mtk_tensor *b = mtk_contiguous(ctx, mtk_to_dtype(ctx, mask, MTK_BOOL));
-    *padded = false;
-    if (!b) return NULL;
-    if (b->device == MTK_DEVICE_META) return b;
-    const uint8_t *data = mtk_tensor_data(b);
-    int64_t n = mtk_tensor_numel(b);
-    for (int64_t i = 0; data && i < n && !*padded; i++) *padded = data[i] == 0;
-    return b;
+    if (r->window > 0 && r->kv_len >= r->window) return false;
+    if (r->chunk > 0 && r->kv_len >= r->chunk) return false;
+    return (r->q_len == 1 || r->kv_len == r->q_len) && padding_all_true(r);
+}
+
+/* The caller's 2-D attention_mask as a contiguous bool (B, T).  NULL with
+ * the error set. */
+static mtk_tensor *padding_bool(mtk_ctx *ctx, mtk_tensor *mask)
+{
+    return mtk_contiguous(ctx, mtk_to_dtype(ctx, mask, MTK_BOOL));
 }
 
 mtk_tensor *models_padded_causal_mask(mtk_ctx *ctx, mtk_tensor *attention_mask, int64_t window, bool *failed)
 {
     *failed = false;
     if (!attention_mask) return NULL;
-    bool padded = false;
-    mtk_tensor *padding = padding_bool(ctx, attention_mask, &padded);
+    mtk_tensor *padding = padding_bool(ctx, attention_mask);
     if (!padding) {
         *failed = true;
         return NULL;
@@ -228,7 +231,7 @@ mtk_tensor *models_padded_causal_mask(mtk_ctx *ctx, mtk_tensor *attention_mask, 
     int64_t b = padding->shape[0], s = padding->shape[1];
     mask_request r = { .batch = b, .q_len = s, .kv_len = s, .window = window, .padding = padding,
                        .dtype = MTK_BOOL };
-    if (sdpa_can_skip(&r, padded)) return NULL;
+    if (sdpa_can_skip(&r)) return NULL;
     if (!mtk_ctx_push_device(ctx, padding->device)) {
         *failed = true;
         return NULL;
@@ -271,7 +274,6 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
         if (chunk == 0) chunk = layer_chunk;
     }
     mtk_tensor *padding = NULL;
-    bool padded = false;
     if (step->padding_mask) {
         const mtk_tensor *pm = step->padding_mask;
         if (pm->ndim != 2 || pm->shape[0] != b || pm->shape[1] != c->length + s)
@@ -279,7 +281,7 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
                              "lm_forward_cached: attention_mask must be (%lld, %lld) (batch, past + new tokens), got "
                              "%d dims (%lld, %lld)", (long long)b, (long long)(c->length + s), (int)pm->ndim,
                              (long long)pm->shape[0], (long long)(pm->ndim > 1 ? pm->shape[1] : 0));
-        padding = padding_bool(ctx, step->padding_mask, &padded);
+        padding = padding_bool(ctx, step->padding_mask);
         if (!padding) return false;
     } else if (step->attention_mask) {
         /* generate's attention_mask (B, P + S) of ones, as bool */
@@ -294,7 +296,7 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
         mask_request r = { .batch = b, .q_len = s, .q_offset = c->length, .window = kind == 1 ? p->mask_window : 0,
                            .chunk = kind == 2 ? chunk : 0, .padding = padding, .eager = eager, .dtype = dtype };
         mask_sizes(c, kind == 1 ? layer_window : kind == 2 ? chunk : 0, s, &r.kv_len, &r.kv_offset);
-        if (!eager && sdpa_can_skip(&r, padded)) continue;
+        if (!eager && sdpa_can_skip(&r)) continue;
         masks[kind] = build_mask(ctx, &r);
         if (!masks[kind]) return false;
     }
@@ -351,6 +353,15 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
                 !mtk_dtype_is_integral(pid->dtype, false))) {
         mtk_error(ctx, MTK_ERR_SHAPE, "lm_forward_cached: position_ids must be (%lld or 1, %lld) integers, got %d dims",
                   (long long)b, (long long)s, pid ? (int)pid->ndim : 0);
+        return NULL;
+    }
+    const mtk_tensor *pad = step->padding;
+    if (pad && (pad->ndim != 2 || pad->shape[0] != b || pad->shape[1] != cache->length + s ||
+                pad->device != ids->device ||
+                !mtk_dtype_is_integral(pad->dtype, true))) {
+        mtk_error(ctx, MTK_ERR_SHAPE, "lm_forward_cached: the attention mask must be (%lld, %lld) integers or bools on "
+                  "the ids' device (the past and this step's tokens), got %d dims of %s",
+                  (long long)b, (long long)(cache->length + s), (int)pad->ndim, mtk_dtype_name(pad->dtype));
         return NULL;
     }
     mtk_tensor *h = mtk_module_forward(p.embed, ids); /* (B, S, hidden) */

@@ -212,7 +212,7 @@ static bool causal_lm_forward(mtk_module *m, mtk_module_io *io)
 bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
 {
     memset(out, 0, sizeof *out);
-    out->logits_scaling = 1.0;
+    out->embedding_multiplier = out->logits_scaling = 1.0;
     const mtk_module_type *type = m ? mtk_module_type_of(m) : NULL;
     if (!type) return false;
     mtk_module *model = m;

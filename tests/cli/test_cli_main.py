@@ -18,7 +18,7 @@ def accepted_options(command):
 
 
 def test_the_command_table_has_every_command():
-    assert COMMANDS == ["eval", "ops", "summary", "models", "inspect", "convert", "load", "memory", "place", "shard", "run"]
+    assert COMMANDS == ["eval", "ops", "summary", "models", "inspect", "convert", "load", "memory", "place", "shard", "run", "generate"]
 
 
 def test_no_arguments_prints_usage_to_stderr_and_exits_2(run):

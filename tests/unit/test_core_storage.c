@@ -354,10 +354,39 @@ static void meta_tensors_have_no_storage_or_data(void **state)
     mtk_ctx_free(ctx);
 }
 
+static void release_since_a_mark_frees_all_but_the_kept_storage(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    int64_t shape[1] = { 4 };
+    mtk_tensor *before = mtk_tensor_new(ctx, MTK_FLOAT32, shape, 1, NULL, MTK_DEVICE_CPU);
+    assert_true(mtk_tensor_alloc_storage(before));
+    const void *mark = mtk_ctx_storage_mark(ctx);
+    mtk_tensor *kept = mtk_tensor_new(ctx, MTK_FLOAT32, shape, 1, NULL, MTK_DEVICE_CPU);
+    mtk_tensor *temp = mtk_tensor_new(ctx, MTK_FLOAT32, shape, 1, NULL, MTK_DEVICE_CPU);
+    assert_true(mtk_tensor_alloc_storage(kept) && mtk_tensor_alloc_storage(temp));
+    mtk_tensor *view = mtk_tensor_alias(kept);          /* a second reference to kept's storage */
+    mtk_tensor *before_view = mtk_tensor_alias(before); /* taken after the mark: dropped */
+    mtk_storage *watched = temp->storage;
+    mtk_storage_retain(watched); /* to watch its count */
+    assert_int_equal(mtk_storage_refcount(watched), 2);
+    assert_int_equal(mtk_storage_refcount(before->storage), 2);
+    mtk_tensor *keep[2] = { NULL, view };
+    mtk_ctx_release_storage_since(ctx, mark, keep, 2);
+    assert_int_equal(mtk_storage_refcount(watched), 1);        /* the context's reference is gone */
+    assert_int_equal(mtk_storage_refcount(kept->storage), 2);  /* kept and its view */
+    assert_int_equal(mtk_storage_refcount(before->storage), 1); /* made before the mark: held */
+    (void)before_view;
+    mtk_storage_release(watched);
+    mtk_ctx_release_storage_since(ctx, mark, NULL, 0); /* now kept goes too */
+    mtk_ctx_free(ctx);                                 /* and nothing is released twice (ASan) */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(new_storage_is_owned_aligned_with_one_reference),
+        cmocka_unit_test(release_since_a_mark_frees_all_but_the_kept_storage),
         cmocka_unit_test(zero_byte_storage_is_valid),
         cmocka_unit_test(huge_storage_fails_cleanly),
         cmocka_unit_test(borrowed_memory_is_never_freed),

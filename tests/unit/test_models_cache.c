@@ -306,6 +306,88 @@ static void sinks_and_chunks_decode_matches_forward_without_cache(void **state)
     local(llama4_config);
 }
 
+
+/* mtk_lm_generate against greedy decoding without a cache: each step the
+ * whole sequence through the forward, the argmax of the last logits. */
+static void generate_equals_greedy_decoding_without_a_cache(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *m = build(ctx, config("mistral", 2, ", \"sliding_window\": 4"), false);
+    mtk_tensor *ids = ids_cpu(ctx, 2, 5, 0);
+    mtk_generate_options o = { .max_new_tokens = 6, .output_logits = true };
+    mtk_generate_stats st;
+    mtk_tensor *out = mtk_lm_generate(m, ids, &o, &st);
+    if (!out) fail_msg("%s", mtk_ctx_message(ctx));
+    assert_int_equal(out->shape[0], 2);
+    assert_int_equal(out->shape[1], 11);
+    assert_int_equal(st.new_tokens, 6);
+    assert_int_equal(st.prompt_tokens, 10);
+    assert_int_equal(st.decode_tokens, 10);
+    assert_int_equal(st.logits->shape[0], 6);
+    const int64_t *got = mtk_tensor_data(out);
+    for (int64_t len = 5; len < 11; len++) {
+        mtk_kv_cache *fresh = mtk_kv_cache_new(m);
+        mtk_tensor *logits = mtk_lm_forward_cached(m, columns(ctx, out, 0, len), fresh, NULL); /* (2, len, 101) */
+        assert_non_null(logits);
+        const float *v = mtk_tensor_data(mtk_contiguous(ctx, logits));
+        for (int64_t r = 0; r < 2; r++) {
+            const float *row = v + (r * len + len - 1) * 101;
+            int64_t best = 0;
+            for (int64_t k = 1; k < 101; k++)
+                if (row[k] > row[best]) best = k;
+            assert_int_equal(got[r * 11 + len], best);
+        }
+    }
+    mtk_ctx_free(ctx);
+}
+
+static void generate_refuses_no_tokens_meta_models_and_encoders(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *m = build(ctx, config("llama", 1, ""), false);
+    mtk_tensor *ids = ids_cpu(ctx, 1, 3, 0);
+    mtk_generate_options o = { .max_new_tokens = 0 };
+    assert_null(mtk_lm_generate(m, ids, &o, NULL));
+    assert_non_null(strstr(mtk_ctx_message(ctx), "max_new_tokens must be >= 1, got 0"));
+    mtk_ctx_clear_error(ctx);
+    o.max_new_tokens = 2;
+    mtk_module *meta = build(ctx, config("llama", 1, ""), true);
+    assert_null(mtk_lm_generate(meta, ids, &o, NULL));
+    assert_non_null(strstr(mtk_ctx_message(ctx), "on meta (no weights)"));
+    mtk_ctx_clear_error(ctx);
+    mtk_model_config *c = mtk_model_config_parse(ctx, "{\"model_type\": \"llama\", \"architectures\": "
+        "[\"LlamaModel\"], \"hidden_size\": 32, \"intermediate_size\": 45, \"num_hidden_layers\": 1, "
+        "\"num_attention_heads\": 4, \"vocab_size\": 101}", "base.json");
+    mtk_module *base = mtk_model_build_config(ctx, c, MTK_FLOAT32);
+    mtk_model_config_free(c);
+    assert_null(mtk_lm_generate(base, ids, &o, NULL));
+    assert_non_null(strstr(mtk_ctx_message(ctx), "LlamaModel is not a decoder language model"));
+    mtk_ctx_free(ctx);
+}
+
+/* A left-padded row generates what the same row without the padding does. */
+static void left_padding_does_not_change_a_row(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *m = build(ctx, config("llama", 2, ""), false);
+    mtk_tensor *ids = ids_cpu(ctx, 2, 6, 0), *mask = ids_cpu(ctx, 2, 6, 0);
+    int64_t *d = mtk_tensor_data(ids), *k = mtk_tensor_data(mask);
+    for (int64_t j = 0; j < 12; j++) k[j] = !(j < 2); /* row 0: two pads */
+    d[0] = d[1] = 0;
+    mtk_generate_options o = { .max_new_tokens = 5, .attention_mask = mask };
+    mtk_tensor *padded = mtk_lm_generate(m, ids, &o, NULL);
+    if (!padded) fail_msg("%s", mtk_ctx_message(ctx));
+    mtk_generate_options plain = { .max_new_tokens = 5 };
+    mtk_tensor *alone = mtk_lm_generate(m, columns(ctx, mtk_narrow(ctx, ids, 0, 0, 1), 2, 4), &plain, NULL);
+    assert_non_null(alone);
+    const int64_t *a = mtk_tensor_data(padded), *b = mtk_tensor_data(alone);
+    for (int64_t j = 0; j < 5; j++) assert_int_equal(a[6 + j], b[4 + j]);
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +399,9 @@ int main(void)
         cmocka_unit_test(assumed_cache_equals_the_stepped_one),
         cmocka_unit_test(cache_refuses_other_models_and_batches),
         cmocka_unit_test(sinks_and_chunks_decode_matches_forward_without_cache),
+        cmocka_unit_test(generate_equals_greedy_decoding_without_a_cache),
+        cmocka_unit_test(generate_refuses_no_tokens_meta_models_and_encoders),
+        cmocka_unit_test(left_padding_does_not_change_a_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
