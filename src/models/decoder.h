@@ -383,8 +383,6 @@ typedef struct decoder_parts {
     double logits_scaling;       /* granite: logits divided by it; 1: none */
     uint8_t masks;
     int64_t mask_window;
-    double embedding_multiplier; /* granite: embeddings times it; 1: none */
-    double logits_scaling;       /* granite: logits divided by it; 1: none */
 } decoder_parts;
 
 bool models_decoder_parts_of(mtk_module *m, decoder_parts *out);

@@ -275,12 +275,7 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
     }
     mtk_tensor *padding = NULL;
     if (step->padding_mask) {
-        const mtk_tensor *pm = step->padding_mask;
-        if (pm->ndim != 2 || pm->shape[0] != b || pm->shape[1] != c->length + s)
-            return mtk_error(ctx, MTK_ERR_SHAPE,
-                             "lm_forward_cached: attention_mask must be (%lld, %lld) (batch, past + new tokens), got "
-                             "%d dims (%lld, %lld)", (long long)b, (long long)(c->length + s), (int)pm->ndim,
-                             (long long)pm->shape[0], (long long)(pm->ndim > 1 ? pm->shape[1] : 0));
+        /* checked by the caller: (B, past + S) integers or bools */
         padding = padding_bool(ctx, step->padding_mask);
         if (!padding) return false;
     } else if (step->attention_mask) {
@@ -355,7 +350,7 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
                   (long long)b, (long long)s, pid ? (int)pid->ndim : 0);
         return NULL;
     }
-    const mtk_tensor *pad = step->padding;
+    const mtk_tensor *pad = step->padding_mask;
     if (pad && (pad->ndim != 2 || pad->shape[0] != b || pad->shape[1] != cache->length + s ||
                 pad->device != ids->device ||
                 !mtk_dtype_is_integral(pad->dtype, true))) {
