@@ -93,8 +93,9 @@ bool cli_parse_input(const char *text, int64_t *batch, int64_t *seq);
  * tensor) or a .npy file (integers or bool; 1-D is one row).  `what`
  * names the option in messages ("input-ids") and the tensor looked up
  * ("input_ids": '-' read as '_').  Returns an int64 (B, S) cpu tensor in
- * ctx, or NULL after printing a clear error (ragged rows name each row's
- * length). */
+ * ctx, or NULL with the context's error set, its message starting with
+ * "--<what>: " (ragged rows name each row's length), for the caller to
+ * print as text or JSON (cli_fail_ctx). */
 mtk_tensor *cli_ids_read(mtk_ctx *ctx, const char *spec, const char *what);
 
 /* For commands that write files: on SIGINT, SIGTERM or SIGHUP, a thread

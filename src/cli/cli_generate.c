@@ -216,8 +216,8 @@ static void print_json(const generate_args *a, const mtk_model_info *info, const
 static int generate(mtk_ctx *ctx, generate_args *a)
 {
     if (a->threads > 0) mtk_ctx_set_num_threads(ctx, a->threads);
-    mtk_tensor *ids = cli_ids_read(ctx, a->ids, "--input-ids");
-    mtk_tensor *mask = ids && a->mask ? cli_ids_read(ctx, a->mask, "--attention-mask") : NULL;
+    mtk_tensor *ids = cli_ids_read(ctx, a->ids, "input-ids");
+    mtk_tensor *mask = ids && a->mask ? cli_ids_read(ctx, a->mask, "attention-mask") : NULL;
     if (!ids || (a->mask && !mask)) return cli_fail_ctx(a->json, ctx);
     if (mask && (mask->shape[0] != ids->shape[0] || mask->shape[1] != ids->shape[1]))
         return cli_fail(a->json, "invalid_argument", NULL,

@@ -27,6 +27,16 @@ static mtk_tensor *new_ids(mtk_ctx *ctx, int64_t rows, int64_t cols)
     return t && mtk_tensor_alloc_storage(t) ? t : NULL;
 }
 
+/* Prefixes the context's error with the option's name ("--input-ids: "). */
+static void ids_fail_ctx(mtk_ctx *ctx, const char *what)
+{
+    char message[512];
+    snprintf(message, sizeof message, "%s", mtk_ctx_message(ctx));
+    mtk_status status = mtk_ctx_status(ctx);
+    mtk_ctx_clear_error(ctx);
+    mtk_error(ctx, status, "--%s: %s", what, message);
+}
+
 /* "1,2,3;4,5,6": rows split by ';', values by ',' (spaces allowed). */
 static mtk_tensor *parse_text(mtk_ctx *ctx, const char *spec, const char *what)
 {
@@ -35,7 +45,7 @@ static mtk_tensor *parse_text(mtk_ctx *ctx, const char *spec, const char *what)
     int64_t *lengths = mtk_ctx_alloc(ctx, (size_t)rows * sizeof *lengths);
     int64_t *values = mtk_ctx_alloc(ctx, (strlen(spec) / 2 + 1) * sizeof *values);
     if (!lengths || !values) {
-        cli_error("out of memory");
+        mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "out of memory");
         return NULL;
     }
     const char *p = spec;
@@ -47,7 +57,8 @@ static mtk_tensor *parse_text(mtk_ctx *ctx, const char *spec, const char *what)
             errno = 0;
             long long v = strtoll(p, &end, 10);
             if (end == p || errno) {
-                cli_error("--%s: '%s' is not a list of integers: expected 'I,I,...;I,I,...' (row %lld, near "
+                mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                          "--%s: '%s' is not a list of integers: expected 'I,I,...;I,I,...' (row %lld, near "
                           "'%.12s')", what, spec, (long long)r, p);
                 return NULL;
             }
@@ -57,7 +68,8 @@ static mtk_tensor *parse_text(mtk_ctx *ctx, const char *spec, const char *what)
             while (*p == ' ') p++;
             if (*p == ',') { p++; continue; }
             if (*p == ';' || !*p) break;
-            cli_error("--%s: unexpected '%c' in '%s' (values are separated by ',', rows by ';')", what, *p, spec);
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                      "--%s: unexpected '%c' in '%s' (values are separated by ',', rows by ';')", what, *p, spec);
             return NULL;
         }
         if (*p == ';') p++;
@@ -69,14 +81,15 @@ static mtk_tensor *parse_text(mtk_ctx *ctx, const char *spec, const char *what)
         size_t len = 0;
         for (int64_t r = 0; r < rows && len < sizeof list - 32; r++)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%lld", r ? ", " : "", (long long)lengths[r]);
-        cli_error("--%s: rows have different lengths (%s tokens): pad them to one length and pass "
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                  "--%s: rows have different lengths (%s tokens): pad them to one length and pass "
                   "--attention-mask with 0 on the padding", what, list);
         return NULL;
     }
     cols = lengths[0];
     mtk_tensor *t = new_ids(ctx, rows, cols);
     if (!t) {
-        cli_error("--%s: %s", what, mtk_ctx_message(ctx));
+        ids_fail_ctx(ctx, what);
         return NULL;
     }
     memcpy(mtk_tensor_data(t), values, (size_t)total * sizeof *values);
@@ -88,7 +101,8 @@ static mtk_tensor *as_ids(mtk_ctx *ctx, mtk_tensor *t, const char *path, const c
 {
     if (!t) return NULL;
     if (!mtk_dtype_is_integral(t->dtype, true)) {
-        cli_error("--%s: %s holds %s: expected integers", what, path, mtk_dtype_name(t->dtype));
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                  "--%s: %s holds %s: expected integers", what, path, mtk_dtype_name(t->dtype));
         return NULL;
     }
     if (t->ndim == 1) {
@@ -96,11 +110,12 @@ static mtk_tensor *as_ids(mtk_ctx *ctx, mtk_tensor *t, const char *path, const c
         t = mtk_reshape(ctx, t, shape, 2);
     }
     if (t && t->ndim != 2) {
-        cli_error("--%s: %s holds a tensor of %d dims: expected (batch, sequence)", what, path, (int)t->ndim);
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                  "--%s: %s holds a tensor of %d dims: expected (batch, sequence)", what, path, (int)t->ndim);
         return NULL;
     }
     t = mtk_contiguous(ctx, mtk_to_dtype(ctx, t, MTK_INT64));
-    if (!t) cli_error("--%s: %s", what, mtk_ctx_message(ctx));
+    if (!t) ids_fail_ctx(ctx, what);
     return t;
 }
 
@@ -108,7 +123,7 @@ static mtk_tensor *read_safetensors(mtk_ctx *ctx, const char *path, const char *
 {
     mtk_st_file *f = mtk_st_open(ctx, path);
     if (!f) {
-        cli_error("--%s: %s", what, mtk_ctx_message(ctx));
+        ids_fail_ctx(ctx, what);
         return NULL;
     }
     char wanted[64];
@@ -119,9 +134,10 @@ static mtk_tensor *read_safetensors(mtk_ctx *ctx, const char *path, const char *
     if (mtk_st_find(f, wanted)) name = wanted;
     else if (mtk_st_tensor_count(f) == 1) name = mtk_st_tensor_at(f, 0)->name;
     mtk_tensor *t = NULL;
-    if (!name) cli_error("--%s: %s holds %lld tensors and none is named '%s'", what, path,
+    if (!name) mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+              "--%s: %s holds %lld tensors and none is named '%s'", what, path,
                          (long long)mtk_st_tensor_count(f), wanted);
-    else if (!(t = mtk_st_load(ctx, f, name, MTK_DTYPE_UNDEFINED))) cli_error("--%s: %s", what, mtk_ctx_message(ctx));
+    else if (!(t = mtk_st_load(ctx, f, name, MTK_DTYPE_UNDEFINED))) ids_fail_ctx(ctx, what);
     mtk_st_close(f);
     return as_ids(ctx, t, path, what);
 }
@@ -145,7 +161,7 @@ static mtk_tensor *read_npy(mtk_ctx *ctx, const char *path, const char *what)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        cli_error("--%s: %s: %s", what, path, strerror(errno));
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "--%s: %s: %s", what, path, strerror(errno));
         return NULL;
     }
     unsigned char pre[10];
@@ -196,7 +212,7 @@ static mtk_tensor *read_npy(mtk_ctx *ctx, const char *path, const char *what)
     }
     fclose(f);
     if (why) {
-        cli_error("--%s: %s: %s", what, path, why);
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "--%s: %s: %s", what, path, why);
         return NULL;
     }
     return as_ids(ctx, t, path, what);
@@ -205,7 +221,7 @@ static mtk_tensor *read_npy(mtk_ctx *ctx, const char *path, const char *what)
 mtk_tensor *cli_ids_read(mtk_ctx *ctx, const char *spec, const char *what)
 {
     if (!spec || !*spec) {
-        cli_error("--%s: empty", what);
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "--%s: empty", what);
         return NULL;
     }
     mtk_tensor *t;
@@ -213,7 +229,8 @@ mtk_tensor *cli_ids_read(mtk_ctx *ctx, const char *spec, const char *what)
     else if (ends_with(spec, ".npy")) t = read_npy(ctx, spec, what);
     else t = parse_text(ctx, spec, what);
     if (t && (t->shape[0] < 1 || t->shape[1] < 1)) {
-        cli_error("--%s: (%lld, %lld): no tokens", what, (long long)t->shape[0], (long long)t->shape[1]);
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                  "--%s: (%lld, %lld): no tokens", what, (long long)t->shape[0], (long long)t->shape[1]);
         return NULL;
     }
     return t;

@@ -195,10 +195,10 @@ static int run(mtk_ctx *ctx, const run_args *a)
 {
     mtk_model_inputs in = { 0 };
     in.input_ids = cli_ids_read(ctx, a->ids, "input-ids");
-    if (!in.input_ids) return CLI_EXIT_ERROR;
-    if (a->mask && !(in.attention_mask = cli_ids_read(ctx, a->mask, "attention-mask"))) return CLI_EXIT_ERROR;
-    if (a->types && !(in.token_type_ids = cli_ids_read(ctx, a->types, "token-type-ids"))) return CLI_EXIT_ERROR;
-    if (a->positions && !(in.position_ids = cli_ids_read(ctx, a->positions, "position-ids"))) return CLI_EXIT_ERROR;
+    if (!in.input_ids || (a->mask && !(in.attention_mask = cli_ids_read(ctx, a->mask, "attention-mask"))) ||
+        (a->types && !(in.token_type_ids = cli_ids_read(ctx, a->types, "token-type-ids"))) ||
+        (a->positions && !(in.position_ids = cli_ids_read(ctx, a->positions, "position-ids"))))
+        return cli_fail_ctx(a->json, ctx);
     mtk_model_resolve_options ropts = { .dtype = a->dtype, .meta = true };
     mtk_load_spec spec = { .convert_dtype = a->dtype != MTK_DTYPE_UNDEFINED, .threads = a->threads };
     mtk_model_info info;

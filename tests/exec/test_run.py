@@ -176,6 +176,15 @@ def test_bad_inputs_fail_clearly_and_write_nothing(fixtures, run, tmp_path, ids,
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("ids", ["1,2,x", "1,2,3;4,5"])
+def test_bad_ids_with_json_are_one_json_error_on_stdout(fixtures, run, tmp_path, ids):
+    case_dir = fixtures / "llama"
+    result = run("run", case_dir / "model", "--weights", case_dir / "model", "--input-ids", ids, "--json")
+    assert result.returncode == 1 and result.stderr == ""
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "invalid_argument" and error["message"].startswith("--input-ids: ")
+
+
 def test_inputs_a_family_does_not_take_are_refused_not_ignored(fixtures, run, tmp_path):
     case_dir = fixtures / "gpt2"
     result = run("run", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "1,2,3",

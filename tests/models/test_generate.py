@@ -123,8 +123,8 @@ def test_generate_refuses_fewer_than_one_new_token(n, generated, mtk):
 
 
 @pytest.mark.parametrize("ids,mask,message", [
-    ("1,2;3", None, "row 2 has 1 ids, row 1 has 2"),
-    ("1,x", None, "'x' is not an integer"),
+    ("1,2;3", None, "--input-ids: rows have different lengths (2, 1 tokens)"),
+    ("1,x", None, "--input-ids: '1,x' is not a list of integers"),
     ("1,2;3,4", "1,1", "--attention-mask is 1x2, --input-ids 2x2"),
 ])
 def test_generate_refuses_malformed_ids(ids, mask, message, generated, mtk):
