@@ -38,8 +38,8 @@ static int64_t on_rank(shard_bytes b, const mtk_shard_options *o, bool layer)
 
 /* One micro-batch's saved activations and the largest working set of
  * stage s. */
-static void stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, int64_t *saved,
-                              int64_t *transient)
+void shard_stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, int64_t *saved,
+                             int64_t *transient)
 {
     const mtk_shard_options *o = &plan->options;
     *saved = *transient = 0;
@@ -63,13 +63,13 @@ static void stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan 
     *transient += recompute;
 }
 
-/* Model states of one rank (parameters, gradients, optimizer states) as
- * ZeRO or FSDP leave them, and the largest layer's gathered parameters. */
-static void model_states(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t t, int32_t d, int32_t s,
-                         mtk_memory_breakdown *m, int64_t *gathered)
+/* Model-state sums of one rank (parameters and optimizer states of its
+ * stage, FSDP2's padded shards, the largest layer's parameters). */
+void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t t, int32_t d, int32_t s,
+                         shard_state_sums *sums)
 {
     const mtk_shard_options *o = &plan->options;
-    int64_t pb[2] = { 0, 0 }, ob[2] = { 0, 0 }, fsdp_p = 0, fsdp_o = 0; /* [dense, expert] */
+    memset(sums, 0, sizeof *sums);
     int64_t best = 0;
     int32_t cur_layer = -2;
     int64_t cur = 0;
@@ -80,14 +80,14 @@ static void model_states(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         int32_t index = p->expert ? d % o->ep : p->nlocal > 1 ? t : 0;
         int64_t n = numel(p->local_shapes + (size_t)index * (size_t)p->ndim, p->ndim);
         int64_t item = (int64_t)mtk_dtype_size(p->dtype);
-        pb[p->expert] += n * item;
-        ob[p->expert] += n * state_bytes(p->dtype);
+        sums->params[p->expert] += n * item;
+        sums->states[p->expert] += n * state_bytes(p->dtype);
         /* FSDP2 pads each shard's storage to ceil(dim 0 / dp) rows */
         int64_t groups = p->expert ? o->dp / o->ep : o->dp;
         const int64_t *ls = p->local_shapes + (size_t)index * (size_t)p->ndim;
         int64_t fn = p->ndim > 0 && ls[0] > 0 ? ceil_div(ls[0], groups) * (n / ls[0]) : n;
-        fsdp_p += fn * item;
-        fsdp_o += fn * state_bytes(p->dtype);
+        sums->fsdp_params += fn * item;
+        sums->fsdp_states += fn * state_bytes(p->dtype);
         if (p->layer != cur_layer) {
             if (cur > best) best = cur;
             cur_layer = p->layer, cur = 0;
@@ -95,15 +95,24 @@ static void model_states(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         cur += n * item;
     }
     if (cur > best) best = cur;
+    sums->largest_layer = best;
+}
+
+/* Model states of one rank (parameters, gradients, optimizer states) as
+ * ZeRO or FSDP leave them, and the largest layer's gathered parameters. */
+static void model_states(const shard_state_sums *sums, const mtk_shard_options *o, mtk_memory_breakdown *m,
+                         int64_t *gathered)
+{
+    const int64_t *pb = sums->params, *ob = sums->states;
     int64_t groups[2] = { o->dp, o->dp / (o->ep > 0 ? o->ep : 1) };
     int64_t params = pb[0] + pb[1], grads = params, states = ob[0] + ob[1];
     if (o->fsdp || o->zero == 3) {
-        params = fsdp_p, grads = fsdp_p, states = fsdp_o;
+        params = sums->fsdp_params, grads = sums->fsdp_params, states = sums->fsdp_states;
         if (o->zero == 3) {
             params = grads = ceil_div(pb[0], groups[0]) + ceil_div(pb[1], groups[1]);
             states = ceil_div(ob[0], groups[0]) + ceil_div(ob[1], groups[1]);
         }
-        *gathered = o->dp > 1 ? best : 0;
+        *gathered = o->dp > 1 ? sums->largest_layer : 0;
     } else {
         if (o->zero >= 1) states = ceil_div(ob[0], groups[0]) + ceil_div(ob[1], groups[1]);
         if (o->zero >= 2) grads = ceil_div(pb[0], groups[0]) + ceil_div(pb[1], groups[1]);
@@ -114,30 +123,40 @@ static void model_states(const mtk_shard_analysis *a, const mtk_shard_plan *plan
     m->optimizer_states = o->training ? states : 0;
 }
 
+void shard_rank_memory(const mtk_shard_plan *plan, const shard_state_sums *sums, int64_t saved, int64_t transient,
+                       mtk_shard_rank *k)
+{
+    const mtk_shard_options *o = &plan->options;
+    int64_t gathered;
+    memset(&k->memory, 0, sizeof k->memory);
+    model_states(sums, o, &k->memory, &gathered);
+    int64_t mb = plan->micro_batches;
+    k->in_flight = o->training ? (int32_t)(o->pp - k->stage < mb ? o->pp - k->stage : mb) : 0;
+    k->memory.activations_saved = k->in_flight * saved;
+    /* the gathered layer, and its prefetched successor; training also
+       holds the layer's unsharded gradients before reduce-scatter */
+    k->memory.transient_at_peak = transient + gathered * (o->training ? 3 : 2);
+    const mtk_memory_breakdown *m = &k->memory;
+    k->peak_bytes = m->parameters + m->gradients + m->optimizer_states + m->activations_saved + m->kv_cache +
+                    m->transient_at_peak;
+}
+
 static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)
 {
     const mtk_shard_options *o = &plan->options;
     mtk_shard_rank *ranks = mtk_ctx_alloc(ctx, (size_t)plan->world_size * sizeof *ranks);
     int64_t *saved = mtk_ctx_alloc(ctx, (size_t)o->pp * 2 * sizeof *saved);
     if (!ranks || !saved) return false;
-    for (int32_t s = 0; s < o->pp; s++) stage_activations(a, plan, s, &saved[2 * s], &saved[2 * s + 1]);
+    for (int32_t s = 0; s < o->pp; s++) shard_stage_activations(a, plan, s, &saved[2 * s], &saved[2 * s + 1]);
     for (int32_t r = 0; r < plan->world_size; r++) {
         mtk_shard_rank *k = &ranks[r];
         k->rank = r;
         k->tp_index = r % o->tp;
         k->dp_index = (r / o->tp) % o->dp;
         k->stage = r / (o->tp * o->dp);
-        int64_t gathered;
-        model_states(a, plan, k->tp_index, k->dp_index, k->stage, &k->memory, &gathered);
-        int64_t mb = plan->micro_batches;
-        k->in_flight = o->training ? (int32_t)(o->pp - k->stage < mb ? o->pp - k->stage : mb) : 0;
-        k->memory.activations_saved = k->in_flight * saved[2 * k->stage];
-        /* the gathered layer, and its prefetched successor; training also
-           holds the layer's unsharded gradients before reduce-scatter */
-        k->memory.transient_at_peak = saved[2 * k->stage + 1] + gathered * (o->training ? 3 : 2);
-        const mtk_memory_breakdown *m = &k->memory;
-        k->peak_bytes = m->parameters + m->gradients + m->optimizer_states + m->activations_saved + m->kv_cache +
-                        m->transient_at_peak;
+        shard_state_sums sums;
+        shard_state_sums_of(a, plan, k->tp_index, k->dp_index, k->stage, &sums);
+        shard_rank_memory(plan, &sums, saved[2 * k->stage], saved[2 * k->stage + 1], k);
     }
     plan->ranks = ranks;
     return true;
@@ -149,12 +168,22 @@ typedef struct comm_list {
     mtk_shard_comm *items;
     int32_t n, cap;
     mtk_ctx *ctx;
+    int64_t *sums;              /* not NULL: only add bytes up, per op and group */
 } comm_list;
+
+int32_t shard_group_index(const char *group)
+{
+    return group[0] == 't' ? 0 : group[0] == 'd' ? 1 : group[0] == 'p' ? 2 : 3;
+}
 
 static void add(comm_list *l, mtk_collective op, const char *group, int32_t stage, const char *what, int64_t count,
                 int64_t bytes)
 {
     if (count <= 0) return;
+    if (l->sums) {
+        l->sums[(int32_t)op * SHARD_NGROUPS + shard_group_index(group)] += bytes;
+        return;
+    }
     for (int32_t i = 0; i < l->n; i++) {
         mtk_shard_comm *c = &l->items[i];
         if (c->op == op && c->stage == stage && strcmp(c->group, group) == 0 && strcmp(c->what, what) == 0) {
@@ -277,6 +306,15 @@ static void pp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
     if (!o->training) return;
     if (s > 0) add(l, MTK_COLL_SEND, "pp", s, "gradients to the previous stage", m, m * b);
     if (s < o->pp - 1) add(l, MTK_COLL_RECV, "pp", s, "gradients from the next stage", m, m * b);
+}
+
+void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, int which,
+                            int64_t *bytes)
+{
+    comm_list l = { .sums = bytes };
+    if (which & SHARD_COMMS_TP) tp_comms(a, plan, s, &l);
+    if (which & SHARD_COMMS_DP) dp_comms(a, plan, s, &l);
+    if (which & SHARD_COMMS_PP) pp_comms(a, plan, s, &l);
 }
 
 bool shard_cost(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)

@@ -279,7 +279,8 @@ void shard_note(mtk_shard_plan *plan, const char *note)
     if (plan->nnotes < (int32_t)(sizeof plan->notes / sizeof plan->notes[0])) plan->notes[plan->nnotes++] = note;
 }
 
-mtk_shard_plan *mtk_shard_evaluate(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o)
+mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o,
+                             const int32_t *first, const double *stage_flops)
 {
     if (!ctx) return NULL;
     if (!a || !o) {
@@ -299,11 +300,22 @@ mtk_shard_plan *mtk_shard_evaluate(mtk_ctx *ctx, const mtk_shard_analysis *a, co
     plan->micro_batches = global / (o->micro_batch * o->dp);
     plan->bubble = o->pp > 1 ? (double)(o->pp - 1) / (double)(plan->micro_batches + o->pp - 1) : 0.0;
     plan->nlayers = a->nlayers;
-    double *flops;
-    plan->stage_first_layer = partition(ctx, a, o->pp, &flops);
-    if (!plan->stage_first_layer) return NULL;
-    plan->stage_flops = flops;
+    if (first && stage_flops) {
+        plan->stage_first_layer = first;
+        plan->stage_flops = stage_flops;
+    } else {
+        double *flops;
+        plan->stage_first_layer = partition(ctx, a, o->pp, &flops);
+        if (!plan->stage_first_layer) return NULL;
+        plan->stage_flops = flops;
+    }
     if (!place_params(ctx, a, o, plan)) return NULL;
-    if (!shard_cost(ctx, a, plan)) return NULL;
+    return plan;
+}
+
+mtk_shard_plan *mtk_shard_evaluate(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o)
+{
+    mtk_shard_plan *plan = shard_layout(ctx, a, o, NULL, NULL);
+    if (!plan || !shard_cost(ctx, a, plan)) return NULL;
     return plan;
 }

@@ -85,4 +85,46 @@ void shard_note(mtk_shard_plan *plan, const char *note);
  * whose stages and parameters are placed.  False on out of memory. */
 bool shard_cost(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan);
 
+/* mtk_shard_evaluate without the costs: the checks, the stages (first and
+ * stage_flops when given: a partition of the same pp made before, else
+ * computed) and every parameter's placement.  NULL with the context's
+ * error. */
+mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o,
+                             const int32_t *first, const double *stage_flops);
+
+/* One rank's model-state sums before ZeRO or FSDP divide them. */
+typedef struct shard_state_sums {
+    int64_t params[2], states[2];  /* [dense, expert] bytes on the rank     */
+    int64_t fsdp_params, fsdp_states; /* with FSDP2's padded Shard(0)       */
+    int64_t largest_layer;         /* the largest layer's parameter bytes   */
+} shard_state_sums;
+
+/* The sums of the rank (t, d, s) of a placed plan: ranks with the same t,
+ * d % ep and s have the same. */
+void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t t, int32_t d, int32_t s,
+                         shard_state_sums *sums);
+
+/* One micro-batch's saved activations and the largest working set of
+ * stage s under the plan's options (tp, sp, recompute). */
+void shard_stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, int64_t *saved,
+                             int64_t *transient);
+
+/* A rank's memory and peak from its sums and its stage's activations,
+ * under the plan's options (zero, fsdp) and micro-batches. */
+void shard_rank_memory(const mtk_shard_plan *plan, const shard_state_sums *sums, int64_t saved, int64_t transient,
+                       mtk_shard_rank *rank);
+
+/* Which collectives shard_stage_comm_bytes adds up. */
+enum { SHARD_COMMS_TP = 1, SHARD_COMMS_DP = 2, SHARD_COMMS_PP = 4 };
+#define SHARD_NGROUPS 4 /* tp, dp, pp, ep */
+#define SHARD_NOPS 6    /* mtk_collective */
+
+/* The bytes of stage s's collectives (those of `which`) added into
+ * bytes[op * SHARD_NGROUPS + group], as shard_cost lists them. */
+void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, int which,
+                            int64_t *bytes);
+
+/* The group index of "tp", "dp", "pp" or "ep". */
+int32_t shard_group_index(const char *group);
+
 #endif
