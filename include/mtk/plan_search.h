@@ -80,6 +80,7 @@ typedef struct mtk_shard_search_result {
     int64_t searched;           /* configurations estimated                  */
     int64_t feasible;           /* of which fit in memory                    */
     double seconds;             /* the search's time, analyses excluded      */
+    double cpu_seconds;         /* the same in processor time (clock())      */
     double analysis_seconds;    /* tracing the model once per micro-batch    */
 } mtk_shard_search_result;
 

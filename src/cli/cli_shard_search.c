@@ -82,6 +82,10 @@ static void print_why(const mtk_shard_search_result *r)
            (double)(b->budget_bytes - b->peak_bytes) / GIB);
     if (r->nplans < 2) return;
     const mtk_shard_estimate *n = &r->plans[1];
+    if (n->step_seconds == s) {
+        printf("  ties #2 on time and needs %.1f GiB less a GPU\n", (double)(n->peak_bytes - b->peak_bytes) / GIB);
+        return;
+    }
     printf("  vs #2: %.3f s faster a step (compute %+.3f s, communication %+.3f s, bubble %+.3f s), "
            "%+.1f GiB of peak memory\n",
            n->step_seconds - s, b->compute_seconds - n->compute_seconds,
@@ -119,6 +123,7 @@ static int print_json(const char *model, const mtk_shard_search_options *so, con
     cJSON_AddNumberToObject(root, "searched", (double)r->searched);
     cJSON_AddNumberToObject(root, "feasible", (double)r->feasible);
     cJSON_AddNumberToObject(root, "seconds", r->seconds);
+    cJSON_AddNumberToObject(root, "cpu_seconds", r->cpu_seconds);
     cJSON_AddNumberToObject(root, "analysis_seconds", r->analysis_seconds);
     for (int32_t i = 0; i < r->nplans; i++) cJSON_AddItemToArray(plans, cli_shard_estimate_json(&r->plans[i]));
     cJSON_AddItemToObject(root, "plans", plans);
@@ -150,8 +155,9 @@ int cli_shard_search(const char *model, const mtk_shard_search_options *so, bool
                model, so->gpus, so->gpu.name ? so->gpu.name : "gpu", so->gpu.tflops, 100.0 * so->efficiency,
                so->gpu.memory_gib, so->gpu.nvlink_gbps, so->gpu.ib_gbps, so->gpu.gpus_per_node,
                (long long)so->global_batch, (long long)so->seq);
-        printf("searched %lld configurations in %.1f ms (tracing: %.2f s); %lld fit\n\n", (long long)r->searched,
-               1e3 * r->seconds, r->analysis_seconds, (long long)r->feasible);
+        printf("searched %lld configurations in %.1f ms (%.1f ms of processor time; tracing: %.2f s); %lld fit\n\n",
+               (long long)r->searched, 1e3 * r->seconds, 1e3 * r->cpu_seconds, r->analysis_seconds,
+               (long long)r->feasible);
         if (r->nplans == 0) {
             printf("no configuration fits in %.1f GiB a GPU\n", so->gpu.memory_gib);
             mtk_ctx_free(ctx);

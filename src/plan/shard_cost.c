@@ -44,7 +44,11 @@ void shard_stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *
     const mtk_shard_options *o = &plan->options;
     *saved = *transient = 0;
     int64_t recompute = 0;
-    for (int32_t u = 0; u < a->nlayers + 2; u++) {
+    int32_t pre = SHARD_UNIT_PRE(a), post = SHARD_UNIT_POST(a);
+    for (int32_t k = plan->stage_first_layer[s] - 1; k <= plan->stage_first_layer[s + 1]; k++) {
+        /* the stage's layers, the embedding before the first stage's and
+           the head after the last's */
+        int32_t u = k < plan->stage_first_layer[s] ? pre : k == plan->stage_first_layer[s + 1] ? post : k;
         if (!in_stage(a, plan, u, s)) continue;
         const shard_unit *unit = &a->units[u];
         bool layer = u < a->nlayers;

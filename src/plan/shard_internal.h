@@ -85,12 +85,14 @@ void shard_note(mtk_shard_plan *plan, const char *note);
  * whose stages and parameters are placed.  False on out of memory. */
 bool shard_cost(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan);
 
-/* mtk_shard_evaluate without the costs: the checks, the stages (first and
- * stage_flops when given: a partition of the same pp made before, else
- * computed) and every parameter's placement.  NULL with the context's
- * error. */
+/* mtk_shard_evaluate without the costs: the checks, the stages and every
+ * parameter's placement.  same_pp (may be NULL): a plan of the same
+ * analysis whose partition is reused when its pp is o's; same_tp (may be
+ * NULL): one whose placements and local shapes are reused when its tp and
+ * ep are o's and neither has slices or shards parameters over dp.  NULL
+ * with the context's error. */
 mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o,
-                             const int32_t *first, const double *stage_flops);
+                             const mtk_shard_plan *same_pp, const mtk_shard_plan *same_tp);
 
 /* One rank's model-state sums before ZeRO or FSDP divide them. */
 typedef struct shard_state_sums {

@@ -86,12 +86,16 @@ static void search_best_equals_brute_force_over_evaluate(void **state)
     assert_int_equal(r->feasible, feasible);
     assert_true(feasible > 0 && feasible < n);
     assert_true(r->nplans == so.top);
-    /* the brute force's fastest that fit, first of equals first */
+    /* the brute force's fastest that fit (equals: the smaller peak, then
+       the first) */
     bool *taken = calloc((size_t)n, sizeof *taken);
     for (int32_t k = 0; k < r->nplans; k++) {
         int32_t best = -1;
         for (int32_t i = 0; i < n; i++)
-            if (all[i].fits && !taken[i] && (best < 0 || all[i].step_seconds < all[best].step_seconds)) best = i;
+            if (all[i].fits && !taken[i] &&
+                (best < 0 || all[i].step_seconds < all[best].step_seconds ||
+                 (all[i].step_seconds == all[best].step_seconds && all[i].peak_bytes < all[best].peak_bytes)))
+                best = i;
         taken[best] = true;
         const mtk_shard_estimate *e = &r->plans[k];
         assert_true(e->fits && e->peak_bytes <= e->budget_bytes);
