@@ -116,7 +116,8 @@ static void estimate(const mtk_shard_search_options *so, const mtk_shard_options
     e->mfu = e->step_seconds > 0 ? model_flops / (e->step_seconds * (double)world * so->gpu.tflops * 1e12) : 0.0;
 }
 
-static bool check_search_options(mtk_ctx *ctx, const mtk_shard_search_options *so)
+/* The cost model's own numbers: the GPU's and the efficiency. */
+static bool check_cost_model(mtk_ctx *ctx, const mtk_shard_search_options *so)
 {
     const mtk_gpu_spec *g = &so->gpu;
     if (!(so->efficiency > 0.0 && so->efficiency <= 1.0))
@@ -129,6 +130,12 @@ static bool check_search_options(mtk_ctx *ctx, const mtk_shard_search_options *s
                          "GPUs per node (got %g, %g, %g, %g, %d)",
                          g->name ? g->name : "?", g->tflops, g->memory_gib, g->nvlink_gbps, g->ib_gbps,
                          g->gpus_per_node);
+    return true;
+}
+
+static bool check_search_options(mtk_ctx *ctx, const mtk_shard_search_options *so)
+{
+    if (!check_cost_model(ctx, so)) return false;
     if (so->gpus < 1 || so->seq < 1 || so->global_batch < 1 || so->max_micro_batch < 1 || so->top < 1)
         return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                          "shard --search: --gpus %d, sequence %lld, --global-batch %lld, --max-micro-batch %lld and "
@@ -143,7 +150,7 @@ bool mtk_shard_plan_estimate(mtk_ctx *ctx, const mtk_shard_plan *plan, const mtk
 {
     if (!ctx) return false;
     if (!plan || !so || !e) return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard: NULL plan, options or estimate");
-    if (!check_search_options(ctx, so)) return false;
+    if (!check_cost_model(ctx, so)) return false;
     const mtk_shard_options *o = &plan->options;
     int64_t *bytes = mtk_ctx_alloc(ctx, (size_t)o->pp * CELLS * sizeof *bytes);
     if (!bytes) return false;
