@@ -80,17 +80,21 @@ static void print_why(const mtk_shard_search_result *r)
            "%.1f GiB of memory headroom a GPU\n",
            100.0 * b->compute_seconds / s, 100.0 * b->communication_seconds / s, 100.0 * b->bubble_seconds / s,
            (double)(b->budget_bytes - b->peak_bytes) / GIB);
-    if (r->nplans < 2) return;
-    const mtk_shard_estimate *n = &r->plans[1];
-    if (n->step_seconds == s) {
-        printf("  ties #2 on time and needs %.1f GiB less a GPU\n", (double)(n->peak_bytes - b->peak_bytes) / GIB);
+    if (r->nplans >= 2 && r->plans[1].step_seconds == s)
+        printf("  ties #2 on time and needs %.1f GiB less a GPU\n",
+               (double)(r->plans[1].peak_bytes - b->peak_bytes) / GIB);
+    /* against the next plan on another mesh: what the mesh buys */
+    for (int32_t i = 1; i < r->nplans; i++) {
+        const mtk_shard_estimate *n = &r->plans[i];
+        const mtk_shard_options *x = &n->options, *o = &b->options;
+        if (x->tp == o->tp && x->pp == o->pp && x->dp == o->dp && x->ep == o->ep) continue;
+        printf("  vs #%d (tp %d pp %d dp %d ep %d): %.3f s faster a step (compute %+.3f s, communication %+.3f s, "
+               "bubble %+.3f s), %+.1f GiB of peak memory\n",
+               i + 1, x->tp, x->pp, x->dp, x->ep, n->step_seconds - s, b->compute_seconds - n->compute_seconds,
+               b->communication_seconds - n->communication_seconds, b->bubble_seconds - n->bubble_seconds,
+               (double)(b->peak_bytes - n->peak_bytes) / GIB);
         return;
     }
-    printf("  vs #2: %.3f s faster a step (compute %+.3f s, communication %+.3f s, bubble %+.3f s), "
-           "%+.1f GiB of peak memory\n",
-           n->step_seconds - s, b->compute_seconds - n->compute_seconds,
-           b->communication_seconds - n->communication_seconds, b->bubble_seconds - n->bubble_seconds,
-           (double)(b->peak_bytes - n->peak_bytes) / GIB);
 }
 
 static cJSON *gpu_json(const mtk_shard_search_options *so)

@@ -69,15 +69,17 @@ void shard_stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *
 
 /* Model-state sums of one rank (parameters and optimizer states of its
  * stage, FSDP2's padded shards, the largest layer's parameters). */
-void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t t, int32_t d, int32_t s,
-                         shard_state_sums *sums)
+void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
+                         int32_t t, int32_t d, int32_t s, shard_state_sums *sums)
 {
     const mtk_shard_options *o = &plan->options;
     memset(sums, 0, sizeof *sums);
     int64_t best = 0;
     int32_t cur_layer = -2;
     int64_t cur = 0;
-    for (int32_t i = 0; i < plan->nparams; i++) {
+    int32_t lo = ix ? ix->param_start[s] : 0, hi = ix ? ix->param_start[s + 1] : plan->nparams;
+    for (int32_t k = lo; k < hi; k++) {
+        int32_t i = ix ? ix->params[k] : k;
         const mtk_shard_param *p = &plan->params[i];
         bool copy = i == a->tied_param && s == o->pp - 1 && s != p->stage;
         if (p->stage != s && !copy) continue;
@@ -159,7 +161,7 @@ static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *pl
         k->dp_index = (r / o->tp) % o->dp;
         k->stage = r / (o->tp * o->dp);
         shard_state_sums sums;
-        shard_state_sums_of(a, plan, k->tp_index, k->dp_index, k->stage, &sums);
+        shard_state_sums_of(a, plan, NULL, k->tp_index, k->dp_index, k->stage, &sums);
         shard_rank_memory(plan, &sums, saved[2 * k->stage], saved[2 * k->stage + 1], k);
     }
     plan->ranks = ranks;
@@ -173,6 +175,7 @@ typedef struct comm_list {
     int32_t n, cap;
     mtk_ctx *ctx;
     int64_t *sums;              /* not NULL: only add bytes up, per op and group */
+    const shard_stage_index *ix;/* not NULL: each stage's sites and parameters */
 } comm_list;
 
 int32_t shard_group_index(const char *group)
@@ -212,8 +215,10 @@ static void tp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
     const mtk_shard_options *o = &plan->options;
     int64_t m = plan->micro_batches;
     bool train = o->training;
-    for (int32_t i = 0; i < a->nsites; i++) {
-        const shard_site *site = &a->sites[i];
+    const shard_stage_index *ix = l->ix;
+    int32_t lo = ix ? ix->site_start[s] : 0, hi = ix ? ix->site_start[s + 1] : a->nsites;
+    for (int32_t k = lo; k < hi; k++) {
+        const shard_site *site = &a->sites[ix ? ix->sites[k] : k];
         if (!in_stage(a, plan, site->unit, s)) continue;
         int64_t in = site->in_bytes, out = site->out_bytes;
         switch (site->style) {
@@ -275,7 +280,10 @@ static void dp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
     const mtk_shard_options *o = &plan->options;
     if (o->dp == 1) return;
     int64_t m = plan->micro_batches, bytes = 0, units = 0, last = -3;
-    for (int32_t i = 0; i < plan->nparams; i++) {
+    const shard_stage_index *ix = l->ix;
+    int32_t lo = ix ? ix->param_start[s] : 0, hi = ix ? ix->param_start[s + 1] : plan->nparams;
+    for (int32_t k = lo; k < hi; k++) {
+        int32_t i = ix ? ix->params[k] : k;
         const mtk_shard_param *p = &plan->params[i];
         if (p->stage != s && !(i == a->tied_param && s == o->pp - 1)) continue;
         bytes += numel(p->local_shapes, p->ndim) * (int64_t)mtk_dtype_size(p->dtype);
@@ -312,13 +320,50 @@ static void pp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
     if (s < o->pp - 1) add(l, MTK_COLL_RECV, "pp", s, "gradients from the next stage", m, m * b);
 }
 
-void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, int which,
-                            int64_t *bytes)
+void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
+                            int32_t s, int which, int64_t *bytes)
 {
-    comm_list l = { .sums = bytes };
+    comm_list l = { .sums = bytes, .ix = ix };
     if (which & SHARD_COMMS_TP) tp_comms(a, plan, s, &l);
     if (which & SHARD_COMMS_DP) dp_comms(a, plan, s, &l);
     if (which & SHARD_COMMS_PP) pp_comms(a, plan, s, &l);
+}
+
+/* The stage of a unit. */
+static int32_t unit_stage(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t unit)
+{
+    for (int32_t s = 0; s < plan->options.pp; s++)
+        if (in_stage(a, plan, unit, s)) return s;
+    return 0;
+}
+
+shard_stage_index *shard_stage_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan)
+{
+    int32_t pp = plan->options.pp, np = plan->nparams, last = pp - 1;
+    shard_stage_index *ix = mtk_ctx_alloc(ctx, sizeof *ix);
+    int32_t *pstart = mtk_ctx_alloc(ctx, (size_t)(pp + 2) * sizeof *pstart);
+    int32_t *sstart = mtk_ctx_alloc(ctx, (size_t)(pp + 2) * sizeof *sstart);
+    int32_t *params = mtk_ctx_alloc_uninit(ctx, (size_t)(np + 2) * sizeof *params);
+    int32_t *sites = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nsites + 1) * sizeof *sites);
+    int32_t *site_stage = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nsites + 1) * sizeof *site_stage);
+    if (!ix || !pstart || !sstart || !params || !sites || !site_stage) return NULL;
+    /* counting sort, each bucket in index order; the tied embedding also
+       in the last stage */
+    for (int32_t i = 0; i < np; i++) {
+        int32_t st = plan->params[i].stage;
+        pstart[st + 2]++;
+        if (i == a->tied_param && st != last) pstart[last + 2]++;
+    }
+    for (int32_t i = 0; i < a->nsites; i++) sstart[(site_stage[i] = unit_stage(a, plan, a->sites[i].unit)) + 2]++;
+    for (int32_t s = 2; s <= pp + 1; s++) pstart[s] += pstart[s - 1], sstart[s] += sstart[s - 1];
+    for (int32_t i = 0; i < np; i++) {
+        int32_t st = plan->params[i].stage;
+        params[pstart[st + 1]++] = i;
+        if (i == a->tied_param && st != last) params[pstart[last + 1]++] = i;
+    }
+    for (int32_t i = 0; i < a->nsites; i++) sites[sstart[site_stage[i] + 1]++] = i;
+    ix->param_start = pstart, ix->params = params, ix->site_start = sstart, ix->sites = sites;
+    return ix;
 }
 
 bool shard_cost(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)

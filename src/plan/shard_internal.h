@@ -101,10 +101,22 @@ typedef struct shard_state_sums {
     int64_t largest_layer;         /* the largest layer's parameter bytes   */
 } shard_state_sums;
 
+/* Each stage's parameters (the tied embedding also in the last stage)
+ * and tensor/expert-parallel sites, in index order: stage s's are
+ * params[param_start[s] .. param_start[s + 1]), likewise sites. */
+typedef struct shard_stage_index {
+    const int32_t *param_start, *params;
+    const int32_t *site_start, *sites;
+} shard_stage_index;
+
+/* The index of a placed plan's stages.  NULL on out of memory. */
+shard_stage_index *shard_stage_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan);
+
 /* The sums of the rank (t, d, s) of a placed plan: ranks with the same t,
- * d % ep and s have the same. */
-void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t t, int32_t d, int32_t s,
-                         shard_state_sums *sums);
+ * d % ep and s have the same.  ix (may be NULL: every parameter is
+ * looked at) limits the walk to the stage's own. */
+void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
+                         int32_t t, int32_t d, int32_t s, shard_state_sums *sums);
 
 /* One micro-batch's saved activations and the largest working set of
  * stage s under the plan's options (tp, sp, recompute). */
@@ -122,9 +134,10 @@ enum { SHARD_COMMS_TP = 1, SHARD_COMMS_DP = 2, SHARD_COMMS_PP = 4 };
 #define SHARD_NOPS 6    /* mtk_collective */
 
 /* The bytes of stage s's collectives (those of `which`) added into
- * bytes[op * SHARD_NGROUPS + group], as shard_cost lists them. */
-void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, int which,
-                            int64_t *bytes);
+ * bytes[op * SHARD_NGROUPS + group], as shard_cost lists them; ix as for
+ * shard_state_sums_of. */
+void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
+                            int32_t s, int which, int64_t *bytes);
 
 /* The group index of "tp", "dp", "pp" or "ep". */
 int32_t shard_group_index(const char *group);

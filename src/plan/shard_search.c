@@ -221,17 +221,18 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
     int64_t *tpc = mtk_ctx_alloc(ctx, 5 * cells * sizeof *tpc); /* sp 0, sp 1, then dp: none, zero, sharded */
     int64_t *bytes = mtk_ctx_alloc(ctx, cells * sizeof *bytes);
     int64_t *act = mtk_ctx_alloc(ctx, 2 * (size_t)pp * sizeof *act);
-    if (!sums || !tpc || !bytes || !act) return false;
+    const shard_stage_index *ix = shard_stage_index_build(ctx, a, plan);
+    if (!sums || !tpc || !bytes || !act || !ix) return false;
     for (int32_t s = 0; s < pp; s++)
         for (int32_t e = 0; e < ep; e++)
             for (int32_t t = 0; t < tp; t++)
-                shard_state_sums_of(a, plan, t, e, s, &sums[((size_t)s * (size_t)ep + (size_t)e) * (size_t)tp + (size_t)t]);
+                shard_state_sums_of(a, plan, ix, t, e, s, &sums[((size_t)s * (size_t)ep + (size_t)e) * (size_t)tp + (size_t)t]);
     memset(tpc, 0, 5 * cells * sizeof *tpc);
     for (int32_t v = 0; v < 5; v++) {
         o->sp = v == 1 && tp > 1;
         o->zero = v == 3 ? 1 : v == 4 ? 3 : 0;
         for (int32_t s = 0; s < pp; s++)
-            shard_stage_comm_bytes(a, plan, s, v < 2 ? SHARD_COMMS_TP | SHARD_COMMS_PP : SHARD_COMMS_DP,
+            shard_stage_comm_bytes(a, plan, ix, s, v < 2 ? SHARD_COMMS_TP | SHARD_COMMS_PP : SHARD_COMMS_DP,
                                    tpc + (size_t)v * cells + (size_t)s * CELLS);
     }
     for (int32_t z = 0; z < 5; z++) {           /* ZeRO 0, 1, 2, 3, then FSDP */
@@ -279,7 +280,12 @@ static bool search_micro_batch(search_state *st, const mtk_shard_analysis *a, in
             if ((n / tp) % pp) continue;
             int32_t dp = n / tp / pp;
             if (so->global_batch % (micro * dp)) {
-                if (first_pass) note_why(st, "tp %d pp %d dp %d: %s; ", tp, pp, dp, "the global batch is not a multiple of dp");
+                if (first_pass) {
+                    char why[96];
+                    snprintf(why, sizeof why, "--global-batch %lld is not a multiple of dp %d",
+                             (long long)so->global_batch, dp);
+                    note_why(st, "tp %d pp %d dp %d: %s; ", tp, pp, dp, why);
+                }
                 continue;
             }
             for (int32_t ep = 1; ep <= dp; ep++) {
@@ -298,8 +304,11 @@ static bool search_micro_batch(search_state *st, const mtk_shard_analysis *a, in
                 mtk_shard_plan *plan = shard_layout(st->ctx, a, &o, same_pp, same_tp);
                 if (!plan) {
                     if (mtk_ctx_status(st->ctx) != MTK_ERR_INVALID_ARGUMENT) return false;
-                    if (first_pass && ep == 1)
-                        note_why(st, "tp %d pp %d dp %d: %s; ", tp, pp, dp, mtk_ctx_message(st->ctx));
+                    if (first_pass && ep == 1) {
+                        const char *why = mtk_ctx_message(st->ctx);
+                        if (strncmp(why, "shard: ", 7) == 0) why += 7;
+                        note_why(st, "tp %d pp %d dp %d: %s; ", tp, pp, dp, why);
+                    }
                     mtk_ctx_clear_error(st->ctx);
                     continue;
                 }
