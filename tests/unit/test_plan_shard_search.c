@@ -26,8 +26,8 @@ static void search_options(mtk_shard_search_options *so)
 
 /* Every configuration the search tries, in its order, through
  * mtk_shard_evaluate and mtk_shard_plan_estimate. */
-static int32_t brute_force(mtk_ctx *ctx, const mtk_shard_search_options *so, mtk_shard_estimate *all, int32_t cap,
-                           int64_t *feasible)
+static int32_t brute_force(mtk_ctx *ctx, const char *model, const mtk_shard_search_options *so,
+                           mtk_shard_estimate *all, int32_t cap, int64_t *feasible)
 {
     int32_t n = 0;
     *feasible = 0;
@@ -35,17 +35,19 @@ static int32_t brute_force(mtk_ctx *ctx, const mtk_shard_search_options *so, mtk
         mtk_shard_options o;
         mtk_shard_options_init(&o);
         o.micro_batch = mb, o.seq = so->seq, o.global_batch = so->global_batch;
-        mtk_shard_analysis *a = mtk_shard_analyze(ctx, MODEL, &o);
+        mtk_shard_analysis *a = mtk_shard_analyze(ctx, model, &o);
         assert_non_null(a);
         for (int32_t tp = 1; tp <= so->gpus; tp++)
         for (int32_t pp = 1; tp * pp <= so->gpus; pp++) {
             if (so->gpus % (tp * pp)) continue;
             int32_t dp = so->gpus / (tp * pp);
+            for (int32_t ep = 1; ep <= dp; ep++)
             for (int32_t z = 0; z < 5; z++)
             for (int32_t sp = 0; sp <= (tp > 1); sp++)
             for (int32_t rc = 0; rc < 3; rc++) {
                 if (dp == 1 && z > 0) continue;
-                o.tp = tp, o.pp = pp, o.dp = dp, o.ep = 1;
+                if (dp % ep) break;
+                o.tp = tp, o.pp = pp, o.dp = dp, o.ep = ep;
                 o.zero = z < 4 ? z : 0, o.fsdp = z == 4, o.sp = sp, o.recompute = (mtk_shard_recompute)rc;
                 o.without_slices = true;
                 mtk_shard_plan *plan = mtk_shard_evaluate(ctx, a, &o);
@@ -70,18 +72,16 @@ static bool same_configuration(const mtk_shard_options *a, const mtk_shard_optio
            a->fsdp == b->fsdp && a->sp == b->sp && a->recompute == b->recompute && a->micro_batch == b->micro_batch;
 }
 
-static void search_best_equals_brute_force_over_evaluate(void **state)
+static void check_against_brute_force(const char *model, const mtk_shard_search_options *base, bool want_ep)
 {
-    (void)state;
     mtk_ctx *ctx = mtk_ctx_new();
-    mtk_shard_search_options so;
-    search_options(&so);
-    mtk_shard_search_result *r = mtk_shard_search(ctx, MODEL, &so);
+    mtk_shard_search_options so = *base;
+    mtk_shard_search_result *r = mtk_shard_search(ctx, model, &so);
     assert_non_null(r);
     enum { CAP = 4096 };
     mtk_shard_estimate *all = calloc(CAP, sizeof *all);
     int64_t feasible;
-    int32_t n = brute_force(ctx, &so, all, CAP, &feasible);
+    int32_t n = brute_force(ctx, model, &so, all, CAP, &feasible);
     assert_int_equal(r->searched, n);
     assert_int_equal(r->feasible, feasible);
     assert_true(feasible > 0 && feasible < n);
@@ -103,9 +103,30 @@ static void search_best_equals_brute_force_over_evaluate(void **state)
         assert_true(e->step_seconds == all[best].step_seconds);
         assert_int_equal(e->peak_bytes, all[best].peak_bytes);
     }
+    bool ep = false;
+    for (int32_t k = 0; k < r->nplans; k++) ep |= r->plans[k].options.ep > 1;
+    assert_true(ep == want_ep);
     free(taken);
     free(all);
     mtk_ctx_free(ctx);
+}
+
+static void search_best_equals_brute_force_over_evaluate(void **state)
+{
+    (void)state;
+    mtk_shard_search_options so;
+    search_options(&so);
+    check_against_brute_force(MODEL, &so, false);
+}
+
+static void moe_search_with_expert_parallel_equals_brute_force(void **state)
+{
+    (void)state;
+    mtk_shard_search_options so;
+    search_options(&so);
+    so.gpus = 8, so.seq = 32, so.max_micro_batch = 1, so.top = 40;
+    so.gpu.memory_gib = 110.0; /* mixtral-8x7b: only well-sharded plans fit */
+    check_against_brute_force("mixtral-8x7b", &so, true);
 }
 
 static void search_returns_nothing_over_memory(void **state)
@@ -158,6 +179,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(search_best_equals_brute_force_over_evaluate),
+        cmocka_unit_test(moe_search_with_expert_parallel_equals_brute_force),
         cmocka_unit_test(search_returns_nothing_over_memory),
         cmocka_unit_test(search_of_world_no_mesh_fits_names_the_numbers),
         cmocka_unit_test(gpu_table_has_sourced_specs),
