@@ -289,7 +289,7 @@ void shard_note(mtk_shard_plan *plan, const char *note)
 }
 
 mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o,
-                             const mtk_shard_plan *same_pp, const mtk_shard_plan *same_tp)
+                             const mtk_shard_plan *same_pp, const mtk_shard_plan *same_tp, mtk_shard_param *into)
 {
     if (!ctx) return NULL;
     if (!a || !o) {
@@ -323,9 +323,10 @@ mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mt
     if (lo && o->without_slices && lo->without_slices && lo->tp == o->tp && lo->ep == o->ep && !sharded &&
         !(lo->fsdp || lo->zero == 3)) {
         /* the same placements and local shapes: only the stages differ */
-        mtk_shard_param *params = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nparams ? a->nparams : 1) * sizeof *params);
+        mtk_shard_param *params =
+            into ? into : mtk_ctx_alloc_uninit(ctx, (size_t)(a->nparams ? a->nparams : 1) * sizeof *params);
         if (!params) return NULL;
-        memcpy(params, same_tp->params, (size_t)a->nparams * sizeof *params);
+        if (params != same_tp->params) memcpy(params, same_tp->params, (size_t)a->nparams * sizeof *params);
         for (int32_t i = 0; i < a->nparams; i++) params[i].stage = stage_of(a, plan, a->params[i].unit);
         plan->params = params;
         plan->nparams = a->nparams;
@@ -337,7 +338,7 @@ mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mt
 
 mtk_shard_plan *mtk_shard_evaluate(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o)
 {
-    mtk_shard_plan *plan = shard_layout(ctx, a, o, NULL, NULL);
+    mtk_shard_plan *plan = shard_layout(ctx, a, o, NULL, NULL, NULL);
     if (!plan || !shard_cost(ctx, a, plan)) return NULL;
     return plan;
 }

@@ -89,10 +89,11 @@ bool shard_cost(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)
  * parameter's placement.  same_pp (may be NULL): a plan of the same
  * analysis whose partition is reused when its pp is o's; same_tp (may be
  * NULL): one whose placements and local shapes are reused when its tp and
- * ep are o's and neither has slices or shards parameters over dp.  NULL
- * with the context's error. */
+ * ep are o's and neither has slices or shards parameters over dp; `into`
+ * (may be NULL, may be same_tp's own, which then changes) receives them.
+ * NULL with the context's error. */
 mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o,
-                             const mtk_shard_plan *same_pp, const mtk_shard_plan *same_tp);
+                             const mtk_shard_plan *same_pp, const mtk_shard_plan *same_tp, mtk_shard_param *into);
 
 /* One rank's model-state sums before ZeRO or FSDP divide them. */
 typedef struct shard_state_sums {

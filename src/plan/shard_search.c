@@ -301,7 +301,10 @@ static bool search_micro_batch(search_state *st, const mtk_shard_analysis *a, in
                     if (st->by_pp[i]->options.pp == pp) same_pp = st->by_pp[i];
                 for (int32_t i = 0; i < st->nby_tp; i++)
                     if (st->by_tp[i]->options.tp == tp && st->by_tp[i]->options.ep == ep) same_tp = st->by_tp[i];
-                mtk_shard_plan *plan = shard_layout(st->ctx, a, &o, same_pp, same_tp);
+                /* meshes are searched one at a time: the placements of
+                   the first mesh of this tp x ep are restaged in place */
+                mtk_shard_plan *plan = shard_layout(st->ctx, a, &o, same_pp, same_tp,
+                                                    same_tp ? (mtk_shard_param *)same_tp->params : NULL);
                 if (!plan) {
                     if (mtk_ctx_status(st->ctx) != MTK_ERR_INVALID_ARGUMENT) return false;
                     if (first_pass && ep == 1) {
