@@ -251,5 +251,6 @@ typedef void (*mtk_backward_fn)(const mtk_autograd_query *q, mtk_autograd_result
 #include "mtk/plan_memory.h"
 #include "mtk/plan_place.h"
 #include "mtk/plan_shard.h"
+#include "mtk/plan_search.h"
 
 #endif /* MTK_PLAN_H */

@@ -38,13 +38,17 @@ static int64_t on_rank(shard_bytes b, const mtk_shard_options *o, bool layer)
 
 /* One micro-batch's saved activations and the largest working set of
  * stage s. */
-static void stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, int64_t *saved,
-                              int64_t *transient)
+void shard_stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, int64_t *saved,
+                             int64_t *transient)
 {
     const mtk_shard_options *o = &plan->options;
     *saved = *transient = 0;
     int64_t recompute = 0;
-    for (int32_t u = 0; u < a->nlayers + 2; u++) {
+    int32_t pre = SHARD_UNIT_PRE(a), post = SHARD_UNIT_POST(a);
+    for (int32_t k = plan->stage_first_layer[s] - 1; k <= plan->stage_first_layer[s + 1]; k++) {
+        /* the stage's layers, the embedding before the first stage's and
+           the head after the last's */
+        int32_t u = k < plan->stage_first_layer[s] ? pre : k == plan->stage_first_layer[s + 1] ? post : k;
         if (!in_stage(a, plan, u, s)) continue;
         const shard_unit *unit = &a->units[u];
         bool layer = u < a->nlayers;
@@ -63,31 +67,33 @@ static void stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan 
     *transient += recompute;
 }
 
-/* Model states of one rank (parameters, gradients, optimizer states) as
- * ZeRO or FSDP leave them, and the largest layer's gathered parameters. */
-static void model_states(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t t, int32_t d, int32_t s,
-                         mtk_memory_breakdown *m, int64_t *gathered)
+/* Model-state sums of one rank (parameters and optimizer states of its
+ * stage, FSDP2's padded shards, the largest layer's parameters). */
+void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
+                         int32_t t, int32_t d, int32_t s, shard_state_sums *sums)
 {
     const mtk_shard_options *o = &plan->options;
-    int64_t pb[2] = { 0, 0 }, ob[2] = { 0, 0 }, fsdp_p = 0, fsdp_o = 0; /* [dense, expert] */
+    memset(sums, 0, sizeof *sums);
     int64_t best = 0;
     int32_t cur_layer = -2;
     int64_t cur = 0;
-    for (int32_t i = 0; i < plan->nparams; i++) {
+    int32_t lo = ix ? ix->param_start[s] : 0, hi = ix ? ix->param_start[s + 1] : plan->nparams;
+    for (int32_t k = lo; k < hi; k++) {
+        int32_t i = ix ? ix->params[k] : k;
         const mtk_shard_param *p = &plan->params[i];
         bool copy = i == a->tied_param && s == o->pp - 1 && s != p->stage;
         if (p->stage != s && !copy) continue;
         int32_t index = p->expert ? d % o->ep : p->nlocal > 1 ? t : 0;
         int64_t n = numel(p->local_shapes + (size_t)index * (size_t)p->ndim, p->ndim);
         int64_t item = (int64_t)mtk_dtype_size(p->dtype);
-        pb[p->expert] += n * item;
-        ob[p->expert] += n * state_bytes(p->dtype);
+        sums->params[p->expert] += n * item;
+        sums->states[p->expert] += n * state_bytes(p->dtype);
         /* FSDP2 pads each shard's storage to ceil(dim 0 / dp) rows */
         int64_t groups = p->expert ? o->dp / o->ep : o->dp;
         const int64_t *ls = p->local_shapes + (size_t)index * (size_t)p->ndim;
         int64_t fn = p->ndim > 0 && ls[0] > 0 ? ceil_div(ls[0], groups) * (n / ls[0]) : n;
-        fsdp_p += fn * item;
-        fsdp_o += fn * state_bytes(p->dtype);
+        sums->fsdp_params += fn * item;
+        sums->fsdp_states += fn * state_bytes(p->dtype);
         if (p->layer != cur_layer) {
             if (cur > best) best = cur;
             cur_layer = p->layer, cur = 0;
@@ -95,15 +101,24 @@ static void model_states(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         cur += n * item;
     }
     if (cur > best) best = cur;
+    sums->largest_layer = best;
+}
+
+/* Model states of one rank (parameters, gradients, optimizer states) as
+ * ZeRO or FSDP leave them, and the largest layer's gathered parameters. */
+static void model_states(const shard_state_sums *sums, const mtk_shard_options *o, mtk_memory_breakdown *m,
+                         int64_t *gathered)
+{
+    const int64_t *pb = sums->params, *ob = sums->states;
     int64_t groups[2] = { o->dp, o->dp / (o->ep > 0 ? o->ep : 1) };
     int64_t params = pb[0] + pb[1], grads = params, states = ob[0] + ob[1];
     if (o->fsdp || o->zero == 3) {
-        params = fsdp_p, grads = fsdp_p, states = fsdp_o;
+        params = sums->fsdp_params, grads = sums->fsdp_params, states = sums->fsdp_states;
         if (o->zero == 3) {
             params = grads = ceil_div(pb[0], groups[0]) + ceil_div(pb[1], groups[1]);
             states = ceil_div(ob[0], groups[0]) + ceil_div(ob[1], groups[1]);
         }
-        *gathered = o->dp > 1 ? best : 0;
+        *gathered = o->dp > 1 ? sums->largest_layer : 0;
     } else {
         if (o->zero >= 1) states = ceil_div(ob[0], groups[0]) + ceil_div(ob[1], groups[1]);
         if (o->zero >= 2) grads = ceil_div(pb[0], groups[0]) + ceil_div(pb[1], groups[1]);
@@ -114,30 +129,40 @@ static void model_states(const mtk_shard_analysis *a, const mtk_shard_plan *plan
     m->optimizer_states = o->training ? states : 0;
 }
 
+void shard_rank_memory(const mtk_shard_plan *plan, const shard_state_sums *sums, int64_t saved, int64_t transient,
+                       mtk_shard_rank *k)
+{
+    const mtk_shard_options *o = &plan->options;
+    int64_t gathered;
+    memset(&k->memory, 0, sizeof k->memory);
+    model_states(sums, o, &k->memory, &gathered);
+    int64_t mb = plan->micro_batches;
+    k->in_flight = o->training ? (int32_t)(o->pp - k->stage < mb ? o->pp - k->stage : mb) : 0;
+    k->memory.activations_saved = k->in_flight * saved;
+    /* the gathered layer, and its prefetched successor; training also
+       holds the layer's unsharded gradients before reduce-scatter */
+    k->memory.transient_at_peak = transient + gathered * (o->training ? 3 : 2);
+    const mtk_memory_breakdown *m = &k->memory;
+    k->peak_bytes = m->parameters + m->gradients + m->optimizer_states + m->activations_saved + m->kv_cache +
+                    m->transient_at_peak;
+}
+
 static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)
 {
     const mtk_shard_options *o = &plan->options;
     mtk_shard_rank *ranks = mtk_ctx_alloc(ctx, (size_t)plan->world_size * sizeof *ranks);
     int64_t *saved = mtk_ctx_alloc(ctx, (size_t)o->pp * 2 * sizeof *saved);
     if (!ranks || !saved) return false;
-    for (int32_t s = 0; s < o->pp; s++) stage_activations(a, plan, s, &saved[2 * s], &saved[2 * s + 1]);
+    for (int32_t s = 0; s < o->pp; s++) shard_stage_activations(a, plan, s, &saved[2 * s], &saved[2 * s + 1]);
     for (int32_t r = 0; r < plan->world_size; r++) {
         mtk_shard_rank *k = &ranks[r];
         k->rank = r;
         k->tp_index = r % o->tp;
         k->dp_index = (r / o->tp) % o->dp;
         k->stage = r / (o->tp * o->dp);
-        int64_t gathered;
-        model_states(a, plan, k->tp_index, k->dp_index, k->stage, &k->memory, &gathered);
-        int64_t mb = plan->micro_batches;
-        k->in_flight = o->training ? (int32_t)(o->pp - k->stage < mb ? o->pp - k->stage : mb) : 0;
-        k->memory.activations_saved = k->in_flight * saved[2 * k->stage];
-        /* the gathered layer, and its prefetched successor; training also
-           holds the layer's unsharded gradients before reduce-scatter */
-        k->memory.transient_at_peak = saved[2 * k->stage + 1] + gathered * (o->training ? 3 : 2);
-        const mtk_memory_breakdown *m = &k->memory;
-        k->peak_bytes = m->parameters + m->gradients + m->optimizer_states + m->activations_saved + m->kv_cache +
-                        m->transient_at_peak;
+        shard_state_sums sums;
+        shard_state_sums_of(a, plan, NULL, k->tp_index, k->dp_index, k->stage, &sums);
+        shard_rank_memory(plan, &sums, saved[2 * k->stage], saved[2 * k->stage + 1], k);
     }
     plan->ranks = ranks;
     return true;
@@ -149,12 +174,23 @@ typedef struct comm_list {
     mtk_shard_comm *items;
     int32_t n, cap;
     mtk_ctx *ctx;
+    int64_t *sums;              /* not NULL: only add bytes up, per op and group */
+    const shard_stage_index *ix;/* not NULL: each stage's sites and parameters */
 } comm_list;
+
+int32_t shard_group_index(const char *group)
+{
+    return group[0] == 't' ? 0 : group[0] == 'd' ? 1 : group[0] == 'p' ? 2 : 3;
+}
 
 static void add(comm_list *l, mtk_collective op, const char *group, int32_t stage, const char *what, int64_t count,
                 int64_t bytes)
 {
     if (count <= 0) return;
+    if (l->sums) {
+        l->sums[(int32_t)op * SHARD_NGROUPS + shard_group_index(group)] += bytes;
+        return;
+    }
     for (int32_t i = 0; i < l->n; i++) {
         mtk_shard_comm *c = &l->items[i];
         if (c->op == op && c->stage == stage && strcmp(c->group, group) == 0 && strcmp(c->what, what) == 0) {
@@ -179,8 +215,10 @@ static void tp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
     const mtk_shard_options *o = &plan->options;
     int64_t m = plan->micro_batches;
     bool train = o->training;
-    for (int32_t i = 0; i < a->nsites; i++) {
-        const shard_site *site = &a->sites[i];
+    const shard_stage_index *ix = l->ix;
+    int32_t lo = ix ? ix->site_start[s] : 0, hi = ix ? ix->site_start[s + 1] : a->nsites;
+    for (int32_t k = lo; k < hi; k++) {
+        const shard_site *site = &a->sites[ix ? ix->sites[k] : k];
         if (!in_stage(a, plan, site->unit, s)) continue;
         int64_t in = site->in_bytes, out = site->out_bytes;
         switch (site->style) {
@@ -242,7 +280,10 @@ static void dp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
     const mtk_shard_options *o = &plan->options;
     if (o->dp == 1) return;
     int64_t m = plan->micro_batches, bytes = 0, units = 0, last = -3;
-    for (int32_t i = 0; i < plan->nparams; i++) {
+    const shard_stage_index *ix = l->ix;
+    int32_t lo = ix ? ix->param_start[s] : 0, hi = ix ? ix->param_start[s + 1] : plan->nparams;
+    for (int32_t k = lo; k < hi; k++) {
+        int32_t i = ix ? ix->params[k] : k;
         const mtk_shard_param *p = &plan->params[i];
         if (p->stage != s && !(i == a->tied_param && s == o->pp - 1)) continue;
         bytes += numel(p->local_shapes, p->ndim) * (int64_t)mtk_dtype_size(p->dtype);
@@ -277,6 +318,52 @@ static void pp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
     if (!o->training) return;
     if (s > 0) add(l, MTK_COLL_SEND, "pp", s, "gradients to the previous stage", m, m * b);
     if (s < o->pp - 1) add(l, MTK_COLL_RECV, "pp", s, "gradients from the next stage", m, m * b);
+}
+
+void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
+                            int32_t s, int which, int64_t *bytes)
+{
+    comm_list l = { .sums = bytes, .ix = ix };
+    if (which & SHARD_COMMS_TP) tp_comms(a, plan, s, &l);
+    if (which & SHARD_COMMS_DP) dp_comms(a, plan, s, &l);
+    if (which & SHARD_COMMS_PP) pp_comms(a, plan, s, &l);
+}
+
+/* The stage of a unit. */
+static int32_t unit_stage(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t unit)
+{
+    for (int32_t s = 0; s < plan->options.pp; s++)
+        if (in_stage(a, plan, unit, s)) return s;
+    return 0;
+}
+
+shard_stage_index *shard_stage_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan)
+{
+    int32_t pp = plan->options.pp, np = plan->nparams, last = pp - 1;
+    shard_stage_index *ix = mtk_ctx_alloc(ctx, sizeof *ix);
+    int32_t *pstart = mtk_ctx_alloc(ctx, (size_t)(pp + 2) * sizeof *pstart);
+    int32_t *sstart = mtk_ctx_alloc(ctx, (size_t)(pp + 2) * sizeof *sstart);
+    int32_t *params = mtk_ctx_alloc_uninit(ctx, (size_t)(np + 2) * sizeof *params);
+    int32_t *sites = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nsites + 1) * sizeof *sites);
+    int32_t *site_stage = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nsites + 1) * sizeof *site_stage);
+    if (!ix || !pstart || !sstart || !params || !sites || !site_stage) return NULL;
+    /* counting sort, each bucket in index order; the tied embedding also
+       in the last stage */
+    for (int32_t i = 0; i < np; i++) {
+        int32_t st = plan->params[i].stage;
+        pstart[st + 2]++;
+        if (i == a->tied_param && st != last) pstart[last + 2]++;
+    }
+    for (int32_t i = 0; i < a->nsites; i++) sstart[(site_stage[i] = unit_stage(a, plan, a->sites[i].unit)) + 2]++;
+    for (int32_t s = 2; s <= pp + 1; s++) pstart[s] += pstart[s - 1], sstart[s] += sstart[s - 1];
+    for (int32_t i = 0; i < np; i++) {
+        int32_t st = plan->params[i].stage;
+        params[pstart[st + 1]++] = i;
+        if (i == a->tied_param && st != last) params[pstart[last + 1]++] = i;
+    }
+    for (int32_t i = 0; i < a->nsites; i++) sites[sstart[site_stage[i] + 1]++] = i;
+    ix->param_start = pstart, ix->params = params, ix->site_start = sstart, ix->sites = sites;
+    return ix;
 }
 
 bool shard_cost(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)

@@ -185,6 +185,17 @@ static mtk_placement placement_of(mtk_tp_style style, const char *name, int32_t 
     return pl;
 }
 
+/* The pipeline stage holding `unit`. */
+static int32_t stage_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t unit)
+{
+    int32_t pp = plan->options.pp;
+    if (unit == SHARD_UNIT_PRE(a)) return 0;
+    if (unit == SHARD_UNIT_POST(a)) return pp - 1;
+    for (int32_t s = 0; s < pp; s++)
+        if (unit >= plan->stage_first_layer[s] && unit < plan->stage_first_layer[s + 1]) return s;
+    return 0;
+}
+
 /* Placement, local shapes and slices of every parameter. */
 static bool place_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o, mtk_shard_plan *plan)
 {
@@ -199,9 +210,7 @@ static bool place_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_sh
         p->ndim = info->tensor->ndim;
         memcpy(p->shape, info->tensor->shape, (size_t)p->ndim * sizeof p->shape[0]);
         p->layer = info->unit < a->nlayers ? info->unit : -1;
-        p->stage = info->unit == SHARD_UNIT_PRE(a) ? 0 : info->unit == SHARD_UNIT_POST(a) ? o->pp - 1 : 0;
-        for (int32_t s = 0; p->layer >= 0 && s < o->pp; s++)
-            if (p->layer >= plan->stage_first_layer[s] && p->layer < plan->stage_first_layer[s + 1]) p->stage = s;
+        p->stage = stage_of(a, plan, info->unit);
         int32_t parts = 1;
         if (o->ep > 1 && info->ep_rule >= 0) {
             p->expert = true;
@@ -279,7 +288,8 @@ void shard_note(mtk_shard_plan *plan, const char *note)
     if (plan->nnotes < (int32_t)(sizeof plan->notes / sizeof plan->notes[0])) plan->notes[plan->nnotes++] = note;
 }
 
-mtk_shard_plan *mtk_shard_evaluate(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o)
+mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o,
+                             const mtk_shard_plan *same_pp, const mtk_shard_plan *same_tp, mtk_shard_param *into)
 {
     if (!ctx) return NULL;
     if (!a || !o) {
@@ -299,11 +309,36 @@ mtk_shard_plan *mtk_shard_evaluate(mtk_ctx *ctx, const mtk_shard_analysis *a, co
     plan->micro_batches = global / (o->micro_batch * o->dp);
     plan->bubble = o->pp > 1 ? (double)(o->pp - 1) / (double)(plan->micro_batches + o->pp - 1) : 0.0;
     plan->nlayers = a->nlayers;
-    double *flops;
-    plan->stage_first_layer = partition(ctx, a, o->pp, &flops);
-    if (!plan->stage_first_layer) return NULL;
-    plan->stage_flops = flops;
+    if (same_pp && same_pp->options.pp == o->pp) {
+        plan->stage_first_layer = same_pp->stage_first_layer;
+        plan->stage_flops = same_pp->stage_flops;
+    } else {
+        double *flops;
+        plan->stage_first_layer = partition(ctx, a, o->pp, &flops);
+        if (!plan->stage_first_layer) return NULL;
+        plan->stage_flops = flops;
+    }
+    bool sharded = o->fsdp || o->zero == 3;
+    const mtk_shard_options *lo = same_tp ? &same_tp->options : NULL;
+    if (lo && o->without_slices && lo->without_slices && lo->tp == o->tp && lo->ep == o->ep && !sharded &&
+        !(lo->fsdp || lo->zero == 3)) {
+        /* the same placements and local shapes: only the stages differ */
+        mtk_shard_param *params =
+            into ? into : mtk_ctx_alloc_uninit(ctx, (size_t)(a->nparams ? a->nparams : 1) * sizeof *params);
+        if (!params) return NULL;
+        if (params != same_tp->params) memcpy(params, same_tp->params, (size_t)a->nparams * sizeof *params);
+        for (int32_t i = 0; i < a->nparams; i++) params[i].stage = stage_of(a, plan, a->params[i].unit);
+        plan->params = params;
+        plan->nparams = a->nparams;
+        return plan;
+    }
     if (!place_params(ctx, a, o, plan)) return NULL;
-    if (!shard_cost(ctx, a, plan)) return NULL;
+    return plan;
+}
+
+mtk_shard_plan *mtk_shard_evaluate(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o)
+{
+    mtk_shard_plan *plan = shard_layout(ctx, a, o, NULL, NULL, NULL);
+    if (!plan || !shard_cost(ctx, a, plan)) return NULL;
     return plan;
 }

@@ -85,4 +85,62 @@ void shard_note(mtk_shard_plan *plan, const char *note);
  * whose stages and parameters are placed.  False on out of memory. */
 bool shard_cost(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan);
 
+/* mtk_shard_evaluate without the costs: the checks, the stages and every
+ * parameter's placement.  same_pp (may be NULL): a plan of the same
+ * analysis whose partition is reused when its pp is o's; same_tp (may be
+ * NULL): one whose placements and local shapes are reused when its tp and
+ * ep are o's and neither has slices or shards parameters over dp; `into`
+ * (may be NULL, may be same_tp's own, which then changes) receives them.
+ * NULL with the context's error. */
+mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o,
+                             const mtk_shard_plan *same_pp, const mtk_shard_plan *same_tp, mtk_shard_param *into);
+
+/* One rank's model-state sums before ZeRO or FSDP divide them. */
+typedef struct shard_state_sums {
+    int64_t params[2], states[2];  /* [dense, expert] bytes on the rank     */
+    int64_t fsdp_params, fsdp_states; /* with FSDP2's padded Shard(0)       */
+    int64_t largest_layer;         /* the largest layer's parameter bytes   */
+} shard_state_sums;
+
+/* Each stage's parameters (the tied embedding also in the last stage)
+ * and tensor/expert-parallel sites, in index order: stage s's are
+ * params[param_start[s] .. param_start[s + 1]), likewise sites. */
+typedef struct shard_stage_index {
+    const int32_t *param_start, *params;
+    const int32_t *site_start, *sites;
+} shard_stage_index;
+
+/* The index of a placed plan's stages.  NULL on out of memory. */
+shard_stage_index *shard_stage_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan);
+
+/* The sums of the rank (t, d, s) of a placed plan: ranks with the same t,
+ * d % ep and s have the same.  ix (may be NULL: every parameter is
+ * looked at) limits the walk to the stage's own. */
+void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
+                         int32_t t, int32_t d, int32_t s, shard_state_sums *sums);
+
+/* One micro-batch's saved activations and the largest working set of
+ * stage s under the plan's options (tp, sp, recompute). */
+void shard_stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, int64_t *saved,
+                             int64_t *transient);
+
+/* A rank's memory and peak from its sums and its stage's activations,
+ * under the plan's options (zero, fsdp) and micro-batches. */
+void shard_rank_memory(const mtk_shard_plan *plan, const shard_state_sums *sums, int64_t saved, int64_t transient,
+                       mtk_shard_rank *rank);
+
+/* Which collectives shard_stage_comm_bytes adds up. */
+enum { SHARD_COMMS_TP = 1, SHARD_COMMS_DP = 2, SHARD_COMMS_PP = 4 };
+#define SHARD_NGROUPS 4 /* tp, dp, pp, ep */
+#define SHARD_NOPS 6    /* mtk_collective */
+
+/* The bytes of stage s's collectives (those of `which`) added into
+ * bytes[op * SHARD_NGROUPS + group], as shard_cost lists them; ix as for
+ * shard_state_sums_of. */
+void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
+                            int32_t s, int which, int64_t *bytes);
+
+/* The group index of "tp", "dp", "pp" or "ep". */
+int32_t shard_group_index(const char *group);
+
 #endif

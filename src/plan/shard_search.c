@@ -1,0 +1,368 @@
+/* The search for the best parallel plan (mtk_shard_search) and the
+ * roofline estimate of one step it ranks plans by.
+ *
+ * The cheap path: the model is traced once per micro-batch; each mesh
+ * (tp, pp, dp, ep) is laid out once (stages, placements; no slices) and
+ * its ranks' model-state sums, one per (t, d % ep, stage) since ranks
+ * that share those hold the same, and its collectives' bytes per stage
+ * (two sequence-parallel and three ZeRO/FSDP variants) are made once;
+ * the 30 variants of ZeRO/FSDP, sequence parallelism and recompute are
+ * then arithmetic over them.  The numbers are shard_cost.c's own, so
+ * mtk_shard_plan_estimate on mtk_shard_evaluate's plan gives the same. */
+#include "plan/shard_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define CELLS (SHARD_NOPS * SHARD_NGROUPS) /* one stage's bytes per op and group */
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void mtk_shard_search_options_init(mtk_shard_search_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->gpus = 8;
+    o->gpu = *mtk_gpu_spec_find("h100-80gb");
+    o->efficiency = 0.5;
+    o->seq = 1;
+    o->max_micro_batch = 8;
+    o->training = true;
+    o->dtype = MTK_DTYPE_UNDEFINED;
+    o->margin_bytes = -1;
+    o->top = 5;
+}
+
+static int64_t budget_of(const mtk_shard_search_options *so)
+{
+    int64_t memory = (int64_t)(so->gpu.memory_gib * (double)(1LL << 30));
+    int64_t margin = so->margin_bytes;
+    if (margin < 0) {
+        mtk_memory_constants c;
+        mtk_memory_constants_default(&c);
+        margin = mtk_place_default_margin(&c, memory);
+    }
+    return memory - margin;
+}
+
+/* GB/s one way of the link group g's collectives cross: NVLink when the
+ * ranks they span fit in a node (tp innermost, then dp, then stages). */
+static double link_gbps(const mtk_shard_search_options *so, const mtk_shard_options *o, int32_t g)
+{
+    int64_t span = g == 0 ? o->tp : g == 1 ? (int64_t)o->tp * o->dp : g == 2 ? (int64_t)o->tp * o->dp * o->pp
+                                                                             : (int64_t)o->tp * o->ep;
+    return span <= so->gpu.gpus_per_node ? so->gpu.nvlink_gbps : so->gpu.ib_gbps;
+}
+
+/* Bytes a rank moves per byte of the collective's tensor: a ring
+ * all-reduce 2 (n - 1) / n, all-gather, reduce-scatter and all-to-all
+ * (n - 1) / n, a send 1 (its receive is the same transfer). */
+static double wire_factor(int32_t op, int64_t n)
+{
+    double f = n > 1 ? (double)(n - 1) / (double)n : 0.0;
+    switch (op) {
+    case MTK_COLL_ALL_REDUCE: return 2.0 * f;
+    case MTK_COLL_SEND: return 1.0;
+    case MTK_COLL_RECV: return 0.0;
+    default: return f;
+    }
+}
+
+/* The estimate from a plan's per-stage FLOPs and collectives' bytes
+ * (pp x CELLS) and its largest peak. */
+static void estimate(const mtk_shard_search_options *so, const mtk_shard_options *o, int64_t m,
+                     const double *stage_flops, const int64_t *bytes, int64_t peak, mtk_shard_estimate *e)
+{
+    double flops_s = so->gpu.tflops * 1e12 * so->efficiency;
+    double passes = o->training ? (o->recompute == MTK_RECOMPUTE_FULL ? 4.0 : 3.0) : 1.0;
+    double worst = -1.0, worst_compute = 0.0, worst_comm = 0.0, dp_seconds = 0.0, model_flops = 0.0;
+    int32_t bottleneck = 0;
+    for (int32_t s = 0; s < o->pp; s++) {
+        double compute = stage_flops[s] * passes / (double)o->tp / flops_s, comm = 0.0, dp = 0.0;
+        model_flops += stage_flops[s];
+        for (int32_t op = 0; op < SHARD_NOPS; op++) {
+            for (int32_t g = 0; g < SHARD_NGROUPS; g++) {
+                int64_t b = bytes[(size_t)s * CELLS + (size_t)(op * SHARD_NGROUPS + g)];
+                if (!b) continue;
+                int64_t n = g == 0 ? o->tp : g == 1 ? o->dp : g == 2 ? 2 : o->ep;
+                double t = (double)b * wire_factor(op, n) / (link_gbps(so, o, g) * 1e9);
+                if (g == 1) dp += t;
+                else comm += t;
+            }
+        }
+        double slot = compute + comm / (double)m; /* one micro-batch of the stage */
+        if (slot > worst) worst = slot, worst_compute = compute, worst_comm = comm, bottleneck = s;
+        if (dp > dp_seconds) dp_seconds = dp;
+    }
+    memset(e, 0, sizeof *e);
+    e->options = *o;
+    e->micro_batches = m;
+    e->peak_bytes = peak;
+    e->budget_bytes = budget_of(so);
+    e->fits = peak <= e->budget_bytes;
+    e->bottleneck_stage = bottleneck;
+    e->compute_seconds = (double)m * worst_compute;
+    e->communication_seconds = worst_comm + dp_seconds;
+    e->bubble_seconds = (double)(o->pp - 1) * worst;
+    e->step_seconds = e->compute_seconds + e->communication_seconds + e->bubble_seconds;
+    e->bubble = o->pp > 1 ? (double)(o->pp - 1) / (double)(m + o->pp - 1) : 0.0;
+    model_flops *= (o->training ? 3.0 : 1.0) * (double)m * (double)o->dp;
+    int64_t world = (int64_t)o->tp * o->pp * o->dp;
+    e->mfu = e->step_seconds > 0 ? model_flops / (e->step_seconds * (double)world * so->gpu.tflops * 1e12) : 0.0;
+}
+
+/* The cost model's own numbers: the GPU's and the efficiency. */
+static bool check_cost_model(mtk_ctx *ctx, const mtk_shard_search_options *so)
+{
+    const mtk_gpu_spec *g = &so->gpu;
+    if (!(so->efficiency > 0.0 && so->efficiency <= 1.0))
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard --search: --efficiency %g is not in (0, 1]",
+                         so->efficiency);
+    if (!(g->tflops > 0.0) || !(g->memory_gib > 0.0) || !(g->nvlink_gbps > 0.0) || !(g->ib_gbps > 0.0) ||
+        g->gpus_per_node < 1)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                         "shard --search: GPU %s needs positive TFLOP/s, memory, NVLink and IB bandwidth and "
+                         "GPUs per node (got %g, %g, %g, %g, %d)",
+                         g->name ? g->name : "?", g->tflops, g->memory_gib, g->nvlink_gbps, g->ib_gbps,
+                         g->gpus_per_node);
+    return true;
+}
+
+static bool check_search_options(mtk_ctx *ctx, const mtk_shard_search_options *so)
+{
+    if (!check_cost_model(ctx, so)) return false;
+    if (so->gpus < 1 || so->seq < 1 || so->global_batch < 1 || so->max_micro_batch < 1 || so->top < 1)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                         "shard --search: --gpus %d, sequence %lld, --global-batch %lld, --max-micro-batch %lld and "
+                         "--top %d must all be >= 1",
+                         so->gpus, (long long)so->seq, (long long)so->global_batch, (long long)so->max_micro_batch,
+                         so->top);
+    return true;
+}
+
+bool mtk_shard_plan_estimate(mtk_ctx *ctx, const mtk_shard_plan *plan, const mtk_shard_search_options *so,
+                             mtk_shard_estimate *e)
+{
+    if (!ctx) return false;
+    if (!plan || !so || !e) return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard: NULL plan, options or estimate");
+    if (!check_cost_model(ctx, so)) return false;
+    const mtk_shard_options *o = &plan->options;
+    int64_t *bytes = mtk_ctx_alloc(ctx, (size_t)o->pp * CELLS * sizeof *bytes);
+    if (!bytes) return false;
+    memset(bytes, 0, (size_t)o->pp * CELLS * sizeof *bytes);
+    for (int32_t i = 0; i < plan->ncomms; i++) {
+        const mtk_shard_comm *c = &plan->comms[i];
+        bytes[(size_t)c->stage * CELLS + (size_t)((int32_t)c->op * SHARD_NGROUPS + shard_group_index(c->group))] +=
+            c->bytes;
+    }
+    int64_t peak = 0;
+    for (int32_t r = 0; r < plan->world_size; r++)
+        if (plan->ranks[r].peak_bytes > peak) peak = plan->ranks[r].peak_bytes;
+    estimate(so, o, plan->micro_batches, plan->stage_flops, bytes, peak, e);
+    return true;
+}
+
+/* ------------------------------------------------------------- the search */
+
+typedef struct search_state {
+    mtk_ctx *ctx;
+    const mtk_shard_search_options *so;
+    mtk_shard_search_result *result;
+    mtk_shard_estimate *top;
+    char why[1024];             /* why meshes could not work (first pass)    */
+    size_t why_len;
+    int64_t meshes;             /* meshes that passed the checks             */
+    const mtk_shard_plan *by_pp[64], *by_tp[64]; /* layouts to reuse: one per
+                                   pp (its stages), one per tp x ep (its
+                                   placements) of the current analysis      */
+    int32_t nby_pp, nby_tp;
+} search_state;
+
+static void note_why(search_state *st, const char *fmt, int32_t tp, int32_t pp, int32_t dp, const char *reason)
+{
+    if (st->why_len + 8 >= sizeof st->why) return;
+    int n = snprintf(st->why + st->why_len, sizeof st->why - st->why_len, fmt, tp, pp, dp, reason);
+    if (n > 0) st->why_len += (size_t)n < sizeof st->why - st->why_len ? (size_t)n : sizeof st->why - st->why_len - 1;
+}
+
+/* Faster, or as fast with a smaller peak. */
+static bool better(const mtk_shard_estimate *e, const mtk_shard_estimate *f)
+{
+    return e->step_seconds < f->step_seconds || (e->step_seconds == f->step_seconds && e->peak_bytes < f->peak_bytes);
+}
+
+static void keep(search_state *st, const mtk_shard_estimate *e)
+{
+    mtk_shard_search_result *r = st->result;
+    int32_t k = st->so->top, n = r->nplans;
+    if (n == k && !better(e, &st->top[n - 1])) return;
+    int32_t at = n < k ? n : k - 1;
+    while (at > 0 && better(e, &st->top[at - 1])) {
+        st->top[at] = st->top[at - 1];
+        at--;
+    }
+    st->top[at] = *e;
+    if (n < k) r->nplans++;
+}
+
+/* Every variant of one laid-out mesh. */
+static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard_plan *plan)
+{
+    mtk_ctx *ctx = st->ctx;
+    mtk_shard_options *o = &plan->options, base = plan->options; /* restored after */
+    int32_t tp = o->tp, pp = o->pp, ep = o->ep;
+    size_t ngroups = (size_t)tp * (size_t)ep * (size_t)pp, cells = (size_t)pp * CELLS;
+    shard_state_sums *sums = mtk_ctx_alloc(ctx, ngroups * sizeof *sums);
+    int64_t *tpc = mtk_ctx_alloc(ctx, 5 * cells * sizeof *tpc); /* sp 0, sp 1, then dp: none, zero, sharded */
+    int64_t *bytes = mtk_ctx_alloc(ctx, cells * sizeof *bytes);
+    int64_t *act = mtk_ctx_alloc(ctx, 2 * (size_t)pp * sizeof *act);
+    const shard_stage_index *ix = shard_stage_index_build(ctx, a, plan);
+    if (!sums || !tpc || !bytes || !act || !ix) return false;
+    for (int32_t s = 0; s < pp; s++)
+        for (int32_t e = 0; e < ep; e++)
+            for (int32_t t = 0; t < tp; t++)
+                shard_state_sums_of(a, plan, ix, t, e, s, &sums[((size_t)s * (size_t)ep + (size_t)e) * (size_t)tp + (size_t)t]);
+    memset(tpc, 0, 5 * cells * sizeof *tpc);
+    for (int32_t v = 0; v < 5; v++) {
+        o->sp = v == 1 && tp > 1;
+        o->zero = v == 3 ? 1 : v == 4 ? 3 : 0;
+        for (int32_t s = 0; s < pp; s++)
+            shard_stage_comm_bytes(a, plan, ix, s, v < 2 ? SHARD_COMMS_TP | SHARD_COMMS_PP : SHARD_COMMS_DP,
+                                   tpc + (size_t)v * cells + (size_t)s * CELLS);
+    }
+    for (int32_t z = 0; z < 5; z++) {           /* ZeRO 0, 1, 2, 3, then FSDP */
+        o->zero = z < 4 ? z : 0;
+        o->fsdp = z == 4;
+        if (o->dp == 1 && z > 0) continue;      /* nothing to shard over      */
+        const int64_t *dpc = tpc + (size_t)(z == 0 ? 2 : z < 3 ? 3 : 4) * cells;
+        for (int32_t sp = 0; sp <= (tp > 1); sp++) {
+            o->sp = sp;
+            const int64_t *tpcs = tpc + (size_t)sp * cells;
+            for (size_t i = 0; i < cells; i++) bytes[i] = tpcs[i] + dpc[i];
+            for (int32_t rc = 0; rc < (o->training ? 3 : 1); rc++) {
+                o->recompute = (mtk_shard_recompute)rc;
+                for (int32_t s = 0; s < pp; s++) shard_stage_activations(a, plan, s, &act[2 * s], &act[2 * s + 1]);
+                int64_t peak = 0;
+                mtk_shard_rank rank;
+                for (size_t g = 0; g < ngroups; g++) {
+                    rank.stage = (int32_t)(g / ((size_t)tp * (size_t)ep));
+                    shard_rank_memory(plan, &sums[g], act[2 * rank.stage], act[2 * rank.stage + 1], &rank);
+                    if (rank.peak_bytes > peak) peak = rank.peak_bytes;
+                }
+                mtk_shard_estimate e;
+                estimate(st->so, o, plan->micro_batches, plan->stage_flops, bytes, peak, &e);
+                e.options.without_slices = false;
+                st->result->searched++;
+                if (e.fits) {
+                    st->result->feasible++;
+                    keep(st, &e);
+                }
+            }
+        }
+    }
+    *o = base;
+    return true;
+}
+
+/* Every mesh of the world at one micro-batch. */
+static bool search_micro_batch(search_state *st, const mtk_shard_analysis *a, int64_t micro, bool first_pass)
+{
+    const mtk_shard_search_options *so = st->so;
+    int32_t n = so->gpus;
+    for (int32_t tp = 1; tp <= n; tp++) {
+        if (n % tp) continue;
+        for (int32_t pp = 1; pp <= n / tp; pp++) {
+            if ((n / tp) % pp) continue;
+            int32_t dp = n / tp / pp;
+            if (so->global_batch % (micro * dp)) {
+                if (first_pass) {
+                    char why[96];
+                    snprintf(why, sizeof why, "--global-batch %lld is not a multiple of dp %d",
+                             (long long)so->global_batch, dp);
+                    note_why(st, "tp %d pp %d dp %d: %s; ", tp, pp, dp, why);
+                }
+                continue;
+            }
+            for (int32_t ep = 1; ep <= dp; ep++) {
+                if (dp % ep) continue;
+                if (ep > 1 && (!a->plan || !a->plan->ep || a->experts < 1 || a->experts % ep)) continue;
+                mtk_shard_options o;
+                mtk_shard_options_init(&o);
+                o.tp = tp, o.pp = pp, o.dp = dp, o.ep = ep;
+                o.micro_batch = micro, o.seq = so->seq, o.global_batch = so->global_batch;
+                o.training = so->training, o.dtype = so->dtype, o.without_slices = true;
+                const mtk_shard_plan *same_pp = NULL, *same_tp = NULL;
+                for (int32_t i = 0; i < st->nby_pp; i++)
+                    if (st->by_pp[i]->options.pp == pp) same_pp = st->by_pp[i];
+                for (int32_t i = 0; i < st->nby_tp; i++)
+                    if (st->by_tp[i]->options.tp == tp && st->by_tp[i]->options.ep == ep) same_tp = st->by_tp[i];
+                /* meshes are searched one at a time: the placements of
+                   the first mesh of this tp x ep are restaged in place */
+                mtk_shard_plan *plan = shard_layout(st->ctx, a, &o, same_pp, same_tp,
+                                                    same_tp ? (mtk_shard_param *)same_tp->params : NULL);
+                if (!plan) {
+                    if (mtk_ctx_status(st->ctx) != MTK_ERR_INVALID_ARGUMENT) return false;
+                    if (first_pass && ep == 1) {
+                        const char *why = mtk_ctx_message(st->ctx);
+                        if (strncmp(why, "shard: ", 7) == 0) why += 7;
+                        note_why(st, "tp %d pp %d dp %d: %s; ", tp, pp, dp, why);
+                    }
+                    mtk_ctx_clear_error(st->ctx);
+                    continue;
+                }
+                if (!same_pp && st->nby_pp < 64) st->by_pp[st->nby_pp++] = plan;
+                if (!same_tp && st->nby_tp < 64) st->by_tp[st->nby_tp++] = plan;
+                st->meshes++;
+                if (!search_mesh(st, a, plan)) return false;
+            }
+        }
+    }
+    return true;
+}
+
+mtk_shard_search_result *mtk_shard_search(mtk_ctx *ctx, const char *model, const mtk_shard_search_options *so)
+{
+    if (!ctx) return NULL;
+    if (!model || !so) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard --search: NULL model or options");
+        return NULL;
+    }
+    if (!check_search_options(ctx, so)) return NULL;
+    search_state *st = mtk_ctx_alloc(ctx, sizeof *st);
+    mtk_shard_search_result *r = mtk_ctx_alloc(ctx, sizeof *r);
+    mtk_shard_estimate *top = mtk_ctx_alloc(ctx, (size_t)so->top * sizeof *top);
+    if (!st || !r || !top) return NULL;
+    memset(st, 0, sizeof *st);
+    memset(r, 0, sizeof *r);
+    st->ctx = ctx, st->so = so, st->result = r, st->top = top;
+    for (int64_t micro = 1; micro <= so->max_micro_batch && micro <= so->global_batch; micro *= 2) {
+        if (so->global_batch % micro) break;
+        mtk_shard_options o;
+        mtk_shard_options_init(&o);
+        o.micro_batch = micro, o.seq = so->seq, o.training = so->training, o.dtype = so->dtype;
+        double t0 = now_seconds();
+        mtk_shard_analysis *a = mtk_shard_analyze(ctx, model, &o);
+        double t1 = now_seconds();
+        r->analysis_seconds += t1 - t0;
+        if (!a) return NULL;
+        st->nby_pp = st->nby_tp = 0;
+        clock_t c0 = clock();
+        bool ok = search_micro_batch(st, a, micro, micro == 1);
+        r->cpu_seconds += (double)(clock() - c0) / CLOCKS_PER_SEC;
+        r->seconds += now_seconds() - t1;
+        if (!ok) return NULL;
+    }
+    if (st->meshes == 0) {
+        if (st->why_len >= 2) st->why[st->why_len - 2] = '\0';
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard --search: no tp x pp x dp of --gpus %d works for %s (%s)",
+                  so->gpus, model, st->why);
+        return NULL;
+    }
+    r->plans = top;
+    return r;
+}
