@@ -130,38 +130,6 @@ static bool write_outputs(mtk_ctx *ctx, const mtk_model_outputs *out, const char
     return ok;
 }
 
-static cJSON *stream_json(const mtk_stream *stream)
-{
-    if (!stream) return cJSON_CreateNull();
-    mtk_stream_stats st;
-    mtk_stream_get_stats(stream, &st);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "budget", text_json_int((int64_t)st.budget));
-    cJSON_AddItemToObject(o, "total_bytes", text_json_int((int64_t)st.total_bytes));
-    cJSON_AddItemToObject(o, "fixed_bytes", text_json_int((int64_t)st.fixed_bytes));
-    cJSON_AddItemToObject(o, "layer_bytes", text_json_int((int64_t)st.layer_bytes));
-    cJSON_AddStringToObject(o, "layers", st.layers);
-    cJSON_AddItemToObject(o, "layer_count", text_json_int(st.layer_count));
-    cJSON_AddBoolToObject(o, "prefetch", st.prefetch);
-    cJSON_AddItemToObject(o, "layer_calls", text_json_int(st.layer_calls));
-    cJSON_AddItemToObject(o, "prefetched", text_json_int(st.prefetched));
-    cJSON_AddNumberToObject(o, "wait_seconds", st.wait_seconds);
-    return o;
-}
-
-static void stream_text(const mtk_stream *stream)
-{
-    if (!stream) return;
-    mtk_stream_stats st;
-    mtk_stream_get_stats(stream, &st);
-    double mib = 1024.0 * 1024.0;
-    printf("  stream:  budget %.1f MiB: %.1f MiB outside %d layers of %s + %.1f MiB per layer (model %.1f MiB);"
-           " %s, %lld of %lld layers ready, %.3f s waited\n",
-           (double)st.budget / mib, (double)st.fixed_bytes / mib, (int)st.layer_count, st.layers,
-           (double)st.layer_bytes / mib, (double)st.total_bytes / mib, st.prefetch ? "prefetch" : "no prefetch",
-           (long long)st.prefetched, (long long)st.layer_calls, st.wait_seconds);
-}
-
 static int report(mtk_ctx *ctx, const run_args *a, const mtk_model_info *info, const mtk_tensor *ids,
                   const mtk_tensor *mask, const mtk_model_outputs *out, const mtk_stream *stream, double load_s,
                   double run_s)
@@ -211,7 +179,7 @@ static int report(mtk_ctx *ctx, const run_args *a, const mtk_model_info *info, c
             cJSON_AddItemToArray(top, row);
         }
         cJSON_AddItemToObject(doc, "top", top);
-        cJSON_AddItemToObject(doc, "stream", stream_json(stream));
+        cJSON_AddItemToObject(doc, "stream", cli_stream_json(stream));
         char *text = cJSON_PrintUnformatted(doc);
         if (text) puts(text);
         cJSON_free(text);
@@ -228,7 +196,7 @@ static int report(mtk_ctx *ctx, const run_args *a, const mtk_model_info *info, c
         printf("  %-17s %s %s\n", out->names[i], mtk_dtype_name(out->tensors[i]->dtype),
                mtk_shape_str(out->tensors[i]->shape, out->tensors[i]->ndim, shape, sizeof shape));
     }
-    stream_text(stream);
+    cli_stream_text(stream);
     if (a->output) printf("  written: %s\n", a->output);
     for (int64_t b = 0; logits32 && b < batch; b++) {
         int32_t n = top_tokens(logits32, mask, b, a->top, top_ids, top_values);

@@ -112,3 +112,23 @@ def test_peak_resident_memory_stays_within_the_budget_plus_activations(mtk_bin, 
     a = load_file(str(tmp_path / "a.safetensors"))["logits"]
     b = load_file(str(tmp_path / "b.safetensors"))["logits"]
     assert a.numpy().tobytes() == b.numpy().tobytes()
+
+
+@pytest.mark.parametrize("case", ["llama", "mistral_window"])
+def test_streamed_generation_gives_the_in_ram_tokens_and_logits(fixtures, run, tmp_path, case):
+    case_dir = fixtures / case
+    fixed, largest, total = _stream_sizes(run, case_dir, tmp_path, "model.layers")
+    args = ["generate", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "5,6,7,8;9,10,11,12",
+            "--max-new-tokens", 20, "--eos-token-id", "none", "--json"]
+    in_ram = run(*args, "--output", tmp_path / "a.safetensors")
+    assert in_ram.returncode == 0, in_ram.stderr
+    for budget in (fixed + largest, fixed + 2 * largest):
+        streamed = run(*args, "--output", tmp_path / "b.safetensors", "--max-ram", budget)
+        assert streamed.returncode == 0, streamed.stderr
+        doc = json.loads(streamed.stdout)
+        assert doc["sequences"] == json.loads(in_ram.stdout)["sequences"]
+        # every step (the prefill and 19 decodes) ran every layer through the stream
+        assert doc["stream"]["layer_calls"] == 20 * doc["stream"]["layer_count"]
+        a, b = load_file(str(tmp_path / "a.safetensors")), load_file(str(tmp_path / "b.safetensors"))
+        for name in a:
+            assert a[name].numpy().tobytes() == b[name].numpy().tobytes(), name
