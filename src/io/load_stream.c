@@ -20,9 +20,28 @@ static const char *name_of(const mtk_named_tensor *all, int32_t n, const mtk_ten
     return NULL;
 }
 
+/* Puts `owner`'s parameters back on meta (their views come later), so
+ * that the memory its reset filled is freed before the next owner's. */
+static bool drop_parameters(mtk_ctx *ctx, mtk_module *owner)
+{
+    mtk_named_tensor *params;
+    int32_t n = mtk_module_named_parameters(owner, &params);
+    if (n <= 0) return n == 0;
+    mtk_state_dict *sd = mtk_state_dict_new(ctx);
+    for (int32_t i = 0; sd && i < n; i++) {
+        const mtk_tensor *t = params[i].tensor;
+        mtk_tensor *meta = mtk_tensor_new(ctx, t->dtype, t->shape, t->ndim, NULL, MTK_DEVICE_META);
+        if (!meta || !mtk_state_dict_set(sd, params[i].name, meta)) return false;
+    }
+    mtk_load_options o = { .strict = false, .assign = true };
+    mtk_load_report report;
+    return sd && mtk_module_load_state_dict(owner, sd, &o, &report);
+}
+
 /* Allocates and recomputes the non-persistent buffers: their owners go
- * to the cpu (still without any checkpoint data) and are reset once. */
-static int32_t materialize_buffers(mtk_module *model)
+ * to the cpu (still without any checkpoint data), are reset once, and
+ * their parameters go back to meta. */
+static int32_t materialize_buffers(mtk_ctx *ctx, mtk_module *model)
 {
     mtk_named_tensor *buffers;
     int32_t n = mtk_module_named_buffers(model, &buffers);
@@ -36,7 +55,7 @@ static int32_t materialize_buffers(mtk_module *model)
             done = !buffers[j].persistent && buffers[j].owner == buffers[i].owner;
         if (done) continue;
         if (!mtk_module_to_empty(buffers[i].owner, MTK_DEVICE_CPU) ||
-            !mtk_module_reset_parameters(buffers[i].owner, 0))
+            !mtk_module_reset_parameters(buffers[i].owner, 0) || !drop_parameters(ctx, buffers[i].owner))
             return -1;
     }
     return computed;
@@ -203,7 +222,7 @@ mtk_stream *mtk_stream_load(mtk_ctx *ctx, mtk_module *model, mtk_checkpoint *ckp
     }
     double start = stream_now();
     result->threads = 1;
-    result->computed_buffers = materialize_buffers(model);
+    result->computed_buffers = materialize_buffers(ctx, model);
     if (result->computed_buffers < 0 || !assign_views(ctx, model, &plan) ||
         !verify(ctx, model))
         return NULL;

@@ -1,4 +1,4 @@
-"""mtk run --max-ram: the weights stay mapped from the checkpoint and each
+"""mtk run --max-ram (and generate): the weights stay mapped from the checkpoint and each
 decoder layer is brought in just before its forward and dropped after.
 The outputs are the in-RAM run's, bit for bit, for several families, under
 the least budget (no prefetch) and one that holds two layers (prefetch);
@@ -53,14 +53,16 @@ def _stream_sizes(run, case_dir, tmp_path, layers):
 
 
 @pytest.mark.parametrize("case,layers", [("llama", "model.layers"), ("qwen2_window", "model.layers"),
-                                         ("gpt2", "transformer.h"), ("bert", "encoder.layer")])
+                                         ("gpt2", "transformer.h"), ("bert", "encoder.layer"),
+                                         ("gemma", "model.layers"), ("modernbert", "layers"),
+                                         ("t5_encoder", "encoder.block")])
 def test_streamed_outputs_are_the_in_ram_outputs_bit_for_bit(fixtures, run, tmp_path, case, layers):
     case_dir = fixtures / case
     fixed, largest, total = _stream_sizes(run, case_dir, tmp_path, layers)
     doc, in_ram = _run(run, case_dir, tmp_path)
     assert doc["stream"] is None
     for budget, prefetch in ((fixed + largest, False), (fixed + 2 * largest, True)):
-        assert budget < total or (prefetch and total == fixed + 2 * largest)  # a model of two layers
+        assert budget < total or prefetch  # two layers may be the whole model
         doc, streamed = _run(run, case_dir, tmp_path, "--max-ram", budget)
         s = doc["stream"]
         assert (s["budget"], s["layers"], s["prefetch"]) == (budget, layers, prefetch)
