@@ -16,7 +16,8 @@
  * the in-RAM model, so its results are the same bit for bit.
  *
  * The resident weights are then at most `fixed` + 2 x the largest layer
- * with prefetch (when the budget holds that), `fixed` + 1 layer without.
+ * with prefetch (when the budget holds that), `fixed` + 1 layer without;
+ * a budget that holds the whole model keeps every layer once brought in.
  */
 #ifndef MTK_STREAM_H
 #define MTK_STREAM_H
@@ -39,6 +40,8 @@ typedef struct mtk_stream_stats {
     const char *layers;    /* the layers' module path ("model.layers")       */
     int32_t layer_count;
     bool prefetch;         /* the budget holds two layers: a thread prefetches */
+    bool releases;         /* layers are dropped after their forward: false
+                              when the budget holds the whole model       */
     int64_t layer_calls;   /* layer forwards seen                            */
     int64_t prefetched;    /* of them, found resident by the prefetch thread */
     double wait_seconds;   /* time the forward waited for pages              */

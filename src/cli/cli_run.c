@@ -58,7 +58,7 @@ static const char usage[] =
     "                           \"outputs\": [{\"name\", \"dtype\", \"shape\"}],\n"
     "                           \"output_file\", \"top\": [[{\"id\", \"logit\"}]],\n"
     "                           \"stream\": null or {\"budget\", \"fixed_bytes\",\n"
-    "                           \"layer_bytes\", \"layers\", \"prefetch\",\n"
+    "                           \"layer_bytes\", \"layers\", \"prefetch\", \"releases\",\n"
     "                           \"prefetched\", \"wait_seconds\"}}\n"
     "  -h, --help               show this help and exit\n"
     "\n"

@@ -231,6 +231,6 @@ mtk_stream *mtk_stream_load(mtk_ctx *ctx, mtk_module *model, mtk_checkpoint *ckp
     result->seconds = stream_now() - start;
     mtk_stream_stats stats = { .budget = max_ram, .total_bytes = total, .fixed_bytes = fixed,
                                .layer_bytes = largest, .layers = path, .layer_count = count,
-                               .prefetch = max_ram >= fixed + 2 * largest };
+                               .prefetch = max_ram >= fixed + 2 * largest, .releases = max_ram < total };
     return stream_start(ctx, units, count, &stats);
 }

@@ -98,7 +98,7 @@ static bool on_call(void *user, mtk_module *m, bool after)
     int32_t i = unit_of(s, m);
     if (i < 0) return ok;
     if (after) {
-        release(&s->units[i]);
+        if (s->stats.releases) release(&s->units[i]);
         return ok;
     }
     s->stats.layer_calls++;

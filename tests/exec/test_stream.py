@@ -46,6 +46,7 @@ def _stream_sizes(run, case_dir, tmp_path, layers):
     layers' tensors are the file's, the rest adds the computed buffers."""
     file_fixed, file_largest, file_total = _sizes(case_dir / "model", layers)
     s = _run(run, case_dir, tmp_path, "--max-ram", 10 * file_total)[0]["stream"]
+    assert not s["releases"]  # the budget holds the model: every layer stays
     assert s["layer_bytes"] == file_largest
     assert file_fixed <= s["fixed_bytes"] < file_fixed + 4096
     assert s["total_bytes"] - s["fixed_bytes"] == file_total - file_fixed
@@ -66,6 +67,7 @@ def test_streamed_outputs_are_the_in_ram_outputs_bit_for_bit(fixtures, run, tmp_
         doc, streamed = _run(run, case_dir, tmp_path, "--max-ram", budget)
         s = doc["stream"]
         assert (s["budget"], s["layers"], s["prefetch"]) == (budget, layers, prefetch)
+        assert s["releases"] == (budget < total)
         assert s["layer_calls"] == s["layer_count"] > 1
         assert streamed.keys() == in_ram.keys()
         for name in in_ram:

@@ -129,6 +129,7 @@ static void streamed_llama_gives_the_in_ram_logits_under_the_least_budget(void *
     assert_int_equal(st.layer_count, 3);
     assert_string_equal(st.layers, "model.layers");
     assert_true(st.fixed_bytes + 3 * st.layer_bytes == st.total_bytes);
+    assert_false(st.releases); /* the budget holds the model */
 
     model = unit_model_from_text(ctx, llama_config, "llama");
     s = mtk_stream_load(ctx, model, ckpt, &spec, st.fixed_bytes + st.layer_bytes, &r);
@@ -141,6 +142,7 @@ static void streamed_llama_gives_the_in_ram_logits_under_the_least_budget(void *
     mtk_stream_stats run;
     mtk_stream_get_stats(s, &run);
     assert_false(run.prefetch);
+    assert_true(run.releases);
     assert_int_equal(run.layer_calls, 3);
     assert_memory_equal(mtk_tensor_data(out.tensors[0]), mtk_tensor_data(expected), mtk_tensor_nbytes(expected));
     mtk_stream_free(s);
