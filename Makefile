@@ -68,6 +68,7 @@ bench: all
 	$(PYTHON) bench/bench_place.py --bin $(BUILD)/mtk
 	$(PYTHON) bench/bench_mpi_load.py --bin $(BUILD)/mtk
 	$(PYTHON) bench/bench_run.py --bin $(BUILD)/mtk
+	$(PYTHON) bench/bench_stream.py --bin $(BUILD)/mtk --dir $(BUILD)
 
 # libFuzzer targets, built with clang (installed by
 # `scripts/install-deps.sh --fuzz`): one per parser, fuzz/fuzz_<name>.c,

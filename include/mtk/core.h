@@ -244,6 +244,20 @@ MTK_API void mtk_ctx_set_op_hook(mtk_ctx *ctx, mtk_op_hook hook, void *user);
  * user_out is not NULL. */
 MTK_API mtk_op_hook mtk_ctx_op_hook(const mtk_ctx *ctx, void **user_out);
 
+/* The module call observer: `hook(user, module, after)` runs in
+ * mtk_module_call before the module's forward (after = false) and after
+ * it returns (after = true, whether or not it succeeded), for every module
+ * called, nested ones included: a forward pre-hook and post-hook on every
+ * module at once.  A pre-call returning false fails the call (the hook sets
+ * the context's error); a post-call's result is ignored.  Weight streaming
+ * (mtk/stream.h) installs one; NULL removes it.  One observer at a time,
+ * as for the op hook. */
+struct mtk_module;
+typedef bool (*mtk_module_hook)(void *user, struct mtk_module *module, bool after);
+MTK_API void mtk_ctx_set_module_hook(mtk_ctx *ctx, mtk_module_hook hook, void *user);
+/* The installed module observer (NULL: none), its user in *user_out. */
+MTK_API mtk_module_hook mtk_ctx_module_hook(const mtk_ctx *ctx, void **user_out);
+
 /* The default generator (torch.manual_seed): nn's `init` mode draws the
  * seed of each module's initialization from it, so a model built after
  * the same seed gets the same values.  A new context starts as if seeded

@@ -17,6 +17,7 @@
 #include "mtk/models.h"
 #include "mtk/load.h"
 #include "mtk/run.h"
+#include "mtk/stream.h"
 #include "mtk/diffusion.h"
 
 #endif

@@ -4,6 +4,7 @@
 #define MTK_CLI_H
 
 #include "mtk/core.h"
+#include "mtk/stream.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -109,5 +110,10 @@ bool cli_remove_temporaries_on_interrupt(void);
  * the context's error (MTK_ERR_INVALID_ARGUMENT naming `what`, e.g.
  * "--input-ids", and the offending text). */
 mtk_tensor *cli_ids_read(mtk_ctx *ctx, const char *spec, const char *what);
+
+/* --max-ram's report: NULL stream gives JSON null / no line.  The text
+ * line starts with "  stream:". */
+cJSON *cli_stream_json(const mtk_stream *stream);
+void cli_stream_text(const mtk_stream *stream);
 
 #endif

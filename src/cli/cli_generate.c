@@ -18,7 +18,8 @@
 static const char usage[] =
     "usage: mtk generate MODEL --weights PATH --input-ids IDS --max-new-tokens N\n"
     "                    [--attention-mask M] [--dtype D] [--eos-token-id IDS]\n"
-    "                    [--pad-token-id ID] [--threads N] [--output FILE] [--json]\n"
+    "                    [--pad-token-id ID] [--threads N] [--output FILE]\n"
+    "                    [--max-ram BYTES] [--json]\n"
     "\n"
     "Loads MODEL (a built-in name, a config.json, or a directory holding one)\n"
     "with the safetensors checkpoint PATH, as `mtk load` does, and decodes\n"
@@ -50,6 +51,13 @@ static const char usage[] =
     "  -p, --pad-token-id ID   the pad token; default: as eos, then the first\n"
     "                          eos token (as transformers)\n"
     "  -t, --threads N         cpu threads (mtk's kernels and OpenBLAS)\n"
+    "  -r, --max-ram BYTES     stream the weights under a RAM budget (\"2GB\",\n"
+    "                          \"500MiB\"), as `mtk run --max-ram`: each decoder\n"
+    "                          layer is mapped in before it runs, every step\n"
+    "                          (the next by a thread) and dropped after; the\n"
+    "                          tokens are the same.  The budget must hold the\n"
+    "                          tensors outside the layers and one layer; the\n"
+    "                          KV cache and activations come on top\n"
     "  -o, --output FILE       also write FILE.safetensors: \"sequences\" (B, S + n)\n"
     "                          int64 and \"logits\" (n, B, vocab) float32, each\n"
     "                          step's last logits (generate's output_logits)\n"
@@ -58,7 +66,8 @@ static const char usage[] =
     "                          \"sequences\": [[ids]], \"new_tokens\", \"prompt_tokens\",\n"
     "                          \"prefill_seconds\", \"prefill_tokens_per_s\",\n"
     "                          \"decode_seconds\", \"decode_tokens_per_s\",\n"
-    "                          \"load_seconds\", \"threads\"}; on an error\n"
+    "                          \"load_seconds\", \"threads\", \"stream\" (null, or\n"
+    "                          as mtk run's)}; on an error\n"
     "                          {\"error\": {\"code\", \"message\"}} on one line\n"
     "  -h, --help              show this help and exit\n"
     "\n"
@@ -76,6 +85,7 @@ typedef struct generate_args {
     int64_t pad;
     bool pad_given;
     int32_t threads;
+    uint64_t max_ram; /* 0: in RAM */
     bool json;
 } generate_args;
 
@@ -169,7 +179,8 @@ static cJSON *ids_json(const mtk_tensor *t)
 static double per_second(int64_t n, double s) { return s > 0 ? (double)n / s : 0.0; }
 
 static void print_text(const generate_args *a, const mtk_model_info *info, const mtk_tensor *prompt,
-                       const mtk_tensor *out, const mtk_generate_stats *st, double load_seconds)
+                       const mtk_tensor *out, const mtk_generate_stats *st, double load_seconds,
+                       const mtk_stream *stream)
 {
     printf("%s (%s, %s): %lld new token%s for %lld prompt%s of %lld\n", a->model, info->architecture,
            mtk_dtype_name(info->dtype), (long long)st->new_tokens, st->new_tokens == 1 ? "" : "s",
@@ -182,6 +193,7 @@ static void print_text(const generate_args *a, const mtk_model_info *info, const
         putchar('\n');
     }
     printf("  load:    %.3f s\n", load_seconds);
+    cli_stream_text(stream);
     printf("  prefill: %lld tokens in %.3f s, %.1f tokens/s\n", (long long)st->prompt_tokens, st->prefill_seconds,
            per_second(st->prompt_tokens, st->prefill_seconds));
     printf("  decode:  %lld tokens in %.3f s, %.1f tokens/s\n", (long long)st->decode_tokens, st->decode_seconds,
@@ -189,7 +201,8 @@ static void print_text(const generate_args *a, const mtk_model_info *info, const
 }
 
 static void print_json(const generate_args *a, const mtk_model_info *info, const mtk_tensor *prompt,
-                       const mtk_tensor *out, const mtk_generate_stats *st, double load_seconds, int32_t threads)
+                       const mtk_tensor *out, const mtk_generate_stats *st, double load_seconds, int32_t threads,
+                       const mtk_stream *stream)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "model", a->model);
@@ -206,6 +219,7 @@ static void print_json(const generate_args *a, const mtk_model_info *info, const
     cJSON_AddNumberToObject(doc, "decode_tokens_per_s", per_second(st->decode_tokens, st->decode_seconds));
     cJSON_AddNumberToObject(doc, "load_seconds", load_seconds);
     cJSON_AddItemToObject(doc, "threads", text_json_int(threads));
+    cJSON_AddItemToObject(doc, "stream", cli_stream_json(stream));
     char *text = cJSON_PrintUnformatted(doc);
     if (text) puts(text);
     else cli_fail(true, "out_of_memory", NULL, "out of memory");
@@ -213,7 +227,7 @@ static void print_json(const generate_args *a, const mtk_model_info *info, const
     cJSON_Delete(doc);
 }
 
-static int generate(mtk_ctx *ctx, generate_args *a)
+static int generate(mtk_ctx *ctx, generate_args *a, mtk_stream **stream)
 {
     if (a->threads > 0) mtk_ctx_set_num_threads(ctx, a->threads);
     mtk_tensor *ids = cli_ids_read(ctx, a->ids, "input-ids");
@@ -231,7 +245,10 @@ static int generate(mtk_ctx *ctx, generate_args *a)
     mtk_model_info info;
     mtk_load_result r;
     memset(&r, 0, sizeof r);
-    mtk_module *model = mtk_model_load(ctx, a->model, a->weights, &ropts, &spec, &info, &r);
+    mtk_module *model = NULL;
+    if (a->max_ram) *stream = mtk_model_load_streamed(ctx, a->model, a->weights, &ropts, &spec, a->max_ram, &info,
+                                                      &r, &model);
+    else model = mtk_model_load(ctx, a->model, a->weights, &ropts, &spec, &info, &r);
     if (!model) return cli_fail_ctx(a->json, ctx);
     mtk_module_train(model, false);
     mtk_generate_options o = { .max_new_tokens = a->max_new_tokens, .attention_mask = mask, .eos_token_ids = a->eos,
@@ -247,8 +264,8 @@ static int generate(mtk_ctx *ctx, generate_args *a)
         mtk_st_writer_free(w);
         if (!ok) return cli_fail_ctx(a->json, ctx);
     }
-    if (a->json) print_json(a, &info, ids, out, &st, r.seconds, mtk_ctx_num_threads(ctx));
-    else print_text(a, &info, ids, out, &st, r.seconds);
+    if (a->json) print_json(a, &info, ids, out, &st, r.seconds, mtk_ctx_num_threads(ctx), *stream);
+    else print_text(a, &info, ids, out, &st, r.seconds, *stream);
     return CLI_EXIT_OK;
 }
 
@@ -260,7 +277,7 @@ int cli_generate(int argc, char **argv)
         { "dtype", required_argument, NULL, 'd' },        { "eos-token-id", required_argument, NULL, 'e' },
         { "pad-token-id", required_argument, NULL, 'p' }, { "threads", required_argument, NULL, 't' },
         { "json", no_argument, NULL, 'j' },               { "help", no_argument, NULL, 'h' },
-        { "output", required_argument, NULL, 'o' },
+        { "output", required_argument, NULL, 'o' },       { "max-ram", required_argument, NULL, 'r' },
         { NULL, 0, NULL, 0 },
     };
     generate_args a = { .dtype = MTK_DTYPE_UNDEFINED };
@@ -268,7 +285,7 @@ int cli_generate(int argc, char **argv)
     long long v;
     int opt;
     cli_options_reset();
-    while ((opt = cli_getopt("generate", argc, argv, "w:i:m:n:d:e:p:t:o:jh", longopts)) != -1) {
+    while ((opt = cli_getopt("generate", argc, argv, "w:i:m:n:d:e:p:t:o:r:jh", longopts)) != -1) {
         switch (opt) {
         case 'w': a.weights = optarg; break;
         case 'i': a.ids = optarg; break;
@@ -308,6 +325,10 @@ int cli_generate(int argc, char **argv)
             a.threads = (int32_t)v;
             break;
         case 'o': a.output = optarg; break;
+        case 'r':
+            if (!mtk_parse_size(optarg, &a.max_ram))
+                return cli_usage_error("generate", "--max-ram '%s' is not a size (bytes, or 500MB, 2GiB)", optarg);
+            break;
         case 'j': a.json = true; break;
         case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
         default: return CLI_EXIT_USAGE;
@@ -328,7 +349,9 @@ int cli_generate(int argc, char **argv)
     }
     mtk_ctx *ctx = mtk_ctx_new();
     if (!ctx) return cli_fail(a.json, "out_of_memory", NULL, "out of memory");
-    int status = generate(ctx, &a);
+    mtk_stream *stream = NULL;
+    int status = generate(ctx, &a, &stream);
+    mtk_stream_free(stream);
     mtk_ctx_free(ctx);
     return status;
 }

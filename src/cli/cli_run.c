@@ -15,7 +15,8 @@
 static const char usage[] =
     "usage: mtk run MODEL --weights PATH --input-ids IDS [--attention-mask M]\n"
     "               [--token-type-ids T] [--position-ids P] [--dtype D]\n"
-    "               [--output FILE.safetensors] [--top K] [--threads N] [--json]\n"
+    "               [--output FILE.safetensors] [--top K] [--threads N]\n"
+    "               [--max-ram BYTES] [--json]\n"
     "\n"
     "Loads MODEL (a built-in name, a config.json or a directory holding one)\n"
     "from the safetensors checkpoint PATH as `mtk load` does, then runs one\n"
@@ -42,11 +43,23 @@ static const char usage[] =
     "                           atomically; nothing is written on an error\n"
     "  -k, --top K              next tokens shown per row (default 5; 0: none)\n"
     "  -t, --threads N          cpu threads (default: one per cpu)\n"
+    "  -r, --max-ram BYTES      stream the weights under a RAM budget (\"2GB\",\n"
+    "                           \"500MiB\", bytes): they stay mapped from the\n"
+    "                           checkpoint and each decoder layer is brought in\n"
+    "                           just before it runs (the next one by a thread)\n"
+    "                           and dropped after; the outputs are the same.\n"
+    "                           The budget must hold the tensors outside the\n"
+    "                           layers plus one layer (two to prefetch); the\n"
+    "                           activations come on top.  --dtype must then be\n"
+    "                           the checkpoint's (the file's bytes are used)\n"
     "  -j, --json               print one JSON document: {\"model\",\n"
     "                           \"architecture\", \"dtype\", \"batch\", \"sequence\",\n"
     "                           \"load_seconds\", \"seconds\", \"tokens_per_s\",\n"
     "                           \"outputs\": [{\"name\", \"dtype\", \"shape\"}],\n"
-    "                           \"output_file\", \"top\": [[{\"id\", \"logit\"}]]}\n"
+    "                           \"output_file\", \"top\": [[{\"id\", \"logit\"}]],\n"
+    "                           \"stream\": null or {\"budget\", \"fixed_bytes\",\n"
+    "                           \"layer_bytes\", \"layers\", \"prefetch\", \"releases\",\n"
+    "                           \"prefetched\", \"wait_seconds\"}}\n"
     "  -h, --help               show this help and exit\n"
     "\n"
     "Exit status: 0 on success, 1 on an error (bad ids, a mask of another\n"
@@ -56,6 +69,7 @@ typedef struct run_args {
     const char *model, *weights, *ids, *mask, *types, *positions, *output;
     mtk_dtype dtype;
     int32_t threads, top;
+    uint64_t max_ram; /* 0: in RAM */
     bool json;
 } run_args;
 
@@ -118,7 +132,8 @@ static bool write_outputs(mtk_ctx *ctx, const mtk_model_outputs *out, const char
 }
 
 static int report(mtk_ctx *ctx, const run_args *a, const mtk_model_info *info, const mtk_tensor *ids,
-                  const mtk_tensor *mask, const mtk_model_outputs *out, double load_s, double run_s)
+                  const mtk_tensor *mask, const mtk_model_outputs *out, const mtk_stream *stream, double load_s,
+                  double run_s)
 {
     int64_t batch = ids->shape[0], seq = ids->shape[1];
     double tokens = (double)(batch * seq), speed = run_s > 0 ? tokens / run_s : 0;
@@ -165,6 +180,7 @@ static int report(mtk_ctx *ctx, const run_args *a, const mtk_model_info *info, c
             cJSON_AddItemToArray(top, row);
         }
         cJSON_AddItemToObject(doc, "top", top);
+        cJSON_AddItemToObject(doc, "stream", cli_stream_json(stream));
         char *text = cJSON_PrintUnformatted(doc);
         if (text) puts(text);
         cJSON_free(text);
@@ -181,6 +197,7 @@ static int report(mtk_ctx *ctx, const run_args *a, const mtk_model_info *info, c
         printf("  %-17s %s %s\n", out->names[i], mtk_dtype_name(out->tensors[i]->dtype),
                mtk_shape_str(out->tensors[i]->shape, out->tensors[i]->ndim, shape, sizeof shape));
     }
+    cli_stream_text(stream);
     if (a->output) printf("  written: %s\n", a->output);
     for (int64_t b = 0; logits32 && b < batch; b++) {
         int32_t n = top_tokens(logits32, mask, b, a->top, top_ids, top_values);
@@ -191,7 +208,7 @@ static int report(mtk_ctx *ctx, const run_args *a, const mtk_model_info *info, c
     return CLI_EXIT_OK;
 }
 
-static int run(mtk_ctx *ctx, const run_args *a)
+static int run(mtk_ctx *ctx, const run_args *a, mtk_stream **stream)
 {
     mtk_model_inputs in = { 0 };
     in.input_ids = cli_ids_read(ctx, a->ids, "input-ids");
@@ -205,7 +222,10 @@ static int run(mtk_ctx *ctx, const run_args *a)
     mtk_load_result r;
     memset(&r, 0, sizeof r);
     double t0 = now_seconds();
-    mtk_module *model = mtk_model_load(ctx, a->model, a->weights, &ropts, &spec, &info, &r);
+    mtk_module *model = NULL;
+    if (a->max_ram) *stream = mtk_model_load_streamed(ctx, a->model, a->weights, &ropts, &spec, a->max_ram, &info,
+                                                      &r, &model);
+    else model = mtk_model_load(ctx, a->model, a->weights, &ropts, &spec, &info, &r);
     if (!a->json && info.ambiguity) fprintf(stderr, "mtk: note: %s\n", info.ambiguity);
     if (!model) return cli_fail_ctx(a->json, ctx);
     double t1 = now_seconds();
@@ -213,7 +233,7 @@ static int run(mtk_ctx *ctx, const run_args *a)
     if (!mtk_model_run(model, &in, &out)) return cli_fail_ctx(a->json, ctx);
     double t2 = now_seconds();
     if (a->output && !write_outputs(ctx, &out, a->output)) return cli_fail_ctx(a->json, ctx);
-    return report(ctx, a, &info, in.input_ids, in.attention_mask, &out, t1 - t0, t2 - t1);
+    return report(ctx, a, &info, in.input_ids, in.attention_mask, &out, *stream, t1 - t0, t2 - t1);
 }
 
 int cli_run(int argc, char **argv)
@@ -224,12 +244,13 @@ int cli_run(int argc, char **argv)
         { "position-ids", required_argument, NULL, 'P' },   { "dtype", required_argument, NULL, 'd' },
         { "output", required_argument, NULL, 'o' },         { "top", required_argument, NULL, 'k' },
         { "threads", required_argument, NULL, 't' },        { "json", no_argument, NULL, 'j' },
+        { "max-ram", required_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },                 { NULL, 0, NULL, 0 },
     };
     run_args a = { .dtype = MTK_DTYPE_UNDEFINED, .top = 5 };
     int opt;
     cli_options_reset();
-    while ((opt = cli_getopt("run", argc, argv, "w:i:m:T:P:d:o:k:t:jh", longopts)) != -1) {
+    while ((opt = cli_getopt("run", argc, argv, "w:i:m:T:P:d:o:k:t:r:jh", longopts)) != -1) {
         switch (opt) {
         case 'w': a.weights = optarg; break;
         case 'i': a.ids = optarg; break;
@@ -253,6 +274,10 @@ int cli_run(int argc, char **argv)
             else a.threads = (int32_t)v;
             break;
         }
+        case 'r':
+            if (!mtk_parse_size(optarg, &a.max_ram))
+                return cli_usage_error("run", "--max-ram '%s' is not a size (bytes, or 500MB, 2GiB)", optarg);
+            break;
         case 'j': a.json = true; break;
         case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
         default: return CLI_EXIT_USAGE;
@@ -272,7 +297,9 @@ int cli_run(int argc, char **argv)
     mtk_ctx *ctx = mtk_ctx_new();
     if (!ctx) return cli_fail(a.json, "out_of_memory", NULL, "out of memory");
     if (a.threads > 0) mtk_ctx_set_num_threads(ctx, a.threads);
-    int status = run(ctx, &a);
+    mtk_stream *stream = NULL;
+    int status = run(ctx, &a, &stream);
+    mtk_stream_free(stream);
     mtk_ctx_free(ctx);
     return status;
 }

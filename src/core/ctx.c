@@ -214,6 +214,18 @@ void mtk_ctx_set_op_hook(mtk_ctx *ctx, mtk_op_hook hook, void *user)
     ctx->op_hook_user = hook ? user : NULL;
 }
 
+void mtk_ctx_set_module_hook(mtk_ctx *ctx, mtk_module_hook hook, void *user)
+{
+    ctx->module_hook = hook;
+    ctx->module_hook_user = hook ? user : NULL;
+}
+
+mtk_module_hook mtk_ctx_module_hook(const mtk_ctx *ctx, void **user_out)
+{
+    if (user_out) *user_out = ctx->module_hook_user;
+    return ctx->module_hook;
+}
+
 mtk_op_hook mtk_ctx_op_hook(const mtk_ctx *ctx, void **user_out)
 {
     if (user_out) *user_out = ctx->op_hook_user;

@@ -41,6 +41,10 @@ struct mtk_ctx {
      * default generator (mtk_ctx_manual_seed). */
     mtk_op_hook op_hook;
     void *op_hook_user;
+    /* The module call observer (nn/forward.c; NULL: none): before and
+     * after every mtk_module_call, as mtk_ctx_set_module_hook says. */
+    mtk_module_hook module_hook;
+    void *module_hook_user;
     uint64_t seed_state;
 
     /* Fault injection for tests (tests/unit/test_oom.c): arena requests

@@ -1,0 +1,84 @@
+/*
+ * Running a model larger than a RAM budget: the weights stay mapped from
+ * the safetensors checkpoint (zero-copy views, mtk_st_view) and only the
+ * decoder layers about to run are resident.
+ *
+ * The model's "layers" are the children of its heaviest ModuleList
+ * (model.layers, transformer.h, encoder.layer).  A module call observer
+ * (mtk_ctx_set_module_hook) brackets each layer's forward: before it, the
+ * layer's pages are made resident (MADV_POPULATE_READ) unless a prefetch
+ * thread already did, and the thread is asked to bring in the next layer
+ * (cyclically: after the last, the first, for the next decode step);
+ * after it, the layer's pages are dropped from the process
+ * (MADV_DONTNEED: they stay in the page cache, not in the resident set).
+ * Everything outside the layers (embeddings, final norm, lm_head, computed
+ * buffers) stays resident once touched.  The forward itself is the one of
+ * the in-RAM model, so its results are the same bit for bit.
+ *
+ * The resident weights are then at most `fixed` + 2 x the largest layer
+ * with prefetch (when the budget holds that), `fixed` + 1 layer without;
+ * a budget that holds the whole model keeps every layer once brought in.
+ */
+#ifndef MTK_STREAM_H
+#define MTK_STREAM_H
+
+#include "mtk/core.h"
+#include "mtk/load.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mtk_stream mtk_stream;
+
+/* What a stream holds and did. */
+typedef struct mtk_stream_stats {
+    uint64_t budget;       /* the max_ram given, bytes                       */
+    uint64_t total_bytes;  /* every parameter and buffer of the model        */
+    uint64_t fixed_bytes;  /* those outside the layers (always resident)     */
+    uint64_t layer_bytes;  /* the largest layer                              */
+    const char *layers;    /* the layers' module path ("model.layers")       */
+    int32_t layer_count;
+    bool prefetch;         /* the budget holds two layers: a thread prefetches */
+    bool releases;         /* layers are dropped after their forward: false
+                              when the budget holds the whole model       */
+    int64_t layer_calls;   /* layer forwards seen                            */
+    int64_t prefetched;    /* of them, found resident by the prefetch thread */
+    double wait_seconds;   /* time the forward waited for pages              */
+} mtk_stream_stats;
+
+/* Loads `model` (on meta, from mtk_model_resolve) from the open
+ * checkpoint `ckpt` as mapped views, keys matched as mtk_load_module
+ * matches them (a mismatch: the same error, `result` listing the keys),
+ * and starts streaming it under `max_ram` bytes.  The model is on the cpu
+ * and runs through any forward; mtk_stream_free ends the streaming (call
+ * it before freeing the context; the model stays usable, its pages then
+ * come in on demand).  `ckpt` may be closed after the call.  Errors (NULL,
+ * the context's error): MTK_ERR_INVALID_ARGUMENT when the model has no
+ * ModuleList of layers, when a tensor must be converted (another dtype:
+ * stream in the checkpoint's dtype) or fused from per-expert tensors, and
+ * MTK_ERR_OUT_OF_MEMORY "... --max-ram N cannot hold ..." naming the
+ * bytes outside the layers, the largest layer and the least budget that
+ * runs, when max_ram < fixed + one layer. */
+MTK_API mtk_stream *mtk_stream_load(mtk_ctx *ctx, mtk_module *model, mtk_checkpoint *ckpt, const mtk_load_spec *spec,
+                                    uint64_t max_ram, mtk_load_result *result);
+
+/* mtk_model_load's counterpart: resolves MODEL on meta, opens `weights`,
+ * loads it with the family's key rules into a stream (mtk_stream_load).
+ * The model in *model_out; NULL with the context's error. */
+MTK_API mtk_stream *mtk_model_load_streamed(mtk_ctx *ctx, const char *model, const char *weights,
+                                            const mtk_model_resolve_options *options, const mtk_load_spec *spec,
+                                            uint64_t max_ram, mtk_model_info *info, mtk_load_result *result,
+                                            mtk_module **model_out);
+
+/* The stream's figures so far. */
+MTK_API void mtk_stream_get_stats(const mtk_stream *stream, mtk_stream_stats *out);
+
+/* Stops the prefetch thread, removes the module observer and frees the
+ * stream (not the model).  NULL is a no-op. */
+MTK_API void mtk_stream_free(mtk_stream *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MTK_STREAM_H */

@@ -1,0 +1,138 @@
+"""mtk run --max-ram (and generate): the weights stay mapped from the checkpoint and each
+decoder layer is brought in just before its forward and dropped after.
+The outputs are the in-RAM run's, bit for bit, for several families, under
+the least budget (no prefetch) and one that holds two layers (prefetch);
+on a ~400 MB random llama the peak resident memory stays within the budget
+plus the activations while the in-RAM run's holds the whole model; a budget
+below the tensors outside the layers plus one layer is refused, naming the
+sizes."""
+import json
+import re
+
+import pytest
+
+pytest.importorskip("torch")
+from safetensors import safe_open  # noqa: E402
+from safetensors.torch import load_file  # noqa: E402
+
+import stream_model  # noqa: E402
+from probe_build import build_dir  # noqa: E402
+from test_run import _run, fixtures  # noqa: E402,F401 (fixture)
+
+NEEDED = re.compile(r"at least (\d+) bytes are needed")
+
+
+def _sizes(model_dir, layers):
+    """(bytes outside the layers, the largest layer, the whole model) from
+    the checkpoint's own tensors."""
+    total, per_layer = 0, {}
+    with safe_open(str(model_dir / "model.safetensors"), "np") as f:
+        for key in f.keys():
+            t = f.get_slice(key)
+            n = {"F32": 4, "BF16": 2, "F16": 2, "I64": 8}[t.get_dtype()]
+            for d in t.get_shape():
+                n *= d
+            total += n
+            m = re.match(re.escape(layers) + r"\.(\d+)\.", key)
+            if m:
+                per_layer[m.group(1)] = per_layer.get(m.group(1), 0) + n
+    largest = max(per_layer.values())
+    return total - sum(per_layer.values()), largest, total
+
+
+def _stream_sizes(run, case_dir, tmp_path, layers):
+    """The stream's own (fixed, largest layer, total) from a run under a
+    budget holding everything, checked against the checkpoint's: the
+    layers' tensors are the file's, the rest adds the computed buffers."""
+    file_fixed, file_largest, file_total = _sizes(case_dir / "model", layers)
+    s = _run(run, case_dir, tmp_path, "--max-ram", 10 * file_total)[0]["stream"]
+    assert not s["releases"]  # the budget holds the model: every layer stays
+    assert s["layer_bytes"] == file_largest
+    assert file_fixed <= s["fixed_bytes"] < file_fixed + 4096
+    assert s["total_bytes"] - s["fixed_bytes"] == file_total - file_fixed
+    return s["fixed_bytes"], s["layer_bytes"], s["total_bytes"]
+
+
+@pytest.mark.parametrize("case,layers", [("llama", "model.layers"), ("qwen2_window", "model.layers"),
+                                         ("gpt2", "transformer.h"), ("bert", "encoder.layer"),
+                                         ("gemma", "model.layers"), ("modernbert", "layers"),
+                                         ("t5_encoder", "encoder.block")])
+def test_streamed_outputs_are_the_in_ram_outputs_bit_for_bit(fixtures, run, tmp_path, case, layers):
+    case_dir = fixtures / case
+    fixed, largest, total = _stream_sizes(run, case_dir, tmp_path, layers)
+    doc, in_ram = _run(run, case_dir, tmp_path)
+    assert doc["stream"] is None
+    for budget, prefetch in ((fixed + largest, False), (fixed + 2 * largest, True)):
+        assert budget < total or prefetch  # two layers may be the whole model
+        doc, streamed = _run(run, case_dir, tmp_path, "--max-ram", budget)
+        s = doc["stream"]
+        assert (s["budget"], s["layers"], s["prefetch"]) == (budget, layers, prefetch)
+        assert s["releases"] == (budget < total)
+        assert s["layer_calls"] == s["layer_count"] > 1
+        assert streamed.keys() == in_ram.keys()
+        for name in in_ram:
+            assert streamed[name].numpy().tobytes() == in_ram[name].numpy().tobytes(), name
+
+
+def test_a_budget_below_one_layer_plus_the_rest_is_refused_naming_the_sizes(fixtures, run, tmp_path):
+    case_dir = fixtures / "llama"
+    fixed, largest, total = _stream_sizes(run, case_dir, tmp_path, "model.layers")
+    result = run("run", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "1,2,3",
+                 "--max-ram", fixed + largest - 1, "--output", tmp_path / "none.safetensors")
+    assert result.returncode == 1
+    err = result.stderr
+    assert "cannot hold" in err and "model.layers" in err, err
+    assert f"{fixed} bytes" in err and f"{largest} bytes" in err and f"{total} bytes" in err, err
+    assert int(NEEDED.search(err).group(1)) == fixed + largest
+    assert not (tmp_path / "none.safetensors").exists()
+    usage = run("run", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "1", "--max-ram", "lots")
+    assert usage.returncode == 2 and "--max-ram 'lots'" in usage.stderr
+
+
+def test_streaming_refuses_a_dtype_conversion_naming_the_tensor(fixtures, run):
+    case_dir = fixtures / "llama"
+    result = run("run", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "1,2,3",
+                 "--max-ram", "1GB", "--dtype", "bfloat16")
+    assert result.returncode == 1
+    assert "is F32 in the checkpoint and bfloat16 in the model" in result.stderr, result.stderr
+
+
+def test_peak_resident_memory_stays_within_the_budget_plus_activations(mtk_bin, tmp_path):
+    model = stream_model.big_llama(build_dir())
+    size = stream_model.model_bytes()
+    budget = 160 * 2**20  # the 8 MiB outside the layers + two 64 MiB layers
+    args = [mtk_bin, "run", model, "--weights", model, "--input-ids", ",".join(map(str, range(1, 17))),
+            "--json", "--top", "0"]
+    in_ram, in_ram_peak = stream_model.run_peak([*args, "--output", tmp_path / "a.safetensors"])
+    assert in_ram.returncode == 0, in_ram.stderr
+    streamed, peak = stream_model.run_peak([*args, "--output", tmp_path / "b.safetensors", "--max-ram", budget])
+    assert streamed.returncode == 0, streamed.stderr
+    assert json.loads(streamed.stdout)["stream"]["prefetch"]
+    # the measure tells: holding the model shows in the in-RAM run
+    assert in_ram_peak > size
+    # activations of 16 tokens, the process's code and libraries: well under 64 MiB
+    activations = 64 * 2**20
+    assert peak < budget + activations < size, (peak, budget, size)
+    a = load_file(str(tmp_path / "a.safetensors"))["logits"]
+    b = load_file(str(tmp_path / "b.safetensors"))["logits"]
+    assert a.numpy().tobytes() == b.numpy().tobytes()
+
+
+@pytest.mark.parametrize("case", ["llama", "mistral_window"])
+def test_streamed_generation_gives_the_in_ram_tokens_and_logits(fixtures, run, tmp_path, case):
+    case_dir = fixtures / case
+    fixed, largest, total = _stream_sizes(run, case_dir, tmp_path, "model.layers")
+    args = ["generate", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "5,6,7,8;9,10,11,12",
+            "--max-new-tokens", 20, "--eos-token-id", "none", "--json"]
+    in_ram = run(*args, "--output", tmp_path / "a.safetensors")
+    assert in_ram.returncode == 0, in_ram.stderr
+    for budget in (fixed + largest, fixed + 2 * largest):
+        streamed = run(*args, "--output", tmp_path / "b.safetensors", "--max-ram", budget)
+        assert streamed.returncode == 0, streamed.stderr
+        doc = json.loads(streamed.stdout)
+        assert doc["sequences"] == json.loads(in_ram.stdout)["sequences"]
+        # every step (the prefill and 19 decodes) ran every layer through the stream
+        assert doc["stream"]["layer_calls"] == 20 * doc["stream"]["layer_count"]
+        a, b = load_file(str(tmp_path / "a.safetensors")), load_file(str(tmp_path / "b.safetensors"))
+        for name in a:
+            assert a[name].numpy().tobytes() == b[name].numpy().tobytes(), name

@@ -1,0 +1,175 @@
+/* Weight streaming (include/mtk/stream.h) and the module call observer it
+ * rests on (mtk_ctx_set_module_hook): the observer brackets every module
+ * call and can refuse one; a model streamed from its checkpoint under the
+ * least budget gives the in-RAM logits bit for bit, each layer passing
+ * through the stream once per forward; a budget below one layer plus the
+ * rest is refused with the sizes; freeing the stream restores the
+ * previous observer. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mtk/mtk.h"
+#include "unit_files.h"
+#include "unit_models.h"
+
+static const char llama_config[] =
+    "{\"model_type\": \"llama\", \"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 32,"
+    " \"intermediate_size\": 48, \"num_hidden_layers\": 3, \"num_attention_heads\": 4,"
+    " \"num_key_value_heads\": 2, \"vocab_size\": 101, \"max_position_embeddings\": 64,"
+    " \"tie_word_embeddings\": false}";
+
+typedef struct calls {
+    mtk_module *seen[64];
+    bool after[64];
+    int n;
+    mtk_module *refuse; /* the pre-call of this module fails */
+} calls;
+
+static bool record(void *user, mtk_module *m, bool after)
+{
+    calls *c = user;
+    if (c->n < 64) {
+        c->seen[c->n] = m;
+        c->after[c->n++] = after;
+    }
+    if (!after && m == c->refuse) return mtk_error(mtk_module_ctx(m), MTK_ERR_IO, "refused by the observer");
+    return true;
+}
+
+static void module_observer_brackets_every_call_and_can_refuse_one(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *a = mtk_nn_activation(ctx, "relu"), *b = mtk_nn_activation(ctx, "relu");
+    mtk_module *const parts[2] = { a, b };
+    mtk_module *seq = mtk_nn_sequential(ctx, 2, parts);
+    assert_non_null(seq);
+    int64_t shape[1] = { 4 };
+    mtk_tensor *x = mtk_ones(ctx, shape, 1, MTK_FLOAT32);
+    calls c = { 0 };
+    mtk_ctx_set_module_hook(ctx, record, &c);
+    void *user;
+    assert_ptr_equal(mtk_ctx_module_hook(ctx, &user), record);
+    assert_ptr_equal(user, &c);
+    assert_non_null(mtk_module_forward(seq, x));
+    /* seq, a, a done, b, b done, seq done */
+    assert_int_equal(c.n, 6);
+    mtk_module *order[6] = { seq, a, a, b, b, seq };
+    bool after[6] = { false, false, true, false, true, true };
+    for (int i = 0; i < 6; i++) {
+        assert_ptr_equal(c.seen[i], order[i]);
+        assert_int_equal(c.after[i], after[i]);
+    }
+    c.n = 0;
+    c.refuse = b;
+    assert_null(mtk_module_forward(seq, x));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_IO);
+    assert_non_null(strstr(mtk_ctx_message(ctx), "refused by the observer"));
+    mtk_ctx_set_module_hook(ctx, NULL, &c);
+    assert_null(mtk_ctx_module_hook(ctx, &user));
+    assert_null(user);
+    mtk_ctx_free(ctx);
+}
+
+/* Writes the initialized llama's state dict to `path`; returns its logits
+ * on `ids`. */
+static mtk_tensor *save_and_run(mtk_ctx *ctx, const char *path, mtk_tensor *ids)
+{
+    mtk_module *model = unit_model_from_text(ctx, llama_config, "llama");
+    assert_non_null(model);
+    assert_true(mtk_module_to_empty(model, MTK_DEVICE_CPU));
+    assert_true(mtk_module_reset_parameters(model, 7));
+    mtk_st_writer *w = mtk_st_writer_new(ctx);
+    mtk_state_dict *sd = mtk_module_state_dict(model);
+    for (int32_t i = 0; i < mtk_state_dict_count(sd); i++) {
+        const char *key;
+        mtk_tensor *t = mtk_state_dict_at(sd, i, &key);
+        assert_true(mtk_st_writer_add(w, key, t));
+    }
+    assert_true(mtk_st_writer_write(w, path));
+    mtk_st_writer_free(w);
+    mtk_model_inputs in = { .input_ids = ids };
+    mtk_model_outputs out;
+    assert_true(mtk_model_run(model, &in, &out));
+    return out.tensors[0];
+}
+
+static void streamed_llama_gives_the_in_ram_logits_under_the_least_budget(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    snprintf(path, sizeof path, "%s/model.safetensors", unit_temp_dir(dir, "stream"));
+    mtk_ctx *ctx = mtk_ctx_new();
+    int64_t shape[2] = { 2, 5 };
+    mtk_tensor *ids = mtk_arange(ctx, 3, 13, 1, MTK_INT64);
+    ids = mtk_contiguous(ctx, mtk_reshape(ctx, ids, shape, 2));
+    mtk_tensor *expected = save_and_run(ctx, path, ids);
+    assert_non_null(expected);
+
+    /* sizes from a budget that holds everything */
+    calls c = { 0 };
+    mtk_ctx_set_module_hook(ctx, record, &c); /* an observer already there stays called */
+    mtk_checkpoint *ckpt = mtk_checkpoint_open(ctx, path);
+    assert_non_null(ckpt);
+    mtk_load_spec spec = { .rules = mtk_model_key_rules("llama") };
+    mtk_load_result r;
+    mtk_module *model = unit_model_from_text(ctx, llama_config, "llama");
+    mtk_stream *s = mtk_stream_load(ctx, model, ckpt, &spec, UINT64_MAX, &r);
+    if (!s) fail_msg("%s", mtk_ctx_message(ctx));
+    mtk_stream_stats st;
+    mtk_stream_get_stats(s, &st);
+    mtk_stream_free(s);
+    assert_int_equal(st.layer_count, 3);
+    assert_string_equal(st.layers, "model.layers");
+    assert_true(st.fixed_bytes + 3 * st.layer_bytes == st.total_bytes);
+    assert_false(st.releases); /* the budget holds the model */
+
+    model = unit_model_from_text(ctx, llama_config, "llama");
+    s = mtk_stream_load(ctx, model, ckpt, &spec, st.fixed_bytes + st.layer_bytes, &r);
+    if (!s) fail_msg("%s", mtk_ctx_message(ctx));
+    c.n = 0;
+    mtk_model_inputs in = { .input_ids = ids };
+    mtk_model_outputs out;
+    assert_true(mtk_model_run(model, &in, &out));
+    assert_true(c.n > 12); /* the earlier observer still saw the calls */
+    mtk_stream_stats run;
+    mtk_stream_get_stats(s, &run);
+    assert_false(run.prefetch);
+    assert_true(run.releases);
+    assert_int_equal(run.layer_calls, 3);
+    assert_memory_equal(mtk_tensor_data(out.tensors[0]), mtk_tensor_data(expected), mtk_tensor_nbytes(expected));
+    mtk_stream_free(s);
+    void *user;
+    assert_ptr_equal(mtk_ctx_module_hook(ctx, &user), record);
+    assert_ptr_equal(user, &c);
+    mtk_ctx_set_module_hook(ctx, NULL, NULL);
+
+    /* one byte short */
+    model = unit_model_from_text(ctx, llama_config, "llama");
+    assert_null(mtk_stream_load(ctx, model, ckpt, &spec, st.fixed_bytes + st.layer_bytes - 1, &r));
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_OUT_OF_MEMORY);
+    char needed[64];
+    snprintf(needed, sizeof needed, "at least %llu bytes", (unsigned long long)(st.fixed_bytes + st.layer_bytes));
+    assert_non_null(strstr(mtk_ctx_message(ctx), needed));
+    assert_non_null(strstr(mtk_ctx_message(ctx), "plus one layer of model.layers"));
+    mtk_checkpoint_close(ckpt);
+    mtk_ctx_free(ctx);
+    remove(path);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(module_observer_brackets_every_call_and_can_refuse_one),
+        cmocka_unit_test(streamed_llama_gives_the_in_ram_logits_under_the_least_budget),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
