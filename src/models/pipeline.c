@@ -275,7 +275,7 @@ static mtk_pipeline *single_component(mtk_ctx *ctx, const char *name, const mtk_
 {
     model_config *c = mtk_model_config_load(ctx, name);
     if (!c) return NULL;
-    pend[0] = (pending){ "model", c->architecture, c, diffusers_component_of(models_family_lookup(c->model_type)) };
+    pend[0] = (pending){ "model", mtk_ctx_strdup(ctx, c->architecture), c, diffusers_component_of(models_family_lookup(c->model_type)) };
     *npend = 1;
     if (!pend[0].component) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: %s is not a diffusers pipeline component (--image takes a pipeline, "
@@ -290,7 +290,7 @@ static mtk_pipeline *single_component(mtk_ctx *ctx, const char *name, const mtk_
     memset(p, 0, sizeof *p);
     p->name = mtk_ctx_strdup(ctx, name);
     p->source = "config.json";
-    p->class_name = c->architecture;
+    p->class_name = mtk_ctx_strdup(ctx, c->architecture); /* the config is freed after the build */
     return run_pending(ctx, p, options, pend, 1, false);
 }
 
