@@ -5,6 +5,7 @@
 #include "core/text.h"
 #include "mtk/mtk.h"
 #include "mtk/plan.h"
+#include "mtk/plan_memory.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -81,6 +82,10 @@ static int print_json(const mtk_pipeline_memory *m)
         cJSON_AddItemToObject(j, "peak_bytes", raw_int(bytes_mode(s->peak_bytes, m->mode)));
         cJSON_AddStringToObject(j, "resident", s->resident[m->mode]);
         cJSON_AddItemToObject(j, "sequential_moved_per_call", raw_int(s->sequential_moved_per_call));
+        cJSON *at = cJSON_CreateObject();
+        cJSON_AddStringToObject(at, "op", s->plan->peak.peak_at.op ? s->plan->peak.peak_at.op : "");
+        cJSON_AddStringToObject(at, "module", s->plan->peak.peak_at.module ? s->plan->peak.peak_at.module : "");
+        cJSON_AddItemToObject(j, "peak_at", at);
         cJSON_AddItemToArray(stages, j);
     }
     cJSON_AddItemToObject(root, "stages", stages);
