@@ -82,6 +82,64 @@ static const mtk_memory_plan *plan_call(mtk_ctx *ctx, mtk_pipeline_component *c,
     return mtk_memory_plan_graph(ctx, graph, &o);
 }
 
+static int64_t weights_of(const mtk_pipeline_component *c) { return c->param_bytes + c->buffer_bytes; }
+
+/* enable_model_cpu_offload: accelerate's cpu_offload_with_hook chained in
+ * the pipeline's order, each component's hook moving it to the GPU before
+ * its forward and first moving the component before it in that order back
+ * to the host (the first one has none to move).  Replayed over one image's
+ * calls: the text encoders in turn for the prompt, again for the negative
+ * prompt (encode_prompt), then the denoiser, then the VAE, every component
+ * on the host at the start (maybe_free_model_hooks ends the call by moving
+ * them all back).  Sets each stage's model-offload weights (the most
+ * resident during it) and the mode's bytes moved each way. */
+static bool model_offload(mtk_ctx *ctx, mtk_pipeline_memory *m, const int32_t *stage_comp)
+{
+    const mtk_pipeline *p = m->pipeline;
+    mtk_pipeline_offload *o = &m->offload[MTK_OFFLOAD_MODEL];
+    bool resident[MTK_PIPELINE_MAX_COMPONENTS] = { false };
+    int64_t passes = 1;
+    for (int32_t i = 0; i < m->nstages; i++)
+        if (strcmp(m->stages[i].stage, "encode_prompt") == 0 && m->stages[i].calls_per_image > passes)
+            passes = m->stages[i].calls_per_image;
+    int32_t order[2 * MTK_PIPELINE_MAX_STAGES], n = 0;
+    for (int64_t pass = 0; pass < passes && pass < 2; pass++)
+        for (int32_t i = 0; i < m->nstages; i++)
+            if (strcmp(m->stages[i].stage, "encode_prompt") == 0 && m->stages[i].calls_per_image > pass) order[n++] = i;
+    for (int32_t i = 0; i < m->nstages; i++)
+        if (strcmp(m->stages[i].stage, "encode_prompt") != 0) order[n++] = i;
+    for (int32_t e = 0; e < n; e++) {
+        mtk_pipeline_stage *s = &m->stages[order[e]];
+        int32_t c = stage_comp[order[e]];
+        if (c > 0 && resident[c - 1]) {
+            resident[c - 1] = false;
+            o->bytes_to_host_per_image += weights_of(&p->components[c - 1]);
+        }
+        if (!resident[c]) {
+            resident[c] = true;
+            o->bytes_moved_per_image += weights_of(&p->components[c]);
+        }
+        int64_t on_gpu = 0;
+        char names[512] = "";
+        size_t len = 0;
+        for (int32_t k = 0; k < p->ncomponents; k++)
+            if (resident[k]) {
+                on_gpu += weights_of(&p->components[k]);
+                if (len < sizeof names)
+                    len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? " + " : "",
+                                            p->components[k].name);
+            }
+        if (on_gpu > s->weights_bytes[MTK_OFFLOAD_MODEL]) {
+            s->weights_bytes[MTK_OFFLOAD_MODEL] = on_gpu;
+            s->resident[MTK_OFFLOAD_MODEL] = mtk_ctx_strdup(ctx, names);
+            if (!s->resident[MTK_OFFLOAD_MODEL]) return false;
+        }
+    }
+    for (int32_t k = 0; k < p->ncomponents; k++)
+        if (resident[k]) o->bytes_to_host_per_image += weights_of(&p->components[k]);
+    return true;
+}
+
 static void add_note(mtk_pipeline_memory *m, const char *note)
 {
     if (m->nnotes < MTK_PIPELINE_MAX_NOTES) m->notes[m->nnotes++] = note;
@@ -113,11 +171,11 @@ mtk_pipeline_memory *mtk_pipeline_memory_plan(mtk_ctx *ctx, const mtk_pipeline *
     m->offload[MTK_OFFLOAD_MODEL].host_bytes = m->weights_bytes;
     m->offload[MTK_OFFLOAD_SEQUENTIAL].host_bytes = params;
 
+    int32_t stage_comp[MTK_PIPELINE_MAX_STAGES];
     if (!mtk_ctx_push_device(ctx, MTK_DEVICE_META)) return NULL;
     bool ok = true;
     for (int32_t i = 0; ok && i < p->ncomponents; i++) {
         mtk_pipeline_component *c = (mtk_pipeline_component *)&p->components[i];
-        int64_t weights = c->param_bytes + c->buffer_bytes, calls = 0;
         for (int32_t k = 0; ok && k < c->ncalls; k++) {
             const mtk_pipeline_call *call = &c->calls[k];
             if (call->per_image <= 0) continue; /* image-to-image only */
@@ -128,7 +186,7 @@ mtk_pipeline_memory *mtk_pipeline_memory_plan(mtk_ctx *ctx, const mtk_pipeline *
                 break;
             }
             overhead = plan->overhead_bytes;
-            calls += call->per_image;
+            stage_comp[m->nstages] = i;
             mtk_pipeline_stage *s = &m->stages[m->nstages++];
             s->stage = stage_name(c, call);
             s->component = c->name;
@@ -139,8 +197,6 @@ mtk_pipeline_memory *mtk_pipeline_memory_plan(mtk_ctx *ctx, const mtk_pipeline *
             s->cache_bytes = c->cache_bytes;
             s->weights_bytes[MTK_OFFLOAD_NONE] = m->weights_bytes;
             s->resident[MTK_OFFLOAD_NONE] = "every component";
-            s->weights_bytes[MTK_OFFLOAD_MODEL] = weights;
-            s->resident[MTK_OFFLOAD_MODEL] = c->name;
             s->weights_bytes[MTK_OFFLOAD_SEQUENTIAL] = buffers + moves.largest;
             s->sequential_moved_per_call = moves.moved;
             m->offload[MTK_OFFLOAD_SEQUENTIAL].bytes_moved_per_image += moves.moved * call->per_image;
@@ -148,23 +204,20 @@ mtk_pipeline_memory *mtk_pipeline_memory_plan(mtk_ctx *ctx, const mtk_pipeline *
             snprintf(buf, sizeof buf, "%s%s%s (the largest own parameters) + every component's buffers", c->name,
                      *moves.largest_name ? "." : "", moves.largest_name);
             s->resident[MTK_OFFLOAD_SEQUENTIAL] = mtk_ctx_strdup(ctx, buf);
-            for (int md = 0; md < MTK_OFFLOAD_MODES; md++) {
-                s->peak_bytes[md] = s->weights_bytes[md] + s->activation_peak_bytes + s->cache_bytes;
-                if (s->peak_bytes[md] > m->offload[md].gpu_peak_bytes) {
-                    m->offload[md].gpu_peak_bytes = s->peak_bytes[md];
-                    m->offload[md].peak_stage = s->stage;
-                }
-            }
-        }
-        if (calls > 0) {
-            /* model offload: the component moved in once per image, the
-               previous one moved out (module.to("cpu") copies back) */
-            m->offload[MTK_OFFLOAD_MODEL].bytes_moved_per_image += weights;
-            m->offload[MTK_OFFLOAD_MODEL].bytes_to_host_per_image += weights;
         }
     }
     mtk_ctx_pop_device(ctx);
-    if (!ok) return NULL;
+    if (!ok || !model_offload(ctx, m, stage_comp)) return NULL;
+    for (int32_t i = 0; i < m->nstages; i++) {
+        mtk_pipeline_stage *s = &m->stages[i];
+        for (int md = 0; md < MTK_OFFLOAD_MODES; md++) {
+            s->peak_bytes[md] = s->weights_bytes[md] + s->activation_peak_bytes + s->cache_bytes;
+            if (s->peak_bytes[md] > m->offload[md].gpu_peak_bytes) {
+                m->offload[md].gpu_peak_bytes = s->peak_bytes[md];
+                m->offload[md].peak_stage = s->stage;
+            }
+        }
+    }
     for (int k = 0; k < MTK_OFFLOAD_MODES; k++) {
         mtk_pipeline_offload *o = &m->offload[k];
         o->gpu_peak_bytes += overhead;
