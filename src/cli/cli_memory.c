@@ -2,6 +2,8 @@
  * generation for a model, and what fits in a budget
  * (mtk_memory_plan_model / mtk_memory_fit_model). */
 #include "cli/cli.h"
+#include "cli/cli_memory_pipeline.h"
+#include "cli/cli_summary_pipeline.h"
 #include "mtk/mtk.h"
 #include "mtk/plan.h"
 #include "core/text.h"
@@ -21,6 +23,9 @@ static const char usage[] =
     "                  [--attention A] [--device-kind K] [--new-tokens N] [--grad-accum K]\n"
     "                  [--fit BYTES [--fit-context]] [--set NAME=BYTES] [--constants]\n"
     "                  [--depth N] [--json]\n"
+    "       mtk memory PIPELINE --image HxW [--steps N] [--guidance] [--dtype D]\n"
+    "                  [--offload none|model|sequential] [--max-memory 0=8GiB,cpu=32GiB]\n"
+    "                  [--device-kind K] [--json]\n"
     "\n"
     "The peak memory torch 2.13 reaches running MODEL, exact in bytes, without\n"
     "its weights: the model is built on the meta device, one forward is traced\n"
@@ -74,6 +79,21 @@ static const char usage[] =
     "                           activations_saved, peak_bytes}], notes, model; with\n"
     "                           --fit also fit {max_batch | max_context, peak_bytes,\n"
     "                           peak_bytes_next, budget_bytes}\n"
+    "\n"
+    "A diffusers PIPELINE (a built-in: sd-1.5, sdxl-base, sd-3.5-medium,\n"
+    "flux.1-dev, lumina-image-2.0; a model_index.json directory; or one\n"
+    "component's config.json) takes --image instead of --input: the peak of\n"
+    "each stage (encode prompt, a denoising step, VAE decode) as the weights\n"
+    "on the GPU + the call's inference plan + a text encoder's KV cache, and\n"
+    "each offload mode's GPU peak and bytes moved per image (docs/diffusion.md).\n"
+    "      --image HxW          the image in pixels (a pipeline)\n"
+    "      --steps N            denoising steps (default 50)\n"
+    "      --guidance           classifier-free guidance\n"
+    "      --offload MODE       none (default), model (enable_model_cpu_offload),\n"
+    "                           sequential (enable_sequential_cpu_offload)\n"
+    "      --max-memory SPEC    budgets as accelerate's max_memory: 0=8GiB,cpu=32GiB;\n"
+    "                           each mode says whether it fits\n"
+    "                           (a pipeline's --device-kind defaults to cuda)\n"
     "  -h, --help               show this help and exit\n"
     "\n"
     "Exit status: 0 on success, 1 on an error, 2 on a usage error.\n";
@@ -88,6 +108,11 @@ enum {
     OPT_FIT_CONTEXT,
     OPT_SET,
     OPT_CONSTANTS,
+    OPT_IMAGE,
+    OPT_STEPS,
+    OPT_GUIDANCE,
+    OPT_OFFLOAD,
+    OPT_MAX_MEMORY,
 };
 
 /* One of `names` (index), -1 if none. */
@@ -156,6 +181,9 @@ int cli_memory(int argc, char **argv)
         { "fit-context", no_argument, NULL, OPT_FIT_CONTEXT }, { "set", required_argument, NULL, OPT_SET },
         { "constants", no_argument, NULL, OPT_CONSTANTS }, { "depth", required_argument, NULL, 'd' },
         { "json", no_argument, NULL, 'j' },            { "help", no_argument, NULL, 'h' },
+        { "image", required_argument, NULL, OPT_IMAGE }, { "steps", required_argument, NULL, OPT_STEPS },
+        { "guidance", no_argument, NULL, OPT_GUIDANCE }, { "offload", required_argument, NULL, OPT_OFFLOAD },
+        { "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
         { NULL, 0, NULL, 0 },
     };
     static const char *const modes[] = { "inference", "training", "generate" };
@@ -163,6 +191,10 @@ int cli_memory(int argc, char **argv)
     static const char *const mixed[] = { "none", "bf16", "fp16" };
     static const char *const attentions[] = { "sdpa", "eager" };
     static const char *const kinds[] = { "cpu", "cuda" };
+    static const char *const offloads[] = { "none", "model", "sequential" };
+    mtk_pipeline_options pipe = { 0 };
+    cli_pipeline_memory_args pargs = { .mode = MTK_OFFLOAD_NONE, .device_kind = MTK_DEVICE_KIND_CUDA };
+    bool pipeline_options = false, kind_set = false;
     mtk_memory_options o;
     mtk_memory_options_init(&o);
     mtk_ctx *ctx = mtk_ctx_new();
@@ -201,7 +233,23 @@ int cli_memory(int argc, char **argv)
         case 'o': k = pick(optarg, optimizers, 4), o.optimizer = (mtk_optimizer_kind)k; break;
         case OPT_MIXED: k = pick(optarg, mixed, 3), o.mixed_precision = (mtk_mixed_precision)k; break;
         case 'a': k = pick(optarg, attentions, 2), o.attention = (mtk_attention_kind)k; break;
-        case OPT_DEVICE_KIND: k = pick(optarg, kinds, 2), o.device_kind = k; break;
+        case OPT_DEVICE_KIND: k = pick(optarg, kinds, 2), o.device_kind = k, kind_set = true; break;
+        case OPT_IMAGE:
+            if (!cli_parse_image(optarg, &pipe.height, &pipe.width)) k = -1;
+            pipeline_options = true;
+            break;
+        case OPT_STEPS:
+            if (!parse_int(optarg, 1, 100000, &pipe.steps)) k = -1;
+            pipeline_options = true;
+            break;
+        case OPT_GUIDANCE: pipe.guidance = true, pipeline_options = true; break;
+        case OPT_OFFLOAD:
+            k = pick(optarg, offloads, 3), pargs.mode = (mtk_offload_mode)k, pipeline_options = true;
+            break;
+        case OPT_MAX_MEMORY:
+            if (!cli_parse_max_memory(optarg, &pargs.gpu_budget, &pargs.cpu_budget)) k = -1;
+            pipeline_options = true;
+            break;
         case OPT_CHECKPOINTING: o.checkpointing = true; break;
         case OPT_FIT_CONTEXT: fit_context = true; break;
         case 'j': json = true; break;
@@ -256,6 +304,14 @@ int cli_memory(int argc, char **argv)
         mtk_ctx_free(ctx);
         return cli_usage_error("memory", optind >= argc ? "missing MODEL" : "one MODEL expected, got '%s' too",
                                optind < argc - 1 ? argv[optind + 1] : "");
+    }
+    if (pipeline_options || mtk_pipeline_exists(argv[optind])) {
+        mtk_ctx_free(ctx);
+        if (ninputs > 0) return cli_usage_error("memory", "a pipeline takes --image, not --input");
+        pipe.dtype = o.dtype;
+        pargs.json = json;
+        if (kind_set) pargs.device_kind = o.device_kind;
+        return cli_memory_pipeline(argv[optind], &pipe, &pargs);
     }
     if (ninputs == 0) {
         mtk_ctx_free(ctx);

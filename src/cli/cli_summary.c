@@ -238,6 +238,7 @@ int cli_summary(int argc, char **argv)
     const char *model_name = argv[optind];
     if (pipeline_options || mtk_pipeline_exists(model_name)) {
         if (ninputs > 0) return cli_usage_error("summary", "a pipeline takes --image, not --input");
+        pipe.dtype = dtype;
         return cli_summary_pipeline(model_name, &pipe, json);
     }
 

@@ -109,6 +109,8 @@ static int print_json(const mtk_pipeline *p)
         cJSON_AddStringToObject(o, "dtype", mtk_dtype_name(c->dtype));
         cJSON_AddNumberToObject(o, "params", (double)c->params);
         cJSON_AddNumberToObject(o, "param_bytes", (double)c->param_bytes);
+        cJSON_AddNumberToObject(o, "buffer_bytes", (double)c->buffer_bytes);
+        cJSON_AddNumberToObject(o, "cache_bytes", (double)c->cache_bytes);
         cJSON_AddNumberToObject(o, "flops_per_image", (double)c->flops_per_image);
         for (int32_t k = 0; k < c->ncalls; k++) {
             const mtk_pipeline_call *call = &c->calls[k];

@@ -177,7 +177,11 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     }
     io->out[0] = mtk_div_scalar(ctx, h, mtk_value_float(1.0)); /* rescale_output_factor */
     io->nout = 1;
-    return io->out[0] != NULL;
+    /* the processor's locals query, key, value and encoder_hidden_states
+       (the normed input in self-attention) hold their tensors until it
+       returns */
+    return io->out[0] != NULL && models_blocks_held_until_here(ctx, q) && models_blocks_held_until_here(ctx, k) &&
+           models_blocks_held_until_here(ctx, v) && models_blocks_held_until_here(ctx, context);
 }
 
 static const mtk_module_type attention_type = { "Attention", attention_forward, NULL, NULL };

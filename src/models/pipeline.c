@@ -200,8 +200,44 @@ static bool trace_call(mtk_ctx *ctx, mtk_module *m, const diffusers_call *call, 
     return true;
 }
 
+/* The bytes of the KV cache a decoder text encoder's forward builds at
+ * input_ids (B, S) when its config keeps use_cache (true by default):
+ * transformers 5's DynamicCache(config=...), one layer per decoder layer
+ * from the config's layer_types.  After one forward every layer keeps the
+ * whole key and value states of the S tokens: a sliding layer's cache is
+ * a view of the last window - 1 of them, which keeps their storage.  Sized
+ * from the config alone (mtk_kv_cache_assume), never from data.  0 for an
+ * encoder (CLIP, T5), which builds none. */
+static bool text_cache_bytes(mtk_ctx *ctx, const pending *pc, mtk_pipeline_component *out)
+{
+    if (pc->component->role != DIFFUSERS_TEXT_ENCODER || out->ncalls == 0 || out->calls[0].nin < 1 ||
+        !models_cfg_bool(pc->config, "use_cache", true))
+        return models_cfg_ok(pc->config);
+    const mtk_tensor *ids = out->calls[0].inputs[0];
+    if (!ids || ids->ndim != 2) return true;
+    mtk_kv_cache *cache = mtk_kv_cache_new(out->module);
+    if (!cache) { /* not a decoder: no cache */
+        mtk_ctx_clear_error(ctx);
+        return true;
+    }
+    int64_t batch = ids->shape[0], seq = ids->shape[1];
+    if (!mtk_kv_cache_assume(cache, batch, seq)) return false;
+    for (int32_t i = 0; i < mtk_kv_cache_layer_count(cache); i++) {
+        const mtk_kv_cache_layer *l = mtk_kv_cache_layer_at(cache, i);
+        const mtk_tensor *kv[2] = { l->keys_base, l->values_base };
+        for (int k = 0; k < 2; k++) {
+            /* (B, kv_heads, T, head_dim): the prefill keeps all S tokens */
+            if (!kv[k] || kv[k]->ndim != 4 || kv[k]->shape[2] <= 0) continue;
+            int64_t per_token = mtk_tensor_numel(kv[k]) / kv[k]->shape[2] * (int64_t)mtk_dtype_size(kv[k]->dtype);
+            out->cache_bytes += per_token * seq;
+        }
+    }
+    return true;
+}
+
 /* Builds one component and traces its calls at `image`. */
-static bool run_component(mtk_ctx *ctx, const pending *pc, const diffusers_image *image, mtk_pipeline_component *out)
+static bool run_component(mtk_ctx *ctx, const pending *pc, const diffusers_image *image, mtk_dtype dtype,
+                          mtk_pipeline_component *out)
 {
     memset(out, 0, sizeof *out);
     out->name = pc->name;
@@ -209,13 +245,13 @@ static bool run_component(mtk_ctx *ctx, const pending *pc, const diffusers_image
     diffusers_call calls[DIFFUSERS_MAX_CALLS];
     int32_t n = pc->component->calls(pc->config, image, calls, DIFFUSERS_MAX_CALLS);
     if (n < 0) return false;
-    out->dtype = pc->config->dtype;
-    out->module = mtk_model_build_config(ctx, pc->config, MTK_DTYPE_UNDEFINED);
+    out->dtype = dtype != MTK_DTYPE_UNDEFINED ? dtype : pc->config->dtype;
+    out->module = mtk_model_build_config(ctx, pc->config, dtype);
     if (!out->module) return false;
     out->class_name = mtk_module_type_name(out->module);
     mtk_param_stats stats;
     if (!mtk_module_param_stats(out->module, &stats)) return false;
-    out->params = stats.total, out->param_bytes = stats.bytes;
+    out->params = stats.total, out->param_bytes = stats.bytes, out->buffer_bytes = stats.buffer_bytes;
     for (int32_t i = 0; i < n && i < MTK_PIPELINE_MAX_CALLS; i++) {
         if (!trace_call(ctx, out->module, &calls[i], out->dtype, &out->calls[i])) return false;
         out->ncalls++;
@@ -225,7 +261,7 @@ static bool run_component(mtk_ctx *ctx, const pending *pc, const diffusers_image
             return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: the FLOPs per image pass 2^63 (a smaller image, "
                              "batch or fewer steps)", pc->name);
     }
-    return true;
+    return text_cache_bytes(ctx, pc, out);
 }
 
 static mtk_pipeline *run_pending(mtk_ctx *ctx, mtk_pipeline *p, const mtk_pipeline_options *options, pending *pend,
@@ -239,7 +275,7 @@ static mtk_pipeline *single_component(mtk_ctx *ctx, const char *name, const mtk_
 {
     model_config *c = mtk_model_config_load(ctx, name);
     if (!c) return NULL;
-    pend[0] = (pending){ "model", c->architecture, c, diffusers_component_of(models_family_lookup(c->model_type)) };
+    pend[0] = (pending){ "model", mtk_ctx_strdup(ctx, c->architecture), c, diffusers_component_of(models_family_lookup(c->model_type)) };
     *npend = 1;
     if (!pend[0].component) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "%s: %s is not a diffusers pipeline component (--image takes a pipeline, "
@@ -254,7 +290,7 @@ static mtk_pipeline *single_component(mtk_ctx *ctx, const char *name, const mtk_
     memset(p, 0, sizeof *p);
     p->name = mtk_ctx_strdup(ctx, name);
     p->source = "config.json";
-    p->class_name = c->architecture;
+    p->class_name = mtk_ctx_strdup(ctx, c->architecture); /* the config is freed after the build */
     return run_pending(ctx, p, options, pend, 1, false);
 }
 
@@ -337,7 +373,7 @@ static mtk_pipeline *run_pending(mtk_ctx *ctx, mtk_pipeline *p, const mtk_pipeli
             if (role == DIFFUSERS_TEXT_ENCODER && zero_negative) image.guidance = false;
             image.tokens = kind_tokens(kind, role == DIFFUSERS_DENOISER ? "denoiser" : pend[i].name);
             mtk_pipeline_component *out = &p->components[p->ncomponents];
-            if (!run_component(ctx, &pend[i], &image, out)) return NULL;
+            if (!run_component(ctx, &pend[i], &image, o.dtype, out)) return NULL;
             p->ncomponents++;
             p->params += out->params;
             if (__builtin_add_overflow(p->flops_per_image, out->flops_per_image, &p->flops_per_image)) {

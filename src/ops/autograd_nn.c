@@ -198,7 +198,8 @@ static int64_t sdpa_cpu_flash_buffers(const mtk_tensor *q, const mtk_tensor *k, 
 /* sdpa's gradients, and its forward's workspace: a bool mask turned into
  * an additive one in q's dtype (where(mask, 0, -inf), alive through the
  * kernel; what the fused kernels save when autograd records them), and the
- * cpu flash kernel's per-thread buffers. */
+ * cpu flash kernel's per-thread buffers (and its logsumexp without
+ * autograd). */
 void ag_backward_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
     ag_backward_grads(q, r);
@@ -208,8 +209,12 @@ void ag_backward_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r)
     bool recorded = ag_rg(q, SDPA_Q) || ag_rg(q, SDPA_K) || ag_rg(q, SDPA_V);
     if (mask && mask->dtype == MTK_BOOL && !(recorded && ag_sdpa_kernel_of(q) != AG_SDPA_MATH))
         r->transient_bytes += mtk_tensor_numel(mask) * (int64_t)mtk_dtype_size(qt->dtype);
-    if (q->device_kind == MTK_DEVICE_KIND_CPU && ag_sdpa_kernel_of(q) == AG_SDPA_FLASH)
+    if (q->device_kind == MTK_DEVICE_KIND_CPU && ag_sdpa_kernel_of(q) == AG_SDPA_FLASH) {
         r->transient_bytes += sdpa_cpu_flash_buffers(qt, k, v);
+        /* the cpu flash kernel returns its logsumexp (B, H, L) float32 even
+           when autograd does not record it (then dropped at once) */
+        if (!recorded) r->transient_bytes += qt->shape[0] * qt->shape[1] * qt->shape[2] * 4;
+    }
 }
 
 enum { CE_INPUT, CE_TARGET, CE_WEIGHT };
