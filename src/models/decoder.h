@@ -258,6 +258,10 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
  * <Prefix>ForTokenClassification or <Prefix>ForQuestionAnswering
  * (decoder_heads.c). */
 bool models_decoder_is_classifier(const char *architecture);
+/* Whether `m` is one of those heads (models_classifier's); its forward
+ * takes (ids[, attention_mask[, position_ids]]) and hands them to its base
+ * model. */
+bool models_classifier_is(const mtk_module *m);
 /* That head over the base model `model` (NULL propagates): model, score
  * (sequence) or model, dropout, score (token), num_labels from id2label /
  * num_labels.  NULL with the error set. */
@@ -315,9 +319,11 @@ mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decod
 mtk_tensor *models_decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h);
 /* The same with a mask (B, 1, S, S) bool given to each layer as its fourth
  * input (h, cos, sin, mask): gpt_neox's and phi's layers, which pass it to
- * their attention.  NULL mask: models_decoder_run_layers. */
+ * their attention.  `positions` (B or 1, S) integers are the rotary's
+ * position_ids (NULL: 0..S-1).  NULL mask and positions:
+ * models_decoder_run_layers. */
 mtk_tensor *models_decoder_run_layers_masked(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h,
-                                             mtk_tensor *mask);
+                                             mtk_tensor *mask, mtk_tensor *positions);
 
 /* The (cos, sin) pair of `layer` among the rotary outputs: (out[0],
  * out[1]), or with two rope types (gemma3: full, then sliding) out[2],

@@ -113,7 +113,7 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
     decoder_parts parts;
     bool cached = models_decoder_parts_of(model, &parts) && parts.lm_head;
     /* the language models without a cached forward yet (gpt2, gpt_neox, phi) run the whole sequence
-       each step, as generate(use_cache=False) */
+       each step, as generate(use_cache=False), with the attention mask and position ids */
     bool uncached = !cached && is_causal_lm(mtk_module_type_name(model));
     if (!cached && !uncached) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "generate: %s is not a decoder language model of the zoo (a "
@@ -157,11 +157,6 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
     for (int64_t r = 0; ok && r < b; r++)
         memcpy(ids + r * width, (const int64_t *)mtk_tensor_data(cur_in) + r * s, (size_t)s * sizeof *ids);
     ok = ok && initial_mask(ctx, o, (const int64_t *)mtk_tensor_data(cur_in), b, s, width, mask);
-    for (int64_t i = 0; ok && uncached && i < b * width; i++)
-        if (!mask[i])
-            ok = mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "generate: %s has no cached forward yet, and its forward "
-                           "takes no attention mask: padded prompts are not supported for it (run each row alone)",
-                           mtk_module_type_name(model));
     int64_t pad = o->has_pad ? o->pad_token_id : o->n_eos > 0 ? o->eos_token_ids[0] : 0;
     if (stats) memset(stats, 0, sizeof *stats);
     mtk_tensor *kept = NULL; /* output_logits */
@@ -189,7 +184,19 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
         mtk_lm_step step = { .logits_to_keep = 1, .attention_mask = true };
         mtk_tensor *logits = NULL;
         if (ok && !cached) {
-            logits = mtk_module_forward(model, int64_matrix(ctx, ids, b, len, width, 0)); /* (B, len, vocab) */
+            /* model(ids, attention_mask, position_ids) over the whole sequence: the positions are
+               cumsum(mask) - 1 (0 at padding) over every column so far */
+            int64_t *full = mtk_ctx_alloc(ctx, (size_t)(b * len) * sizeof *full);
+            for (int64_t r = 0; full && r < b; r++)
+                for (int64_t c = 0, sum = 0; c < len; c++) {
+                    sum += mask[r * width + c];
+                    full[r * len + c] = mask[r * width + c] ? sum - 1 : 0;
+                }
+            mtk_module_io io = { .in = { int64_matrix(ctx, ids, b, len, width, 0), int64_matrix(ctx, mask, b, len, width, 0),
+                                         full ? int64_matrix(ctx, full, b, len, len, 0) : NULL },
+                                 .nin = 3 };
+            logits = io.in[0] && io.in[1] && io.in[2] && mtk_module_call(model, &io) ? io.out[0] : NULL;
+            /* (B, len, vocab) */
         } else if (ok) {
             mtk_tensor *step_ids = int64_matrix(ctx, ids, b, q, width, len - q);
             step.position_ids = step_ids ? int64_matrix(ctx, pid, b, q, q, 0) : NULL;
