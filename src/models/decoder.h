@@ -393,6 +393,12 @@ typedef struct decoder_parts {
 
 bool models_decoder_parts_of(mtk_module *m, decoder_parts *out);
 
+/* The tensor fields of layer `layer` of `cache` (which: 0 keys_base, 1
+ * values_base, 2 keys, 3 values), for generate to keep them across an
+ * arena reset (mtk_ctx_arena_reset); NULL out of range. */
+struct mtk_kv_cache;
+mtk_tensor **models_kv_cache_slot(struct mtk_kv_cache *cache, int32_t layer, int32_t which);
+
 /* What the KV cache needs of a layer's <Prefix>Attention module: the
  * cached keys are (B, kv_heads, T, key_dim), the values (B, kv_heads, T,
  * value_dim).  MLA caches its latents instead, as transformers 5 does:

@@ -160,7 +160,12 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
     int64_t pad = o->has_pad ? o->pad_token_id : o->n_eos > 0 ? o->eos_token_ids[0] : 0;
     if (stats) memset(stats, 0, sizeof *stats);
     mtk_tensor *kept = NULL; /* output_logits */
-    const void *mark = mtk_ctx_storage_mark(ctx);
+    /* what each step keeps (the cache's tensors, the result, the mask, the ids, the logits), then the
+       arena's mark: a step's temporaries and metadata are given back as it ends */
+    int32_t nl = mtk_kv_cache_layer_count(cache);
+    mtk_tensor **keep = ok ? mtk_ctx_alloc(ctx, (size_t)(4 * nl + 4) * sizeof *keep) : NULL;
+    ok = ok && keep;
+    const mtk_arena_mark mark = mtk_ctx_arena_mark(ctx);
     double t0 = now_seconds(), t_prefill = t0;
     int64_t steps = 0;
     while (ok && steps < n) {
@@ -224,21 +229,23 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
         }
         steps++;
         if (steps == 1) t_prefill = now_seconds();
-        /* free the step's activations and the cache it replaced */
-        int32_t nl = ok ? mtk_kv_cache_layer_count(cache) : 0;
-        mtk_tensor **keep = ok ? mtk_ctx_alloc(ctx, (size_t)(2 * nl + 4) * sizeof *keep) : NULL;
-        ok = ok && keep;
-        for (int32_t i = 0; ok && i < nl; i++) {
-            const mtk_kv_cache_layer *l = mtk_kv_cache_layer_at(cache, i);
-            keep[2 * i] = l->keys_base;
-            keep[2 * i + 1] = l->values_base;
-        }
+        /* free the step's activations, the cache it replaced and the step's metadata */
+        for (int32_t i = 0; ok && i < nl; i++)
+            for (int32_t w = 0; w < 4; w++) keep[4 * i + w] = *models_kv_cache_slot(cache, i, w);
         if (ok) {
-            keep[2 * nl] = out;
-            keep[2 * nl + 1] = mask_all;
-            keep[2 * nl + 2] = cur_in;
-            keep[2 * nl + 3] = kept;
-            mtk_ctx_release_storage_since(ctx, mark, keep, 2 * nl + 4);
+            keep[4 * nl] = out;
+            keep[4 * nl + 1] = mask_all;
+            keep[4 * nl + 2] = cur_in;
+            keep[4 * nl + 3] = kept;
+            ok = mtk_ctx_arena_reset(ctx, &mark, keep, 4 * nl + 4);
+        }
+        for (int32_t i = 0; ok && i < nl; i++)
+            for (int32_t w = 0; w < 4; w++) *models_kv_cache_slot(cache, i, w) = keep[4 * i + w];
+        if (ok) {
+            out = keep[4 * nl];
+            mask_all = keep[4 * nl + 1];
+            cur_in = keep[4 * nl + 2];
+            kept = keep[4 * nl + 3];
         }
         if (all_done && o->n_eos > 0) break;
     }
