@@ -306,6 +306,28 @@ MTK_API const void *mtk_ctx_storage_mark(const mtk_ctx *ctx);
 MTK_API void mtk_ctx_release_storage_since(mtk_ctx *ctx, const void *mark, struct mtk_tensor *const *keep,
                                            int32_t nkeep);
 
+/* The same for the arena's metadata: mtk_ctx_arena_mark notes where the
+ * arena and the storage references stand; mtk_ctx_arena_reset releases
+ * the references taken since (as mtk_ctx_release_storage_since, keeping
+ * the storage of the `nkeep` tensors of `keep`), then gives back every
+ * arena allocation made after the mark.  Each non-NULL keep[i] is copied
+ * into the arena after the rewind and keep[i] is set to the copy: the
+ * caller replaces its pointers with them.  Contract: nothing else
+ * allocated from the arena after the mark is used afterwards (pointers to
+ * it dangle); the mark must be this context's and still live (no reset
+ * to an earlier mark since).  A loop that resets each iteration keeps the
+ * arena flat.  False (the context's error) when out of memory: before
+ * anything is released when the copies cannot be made (keep[] unchanged),
+ * else with the arena reset and the kept tensors lost. */
+typedef struct mtk_arena_mark {
+    const void *block;   /* the newest block (NULL: none yet)    */
+    size_t used;         /* its bytes in use                     */
+    const void *behind;  /* the block behind it then             */
+    const void *storage; /* mtk_ctx_storage_mark                 */
+} mtk_arena_mark;
+MTK_API mtk_arena_mark mtk_ctx_arena_mark(const mtk_ctx *ctx);
+MTK_API bool mtk_ctx_arena_reset(mtk_ctx *ctx, const mtk_arena_mark *mark, struct mtk_tensor **keep, int32_t nkeep);
+
 /* ----------------------------------------------------------------- storage */
 
 typedef enum mtk_storage_kind {

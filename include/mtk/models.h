@@ -355,13 +355,13 @@ typedef struct mtk_generate_stats {
  * max_new_tokens steps or when every row is finished.  The language
  * models without a cached forward yet (GPT2LMHeadModel,
  * GPTNeoXForCausalLM, PhiForCausalLM) run the whole sequence through
- * their forward each step, as generate(use_cache=False), and take no
- * padding (MTK_ERR_NOT_IMPLEMENTED for a mask with a 0).  `input_ids` is
+ * their forward each step, as generate(use_cache=False), with the
+ * attention mask and generate's position ids.  `input_ids` is
  * (B, S) int64 on the cpu.  Returns a new int64 (B, S + n) cpu tensor, the
  * prompt then the n <= max_new_tokens generated tokens, and fills `stats`
  * (may be NULL).  Each step's activations and the cache it replaces are
- * freed as it ends (mtk_ctx_release_storage_since); the context's arena
- * keeps their metadata (a few hundred bytes per op and step).  NULL with
+ * freed as it ends, and their metadata given back to the context's arena
+ * (mtk_ctx_arena_reset): the arena does not grow with the steps.  NULL with
  * the context's error: MTK_ERR_INVALID_ARGUMENT for a model that is not a
  * decoder language model of the zoo (naming its class), max_new_tokens
  * < 1, a model on meta (no weights: load a checkpoint); MTK_ERR_SHAPE for

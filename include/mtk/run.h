@@ -6,7 +6,9 @@
  * Decoder families of the zoo run through the cached forward
  * (mtk_lm_forward_cached) with a fresh cache, so their masks are the ones
  * masking_utils builds: causal, sliding window, and the padding of the
- * 2-D attention_mask.  The BERT-like encoders take the padding and token
+ * 2-D attention_mask; so do gpt2, gpt_neox, phi and the decoders'
+ * classification heads (ForSequenceClassification scores each row's last
+ * token that is not pad_token_id).  The BERT-like encoders take the padding and token
  * types.  Other models run their plain forward, which refuses an
  * attention_mask holding a 0 (it would be ignored).
  */
@@ -26,7 +28,8 @@ typedef struct mtk_model_inputs {
     mtk_tensor *attention_mask; /* (B, S) 0 / 1 (any integer or bool dtype);
                                    NULL: every token attends                  */
     mtk_tensor *position_ids;   /* (B or 1, S) integers; NULL: 0..S-1 (decoder
-                                   families only)                             */
+                                   families, their classification heads,
+                                   gpt2, gpt_neox and phi included)           */
     mtk_tensor *token_type_ids; /* (B, S) integers; NULL: zeros (encoders)    */
 } mtk_model_inputs;
 

@@ -206,6 +206,92 @@ void mtk_ctx_release_storage_since(mtk_ctx *ctx, const void *mark, mtk_tensor *c
     }
 }
 
+mtk_arena_mark mtk_ctx_arena_mark(const mtk_ctx *ctx)
+{
+    mtk_arena_mark m = { NULL, 0, NULL, NULL };
+    if (!ctx) return m;
+    m.block = ctx->arena;
+    m.used = ctx->arena ? ctx->arena->used : 0;
+    m.behind = ctx->arena ? ctx->arena->next : NULL;
+    m.storage = ctx->storage_refs;
+    return m;
+}
+
+static void free_block(mtk_ctx *ctx, arena_block *b)
+{
+    ctx->arena_bytes -= b->cap;
+    ctx->allocator.free(b, ctx->allocator.user);
+}
+
+bool mtk_ctx_arena_reset(mtk_ctx *ctx, const mtk_arena_mark *mark, mtk_tensor **keep, int32_t nkeep)
+{
+    if (!ctx || !mark) return false;
+    /* the kept tensors' metadata and storage, out of the arena while it rewinds */
+    mtk_tensor *copies = nkeep > 0 ? mtk_ctx_malloc(ctx, (size_t)nkeep * sizeof *copies) : NULL;
+    if (nkeep > 0 && !copies) return false;
+    for (int32_t i = 0; i < nkeep; i++)
+        if (keep[i]) copies[i] = *keep[i];
+    /* the references taken since the mark: the kept ones are carried over (their nodes are in the
+       part of the arena given back), the others released */
+    storage_ref *carried = NULL;
+    storage_ref **link = &ctx->storage_refs;
+    while (*link && (const void *)*link != mark->storage) {
+        storage_ref *r = *link;
+        *link = r->next;
+        bool kept = false;
+        for (int32_t i = 0; !kept && i < nkeep; i++) kept = keep[i] && keep[i]->storage == r->storage;
+        if (kept) {
+            r->next = carried; /* reused below, before its node is overwritten */
+            carried = r;
+        } else {
+            mtk_storage_release(r->storage);
+        }
+    }
+    mtk_storage **held = NULL;
+    int32_t nheld = 0;
+    for (storage_ref *r = carried; r; r = r->next) nheld++;
+    if (nheld) {
+        held = mtk_ctx_malloc(ctx, (size_t)nheld * sizeof *held);
+        nheld = 0;
+        for (storage_ref *r = carried; r; r = r->next) {
+            if (held) held[nheld++] = r->storage;
+            else mtk_storage_release(r->storage); /* out of memory: the kept tensors are lost */
+        }
+    }
+    /* the blocks made since the mark: those in front of it, and the big ones put behind it */
+    arena_block *b = ctx->arena;
+    while (b && (const void *)b != mark->block) {
+        arena_block *next = b->next;
+        free_block(ctx, b);
+        b = next;
+    }
+    ctx->arena = b;
+    if (b) {
+        while (b->next && (const void *)b->next != mark->behind) {
+            arena_block *next = b->next->next;
+            free_block(ctx, b->next);
+            b->next = next;
+        }
+        b->used = mark->used;
+    }
+    /* the carried references get new nodes; the kept tensors new metadata */
+    bool ok = !carried || held;
+    for (int32_t i = 0; ok && i < nheld; i++) ok = mtk_ctx_hold_storage(ctx, held[i]);
+    for (int32_t i = 0; ok && i < nkeep; i++) {
+        if (!keep[i]) continue;
+        mtk_tensor *t = mtk_ctx_alloc(ctx, sizeof *t);
+        if (!t) {
+            ok = false;
+            break;
+        }
+        *t = copies[i];
+        keep[i] = t;
+    }
+    mtk_ctx_mfree(ctx, held);
+    mtk_ctx_mfree(ctx, copies);
+    return ok;
+}
+
 /* ---------------------------------------------------- observer and seed */
 
 void mtk_ctx_set_op_hook(mtk_ctx *ctx, mtk_op_hook hook, void *user)

@@ -258,6 +258,10 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
  * <Prefix>ForTokenClassification or <Prefix>ForQuestionAnswering
  * (decoder_heads.c). */
 bool models_decoder_is_classifier(const char *architecture);
+/* Whether `m` is one of those heads (models_classifier's); its forward
+ * takes (ids[, attention_mask[, position_ids]]) and hands them to its base
+ * model. */
+bool models_classifier_is(const mtk_module *m);
 /* That head over the base model `model` (NULL propagates): model, score
  * (sequence) or model, dropout, score (token), num_labels from id2label /
  * num_labels.  NULL with the error set. */
@@ -315,9 +319,11 @@ mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decod
 mtk_tensor *models_decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h);
 /* The same with a mask (B, 1, S, S) bool given to each layer as its fourth
  * input (h, cos, sin, mask): gpt_neox's and phi's layers, which pass it to
- * their attention.  NULL mask: models_decoder_run_layers. */
+ * their attention.  `positions` (B or 1, S) integers are the rotary's
+ * position_ids (NULL: 0..S-1).  NULL mask and positions:
+ * models_decoder_run_layers. */
 mtk_tensor *models_decoder_run_layers_masked(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h,
-                                             mtk_tensor *mask);
+                                             mtk_tensor *mask, mtk_tensor *positions);
 
 /* The (cos, sin) pair of `layer` among the rotary outputs: (out[0],
  * out[1]), or with two rope types (gemma3: full, then sliding) out[2],
@@ -386,6 +392,12 @@ typedef struct decoder_parts {
 } decoder_parts;
 
 bool models_decoder_parts_of(mtk_module *m, decoder_parts *out);
+
+/* The tensor fields of layer `layer` of `cache` (which: 0 keys_base, 1
+ * values_base, 2 keys, 3 values), for generate to keep them across an
+ * arena reset (mtk_ctx_arena_reset); NULL out of range. */
+struct mtk_kv_cache;
+mtk_tensor **models_kv_cache_slot(struct mtk_kv_cache *cache, int32_t layer, int32_t which);
 
 /* What the KV cache needs of a layer's <Prefix>Attention module: the
  * cached keys are (B, kv_heads, T, key_dim), the values (B, kv_heads, T,

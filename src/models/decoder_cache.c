@@ -65,6 +65,19 @@ const mtk_kv_cache_layer *mtk_kv_cache_layer_at(const mtk_kv_cache *cache, int32
     return cache && i >= 0 && i < cache->nlayers ? &cache->layers[i] : NULL;
 }
 
+mtk_tensor **models_kv_cache_slot(mtk_kv_cache *cache, int32_t layer, int32_t which)
+{
+    if (!cache || layer < 0 || layer >= cache->nlayers) return NULL;
+    mtk_kv_cache_layer *l = &cache->layers[layer];
+    switch (which) {
+    case 0: return &l->keys_base;
+    case 1: return &l->values_base;
+    case 2: return &l->keys;
+    case 3: return &l->values;
+    default: return NULL;
+    }
+}
+
 int64_t mtk_kv_cache_length(const mtk_kv_cache *cache) { return cache ? cache->length : 0; }
 
 int64_t mtk_kv_cache_storage_bytes(const mtk_kv_cache *cache)

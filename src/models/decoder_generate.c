@@ -113,7 +113,7 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
     decoder_parts parts;
     bool cached = models_decoder_parts_of(model, &parts) && parts.lm_head;
     /* the language models without a cached forward yet (gpt2, gpt_neox, phi) run the whole sequence
-       each step, as generate(use_cache=False) */
+       each step, as generate(use_cache=False), with the attention mask and position ids */
     bool uncached = !cached && is_causal_lm(mtk_module_type_name(model));
     if (!cached && !uncached) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "generate: %s is not a decoder language model of the zoo (a "
@@ -157,15 +157,15 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
     for (int64_t r = 0; ok && r < b; r++)
         memcpy(ids + r * width, (const int64_t *)mtk_tensor_data(cur_in) + r * s, (size_t)s * sizeof *ids);
     ok = ok && initial_mask(ctx, o, (const int64_t *)mtk_tensor_data(cur_in), b, s, width, mask);
-    for (int64_t i = 0; ok && uncached && i < b * width; i++)
-        if (!mask[i])
-            ok = mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "generate: %s has no cached forward yet, and its forward "
-                           "takes no attention mask: padded prompts are not supported for it (run each row alone)",
-                           mtk_module_type_name(model));
     int64_t pad = o->has_pad ? o->pad_token_id : o->n_eos > 0 ? o->eos_token_ids[0] : 0;
     if (stats) memset(stats, 0, sizeof *stats);
     mtk_tensor *kept = NULL; /* output_logits */
-    const void *mark = mtk_ctx_storage_mark(ctx);
+    /* what each step keeps (the cache's tensors, the result, the mask, the ids, the logits), then the
+       arena's mark: a step's temporaries and metadata are given back as it ends */
+    int32_t nl = mtk_kv_cache_layer_count(cache);
+    mtk_tensor **keep = ok ? mtk_ctx_alloc(ctx, (size_t)(4 * nl + 4) * sizeof *keep) : NULL;
+    ok = ok && keep;
+    const mtk_arena_mark mark = mtk_ctx_arena_mark(ctx);
     double t0 = now_seconds(), t_prefill = t0;
     int64_t steps = 0;
     while (ok && steps < n) {
@@ -189,7 +189,19 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
         mtk_lm_step step = { .logits_to_keep = 1, .attention_mask = true };
         mtk_tensor *logits = NULL;
         if (ok && !cached) {
-            logits = mtk_module_forward(model, int64_matrix(ctx, ids, b, len, width, 0)); /* (B, len, vocab) */
+            /* model(ids, attention_mask, position_ids) over the whole sequence: the positions are
+               cumsum(mask) - 1 (0 at padding) over every column so far */
+            int64_t *full = mtk_ctx_alloc(ctx, (size_t)(b * len) * sizeof *full);
+            for (int64_t r = 0; full && r < b; r++)
+                for (int64_t c = 0, sum = 0; c < len; c++) {
+                    sum += mask[r * width + c];
+                    full[r * len + c] = mask[r * width + c] ? sum - 1 : 0;
+                }
+            mtk_module_io io = { .in = { int64_matrix(ctx, ids, b, len, width, 0), int64_matrix(ctx, mask, b, len, width, 0),
+                                         full ? int64_matrix(ctx, full, b, len, len, 0) : NULL },
+                                 .nin = 3 };
+            logits = io.in[0] && io.in[1] && io.in[2] && mtk_module_call(model, &io) ? io.out[0] : NULL;
+            /* (B, len, vocab) */
         } else if (ok) {
             mtk_tensor *step_ids = int64_matrix(ctx, ids, b, q, width, len - q);
             step.position_ids = step_ids ? int64_matrix(ctx, pid, b, q, q, 0) : NULL;
@@ -217,21 +229,23 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
         }
         steps++;
         if (steps == 1) t_prefill = now_seconds();
-        /* free the step's activations and the cache it replaced */
-        int32_t nl = ok ? mtk_kv_cache_layer_count(cache) : 0;
-        mtk_tensor **keep = ok ? mtk_ctx_alloc(ctx, (size_t)(2 * nl + 4) * sizeof *keep) : NULL;
-        ok = ok && keep;
-        for (int32_t i = 0; ok && i < nl; i++) {
-            const mtk_kv_cache_layer *l = mtk_kv_cache_layer_at(cache, i);
-            keep[2 * i] = l->keys_base;
-            keep[2 * i + 1] = l->values_base;
-        }
+        /* free the step's activations, the cache it replaced and the step's metadata */
+        for (int32_t i = 0; ok && i < nl; i++)
+            for (int32_t w = 0; w < 4; w++) keep[4 * i + w] = *models_kv_cache_slot(cache, i, w);
         if (ok) {
-            keep[2 * nl] = out;
-            keep[2 * nl + 1] = mask_all;
-            keep[2 * nl + 2] = cur_in;
-            keep[2 * nl + 3] = kept;
-            mtk_ctx_release_storage_since(ctx, mark, keep, 2 * nl + 4);
+            keep[4 * nl] = out;
+            keep[4 * nl + 1] = mask_all;
+            keep[4 * nl + 2] = cur_in;
+            keep[4 * nl + 3] = kept;
+            ok = mtk_ctx_arena_reset(ctx, &mark, keep, 4 * nl + 4);
+        }
+        for (int32_t i = 0; ok && i < nl; i++)
+            for (int32_t w = 0; w < 4; w++) *models_kv_cache_slot(cache, i, w) = keep[4 * i + w];
+        if (ok) {
+            out = keep[4 * nl];
+            mask_all = keep[4 * nl + 1];
+            cur_in = keep[4 * nl + 2];
+            kept = keep[4 * nl + 3];
         }
         if (all_done && o->n_eos > 0) break;
     }

@@ -39,13 +39,18 @@ static int64_t last_non_pad(const mtk_tensor *ids, int64_t b, int64_t pad)
     return best;
 }
 
-/* forward(ids (B, S)) -> (B, num_labels) or (B, S, num_labels) */
+/* forward(ids (B, S)[, attention_mask (B, S)[, position_ids (B or 1,
+ * S)]]) -> (B, num_labels) or (B, S, num_labels); the mask and positions go
+ * to the base model as they come */
 static bool classifier_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     const classifier_config *c = mtk_module_config(m);
     mtk_tensor *ids = io->in[0];
-    mtk_tensor *h = mtk_module_forward(mtk_module_child_at(m, 0, NULL), ids); /* (B, S, hidden) */
+    mtk_module_io base = { .in = { ids, io->nin > 1 ? io->in[1] : NULL, io->nin > 2 ? io->in[2] : NULL },
+                           .nin = io->nin < 3 ? io->nin : 3 };
+    if (!mtk_module_call(mtk_module_child_at(m, 0, NULL), &base)) return false;
+    mtk_tensor *h = base.out[0]; /* (B, S, hidden) */
     if (c->span) {
         mtk_tensor *logits = mtk_module_forward(mtk_module_child_at(m, 1, NULL), h); /* (B, S, 2) */
         io->out[0] = mtk_contiguous(ctx, mtk_select(ctx, logits, -1, 0));          /* (B, S) */
@@ -86,6 +91,12 @@ static bool is_question_answering(const char *architecture)
 {
     size_t n = strlen(architecture);
     return n > 20 && strcmp(architecture + n - 20, "ForQuestionAnswering") == 0;
+}
+
+bool models_classifier_is(const mtk_module *m)
+{
+    const mtk_module_type *type = m ? mtk_module_type_of(m) : NULL;
+    return type && type->forward == classifier_forward;
 }
 
 bool models_decoder_is_classifier(const char *architecture)

@@ -4,6 +4,7 @@
  * decoder family shares. */
 #include "models/blocks.h"
 #include "models/decoder.h"
+#include "mtk/models.h"
 #include "mtk/ops.h"
 
 #include <math.h>
@@ -119,7 +120,10 @@ typedef struct model_config {
     double embedding_multiplier; /* granite; 1: none */
 } model_config_;
 
-/* forward(input_ids (B, S) int64) -> last hidden state (B, S, hidden) */
+/* forward(input_ids (B, S) int64[, attention_mask (B, S)[, position_ids
+ * (B or 1, S)]]) -> last hidden state (B, S, hidden).  With a mask or
+ * positions it runs as transformers does, through the cached forward
+ * with a fresh cache (masking_utils' masks). */
 static bool model_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
@@ -129,6 +133,14 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
                          "%s: expects token ids (batch, sequence) of an integer dtype, got %d dim%s of %s (try "
                          "--input BxS, e.g. 1x2048)",
                          mtk_module_type_name(m), (int)ids->ndim, ids->ndim == 1 ? "" : "s", mtk_dtype_name(ids->dtype));
+    if (io->nin > 1) {
+        mtk_kv_cache *cache = mtk_kv_cache_new(m);
+        mtk_lm_step step = { .attention_mask = io->in[1] != NULL, .padding_mask = io->in[1],
+                             .position_ids = io->nin > 2 ? io->in[2] : NULL };
+        io->out[0] = cache ? mtk_lm_forward_cached(m, ids, cache, &step) : NULL;
+        io->nout = 1;
+        return io->out[0] != NULL;
+    }
     mtk_tensor *h = mtk_module_forward(child(m, M_EMBED), ids); /* (B, S, hidden) */
     double multiplier = ((const model_config_ *)mtk_module_config(m))->embedding_multiplier;
     if (multiplier != 1.0) h = mtk_mul_scalar(ctx, h, mtk_value_float(multiplier));
@@ -139,13 +151,14 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
 
 mtk_tensor *models_decoder_run_layers(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h)
 {
-    return models_decoder_run_layers_masked(rotary, layers, norm, h, NULL);
+    return models_decoder_run_layers_masked(rotary, layers, norm, h, NULL, NULL);
 }
 
 mtk_tensor *models_decoder_run_layers_masked(mtk_module *rotary, mtk_module *layers, mtk_module *norm, mtk_tensor *h,
-                                             mtk_tensor *mask)
+                                             mtk_tensor *mask, mtk_tensor *positions)
 {
-    mtk_module_io cos_sin = { .in = { h }, .nin = 1 }; /* -> cos, sin (gemma3: full, then sliding) */
+    /* -> cos, sin (gemma3: full, then sliding) at positions (NULL: 0..S-1) */
+    mtk_module_io cos_sin = { .in = { h, positions }, .nin = positions ? 2 : 1 };
     if (!h || !mtk_module_call(rotary, &cos_sin)) return NULL;
     for (int32_t i = 0; i < mtk_module_child_count(layers); i++) {
         mtk_module *child_layer = mtk_module_child_at(layers, i, NULL);

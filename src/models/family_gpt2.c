@@ -225,7 +225,24 @@ static bool hold_cache(mtk_ctx *ctx, mtk_module *base)
     return ok;
 }
 
-/* input_ids (B, S)[, attention_mask (B, S) 0 / 1] -> last hidden state
+/* Every position id of `positions` on the cpu is in 0..n_positions - 1
+ * (wpe's rows); meta ones are not read. */
+static bool gpt2_check_positions(mtk_module *m, mtk_tensor *positions, int64_t n_positions)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    if (mtk_tensor_is_meta(positions)) return true;
+    mtk_tensor *p = mtk_contiguous(ctx, mtk_to_dtype(ctx, positions, MTK_INT64));
+    const int64_t *v = p ? mtk_tensor_data(p) : NULL;
+    if (!v) return false;
+    for (int64_t i = 0; i < mtk_tensor_numel(p); i++)
+        if (v[i] < 0 || v[i] >= n_positions)
+            return mtk_error(ctx, MTK_ERR_INDEX, "%s: position id %lld is outside 0..%lld (n_positions %lld)",
+                             mtk_module_type_name(m), (long long)v[i], (long long)(n_positions - 1),
+                             (long long)n_positions);
+    return true;
+}
+
+/* input_ids (B, S)[, attention_mask (B, S) 0 / 1[, position_ids (B or 1, S)]] -> last hidden state
  * (B, S, E); its locals
  * inputs_embeds, position_ids and position_embeds, and the cache it returns, live until
  * it returns */
@@ -236,9 +253,14 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *ids = io->in[0];
     if (!models_blocks_check_token_ids(m, ids, c->positions, "n_positions")) return false;
     mtk_tensor *embeds = mtk_module_forward(blocks_child(m, M_WTE), ids);               /* (B, S, E) */
-    /* arange(S) + past_seen_tokens (0: the cache starts empty), unsqueezed: (1, S) */
-    mtk_tensor *positions = models_blocks_positions(ctx, ids->shape[1], ids);
-    positions = mtk_unsqueeze(ctx, positions ? mtk_add_scalar(ctx, positions, mtk_value_int(0)) : NULL, 0);
+    /* in[2]: the caller's position_ids (B or 1, S); else arange(S) + past_seen_tokens (0: the cache starts
+       empty), unsqueezed: (1, S) */
+    mtk_tensor *positions = io->nin > 2 ? io->in[2] : NULL;
+    if (positions && !gpt2_check_positions(m, positions, c->positions)) return false;
+    if (!positions) {
+        positions = models_blocks_positions(ctx, ids->shape[1], ids);
+        positions = mtk_unsqueeze(ctx, positions ? mtk_add_scalar(ctx, positions, mtk_value_int(0)) : NULL, 0);
+    }
     mtk_tensor *position_embeds = mtk_module_forward(blocks_child(m, M_WPE), positions);
     mtk_tensor *h = mtk_add(ctx, embeds, position_embeds);
     h = mtk_module_forward(blocks_child(m, M_DROP), h);

@@ -206,7 +206,7 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *mask = models_padded_causal_mask(ctx, io->nin > 1 ? io->in[1] : NULL, 0, &failed);
     if (failed) return false;
     io->out[0] = models_decoder_run_layers_masked(child(m, M_ROTARY), child(m, M_LAYERS), child(m, M_FINAL_NORM), h,
-                                                  mask);
+                                                  mask, io->nin > 2 ? io->in[2] : NULL);
     io->nout = 1;
     /* its local inputs_embeds, and the cache it returns, live until it returns */
     return io->out[0] != NULL && models_blocks_held_until_here(ctx, embeds) && hold_cache(ctx, m);

@@ -168,7 +168,8 @@ static bool phi_model_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *mask = models_padded_causal_mask(mtk_module_ctx(m), io->nin > 1 ? io->in[1] : NULL, 0, &failed);
     if (failed) return false;
     io->out[0] = models_decoder_run_layers_masked(mtk_module_child_at(m, 2, NULL), mtk_module_child_at(m, 1, NULL),
-                                                  mtk_module_child_at(m, 4, NULL), h, mask);
+                                                  mtk_module_child_at(m, 4, NULL), h, mask,
+                                                  io->nin > 2 ? io->in[2] : NULL);
     io->nout = 1;
     return io->out[0] != NULL;
 }

@@ -89,17 +89,28 @@ static bool check_ids_in_vocab(mtk_ctx *ctx, mtk_module *model, mtk_tensor *ids)
 
 /* The classes whose forward takes (input_ids, attention_mask) and builds
  * its mask itself (models_padded_causal_mask, ModernBERT's bidirectional
- * one). */
-static const char *const masked_forward_classes[] = {
-    "GPT2Model", "GPT2LMHeadModel", "GPTNeoXModel", "GPTNeoXForCausalLM", "PhiModel", "PhiForCausalLM",
-    "ModernBertModel", "T5EncoderModel",
+ * one); `positions`: then position_ids as a third input. */
+static const struct {
+    const char *name;
+    bool positions;
+} masked_forward_classes[] = {
+    { "GPT2Model", true }, { "GPT2LMHeadModel", true }, { "GPTNeoXModel", true }, { "GPTNeoXForCausalLM", true },
+    { "PhiModel", true },  { "PhiForCausalLM", true },  { "ModernBertModel", false }, { "T5EncoderModel", false },
 };
 
-static bool takes_mask(const mtk_module *model)
+/* Whether the model's forward takes the mask (and, in *positions, the
+ * position_ids): the classes above and the decoders' classification heads
+ * (models_classifier_is), which hand both to their base model. */
+static bool takes_mask(const mtk_module *model, bool *positions)
 {
+    *positions = models_classifier_is(model);
+    if (*positions) return true;
     const char *type = mtk_module_type_name(model);
     for (size_t i = 0; i < sizeof masked_forward_classes / sizeof *masked_forward_classes; i++)
-        if (strcmp(type, masked_forward_classes[i]) == 0) return true;
+        if (strcmp(type, masked_forward_classes[i].name) == 0) {
+            *positions = masked_forward_classes[i].positions;
+            return true;
+        }
     return false;
 }
 
@@ -133,7 +144,7 @@ bool mtk_model_run(mtk_module *model, const mtk_model_inputs *in, mtk_model_outp
         !check_like_ids(ctx, in->token_type_ids, ids, "token_type_ids", false) ||
         !check_ids_in_vocab(ctx, model, ids))
         return false;
-    bool padded = false;
+    bool padded = false, positions = false;
     if (!mask_has_padding(ctx, in->attention_mask, &padded)) return false;
     bool was_training = mtk_module_is_training(model);
     mtk_module_train(model, false);
@@ -163,8 +174,11 @@ bool mtk_model_run(mtk_module *model, const mtk_model_inputs *in, mtk_model_outp
         ok = !in->position_ids ? mtk_module_call(model, &io)
                                : mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "run: %s takes no position_ids here",
                                            mtk_module_type_name(model));
-    } else if (takes_mask(model) && !in->position_ids && !in->token_type_ids) {
-        if (in->attention_mask) io.in[io.nin++] = in->attention_mask;
+    } else if (takes_mask(model, &positions) && (positions || !in->position_ids) && !in->token_type_ids) {
+        /* (ids[, mask[, positions]]): a module's inputs are never NULL */
+        if (in->attention_mask || in->position_ids)
+            io.in[io.nin++] = in->attention_mask ? in->attention_mask : mtk_ones(ctx, ids->shape, 2, MTK_INT64);
+        if (in->position_ids) io.in[io.nin++] = in->position_ids;
         ok = mtk_module_call(model, &io);
     } else if (padded || in->position_ids || in->token_type_ids) {
         ok = mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED,

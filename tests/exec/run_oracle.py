@@ -77,7 +77,26 @@ CASES = {
     "t5_encoder": ("T5Config", "T5EncoderModel", dict(d_model=32, d_kv=8, d_ff=48, num_layers=2, num_heads=4,
                                                       vocab_size=VOCAB, relative_attention_num_buckets=8),
                    True, False),
+    # the decoders' classification heads: the last non-pad token (pad_token_id 0) and per token
+    "llama_sequence_classification": ("LlamaConfig", "LlamaForSequenceClassification", dict(DEC, num_labels=3),
+                                      True, False),
+    "qwen2_token_classification": ("Qwen2Config", "Qwen2ForTokenClassification", dict(DEC, num_labels=5), True,
+                                   False),
+    "phi_sequence_classification": ("PhiConfig", "PhiForSequenceClassification", dict(DEC, num_labels=3), True,
+                                    False),
+    "gpt2_sequence_classification": ("GPT2Config", "GPT2ForSequenceClassification",
+                                     dict(n_embd=32, n_layer=2, n_head=4, vocab_size=VOCAB, n_positions=64,
+                                          pad_token_id=0, num_labels=3), True, False),
+    "gpt2_token_classification": ("GPT2Config", "GPT2ForTokenClassification",
+                                  dict(n_embd=32, n_layer=2, n_head=4, vocab_size=VOCAB, n_positions=64,
+                                       pad_token_id=0, num_labels=5), True, False),
+    "gpt_neox_sequence_classification": ("GPTNeoXConfig", "GPTNeoXForSequenceClassification",
+                                         dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                              num_attention_heads=4, vocab_size=VOCAB, max_position_embeddings=64,
+                                              pad_token_id=0, num_labels=3), True, False),
 }
+# the cases also run with position ids as generate makes them
+POSITION_CASES = ("llama", "gpt2", "gpt_neox", "phi")
 
 
 def _inputs(case, padding, types, pad_id):
@@ -125,7 +144,7 @@ def _make(case, root):
         feed.pop("attention_mask")
     f32 = _outputs(model, feed)
     save_file(f32, str(d / "f32.safetensors"))
-    if case == "llama":  # position ids from the mask as generate makes them (cumsum - 1, 1 on padding),
+    if case in POSITION_CASES:  # position ids from the mask as generate makes them (cumsum - 1, 1 on padding),
         # twice as far apart: rope is relative, so only uneven positions change the logits
         positions = (2 * (inputs["attention_mask"].cumsum(-1) - 1)).masked_fill(inputs["attention_mask"] == 0, 1)
         save_file({"position_ids": positions}, str(d / "positions.safetensors"))

@@ -6,8 +6,8 @@ is well separated), saved with `save_pretrained` (config.json,
 generation_config.json, model.safetensors), and what
 `generate(do_sample=False, max_new_tokens=20, output_logits=True)` makes
 of two prompts: one row, and a batch of two rows whose first is left-padded
-(attention_mask 0 there; not padded for gpt2, gpt_neox and phi, which run
-without a cache and without masks).  Sliding windows (mistral, qwen2, gemma2,
+(attention_mask 0 there; gpt2, gpt_neox and phi too, which mtk runs
+without a cache but with the mask and position ids).  Sliding windows (mistral, qwen2, gemma2,
 gemma3_text) are shorter than prompt + generated tokens.  The "-eos" case
 stops rows on an eos token taken from the tokens the model generates.
 
@@ -65,7 +65,7 @@ CASES = {
     "phi": ("phi", "PhiForCausalLM", dict(DECODER, num_key_value_heads=4, partial_rotary_factor=0.5,
                                           qk_layernorm=True)),
 }
-UNCACHED = ("gpt2", "gpt_neox", "phi")
+UNCACHED = ()  # every case gets the left-padded batch
 
 
 def prompts(vocab, padded=True):

@@ -92,12 +92,16 @@ def test_generate_text_report(generated, mtk):
     assert result.stdout.count("|") == 1  # the prompt and the generated ids of the one row
 
 
-def test_padding_for_a_model_without_a_cached_forward_is_refused(generated, mtk):
-    case_dir = generated / "gpt2"
-    result = mtk("generate", str(case_dir), "--weights", str(case_dir / "model.safetensors"), "--input-ids",
-                 "0,5,6;7,8,9", "--attention-mask", "0,1,1;1,1,1", "--max-new-tokens", "2")
-    assert result.returncode == 1
-    assert "GPT2LMHeadModel has no cached forward yet" in result.stderr
+@pytest.mark.parametrize("case", ["gpt2", "gpt_neox", "phi"])
+def test_padding_moves_no_token_of_a_model_without_a_cache(case, generated, mtk, tmp_path):
+    """A left-padded row generates what the same row unpadded does (the
+    mask hides the pads, the position ids start at its first token)."""
+    case_dir = generated / case
+    batch = json.loads((case_dir / "expected.json").read_text())["batch"]
+    pad = gen_fixtures.PAD_LEFT
+    alone = {"input_ids": [batch["input_ids"][0][pad:]], "attention_mask": None}
+    doc, _ = generate(mtk, case_dir, alone, tmp_path)
+    assert doc["sequences"][0] == batch["sequences"][0][pad:]
 
 
 def test_generate_refuses_a_model_that_is_not_a_decoder_lm(mtk, tmp_path):

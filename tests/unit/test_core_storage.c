@@ -382,11 +382,48 @@ static void release_since_a_mark_frees_all_but_the_kept_storage(void **state)
     mtk_ctx_free(ctx);                                 /* and nothing is released twice (ASan) */
 }
 
+/* A loop that resets the arena to a mark each iteration stays flat; the
+ * kept tensor comes back as a copy with its data, the others' storage is
+ * released. */
+static void arena_reset_gives_back_metadata_and_keeps_the_kept_tensor(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    int64_t shape[1] = { 4 };
+    mtk_tensor *before = mtk_tensor_new(ctx, MTK_FLOAT32, shape, 1, NULL, MTK_DEVICE_CPU);
+    assert_true(mtk_tensor_alloc_storage(before));
+    mtk_arena_mark mark = mtk_ctx_arena_mark(ctx);
+    mtk_tensor *kept = NULL;
+    size_t after_first = 0;
+    for (int32_t step = 0; step < 200; step++) {
+        for (int32_t i = 0; i < 300; i++) assert_non_null(mtk_ctx_alloc(ctx, 200)); /* 60 KB of metadata */
+        assert_non_null(mtk_ctx_alloc(ctx, 100 * 1024));                         /* a big block */
+        mtk_tensor *t = mtk_tensor_new(ctx, MTK_FLOAT32, shape, 1, NULL, MTK_DEVICE_CPU);
+        mtk_tensor *temp = mtk_tensor_new(ctx, MTK_FLOAT32, shape, 1, NULL, MTK_DEVICE_CPU);
+        assert_true(mtk_tensor_alloc_storage(t) && mtk_tensor_alloc_storage(temp));
+        float *v = mtk_tensor_data(t);
+        for (int32_t j = 0; j < 4; j++) v[j] = (float)(step + j) + (kept ? ((float *)mtk_tensor_data(kept))[j] : 0);
+        mtk_tensor *keep[3] = { t, NULL, before };
+        assert_true(mtk_ctx_arena_reset(ctx, &mark, keep, 3));
+        assert_true(keep[0] != t && keep[0]->storage == t->storage);
+        kept = keep[0];
+        assert_int_equal(mtk_storage_refcount(kept->storage), 1);
+        assert_int_equal(mtk_storage_refcount(before->storage), 1); /* made before the mark: held once */
+        before = keep[2];
+        if (step == 0) after_first = mtk_ctx_arena_bytes(ctx);
+        assert_true(mtk_ctx_arena_bytes(ctx) <= after_first);
+    }
+    /* sum over steps s of (s + j) */
+    for (int32_t j = 0; j < 4; j++) assert_true(((float *)mtk_tensor_data(kept))[j] == (float)(199 * 200 / 2 + 200 * j));
+    mtk_ctx_free(ctx); /* nothing released twice, nothing leaked (ASan) */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(new_storage_is_owned_aligned_with_one_reference),
         cmocka_unit_test(release_since_a_mark_frees_all_but_the_kept_storage),
+        cmocka_unit_test(arena_reset_gives_back_metadata_and_keeps_the_kept_tensor),
         cmocka_unit_test(zero_byte_storage_is_valid),
         cmocka_unit_test(huge_storage_fails_cleanly),
         cmocka_unit_test(borrowed_memory_is_never_freed),

@@ -388,6 +388,35 @@ static void left_padding_does_not_change_a_row(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* Each step gives its metadata back to the arena: ten times the steps
+ * grow the context's arena no more than a few steps do (it grew by tens of
+ * KB a step before). */
+static void generate_keeps_the_arena_flat_across_steps(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *m = build(ctx, config("mistral", 2, ", \"sliding_window\": 4"), false);
+    mtk_tensor *ids = ids_cpu(ctx, 2, 5, 0);
+    size_t growth[2];
+    mtk_tensor *out[2];
+    int64_t steps[2] = { 4, 40 };
+    for (int32_t i = 0; i < 2; i++) {
+        size_t before = mtk_ctx_arena_bytes(ctx);
+        mtk_generate_options o = { .max_new_tokens = steps[i], .output_logits = true };
+        mtk_generate_stats st;
+        out[i] = mtk_lm_generate(m, ids, &o, &st);
+        if (!out[i]) fail_msg("%s", mtk_ctx_message(ctx));
+        assert_int_equal(st.logits->shape[0], steps[i]);
+        growth[i] = mtk_ctx_arena_bytes(ctx) - before;
+    }
+    assert_true(growth[1] <= growth[0] + 128 * 1024);
+    /* the kept tensors survived the resets: the longer run starts as the shorter one */
+    const int64_t *a = mtk_tensor_data(out[0]), *b = mtk_tensor_data(out[1]);
+    for (int64_t r = 0; r < 2; r++)
+        for (int64_t j = 0; j < 9; j++) assert_int_equal(a[r * 9 + j], b[r * 45 + j]);
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -402,6 +431,7 @@ int main(void)
         cmocka_unit_test(generate_equals_greedy_decoding_without_a_cache),
         cmocka_unit_test(generate_refuses_no_tokens_meta_models_and_encoders),
         cmocka_unit_test(left_padding_does_not_change_a_row),
+        cmocka_unit_test(generate_keeps_the_arena_flat_across_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
