@@ -35,4 +35,9 @@ bool load_match(mtk_ctx *ctx, mtk_module *model, const mtk_checkpoint *ckpt, con
  * the keys of `r` and naming a wrapper's prefix with its fix); false. */
 bool load_mismatch_error(mtk_ctx *ctx, mtk_module *model, const mtk_checkpoint *ckpt, const mtk_load_result *r);
 
+/* Every parameter and buffer of `model` is a cpu tensor with storage (the
+ * last step of a load).  False with MTK_ERR_IO "<who>: verify: parameter
+ * NAME was not materialized" otherwise. */
+bool load_verify_materialized(mtk_ctx *ctx, mtk_module *model, const char *who);
+
 #endif

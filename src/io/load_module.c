@@ -85,8 +85,7 @@ static bool read_all(mtk_ctx *ctx, const load_plan *plan, const mtk_load_spec *s
     return ok;
 }
 
-/* Every parameter and buffer must be a cpu tensor with storage now. */
-static bool verify(mtk_ctx *ctx, mtk_module *model)
+bool load_verify_materialized(mtk_ctx *ctx, mtk_module *model, const char *who)
 {
     mtk_named_tensor *all[2];
     int32_t n[2] = { mtk_module_named_parameters(model, &all[0]), mtk_module_named_buffers(model, &all[1]) };
@@ -94,7 +93,7 @@ static bool verify(mtk_ctx *ctx, mtk_module *model)
     for (int k = 0; k < 2; k++)
         for (int32_t i = 0; i < n[k]; i++)
             if (all[k][i].tensor->device != MTK_DEVICE_CPU || !all[k][i].tensor->storage)
-                return mtk_error(ctx, MTK_ERR_IO, "load: verify: %s %s was not materialized",
+                return mtk_error(ctx, MTK_ERR_IO, "%s: verify: %s %s was not materialized", who,
                                  k ? "buffer" : "parameter", all[k][i].name);
     return true;
 }
@@ -140,7 +139,8 @@ bool mtk_load_module(mtk_ctx *ctx, mtk_module *model, mtk_checkpoint *ckpt, cons
     if (!mtk_module_to_empty(model, MTK_DEVICE_CPU)) return false;
     result->computed_buffers = recompute_buffers(model);
     if (result->computed_buffers < 0) return false;
-    if (!read_all(ctx, &plan, spec, result->bytes, result->threads) || !verify(ctx, model)) return false;
+    if (!read_all(ctx, &plan, spec, result->bytes, result->threads) || !load_verify_materialized(ctx, model, "load"))
+        return false;
     result->seconds = now_seconds() - start;
     return true;
 }

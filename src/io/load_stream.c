@@ -96,20 +96,6 @@ static bool assign_views(mtk_ctx *ctx, mtk_module *model, const load_plan *plan)
     return mtk_module_load_state_dict(model, sd, &o, &report);
 }
 
-/* Every parameter and buffer must be a cpu tensor with storage now. */
-static bool verify(mtk_ctx *ctx, mtk_module *model)
-{
-    mtk_named_tensor *all[2];
-    int32_t n[2] = { mtk_module_named_parameters(model, &all[0]), mtk_module_named_buffers(model, &all[1]) };
-    if (n[0] < 0 || n[1] < 0) return false;
-    for (int k = 0; k < 2; k++)
-        for (int32_t i = 0; i < n[k]; i++)
-            if (all[k][i].tensor->device != MTK_DEVICE_CPU || !all[k][i].tensor->storage)
-                return mtk_error(ctx, MTK_ERR_IO, "stream: verify: %s %s was not materialized",
-                                 k ? "buffer" : "parameter", all[k][i].name);
-    return true;
-}
-
 /* The bytes of the distinct parameters and buffers under `m`. */
 static uint64_t tensor_bytes(mtk_module *m)
 {
@@ -224,7 +210,7 @@ mtk_stream *mtk_stream_load(mtk_ctx *ctx, mtk_module *model, mtk_checkpoint *ckp
     result->threads = 1;
     result->computed_buffers = materialize_buffers(ctx, model);
     if (result->computed_buffers < 0 || !assign_views(ctx, model, &plan) ||
-        !verify(ctx, model))
+        !load_verify_materialized(ctx, model, "stream"))
         return NULL;
     for (int32_t i = 0; i < count; i++)
         if (!unit_ranges(ctx, mtk_module_child_at(layers, i, NULL), &units[i])) return NULL;

@@ -8,49 +8,6 @@
 
 static mtk_module *child(mtk_module *m, int32_t i) { return blocks_child(m, i); }
 
-/* ------------------------------------------------------------ Timesteps */
-
-typedef struct timesteps_config {
-    int64_t channels;
-    bool flip;
-    double shift;
-} timesteps_config;
-
-/* get_timestep_embedding: (B,) -> (B, channels) float32 */
-static bool timesteps_forward(mtk_module *m, mtk_module_io *io)
-{
-    mtk_ctx *ctx = mtk_module_ctx(m);
-    const timesteps_config *c = mtk_module_config(m);
-    mtk_tensor *t = io->in[0];
-    if (t->ndim != 1)
-        return mtk_error(ctx, MTK_ERR_SHAPE, "Timesteps: Timesteps should be a 1d-array, got %d dims", (int)t->ndim);
-    int64_t half = c->channels / 2;
-    if (!mtk_ctx_push_device(ctx, t->device)) return false;
-    mtk_tensor *exponent = mtk_arange(ctx, 0, (double)half, 1, MTK_FLOAT32); /* (half,) */
-    mtk_ctx_pop_device(ctx);
-    exponent = mtk_mul_scalar(ctx, exponent, mtk_value_float(-log(10000.0)));
-    exponent = mtk_div_scalar(ctx, exponent, mtk_value_float((double)half - c->shift));
-    mtk_tensor *freqs = mtk_unsqueeze(ctx, mtk_exp(ctx, exponent), 0);                     /* (1, half) */
-    mtk_tensor *args = mtk_mul(ctx, mtk_to_dtype(ctx, mtk_unsqueeze(ctx, t, 1), MTK_FLOAT32), freqs); /* (B, half) */
-    mtk_tensor *parts[2] = { mtk_sin(ctx, args), mtk_cos(ctx, args) };
-    if (c->flip) parts[0] = parts[1], parts[1] = mtk_sin(ctx, args);
-    mtk_tensor *emb = mtk_cat(ctx, parts, 2, -1); /* (B, 2 half) */
-    if (c->channels % 2 == 1) emb = mtk_pad(ctx, emb, (const int64_t[]){ 0, 1, 0, 0 }, 4, "constant", 0.0);
-    io->out[0] = emb;
-    io->nout = 1;
-    return emb != NULL;
-}
-
-static const mtk_module_type timesteps_type = { "Timesteps", timesteps_forward, NULL, NULL };
-
-mtk_module *dit_timesteps(mtk_ctx *ctx, int64_t channels, bool flip_sin_to_cos, double shift)
-{
-    mtk_module *m = mtk_module_new(ctx, &timesteps_type, sizeof(timesteps_config));
-    if (!m) return NULL;
-    *(timesteps_config *)mtk_module_config(m) = (timesteps_config){ channels, flip_sin_to_cos, shift };
-    return mtk_module_finish(m);
-}
-
 /* ----------------------------------------------------- MLP-shaped blocks */
 
 /* linear_2(act(linear_1(x))): children linear_1, act, linear_2 */
@@ -109,7 +66,7 @@ static const mtk_module_type time_guidance_text_type = { "CombinedTimestepGuidan
 mtk_module *dit_time_text_embedding(mtk_ctx *ctx, int64_t dim, int64_t pooled, bool guidance)
 {
     mtk_module *m = mtk_module_new(ctx, guidance ? &time_guidance_text_type : &time_text_type, 0);
-    bool ok = m && mtk_module_add(m, "time_proj", dit_timesteps(ctx, 256, true, 0.0)) &&
+    bool ok = m && mtk_module_add(m, "time_proj", diffusers_timesteps(ctx, 256, true, 0.0)) &&
               mtk_module_add(m, "timestep_embedder", dit_timestep_embedding(ctx, 256, dim));
     if (ok && guidance) ok = mtk_module_add(m, "guidance_embedder", dit_timestep_embedding(ctx, 256, dim));
     ok = ok && mtk_module_add(m, "text_embedder", mlp(ctx, &text_projection_type, pooled, dim, "act_1"));

@@ -10,11 +10,7 @@
 #define MTK_MODELS_DIFFUSERS_DIT_H
 
 #include "models/blocks.h"
-
-/* Timesteps(num_channels, flip_sin_to_cos, downscale_freq_shift): no
- * parameters; (B,) timesteps of any dtype -> (B, channels) float32 sin /
- * cos features (cos first when flipped), zero-padded to an odd width. */
-mtk_module *dit_timesteps(mtk_ctx *ctx, int64_t channels, bool flip_sin_to_cos, double shift);
+#include "models/diffusers_blocks.h" /* Timesteps: diffusers_timesteps */
 
 /* TimestepEmbedding(in, dim): linear_1 (in -> dim), act SiLU, linear_2
  * (dim -> dim).  (B, in) -> (B, dim). */

@@ -63,7 +63,7 @@ static mtk_module *time_caption(mtk_ctx *ctx, const lumina_spec *s)
     mtk_module *m = mtk_module_new(ctx, &time_caption_type, 0);
     mtk_module *parts[2] = { mtk_nn_rms_norm(ctx, &s->cap_dim, 1, s->eps, true),
                              mtk_nn_linear(ctx, s->cap_dim, s->hidden, true) };
-    bool ok = m && mtk_module_add(m, "time_proj", dit_timesteps(ctx, 256, true, 0.0)) &&
+    bool ok = m && mtk_module_add(m, "time_proj", diffusers_timesteps(ctx, 256, true, 0.0)) &&
               mtk_module_add(m, "timestep_embedder", dit_timestep_embedding(ctx, 256, s->cond_dim)) &&
               mtk_module_add(m, "caption_embedder", mtk_nn_sequential(ctx, 2, parts));
     return ok ? mtk_module_finish(m) : NULL;
