@@ -114,6 +114,114 @@ static void model_states(const mtk_shard_analysis *a, const mtk_shard_plan *plan
     m->optimizer_states = o->training ? states : 0;
 }
 
+/* Per unit of stage s, tp index 0 (tp's uneven last chunks aside): the
+ * bytes of its parameters whole (as the replay saw them), on the rank
+ * (tp's local shapes), FSDP2's padded unsharded copy, and its padded
+ * dp shard. */
+typedef struct unit_params {
+    int64_t global, local, padded, shard;
+} unit_params;
+
+static void unit_param_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, unit_params *u)
+{
+    const mtk_shard_options *o = &plan->options;
+    for (int32_t i = 0; i < plan->nparams; i++) {
+        const mtk_shard_param *p = &plan->params[i];
+        bool copy = i == a->tied_param && s == o->pp - 1 && s != p->stage;
+        if (p->stage != s && !copy) continue;
+        int32_t unit = copy ? SHARD_UNIT_POST(a) : a->params[i].unit;
+        int64_t item = (int64_t)mtk_dtype_size(p->dtype), n = numel(p->local_shapes, p->ndim);
+        int64_t groups = p->expert ? o->dp / o->ep : o->dp;
+        int64_t rows = p->ndim > 0 ? p->local_shapes[0] : 1, rest = rows > 0 ? n / rows : 0;
+        int64_t shard = p->ndim > 0 ? ceil_div(rows, groups) * rest : n;
+        u[unit].global += numel(p->shape, p->ndim) * item;
+        u[unit].local += n * item;
+        u[unit].shard += shard * item;
+        u[unit].padded += (p->ndim > 0 ? shard * groups : n) * item;
+    }
+}
+
+/* b on one rank of unit u: tp divides the part of it the unit's saved
+ * activations say tp divides (sequence parallelism the rest too, in a
+ * layer). */
+static int64_t scaled(const mtk_shard_analysis *a, const mtk_shard_options *o, int32_t u, int64_t b)
+{
+    if (o->tp == 1 || u < 0) return b;
+    shard_bytes sv = a->units[u].saved;
+    int64_t total = sv.sharded + sv.replicated;
+    double f = total > 0 ? (double)sv.sharded / (double)total : 0.0;
+    int64_t sh = (int64_t)((double)b * f);
+    return on_rank((shard_bytes){ b - sh, sh }, o, u < a->nlayers);
+}
+
+/* The peak of stage s replayed over the traced step: at each point the
+ * rank's model states, its share of the point's activations (with the
+ * in-flight micro-batches of 1F1B and without the earlier stages'),
+ * the gradients it holds then, and under FSDP/ZeRO-3 the parameters
+ * gathered then: the root's all step, a layer's in its forward and its
+ * backward with the all-gather buffer of the next layer to run
+ * (FSDP2's reshard_after_forward and backward prefetch), gradients
+ * reduce-scattered to padded shards as each layer's backward ends. */
+static bool replay_peak(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s,
+                        int32_t in_flight, int64_t saved_per_mb, mtk_memory_breakdown *m)
+{
+    const mtk_shard_options *o = &plan->options;
+    int32_t U = a->nlayers + 2, first = plan->stage_first_layer[s], last = plan->stage_first_layer[s + 1] - 1;
+    unit_params *u = mtk_ctx_alloc(ctx, (size_t)U * sizeof *u);
+    if (!u) return false;
+    unit_param_bytes(a, plan, s, u);
+    bool fsdp = (o->fsdp || o->zero == 3) && o->dp > 1;
+    int64_t root = u[SHARD_UNIT_PRE(a)].padded + u[SHARD_UNIT_POST(a)].padded, global = 0, local = 0;
+    for (int32_t k = 0; k < U; k++) global += u[k].global, local += u[k].local;
+    double tp_ratio = global > 0 ? (double)local / (double)global : 1.0;
+    int64_t before = 0; /* the earlier stages' saved bytes, one micro-batch */
+    for (int32_t l = 0; l < first; l++) before += a->units[l].saved.replicated + a->units[l].saved.sharded;
+    if (s > 0) before += a->units[SHARD_UNIT_PRE(a)].saved.replicated + a->units[SHARD_UNIT_PRE(a)].saved.sharded;
+    int64_t base = m->parameters + m->optimizer_states, best = -1;
+    for (int32_t i = 0; i < a->npoints; i++) {
+        const shard_point *p = &a->points[i];
+        bool optim = p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0;
+        if (!optim && !in_stage(a, plan, p->unit, s)) continue;
+        bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
+        int64_t saved = scaled(a, o, p->unit, p->saved > before ? p->saved - before : 0);
+        int64_t other = scaled(a, o, p->unit, p->other);
+        int64_t grads = 0, gathered = 0;
+        if (optim) {
+            grads = m->gradients;
+            if (fsdp || o->zero >= 1) other = ceil_div(other, o->dp);
+        } else if (fsdp && bwd) {
+            /* layers after this one are done: their shards, the last
+               reduce-scatter's input; the rest unsharded in flight */
+            int32_t done_from = p->unit == SHARD_UNIT_PRE(a) ? first : p->unit == SHARD_UNIT_POST(a) ? last + 1 : p->unit + 1;
+            int64_t done_global = 0;
+            for (int32_t l = done_from; l <= last; l++) grads += u[l].shard, done_global += u[l].global;
+            if (done_from <= last) grads += u[done_from].padded;
+            int64_t flying = p->grads - done_global;
+            grads += flying > 0 ? (int64_t)((double)flying * tp_ratio) : 0;
+        } else if (bwd) {
+            grads = (int64_t)((double)p->grads * tp_ratio);
+            if (o->zero >= 2) grads = ceil_div(grads, o->dp);
+        }
+        if (fsdp && !optim) {
+            gathered = root;
+            bool layer = p->unit < a->nlayers;
+            if (!bwd && layer) gathered += 2 * u[p->unit].padded;                /* copy and all-gather buffer */
+            else if (!bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* the buffer kept */
+            else if (bwd && layer) gathered += u[p->unit].padded + (p->unit > first ? u[p->unit - 1].padded : 0);
+            else if (bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* prefetched */
+        }
+        int64_t held = (in_flight > 1 ? (in_flight - 1) * saved_per_mb : 0) + saved;
+        int64_t total = base + grads + held + other + gathered;
+        if (total > best) {
+            best = total;
+            m->gradients = grads;
+            m->activations_saved = held;
+            m->transient_at_peak = other + gathered;
+        }
+    }
+    return true;
+}
+
 static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)
 {
     const mtk_shard_options *o = &plan->options;
@@ -135,6 +243,9 @@ static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *pl
         /* the gathered layer, and its prefetched successor; training also
            holds the layer's unsharded gradients before reduce-scatter */
         k->memory.transient_at_peak = saved[2 * k->stage + 1] + gathered * (o->training ? 3 : 2);
+        if (o->training && a->npoints > 0 && o->recompute == MTK_RECOMPUTE_NONE &&
+            !replay_peak(ctx, a, plan, k->stage, k->in_flight, saved[2 * k->stage], &k->memory))
+            return false;
         const mtk_memory_breakdown *m = &k->memory;
         k->peak_bytes = m->parameters + m->gradients + m->optimizer_states + m->activations_saved + m->kv_cache +
                         m->transient_at_peak;

@@ -46,6 +46,17 @@ typedef struct shard_site {
     int64_t out_features;        /* its output's last dim                   */
 } shard_site;
 
+/* One moment of the traced step's replay (mtk memory's, one rank, no
+ * parallelism): the unit whose node ran, and the bytes that parallelism
+ * rescales.  Points a same-unit, same-phase point covers are dropped. */
+typedef struct shard_point {
+    int32_t unit;               /* SHARD_UNIT_*, or a layer; -1: optimizer  */
+    int32_t phase;              /* mtk_memory_phase                         */
+    int64_t saved;              /* kept for backward                        */
+    int64_t other;              /* gradients in flight, outputs, workspaces */
+    int64_t grads;              /* the parameters' .grad                    */
+} shard_point;
+
 struct mtk_shard_analysis {
     mtk_ctx *ctx;
     const char *model;
@@ -63,6 +74,8 @@ struct mtk_shard_analysis {
     int32_t nsites;
     int64_t boundary_bytes;     /* a layer's output: what stages send       */
     int32_t tied_param;         /* the embedding lm_head shares, -1: none  */
+    shard_point *points;        /* training's replayed step; NULL: none     */
+    int32_t npoints;
 };
 
 #define SHARD_UNIT_PRE(a) ((a)->nlayers)
