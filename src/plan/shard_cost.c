@@ -243,10 +243,12 @@ static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *pl
         /* the gathered layer, and its prefetched successor; training also
            holds the layer's unsharded gradients before reduce-scatter */
         k->memory.transient_at_peak = saved[2 * k->stage + 1] + gathered * (o->training ? 3 : 2);
-        if (o->training && a->npoints > 0 && o->recompute == MTK_RECOMPUTE_NONE &&
-            !replay_peak(ctx, a, plan, k->stage, k->in_flight, saved[2 * k->stage], &k->memory))
-            return false;
-        const mtk_memory_breakdown *m = &k->memory;
+        k->at_peak = k->memory;
+        if (o->training && a->npoints > 0 && o->recompute == MTK_RECOMPUTE_NONE) {
+            if (!replay_peak(ctx, a, plan, k->stage, k->in_flight, saved[2 * k->stage], &k->at_peak)) return false;
+            k->memory.transient_at_peak = k->at_peak.transient_at_peak;
+        }
+        const mtk_memory_breakdown *m = &k->at_peak;
         k->peak_bytes = m->parameters + m->gradients + m->optimizer_states + m->activations_saved + m->kv_cache +
                         m->transient_at_peak;
     }

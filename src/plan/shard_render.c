@@ -149,6 +149,7 @@ char *mtk_shard_plan_json(mtk_ctx *ctx, const mtk_shard_plan *plan, int32_t rank
         cJSON_AddItemToObject(ro, "memory", breakdown_json(&k->memory));
         cJSON_AddItemToObject(ro, "peak_bytes", text_json_int(k->peak_bytes));
         cJSON_AddNumberToObject(ro, "in_flight", k->in_flight);
+        cJSON_AddItemToObject(ro, "at_peak", breakdown_json(&k->at_peak));
         cJSON_AddItemToArray(ranks, ro);
     }
     cJSON_AddItemToObject(root, "ranks", ranks);
