@@ -245,7 +245,16 @@ static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *pl
         k->memory.transient_at_peak = saved[2 * k->stage + 1] + gathered * (o->training ? 3 : 2);
         k->at_peak = k->memory;
         if (o->training && a->npoints > 0 && o->recompute == MTK_RECOMPUTE_NONE) {
-            if (!replay_peak(ctx, a, plan, k->stage, k->in_flight, saved[2 * k->stage], &k->at_peak)) return false;
+            /* replayed once a stage (its first rank); the others take
+               its moment with their own model states */
+            const mtk_shard_rank *first = &ranks[k->stage * o->tp * o->dp];
+            if (first == k && !replay_peak(ctx, a, plan, k->stage, k->in_flight, saved[2 * k->stage], &k->at_peak))
+                return false;
+            if (first != k) {
+                k->at_peak.gradients = first->at_peak.gradients;
+                k->at_peak.activations_saved = first->at_peak.activations_saved;
+                k->at_peak.transient_at_peak = first->at_peak.transient_at_peak;
+            }
             k->memory.transient_at_peak = k->at_peak.transient_at_peak;
         }
         const mtk_memory_breakdown *m = &k->at_peak;
