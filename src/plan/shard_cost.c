@@ -177,6 +177,15 @@ static bool replay_peak(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_sha
     int64_t before = 0; /* the earlier stages' saved bytes, one micro-batch */
     for (int32_t l = 0; l < first; l++) before += a->units[l].saved.replicated + a->units[l].saved.sharded;
     if (s > 0) before += a->units[SHARD_UNIT_PRE(a)].saved.replicated + a->units[SHARD_UNIT_PRE(a)].saved.sharded;
+    /* the later stages' parameters (their .grad is in the replay's by
+       this stage's backward) and the whole model's */
+    int64_t later = 0, whole = 0;
+    for (int32_t i = 0; i < plan->nparams; i++) {
+        const mtk_shard_param *q = &plan->params[i];
+        int64_t bytes = numel(q->shape, q->ndim) * (int64_t)mtk_dtype_size(q->dtype);
+        whole += bytes;
+        if (q->stage > s) later += bytes;
+    }
     int64_t base = m->parameters + m->optimizer_states, best = -1;
     for (int32_t i = 0; i < a->npoints; i++) {
         const shard_point *p = &a->points[i];
@@ -187,7 +196,10 @@ static bool replay_peak(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_sha
         int64_t other = scaled(a, o, p->unit, p->other);
         int64_t grads = 0, gathered = 0;
         if (optim) {
+            /* the step's temporaries follow the rank's share of the
+               parameters (the whole model's in the replay) */
             grads = m->gradients;
+            other = (int64_t)((double)other * (whole > 0 ? (double)local / (double)whole : 1.0));
             if (fsdp || o->zero >= 1) other = ceil_div(other, o->dp);
         } else if (fsdp && bwd) {
             /* layers after this one are done: their shards, the last
@@ -196,10 +208,10 @@ static bool replay_peak(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_sha
             int64_t done_global = 0;
             for (int32_t l = done_from; l <= last; l++) grads += u[l].shard, done_global += u[l].global;
             if (done_from <= last) grads += u[done_from].padded;
-            int64_t flying = p->grads - done_global;
+            int64_t flying = p->grads - later - done_global;
             grads += flying > 0 ? (int64_t)((double)flying * tp_ratio) : 0;
         } else if (bwd) {
-            grads = (int64_t)((double)p->grads * tp_ratio);
+            grads = p->grads > later ? (int64_t)((double)(p->grads - later) * tp_ratio) : 0;
             if (o->zero >= 2) grads = ceil_div(grads, o->dp);
         }
         if (fsdp && !optim) {
@@ -210,7 +222,7 @@ static bool replay_peak(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_sha
             else if (bwd && layer) gathered += u[p->unit].padded + (p->unit > first ? u[p->unit - 1].padded : 0);
             else if (bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* prefetched */
         }
-        int64_t held = (in_flight > 1 ? (in_flight - 1) * saved_per_mb : 0) + saved;
+        int64_t held = (in_flight > 1 && !optim ? (in_flight - 1) * saved_per_mb : 0) + saved;
         int64_t total = base + grads + held + other + gathered;
         if (total > best) {
             best = total;
