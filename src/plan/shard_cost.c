@@ -142,9 +142,198 @@ void shard_rank_memory(const mtk_shard_plan *plan, const shard_state_sums *sums,
     /* the gathered layer, and its prefetched successor; training also
        holds the layer's unsharded gradients before reduce-scatter */
     k->memory.transient_at_peak = transient + gathered * (o->training ? 3 : 2);
+    k->at_peak = k->memory;
     const mtk_memory_breakdown *m = &k->memory;
     k->peak_bytes = m->parameters + m->gradients + m->optimizer_states + m->activations_saved + m->kv_cache +
                     m->transient_at_peak;
+}
+
+void shard_rank_take_moment(mtk_shard_rank *k, const mtk_memory_breakdown *moment)
+{
+    k->at_peak.gradients = moment->gradients;
+    k->at_peak.activations_saved = moment->activations_saved;
+    k->at_peak.transient_at_peak = moment->transient_at_peak;
+    k->memory.transient_at_peak = moment->transient_at_peak;
+    const mtk_memory_breakdown *m = &k->at_peak;
+    k->peak_bytes = m->parameters + m->gradients + m->optimizer_states + m->activations_saved + m->kv_cache +
+                    m->transient_at_peak;
+}
+
+bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o)
+{
+    return o->training && a->npoints > 0 && o->recompute == MTK_RECOMPUTE_NONE;
+}
+
+/* The stage of unit u (SHARD_UNIT_* or a layer) under layer_stage. */
+static int32_t stage_of_unit(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const int32_t *layer_stage,
+                             int32_t u)
+{
+    return u == SHARD_UNIT_PRE(a) ? 0 : u == SHARD_UNIT_POST(a) ? plan->options.pp - 1 : layer_stage[u];
+}
+
+shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan)
+{
+    const mtk_shard_options *o = &plan->options;
+    int32_t pp = o->pp, U = a->nlayers + 2;
+    shard_replay_index *rx = mtk_ctx_alloc(ctx, sizeof *rx);
+    int32_t *layer_stage = mtk_ctx_alloc(ctx, (size_t)(a->nlayers ? a->nlayers : 1) * sizeof *layer_stage);
+    int64_t *own = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *own);
+    if (!rx || !layer_stage || !own) return NULL;
+    memset(rx, 0, sizeof *rx);
+    rx->units = mtk_ctx_alloc(ctx, (size_t)pp * (size_t)U * sizeof *rx->units);
+    rx->stage = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *rx->stage);
+    rx->point_start = mtk_ctx_alloc(ctx, (size_t)(pp + 1) * sizeof *rx->point_start);
+    if (!rx->units || !rx->stage || !rx->point_start) return NULL;
+    memset(rx->units, 0, (size_t)pp * (size_t)U * sizeof *rx->units);
+    memset(rx->stage, 0, (size_t)pp * sizeof *rx->stage);
+    memset(own, 0, (size_t)pp * sizeof *own);
+    for (int32_t s = 0; s < pp; s++)
+        for (int32_t l = plan->stage_first_layer[s]; l < plan->stage_first_layer[s + 1]; l++) layer_stage[l] = s;
+    /* per unit of each stage, tp index 0 (tp's uneven last chunks aside):
+       its parameters whole (as the replay saw them), on the rank (tp's
+       local shapes), FSDP2's padded unsharded copy and its padded dp
+       shard; the tied embedding again in the last stage's head */
+    for (int32_t i = 0; i < plan->nparams; i++) {
+        const mtk_shard_param *p = &plan->params[i];
+        int64_t item = (int64_t)mtk_dtype_size(p->dtype), n = numel(p->local_shapes, p->ndim);
+        int64_t global = numel(p->shape, p->ndim) * item;
+        int64_t groups = p->expert ? o->dp / o->ep : o->dp;
+        int64_t rows = p->ndim > 0 ? p->local_shapes[0] : 1, rest = rows > 0 ? n / rows : 0;
+        int64_t shard = p->ndim > 0 ? ceil_div(rows, groups) * rest : n;
+        int64_t padded = p->ndim > 0 ? shard * groups : n;
+        rx->whole += global;
+        own[p->stage] += global;
+        bool copy = i == a->tied_param && p->stage != pp - 1;
+        for (int32_t c = 0; c <= (int32_t)copy; c++) {
+            int32_t s = c ? pp - 1 : p->stage, unit = c ? SHARD_UNIT_POST(a) : a->params[i].unit;
+            shard_unit_params *u = &rx->units[(size_t)s * (size_t)U + (size_t)unit];
+            u->global += global;
+            u->local += n * item;
+            u->shard += shard * item;
+            u->padded += padded * item;
+            rx->stage[s].global += global;
+            rx->stage[s].local += n * item;
+        }
+    }
+    int64_t later = 0;
+    for (int32_t s = pp - 1; s >= 0; s--) {
+        rx->stage[s].later = later;
+        later += own[s];
+        /* each layer's shard and whole bytes with the stage's later layers' */
+        shard_unit_params *u = rx->units + (size_t)s * (size_t)U;
+        int64_t sh = 0, gl = 0;
+        for (int32_t l = plan->stage_first_layer[s + 1] - 1; l >= plan->stage_first_layer[s]; l--) {
+            sh += u[l].shard, gl += u[l].global;
+            u[l].shard_after = sh, u[l].global_after = gl;
+        }
+    }
+    /* each stage's points in step order: its units' and the optimizer's */
+    memset(rx->point_start, 0, (size_t)(pp + 1) * sizeof *rx->point_start);
+    int32_t nopt = 0;
+    for (int32_t i = 0; i < a->npoints; i++) {
+        const shard_point *p = &a->points[i];
+        if (p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0) nopt++;
+        else rx->point_start[stage_of_unit(a, plan, layer_stage, p->unit) + 1]++;
+    }
+    for (int32_t s = 0; s < pp; s++) rx->point_start[s + 1] += rx->point_start[s] + nopt;
+    int32_t *fill = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *fill);
+    rx->points = mtk_ctx_alloc(ctx, (size_t)(rx->point_start[pp] ? rx->point_start[pp] : 1) * sizeof *rx->points);
+    if (!fill || !rx->points) return NULL;
+    memcpy(fill, rx->point_start, (size_t)pp * sizeof *fill);
+    for (int32_t i = 0; i < a->npoints; i++) {
+        const shard_point *p = &a->points[i];
+        if (p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0)
+            for (int32_t s = 0; s < pp; s++) rx->points[fill[s]++] = i;
+        else {
+            int32_t s = stage_of_unit(a, plan, layer_stage, p->unit);
+            rx->points[fill[s]++] = i;
+        }
+    }
+    return rx;
+}
+
+/* b on one rank of unit u: tp divides the part of it the unit's saved
+ * activations say tp divides (sequence parallelism the rest too, in a
+ * layer). */
+static int64_t scaled(const mtk_shard_analysis *a, const mtk_shard_options *o, int32_t u, int64_t b)
+{
+    if (o->tp == 1 || u < 0) return b;
+    shard_bytes sv = a->units[u].saved;
+    int64_t total = sv.sharded + sv.replicated;
+    double f = total > 0 ? (double)sv.sharded / (double)total : 0.0;
+    int64_t sh = (int64_t)((double)b * f);
+    return on_rank((shard_bytes){ b - sh, sh }, o, u < a->nlayers);
+}
+
+/* The peak of stage s replayed over the traced step: at each point the
+ * rank's model states, its share of the point's activations (with the
+ * in-flight micro-batches of 1F1B and without the earlier stages'),
+ * the gradients it holds then, and under FSDP/ZeRO-3 the parameters
+ * gathered then: the root's all step, a layer's in its forward and its
+ * backward with the all-gather buffer of the next layer to run
+ * (FSDP2's reshard_after_forward and backward prefetch), gradients
+ * reduce-scattered to padded shards as each layer's backward ends. */
+void shard_stage_peak(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+                      int32_t s, int32_t in_flight, int64_t saved_per_mb, mtk_memory_breakdown *m)
+{
+    const mtk_shard_options *o = &plan->options;
+    int32_t U = a->nlayers + 2, first = plan->stage_first_layer[s], last = plan->stage_first_layer[s + 1] - 1;
+    const shard_unit_params *u = rx->units + (size_t)s * (size_t)U;
+    bool fsdp = (o->fsdp || o->zero == 3) && o->dp > 1;
+    int64_t root = u[SHARD_UNIT_PRE(a)].padded + u[SHARD_UNIT_POST(a)].padded;
+    int64_t global = rx->stage[s].global, local = rx->stage[s].local, later = rx->stage[s].later, whole = rx->whole;
+    double tp_ratio = global > 0 ? (double)local / (double)global : 1.0;
+    int64_t before = 0; /* the earlier stages' saved bytes, one micro-batch */
+    for (int32_t l = 0; l < first; l++) before += a->units[l].saved.replicated + a->units[l].saved.sharded;
+    if (s > 0) before += a->units[SHARD_UNIT_PRE(a)].saved.replicated + a->units[SHARD_UNIT_PRE(a)].saved.sharded;
+    /* the step's temporaries follow the rank's share of the parameters
+       (the whole model's in the replay) */
+    double optim_share = whole > 0 ? (double)local / (double)whole : 1.0;
+    int64_t base = m->parameters + m->optimizer_states, best = -1;
+    int64_t in_flight_held = in_flight > 1 ? (in_flight - 1) * saved_per_mb : 0;
+    for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
+        const shard_point *p = &a->points[rx->points[k]];
+        bool optim = p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0;
+        bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
+        int64_t saved = scaled(a, o, p->unit, p->saved > before ? p->saved - before : 0);
+        int64_t other = scaled(a, o, p->unit, p->other);
+        int64_t grads = 0, gathered = 0;
+        if (optim) {
+            grads = m->gradients;
+            other = (int64_t)((double)other * optim_share);
+            if (fsdp || o->zero >= 1) other = ceil_div(other, o->dp);
+        } else if (fsdp && bwd) {
+            /* layers after this one are done: their shards, the last
+               reduce-scatter's input; the rest unsharded in flight */
+            int32_t done_from = p->unit == SHARD_UNIT_PRE(a) ? first : p->unit == SHARD_UNIT_POST(a) ? last + 1 : p->unit + 1;
+            int64_t done_global = 0;
+            if (done_from <= last) {
+                grads = u[done_from].shard_after + u[done_from].padded;
+                done_global = u[done_from].global_after;
+            }
+            int64_t flying = p->grads - later - done_global;
+            grads += flying > 0 ? (int64_t)((double)flying * tp_ratio) : 0;
+        } else if (bwd) {
+            grads = p->grads > later ? (int64_t)((double)(p->grads - later) * tp_ratio) : 0;
+            if (o->zero >= 2) grads = ceil_div(grads, o->dp);
+        }
+        if (fsdp && !optim) {
+            gathered = root;
+            bool layer = p->unit < a->nlayers;
+            if (!bwd && layer) gathered += 2 * u[p->unit].padded;                /* copy and all-gather buffer */
+            else if (!bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* the buffer kept */
+            else if (bwd && layer) gathered += u[p->unit].padded + (p->unit > first ? u[p->unit - 1].padded : 0);
+            else if (bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* prefetched */
+        }
+        int64_t held = (optim ? 0 : in_flight_held) + saved;
+        int64_t total = base + grads + held + other + gathered;
+        if (total > best) {
+            best = total;
+            m->gradients = grads;
+            m->activations_saved = held;
+            m->transient_at_peak = other + gathered;
+        }
+    }
 }
 
 static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)
@@ -154,6 +343,8 @@ static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *pl
     int64_t *saved = mtk_ctx_alloc(ctx, (size_t)o->pp * 2 * sizeof *saved);
     if (!ranks || !saved) return false;
     for (int32_t s = 0; s < o->pp; s++) shard_stage_activations(a, plan, s, &saved[2 * s], &saved[2 * s + 1]);
+    const shard_replay_index *rx = NULL;
+    if (shard_replays(a, o) && !(rx = shard_replay_index_build(ctx, a, plan))) return false;
     for (int32_t r = 0; r < plan->world_size; r++) {
         mtk_shard_rank *k = &ranks[r];
         k->rank = r;
@@ -163,6 +354,13 @@ static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *pl
         shard_state_sums sums;
         shard_state_sums_of(a, plan, NULL, k->tp_index, k->dp_index, k->stage, &sums);
         shard_rank_memory(plan, &sums, saved[2 * k->stage], saved[2 * k->stage + 1], k);
+        if (rx) {
+            /* replayed once a stage (its first rank); the others take
+               its moment with their own model states */
+            const mtk_shard_rank *first = &ranks[k->stage * o->tp * o->dp];
+            if (first == k) shard_stage_peak(a, plan, rx, k->stage, k->in_flight, saved[2 * k->stage], &k->at_peak);
+            shard_rank_take_moment(k, &first->at_peak);
+        }
     }
     plan->ranks = ranks;
     return true;
