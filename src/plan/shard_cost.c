@@ -164,6 +164,19 @@ bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o)
     return o->training && a->npoints > 0 && o->recompute == MTK_RECOMPUTE_NONE;
 }
 
+/* b on one rank of unit u: tp divides the part of it the unit's saved
+ * activations say tp divides (sequence parallelism the rest too, in a
+ * layer). */
+static int64_t scaled(const mtk_shard_analysis *a, const mtk_shard_options *o, int32_t u, int64_t b)
+{
+    if (o->tp == 1 || u < 0) return b;
+    shard_bytes sv = a->units[u].saved;
+    int64_t total = sv.sharded + sv.replicated;
+    double f = total > 0 ? (double)sv.sharded / (double)total : 0.0;
+    int64_t sh = (int64_t)((double)b * f);
+    return on_rank((shard_bytes){ b - sh, sh }, o, u < a->nlayers);
+}
+
 /* The stage of unit u (SHARD_UNIT_* or a layer) under layer_stage. */
 static int32_t stage_of_unit(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const int32_t *layer_stage,
                              int32_t u)
@@ -174,19 +187,16 @@ static int32_t stage_of_unit(const mtk_shard_analysis *a, const mtk_shard_plan *
 shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan)
 {
     const mtk_shard_options *o = &plan->options;
-    int32_t pp = o->pp, U = a->nlayers + 2;
+    int32_t pp = o->pp;
     shard_replay_index *rx = mtk_ctx_alloc(ctx, sizeof *rx);
     int32_t *layer_stage = mtk_ctx_alloc(ctx, (size_t)(a->nlayers ? a->nlayers : 1) * sizeof *layer_stage);
     int64_t *own = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *own);
     if (!rx || !layer_stage || !own) return NULL;
     memset(rx, 0, sizeof *rx);
-    rx->units = mtk_ctx_alloc(ctx, (size_t)pp * (size_t)U * sizeof *rx->units);
+    rx->units = mtk_ctx_alloc(ctx, (size_t)(a->nlayers + 2 * pp) * sizeof *rx->units);
     rx->stage = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *rx->stage);
     rx->point_start = mtk_ctx_alloc(ctx, (size_t)(pp + 1) * sizeof *rx->point_start);
     if (!rx->units || !rx->stage || !rx->point_start) return NULL;
-    memset(rx->units, 0, (size_t)pp * (size_t)U * sizeof *rx->units);
-    memset(rx->stage, 0, (size_t)pp * sizeof *rx->stage);
-    memset(own, 0, (size_t)pp * sizeof *own);
     for (int32_t s = 0; s < pp; s++)
         for (int32_t l = plan->stage_first_layer[s]; l < plan->stage_first_layer[s + 1]; l++) layer_stage[l] = s;
     /* per unit of each stage, tp index 0 (tp's uneven last chunks aside):
@@ -206,7 +216,7 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
         bool copy = i == a->tied_param && p->stage != pp - 1;
         for (int32_t c = 0; c <= (int32_t)copy; c++) {
             int32_t s = c ? pp - 1 : p->stage, unit = c ? SHARD_UNIT_POST(a) : a->params[i].unit;
-            shard_unit_params *u = &rx->units[(size_t)s * (size_t)U + (size_t)unit];
+            shard_unit_params *u = &rx->units[unit < a->nlayers ? unit : a->nlayers + 2 * s + (unit != SHARD_UNIT_PRE(a))];
             u->global += global;
             u->local += n * item;
             u->shard += shard * item;
@@ -220,7 +230,7 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
         rx->stage[s].later = later;
         later += own[s];
         /* each layer's shard and whole bytes with the stage's later layers' */
-        shard_unit_params *u = rx->units + (size_t)s * (size_t)U;
+        shard_unit_params *u = rx->units;
         int64_t sh = 0, gl = 0;
         for (int32_t l = plan->stage_first_layer[s + 1] - 1; l >= plan->stage_first_layer[s]; l--) {
             sh += u[l].shard, gl += u[l].global;
@@ -228,7 +238,6 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
         }
     }
     /* each stage's points in step order: its units' and the optimizer's */
-    memset(rx->point_start, 0, (size_t)(pp + 1) * sizeof *rx->point_start);
     int32_t nopt = 0;
     for (int32_t i = 0; i < a->npoints; i++) {
         const shard_point *p = &a->points[i];
@@ -237,7 +246,7 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
     }
     for (int32_t s = 0; s < pp; s++) rx->point_start[s + 1] += rx->point_start[s] + nopt;
     int32_t *fill = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *fill);
-    rx->points = mtk_ctx_alloc(ctx, (size_t)(rx->point_start[pp] ? rx->point_start[pp] : 1) * sizeof *rx->points);
+    rx->points = mtk_ctx_alloc_uninit(ctx, (size_t)(rx->point_start[pp] ? rx->point_start[pp] : 1) * sizeof *rx->points);
     if (!fill || !rx->points) return NULL;
     memcpy(fill, rx->point_start, (size_t)pp * sizeof *fill);
     for (int32_t i = 0; i < a->npoints; i++) {
@@ -249,20 +258,32 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
             rx->points[fill[s]++] = i;
         }
     }
+    /* each slot's saved (without the earlier stages' saved bytes of one
+       micro-batch) and other bytes on a rank, without and with sp */
+    size_t nslots = (size_t)(rx->point_start[pp] ? rx->point_start[pp] : 1);
+    int32_t variants = o->tp > 1 ? 2 : 1; /* sp changes nothing without tp */
+    for (int32_t v = 0; v < variants; v++) {
+        rx->saved[v] = mtk_ctx_alloc_uninit(ctx, nslots * sizeof *rx->saved[v]);
+        rx->other[v] = mtk_ctx_alloc_uninit(ctx, nslots * sizeof *rx->other[v]);
+        if (!rx->saved[v] || !rx->other[v]) return NULL;
+    }
+    if (variants == 1) rx->saved[1] = rx->saved[0], rx->other[1] = rx->other[0];
+    mtk_shard_options sp[2] = { *o, *o };
+    sp[0].sp = false, sp[1].sp = true;
+    int64_t before = 0;
+    for (int32_t s = 0; s < pp; s++) {
+        if (s == 1) before += a->units[SHARD_UNIT_PRE(a)].saved.replicated + a->units[SHARD_UNIT_PRE(a)].saved.sharded;
+        for (int32_t l = s > 0 ? plan->stage_first_layer[s - 1] : 0; s > 0 && l < plan->stage_first_layer[s]; l++)
+            before += a->units[l].saved.replicated + a->units[l].saved.sharded;
+        for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
+            const shard_point *p = &a->points[rx->points[k]];
+            for (int32_t v = 0; v < variants; v++) {
+                rx->saved[v][k] = scaled(a, &sp[v], p->unit, p->saved > before ? p->saved - before : 0);
+                rx->other[v][k] = scaled(a, &sp[v], p->unit, p->other);
+            }
+        }
+    }
     return rx;
-}
-
-/* b on one rank of unit u: tp divides the part of it the unit's saved
- * activations say tp divides (sequence parallelism the rest too, in a
- * layer). */
-static int64_t scaled(const mtk_shard_analysis *a, const mtk_shard_options *o, int32_t u, int64_t b)
-{
-    if (o->tp == 1 || u < 0) return b;
-    shard_bytes sv = a->units[u].saved;
-    int64_t total = sv.sharded + sv.replicated;
-    double f = total > 0 ? (double)sv.sharded / (double)total : 0.0;
-    int64_t sh = (int64_t)((double)b * f);
-    return on_rank((shard_bytes){ b - sh, sh }, o, u < a->nlayers);
 }
 
 /* The peak of stage s replayed over the traced step: at each point the
@@ -277,15 +298,13 @@ void shard_stage_peak(const mtk_shard_analysis *a, const mtk_shard_plan *plan, c
                       int32_t s, int32_t in_flight, int64_t saved_per_mb, mtk_memory_breakdown *m)
 {
     const mtk_shard_options *o = &plan->options;
-    int32_t U = a->nlayers + 2, first = plan->stage_first_layer[s], last = plan->stage_first_layer[s + 1] - 1;
-    const shard_unit_params *u = rx->units + (size_t)s * (size_t)U;
+    int32_t first = plan->stage_first_layer[s], last = plan->stage_first_layer[s + 1] - 1;
+    const shard_unit_params *u = rx->units; /* the layers' */
     bool fsdp = (o->fsdp || o->zero == 3) && o->dp > 1;
-    int64_t root = u[SHARD_UNIT_PRE(a)].padded + u[SHARD_UNIT_POST(a)].padded;
+    int64_t root = u[a->nlayers + 2 * s].padded + u[a->nlayers + 2 * s + 1].padded;
     int64_t global = rx->stage[s].global, local = rx->stage[s].local, later = rx->stage[s].later, whole = rx->whole;
     double tp_ratio = global > 0 ? (double)local / (double)global : 1.0;
-    int64_t before = 0; /* the earlier stages' saved bytes, one micro-batch */
-    for (int32_t l = 0; l < first; l++) before += a->units[l].saved.replicated + a->units[l].saved.sharded;
-    if (s > 0) before += a->units[SHARD_UNIT_PRE(a)].saved.replicated + a->units[SHARD_UNIT_PRE(a)].saved.sharded;
+    const int64_t *saved_at = rx->saved[o->sp], *other_at = rx->other[o->sp];
     /* the step's temporaries follow the rank's share of the parameters
        (the whole model's in the replay) */
     double optim_share = whole > 0 ? (double)local / (double)whole : 1.0;
@@ -295,8 +314,7 @@ void shard_stage_peak(const mtk_shard_analysis *a, const mtk_shard_plan *plan, c
         const shard_point *p = &a->points[rx->points[k]];
         bool optim = p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0;
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
-        int64_t saved = scaled(a, o, p->unit, p->saved > before ? p->saved - before : 0);
-        int64_t other = scaled(a, o, p->unit, p->other);
+        int64_t saved = saved_at[k], other = other_at[k];
         int64_t grads = 0, gathered = 0;
         if (optim) {
             grads = m->gradients;

@@ -159,16 +159,19 @@ typedef struct shard_unit_params {
 } shard_unit_params;
 
 /* What a placed plan's replayed stage peaks share whatever sp, ZeRO,
- * FSDP and the micro-batches: per stage its units' parameter bytes
- * (units[s * (nlayers + 2) + unit]), its parameters' whole and on-rank
+ * FSDP and the micro-batches: the units' parameter bytes (a layer's at
+ * units[layer], stage s's embedding and head at units[nlayers + 2 s]
+ * and [nlayers + 2 s + 1]); per stage its parameters' whole and on-rank
  * bytes, the later stages' whole bytes, and its points in step order
  * (points[point_start[s] .. point_start[s + 1]): its units' and the
- * optimizer's). */
+ * optimizer's) with their saved (less the earlier stages') and other
+ * bytes on a rank, without and with sequence parallelism. */
 typedef struct shard_replay_index {
     shard_unit_params *units;
     struct { int64_t global, local, later; } *stage;
     int64_t whole;              /* the model's parameters, whole */
     int32_t *point_start, *points;
+    int64_t *saved[2], *other[2]; /* [sp] a slot's point's bytes on a rank */
 } shard_replay_index;
 
 /* The index of a placed plan (mesh) for shard_stage_peak.  NULL on out
