@@ -294,33 +294,26 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
  * backward with the all-gather buffer of the next layer to run
  * (FSDP2's reshard_after_forward and backward prefetch), gradients
  * reduce-scattered to padded shards as each layer's backward ends. */
-void shard_stage_peak(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
-                      int32_t s, int32_t in_flight, int64_t saved_per_mb, mtk_memory_breakdown *m)
+void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+                        int32_t s, int32_t in_flight, int64_t saved_per_mb, shard_moment *mo)
 {
     const mtk_shard_options *o = &plan->options;
     int32_t first = plan->stage_first_layer[s], last = plan->stage_first_layer[s + 1] - 1;
     const shard_unit_params *u = rx->units; /* the layers' */
     bool fsdp = (o->fsdp || o->zero == 3) && o->dp > 1;
     int64_t root = u[a->nlayers + 2 * s].padded + u[a->nlayers + 2 * s + 1].padded;
-    int64_t global = rx->stage[s].global, local = rx->stage[s].local, later = rx->stage[s].later, whole = rx->whole;
+    int64_t global = rx->stage[s].global, local = rx->stage[s].local, later = rx->stage[s].later;
     double tp_ratio = global > 0 ? (double)local / (double)global : 1.0;
     const int64_t *saved_at = rx->saved[o->sp], *other_at = rx->other[o->sp];
-    /* the step's temporaries follow the rank's share of the parameters
-       (the whole model's in the replay) */
-    double optim_share = whole > 0 ? (double)local / (double)whole : 1.0;
-    int64_t base = m->parameters + m->optimizer_states, best = -1;
     int64_t in_flight_held = in_flight > 1 ? (in_flight - 1) * saved_per_mb : 0;
+    memset(mo, 0, sizeof *mo);
+    mo->extra = -1;
     for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
         const shard_point *p = &a->points[rx->points[k]];
-        bool optim = p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0;
+        if (p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0) continue;
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
-        int64_t saved = saved_at[k], other = other_at[k];
         int64_t grads = 0, gathered = 0;
-        if (optim) {
-            grads = m->gradients;
-            other = (int64_t)((double)other * optim_share);
-            if (fsdp || o->zero >= 1) other = ceil_div(other, o->dp);
-        } else if (fsdp && bwd) {
+        if (fsdp && bwd) {
             /* layers after this one are done: their shards, the last
                reduce-scatter's input; the rest unsharded in flight */
             int32_t done_from = p->unit == SHARD_UNIT_PRE(a) ? first : p->unit == SHARD_UNIT_POST(a) ? last + 1 : p->unit + 1;
@@ -335,7 +328,7 @@ void shard_stage_peak(const mtk_shard_analysis *a, const mtk_shard_plan *plan, c
             grads = p->grads > later ? (int64_t)((double)(p->grads - later) * tp_ratio) : 0;
             if (o->zero >= 2) grads = ceil_div(grads, o->dp);
         }
-        if (fsdp && !optim) {
+        if (fsdp) {
             gathered = root;
             bool layer = p->unit < a->nlayers;
             if (!bwd && layer) gathered += 2 * u[p->unit].padded;                /* copy and all-gather buffer */
@@ -343,15 +336,50 @@ void shard_stage_peak(const mtk_shard_analysis *a, const mtk_shard_plan *plan, c
             else if (bwd && layer) gathered += u[p->unit].padded + (p->unit > first ? u[p->unit - 1].padded : 0);
             else if (bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* prefetched */
         }
-        int64_t held = (optim ? 0 : in_flight_held) + saved;
-        int64_t total = base + grads + held + other + gathered;
-        if (total > best) {
-            best = total;
-            m->gradients = grads;
-            m->activations_saved = held;
-            m->transient_at_peak = other + gathered;
+        int64_t held = in_flight_held + saved_at[k], transient = other_at[k] + gathered;
+        if (grads + held + transient > mo->extra) {
+            mo->extra = grads + held + transient;
+            mo->gradients = grads, mo->activations_saved = held, mo->transient_at_peak = transient;
         }
     }
+}
+
+void shard_stage_peak_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+                         int32_t s, const shard_moment *mo, mtk_memory_breakdown *m)
+{
+    const mtk_shard_options *o = &plan->options;
+    bool fsdp = (o->fsdp || o->zero == 3) && o->dp > 1;
+    /* the step's temporaries follow the rank's share of the parameters
+       (the whole model's in the replay) */
+    double optim_share = rx->whole > 0 ? (double)rx->stage[s].local / (double)rx->whole : 1.0;
+    int64_t base = m->parameters + m->optimizer_states, best = -1, grads = m->gradients;
+    if (mo->extra >= 0) {
+        best = base + mo->extra;
+        m->gradients = mo->gradients;
+        m->activations_saved = mo->activations_saved;
+        m->transient_at_peak = mo->transient_at_peak;
+    }
+    for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
+        const shard_point *p = &a->points[rx->points[k]];
+        if (p->phase != MTK_PHASE_OPTIMIZER && p->unit >= 0) continue;
+        int64_t other = (int64_t)((double)rx->other[o->sp][k] * optim_share);
+        if (fsdp || o->zero >= 1) other = ceil_div(other, o->dp);
+        int64_t saved = rx->saved[o->sp][k];
+        if (base + grads + saved + other > best) {
+            best = base + grads + saved + other;
+            m->gradients = grads;
+            m->activations_saved = saved;
+            m->transient_at_peak = other;
+        }
+    }
+}
+
+void shard_stage_peak(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+                      int32_t s, int32_t in_flight, int64_t saved_per_mb, mtk_memory_breakdown *m)
+{
+    shard_moment mo;
+    shard_stage_moment(a, plan, rx, s, in_flight, saved_per_mb, &mo);
+    shard_stage_peak_of(a, plan, rx, s, &mo, m);
 }
 
 static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)

@@ -178,6 +178,23 @@ typedef struct shard_replay_index {
  * of memory. */
 shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan);
 
+/* The largest moment of stage s's forward and backward (the optimizer's
+ * aside): the gradients, saved activations and transient bytes then
+ * held, and their sum (extra; -1: no point).  It depends on tp, sp, dp,
+ * whether parameters are gathered (FSDP, ZeRO-3), ZeRO >= 2 and the
+ * in-flight micro-batches, not on the rank's model states. */
+typedef struct shard_moment {
+    int64_t extra, gradients, activations_saved, transient_at_peak;
+} shard_moment;
+
+void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+                        int32_t s, int32_t in_flight, int64_t saved_per_mb, shard_moment *mo);
+
+/* Stage s's peak from its moment and the optimizer's points, given m as
+ * for shard_stage_peak. */
+void shard_stage_peak_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+                         int32_t s, const shard_moment *mo, mtk_memory_breakdown *m);
+
 /* Stage s's peak replayed over the traced step under the plan's options:
  * m holds the stage's first rank's model states (shard_rank_memory's)
  * and receives the gradients, saved activations and transient bytes at

@@ -228,7 +228,11 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
     none.recompute = MTK_RECOMPUTE_NONE;
     const shard_replay_index *rx = shard_replays(a, &none) ? shard_replay_index_build(ctx, a, plan) : NULL;
     mtk_memory_breakdown *moment = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *moment);
-    if (!sums || !tpc || !bytes || !act || !ix || !moment || (shard_replays(a, &none) && !rx)) return false;
+    /* [class][sp][stage]: ZeRO 0 and 1 share their forward and backward
+       moments, ZeRO-3 and FSDP theirs; the optimizer's differ */
+    shard_moment *fb = mtk_ctx_alloc(ctx, 6 * (size_t)pp * sizeof *fb);
+    bool have[6] = { false };
+    if (!sums || !tpc || !bytes || !act || !ix || !moment || !fb || (shard_replays(a, &none) && !rx)) return false;
     for (int32_t s = 0; s < pp; s++)
         for (int32_t e = 0; e < ep; e++)
             for (int32_t t = 0; t < tp; t++)
@@ -261,9 +265,13 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
                     rank.stage = s;
                     shard_rank_memory(plan, &sums[(size_t)s * (size_t)ep * (size_t)tp], act[2 * s], act[2 * s + 1],
                                       &rank);
-                    shard_stage_peak(a, plan, rx, s, rank.in_flight, act[2 * s], &rank.at_peak);
+                    int32_t cls = (z < 2 ? 0 : z == 2 ? 1 : 2) * 2 + sp;
+                    shard_moment *mo = &fb[(size_t)cls * (size_t)pp + (size_t)s];
+                    if (!have[cls]) shard_stage_moment(a, plan, rx, s, rank.in_flight, act[2 * s], mo);
+                    shard_stage_peak_of(a, plan, rx, s, mo, &rank.at_peak);
                     moment[s] = rank.at_peak;
                 }
+                if (replay) have[(z < 2 ? 0 : z == 2 ? 1 : 2) * 2 + sp] = true;
                 for (size_t g = 0; g < ngroups; g++) {
                     rank.stage = (int32_t)(g / ((size_t)tp * (size_t)ep));
                     shard_rank_memory(plan, &sums[g], act[2 * rank.stage], act[2 * rank.stage + 1], &rank);
