@@ -165,15 +165,13 @@ bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o)
 }
 
 /* b on one rank of unit u: tp divides the part of it the unit's saved
- * activations say tp divides (sequence parallelism the rest too, in a
- * layer). */
-static int64_t scaled(const mtk_shard_analysis *a, const mtk_shard_options *o, int32_t u, int64_t b)
+ * activations say tp divides (frac[u], sequence parallelism the rest
+ * too, in a layer). */
+static int64_t scaled(const mtk_shard_analysis *a, const mtk_shard_options *o, const double *frac, int32_t u,
+                      int64_t b)
 {
     if (o->tp == 1 || u < 0) return b;
-    shard_bytes sv = a->units[u].saved;
-    int64_t total = sv.sharded + sv.replicated;
-    double f = total > 0 ? (double)sv.sharded / (double)total : 0.0;
-    int64_t sh = (int64_t)((double)b * f);
+    int64_t sh = (int64_t)((double)b * frac[u]);
     return on_rank((shard_bytes){ b - sh, sh }, o, u < a->nlayers);
 }
 
@@ -237,7 +235,7 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
             u[l].shard_after = sh, u[l].global_after = gl;
         }
     }
-    /* each stage's points in step order: its units' and the optimizer's */
+    /* each stage's points in step order: its units', then the optimizer's */
     int32_t nopt = 0;
     for (int32_t i = 0; i < a->npoints; i++) {
         const shard_point *p = &a->points[i];
@@ -249,11 +247,14 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
     rx->points = mtk_ctx_alloc_uninit(ctx, (size_t)(rx->point_start[pp] ? rx->point_start[pp] : 1) * sizeof *rx->points);
     if (!fill || !rx->points) return NULL;
     memcpy(fill, rx->point_start, (size_t)pp * sizeof *fill);
+    rx->nopt = nopt;
+    int32_t nopt_seen = 0;
     for (int32_t i = 0; i < a->npoints; i++) {
         const shard_point *p = &a->points[i];
-        if (p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0)
-            for (int32_t s = 0; s < pp; s++) rx->points[fill[s]++] = i;
-        else {
+        if (p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0) {
+            for (int32_t s = 0; s < pp; s++) rx->points[rx->point_start[s + 1] - nopt + nopt_seen] = i;
+            nopt_seen++;
+        } else {
             int32_t s = stage_of_unit(a, plan, layer_stage, p->unit);
             rx->points[fill[s]++] = i;
         }
@@ -270,6 +271,13 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
     if (variants == 1) rx->saved[1] = rx->saved[0], rx->other[1] = rx->other[0];
     mtk_shard_options sp[2] = { *o, *o };
     sp[0].sp = false, sp[1].sp = true;
+    double *frac = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nlayers + 2) * sizeof *frac);
+    if (!frac) return NULL;
+    for (int32_t u = 0; u < a->nlayers + 2; u++) {
+        shard_bytes sv = a->units[u].saved;
+        int64_t total = sv.sharded + sv.replicated;
+        frac[u] = total > 0 ? (double)sv.sharded / (double)total : 0.0;
+    }
     int64_t before = 0;
     for (int32_t s = 0; s < pp; s++) {
         if (s == 1) before += a->units[SHARD_UNIT_PRE(a)].saved.replicated + a->units[SHARD_UNIT_PRE(a)].saved.sharded;
@@ -278,8 +286,8 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
         for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
             const shard_point *p = &a->points[rx->points[k]];
             for (int32_t v = 0; v < variants; v++) {
-                rx->saved[v][k] = scaled(a, &sp[v], p->unit, p->saved > before ? p->saved - before : 0);
-                rx->other[v][k] = scaled(a, &sp[v], p->unit, p->other);
+                rx->saved[v][k] = scaled(a, &sp[v], frac, p->unit, p->saved > before ? p->saved - before : 0);
+                rx->other[v][k] = scaled(a, &sp[v], frac, p->unit, p->other);
             }
         }
     }
@@ -308,9 +316,8 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
     int64_t in_flight_held = in_flight > 1 ? (in_flight - 1) * saved_per_mb : 0;
     memset(mo, 0, sizeof *mo);
     mo->extra = -1;
-    for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
+    for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1] - rx->nopt; k++) {
         const shard_point *p = &a->points[rx->points[k]];
-        if (p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0) continue;
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
         int64_t grads = 0, gathered = 0;
         if (fsdp && bwd) {
@@ -344,7 +351,7 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
     }
 }
 
-void shard_stage_peak_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+void shard_stage_peak_of(const mtk_shard_plan *plan, const shard_replay_index *rx,
                          int32_t s, const shard_moment *mo, mtk_memory_breakdown *m)
 {
     const mtk_shard_options *o = &plan->options;
@@ -359,9 +366,7 @@ void shard_stage_peak_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         m->activations_saved = mo->activations_saved;
         m->transient_at_peak = mo->transient_at_peak;
     }
-    for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
-        const shard_point *p = &a->points[rx->points[k]];
-        if (p->phase != MTK_PHASE_OPTIMIZER && p->unit >= 0) continue;
+    for (int32_t k = rx->point_start[s + 1] - rx->nopt; k < rx->point_start[s + 1]; k++) {
         int64_t other = (int64_t)((double)rx->other[o->sp][k] * optim_share);
         if (fsdp || o->zero >= 1) other = ceil_div(other, o->dp);
         int64_t saved = rx->saved[o->sp][k];
@@ -379,7 +384,7 @@ void shard_stage_peak(const mtk_shard_analysis *a, const mtk_shard_plan *plan, c
 {
     shard_moment mo;
     shard_stage_moment(a, plan, rx, s, in_flight, saved_per_mb, &mo);
-    shard_stage_peak_of(a, plan, rx, s, &mo, m);
+    shard_stage_peak_of(plan, rx, s, &mo, m);
 }
 
 static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)

@@ -163,7 +163,7 @@ typedef struct shard_unit_params {
  * units[layer], stage s's embedding and head at units[nlayers + 2 s]
  * and [nlayers + 2 s + 1]); per stage its parameters' whole and on-rank
  * bytes, the later stages' whole bytes, and its points in step order
- * (points[point_start[s] .. point_start[s + 1]): its units' and the
+ * (points[point_start[s] .. point_start[s + 1]): its units', then the
  * optimizer's) with their saved (less the earlier stages') and other
  * bytes on a rank, without and with sequence parallelism. */
 typedef struct shard_replay_index {
@@ -171,6 +171,7 @@ typedef struct shard_replay_index {
     struct { int64_t global, local, later; } *stage;
     int64_t whole;              /* the model's parameters, whole */
     int32_t *point_start, *points;
+    int32_t nopt;               /* the optimizer's: each stage's last slots */
     int64_t *saved[2], *other[2]; /* [sp] a slot's point's bytes on a rank */
 } shard_replay_index;
 
@@ -192,7 +193,7 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
 
 /* Stage s's peak from its moment and the optimizer's points, given m as
  * for shard_stage_peak. */
-void shard_stage_peak_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+void shard_stage_peak_of(const mtk_shard_plan *plan, const shard_replay_index *rx,
                          int32_t s, const shard_moment *mo, mtk_memory_breakdown *m);
 
 /* Stage s's peak replayed over the traced step under the plan's options:

@@ -268,7 +268,7 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
                     int32_t cls = (z < 2 ? 0 : z == 2 ? 1 : 2) * 2 + sp;
                     shard_moment *mo = &fb[(size_t)cls * (size_t)pp + (size_t)s];
                     if (!have[cls]) shard_stage_moment(a, plan, rx, s, rank.in_flight, act[2 * s], mo);
-                    shard_stage_peak_of(a, plan, rx, s, mo, &rank.at_peak);
+                    shard_stage_peak_of(plan, rx, s, mo, &rank.at_peak);
                     moment[s] = rank.at_peak;
                 }
                 if (replay) have[(z < 2 ? 0 : z == 2 ? 1 : 2) * 2 + sp] = true;
