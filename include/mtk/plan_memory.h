@@ -136,6 +136,12 @@ typedef struct mtk_memory_point {
     mtk_memory_phase phase;
     int64_t live_bytes;         /* after the node (timeline); at the peak
                                    (peak_at), workspace included               */
+    int64_t model_bytes;        /* of which parameters, buffers, optimizer
+                                   states and KV cache                         */
+    int64_t grad_bytes;         /* of which the parameters' .grad              */
+    int64_t saved_bytes;        /* of which what autograd keeps for backward;
+                                   the rest: gradients in flight, outputs,
+                                   workspaces                                  */
 } mtk_memory_point;
 
 /* One step's peak. */

@@ -120,9 +120,17 @@ typedef struct mtk_shard_param {
 
 typedef struct mtk_shard_rank {
     int32_t rank, stage, tp_index, dp_index;
-    mtk_memory_breakdown memory; /* the same keys as mtk memory's            */
-    int64_t peak_bytes;          /* the breakdown's sum                       */
+    mtk_memory_breakdown memory; /* the same keys as mtk memory's: model
+                                    states, the in-flight micro-batches'
+                                    saved activations at the end of their
+                                    forward, transient_at_peak's of at_peak  */
+    int64_t peak_bytes;          /* at_peak's sum                             */
     int32_t in_flight;           /* micro-batches whose activations 1F1B keeps */
+    mtk_memory_breakdown at_peak;/* what fills the rank at its peak: training
+                                    replays the step (gradients then held,
+                                    activations then saved, gathered FSDP
+                                    parameters in transient_at_peak); else
+                                    = memory                                 */
 } mtk_shard_rank;
 
 typedef enum mtk_collective {
@@ -198,7 +206,7 @@ MTK_API mtk_shard_plan *mtk_shard_plan_model(mtk_ctx *ctx, const char *model, co
  * dp_placement, stage, local_shapes, slices [{rank, offset, shape
  * (, parts)}]}], ranks [{rank, stage, tp, dp, memory {parameters,
  * gradients, optimizer_states, activations_saved, kv_cache,
- * transient_at_peak}, peak_bytes, in_flight}], communication [{op,
+ * transient_at_peak}, peak_bytes, in_flight, at_peak {...}}], communication [{op,
  * group, stage, what, count, bytes}], notes.  `rank` >= 0 keeps only
  * that rank's slices and row.  In the arena. */
 MTK_API char *mtk_shard_plan_json(mtk_ctx *ctx, const mtk_shard_plan *plan, int32_t rank);

@@ -15,7 +15,8 @@ static const char usage[] =
     "usage: mtk shard MODEL --input BxS [--tp T] [--pp P] [--dp D] [--ep E]\n"
     "                 [--zero 0|1|2|3 | --fsdp] [--sp] [--micro-batch M]\n"
     "                 [--global-batch G] [--recompute none|selective|full]\n"
-    "                 [--mode training|inference] [--dtype D] [--rank R] [--json]\n"
+    "                 [--mode training|inference] [--dtype D] [--device-kind K]\n"
+    "                 [--rank R] [--json]\n"
     "                 [--gpu NAME [--efficiency E] ...]\n"
     "       mtk shard MODEL --search --gpus N --gpu NAME --input BxS --global-batch G\n"
     "                 [--top K] [--max-micro-batch M] [--efficiency E] [--nvlink-gbps GB/s]\n"
@@ -51,6 +52,8 @@ static const char usage[] =
     "      --recompute R        none (default), selective (attention), full (layers)\n"
     "  -m, --mode MODE          training (default) or inference\n"
     "  -t, --dtype D            parameters' dtype (default: the config's)\n"
+    "      --device-kind K      cuda (default) or cpu: whose kernels and allocator\n"
+    "                           the per-rank memory replay follows\n"
     "  -r, --rank R             only rank R's slices, memory and collectives\n"
     "  -j, --json               one JSON document: world_size, mesh, parameters,\n"
     "                           ranks, communication, bubble (docs/sharding.md)\n"
@@ -77,7 +80,7 @@ static const char usage[] =
 enum {
     OPT_TP = 256, OPT_PP, OPT_DP, OPT_EP, OPT_ZERO, OPT_FSDP, OPT_SP, OPT_MICRO, OPT_GLOBAL, OPT_RECOMPUTE,
     OPT_SEARCH, OPT_GPUS, OPT_GPU, OPT_TOP, OPT_MAX_MICRO, OPT_EFFICIENCY, OPT_NVLINK, OPT_IB, OPT_PER_NODE,
-    OPT_GPU_MEMORY, OPT_MARGIN
+    OPT_GPU_MEMORY, OPT_MARGIN, OPT_DEVICE_KIND
 };
 
 static bool parse_real(const char *text, double lo, double hi, double *out)
@@ -146,7 +149,8 @@ int cli_shard(int argc, char **argv)
         { "ep", required_argument, NULL, OPT_EP },       { "zero", required_argument, NULL, OPT_ZERO },
         { "fsdp", no_argument, NULL, OPT_FSDP },         { "sp", no_argument, NULL, OPT_SP },
         { "micro-batch", required_argument, NULL, OPT_MICRO }, { "global-batch", required_argument, NULL, OPT_GLOBAL },
-        { "recompute", required_argument, NULL, OPT_RECOMPUTE }, { "mode", required_argument, NULL, 'm' },
+        { "recompute", required_argument, NULL, OPT_RECOMPUTE },
+        { "device-kind", required_argument, NULL, OPT_DEVICE_KIND }, { "mode", required_argument, NULL, 'm' },
         { "dtype", required_argument, NULL, 't' },       { "rank", required_argument, NULL, 'r' },
         { "json", no_argument, NULL, 'j' },             { "help", no_argument, NULL, 'h' },
         { "search", no_argument, NULL, OPT_SEARCH },     { "gpus", required_argument, NULL, OPT_GPUS },
@@ -186,6 +190,11 @@ int cli_shard(int argc, char **argv)
             if (strcmp(optarg, "none") == 0) o.recompute = MTK_RECOMPUTE_NONE;
             else if (strcmp(optarg, "selective") == 0) o.recompute = MTK_RECOMPUTE_SELECTIVE;
             else if (strcmp(optarg, "full") == 0) o.recompute = MTK_RECOMPUTE_FULL;
+            else ok = false;
+            break;
+        case OPT_DEVICE_KIND:
+            if (strcmp(optarg, "cuda") == 0) o.device_kind = MTK_DEVICE_KIND_CUDA;
+            else if (strcmp(optarg, "cpu") == 0) o.device_kind = MTK_DEVICE_KIND_CPU;
             else ok = false;
             break;
         case 'm':

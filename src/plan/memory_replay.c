@@ -59,7 +59,9 @@ void mem_observe(mem_sim *s, int64_t extra)
 
 mtk_memory_point mem_point(const mem_sim *s, int64_t live)
 {
-    mtk_memory_point p = { .op = s->op, .module = "", .node = s->node, .phase = s->phase, .live_bytes = live };
+    mtk_memory_point p = { .op = s->op, .module = "", .node = s->node, .phase = s->phase, .live_bytes = live,
+                           .model_bytes = s->cat[MEM_CAT_PARAM] + s->cat[MEM_CAT_STATE] + s->cat[MEM_CAT_KV],
+                           .grad_bytes = s->cat[MEM_CAT_GRAD], .saved_bytes = s->cat[MEM_CAT_SAVED] };
     if (s->node >= 0) {
         int32_t m = s->g->nodes[s->node].module;
         if (m >= 0 && m < s->g->nmodules) p.module = s->g->module_names[m];

@@ -7,6 +7,7 @@
  * one configuration from it. */
 #include "plan/shard_internal.h"
 #include "plan/graph.h"
+#include "plan/memory_internal.h"
 
 #include "mtk/nn.h"
 
@@ -237,6 +238,70 @@ static bool find_sites(mtk_shard_analysis *a, const mtk_trace *tr, const int32_t
     return true;
 }
 
+/* Whether point q covers p: the same unit and phase, and no fewer bytes
+ * of each kind (so p never makes a larger peak, whatever the scales). */
+static bool covers(const shard_point *q, const shard_point *p)
+{
+    return q->unit == p->unit && q->phase == p->phase && q->saved >= p->saved && q->other >= p->other &&
+           q->grads >= p->grads;
+}
+
+/* The training step as mtk memory replays it (AdamW, its second step),
+ * each timeline point tagged with the unit of its node: what the
+ * evaluation lays FSDP's gathers and the ranks' shares over. */
+static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, const int32_t *module_layer)
+{
+    const mtk_graph *g = pm->graph;
+    int32_t nn = mtk_graph_node_count(g);
+    int32_t *node_unit = mtk_ctx_alloc(a->ctx, (size_t)(nn ? nn : 1) * sizeof *node_unit);
+    if (!node_unit) return false;
+    bool seen_layer = false;
+    for (int32_t n = 0; n < nn; n++) {
+        const mtk_graph_node *node = mtk_graph_node_at(g, n);
+        int32_t layer = node->module >= 0 ? module_layer[node->module] : -1;
+        seen_layer |= layer >= 0;
+        node_unit[n] = layer >= 0 ? layer : seen_layer ? SHARD_UNIT_POST(a) : SHARD_UNIT_PRE(a);
+    }
+    mem_graph mg;
+    if (!mem_graph_of(a->ctx, g, &mg)) return false;
+    int32_t *keep = mtk_ctx_alloc(a->ctx, sizeof *keep);
+    if (!keep) return false;
+    mg.loss = keep[0] = mtk_graph_tensor_id(g, pm->loss);
+    mg.keep = keep;
+    mg.nkeep = 1;
+    mg.units = pm->layers;
+    mg.nunits = pm->nlayers;
+    mtk_memory_options mo;
+    mtk_memory_options_init(&mo);
+    mo.mode = MTK_MEMORY_TRAINING;
+    mo.optimizer = MTK_OPTIMIZER_ADAMW;
+    mo.dtype = a->dtype;
+    mo.device_kind = a->options.device_kind;
+    mo.batch = a->options.micro_batch;
+    mo.seq = mo.decoder_seq = a->options.seq;
+    mtk_memory_plan *plan = mtk_ctx_alloc(a->ctx, sizeof *plan);
+    if (!plan || !mem_replay(a->ctx, &mg, &mo, plan)) return false;
+    a->points = mtk_ctx_alloc(a->ctx, (size_t)(plan->ntimeline ? plan->ntimeline : 1) * sizeof *a->points);
+    if (!a->points) return false;
+    for (int32_t i = 0; i < plan->ntimeline; i++) {
+        const mtk_memory_point *t = &plan->timeline[i];
+        if (t->phase == MTK_PHASE_SETUP || t->phase == MTK_PHASE_ZERO_GRAD) continue;
+        shard_point p = {
+            .unit = t->node >= 0 && t->node < nn ? node_unit[t->node] : -1, .phase = (int32_t)t->phase,
+            .saved = t->saved_bytes, .grads = t->grad_bytes,
+            .other = t->live_bytes - t->model_bytes - t->grad_bytes - t->saved_bytes,
+        };
+        if (p.other < 0) p.other = 0;
+        bool covered = false;
+        for (int32_t k = a->npoints - 1; k >= 0 && !covered && a->points[k].unit == p.unit; k--) {
+            covered = covers(&a->points[k], &p);
+            if (!covered && covers(&p, &a->points[k])) a->points[k] = a->points[--a->npoints];
+        }
+        if (!covered) a->points[a->npoints++] = p;
+    }
+    return true;
+}
+
 mtk_shard_analysis *mtk_shard_analyze(mtk_ctx *ctx, const char *model, const mtk_shard_options *o)
 {
     if (!ctx) return NULL;
@@ -326,6 +391,7 @@ mtk_shard_analysis *mtk_shard_analyze(mtk_ctx *ctx, const char *model, const mtk
     if (!sharded) return NULL;
     measure_units(a, g, module_layer, sharded);
     if (!find_sites(a, tr, module_layer, pm->layers[0])) return NULL;
+    if (o->training && pm->loss && !replay_points(a, pm, module_layer)) return NULL;
     return mtk_ctx_status(ctx) == MTK_OK ? a : NULL;
 }
 

@@ -142,9 +142,249 @@ void shard_rank_memory(const mtk_shard_plan *plan, const shard_state_sums *sums,
     /* the gathered layer, and its prefetched successor; training also
        holds the layer's unsharded gradients before reduce-scatter */
     k->memory.transient_at_peak = transient + gathered * (o->training ? 3 : 2);
+    k->at_peak = k->memory;
     const mtk_memory_breakdown *m = &k->memory;
     k->peak_bytes = m->parameters + m->gradients + m->optimizer_states + m->activations_saved + m->kv_cache +
                     m->transient_at_peak;
+}
+
+void shard_rank_take_moment(mtk_shard_rank *k, const mtk_memory_breakdown *moment)
+{
+    k->at_peak.gradients = moment->gradients;
+    k->at_peak.activations_saved = moment->activations_saved;
+    k->at_peak.transient_at_peak = moment->transient_at_peak;
+    k->memory.transient_at_peak = moment->transient_at_peak;
+    const mtk_memory_breakdown *m = &k->at_peak;
+    k->peak_bytes = m->parameters + m->gradients + m->optimizer_states + m->activations_saved + m->kv_cache +
+                    m->transient_at_peak;
+}
+
+bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o)
+{
+    return o->training && a->npoints > 0 && o->recompute == MTK_RECOMPUTE_NONE;
+}
+
+/* b on one rank of unit u: tp divides the part of it the unit's saved
+ * activations say tp divides (frac[u], sequence parallelism the rest
+ * too, in a layer). */
+static int64_t scaled(const mtk_shard_analysis *a, const mtk_shard_options *o, const double *frac, int32_t u,
+                      int64_t b)
+{
+    if (o->tp == 1 || u < 0) return b;
+    int64_t sh = (int64_t)((double)b * frac[u]);
+    return on_rank((shard_bytes){ b - sh, sh }, o, u < a->nlayers);
+}
+
+/* The stage of unit u (SHARD_UNIT_* or a layer) under layer_stage. */
+static int32_t stage_of_unit(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const int32_t *layer_stage,
+                             int32_t u)
+{
+    return u == SHARD_UNIT_PRE(a) ? 0 : u == SHARD_UNIT_POST(a) ? plan->options.pp - 1 : layer_stage[u];
+}
+
+shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan)
+{
+    const mtk_shard_options *o = &plan->options;
+    int32_t pp = o->pp;
+    shard_replay_index *rx = mtk_ctx_alloc(ctx, sizeof *rx);
+    int32_t *layer_stage = mtk_ctx_alloc(ctx, (size_t)(a->nlayers ? a->nlayers : 1) * sizeof *layer_stage);
+    int64_t *own = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *own);
+    if (!rx || !layer_stage || !own) return NULL;
+    memset(rx, 0, sizeof *rx);
+    rx->units = mtk_ctx_alloc(ctx, (size_t)(a->nlayers + 2 * pp) * sizeof *rx->units);
+    rx->stage = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *rx->stage);
+    rx->point_start = mtk_ctx_alloc(ctx, (size_t)(pp + 1) * sizeof *rx->point_start);
+    if (!rx->units || !rx->stage || !rx->point_start) return NULL;
+    for (int32_t s = 0; s < pp; s++)
+        for (int32_t l = plan->stage_first_layer[s]; l < plan->stage_first_layer[s + 1]; l++) layer_stage[l] = s;
+    /* per unit of each stage, tp index 0 (tp's uneven last chunks aside):
+       its parameters whole (as the replay saw them), on the rank (tp's
+       local shapes), FSDP2's padded unsharded copy and its padded dp
+       shard; the tied embedding again in the last stage's head */
+    for (int32_t i = 0; i < plan->nparams; i++) {
+        const mtk_shard_param *p = &plan->params[i];
+        int64_t item = (int64_t)mtk_dtype_size(p->dtype), n = numel(p->local_shapes, p->ndim);
+        int64_t global = numel(p->shape, p->ndim) * item;
+        int64_t groups = p->expert ? o->dp / o->ep : o->dp;
+        int64_t rows = p->ndim > 0 ? p->local_shapes[0] : 1, rest = rows > 0 ? n / rows : 0;
+        int64_t shard = p->ndim > 0 ? ceil_div(rows, groups) * rest : n;
+        int64_t padded = p->ndim > 0 ? shard * groups : n;
+        rx->whole += global;
+        own[p->stage] += global;
+        bool copy = i == a->tied_param && p->stage != pp - 1;
+        for (int32_t c = 0; c <= (int32_t)copy; c++) {
+            int32_t s = c ? pp - 1 : p->stage, unit = c ? SHARD_UNIT_POST(a) : a->params[i].unit;
+            shard_unit_params *u = &rx->units[unit < a->nlayers ? unit : a->nlayers + 2 * s + (unit != SHARD_UNIT_PRE(a))];
+            u->global += global;
+            u->local += n * item;
+            u->shard += shard * item;
+            u->padded += padded * item;
+            rx->stage[s].global += global;
+            rx->stage[s].local += n * item;
+        }
+    }
+    int64_t later = 0;
+    for (int32_t s = pp - 1; s >= 0; s--) {
+        rx->stage[s].later = later;
+        later += own[s];
+        /* each layer's shard and whole bytes with the stage's later layers' */
+        shard_unit_params *u = rx->units;
+        int64_t sh = 0, gl = 0;
+        for (int32_t l = plan->stage_first_layer[s + 1] - 1; l >= plan->stage_first_layer[s]; l--) {
+            sh += u[l].shard, gl += u[l].global;
+            u[l].shard_after = sh, u[l].global_after = gl;
+        }
+    }
+    /* each stage's points in step order: its units', then the optimizer's */
+    int32_t nopt = 0;
+    for (int32_t i = 0; i < a->npoints; i++) {
+        const shard_point *p = &a->points[i];
+        if (p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0) nopt++;
+        else rx->point_start[stage_of_unit(a, plan, layer_stage, p->unit) + 1]++;
+    }
+    for (int32_t s = 0; s < pp; s++) rx->point_start[s + 1] += rx->point_start[s] + nopt;
+    int32_t *fill = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *fill);
+    rx->points = mtk_ctx_alloc_uninit(ctx, (size_t)(rx->point_start[pp] ? rx->point_start[pp] : 1) * sizeof *rx->points);
+    if (!fill || !rx->points) return NULL;
+    memcpy(fill, rx->point_start, (size_t)pp * sizeof *fill);
+    rx->nopt = nopt;
+    int32_t nopt_seen = 0;
+    for (int32_t i = 0; i < a->npoints; i++) {
+        const shard_point *p = &a->points[i];
+        if (p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0) {
+            for (int32_t s = 0; s < pp; s++) rx->points[rx->point_start[s + 1] - nopt + nopt_seen] = i;
+            nopt_seen++;
+        } else {
+            int32_t s = stage_of_unit(a, plan, layer_stage, p->unit);
+            rx->points[fill[s]++] = i;
+        }
+    }
+    /* each slot's saved (without the earlier stages' saved bytes of one
+       micro-batch) and other bytes on a rank, without and with sp */
+    size_t nslots = (size_t)(rx->point_start[pp] ? rx->point_start[pp] : 1);
+    int32_t variants = o->tp > 1 ? 2 : 1; /* sp changes nothing without tp */
+    for (int32_t v = 0; v < variants; v++) {
+        rx->saved[v] = mtk_ctx_alloc_uninit(ctx, nslots * sizeof *rx->saved[v]);
+        rx->other[v] = mtk_ctx_alloc_uninit(ctx, nslots * sizeof *rx->other[v]);
+        if (!rx->saved[v] || !rx->other[v]) return NULL;
+    }
+    if (variants == 1) rx->saved[1] = rx->saved[0], rx->other[1] = rx->other[0];
+    mtk_shard_options sp[2] = { *o, *o };
+    sp[0].sp = false, sp[1].sp = true;
+    double *frac = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nlayers + 2) * sizeof *frac);
+    if (!frac) return NULL;
+    for (int32_t u = 0; u < a->nlayers + 2; u++) {
+        shard_bytes sv = a->units[u].saved;
+        int64_t total = sv.sharded + sv.replicated;
+        frac[u] = total > 0 ? (double)sv.sharded / (double)total : 0.0;
+    }
+    int64_t before = 0;
+    for (int32_t s = 0; s < pp; s++) {
+        if (s == 1) before += a->units[SHARD_UNIT_PRE(a)].saved.replicated + a->units[SHARD_UNIT_PRE(a)].saved.sharded;
+        for (int32_t l = s > 0 ? plan->stage_first_layer[s - 1] : 0; s > 0 && l < plan->stage_first_layer[s]; l++)
+            before += a->units[l].saved.replicated + a->units[l].saved.sharded;
+        for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
+            const shard_point *p = &a->points[rx->points[k]];
+            for (int32_t v = 0; v < variants; v++) {
+                rx->saved[v][k] = scaled(a, &sp[v], frac, p->unit, p->saved > before ? p->saved - before : 0);
+                rx->other[v][k] = scaled(a, &sp[v], frac, p->unit, p->other);
+            }
+        }
+    }
+    return rx;
+}
+
+/* The peak of stage s replayed over the traced step: at each point the
+ * rank's model states, its share of the point's activations (with the
+ * in-flight micro-batches of 1F1B and without the earlier stages'),
+ * the gradients it holds then, and under FSDP/ZeRO-3 the parameters
+ * gathered then: the root's all step, a layer's in its forward and its
+ * backward with the all-gather buffer of the next layer to run
+ * (FSDP2's reshard_after_forward and backward prefetch), gradients
+ * reduce-scattered to padded shards as each layer's backward ends. */
+void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+                        int32_t s, int32_t in_flight, int64_t saved_per_mb, shard_moment *mo)
+{
+    const mtk_shard_options *o = &plan->options;
+    int32_t first = plan->stage_first_layer[s], last = plan->stage_first_layer[s + 1] - 1;
+    const shard_unit_params *u = rx->units; /* the layers' */
+    bool fsdp = (o->fsdp || o->zero == 3) && o->dp > 1;
+    int64_t root = u[a->nlayers + 2 * s].padded + u[a->nlayers + 2 * s + 1].padded;
+    int64_t global = rx->stage[s].global, local = rx->stage[s].local, later = rx->stage[s].later;
+    double tp_ratio = global > 0 ? (double)local / (double)global : 1.0;
+    const int64_t *saved_at = rx->saved[o->sp], *other_at = rx->other[o->sp];
+    int64_t in_flight_held = in_flight > 1 ? (in_flight - 1) * saved_per_mb : 0;
+    memset(mo, 0, sizeof *mo);
+    mo->extra = -1;
+    for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1] - rx->nopt; k++) {
+        const shard_point *p = &a->points[rx->points[k]];
+        bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
+        int64_t grads = 0, gathered = 0;
+        if (fsdp && bwd) {
+            /* layers after this one are done: their shards, the last
+               reduce-scatter's input; the rest unsharded in flight */
+            int32_t done_from = p->unit == SHARD_UNIT_PRE(a) ? first : p->unit == SHARD_UNIT_POST(a) ? last + 1 : p->unit + 1;
+            int64_t done_global = 0;
+            if (done_from <= last) {
+                grads = u[done_from].shard_after + u[done_from].padded;
+                done_global = u[done_from].global_after;
+            }
+            int64_t flying = p->grads - later - done_global;
+            grads += flying > 0 ? (int64_t)((double)flying * tp_ratio) : 0;
+        } else if (bwd) {
+            grads = p->grads > later ? (int64_t)((double)(p->grads - later) * tp_ratio) : 0;
+            if (o->zero >= 2) grads = ceil_div(grads, o->dp);
+        }
+        if (fsdp) {
+            gathered = root;
+            bool layer = p->unit < a->nlayers;
+            if (!bwd && layer) gathered += 2 * u[p->unit].padded;                /* copy and all-gather buffer */
+            else if (!bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* the buffer kept */
+            else if (bwd && layer) gathered += u[p->unit].padded + (p->unit > first ? u[p->unit - 1].padded : 0);
+            else if (bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* prefetched */
+        }
+        int64_t held = in_flight_held + saved_at[k], transient = other_at[k] + gathered;
+        if (grads + held + transient > mo->extra) {
+            mo->extra = grads + held + transient;
+            mo->gradients = grads, mo->activations_saved = held, mo->transient_at_peak = transient;
+        }
+    }
+}
+
+void shard_stage_peak_of(const mtk_shard_plan *plan, const shard_replay_index *rx,
+                         int32_t s, const shard_moment *mo, mtk_memory_breakdown *m)
+{
+    const mtk_shard_options *o = &plan->options;
+    bool fsdp = (o->fsdp || o->zero == 3) && o->dp > 1;
+    /* the step's temporaries follow the rank's share of the parameters
+       (the whole model's in the replay) */
+    double optim_share = rx->whole > 0 ? (double)rx->stage[s].local / (double)rx->whole : 1.0;
+    int64_t base = m->parameters + m->optimizer_states, best = -1, grads = m->gradients;
+    if (mo->extra >= 0) {
+        best = base + mo->extra;
+        m->gradients = mo->gradients;
+        m->activations_saved = mo->activations_saved;
+        m->transient_at_peak = mo->transient_at_peak;
+    }
+    for (int32_t k = rx->point_start[s + 1] - rx->nopt; k < rx->point_start[s + 1]; k++) {
+        int64_t other = (int64_t)((double)rx->other[o->sp][k] * optim_share);
+        if (fsdp || o->zero >= 1) other = ceil_div(other, o->dp);
+        int64_t saved = rx->saved[o->sp][k];
+        if (base + grads + saved + other > best) {
+            best = base + grads + saved + other;
+            m->gradients = grads;
+            m->activations_saved = saved;
+            m->transient_at_peak = other;
+        }
+    }
+}
+
+void shard_stage_peak(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+                      int32_t s, int32_t in_flight, int64_t saved_per_mb, mtk_memory_breakdown *m)
+{
+    shard_moment mo;
+    shard_stage_moment(a, plan, rx, s, in_flight, saved_per_mb, &mo);
+    shard_stage_peak_of(plan, rx, s, &mo, m);
 }
 
 static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)
@@ -154,6 +394,8 @@ static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *pl
     int64_t *saved = mtk_ctx_alloc(ctx, (size_t)o->pp * 2 * sizeof *saved);
     if (!ranks || !saved) return false;
     for (int32_t s = 0; s < o->pp; s++) shard_stage_activations(a, plan, s, &saved[2 * s], &saved[2 * s + 1]);
+    const shard_replay_index *rx = NULL;
+    if (shard_replays(a, o) && !(rx = shard_replay_index_build(ctx, a, plan))) return false;
     for (int32_t r = 0; r < plan->world_size; r++) {
         mtk_shard_rank *k = &ranks[r];
         k->rank = r;
@@ -163,6 +405,13 @@ static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *pl
         shard_state_sums sums;
         shard_state_sums_of(a, plan, NULL, k->tp_index, k->dp_index, k->stage, &sums);
         shard_rank_memory(plan, &sums, saved[2 * k->stage], saved[2 * k->stage + 1], k);
+        if (rx) {
+            /* replayed once a stage (its first rank); the others take
+               its moment with their own model states */
+            const mtk_shard_rank *first = &ranks[k->stage * o->tp * o->dp];
+            if (first == k) shard_stage_peak(a, plan, rx, k->stage, k->in_flight, saved[2 * k->stage], &k->at_peak);
+            shard_rank_take_moment(k, &first->at_peak);
+        }
     }
     plan->ranks = ranks;
     return true;

@@ -46,6 +46,17 @@ typedef struct shard_site {
     int64_t out_features;        /* its output's last dim                   */
 } shard_site;
 
+/* One moment of the traced step's replay (mtk memory's, one rank, no
+ * parallelism): the unit whose node ran, and the bytes that parallelism
+ * rescales.  Points a same-unit, same-phase point covers are dropped. */
+typedef struct shard_point {
+    int32_t unit;               /* SHARD_UNIT_*, or a layer; -1: optimizer  */
+    int32_t phase;              /* mtk_memory_phase                         */
+    int64_t saved;              /* kept for backward                        */
+    int64_t other;              /* gradients in flight, outputs, workspaces */
+    int64_t grads;              /* the parameters' .grad                    */
+} shard_point;
+
 struct mtk_shard_analysis {
     mtk_ctx *ctx;
     const char *model;
@@ -63,6 +74,8 @@ struct mtk_shard_analysis {
     int32_t nsites;
     int64_t boundary_bytes;     /* a layer's output: what stages send       */
     int32_t tied_param;         /* the embedding lm_head shares, -1: none  */
+    shard_point *points;        /* training's replayed step; NULL: none     */
+    int32_t npoints;
 };
 
 #define SHARD_UNIT_PRE(a) ((a)->nlayers)
@@ -128,6 +141,67 @@ void shard_stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *
  * under the plan's options (zero, fsdp) and micro-batches. */
 void shard_rank_memory(const mtk_shard_plan *plan, const shard_state_sums *sums, int64_t saved, int64_t transient,
                        mtk_shard_rank *rank);
+
+/* A rank's at_peak takes a moment of its stage (gradients, activations
+ * and transient bytes then held; its own model states), and its peak. */
+void shard_rank_take_moment(mtk_shard_rank *rank, const mtk_memory_breakdown *moment);
+
+/* Whether the plan's peaks are replayed over the traced step (training
+ * without recompute, with an analysis that has its points). */
+bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o);
+
+/* Per unit of a stage, tp index 0: its parameters' bytes whole, on the
+ * rank, FSDP2's padded unsharded copy and padded dp shard; layers also
+ * the shard and whole bytes of themselves and the stage's later layers. */
+typedef struct shard_unit_params {
+    int64_t global, local, padded, shard;
+    int64_t shard_after, global_after;
+} shard_unit_params;
+
+/* What a placed plan's replayed stage peaks share whatever sp, ZeRO,
+ * FSDP and the micro-batches: the units' parameter bytes (a layer's at
+ * units[layer], stage s's embedding and head at units[nlayers + 2 s]
+ * and [nlayers + 2 s + 1]); per stage its parameters' whole and on-rank
+ * bytes, the later stages' whole bytes, and its points in step order
+ * (points[point_start[s] .. point_start[s + 1]): its units', then the
+ * optimizer's) with their saved (less the earlier stages') and other
+ * bytes on a rank, without and with sequence parallelism. */
+typedef struct shard_replay_index {
+    shard_unit_params *units;
+    struct { int64_t global, local, later; } *stage;
+    int64_t whole;              /* the model's parameters, whole */
+    int32_t *point_start, *points;
+    int32_t nopt;               /* the optimizer's: each stage's last slots */
+    int64_t *saved[2], *other[2]; /* [sp] a slot's point's bytes on a rank */
+} shard_replay_index;
+
+/* The index of a placed plan (mesh) for shard_stage_peak.  NULL on out
+ * of memory. */
+shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan);
+
+/* The largest moment of stage s's forward and backward (the optimizer's
+ * aside): the gradients, saved activations and transient bytes then
+ * held, and their sum (extra; -1: no point).  It depends on tp, sp, dp,
+ * whether parameters are gathered (FSDP, ZeRO-3), ZeRO >= 2 and the
+ * in-flight micro-batches, not on the rank's model states. */
+typedef struct shard_moment {
+    int64_t extra, gradients, activations_saved, transient_at_peak;
+} shard_moment;
+
+void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+                        int32_t s, int32_t in_flight, int64_t saved_per_mb, shard_moment *mo);
+
+/* Stage s's peak from its moment and the optimizer's points, given m as
+ * for shard_stage_peak. */
+void shard_stage_peak_of(const mtk_shard_plan *plan, const shard_replay_index *rx,
+                         int32_t s, const shard_moment *mo, mtk_memory_breakdown *m);
+
+/* Stage s's peak replayed over the traced step under the plan's options:
+ * m holds the stage's first rank's model states (shard_rank_memory's)
+ * and receives the gradients, saved activations and transient bytes at
+ * the peak.  m is unchanged when the stage has no points. */
+void shard_stage_peak(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+                      int32_t s, int32_t in_flight, int64_t saved_per_mb, mtk_memory_breakdown *m);
 
 /* Which collectives shard_stage_comm_bytes adds up. */
 enum { SHARD_COMMS_TP = 1, SHARD_COMMS_DP = 2, SHARD_COMMS_PP = 4 };

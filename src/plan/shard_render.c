@@ -149,6 +149,7 @@ char *mtk_shard_plan_json(mtk_ctx *ctx, const mtk_shard_plan *plan, int32_t rank
         cJSON_AddItemToObject(ro, "memory", breakdown_json(&k->memory));
         cJSON_AddItemToObject(ro, "peak_bytes", text_json_int(k->peak_bytes));
         cJSON_AddNumberToObject(ro, "in_flight", k->in_flight);
+        cJSON_AddItemToObject(ro, "at_peak", breakdown_json(&k->at_peak));
         cJSON_AddItemToArray(ranks, ro);
     }
     cJSON_AddItemToObject(root, "ranks", ranks);
@@ -223,7 +224,7 @@ char *mtk_shard_plan_text(mtk_ctx *ctx, const mtk_shard_plan *plan, int32_t rank
             if (plan->ranks[r].peak_bytes > k->peak_bytes) k = &plan->ranks[r];
         char layers[32];
         snprintf(layers, sizeof layers, "%d-%d", (int)plan->stage_first_layer[s], (int)plan->stage_first_layer[s + 1] - 1);
-        const mtk_memory_breakdown *m = &k->memory;
+        const mtk_memory_breakdown *m = &k->at_peak; /* sums to the peak */
         mtk_text_printf(&t, "%-6d %-8s %12s %12s %12s %12s %12s %12s\n", (int)s, layers,
                         text_bytes((uint64_t)m->parameters, a, sizeof a), text_bytes((uint64_t)m->gradients, b, sizeof b),
                         text_bytes((uint64_t)m->optimizer_states, c, sizeof c),
@@ -231,7 +232,7 @@ char *mtk_shard_plan_text(mtk_ctx *ctx, const mtk_shard_plan *plan, int32_t rank
                         text_bytes((uint64_t)m->transient_at_peak, e, sizeof e),
                         text_bytes((uint64_t)k->peak_bytes, f, sizeof f));
     }
-    mtk_text_printf(&t, "(each stage's largest rank)\n\ncommunication per step, per rank:\n");
+    mtk_text_printf(&t, "(each stage's largest rank, at its peak)\n\ncommunication per step, per rank:\n");
     for (int32_t i = 0; i < plan->ncomms; i++) {
         const mtk_shard_comm *cm = &plan->comms[i];
         if (rank >= 0 && cm->stage != rank / (o->tp * o->dp)) continue;

@@ -222,7 +222,17 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
     int64_t *bytes = mtk_ctx_alloc(ctx, cells * sizeof *bytes);
     int64_t *act = mtk_ctx_alloc(ctx, 2 * (size_t)pp * sizeof *act);
     const shard_stage_index *ix = shard_stage_index_build(ctx, a, plan);
-    if (!sums || !tpc || !bytes || !act || !ix) return false;
+    /* training without recompute: each stage's peak replayed (once a
+       stage and variant, as mtk_shard_evaluate does), the moments here */
+    mtk_shard_options none = *o;
+    none.recompute = MTK_RECOMPUTE_NONE;
+    const shard_replay_index *rx = shard_replays(a, &none) ? shard_replay_index_build(ctx, a, plan) : NULL;
+    mtk_memory_breakdown *moment = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *moment);
+    /* [class][sp][stage]: ZeRO 0 and 1 share their forward and backward
+       moments, ZeRO-3 and FSDP theirs; the optimizer's differ */
+    shard_moment *fb = mtk_ctx_alloc(ctx, 6 * (size_t)pp * sizeof *fb);
+    bool have[6] = { false };
+    if (!sums || !tpc || !bytes || !act || !ix || !moment || !fb || (shard_replays(a, &none) && !rx)) return false;
     for (int32_t s = 0; s < pp; s++)
         for (int32_t e = 0; e < ep; e++)
             for (int32_t t = 0; t < tp; t++)
@@ -249,9 +259,23 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
                 for (int32_t s = 0; s < pp; s++) shard_stage_activations(a, plan, s, &act[2 * s], &act[2 * s + 1]);
                 int64_t peak = 0;
                 mtk_shard_rank rank;
+                bool replay = rx && shard_replays(a, o);
+                for (int32_t s = 0; replay && s < pp; s++) {
+                    /* the stage's first rank (tp 0, dp 0) is group (s, 0, 0) */
+                    rank.stage = s;
+                    shard_rank_memory(plan, &sums[(size_t)s * (size_t)ep * (size_t)tp], act[2 * s], act[2 * s + 1],
+                                      &rank);
+                    int32_t cls = (z < 2 ? 0 : z == 2 ? 1 : 2) * 2 + sp;
+                    shard_moment *mo = &fb[(size_t)cls * (size_t)pp + (size_t)s];
+                    if (!have[cls]) shard_stage_moment(a, plan, rx, s, rank.in_flight, act[2 * s], mo);
+                    shard_stage_peak_of(plan, rx, s, mo, &rank.at_peak);
+                    moment[s] = rank.at_peak;
+                }
+                if (replay) have[(z < 2 ? 0 : z == 2 ? 1 : 2) * 2 + sp] = true;
                 for (size_t g = 0; g < ngroups; g++) {
                     rank.stage = (int32_t)(g / ((size_t)tp * (size_t)ep));
                     shard_rank_memory(plan, &sums[g], act[2 * rank.stage], act[2 * rank.stage + 1], &rank);
+                    if (replay) shard_rank_take_moment(&rank, &moment[rank.stage]);
                     if (rank.peak_bytes > peak) peak = rank.peak_bytes;
                 }
                 mtk_shard_estimate e;
