@@ -9,7 +9,9 @@ dtypes, which the tests' plans split).
                  the model (experts.gate_up_proj) but saves them per expert,
                  so a slice of a fused tensor is read from several keys
   gpt2           GPT2LMHeadModel: transformer. prefix, Conv1D weights, tied
-                 lm_head"""
+                 lm_head
+  mixtral_tp     MixtralForCausalLM that tensor parallelism divides (vocab
+                 96, 2 kv heads, 4 experts): the plans of `mtk shard`"""
 import json
 import os
 import sys
@@ -33,6 +35,9 @@ CASES = {
     "llama_sharded": ("LlamaConfig", "LlamaForCausalLM", dict(DECODER, tie_word_embeddings=False), "60KB"),
     "mixtral": ("MixtralConfig", "MixtralForCausalLM", dict(DECODER, num_local_experts=3, num_experts_per_tok=2),
                 None),
+    "mixtral_tp": ("MixtralConfig", "MixtralForCausalLM",
+                   dict(DECODER, num_attention_heads=4, num_key_value_heads=2, vocab_size=96, num_local_experts=4,
+                        num_experts_per_tok=2), None),
     "gpt2": ("GPT2Config", "GPT2LMHeadModel", dict(n_embd=48, n_layer=3, n_head=6, vocab_size=97, n_positions=64,
                                                   bos_token_id=0, eos_token_id=0), None),
 }

@@ -230,3 +230,30 @@ def test_verify_and_output_are_usage_errors_without_a_plan_or_with_one(mtk_bin, 
     assert out.returncode == 2 and "--verify needs --plan" in out.stderr
     out = subprocess.run(base + ["--plan", "p.json", "--output", "x.safetensors"], capture_output=True, text=True)
     assert out.returncode == 2 and "--output cannot be combined with --plan" in out.stderr
+
+
+# ------------------------------------------------- mtk shard's own plans
+
+@pytest.mark.parametrize("spec", runs([("--tp 2",), ("--tp 2 --pp 2",), ("--tp 2 --dp 2 --fsdp",), ("--dp 2 --ep 2",)],
+                                      [("--tp 2",)]))
+def test_mtk_shards_plans_load_on_mpi_and_cover_the_checkpoint(mtk_bin, mpi, checkpoints, tmp_path, spec):
+    """mtk shard's JSON is the loader's plan as it is: tensor parallel with
+    packed gate/up experts (slices in two parts), pipeline stages, FSDP
+    shards and expert parallel all load, rank by rank, to the checkpoint's
+    bytes."""
+    case_dir = checkpoints / "mixtral_tp"
+    shard_run = subprocess.run([mtk_bin, "shard", str(case_dir), *spec.split(), "--input", "1x8", "--json"],
+                               capture_output=True, text=True, timeout=120)
+    assert shard_run.returncode == 0, shard_run.stdout[-2000:] + shard_run.stderr[-2000:]
+    plan = json.loads(shard_run.stdout)
+    world = plan["world_size"]
+    result = load_plan(mtk_bin, case_dir, write_plan(tmp_path, plan), world, "--verify")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    doc = json.loads(result.stdout)
+    assert doc["verify"]["ok"], doc["verify"]["problems"]
+    state_dict = json.loads((case_dir / "state_dict.json").read_text())
+    assert doc["verify"]["tensors"] == len(state_dict)
+    for rank, report in enumerate(doc["ranks"]):
+        boxes = [(p["name"], part["offset"], part["shape"]) for p in plan["parameters"] for s in p["slices"]
+                 if s["rank"] == rank for part in s.get("parts") or [s]]
+        assert [(s["name"], s["offset"], s["shape"]) for s in report["slices"]] == boxes

@@ -1,6 +1,7 @@
 /* The parallel plan `mtk load --plan` reads: {"world_size", "parameters":
  * [{"name", "shape", "dtype", "placement", "slices": [{"rank", "offset",
- * "shape"}]}]} (docs/sharding.md), parsed with cJSON and checked against
+ * "shape"[, "parts": [{"offset", "shape"}]]}]}]} (docs/sharding.md; a
+ * slice's parts are boxes of its own, held and verified one by one), parsed with cJSON and checked against
  * the model built on meta.  Every check depends only on the plan and the
  * model, so every rank finds the same error. */
 #include "cli/cli.h"
@@ -134,12 +135,39 @@ static bool read_param(mtk_ctx *ctx, const char *path, const cJSON *p, plan_para
     const cJSON *slices = cJSON_GetObjectItemCaseSensitive(p, "slices");
     if (!cJSON_IsArray(slices))
         return mtk_error(ctx, MTK_ERR_SYNTAX, "load: plan '%s': '%s' has no \"slices\" list", path, out->name);
-    out->nslices = cJSON_GetArraySize(slices);
+    /* a slice with "parts" (mtk shard's packed gate/up halves) is held as
+       one box per part, each read and verified on its own */
+    out->nslices = 0;
+    for (const cJSON *s = slices->child; s; s = s->next) {
+        const cJSON *parts = cJSON_IsObject(s) ? cJSON_GetObjectItemCaseSensitive(s, "parts") : NULL;
+        int32_t n = cJSON_IsArray(parts) ? cJSON_GetArraySize(parts) : 0;
+        out->nslices += n > 0 ? n : 1;
+    }
     out->slices = mtk_ctx_alloc(ctx, sizeof *out->slices * (size_t)(out->nslices ? out->nslices : 1));
     if (!out->name || !out->placement || !out->slices) return false;
     int32_t i = 0;
-    for (const cJSON *s = slices->child; s; s = s->next, i++)
-        if (!read_slice(ctx, path, out->name, s, &out->slices[i])) return false;
+    for (const cJSON *s = slices->child; s; s = s->next) {
+        plan_slice whole;
+        if (!read_slice(ctx, path, out->name, s, &whole)) return false;
+        const cJSON *parts = cJSON_GetObjectItemCaseSensitive(s, "parts");
+        if (!cJSON_IsArray(parts) || cJSON_GetArraySize(parts) == 0) {
+            out->slices[i++] = whole;
+            continue;
+        }
+        for (const cJSON *part = parts->child; part; part = part->next) {
+            if (!cJSON_IsObject(part))
+                return mtk_error(ctx, MTK_ERR_SYNTAX, "load: plan '%s': a part of a slice of '%s' is not an object",
+                                 path, out->name);
+            cJSON *box = cJSON_Duplicate(part, true); /* {offset, shape} and the slice's rank */
+            if (!box || !cJSON_AddNumberToObject(box, "rank", whole.rank)) {
+                cJSON_Delete(box);
+                return mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "load: plan '%s': out of memory", path);
+            }
+            bool ok = read_slice(ctx, path, out->name, box, &out->slices[i++]);
+            cJSON_Delete(box);
+            if (!ok) return false;
+        }
+    }
     return true;
 }
 
