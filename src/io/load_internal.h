@@ -40,4 +40,10 @@ bool load_mismatch_error(mtk_ctx *ctx, mtk_module *model, const mtk_checkpoint *
  * NAME was not materialized" otherwise. */
 bool load_verify_materialized(mtk_ctx *ctx, mtk_module *model, const char *who);
 
+/* Calls fn(owner, arg) once for each module owning a non-persistent
+ * buffer (computed, never in a checkpoint), in the order the buffers are
+ * listed.  Returns how many such buffers there are; -1 when listing them
+ * fails or fn returns false (fn's error on the context). */
+int32_t load_each_buffer_owner(mtk_module *model, bool (*fn)(mtk_module *owner, void *arg), void *arg);
+
 #endif

@@ -22,9 +22,7 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Recomputes the non-persistent buffers: one reset per module owning
- * one.  Returns how many there are, -1 on error. */
-static int32_t recompute_buffers(mtk_module *model)
+int32_t load_each_buffer_owner(mtk_module *model, bool (*fn)(mtk_module *owner, void *arg), void *arg)
 {
     mtk_named_tensor *buffers;
     int32_t n = mtk_module_named_buffers(model, &buffers);
@@ -36,9 +34,15 @@ static int32_t recompute_buffers(mtk_module *model)
         bool done = false;
         for (int32_t j = 0; j < i && !done; j++)
             done = !buffers[j].persistent && buffers[j].owner == buffers[i].owner;
-        if (!done && !mtk_module_reset_parameters(buffers[i].owner, 0)) return -1;
+        if (!done && !fn(buffers[i].owner, arg)) return -1;
     }
     return computed;
+}
+
+static bool reset_owner(mtk_module *owner, void *arg)
+{
+    (void)arg;
+    return mtk_module_reset_parameters(owner, 0);
 }
 
 /* The destination of a read: the tensor, or its slice
@@ -137,7 +141,7 @@ bool mtk_load_module(mtk_ctx *ctx, mtk_module *model, mtk_checkpoint *ckpt, cons
     result->threads = threads < 1 ? 1 : threads;
     double start = now_seconds();
     if (!mtk_module_to_empty(model, MTK_DEVICE_CPU)) return false;
-    result->computed_buffers = recompute_buffers(model);
+    result->computed_buffers = load_each_buffer_owner(model, reset_owner, NULL);
     if (result->computed_buffers < 0) return false;
     if (!read_all(ctx, &plan, spec, result->bytes, result->threads) || !load_verify_materialized(ctx, model, "load"))
         return false;

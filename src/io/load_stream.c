@@ -38,27 +38,13 @@ static bool drop_parameters(mtk_ctx *ctx, mtk_module *owner)
     return sd && mtk_module_load_state_dict(owner, sd, &o, &report);
 }
 
-/* Allocates and recomputes the non-persistent buffers: their owners go
- * to the cpu (still without any checkpoint data), are reset once, and
- * their parameters go back to meta. */
-static int32_t materialize_buffers(mtk_ctx *ctx, mtk_module *model)
+/* A module owning non-persistent buffers goes to the cpu (still without
+ * any checkpoint data), is reset once, and its parameters go back to
+ * meta. */
+static bool materialize_owner(mtk_module *owner, void *ctx)
 {
-    mtk_named_tensor *buffers;
-    int32_t n = mtk_module_named_buffers(model, &buffers);
-    if (n < 0) return -1;
-    int32_t computed = 0;
-    for (int32_t i = 0; i < n; i++) {
-        if (buffers[i].persistent) continue;
-        computed++;
-        bool done = false;
-        for (int32_t j = 0; j < i && !done; j++)
-            done = !buffers[j].persistent && buffers[j].owner == buffers[i].owner;
-        if (done) continue;
-        if (!mtk_module_to_empty(buffers[i].owner, MTK_DEVICE_CPU) ||
-            !mtk_module_reset_parameters(buffers[i].owner, 0) || !drop_parameters(ctx, buffers[i].owner))
-            return -1;
-    }
-    return computed;
+    return mtk_module_to_empty(owner, MTK_DEVICE_CPU) && mtk_module_reset_parameters(owner, 0) &&
+           drop_parameters(ctx, owner);
 }
 
 /* Views of every read's checkpoint tensor, assigned to the model's
@@ -208,7 +194,7 @@ mtk_stream *mtk_stream_load(mtk_ctx *ctx, mtk_module *model, mtk_checkpoint *ckp
     }
     double start = stream_now();
     result->threads = 1;
-    result->computed_buffers = materialize_buffers(ctx, model);
+    result->computed_buffers = load_each_buffer_owner(model, materialize_owner, ctx);
     if (result->computed_buffers < 0 || !assign_views(ctx, model, &plan) ||
         !load_verify_materialized(ctx, model, "stream"))
         return NULL;
