@@ -116,4 +116,26 @@ mtk_tensor *cli_ids_read(mtk_ctx *ctx, const char *spec, const char *what);
 cJSON *cli_stream_json(const mtk_stream *stream);
 void cli_stream_text(const mtk_stream *stream);
 
+/* A tensor from a file given to a command: a .safetensors file (the
+ * tensor `name`, else its only tensor) or a .npy file (any rank, integers,
+ * bool or floats), as stored (no conversion).  NULL with the context's
+ * error, its message starting with "--<what>: ". */
+mtk_tensor *cli_tensor_read(mtk_ctx *ctx, const char *path, const char *name, const char *what);
+
+/* `mtk run` of a diffusers component (cli_run_component.c): the options
+ * cli_run parsed, the --input specs as given. */
+typedef struct cli_component_run {
+    const char *model, *weights, *output, *method;
+    const char *const *inputs; /* "NAME=VALUE" or "FILE.safetensors" */
+    int32_t ninputs;
+    mtk_dtype dtype;           /* MTK_DTYPE_UNDEFINED: the config's   */
+    int32_t threads;
+    uint64_t seed;             /* of the randn:SHAPE inputs           */
+    bool json;
+} cli_component_run;
+
+/* Loads the component, reads its inputs, runs it (mtk_component_run),
+ * writes and reports the outputs.  Returns the exit status. */
+int cli_run_component(mtk_ctx *ctx, const cli_component_run *a);
+
 #endif

@@ -119,17 +119,14 @@ static mtk_tensor *as_ids(mtk_ctx *ctx, mtk_tensor *t, const char *path, const c
     return t;
 }
 
-static mtk_tensor *read_safetensors(mtk_ctx *ctx, const char *path, const char *what)
+/* Tensor `wanted` of a .safetensors file, else its only tensor. */
+static mtk_tensor *load_safetensors(mtk_ctx *ctx, const char *path, const char *wanted, const char *what)
 {
     mtk_st_file *f = mtk_st_open(ctx, path);
     if (!f) {
         ids_fail_ctx(ctx, what);
         return NULL;
     }
-    char wanted[64];
-    snprintf(wanted, sizeof wanted, "%s", what);
-    for (char *c = wanted; *c; c++)
-        if (*c == '-') *c = '_';
     const char *name = NULL;
     if (mtk_st_find(f, wanted)) name = wanted;
     else if (mtk_st_tensor_count(f) == 1) name = mtk_st_tensor_at(f, 0)->name;
@@ -139,16 +136,26 @@ static mtk_tensor *read_safetensors(mtk_ctx *ctx, const char *path, const char *
                          (long long)mtk_st_tensor_count(f), wanted);
     else if (!(t = mtk_st_load(ctx, f, name, MTK_DTYPE_UNDEFINED))) ids_fail_ctx(ctx, what);
     mtk_st_close(f);
-    return as_ids(ctx, t, path, what);
+    return t;
 }
 
-/* The dtype of a .npy descr ('<i8', '|b1', ...), UNDEFINED when not an
- * integer or bool one mtk reads. */
+static mtk_tensor *read_safetensors(mtk_ctx *ctx, const char *path, const char *what)
+{
+    char wanted[64];
+    snprintf(wanted, sizeof wanted, "%s", what);
+    for (char *c = wanted; *c; c++)
+        if (*c == '-') *c = '_';
+    return as_ids(ctx, load_safetensors(ctx, path, wanted, what), path, what);
+}
+
+/* The dtype of a .npy descr ('<i8', '|b1', '<f4', ...), UNDEFINED when
+ * not one mtk reads. */
 static mtk_dtype npy_dtype(const char *descr)
 {
     static const struct { const char *descr; mtk_dtype dtype; } table[] = {
         { "<i8", MTK_INT64 }, { "<i4", MTK_INT32 }, { "<i2", MTK_INT16 }, { "|i1", MTK_INT8 },
-        { "|u1", MTK_UINT8 }, { "|b1", MTK_BOOL },
+        { "|u1", MTK_UINT8 }, { "|b1", MTK_BOOL }, { "<f4", MTK_FLOAT32 }, { "<f8", MTK_FLOAT64 },
+        { "<f2", MTK_FLOAT16 },
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(descr, table[i].descr) == 0) return table[i].dtype;
@@ -156,8 +163,9 @@ static mtk_dtype npy_dtype(const char *descr)
 }
 
 /* The numpy format (NEP 1): magic, version, little-endian header length,
- * a Python dict literal {'descr', 'fortran_order', 'shape'}, the data. */
-static mtk_tensor *read_npy(mtk_ctx *ctx, const char *path, const char *what)
+ * a Python dict literal {'descr', 'fortran_order', 'shape'}, the data.
+ * Any rank up to MTK_MAX_DIMS (0-d: '()'). */
+static mtk_tensor *load_npy(mtk_ctx *ctx, const char *path, const char *what)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -179,7 +187,7 @@ static mtk_tensor *read_npy(mtk_ctx *ctx, const char *path, const char *what)
     if (!why && !(header = mtk_ctx_alloc(ctx, hlen + 1))) why = "out of memory";
     if (!why && fread(header, 1, hlen, f) != hlen) why = "a truncated .npy header";
     char descr[16] = "";
-    int64_t shape[2] = { 1, 1 };
+    int64_t shape[MTK_MAX_DIMS] = { 0 };
     int32_t ndim = 0;
     if (!why) {
         header[hlen] = '\0';
@@ -187,23 +195,24 @@ static mtk_tensor *read_npy(mtk_ctx *ctx, const char *path, const char *what)
         if (!d || !fo || !s || sscanf(d + 8, " '%15[^']'", descr) != 1) why = "a .npy header without descr or shape";
         else if (strncmp(fo + 16, " True", 5) == 0) why = "a Fortran-ordered .npy array (save it C-ordered)";
         else {
-            /* 'shape': (B, S) or (S,) */
+            /* 'shape': (B, S), (S,) or () */
             const char *p = strchr(s, '(');
             const char *close = p ? strchr(p, ')') : NULL;
-            for (p = p ? p + 1 : NULL; p && close && p < close && ndim <= 2;) {
+            for (p = p ? p + 1 : NULL; p && close && p < close && ndim <= MTK_MAX_DIMS;) {
                 char *end;
                 long long v = strtoll(p, &end, 10);
                 if (end == p || v < 0) break;
-                if (ndim < 2) shape[ndim] = v;
+                if (ndim < MTK_MAX_DIMS) shape[ndim] = v;
                 ndim++;
                 p = end;
                 while (*p == ' ' || *p == ',') p++;
             }
-            if (ndim < 1 || ndim > 2) why = "a .npy array that is not 1-D or 2-D";
+            if (!close || ndim > MTK_MAX_DIMS) why = "a .npy array of more dims than mtk has";
         }
     }
     mtk_dtype dtype = why ? MTK_DTYPE_UNDEFINED : npy_dtype(descr);
-    if (!why && dtype == MTK_DTYPE_UNDEFINED) why = "a .npy dtype other than int64, int32, int16, int8, uint8 or bool";
+    if (!why && dtype == MTK_DTYPE_UNDEFINED)
+        why = "a .npy dtype other than int64, int32, int16, int8, uint8, bool, float64, float32 or float16";
     if (!why) {
         t = mtk_tensor_new(ctx, dtype, shape, ndim, NULL, MTK_DEVICE_CPU);
         if (!t || !mtk_tensor_alloc_storage(t)) why = "out of memory", t = NULL;
@@ -215,7 +224,20 @@ static mtk_tensor *read_npy(mtk_ctx *ctx, const char *path, const char *what)
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "--%s: %s: %s", what, path, why);
         return NULL;
     }
-    return as_ids(ctx, t, path, what);
+    return t;
+}
+
+static mtk_tensor *read_npy(mtk_ctx *ctx, const char *path, const char *what)
+{
+    return as_ids(ctx, load_npy(ctx, path, what), path, what);
+}
+
+mtk_tensor *cli_tensor_read(mtk_ctx *ctx, const char *path, const char *name, const char *what)
+{
+    if (ends_with(path, ".safetensors")) return load_safetensors(ctx, path, name, what);
+    if (ends_with(path, ".npy")) return load_npy(ctx, path, what);
+    mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "--%s: '%s' is not a .safetensors or .npy file", what, path);
+    return NULL;
 }
 
 mtk_tensor *cli_ids_read(mtk_ctx *ctx, const char *spec, const char *what)

@@ -7,6 +7,7 @@
 #include "mtk/mtk.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,24 @@ static const char usage[] =
     "                           \"stream\": null or {\"budget\", \"fixed_bytes\",\n"
     "                           \"layer_bytes\", \"layers\", \"prefetch\", \"releases\",\n"
     "                           \"prefetched\", \"wait_seconds\"}}\n"
+    "\n"
+    "diffusers components (UNet2DConditionModel, AutoencoderKL; a directory\n"
+    "as diffusers' save_pretrained writes it, config.json and\n"
+    "diffusion_pytorch_model.safetensors) take named inputs instead of ids:\n"
+    "  -I, --input NAME=VALUE   an argument of the call, as diffusers names it\n"
+    "                           (UNet: sample, timestep, encoder_hidden_states\n"
+    "                           [, text_embeds, time_ids]; VAE: x to encode, z\n"
+    "                           to decode, sample for forward).  VALUE is a\n"
+    "                           .safetensors file (the tensor NAME, else its\n"
+    "                           only tensor), a .npy file, a number (timestep=999)\n"
+    "                           or randn:SHAPE (randn:1x4x64x64, standard normal\n"
+    "                           float32 from --seed).  --input FILE.safetensors\n"
+    "                           takes every argument the file holds by name\n"
+    "  -M, --method M           forward (default), encode or decode (the VAE)\n"
+    "  -S, --seed N             seed of the randn inputs (default 0)\n"
+    "  the outputs are named by diffusers' output fields: sample, or\n"
+    "  latent_dist.mean for encode (the distribution's mode)\n"
+    "\n"
     "  -h, --help               show this help and exit\n"
     "\n"
     "Exit status: 0 on success, 1 on an error (bad ids, a mask of another\n"
@@ -71,6 +90,9 @@ typedef struct run_args {
     int32_t threads, top;
     uint64_t max_ram; /* 0: in RAM */
     bool json;
+    const char *inputs[MTK_COMPONENT_MAX_INPUTS], *method; /* components */
+    int32_t ninputs;
+    uint64_t seed;
 } run_args;
 
 static double now_seconds(void)
@@ -245,12 +267,14 @@ int cli_run(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },         { "top", required_argument, NULL, 'k' },
         { "threads", required_argument, NULL, 't' },        { "json", no_argument, NULL, 'j' },
         { "max-ram", required_argument, NULL, 'r' },
+        { "input", required_argument, NULL, 'I' },          { "method", required_argument, NULL, 'M' },
+        { "seed", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },                 { NULL, 0, NULL, 0 },
     };
     run_args a = { .dtype = MTK_DTYPE_UNDEFINED, .top = 5 };
     int opt;
     cli_options_reset();
-    while ((opt = cli_getopt("run", argc, argv, "w:i:m:T:P:d:o:k:t:r:jh", longopts)) != -1) {
+    while ((opt = cli_getopt("run", argc, argv, "w:i:m:T:P:d:o:k:t:r:jI:M:S:h", longopts)) != -1) {
         switch (opt) {
         case 'w': a.weights = optarg; break;
         case 'i': a.ids = optarg; break;
@@ -279,6 +303,21 @@ int cli_run(int argc, char **argv)
                 return cli_usage_error("run", "--max-ram '%s' is not a size (bytes, or 500MB, 2GiB)", optarg);
             break;
         case 'j': a.json = true; break;
+        case 'I':
+            if (a.ninputs == MTK_COMPONENT_MAX_INPUTS)
+                return cli_usage_error("run", "more than %d --input", MTK_COMPONENT_MAX_INPUTS);
+            a.inputs[a.ninputs++] = optarg;
+            break;
+        case 'M': a.method = optarg; break;
+        case 'S': {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || errno || optarg[0] == '-')
+                return cli_usage_error("run", "--seed '%s' is not a non-negative integer", optarg);
+            a.seed = v;
+            break;
+        }
         case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
         default: return CLI_EXIT_USAGE;
         }
@@ -287,7 +326,12 @@ int cli_run(int argc, char **argv)
         return cli_usage_error("run", "expected one MODEL, got %d argument%s", argc - optind,
                                argc - optind == 1 ? "" : "s");
     if (!a.weights) return cli_usage_error("run", "--weights PATH is required");
-    if (!a.ids) return cli_usage_error("run", "--input-ids IDS is required");
+    bool component = a.ninputs > 0 || a.method;
+    if (component && (a.ids || a.mask || a.types || a.positions || a.max_ram))
+        return cli_usage_error("run", "--input / --method run a diffusers component: they take no %s",
+                               a.max_ram ? "--max-ram" : "token ids, mask, types or positions");
+    if (!a.ids && !component)
+        return cli_usage_error("run", "--input-ids IDS is required (or --input NAME=VALUE for a diffusers component)");
     a.model = argv[optind];
     if (a.threads > 0) {
         char n[16];
@@ -298,7 +342,9 @@ int cli_run(int argc, char **argv)
     if (!ctx) return cli_fail(a.json, "out_of_memory", NULL, "out of memory");
     if (a.threads > 0) mtk_ctx_set_num_threads(ctx, a.threads);
     mtk_stream *stream = NULL;
-    int status = run(ctx, &a, &stream);
+    cli_component_run c = { a.model, a.weights, a.output, a.method, a.inputs, a.ninputs, a.dtype, a.threads, a.seed,
+                            a.json };
+    int status = component ? cli_run_component(ctx, &c) : run(ctx, &a, &stream);
     mtk_stream_free(stream);
     mtk_ctx_free(ctx);
     return status;

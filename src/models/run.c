@@ -120,7 +120,9 @@ static void name_outputs(mtk_module *model, mtk_model_outputs *out)
     const char *type = mtk_module_type_name(model);
     bool base = ends_with(type, "Model") && !strstr(type, "LMHead");
     for (int32_t i = 0; i < out->count; i++) {
-        if (ends_with(type, "ForQuestionAnswering")) out->names[i] = i == 0 ? "start_logits" : "end_logits";
+        if (strcmp(type, "CLIPTextModelWithProjection") == 0)
+            out->names[i] = i == 0 ? "text_embeds" : "last_hidden_state";
+        else if (ends_with(type, "ForQuestionAnswering")) out->names[i] = i == 0 ? "start_logits" : "end_logits";
         else if (!base) out->names[i] = i == 0 ? "logits" : "output";
         else out->names[i] = i == 0 ? "last_hidden_state" : i == 1 ? "pooler_output" : "output";
     }
