@@ -190,7 +190,9 @@ static int report(mtk_ctx *ctx, const cli_component_run *a, const mtk_model_info
     printf("ran %s (%s.%s, %s)\n", a->model, info->architecture ? info->architecture : "?", method,
            mtk_dtype_name(info->dtype));
     printf("  load:    %.3f s\n", load_s);
-    printf("  %-8s %.3f s with %d thread%s\n", method, run_s, mtk_ctx_num_threads(ctx),
+    char label[32];
+    snprintf(label, sizeof label, "%s:", method);
+    printf("  %-8s %.3f s with %d thread%s\n", label, run_s, mtk_ctx_num_threads(ctx),
            mtk_ctx_num_threads(ctx) == 1 ? "" : "s");
     char shape[128];
     for (int32_t i = 0; i < in->count; i++)
