@@ -18,6 +18,8 @@ static const char usage[] =
     "               [--token-type-ids T] [--position-ids P] [--dtype D]\n"
     "               [--output FILE.safetensors] [--top K] [--threads N]\n"
     "               [--max-ram BYTES] [--json]\n"
+    "       mtk run COMPONENT --weights PATH --input NAME=VALUE [--input ...]\n"
+    "               [--method M] [--seed N] [--dtype D] [--output FILE] [--json]\n"
     "\n"
     "Loads MODEL (a built-in name, a config.json or a directory holding one)\n"
     "from the safetensors checkpoint PATH as `mtk load` does, then runs one\n"

@@ -176,3 +176,9 @@ def test_a_language_model_refuses_component_inputs(mtk, tmp_path):
     model = str(d / "model")
     r = mtk("run", model, "--weights", model, "--input", "sample=randn:1x4", check=False)
     assert r.returncode == 1 and "not a diffusers component" in r.stderr
+
+
+def test_help_shows_the_component_form(mtk):
+    out = mtk("run", "--help").stdout
+    assert "mtk run COMPONENT --weights PATH --input NAME=VALUE" in out
+    assert "randn:SHAPE" in out and "--method M" in out and "latent_dist.mean" in out
