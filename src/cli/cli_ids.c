@@ -207,7 +207,9 @@ static mtk_tensor *load_npy(mtk_ctx *ctx, const char *path, const char *what)
                 p = end;
                 while (*p == ' ' || *p == ',') p++;
             }
-            if (!close || ndim > MTK_MAX_DIMS) why = "a .npy array of more dims than mtk has";
+            while (p && close && p < close && *p == ' ') p++;
+            if (!close || p != close) why = "a .npy header whose shape is not a tuple of sizes";
+            else if (ndim > MTK_MAX_DIMS) why = "a .npy array of more dims than mtk has";
         }
     }
     mtk_dtype dtype = why ? MTK_DTYPE_UNDEFINED : npy_dtype(descr);

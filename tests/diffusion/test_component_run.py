@@ -182,3 +182,16 @@ def test_help_shows_the_component_form(mtk):
     out = mtk("run", "--help").stdout
     assert "mtk run COMPONENT --weights PATH --input NAME=VALUE" in out
     assert "randn:SHAPE" in out and "--method M" in out and "latent_dist.mean" in out
+
+
+def test_npy_inputs_of_any_rank_and_bad_headers(tmp_path, mtk):
+    import numpy as np
+    d = case_dir("vae3_decode")
+    model = str(d / "model")
+    np.save(tmp_path / "z.npy", np.zeros((1, 3, 2, 2), np.float64))
+    r = mtk("run", model, "--weights", model, "--method", "decode", "--input", f"z={tmp_path / 'z.npy'}", "--json")
+    assert json.loads(r.stdout)["inputs"][0] == {"name": "z", "dtype": "float32", "shape": [1, 3, 2, 2]}
+    raw = (tmp_path / "z.npy").read_bytes().replace(b"(1, 3, 2, 2)", b"(1, -3, 2, 2)")
+    (tmp_path / "bad.npy").write_bytes(raw)
+    r = mtk("run", model, "--weights", model, "--method", "decode", "--input", f"z={tmp_path / 'bad.npy'}", check=False)
+    assert r.returncode == 1 and "shape is not a tuple of sizes" in r.stderr
