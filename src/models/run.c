@@ -133,6 +133,13 @@ bool mtk_model_run(mtk_module *model, const mtk_model_inputs *in, mtk_model_outp
     if (!model || !in || !out) return false;
     mtk_ctx *ctx = mtk_module_ctx(model);
     memset(out, 0, sizeof *out);
+    const char *args[MTK_COMPONENT_MAX_INPUTS];
+    int32_t nargs = mtk_component_arguments(model, "forward", args, MTK_COMPONENT_MAX_INPUTS, NULL);
+    if (nargs > 0)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                         "run: %s is a diffusers component: it takes %s%s, not token ids (mtk_component_run; "
+                         "mtk run --input NAME=VALUE)",
+                         mtk_module_type_name(model), args[0], nargs > 1 ? ", ..." : "");
     mtk_tensor *ids = in->input_ids;
     if (!ids) return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "run: no input_ids");
     if (ids->ndim != 2 || !mtk_dtype_is_integral(ids->dtype, false))

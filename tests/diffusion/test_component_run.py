@@ -169,6 +169,8 @@ def test_missing_and_unknown_arguments_are_named(mtk):
     assert r.returncode == 1 and "randn:1x0x8" in r.stderr
     r = mtk("run", model, "--weights", model, "--input", "sample=randn:1x4x8x8", "--input-ids", "1,2", check=False)
     assert r.returncode == 2
+    r = mtk("run", model, "--weights", model, "--input-ids", "1,2", check=False)
+    assert r.returncode == 1 and "is a diffusers component: it takes sample, ..., not token ids" in r.stderr
 
 
 def test_a_language_model_refuses_component_inputs(mtk, tmp_path):
