@@ -6,9 +6,12 @@ them (inputs.safetensors, one tensor per forward argument, named as
 diffusers names it) and diffusers' float32 output (expected.safetensors,
 "sample").
 
-`make(cfg, seed, out_dir)` writes the three files.  The weights are drawn
+`make(cfg, seed, out_dir)` writes the three files, and arguments.json:
+the names of the forward's arguments in the order of its signature.  The weights are drawn
 N(0, 0.05) after diffusers' init, so that the zero-initialised layers (the
 adaptive norms' linears, proj_out) take part in the comparison."""
+import inspect
+import json
 import os
 import warnings
 from pathlib import Path
@@ -73,4 +76,6 @@ def make(cfg, seed, out_dir, batch=2, size=8, tokens=5):
         sample = model(**inputs, return_dict=False)[0]
     save_file({k: v.contiguous() for k, v in inputs.items()}, str(out / "inputs.safetensors"))
     save_file({"sample": sample.contiguous()}, str(out / "expected.safetensors"))
-    return list(inputs)
+    # the forward's arguments in diffusers' order, as its signature lists them
+    order = [n for n in inspect.signature(cls.forward).parameters if n in inputs]
+    (out / "arguments.json").write_text(json.dumps(order))
