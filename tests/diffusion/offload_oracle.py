@@ -1,6 +1,7 @@
 """The offload oracle (test_offload_oracle.py): diffusers' own
 enable_model_cpu_offload / enable_sequential_cpu_offload on a small
-StableDiffusionPipeline of tiny random components, run for one image on a
+StableDiffusionPipeline (or StableDiffusionXLPipeline) of tiny random
+components, run for one image on a
 cpu-only machine, traced for which weights are on the "GPU" when and how
 many bytes move between host and "GPU".
 
@@ -16,9 +17,9 @@ HOW THE GPU IS SIMULATED ON THE CPU
   the host or the execution device, and moves it with `module.to(device)`
   (in: the execution device; out: init_hook's module.to("cpu")).  A real cpu
   tensor never reports "cpu:0", so each component is given a virtual
-  device: its class's `.to` is overridden to record the device asked for (and run the
-  real move, a no-op on the cpu), and the first tensor its `.parameters()`
-  yields reports that virtual device (every other attribute is the real
+  device: nn.Module's `.to` is patched, for the components only, to record the device asked for (and run the
+  real move, a no-op on the cpu), and the first tensor `.parameters()`
+  yields for a component reports that virtual device (every other attribute is the real
   parameter's).  The hooks' own code then takes every decision as on a
   GPU: a move in is counted (the component's parameters and buffers, all of
   them, as Module.to moves them) when a component goes from the host to
@@ -34,12 +35,11 @@ HOW THE GPU IS SIMULATED ON THE CPU
   dropped (no copy back).  The copies themselves are made to "cpu" (a
   Parameter's .to("cpu:0") gives a plain tensor that accelerate cannot
   turn back into a Parameter).  The most parameter bytes on the execution device
-  at once is recorded per stage.
+  at once is recorded while each component runs.
 
-Stages: a component's calls are attributed to the stage that runs them
-(encode_prompt: the text encoder; denoise_step: the unet; vae_decode: the
-vae), counted over the whole pipeline call (maybe_free_model_hooks
-included, which moves every resident component back)."""
+Moves are attributed to the component that owns the module moved, counted
+over the whole pipeline call (maybe_free_model_hooks included, which moves
+every resident component back)."""
 import json
 import os
 import warnings
@@ -57,7 +57,6 @@ transformers.utils.logging.set_verbosity_error()
 
 HOST = torch.device("cpu")
 EXEC = torch.device("cpu:0")
-STAGE_OF = {"text_encoder": "encode_prompt", "unet": "denoise_step", "vae": "vae_decode"}
 
 
 def tokenizer(directory):
@@ -75,24 +74,44 @@ def tokenizer(directory):
     return transformers.CLIPTokenizer(str(d / "vocab.json"), str(d / "merges.txt"), model_max_length=77)
 
 
-def make(directory):
-    """Saves a tiny random StableDiffusionPipeline to `directory`."""
-    torch.manual_seed(0)
+def _unet_and_vae(cross_dim, **unet_extra):
     unet = diffusers.UNet2DConditionModel(
         sample_size=16, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=(8, 16),
         down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"), up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
-        cross_attention_dim=12, attention_head_dim=2, norm_num_groups=4)
+        cross_attention_dim=cross_dim, attention_head_dim=2, norm_num_groups=4, **unet_extra)
     vae = diffusers.AutoencoderKL(
         in_channels=3, out_channels=3, latent_channels=4, block_out_channels=(8, 16), layers_per_block=1,
         down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
         up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"), norm_num_groups=4, sample_size=32)
-    text = transformers.CLIPTextModel(transformers.CLIPTextConfig(
-        vocab_size=516, hidden_size=12, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2,
-        max_position_embeddings=77, bos_token_id=514, eos_token_id=515, pad_token_id=515))
-    pipe = diffusers.StableDiffusionPipeline(
-        vae=vae, text_encoder=text, tokenizer=tokenizer(Path(directory) / "tokenizer"), unet=unet,
-        scheduler=diffusers.DDIMScheduler(), safety_checker=None, feature_extractor=None,
-        requires_safety_checker=False)
+    return unet, vae
+
+
+def _clip(cls, hidden, **extra):
+    return cls(transformers.CLIPTextConfig(
+        vocab_size=516, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=2, num_attention_heads=2,
+        max_position_embeddings=77, bos_token_id=514, eos_token_id=515, pad_token_id=515, **extra))
+
+
+def make(directory, kind="sd"):
+    """Saves a tiny random StableDiffusionPipeline ("sd") or
+    StableDiffusionXLPipeline ("sdxl": two text encoders, the second with a
+    projection, and the UNet's text_time conditioning) to `directory`."""
+    torch.manual_seed(0)
+    if kind == "sd":
+        unet, vae = _unet_and_vae(12)
+        pipe = diffusers.StableDiffusionPipeline(
+            vae=vae, text_encoder=_clip(transformers.CLIPTextModel, 12),
+            tokenizer=tokenizer(Path(directory) / "tokenizer"), unet=unet, scheduler=diffusers.DDIMScheduler(),
+            safety_checker=None, feature_extractor=None, requires_safety_checker=False)
+    else:
+        unet, vae = _unet_and_vae(
+            12 + 8, addition_embed_type="text_time", addition_time_embed_dim=4,
+            projection_class_embeddings_input_dim=6 * 4 + 8)
+        pipe = diffusers.StableDiffusionXLPipeline(
+            vae=vae, text_encoder=_clip(transformers.CLIPTextModel, 12),
+            text_encoder_2=_clip(transformers.CLIPTextModelWithProjection, 8, projection_dim=8),
+            tokenizer=tokenizer(Path(directory) / "tokenizer"), tokenizer_2=tokenizer(Path(directory) / "tokenizer_2"),
+            unet=unet, scheduler=diffusers.EulerDiscreteScheduler())
     pipe.save_pretrained(directory, safe_serialization=True)
 
 
@@ -127,38 +146,43 @@ def trace_model_offload(pipe, components, run):
     where = {name: HOST for name in components}
     log = {"moved_in": 0, "moved_out": 0, "events": [], "resident": []}
 
-    def wrap(name, module):
-        # a subclass, not instance attributes: accelerate's remove_hook_from_module deletes an instance's `to`
-        base = type(module)
+    # nn.Module's own `to` and `parameters`, patched for the components only (by identity): diffusers' and
+    # transformers' overrides of `to` end in nn.Module.to; an instance attribute would not survive
+    # accelerate's remove_hook_from_module, and a subclass breaks transformers' output_hidden_states
+    tracked = {id(m): name for name, m in components.items()}
+    real_to, real_parameters = torch.nn.Module.to, torch.nn.Module.parameters
 
-        def to(self, *args, **kwargs):
-            device = _device_of(args, kwargs)
-            if device is not None:
-                was, where[name] = where[name], device
-                if was == HOST and device != HOST:
-                    log["moved_in"] += module_bytes(self)
-                    log["events"].append(["in", name])
-                    log["resident"].append([name, sorted(n for n in components if where[n] != HOST)])
-                elif was != HOST and device == HOST:
-                    log["moved_out"] += module_bytes(self)
-                    log["events"].append(["out", name])
-            return base.to(self, *args, **kwargs)
+    def to(self, *args, **kwargs):
+        name = tracked.get(id(self))
+        device = _device_of(args, kwargs) if name else None
+        if device is not None:
+            was, where[name] = where[name], device
+            if was == HOST and device != HOST:
+                log["moved_in"] += module_bytes(self)
+                log["events"].append(["in", name])
+                log["resident"].append([name, sorted(n for n in components if where[n] != HOST)])
+            elif was != HOST and device == HOST:
+                log["moved_out"] += module_bytes(self)
+                log["events"].append(["out", name])
+        return real_to(self, *args, **kwargs)
 
-        def parameters(self, recurse=True):
-            params = base.parameters(self, recurse)
+    def parameters(self, recurse=True):
+        params = real_parameters(self, recurse)
+        name = tracked.get(id(self))
+        if name is not None:
             first = next(params, None)
             if first is not None:
                 yield _FirstParameter(first, where[name])
-            yield from params
+        yield from params
 
-        module.__class__ = type(base.__name__, (base,), {"to": to, "parameters": parameters})
-
-    for name, module in components.items():
-        wrap(name, module)
-    pipe.enable_model_cpu_offload(device="cpu")
-    log["events"].clear()
-    log["moved_in"] = log["moved_out"] = 0
-    run(pipe)
+    torch.nn.Module.to, torch.nn.Module.parameters = to, parameters
+    try:
+        pipe.enable_model_cpu_offload(device="cpu")
+        log["events"].clear()
+        log["moved_in"] = log["moved_out"] = 0
+        run(pipe)
+    finally:
+        torch.nn.Module.to, torch.nn.Module.parameters = real_to, real_parameters
     return {"moved_in": log["moved_in"], "moved_out": log["moved_out"], "events": log["events"],
             "resident": log["resident"]}
 
@@ -167,7 +191,7 @@ def trace_sequential_offload(pipe, components, run):
     import accelerate.hooks as hooks
     owner = {id(m): name for name, c in components.items() for m in c.modules()}
     on_exec = {}  # (module id, tensor name) -> bytes
-    log = {"moved_in": 0, "per_stage": {}, "peak_params": {}, "loads": {}}
+    log = {"moved_in": 0, "per_component": {}, "peak_params": {}}
     real_set = hooks.set_module_tensor_to_device
 
     def counted(module, tensor_name, device, value=None, **kwargs):
@@ -177,7 +201,6 @@ def trace_sequential_offload(pipe, components, run):
         if not counting[0]:
             return
         component = owner.get(id(module), "?")
-        stage = STAGE_OF.get(component, component)
         key = (id(module), tensor_name)
         if torch.device(device).type == "meta":
             on_exec.pop(key, None)
@@ -185,12 +208,12 @@ def trace_sequential_offload(pipe, components, run):
         t = getattr(module, tensor_name)
         n = tensor_bytes(t)
         log["moved_in"] += n
-        log["per_stage"][stage] = log["per_stage"].get(stage, 0) + n
+        log["per_component"][component] = log["per_component"].get(component, 0) + n
         is_param = tensor_name in module._parameters
         if is_param:
             on_exec[key] = n
         now = sum(on_exec.values())
-        log["peak_params"][stage] = max(log["peak_params"].get(stage, 0), now)
+        log["peak_params"][component] = max(log["peak_params"].get(component, 0), now)
 
     counting = [False]
     hooks.set_module_tensor_to_device = counted
@@ -202,14 +225,13 @@ def trace_sequential_offload(pipe, components, run):
         run(pipe)
     finally:
         hooks.set_module_tensor_to_device = real_set
-    return {"moved_in": log["moved_in"], "per_stage": log["per_stage"], "peak_params": log["peak_params"],
+    return {"moved_in": log["moved_in"], "per_component": log["per_component"], "peak_params": log["peak_params"],
             "buffers_on_exec": buffers_on_exec}
 
 
 def trace(directory, mode, height=32, width=32, steps=2, guidance=7.5):
     """What `mode` ("model" or "sequential") moves for one image."""
-    pipe = diffusers.StableDiffusionPipeline.from_pretrained(directory, safety_checker=None,
-                                                             requires_safety_checker=False)
+    pipe = diffusers.DiffusionPipeline.from_pretrained(directory)
     components = {k: v for k, v in pipe.components.items() if isinstance(v, torch.nn.Module)}
 
     def run(p):
@@ -230,9 +252,9 @@ def trace(directory, mode, height=32, width=32, steps=2, guidance=7.5):
     return out
 
 
-def oracle(directory, **call):
+def oracle(directory, kind="sd", **call):
     """Saves the pipeline to `directory` and traces both modes there."""
-    make(directory)
+    make(directory, kind)
     return {mode: trace(directory, mode, **call) for mode in ("model", "sequential")}
 
 

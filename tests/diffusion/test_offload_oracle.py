@@ -1,11 +1,12 @@
 """`mtk memory PIPELINE --offload model|sequential` against diffusers' own
-offload hooks: a tiny random StableDiffusionPipeline saved by
+offload hooks: a tiny random StableDiffusionPipeline, and a
+StableDiffusionXLPipeline (two text encoders in the hook chain), saved by
 save_pretrained, run for one image (32x32, 2 steps, classifier-free
 guidance) under enable_model_cpu_offload and enable_sequential_cpu_offload
 with the GPU simulated on the cpu (offload_oracle.py says how), traced for
 which components are resident when each runs, the bytes moved host -> GPU
 and back, and sequential offload's largest set of parameters on the GPU at
-once per stage.  The oracle's answer is cached in the build directory,
+once while each component runs.  The oracle's answer is cached in the build directory,
 keyed by its source and the library versions."""
 import hashlib
 import json
@@ -24,18 +25,18 @@ CALL = {"height": 32, "width": 32, "steps": 2, "guidance": 7.5}
 MTK_ARGS = ["--image", "32x32", "--steps", "2", "--guidance"]
 
 
-@pytest.fixture(scope="module")
-def traced():
+@pytest.fixture(scope="module", params=["sd", "sdxl"])
+def traced(request):
     from importlib.metadata import version
     h = hashlib.sha256((HERE / "offload_oracle.py").read_bytes())
-    h.update(json.dumps([CALL, version("torch"), version("diffusers"), version("accelerate"),
+    h.update(json.dumps([request.param, CALL, version("torch"), version("diffusers"), version("accelerate"),
                          version("transformers")]).encode())
     path = build_dir() / "offload_oracle" / h.hexdigest()[:24]
     if not (path / "oracle.json").exists():
         import offload_oracle
         tmp = path.with_suffix(".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
-        result = offload_oracle.oracle(str(tmp), **CALL)
+        result = offload_oracle.oracle(str(tmp), request.param, **CALL)
         (tmp / "oracle.json").write_text(json.dumps(result))
         shutil.rmtree(path, ignore_errors=True)
         tmp.replace(path)
@@ -78,11 +79,11 @@ def test_sequential_offload_moves_each_called_modules_parameters(mtk, traced):
     assert mode["bytes_moved_per_image"] == want["moved_in"]
     assert mode["bytes_to_host_per_image"] == 0  # accelerate sets the weights back on meta: no copy back
     for stage in got["stages"]:
-        assert stage["sequential_moved_per_call"] * stage["calls_per_image"] == want["per_stage"][stage["stage"]], stage
+        assert stage["sequential_moved_per_call"] * stage["calls_per_image"] == want["per_component"][stage["component"]], stage
 
 
 def test_sequential_offload_gpu_weights_are_the_most_resident_at_once(mtk, traced):
     path, oracle = traced
     want = oracle["sequential"]
     for stage in plan(mtk, path, "sequential")["stages"]:
-        assert stage["weights_bytes"] == want["buffers_on_exec"] + want["peak_params"][stage["stage"]], stage
+        assert stage["weights_bytes"] == want["buffers_on_exec"] + want["peak_params"][stage["component"]], stage
