@@ -67,13 +67,19 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* MODEL's config as mtk_model_resolve reads it: a directory (or .json)
- * of that name before a built-in of that name. */
+/* MODEL's config as mtk_model_resolve reads it: a config.json (or a
+ * directory holding one) of that name before a built-in of that name. */
 static mtk_model_config *config_of(mtk_ctx *ctx, const char *model)
 {
     struct stat st;
+    char path[4096];
     const mtk_builtin_model *b = mtk_builtin_model_find(model);
-    if (b && stat(model, &st) != 0) return mtk_model_config_parse(ctx, b->config_json, b->name);
+    bool local = stat(model, &st) == 0;
+    if (local && S_ISDIR(st.st_mode)) {
+        snprintf(path, sizeof path, "%s/config.json", model);
+        local = stat(path, &st) == 0;
+    }
+    if (b && !local) return mtk_model_config_parse(ctx, b->config_json, b->name);
     return mtk_model_config_load(ctx, model);
 }
 
