@@ -19,5 +19,6 @@
 #include "mtk/run.h"
 #include "mtk/stream.h"
 #include "mtk/diffusion.h"
+#include "mtk/denoise.h"
 
 #endif

@@ -695,7 +695,7 @@ static const mtk_builtin_model builtins[] = {
       " \"max_position_embeddings\": 8192, \"model_type\": \"gemma2\", \"num_attention_heads\": 8,"
       " \"num_hidden_layers\": 26, \"num_key_value_heads\": 4, \"pad_token_id\": 0,"
       " \"query_pre_attn_scalar\": 256, \"rms_norm_eps\": 1e-06, \"rope_theta\": 10000.0,"
-      " \"sliding_window\": 4096, \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"vocab_size\": 256000}",
+      " \"sliding_window\": 4096, \"torch_dtype\": \"float32\", \"use_cache\": true, \"vocab_size\": 256000}",
       "1x256" },
 };
 

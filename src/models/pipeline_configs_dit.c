@@ -412,7 +412,7 @@ const char pipeline_lumina2_text_encoder[] =
     "  \"rms_norm_eps\": 1e-06,\n"
     "  \"rope_theta\": 10000.0,\n"
     "  \"sliding_window\": 4096,\n"
-    "  \"torch_dtype\": \"bfloat16\",\n"
+    "  \"torch_dtype\": \"float32\",\n"
     "  \"use_cache\": true,\n"
     "  \"vocab_size\": 256000\n"
     "}\n";
