@@ -19,6 +19,5 @@
 #include "mtk/run.h"
 #include "mtk/stream.h"
 #include "mtk/diffusion.h"
-#include "mtk/denoise.h"
 
 #endif

@@ -57,10 +57,16 @@ MTK_API bool mtk_model_run(mtk_module *model, const mtk_model_inputs *in, mtk_mo
 #define MTK_COMPONENT_MAX_INPUTS 8
 
 /* What one call of a diffusers component takes: its named arguments as
- * diffusers names them (UNet2DConditionModel: "sample", "timestep",
- * "encoder_hidden_states" [, SDXL's "text_embeds", "time_ids"];
- * AutoencoderKL: "x" to encode, "z" to decode, "sample" for forward), in
- * any order.  Every tensor is on the cpu. */
+ * diffusers names them, in any order (UNet2DConditionModel: "sample",
+ * "timestep", "encoder_hidden_states" [, SDXL's "text_embeds",
+ * "time_ids"]; AutoencoderKL: "x" to encode, "z" to decode, "sample" for
+ * forward; SD3Transformer2DModel: "hidden_states",
+ * "encoder_hidden_states", "pooled_projections", "timestep";
+ * FluxTransformer2DModel: the same plus "img_ids", "txt_ids" [,
+ * "guidance" when the config has guidance_embeds];
+ * Lumina2Transformer2DModel: "hidden_states", "timestep",
+ * "encoder_hidden_states", "encoder_attention_mask").  Every tensor is on
+ * the cpu. */
 typedef struct mtk_component_inputs {
     const char *method; /* "forward" (NULL too), "encode", "decode"      */
     const char *names[MTK_COMPONENT_MAX_INPUTS];
@@ -69,21 +75,29 @@ typedef struct mtk_component_inputs {
 } mtk_component_inputs;
 
 /* The arguments `method` of `model` (a diffusers component's root) takes,
- * in diffusers' order, into names[0..cap); *required gets how many of them
- * must be given (SDXL's added conditions are required by the forward when
- * the config has them).  Returns how many, or -1 when the model is no
- * component mtk runs or has no such method (no error is set). */
+ * in diffusers' order, into names[0..cap) (static strings); *required
+ * gets how many of them must be given (SDXL's added conditions and
+ * FLUX.1-dev's guidance are required when the config has them).  Returns
+ * how many, or -1 when the model is no component mtk runs or has no such
+ * method (no error is set: mtk_component_run says why). */
 MTK_API int32_t mtk_component_arguments(const mtk_module *model, const char *method, const char **names, int32_t cap,
                                         int32_t *required);
 
 /* Runs `method` of `model` (a loaded diffusers component on the cpu) on
- * `in` under no_grad and eval, as diffusers calls it, and fills `out` with
- * the output's fields ("sample"; encode: "latent_dist.mean", the mode of
- * the latent distribution).  A timestep is a 0-d or (B,) tensor of any
- * real dtype.  Errors (false, the context's error): MTK_ERR_INVALID_ARGUMENT
- * for a model that is no component, an unknown method, an argument the
- * call does not take or a missing one (naming them and listing the call's
- * arguments), MTK_ERR_SHAPE from the forward for shapes that disagree. */
+ * `in` under no_grad and eval, as diffusers calls it
+ * (model(**inputs, return_dict=False)), and fills `out` with the output's
+ * fields ("sample"; encode: "latent_dist.mean", the mode of the latent
+ * distribution).  Inputs are cast as the pipelines cast them: floating
+ * latents, embeddings and ids to the model's dtype, the transformers'
+ * timestep and guidance to float32, the UNet's timestep kept (a 0-d or
+ * (B,) tensor of any real dtype), Lumina 2's integer caption mask kept.
+ * Errors (false, the context's error): MTK_ERR_INVALID_ARGUMENT for a
+ * model that is no component (listing the classes mtk runs), an unknown
+ * method, an argument the call does not take, a repeated or a missing one
+ * (naming them and listing the call's arguments), a tensor not on the
+ * cpu; MTK_ERR_NOT_IMPLEMENTED for a caption mask holding a 0 (the padded
+ * layout of Lumina 2 is not built: naming the row and column);
+ * MTK_ERR_SHAPE from the forward for shapes that disagree. */
 MTK_API bool mtk_component_run(mtk_module *model, const mtk_component_inputs *in, mtk_model_outputs *out);
 
 #ifdef __cplusplus

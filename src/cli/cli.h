@@ -132,10 +132,13 @@ typedef struct cli_component_run {
     int32_t threads;
     uint64_t seed;             /* of the randn:SHAPE inputs           */
     bool json;
+    bool list;                 /* --list-inputs: print the arguments  */
 } cli_component_run;
 
 /* Loads the component, reads its inputs, runs it (mtk_component_run),
- * writes and reports the outputs.  Returns the exit status. */
+ * writes and reports the outputs; with `list`, prints the call's
+ * arguments (the model built on meta, no weights).  Returns the exit
+ * status. */
 int cli_run_component(mtk_ctx *ctx, const cli_component_run *a);
 
 #endif

@@ -20,6 +20,7 @@ static const char usage[] =
     "               [--max-ram BYTES] [--json]\n"
     "       mtk run COMPONENT --weights PATH --input NAME=VALUE [--input ...]\n"
     "               [--method M] [--seed N] [--dtype D] [--output FILE] [--json]\n"
+    "       mtk run COMPONENT --list-inputs [--method M] [--json]\n"
     "\n"
     "Loads MODEL (a built-in name, a config.json or a directory holding one)\n"
     "from the safetensors checkpoint PATH as `mtk load` does, then runs one\n"
@@ -64,21 +65,35 @@ static const char usage[] =
     "                           \"layer_bytes\", \"layers\", \"prefetch\", \"releases\",\n"
     "                           \"prefetched\", \"wait_seconds\"}}\n"
     "\n"
-    "diffusers components (UNet2DConditionModel, AutoencoderKL; a directory\n"
-    "as diffusers' save_pretrained writes it, config.json and\n"
-    "diffusion_pytorch_model.safetensors) take named inputs instead of ids:\n"
+    "diffusers components (UNet2DConditionModel, AutoencoderKL,\n"
+    "SD3Transformer2DModel, FluxTransformer2DModel, Lumina2Transformer2DModel;\n"
+    "a directory as diffusers' save_pretrained writes it, config.json and\n"
+    "diffusion_pytorch_model.safetensors) take named inputs instead of ids and\n"
+    "run as diffusers runs model(**inputs, return_dict=False) under no_grad:\n"
     "  -I, --input NAME=VALUE   an argument of the call, as diffusers names it\n"
     "                           (UNet: sample, timestep, encoder_hidden_states\n"
     "                           [, text_embeds, time_ids]; VAE: x to encode, z\n"
-    "                           to decode, sample for forward).  VALUE is a\n"
+    "                           to decode, sample for forward; SD3:\n"
+    "                           hidden_states, encoder_hidden_states,\n"
+    "                           pooled_projections, timestep; FLUX: the same\n"
+    "                           plus img_ids, txt_ids[, guidance]; Lumina 2:\n"
+    "                           hidden_states, timestep, encoder_hidden_states,\n"
+    "                           encoder_attention_mask, all ones).  VALUE is a\n"
     "                           .safetensors file (the tensor NAME, else its\n"
     "                           only tensor), a .npy file, a number (timestep=999)\n"
     "                           or randn:SHAPE (randn:1x4x64x64, standard normal\n"
     "                           float32 from --seed).  --input FILE.safetensors\n"
-    "                           takes every argument the file holds by name\n"
+    "                           takes every tensor of the file as the argument\n"
+    "                           of its name (each must be one)\n"
+    "  -L, --list-inputs        print the call's arguments in order (optional\n"
+    "                           ones marked) and exit; no --weights needed.\n"
+    "                           --json: {\"model\", \"architecture\", \"method\",\n"
+    "                           \"arguments\", \"required\"}\n"
     "  -M, --method M           forward (default), encode or decode (the VAE)\n"
     "  -S, --seed N             seed of the randn inputs (default 0)\n"
-    "  the outputs are named by diffusers' output fields: sample, or\n"
+    "  floating inputs are cast as the pipelines cast them (latents and\n"
+    "  embeddings to the model's dtype, a transformer's timestep to float32).\n"
+    "  The outputs are named by diffusers' output fields: sample, or\n"
     "  latent_dist.mean for encode (the distribution's mode)\n"
     "\n"
     "  -h, --help               show this help and exit\n"
@@ -94,6 +109,7 @@ typedef struct run_args {
     bool json;
     const char *inputs[MTK_COMPONENT_MAX_INPUTS], *method; /* components */
     int32_t ninputs;
+    bool list;
     uint64_t seed;
 } run_args;
 
@@ -270,13 +286,13 @@ int cli_run(int argc, char **argv)
         { "threads", required_argument, NULL, 't' },        { "json", no_argument, NULL, 'j' },
         { "max-ram", required_argument, NULL, 'r' },
         { "input", required_argument, NULL, 'I' },          { "method", required_argument, NULL, 'M' },
-        { "seed", required_argument, NULL, 'S' },
+        { "seed", required_argument, NULL, 'S' },          { "list-inputs", no_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },                 { NULL, 0, NULL, 0 },
     };
     run_args a = { .dtype = MTK_DTYPE_UNDEFINED, .top = 5 };
     int opt;
     cli_options_reset();
-    while ((opt = cli_getopt("run", argc, argv, "w:i:m:T:P:d:o:k:t:r:jI:M:S:h", longopts)) != -1) {
+    while ((opt = cli_getopt("run", argc, argv, "w:i:m:T:P:d:o:k:t:r:jI:M:S:Lh", longopts)) != -1) {
         switch (opt) {
         case 'w': a.weights = optarg; break;
         case 'i': a.ids = optarg; break;
@@ -311,6 +327,7 @@ int cli_run(int argc, char **argv)
             a.inputs[a.ninputs++] = optarg;
             break;
         case 'M': a.method = optarg; break;
+        case 'L': a.list = true; break;
         case 'S': {
             char *end;
             errno = 0;
@@ -327,10 +344,11 @@ int cli_run(int argc, char **argv)
     if (argc - optind != 1)
         return cli_usage_error("run", "expected one MODEL, got %d argument%s", argc - optind,
                                argc - optind == 1 ? "" : "s");
-    if (!a.weights) return cli_usage_error("run", "--weights PATH is required");
-    bool component = a.ninputs > 0 || a.method;
+    if (!a.weights && !a.list) return cli_usage_error("run", "--weights PATH is required");
+    bool component = a.ninputs > 0 || a.method || a.list;
+    if (a.list && a.ninputs > 0) return cli_usage_error("run", "--list-inputs takes no --input");
     if (component && (a.ids || a.mask || a.types || a.positions || a.max_ram))
-        return cli_usage_error("run", "--input / --method run a diffusers component: they take no %s",
+        return cli_usage_error("run", "--input / --method / --list-inputs are for a diffusers component: they take no %s",
                                a.max_ram ? "--max-ram" : "token ids, mask, types or positions");
     if (!a.ids && !component)
         return cli_usage_error("run", "--input-ids IDS is required (or --input NAME=VALUE for a diffusers component)");
@@ -345,7 +363,7 @@ int cli_run(int argc, char **argv)
     if (a.threads > 0) mtk_ctx_set_num_threads(ctx, a.threads);
     mtk_stream *stream = NULL;
     cli_component_run c = { a.model, a.weights, a.output, a.method, a.inputs, a.ninputs, a.dtype, a.threads, a.seed,
-                            a.json };
+                            a.json, a.list };
     int status = component ? cli_run_component(ctx, &c) : run(ctx, &a, &stream);
     mtk_stream_free(stream);
     mtk_ctx_free(ctx);

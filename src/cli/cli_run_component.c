@@ -1,8 +1,9 @@
-/* mtk run of a diffusers component (UNet2DConditionModel, AutoencoderKL):
- * loads it as `mtk load` does, reads its named inputs (--input
- * NAME=VALUE: a file, a number, randn:SHAPE; or a .safetensors file of
- * several), runs one call (mtk_component_run) and writes / reports the
- * outputs.  This file parses the inputs and prints. */
+/* mtk run of a diffusers component (UNet2DConditionModel, AutoencoderKL,
+ * SD3 / FLUX / Lumina 2 transformers): loads it as `mtk load` does, reads
+ * its named inputs (--input NAME=VALUE: a file, a number, randn:SHAPE; or
+ * a .safetensors file of several), runs one call (mtk_component_run) and
+ * writes / reports the outputs; --list-inputs prints the call's
+ * arguments.  This file parses the inputs and prints. */
 #include "cli/cli.h"
 #include "core/text.h"
 #include "mtk/mtk.h"
@@ -120,37 +121,31 @@ static bool read_inputs(mtk_ctx *ctx, const cli_component_run *a, const char *co
                                  value);
             if (!add_input(ctx, in, name, t)) return false;
         } else if (ends_with(spec, ".safetensors")) {
-            /* a file of several inputs: each of the call's arguments it holds */
+            /* a file of several inputs, each named as an argument */
             mtk_st_file *f = mtk_st_open(ctx, spec);
             if (!f) return false;
-            int32_t found = 0;
+            int64_t n = mtk_st_tensor_count(f);
             bool ok = true;
-            for (int32_t i = 0; ok && i < nargs; i++)
-                if (mtk_st_find(f, args[i])) {
-                    ok = add_input(ctx, in, args[i], mtk_st_load(ctx, f, args[i], MTK_DTYPE_UNDEFINED));
-                    found++;
+            for (int64_t i = 0; ok && i < n; i++) {
+                const char *name = mtk_st_tensor_at(f, i)->name;
+                if (!is_argument(args, nargs, name, strlen(name))) {
+                    ok = mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
+                                   "--input %s: the tensor '%s' is not an argument of the call (it takes %s)", spec,
+                                   name, list);
+                    break;
                 }
+                const char *own = mtk_ctx_strdup(ctx, name);
+                ok = own && add_input(ctx, in, own, mtk_st_load(ctx, f, name, MTK_DTYPE_UNDEFINED));
+            }
             mtk_st_close(f);
             if (!ok) return false;
-            if (!found)
-                return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "--input %s: no tensor named as an argument (%s)", spec,
-                                 list);
+            if (!n) return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "--input %s: no tensor (the call takes %s)", spec, list);
         } else {
             return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                              "--input '%s': expected NAME=VALUE with NAME one of %s, or a .safetensors file of them",
                              spec, list);
         }
     }
-    return true;
-}
-
-/* Floating inputs but the timestep run in the model's dtype. */
-static bool to_model_dtype(mtk_ctx *ctx, mtk_component_inputs *in, mtk_dtype dtype)
-{
-    for (int32_t i = 0; i < in->count; i++)
-        if (mtk_dtype_is_floating(in->tensors[i]->dtype) && strcmp(in->names[i], "timestep") != 0 &&
-            !(in->tensors[i] = mtk_contiguous(ctx, mtk_to_dtype(ctx, in->tensors[i], dtype))))
-            return false;
     return true;
 }
 
@@ -226,8 +221,43 @@ static bool write_outputs(mtk_ctx *ctx, const mtk_model_outputs *out, const char
     return ok;
 }
 
+/* --list-inputs: the call's arguments, from the model built on meta. */
+static int list_inputs(mtk_ctx *ctx, const cli_component_run *a)
+{
+    mtk_model_resolve_options ropts = { .dtype = a->dtype, .meta = true };
+    mtk_model_info info;
+    mtk_module *model = mtk_model_resolve(ctx, a->model, &ropts, &info);
+    if (!model) return cli_fail_ctx(a->json, ctx);
+    const char *method = a->method ? a->method : "forward";
+    const char *args[MTK_COMPONENT_MAX_INPUTS];
+    int32_t required = 0, n = mtk_component_arguments(model, method, args, MTK_COMPONENT_MAX_INPUTS, &required);
+    if (n < 0) { /* the library says why */
+        mtk_component_inputs in = { .method = method };
+        mtk_model_outputs out;
+        mtk_component_run(model, &in, &out);
+        return cli_fail_ctx(a->json, ctx);
+    }
+    if (!a->json) {
+        for (int32_t i = 0; i < n; i++) printf("%s%s\n", args[i], i < required ? "" : " (optional)");
+        return CLI_EXIT_OK;
+    }
+    cJSON *doc = cJSON_CreateObject(), *list = cJSON_CreateArray();
+    cJSON_AddStringToObject(doc, "model", a->model);
+    cJSON_AddStringToObject(doc, "architecture", info.architecture ? info.architecture : "");
+    cJSON_AddStringToObject(doc, "method", method);
+    for (int32_t i = 0; i < n; i++) cJSON_AddItemToArray(list, cJSON_CreateString(args[i]));
+    cJSON_AddItemToObject(doc, "arguments", list);
+    cJSON_AddNumberToObject(doc, "required", required);
+    char *text = cJSON_PrintUnformatted(doc);
+    if (text) puts(text);
+    cJSON_free(text);
+    cJSON_Delete(doc);
+    return text ? CLI_EXIT_OK : cli_fail(true, "out_of_memory", NULL, "out of memory");
+}
+
 int cli_run_component(mtk_ctx *ctx, const cli_component_run *a)
 {
+    if (a->list) return list_inputs(ctx, a);
     mtk_model_resolve_options ropts = { .dtype = a->dtype, .meta = true };
     mtk_load_spec spec = { .convert_dtype = a->dtype != MTK_DTYPE_UNDEFINED, .threads = a->threads };
     mtk_model_info info;
@@ -245,7 +275,7 @@ int cli_run_component(mtk_ctx *ctx, const cli_component_run *a)
     if (nargs < 0) { /* the library says why */
         if (!mtk_component_run(model, &in, &out)) return cli_fail_ctx(a->json, ctx);
     }
-    if (!read_inputs(ctx, a, args, nargs, &in) || !to_model_dtype(ctx, &in, info.dtype)) return cli_fail_ctx(a->json, ctx);
+    if (!read_inputs(ctx, a, args, nargs, &in)) return cli_fail_ctx(a->json, ctx);
     double t2 = now_seconds();
     if (!mtk_component_run(model, &in, &out)) return cli_fail_ctx(a->json, ctx);
     double t3 = now_seconds();

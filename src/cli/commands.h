@@ -14,4 +14,3 @@ MTK_CLI_COMMAND(place, "a device map (accelerate's device_map) under GPU, cpu an
 MTK_CLI_COMMAND(shard, "a parallel plan: tensor/pipeline/data/expert parallel placements, memory, collectives")
 MTK_CLI_COMMAND(run, "run a loaded model's forward on the cpu: logits or hidden states")
 MTK_CLI_COMMAND(generate, "decode greedily with a KV cache, as generate(do_sample=False)")
-MTK_CLI_COMMAND(denoise, "run a diffusers denoiser's forward (SD3, FLUX, Lumina 2) on the cpu")
