@@ -192,7 +192,9 @@ def test_npy_inputs_of_any_rank_and_bad_headers(tmp_path, mtk):
     model = str(d / "model")
     np.save(tmp_path / "z.npy", np.zeros((1, 3, 2, 2), np.float64))
     r = mtk("run", model, "--weights", model, "--method", "decode", "--input", f"z={tmp_path / 'z.npy'}", "--json")
-    assert json.loads(r.stdout)["inputs"][0] == {"name": "z", "dtype": "float32", "shape": [1, 3, 2, 2]}
+    doc = json.loads(r.stdout)  # the input as given, run in the model's dtype
+    assert doc["inputs"][0] == {"name": "z", "dtype": "float64", "shape": [1, 3, 2, 2]}
+    assert doc["outputs"][0]["dtype"] == "float32"
     raw = (tmp_path / "z.npy").read_bytes().replace(b"(1, 3, 2, 2)", b"(1, -3, 2, 2)")
     (tmp_path / "bad.npy").write_bytes(raw)
     r = mtk("run", model, "--weights", model, "--method", "decode", "--input", f"z={tmp_path / 'bad.npy'}", check=False)

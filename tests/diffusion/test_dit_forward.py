@@ -1,4 +1,4 @@
-"""The cpu forward of diffusers' transformer denoiser (`mtk denoise`):
+"""The cpu forward of diffusers' transformer denoiser (`mtk run`):
 SD3Transformer2DModel, FluxTransformer2DModel and Lumina2Transformer2DModel
 from small random configs, with random weights saved by diffusers' own
 save_pretrained, run by mtk on the inputs their pipelines build (latents,
@@ -58,9 +58,9 @@ def case_dir():
     return get
 
 
-def denoise(mtk, directory, *extra, inputs=None, check=True):
-    args = ["denoise", str(directory), "--weights", str(directory / "diffusion_pytorch_model.safetensors"),
-            "--inputs", str(inputs or directory / "inputs.safetensors"), *extra]
+def run(mtk, directory, *extra, inputs=None, check=True):
+    args = ["run", str(directory), "--weights", str(directory / "diffusion_pytorch_model.safetensors"),
+            "--input", str(inputs or directory / "inputs.safetensors"), *extra]
     return mtk(*args, check=check)
 
 
@@ -76,10 +76,10 @@ def cases():
 def test_cpu_forward_matches_diffusers(cfg, seed, case_dir, mtk, tmp_path):
     d = case_dir(cfg, seed)
     out = tmp_path / "sample.safetensors"
-    report = json.loads(denoise(mtk, d, "--output", str(out), "--json").stdout)
+    report = json.loads(run(mtk, d, "--output", str(out), "--json").stdout)
     got, want = load_file(str(out))["sample"], load_file(str(d / "expected.safetensors"))["sample"]
     assert report["architecture"] == cfg["_class_name"]
-    assert report["output"]["shape"] == list(want.shape)
+    assert report["outputs"] == [{"name": "sample", "dtype": "float32", "shape": list(want.shape)}]
     assert got.dtype == want.dtype == np.float32
     err = float(np.abs(got - want).max())
     assert err <= TOLERANCE, "max |mtk - diffusers| = %g" % err
@@ -89,8 +89,30 @@ def test_cpu_forward_matches_diffusers(cfg, seed, case_dir, mtk, tmp_path):
 def test_list_inputs_follows_the_forward_signature(make, case_dir, mtk):
     cfg = dict(make(random.Random(11)), **({"guidance_embeds": True} if make is flux_config else {}))
     d = case_dir(cfg, 0)
-    got = json.loads(mtk("denoise", str(d), "--list-inputs", "--json").stdout)
-    assert got == json.loads((d / "arguments.json").read_text())
+    got = json.loads(mtk("run", str(d), "--list-inputs", "--json").stdout)
+    assert got["arguments"] == json.loads((d / "arguments.json").read_text())
+    assert got["required"] == len(got["arguments"]) and got["architecture"] == cfg["_class_name"]
+    text = mtk("run", str(d), "--list-inputs").stdout.split()
+    assert text == got["arguments"]
+
+
+def test_inputs_come_as_npy_and_one_tensor_files(case_dir, mtk, tmp_path):
+    """The NAME=VALUE forms of `mtk run` reach a DiT as they reach the UNet:
+    the latents from a .npy, SD3's timestep from a float64 .npy (cast to
+    float32 as the scheduler gives it), the rest from one-tensor files of
+    another name: diffusers' output."""
+    d = case_dir(sd3_config(random.Random(0)), 0)
+    tensors = load_file(str(d / "inputs.safetensors"))
+    np.save(tmp_path / "latents.npy", tensors["hidden_states"])
+    np.save(tmp_path / "t.npy", tensors["timestep"].astype(np.float64))
+    args = ["--input", f"hidden_states={tmp_path / 'latents.npy'}", "--input", f"timestep={tmp_path / 't.npy'}"]
+    for name in ("encoder_hidden_states", "pooled_projections"):
+        save_file({"x": tensors[name]}, str(tmp_path / f"{name}.safetensors"))
+        args += ["--input", f"{name}={tmp_path / (name + '.safetensors')}"]
+    out = tmp_path / "sample.safetensors"
+    mtk("run", str(d), "--weights", str(d / "diffusion_pytorch_model.safetensors"), *args, "--output", str(out))
+    got, want = load_file(str(out))["sample"], load_file(str(d / "expected.safetensors"))["sample"]
+    assert float(np.abs(got - want).max()) <= TOLERANCE
 
 
 def rewrite_inputs(d, tmp_path, change):
@@ -104,15 +126,15 @@ def rewrite_inputs(d, tmp_path, change):
 def test_a_missing_argument_is_an_error_naming_it(case_dir, mtk, tmp_path):
     d = case_dir(sd3_config(random.Random(0)), 0)
     path = rewrite_inputs(d, tmp_path, lambda t: t.pop("pooled_projections"))
-    r = denoise(mtk, d, inputs=path, check=False)
-    assert r.returncode == 1 and "'pooled_projections' is missing" in r.stderr, r.stderr
+    r = run(mtk, d, inputs=path, check=False)
+    assert r.returncode == 1 and "needs the argument 'pooled_projections'" in r.stderr, r.stderr
 
 
 def test_an_unknown_argument_is_an_error_naming_it(case_dir, mtk, tmp_path):
     d = case_dir(flux_config(random.Random(0)), 0)
     path = rewrite_inputs(d, tmp_path, lambda t: t.update(noise_level=np.zeros(2, np.float32)))
-    r = denoise(mtk, d, inputs=path, check=False)
-    assert r.returncode == 1 and "noise_level" in r.stderr and "img_ids" in r.stderr, r.stderr
+    r = run(mtk, d, inputs=path, check=False)
+    assert r.returncode == 1 and "'noise_level' is not an argument" in r.stderr and "img_ids" in r.stderr, r.stderr
 
 
 def test_a_padded_caption_mask_is_refused_not_ignored(case_dir, mtk, tmp_path):
@@ -120,10 +142,18 @@ def test_a_padded_caption_mask_is_refused_not_ignored(case_dir, mtk, tmp_path):
 
     def pad(t):
         t["encoder_attention_mask"][1, -1] = 0
-    r = denoise(mtk, d, inputs=rewrite_inputs(d, tmp_path, pad), check=False)
+    r = run(mtk, d, inputs=rewrite_inputs(d, tmp_path, pad), check=False)
     assert r.returncode == 1 and "encoder_attention_mask" in r.stderr and "row 1" in r.stderr, r.stderr
 
 
-def test_a_language_model_is_not_a_denoiser(mtk, tmp_path):
-    r = mtk("denoise", "gpt2", "--list-inputs", check=False)
-    assert r.returncode == 1 and "not a diffusers denoiser" in r.stderr, r.stderr
+def test_a_language_model_is_no_component_and_the_error_lists_them(mtk, tmp_path):
+    r = mtk("run", "gpt2", "--list-inputs", check=False)
+    assert r.returncode == 1 and "not a diffusers component" in r.stderr, r.stderr
+    for cls in ("UNet2DConditionModel", "AutoencoderKL", "SD3Transformer2DModel", "FluxTransformer2DModel",
+                "Lumina2Transformer2DModel"):
+        assert cls in r.stderr, r.stderr
+
+
+def test_the_denoise_command_is_gone(mtk):
+    r = mtk("denoise", "--help", check=False)
+    assert r.returncode == 2, r.stdout
