@@ -23,6 +23,7 @@
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "ops/elementwise.h"
+#include "ops/nn_fast.h"
 #include "core/scalar.h"
 #include "mtk/ops/nn.h"
 #include "mtk/ops/linalg.h"
@@ -316,11 +317,20 @@ static int64_t batch_offset(const operand *o, const sdpa_plan *p, int64_t bi)
 }
 
 /* Copies rows x cols of `o` at batch `bi` into dst (row-major, double or
- * float). */
+ * float); float32 rows of unit column stride are copied whole. */
 static void gather(void *dst, bool f64, const operand *o, const sdpa_plan *p, int64_t bi, int64_t rows, int64_t cols)
 {
     size_t es = mtk_dtype_size(o->dtype);
     const char *base = o->base + batch_offset(o, p, bi) * (int64_t)es;
+    if (!f64 && o->dtype == MTK_FLOAT32 && (o->col_stride == 1 || cols == 1)) {
+        if (o->row_stride == cols || rows == 1) {
+            memcpy(dst, base, (size_t)(rows * cols) * sizeof(float));
+        } else {
+            for (int64_t r = 0; r < rows; r++)
+                memcpy((float *)dst + r * cols, (const float *)base + r * o->row_stride, (size_t)cols * sizeof(float));
+        }
+        return;
+    }
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++) {
             double v = mtk_load_f64(o->dtype, base + (r * o->row_stride + c * o->col_stride) * (int64_t)es);
@@ -387,6 +397,35 @@ static void attention_probs(const sdpa_job *job, int64_t bi, double *scores)
     }
 }
 
+/* The float32 path without dropout: scores (L x S, float) -> probs
+ * (L x S, float): mask, then the vectorised float softmax of nn_fast.c
+ * (under 2 ulp per exp; the double path's rounding differs by about one
+ * float ulp).  Rows with nothing to attend to become zeros. */
+static void attention_probs_f32(const sdpa_job *job, int64_t bi, float *scores, float *probs)
+{
+    const sdpa_plan *p = job->plan;
+    size_t mes = job->has_mask ? mtk_dtype_size(job->mask.dtype) : 0;
+    const char *mbase = job->has_mask ? job->mask.base + batch_offset(&job->mask, p, bi) * (int64_t)mes : NULL;
+    for (int64_t i = 0; i < p->L; i++) {
+        float *row = scores + i * p->S, *out = probs + i * p->S;
+        bool any = false;
+        for (int64_t j = 0; j < p->S; j++) {
+            if (job->causal && j > i) row[j] = -INFINITY;
+            if (mbase) {
+                const char *m = mbase + (i * job->mask.row_stride + j * job->mask.col_stride) * (int64_t)mes;
+                if (job->mask_bool) {
+                    if (!*(const bool *)m) row[j] = -INFINITY;
+                } else {
+                    row[j] = (float)((double)row[j] + mtk_load_f64(job->mask.dtype, m));
+                }
+            }
+            any = any || !(row[j] == -INFINITY);
+        }
+        if (!any) memset(out, 0, (size_t)p->S * sizeof(float));
+        else nn_fast_softmax_row_f32(row, out, p->S);
+    }
+}
+
 static void sdpa_range(int64_t begin, int64_t end, void *user)
 {
     sdpa_job *job = user;
@@ -418,12 +457,17 @@ static void sdpa_range(int64_t begin, int64_t end, void *user)
                 ops_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)L, (int)S, (int)E, (float)job->scale, qb,
                             (int)E, kb, (int)E, 0.0f, sb, (int)S);
         }
-        for (size_t i = 0; i < sn; i++)
-            probs[i] = E == 0 ? 0.0 : job->f64 ? ((double *)sb)[i] : ((float *)sb)[i];
-        attention_probs(job, bi, probs);
-        for (size_t i = 0; i < sn; i++) {
-            if (job->f64) ((double *)sb)[i] = probs[i];
-            else ((float *)sb)[i] = (float)probs[i];
+        if (!job->f64 && job->dropout_p == 0 && E > 0) {
+            attention_probs_f32(job, bi, sb, (float *)probs);
+            memcpy(sb, probs, sn * sizeof(float));
+        } else {
+            for (size_t i = 0; i < sn; i++)
+                probs[i] = E == 0 ? 0.0 : job->f64 ? ((double *)sb)[i] : ((float *)sb)[i];
+            attention_probs(job, bi, probs);
+            for (size_t i = 0; i < sn; i++) {
+                if (job->f64) ((double *)sb)[i] = probs[i];
+                else ((float *)sb)[i] = (float)probs[i];
+            }
         }
         // out (L, Ev) = P (L, S) @ V (S, Ev)
         if (S > 0 && L > 0 && Ev > 0) {
@@ -437,8 +481,11 @@ static void sdpa_range(int64_t begin, int64_t end, void *user)
             memset(ob, 0, on * cs);
         }
         char *dst = out_base + bi * L * Ev * (int64_t)out_es; /* the output is contiguous */
-        for (size_t i = 0; i < on; i++)
-            mtk_store_f64(job->out->dtype, dst + i * out_es, job->f64 ? ((double *)ob)[i] : ((float *)ob)[i]);
+        if (!job->f64 && job->out->dtype == MTK_FLOAT32)
+            memcpy(dst, ob, on * sizeof(float));
+        else
+            for (size_t i = 0; i < on; i++)
+                mtk_store_f64(job->out->dtype, dst + i * out_es, job->f64 ? ((double *)ob)[i] : ((float *)ob)[i]);
     }
     mtk_ctx_mfree(job->out->ctx, scratch);
 }

@@ -346,6 +346,11 @@ static const row_kernels kernels[CPU_ISA_COUNT] = {
     [CPU_ISA_AVX512] = { softmax_f32_avx512, norm_f32_avx512, norm_f64_avx512 },
 };
 
+void nn_fast_softmax_row_f32(const float *x, float *y, int64_t n)
+{
+    kernels[cpu_isa_active()].softmax_f32(x, y, n, false);
+}
+
 /* ------------------------------------------------------ the calls */
 
 typedef enum { ROW_SOFTMAX, ROW_NORM } row_kind;

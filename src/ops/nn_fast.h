@@ -25,4 +25,10 @@ bool mtk_nn_fast_softmax(mtk_ctx *ctx, const mtk_tensor *x, int32_t dim, bool lo
 bool mtk_nn_fast_norm(mtk_ctx *ctx, const mtk_tensor *x, const mtk_tensor *weight, const mtk_tensor *bias,
                       int64_t row_len, double eps, bool rms, mtk_tensor *out);
 
+/* y (n) = softmax(x (n)) in float32, x and y distinct: the vectorised row
+ * kernel of mtk_nn_fast_softmax (the cpu's instruction set), for other
+ * kernels' rows (attention).  A row whose maximum is not finite goes
+ * through double arithmetic. */
+void nn_fast_softmax_row_f32(const float *x, float *y, int64_t n);
+
 #endif
