@@ -327,6 +327,40 @@ static void attention_values_match_torch_causal_and_masked(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* The float32 kernel (row copies, float softmax) against the float64 one
+ * (element gathers, double softmax) on the same values: a transposed key
+ * (column stride != 1), a sliced value (row stride != its width), an
+ * additive mask that leaves one query row nothing to attend to (zeros);
+ * causal. */
+static void attention_float32_matches_float64_on_strided_operands(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *q = CPU(ctx, linspace(ctx, -1, 1, 24), 1, 2, 3, 4);
+    mtk_tensor *k = mtk_transpose(ctx, CPU(ctx, linspace(ctx, -2, 1, 40), 1, 2, 4, 5), 2, 3); /* (1, 2, 5, 4) */
+    mtk_tensor *v = mtk_narrow(ctx, CPU(ctx, linspace(ctx, 0, 3, 30), 1, 2, 5, 3), 3, 0, 2); /* (1, 2, 5, 2) */
+    float m[15];
+    for (int i = 0; i < 15; i++) m[i] = i / 5 == 1 ? -INFINITY : 0.25f * (float)(i % 4);
+    mtk_tensor *mask = CPU(ctx, m, 3, 5);
+    for (int causal = 0; causal < 2; causal++) {
+        mtk_tensor *mk = causal ? NULL : mask; /* torch takes one or the other */
+        mtk_tensor *y = mtk_scaled_dot_product_attention(ctx, q, k, v, mk, 0, causal, NAN, false);
+        mtk_tensor *ref = mtk_scaled_dot_product_attention(
+            ctx, mtk_to_dtype(ctx, q, MTK_FLOAT64), mtk_to_dtype(ctx, k, MTK_FLOAT64), mtk_to_dtype(ctx, v, MTK_FLOAT64),
+            mk ? mtk_to_dtype(ctx, mk, MTK_FLOAT64) : NULL, 0, causal, NAN, false);
+        if (!y) fail_msg("%s", mtk_ctx_message(ctx));
+        assert_non_null(ref);
+        assert_int_equal(y->dtype, MTK_FLOAT32);
+        const float *got = mtk_tensor_data(y);
+        const double *want = mtk_tensor_data(ref);
+        for (int64_t i = 0; i < 12; i++) {
+            assert_true(fabs(got[i] - want[i]) <= 1e-6 * (1 + fabs(want[i])));
+            if (!causal && (i / 2) % 3 == 1) assert_true(got[i] == 0.0f); /* query row 1: every key masked */
+        }
+    }
+    mtk_ctx_free(ctx);
+}
+
 static void losses_match_torch(void **state)
 {
     (void)state;
@@ -614,6 +648,7 @@ int main(void)
         cmocka_unit_test(layer_and_rms_norm_values_match_torch),
         cmocka_unit_test(batch_norm_training_updates_running_stats),
         cmocka_unit_test(attention_values_match_torch_causal_and_masked),
+        cmocka_unit_test(attention_float32_matches_float64_on_strided_operands),
         cmocka_unit_test(losses_match_torch),
         cmocka_unit_test(rope_matches_hugging_face_composition),
         cmocka_unit_test(dropout_mask_is_deterministic_for_a_seed),
