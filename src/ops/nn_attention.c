@@ -408,8 +408,7 @@ static void attention_probs_f32(const sdpa_job *job, int64_t bi, float *scores, 
     const char *mbase = job->has_mask ? job->mask.base + batch_offset(&job->mask, p, bi) * (int64_t)mes : NULL;
     for (int64_t i = 0; i < p->L; i++) {
         float *row = scores + i * p->S, *out = probs + i * p->S;
-        bool any = false;
-        for (int64_t j = 0; j < p->S; j++) {
+        for (int64_t j = 0; (job->causal || mbase) && j < p->S; j++) {
             if (job->causal && j > i) row[j] = -INFINITY;
             if (mbase) {
                 const char *m = mbase + (i * job->mask.row_stride + j * job->mask.col_stride) * (int64_t)mes;
@@ -419,8 +418,9 @@ static void attention_probs_f32(const sdpa_job *job, int64_t bi, float *scores, 
                     row[j] = (float)((double)row[j] + mtk_load_f64(job->mask.dtype, m));
                 }
             }
-            any = any || !(row[j] == -INFINITY);
         }
+        bool any = false; /* a score other than -inf (NaN counts, as in the double path) */
+        for (int64_t j = 0; j < p->S; j++) any |= row[j] != -INFINITY;
         if (!any) memset(out, 0, (size_t)p->S * sizeof(float));
         else nn_fast_softmax_row_f32(row, out, p->S);
     }
@@ -457,9 +457,10 @@ static void sdpa_range(int64_t begin, int64_t end, void *user)
                 ops_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)L, (int)S, (int)E, (float)job->scale, qb,
                             (int)E, kb, (int)E, 0.0f, sb, (int)S);
         }
+        const void *pb = sb; /* the probabilities */
         if (!job->f64 && job->dropout_p == 0 && E > 0) {
             attention_probs_f32(job, bi, sb, (float *)probs);
-            memcpy(sb, probs, sn * sizeof(float));
+            pb = probs;
         } else {
             for (size_t i = 0; i < sn; i++)
                 probs[i] = E == 0 ? 0.0 : job->f64 ? ((double *)sb)[i] : ((float *)sb)[i];
@@ -472,10 +473,10 @@ static void sdpa_range(int64_t begin, int64_t end, void *user)
         // out (L, Ev) = P (L, S) @ V (S, Ev)
         if (S > 0 && L > 0 && Ev > 0) {
             if (job->f64)
-                ops_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)L, (int)Ev, (int)S, 1.0, sb, (int)S, vb,
+                ops_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)L, (int)Ev, (int)S, 1.0, pb, (int)S, vb,
                             (int)Ev, 0.0, ob, (int)Ev);
             else
-                ops_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)L, (int)Ev, (int)S, 1.0f, sb, (int)S, vb,
+                ops_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)L, (int)Ev, (int)S, 1.0f, pb, (int)S, vb,
                             (int)Ev, 0.0f, ob, (int)Ev);
         } else {
             memset(ob, 0, on * cs);
