@@ -28,6 +28,18 @@ static mtk_module *layer_attention(mtk_module *layers, int32_t i)
     return mtk_module_child_at(mtk_module_child_at(layers, i, NULL), 0, NULL);
 }
 
+/* What layer i caches; `chunk` (may be NULL): its attention chunk. */
+static void layer_shape(const decoder_parts *p, int32_t i, decoder_cache_shape *out, int64_t *chunk)
+{
+    if (chunk) *chunk = 0;
+    if (p->own_layers) {
+        p->own_layers(mtk_module_child_at(p->layers, i, NULL), out);
+        return;
+    }
+    models_decoder_attention_shape(layer_attention(p->layers, i), out);
+    if (chunk) *chunk = models_decoder_attention_chunk(layer_attention(p->layers, i));
+}
+
 static bool cache_update(mtk_ctx *ctx, mtk_kv_cache_layer *l, mtk_tensor *keys, mtk_tensor *values);
 
 mtk_kv_cache *mtk_kv_cache_new(mtk_module *model)
@@ -38,7 +50,7 @@ mtk_kv_cache *mtk_kv_cache_new(mtk_module *model)
     if (!models_decoder_parts_of(model, &p)) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                   "kv_cache: %s is not a decoder model of the zoo (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
-                  "olmo2, smollm3, granite, gemma, gemma2, gemma3, phi3, ...; not yet gpt2, gpt_neox, phi)",
+                  "olmo2, smollm3, granite, gemma, gemma2, gemma3, phi3, phi, gpt2, gpt_neox, ...)",
                   mtk_module_type_name(model));
         return NULL;
     }
@@ -52,7 +64,7 @@ mtk_kv_cache *mtk_kv_cache_new(mtk_module *model)
     if (!c->layers) return NULL;
     for (int32_t i = 0; i < c->nlayers; i++) {
         decoder_cache_shape shape;
-        models_decoder_attention_shape(layer_attention(p.layers, i), &shape);
+        layer_shape(&p, i, &shape, NULL);
         c->layers[i].window = shape.window;
     }
     return c;
@@ -115,7 +127,7 @@ bool mtk_kv_cache_assume(mtk_kv_cache *cache, int64_t batch, int64_t length)
     for (int32_t i = 0; ok && i < cache->nlayers; i++) {
         mtk_kv_cache_layer *l = &cache->layers[i];
         decoder_cache_shape a;
-        models_decoder_attention_shape(layer_attention(p.layers, i), &a);
+        layer_shape(&p, i, &a, NULL);
         int64_t t = a.window > 0 && a.window < length ? a.window : length;
         int64_t kshape[4] = { batch, a.kv_heads, t, a.key_dim }, vshape[4] = { batch, a.kv_heads, t, a.value_dim };
         ok = cache_update(ctx, l, mtk_empty(ctx, kshape, 4, w->dtype), mtk_empty(ctx, vshape, 4, w->dtype));
@@ -280,9 +292,9 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
     int64_t layer_window = 0, chunk = 0;
     for (int32_t i = 0; i < c->nlayers; i++) {
         decoder_cache_shape a;
-        models_decoder_attention_shape(layer_attention(p->layers, i), &a);
+        int64_t layer_chunk;
+        layer_shape(p, i, &a, &layer_chunk);
         eager = eager || a.eager;
-        int64_t layer_chunk = models_decoder_attention_chunk(layer_attention(p->layers, i));
         if (a.window > 0 && layer_window == 0 && layer_chunk == 0) layer_window = a.window;
         if (chunk == 0) chunk = layer_chunk;
     }
@@ -384,24 +396,30 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
                                                  : mtk_view(ctx, mtk_arange_int(ctx, cache->length, cache->length + s,
                                                                                 1, MTK_INT64),
                                                             pshape, 2);
+    if (ok && p.positions) /* gpt2: inputs_embeds + wpe(position_ids) */
+        h = mtk_add(ctx, h, mtk_module_forward(p.positions, positions));
     mtk_module_io cos_sin = { .in = { h, positions }, .nin = 2 };
-    ok = ok && positions && mtk_module_call(p.rotary, &cos_sin);
+    ok = ok && positions && h && (!p.rotary || mtk_module_call(p.rotary, &cos_sin));
     for (int32_t i = 0; ok && i < cache->nlayers; i++) {
         mtk_kv_cache_layer *l = &cache->layers[i];
         mtk_tensor *past_k = l->keys, *past_v = l->values;
+        decoder_cache_shape a;
+        int64_t chunk;
+        layer_shape(&p, i, &a, &chunk);
         if (!past_k) {
             /* the first update concatenates onto an empty tensor */
-            decoder_cache_shape a;
-            models_decoder_attention_shape(layer_attention(p.layers, i), &a);
             int64_t kshape[4] = { b, a.kv_heads, 0, a.key_dim }, vshape[4] = { b, a.kv_heads, 0, a.value_dim };
             past_k = mtk_empty(ctx, kshape, 4, h->dtype);
             past_v = mtk_empty(ctx, vshape, 4, h->dtype);
         }
-        bool chunked = models_decoder_attention_chunk(layer_attention(p.layers, i)) > 0;
-        mtk_tensor *mask = masks[chunked ? 2 : l->window > 0 ? 1 : 0];
+        mtk_tensor *mask = masks[chunk > 0 ? 2 : l->window > 0 ? 1 : 0];
         mtk_module *layer = mtk_module_child_at(p.layers, i, NULL);
         mtk_module_io io = { .in = { h, NULL, NULL, past_k, past_v, mask }, .nin = mask ? 6 : 5 };
-        models_decoder_layer_rope(&cos_sin, layer, &io.in[1], &io.in[2]); /* gemma3: the layer type's rope */
+        if (p.rotary) {
+            models_decoder_layer_rope(&cos_sin, layer, &io.in[1], &io.in[2]); /* gemma3: the layer type's rope */
+        } else { /* no rotary (gpt2): (h, past_k, past_v[, mask]) */
+            io = (mtk_module_io){ .in = { h, past_k, past_v, mask }, .nin = mask ? 4 : 3 };
+        }
         ok = mtk_module_call(layer, &io);
         if (ok && io.nout != 3)
             ok = mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "lm_forward_cached: %s takes no KV cache",
