@@ -158,6 +158,8 @@ typedef struct mask_request {
     int64_t window;        /* sliding_window_overlay; 0: causal only       */
     int64_t chunk;         /* chunked_overlay (llama4); 0: none            */
     mtk_tensor *padding;   /* (B, >= kv_offset + kv_len) bool, or NULL     */
+    mtk_tensor *left_padding; /* chunk: (B, 1, 1, 1) int64, each row's
+                                 leading padding tokens, or NULL (none) */
     bool eager;            /* eager_mask: a float mask in `dtype`          */
     mtk_dtype dtype;
 } mask_request;
@@ -191,9 +193,12 @@ static mtk_tensor *build_mask(mtk_ctx *ctx, const mask_request *r)
         mtk_tensor *first = mtk_bitwise_and(ctx, mtk_ones(ctx, NULL, 0, MTK_BOOL), overlay);
         mask = mtk_bitwise_and(ctx, first, mtk_le(ctx, kv_idx, q_idx));
     } else if (r->chunk > 0) {
-        /* chunked_causal_mask_function (no left padding): and_masks(overlay, causal) */
-        mtk_tensor *overlay = mtk_eq(ctx, mtk_floor_divide_scalar(ctx, kv_idx, mtk_value_int(r->chunk)),
-                                     mtk_floor_divide_scalar(ctx, q_idx, mtk_value_int(r->chunk)));
+        /* chunked_causal_mask_function: and_masks(overlay, causal), the chunks counted from each row's
+           first token: (kv - left_padding) // chunk == (q - left_padding) // chunk */
+        mtk_tensor *kv_row = r->left_padding ? mtk_sub(ctx, kv_idx, r->left_padding) : kv_idx; /* (B, 1, 1, kv) */
+        mtk_tensor *q_row = r->left_padding ? mtk_sub(ctx, q_idx, r->left_padding) : q_idx;    /* (B, 1, q, 1)  */
+        mtk_tensor *overlay = mtk_eq(ctx, mtk_floor_divide_scalar(ctx, kv_row, mtk_value_int(r->chunk)),
+                                     mtk_floor_divide_scalar(ctx, q_row, mtk_value_int(r->chunk)));
         mtk_tensor *first = mtk_bitwise_and(ctx, mtk_ones(ctx, NULL, 0, MTK_BOOL), overlay);
         mask = mtk_bitwise_and(ctx, first, mtk_le(ctx, kv_idx, q_idx));
     } else {
@@ -282,6 +287,26 @@ static void mask_sizes(const mtk_kv_cache *c, int64_t window, int64_t q_len, int
     *kv_len = full ? window - 1 + q_len : c->length + q_len;
 }
 
+/* (attention_mask.cumsum(-1) == 0).sum(-1) of the (B, T) bool padding on
+ * the cpu, viewed (B, 1, 1, 1): the leading padding of each row; NULL
+ * (no error) when the padding is on meta or there is none. */
+static mtk_tensor *left_padding_of(mtk_ctx *ctx, const mtk_tensor *padding, bool *failed)
+{
+    *failed = false;
+    if (!padding || mtk_tensor_is_meta(padding)) return NULL;
+    int64_t b = padding->shape[0], t = padding->shape[1], shape[4] = { b, 1, 1, 1 };
+    mtk_tensor *out = mtk_zeros(ctx, shape, 4, MTK_INT64);
+    if (!out) {
+        *failed = true;
+        return NULL;
+    }
+    const bool *v = mtk_tensor_data(padding); /* contiguous */
+    int64_t *lead = mtk_tensor_data(out);
+    for (int64_t r = 0; r < b; r++)
+        while (lead[r] < t && !v[r * t + lead[r]]) lead[r]++;
+    return out;
+}
+
 /* The masks the family builds: [0] full, [1] sliding, [2] chunked (NULL:
  * none). */
 static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts *p, mtk_tensor *ids,
@@ -309,12 +334,17 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
         padding = mtk_ones(ctx, shape, 2, MTK_BOOL);
     }
     masks[0] = masks[1] = masks[2] = NULL;
+    bool failed = false;
+    mtk_tensor *left = (p->masks & DECODER_MASK_CHUNKED) && step->padding_mask ? left_padding_of(ctx, padding, &failed)
+                                                                               : NULL;
+    if (failed) return false;
     static const uint8_t kinds[3] = { DECODER_MASK_FULL, DECODER_MASK_SLIDING, DECODER_MASK_CHUNKED };
     for (int32_t kind = 0; kind < 3; kind++) {
         if (!(p->masks & kinds[kind])) continue;
         /* a chunked layer's cache is a sliding one of the chunk (its sizes from the first such layer) */
         mask_request r = { .batch = b, .q_len = s, .q_offset = c->length, .window = kind == 1 ? p->mask_window : 0,
-                           .chunk = kind == 2 ? chunk : 0, .padding = padding, .eager = eager, .dtype = dtype };
+                           .chunk = kind == 2 ? chunk : 0, .padding = padding, .left_padding = left, .eager = eager,
+                           .dtype = dtype };
         mask_sizes(c, kind == 1 ? layer_window : kind == 2 ? chunk : 0, s, &r.kv_len, &r.kv_offset);
         if (!eager && sdpa_can_skip(&r)) continue;
         masks[kind] = build_mask(ctx, &r);
