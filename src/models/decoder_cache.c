@@ -21,6 +21,7 @@ struct mtk_kv_cache {
     int32_t nlayers;
     int64_t length; /* tokens seen */
     int64_t batch;  /* -1 before the first step */
+    bool plannable; /* the zoo's decoder layers (not a family's own) */
 };
 
 static mtk_module *layer_attention(mtk_module *layers, int32_t i)
@@ -59,6 +60,7 @@ mtk_kv_cache *mtk_kv_cache_new(mtk_module *model)
     c->ctx = ctx;
     c->model = model;
     c->batch = -1;
+    c->plannable = p.own_layers == NULL;
     c->nlayers = mtk_module_child_count(p.layers);
     c->layers = mtk_ctx_alloc(ctx, (size_t)(c->nlayers ? c->nlayers : 1) * sizeof *c->layers);
     if (!c->layers) return NULL;
@@ -71,6 +73,8 @@ mtk_kv_cache *mtk_kv_cache_new(mtk_module *model)
 }
 
 int32_t mtk_kv_cache_layer_count(const mtk_kv_cache *cache) { return cache ? cache->nlayers : 0; }
+
+bool mtk_kv_cache_plannable(const mtk_kv_cache *cache) { return cache && cache->plannable; }
 
 const mtk_kv_cache_layer *mtk_kv_cache_layer_at(const mtk_kv_cache *cache, int32_t i)
 {

@@ -95,6 +95,7 @@ static void prefill_then_decode_matches_forward_without_cache(void **state)
     mtk_tensor *full = mtk_module_forward(m, ids); /* (2, 10, 101) */
     assert_non_null(full);
     mtk_kv_cache *cache = mtk_kv_cache_new(m);
+    assert_true(mtk_kv_cache_plannable(cache));
     mtk_lm_step last = { .logits_to_keep = 1, .attention_mask = true };
     mtk_tensor *out = mtk_lm_forward_cached(m, columns(ctx, ids, 0, 8), cache, &last);
     if (!out) fail_msg("%s", mtk_ctx_message(ctx));
@@ -333,6 +334,7 @@ static void own_layers_decode_matches_their_forward_without_cache(void **state)
         if (!full) fail_msg("%s", mtk_ctx_message(ctx));
         mtk_kv_cache *cache = mtk_kv_cache_new(m);
         if (!cache) fail_msg("%s", mtk_ctx_message(ctx));
+        assert_false(mtk_kv_cache_plannable(cache)); /* plans trace their plain forward */
         mtk_lm_step all = { 0, false, NULL, NULL }, last = { 1, true, NULL, NULL };
         mtk_tensor *out = mtk_lm_forward_cached(m, columns(ctx, ids, 0, 7), cache, &all);
         if (!out) fail_msg("%s", mtk_ctx_message(ctx));
