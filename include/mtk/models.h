@@ -359,11 +359,9 @@ typedef struct mtk_generate_stats {
  * step, each the argmax of the last position's logits in float32 (the
  * first index among equal maxima); a row that produces an eos token is
  * finished and gets pad_token_id from then on; decoding stops after
- * max_new_tokens steps or when every row is finished.  The language
- * models without a cached forward yet (GPT2LMHeadModel,
- * GPTNeoXForCausalLM, PhiForCausalLM) run the whole sequence through
- * their forward each step, as generate(use_cache=False), with the
- * attention mask and generate's position ids.  `input_ids` is
+ * max_new_tokens steps or when every row is finished (GPT2LMHeadModel,
+ * GPTNeoXForCausalLM and PhiForCausalLM decode with the cache too).
+ * `input_ids` is
  * (B, S) int64 on the cpu.  Returns a new int64 (B, S + n) cpu tensor, the
  * prompt then the n <= max_new_tokens generated tokens, and fills `stats`
  * (may be NULL).  Each step's activations and the cache it replaces are
