@@ -96,6 +96,8 @@ static const struct {
 } masked_forward_classes[] = {
     { "GPT2Model", true }, { "GPT2LMHeadModel", true }, { "GPTNeoXModel", true }, { "GPTNeoXForCausalLM", true },
     { "PhiModel", true },  { "PhiForCausalLM", true },  { "ModernBertModel", false }, { "T5EncoderModel", false },
+    { "ModernBertForMaskedLM", false }, { "ModernBertForSequenceClassification", false },
+    { "ModernBertForTokenClassification", false },
 };
 
 /* Whether the model's forward takes the mask (and, in *positions, the
