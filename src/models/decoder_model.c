@@ -222,12 +222,19 @@ static bool causal_lm_forward(mtk_module *m, mtk_module_io *io)
     return logits != NULL;
 }
 
+/* The families with layer stacks of their own. */
+static bool (*const own_layer_families[])(mtk_module *, decoder_parts *) = {
+    models_gpt2_parts_of, models_gpt_neox_parts_of, models_phi_parts_of,
+};
+
 bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
 {
     memset(out, 0, sizeof *out);
     out->embedding_multiplier = out->logits_scaling = 1.0;
     const mtk_module_type *type = m ? mtk_module_type_of(m) : NULL;
     if (!type) return false;
+    for (size_t i = 0; i < sizeof own_layer_families / sizeof *own_layer_families; i++)
+        if (own_layer_families[i](m, out)) return true;
     mtk_module *model = m;
     if (type->forward == causal_lm_forward) {
         out->final_softcap = ((const causal_lm_config *)mtk_module_config(m))->final_softcap;

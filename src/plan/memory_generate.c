@@ -199,7 +199,7 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
         return NULL;
     }
     mtk_kv_cache *cache = mtk_kv_cache_new(model);
-    if (!cache) {
+    if (!mtk_kv_cache_plannable(cache)) { /* gpt2, gpt_neox, phi: not yet */
         mtk_ctx_clear_error(ctx);
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                   "memory: --mode generate models the KV cache of the decoder families (llama, mistral, mixtral, "
@@ -312,7 +312,7 @@ mtk_memory_plan *mem_plan_inference_cached(mtk_ctx *ctx, const char *model_name,
     mtk_module *model = resolve_for_inference(ctx, model_name, o, &info);
     if (!model) return NULL;
     mtk_kv_cache *cache = mtk_kv_cache_new(model);
-    if (!cache) {
+    if (!mtk_kv_cache_plannable(cache)) { /* the plain forward (gpt2, gpt_neox, phi hold their cache there) */
         mtk_ctx_clear_error(ctx);
         return NULL;
     }
