@@ -18,7 +18,8 @@ own send buffer back, so every rank routes as this one does.
 
 Run as a script: argv[1] is a JSON case {config, eps: [E...], [forward:
 [B, S]]}; prints one JSON line {E: {params: {name: {shape, placements,
-local: [[shape, offset] per rank]}}, comms: {op: [count, bytes]}}}, the
+local: [[shape, offset] per rank]}}, comms, comms_train: {op: [count,
+bytes]}}}, the
 forward measured at the last E.
 """
 import json
@@ -65,10 +66,18 @@ def measure(case, E):
         ids = torch.zeros((b, s), dtype=torch.long)
         with torch.no_grad(), torch_shard.CommBytesMode() as cm:
             model(input_ids=ids, use_cache=False)
-        out["comms"] = {str(op).split(".")[-1]: [n, cm.comm_bytes[str(op).split(".")[-1]]]
-                        for op, n in cm.get_comm_counts().items()}
+        out["comms"] = counted(cm)
+        # a training step's: the forward, then the backward of its logits' sum
+        with torch_shard.CommBytesMode() as cm:
+            model(input_ids=ids, use_cache=False).logits.sum().backward()
+        out["comms_train"] = counted(cm)
     dist.destroy_process_group()
     return out
+
+
+def counted(cm):
+    """{op: [count, bytes]} of what CommBytesMode saw."""
+    return {str(op).split(".")[-1]: [n, cm.comm_bytes[str(op).split(".")[-1]]] for op, n in cm.get_comm_counts().items()}
 
 
 def measure_all(case):
