@@ -473,7 +473,11 @@ static void tp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
         switch (site->style) {
         case MTK_TP_EP_DISPATCH:
             if (o->ep > 1) {
+                /* transformers' AllToAllEP: the tokens' per-expert counts
+                   (int64, one per global expert; no backward), then each
+                   (token, expert) row out and its result back */
                 int64_t bytes = in * (a->top_k > 0 ? a->top_k : 1);
+                add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "tokens per expert", m, m * a->experts * 8);
                 add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "token dispatch and combine", 2 * m, 2 * m * bytes);
                 if (train) add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "their gradients", 2 * m, 2 * m * bytes);
             }
