@@ -103,8 +103,10 @@ bool shard_cost(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)
  * analysis whose partition is reused when its pp is o's; same_tp (may be
  * NULL): one whose placements and local shapes are reused when its tp and
  * ep are o's and neither has slices or shards parameters over dp; `into`
- * (may be NULL, may be same_tp's own, which then changes) receives them.
- * NULL with the context's error. */
+ * (may be NULL, may be same_tp's own, which then changes) receives them;
+ * when it is same_tp's own, its stages must be same_tp's, and they are
+ * not walked again if o's stages are the same.  NULL with the context's
+ * error. */
 mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o,
                              const mtk_shard_plan *same_pp, const mtk_shard_plan *same_tp, mtk_shard_param *into);
 
@@ -175,9 +177,12 @@ typedef struct shard_replay_index {
     int64_t *saved[2], *other[2]; /* [sp] a slot's point's bytes on a rank */
 } shard_replay_index;
 
-/* The index of a placed plan (mesh) for shard_stage_peak.  NULL on out
- * of memory. */
-shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan);
+/* The index of a placed plan (mesh) for shard_stage_peak.  same_params
+ * (may be NULL): an index of a plan with the same mesh, placements and
+ * stages at another micro-batch, whose parameter bytes (units, stage,
+ * whole) are shared rather than summed again.  NULL on out of memory. */
+shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                                             const shard_replay_index *same_params);
 
 /* The largest moment of stage s's forward and backward (the optimizer's
  * aside): the gradients, saved activations and transient bytes then
