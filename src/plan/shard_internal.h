@@ -57,6 +57,28 @@ typedef struct shard_point {
     int64_t grads;              /* the parameters' .grad                    */
 } shard_point;
 
+/* What one trace gives that the micro-batch scales, per node, saved
+ * storage, layer, site and replayed point, with the structure (units,
+ * splits, phases) that it does not: an analysis's numbers are made from
+ * it (shard.c's finish), and so are those of another micro-batch
+ * (shard_analysis_at). */
+typedef struct shard_raw {
+    const mtk_graph *graph;     /* the trace's                               */
+    int32_t nnodes, nsaved, npoints;
+    int32_t *node_unit;         /* per node: SHARD_UNIT_* or a layer         */
+    bool *node_sharded;         /* its first output sharded by tp            */
+    int64_t *flops;             /* per node its FLOPs, then ws               */
+    int64_t *ws;                /* per node [forward, backward] working set  */
+    int32_t *saved_unit;        /* per saved storage (each once)             */
+    uint8_t *saved_flags;       /* 1: sharded by tp, 2: attention's core     */
+    int64_t *saved;
+    int64_t *input;             /* per layer: its input's bytes              */
+    int64_t *site;              /* per site: [input, output] bytes           */
+    int64_t boundary;           /* a layer's output                          */
+    int32_t *point_unit, *point_phase; /* per replayed point (training)      */
+    int64_t *point_bytes;       /* [saved, grads, live, model] per point     */
+} shard_raw;
+
 struct mtk_shard_analysis {
     mtk_ctx *ctx;
     const char *model;
@@ -76,7 +98,27 @@ struct mtk_shard_analysis {
     int32_t tied_param;         /* the embedding lm_head shares, -1: none  */
     shard_point *points;        /* training's replayed step; NULL: none     */
     int32_t npoints;
+    shard_raw *raw;             /* what the numbers above are made from     */
 };
+
+/* The analysis's numbers that follow the micro-batch (units, sites'
+ * bytes, the boundary, the replayed points) made from its raw. */
+void shard_analysis_finish(mtk_shard_analysis *a);
+
+/* Whether a1 and a2, analyses of one model at micro-batches p and 2 p
+ * (the same length, mode, dtype and device kind), make those of 4 p, 8 p
+ * .. up to max_micro by scaling (shard_scale.c): the same structure,
+ * every shape growing in at most one dimension, every allocation's
+ * rounded size affine at those micro-batches. */
+bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis *a2, int64_t max_micro);
+
+/* The analysis at micro-batch m (p times a power of two up to the
+ * max_micro checked) made from a1 and a2 for which shard_analyses_scale
+ * holds: the same as mtk_shard_analyze
+ * at m.  It shares a1's parameters, rules and structure.  NULL on out of
+ * memory. */
+mtk_shard_analysis *shard_analysis_at(mtk_ctx *ctx, const mtk_shard_analysis *a1, const mtk_shard_analysis *a2,
+                                      int64_t m);
 
 #define SHARD_UNIT_PRE(a) ((a)->nlayers)
 #define SHARD_UNIT_POST(a) ((a)->nlayers + 1)
