@@ -106,16 +106,15 @@ struct mtk_shard_analysis {
 void shard_analysis_finish(mtk_shard_analysis *a);
 
 /* Whether a1 and a2, analyses of one model at micro-batches p and 2 p
- * (the same length, mode, dtype and device kind), make those of 4 p, 8 p
- * .. up to max_micro by scaling (shard_scale.c): the same structure,
- * every shape growing in at most one dimension, every allocation's
- * rounded size affine at those micro-batches. */
-bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis *a2, int64_t max_micro);
+ * (the same length, mode, dtype and device kind), make the one at m (p
+ * times a power of two >= 4) by scaling (shard_scale.c): the same
+ * structure, every shape growing in at most one dimension, every
+ * allocation's rounded size affine up to m. */
+bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis *a2, int64_t m);
 
-/* The analysis at micro-batch m (p times a power of two up to the
- * max_micro checked) made from a1 and a2 for which shard_analyses_scale
- * holds: the same as mtk_shard_analyze
- * at m.  It shares a1's parameters, rules and structure.  NULL on out of
+/* The analysis at micro-batch m made from a1 and a2 for which
+ * shard_analyses_scale(a1, a2, m) holds: the same as mtk_shard_analyze at
+ * m.  It shares a1's parameters, rules and structure.  NULL on out of
  * memory. */
 mtk_shard_analysis *shard_analysis_at(mtk_ctx *ctx, const mtk_shard_analysis *a1, const mtk_shard_analysis *a2,
                                       int64_t m);

@@ -11,8 +11,8 @@
  * are copies at 2 and more.  Two more things could break it: a shape in
  * which the micro-batch enters other than as one dimension, and the CUDA
  * allocator's rounding of each block (affine when a block grows by whole
- * blocks, else only over some range of k).  All three are checked on the
- * two traces, the rounding at each k used (shard_analyses_scale); the
+ * blocks, else only at some k).  All three are checked on the two
+ * traces, the rounding at the k asked for (shard_analyses_scale); the
  * maxima and the dropping of covered points are then redone from the
  * scaled numbers (shard_analysis_finish), exactly as a trace at k p
  * makes them. */
@@ -36,16 +36,15 @@ static bool shape_scales(const mtk_tensor *x, const mtk_tensor *y)
 }
 
 /* An allocation of b1 bytes at micro-batch p and b2 at 2 p: b1 + (k - 1)
- * (b2 - b1) at k p, its rounded size affine too at each k = 2, 4 .. kmax
- * (the CUDA allocator's blocks: a growth by whole blocks always is). */
-static bool grows_affinely(const mtk_memory_options *mo, int64_t b1, int64_t b2, int64_t kmax)
+ * (b2 - b1) at k p, and its rounded size affine there too (the CUDA
+ * allocator's blocks: a growth by whole blocks always is). */
+static bool grows_affinely(const mtk_memory_options *mo, int64_t b1, int64_t b2, int64_t k)
 {
-    int64_t d = b2 - b1, r1 = mem_alloc_bytes(mo, b1), r2 = mem_alloc_bytes(mo, b2);
+    int64_t d = b2 - b1;
     if (d < 0) return false;
     if (mem_alloc_bytes(mo, d) == d) return true; /* cpu, or whole blocks */
-    for (int64_t k = 2; k <= kmax; k *= 2)
-        if (mem_alloc_bytes(mo, b1 + (k - 1) * d) != r1 + (k - 1) * (r2 - r1)) return false;
-    return true;
+    int64_t r1 = mem_alloc_bytes(mo, b1), r2 = mem_alloc_bytes(mo, b2);
+    return mem_alloc_bytes(mo, b1 + (k - 1) * d) == r1 + (k - 1) * (r2 - r1);
 }
 
 static bool same_structure(const shard_raw *r1, const shard_raw *r2)
@@ -60,7 +59,7 @@ static bool same_structure(const shard_raw *r1, const shard_raw *r2)
                         memcmp(r1->point_phase, r2->point_phase, np * sizeof *r1->point_phase) == 0));
 }
 
-bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis *a2, int64_t max_micro)
+bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis *a2, int64_t m)
 {
     const mtk_shard_options *o1 = &a1->options, *o2 = &a2->options;
     if (o1->micro_batch < 1 || o2->micro_batch != 2 * o1->micro_batch || o1->seq != o2->seq || o1->training != o2->training ||
@@ -76,23 +75,24 @@ bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis
     mtk_memory_options mo;
     mtk_memory_options_init(&mo);
     mo.device_kind = (mtk_device_kind)o1->device_kind;
-    int64_t kmax = max_micro / o1->micro_batch;
+    int64_t k = m / o1->micro_batch;
+    if (m % o1->micro_batch || k < 2 || k > (1LL << 40)) return false;
     for (int32_t t = 0; t < nt; t++)
         if (!shape_scales(mtk_graph_tensor_at(g1, t)->tensor, mtk_graph_tensor_at(g2, t)->tensor)) return false;
     for (int32_t s = 0; s < ns; s++)
-        if (!grows_affinely(&mo, mtk_graph_storage_at(g1, s)->nbytes, mtk_graph_storage_at(g2, s)->nbytes, kmax))
+        if (!grows_affinely(&mo, mtk_graph_storage_at(g1, s)->nbytes, mtk_graph_storage_at(g2, s)->nbytes, k))
             return false;
     for (int32_t n = 0; n < nn; n++) {
         const mtk_graph_node *x = mtk_graph_node_at(g1, n), *y = mtk_graph_node_at(g2, n);
         if (x->op != y->op || x->nsaved != y->nsaved || x->nbackward != y->nbackward) return false;
-        if (!grows_affinely(&mo, x->transient_bytes, y->transient_bytes, kmax) ||
-            !grows_affinely(&mo, x->transient_nograd_bytes, y->transient_nograd_bytes, kmax))
+        if (!grows_affinely(&mo, x->transient_bytes, y->transient_bytes, k) ||
+            !grows_affinely(&mo, x->transient_nograd_bytes, y->transient_nograd_bytes, k))
             return false;
-        for (int32_t k = 0; k < x->nbackward; k++)
-            if (!grows_affinely(&mo, x->backward[k].nbytes, y->backward[k].nbytes, kmax)) return false;
-        for (int32_t k = 0; k < x->nsaved; k++)
-            if (!grows_affinely(&mo, mtk_graph_saved_entry_bytes(g1, x, &x->saved[k]),
-                                 mtk_graph_saved_entry_bytes(g2, y, &y->saved[k]), kmax))
+        for (int32_t j = 0; j < x->nbackward; j++)
+            if (!grows_affinely(&mo, x->backward[j].nbytes, y->backward[j].nbytes, k)) return false;
+        for (int32_t j = 0; j < x->nsaved; j++)
+            if (!grows_affinely(&mo, mtk_graph_saved_entry_bytes(g1, x, &x->saved[j]),
+                                 mtk_graph_saved_entry_bytes(g2, y, &y->saved[j]), k))
                 return false;
     }
     return true;

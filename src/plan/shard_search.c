@@ -474,28 +474,28 @@ mtk_shard_search_result *mtk_shard_search(mtk_ctx *ctx, const char *model, const
     memset(st, 0, sizeof *st);
     memset(r, 0, sizeof *r);
     st->ctx = ctx, st->so = so, st->result = r, st->top = top;
-    /* the model traced at micro-batches 1, 2 and 4; the larger ones
-       scaled from 2 and 4 where that is exact, else traced too */
+    /* the model traced at micro-batches 1, 2 and 4, each larger one
+       scaled from the last two traced in a row (p and 2 p) where that is
+       exact, else traced too */
     double t0 = now_seconds();
-    bool scales = false;
-    int64_t largest = 1;
-    while (largest <= so->max_micro_batch / 2 && 2 * largest <= so->global_batch && so->global_batch % (2 * largest) == 0 &&
-           largest < (1LL << (MAX_MICRO - 1)))
-        largest *= 2;
+    const mtk_shard_analysis *basis[2] = { NULL, NULL };
+    bool traced_half = false; /* the previous micro-batch was traced */
     for (int64_t micro = 1; micro <= so->max_micro_batch && micro <= so->global_batch && st->nmicro < MAX_MICRO;
          micro *= 2) {
         if (so->global_batch % micro) break;
         mtk_shard_options o;
         mtk_shard_options_init(&o);
         o.micro_batch = micro, o.seq = so->seq, o.training = so->training, o.dtype = so->dtype;
-        mtk_shard_analysis *a = scales ? shard_analysis_at(ctx, st->analyses[1], st->analyses[2], micro)
-                                       : mtk_shard_analyze(ctx, model, &o);
+        bool scale = micro >= 8 && basis[0] && shard_analyses_scale(basis[0], basis[1], micro);
+        mtk_shard_analysis *a = scale ? shard_analysis_at(ctx, basis[0], basis[1], micro)
+                                      : mtk_shard_analyze(ctx, model, &o);
         if (!a) return NULL;
+        if (!scale && traced_half && micro >= 4) basis[0] = st->analyses[st->nmicro - 1], basis[1] = a;
+        traced_half = !scale;
+        r->scaled += scale;
         st->micros[st->nmicro] = micro;
         st->analyses[st->nmicro++] = a;
-        if (micro == 4) scales = shard_analyses_scale(st->analyses[1], a, largest);
     }
-    r->scaled = scales ? st->nmicro - 3 : 0;
     double t1 = now_seconds();
     r->analysis_seconds = t1 - t0;
     clock_t c0 = clock();
