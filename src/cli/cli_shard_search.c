@@ -161,7 +161,7 @@ int cli_shard_search(const char *model, const mtk_shard_search_options *so, bool
                so->gpu.memory_gib, so->gpu.nvlink_gbps, so->gpu.ib_gbps, so->gpu.gpus_per_node,
                (long long)so->global_batch, (long long)so->seq);
         printf("searched %lld configurations in %.1f ms (%.1f ms of processor time; analyses: %.2f s, %d of them "
-               "scaled from micro-batches 2 and 4); %lld fit\n\n",
+               "scaled from two traced ones); %lld fit\n\n",
                (long long)r->searched, 1e3 * r->seconds, 1e3 * r->cpu_seconds, r->analysis_seconds, r->scaled,
                (long long)r->feasible);
         if (r->nplans == 0) {
