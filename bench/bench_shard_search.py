@@ -29,8 +29,8 @@ CASES = [
     ("llama-3.1-8b", 256, "1x8192", 1024, 8),
     # dense models over 10,000 configurations
     ("llama-3.1-70b", 480, "1x4096", 7680, 256),
-    ("llama-3-8b", 512, "1x4096", 65536, 4096),
-    ("qwen3-32b", 512, "1x4096", 65536, 4096),
+    ("qwen3-32b", 480, "1x4096", 7680, 256),
+    ("llama-3-8b", 480, "1x4096", 7680, 256),
 ]
 
 
@@ -61,7 +61,7 @@ def main():
         analyses = min(x["analysis_seconds"] for x, _, _ in runs)
         case = f"{model} {gpus} GPUs {inp} x {batch} mb<={micro}"
         print(f"{case:46} {r['searched']:8d} {r['feasible']:8d} {1e3 * wall:14.1f} {1e3 * cpu:13.1f} "
-              f"{r['searched'] / max(cpu, 1e-9):11.0f} {1e3 * analyses:11.1f} {r['scaled']:6d} "
+              f"{r['searched'] / max(cpu, 1e-9):11.0f} {1e3 * analyses:11.1f} {r.get('scaled', 0):6d} "
               f"{1e3 * min(w for _, w, _ in runs):15.1f} {1e3 * min(c for _, _, c in runs):14.1f}")
 
 
