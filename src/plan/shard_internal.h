@@ -105,16 +105,19 @@ struct mtk_shard_analysis {
  * bytes, the boundary, the replayed points) made from its raw. */
 void shard_analysis_finish(mtk_shard_analysis *a);
 
-/* Whether a1 and a2, analyses of one model at micro-batches p and 2 p
- * (the same length, mode, dtype and device kind), make the one at m (p
- * times a power of two >= 4) by scaling (shard_scale.c): the same
- * structure, every shape growing in at most one dimension, every
- * allocation's rounded size affine up to m. */
-bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis *a2, int64_t m);
+/* Whether a1 and a2, analyses of one model traced at micro-batches q and
+ * 2 q (the same length, mode, dtype and device kind), make the one at m
+ * from b1 and b2 at p and 2 p (p a multiple of q, m of 2 p; traced, or
+ * made so themselves) by scaling (shard_scale.c): the same structure,
+ * every shape growing in at most one dimension, every allocation's
+ * rounded size at m the one at p plus m / p - 1 times its growth from p to
+ * 2 p. */
+bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis *a2, const mtk_shard_analysis *b1,
+                          const mtk_shard_analysis *b2, int64_t m);
 
-/* The analysis at micro-batch m made from a1 and a2 for which
- * shard_analyses_scale(a1, a2, m) holds: the same as mtk_shard_analyze at
- * m.  It shares a1's parameters, rules and structure.  NULL on out of
+/* The analysis at micro-batch m made from a1 and a2 (at p and 2 p) for
+ * which shard_analyses_scale(traced pair, a1, a2, m) holds: the same as
+ * mtk_shard_analyze at m.  It shares a1's parameters, rules and structure.  NULL on out of
  * memory. */
 mtk_shard_analysis *shard_analysis_at(mtk_ctx *ctx, const mtk_shard_analysis *a1, const mtk_shard_analysis *a2,
                                       int64_t m);

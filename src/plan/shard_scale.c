@@ -12,10 +12,14 @@
  * which the micro-batch enters other than as one dimension, and the CUDA
  * allocator's rounding of each block (affine when a block grows by whole
  * blocks, else only at some k).  All three are checked on the two
- * traces, the rounding at the k asked for (shard_analyses_scale); the
- * maxima and the dropping of covered points are then redone from the
+ * traces, the rounding at the micro-batch asked for (shard_analyses_scale);
+ * the maxima and the dropping of covered points are then redone from the
  * scaled numbers (shard_analysis_finish), exactly as a trace at k p
- * makes them. */
+ * makes them.  The basis need not be the traces themselves: any two
+ * analyses at p and 2 p (a multiple of the traces' micro-batch, traced or
+ * scaled) make the one at k p the same way where the rounding allows, so
+ * a micro-batch past where it stops being affine from the traces is
+ * traced and the next scaled from it and the one before. */
 #include "plan/shard_internal.h"
 #include "plan/memory_internal.h"
 
@@ -35,16 +39,17 @@ static bool shape_scales(const mtk_tensor *x, const mtk_tensor *y)
     return grown <= 1;
 }
 
-/* An allocation of b1 bytes at micro-batch p and b2 at 2 p: b1 + (k - 1)
- * (b2 - b1) at k p, and its rounded size affine there too (the CUDA
+/* An allocation of b1 bytes at micro-batch q and b2 at 2 q: b1 + (x / q -
+ * 1) (b2 - b1) at x (a multiple of q), and its rounded size at m = k p
+ * the one at p plus k - 1 times its growth from p to 2 p (the CUDA
  * allocator's blocks: a growth by whole blocks always is). */
-static bool grows_affinely(const mtk_memory_options *mo, int64_t b1, int64_t b2, int64_t k)
+static bool grows_affinely(const mtk_memory_options *mo, int64_t b1, int64_t b2, int64_t j, int64_t k)
 {
     int64_t d = b2 - b1;
     if (d < 0) return false;
     if (mem_alloc_bytes(mo, d) == d) return true; /* cpu, or whole blocks */
-    int64_t r1 = mem_alloc_bytes(mo, b1), r2 = mem_alloc_bytes(mo, b2);
-    return mem_alloc_bytes(mo, b1 + (k - 1) * d) == r1 + (k - 1) * (r2 - r1);
+    int64_t r1 = mem_alloc_bytes(mo, b1 + (j - 1) * d), r2 = mem_alloc_bytes(mo, b1 + (2 * j - 1) * d);
+    return mem_alloc_bytes(mo, b1 + (k * j - 1) * d) == r1 + (k - 1) * (r2 - r1);
 }
 
 static bool same_structure(const shard_raw *r1, const shard_raw *r2)
@@ -59,14 +64,25 @@ static bool same_structure(const shard_raw *r1, const shard_raw *r2)
                         memcmp(r1->point_phase, r2->point_phase, np * sizeof *r1->point_phase) == 0));
 }
 
-bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis *a2, int64_t m)
+bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis *a2, const mtk_shard_analysis *b1,
+                          const mtk_shard_analysis *b2, int64_t m)
 {
     const mtk_shard_options *o1 = &a1->options, *o2 = &a2->options;
-    if (o1->micro_batch < 1 || o2->micro_batch != 2 * o1->micro_batch || o1->seq != o2->seq || o1->training != o2->training ||
-        o1->dtype != o2->dtype || o1->device_kind != o2->device_kind)
+    if (o1->micro_batch < 1 || o2->micro_batch != 2 * o1->micro_batch || o1->seq != o2->seq ||
+        o1->training != o2->training || o1->dtype != o2->dtype || o1->device_kind != o2->device_kind)
         return false;
     if (a1->nlayers != a2->nlayers || a1->nsites != a2->nsites || a1->nparams != a2->nparams ||
         (a1->points == NULL) != (a2->points == NULL) || !same_structure(a1->raw, a2->raw))
+        return false;
+    /* the basis: analyses of the same model at p and 2 p, p a multiple of q */
+    int64_t q = o1->micro_batch, p = b1->options.micro_batch;
+    if (b2->options.micro_batch != 2 * p || p % q || m % p || m / p < 2 || m / q > (1LL << 40) ||
+        b1->options.seq != o1->seq || b2->options.seq != o1->seq || b1->options.training != o1->training ||
+        b2->options.training != o1->training || b1->options.dtype != o1->dtype || b2->options.dtype != o1->dtype ||
+        b1->options.device_kind != o1->device_kind || b2->options.device_kind != o1->device_kind ||
+        b1->nsites != a1->nsites || b2->nsites != a1->nsites || (b1->points == NULL) != (a1->points == NULL) ||
+        (b2->points == NULL) != (a1->points == NULL) || !same_structure(a1->raw, b1->raw) ||
+        !same_structure(a1->raw, b2->raw))
         return false;
     const mtk_graph *g1 = a1->raw->graph, *g2 = a2->raw->graph;
     int32_t nt = mtk_graph_tensor_count(g1), ns = mtk_graph_storage_count(g1), nn = mtk_graph_node_count(g1);
@@ -75,24 +91,23 @@ bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis
     mtk_memory_options mo;
     mtk_memory_options_init(&mo);
     mo.device_kind = (mtk_device_kind)o1->device_kind;
-    int64_t k = m / o1->micro_batch;
-    if (m % o1->micro_batch || k < 2 || k > (1LL << 40)) return false;
+    int64_t j = p / q, k = m / p;
     for (int32_t t = 0; t < nt; t++)
         if (!shape_scales(mtk_graph_tensor_at(g1, t)->tensor, mtk_graph_tensor_at(g2, t)->tensor)) return false;
     for (int32_t s = 0; s < ns; s++)
-        if (!grows_affinely(&mo, mtk_graph_storage_at(g1, s)->nbytes, mtk_graph_storage_at(g2, s)->nbytes, k))
+        if (!grows_affinely(&mo, mtk_graph_storage_at(g1, s)->nbytes, mtk_graph_storage_at(g2, s)->nbytes, j, k))
             return false;
     for (int32_t n = 0; n < nn; n++) {
         const mtk_graph_node *x = mtk_graph_node_at(g1, n), *y = mtk_graph_node_at(g2, n);
         if (x->op != y->op || x->nsaved != y->nsaved || x->nbackward != y->nbackward) return false;
-        if (!grows_affinely(&mo, x->transient_bytes, y->transient_bytes, k) ||
-            !grows_affinely(&mo, x->transient_nograd_bytes, y->transient_nograd_bytes, k))
+        if (!grows_affinely(&mo, x->transient_bytes, y->transient_bytes, j, k) ||
+            !grows_affinely(&mo, x->transient_nograd_bytes, y->transient_nograd_bytes, j, k))
             return false;
-        for (int32_t j = 0; j < x->nbackward; j++)
-            if (!grows_affinely(&mo, x->backward[j].nbytes, y->backward[j].nbytes, k)) return false;
-        for (int32_t j = 0; j < x->nsaved; j++)
-            if (!grows_affinely(&mo, mtk_graph_saved_entry_bytes(g1, x, &x->saved[j]),
-                                 mtk_graph_saved_entry_bytes(g2, y, &y->saved[j]), k))
+        for (int32_t e = 0; e < x->nbackward; e++)
+            if (!grows_affinely(&mo, x->backward[e].nbytes, y->backward[e].nbytes, j, k)) return false;
+        for (int32_t e = 0; e < x->nsaved; e++)
+            if (!grows_affinely(&mo, mtk_graph_saved_entry_bytes(g1, x, &x->saved[e]),
+                                 mtk_graph_saved_entry_bytes(g2, y, &y->saved[e]), j, k))
                 return false;
     }
     return true;

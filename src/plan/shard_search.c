@@ -474,11 +474,11 @@ mtk_shard_search_result *mtk_shard_search(mtk_ctx *ctx, const char *model, const
     memset(st, 0, sizeof *st);
     memset(r, 0, sizeof *r);
     st->ctx = ctx, st->so = so, st->result = r, st->top = top;
-    /* the model traced at micro-batches 1, 2 and 4, each larger one
-       scaled from the last two traced in a row (p and 2 p) where that is
-       exact, else traced too */
+    /* the model traced at micro-batches 1, 2 and 4; each larger one
+       scaled from the two before it (checked against the last two traced
+       in a row) where that is exact, else traced too */
     double t0 = now_seconds();
-    const mtk_shard_analysis *basis[2] = { NULL, NULL };
+    const mtk_shard_analysis *traced[2] = { NULL, NULL };
     bool traced_half = false; /* the previous micro-batch was traced */
     for (int64_t micro = 1; micro <= so->max_micro_batch && micro <= so->global_batch && st->nmicro < MAX_MICRO;
          micro *= 2) {
@@ -486,11 +486,12 @@ mtk_shard_search_result *mtk_shard_search(mtk_ctx *ctx, const char *model, const
         mtk_shard_options o;
         mtk_shard_options_init(&o);
         o.micro_batch = micro, o.seq = so->seq, o.training = so->training, o.dtype = so->dtype;
-        bool scale = micro >= 8 && basis[0] && shard_analyses_scale(basis[0], basis[1], micro);
-        mtk_shard_analysis *a = scale ? shard_analysis_at(ctx, basis[0], basis[1], micro)
-                                      : mtk_shard_analyze(ctx, model, &o);
+        const mtk_shard_analysis *b1 = st->nmicro >= 2 ? st->analyses[st->nmicro - 2] : NULL;
+        const mtk_shard_analysis *b2 = st->nmicro >= 2 ? st->analyses[st->nmicro - 1] : NULL;
+        bool scale = micro >= 8 && traced[0] && shard_analyses_scale(traced[0], traced[1], b1, b2, micro);
+        mtk_shard_analysis *a = scale ? shard_analysis_at(ctx, b1, b2, micro) : mtk_shard_analyze(ctx, model, &o);
         if (!a) return NULL;
-        if (!scale && traced_half && micro >= 4) basis[0] = st->analyses[st->nmicro - 1], basis[1] = a;
+        if (!scale && traced_half && micro >= 4) traced[0] = st->analyses[st->nmicro - 1], traced[1] = a;
         traced_half = !scale;
         r->scaled += scale;
         st->micros[st->nmicro] = micro;

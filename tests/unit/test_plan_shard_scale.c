@@ -64,11 +64,13 @@ static void check_scaling(const char *model, int64_t seq, bool training, int32_t
     mtk_ctx *ctx = mtk_ctx_new();
     mtk_shard_analysis *a2 = analyze(ctx, model, 2, seq, training, device_kind);
     mtk_shard_analysis *a4 = analyze(ctx, model, 4, seq, training, device_kind);
+    const mtk_shard_analysis *b1 = a2, *b2 = a4; /* the two before m */
     for (int64_t m = 8; m <= 32; m *= 2) {
-        assert_true(shard_analyses_scale(a2, a4, m));
-        mtk_shard_analysis *scaled = shard_analysis_at(ctx, a2, a4, m);
+        assert_true(shard_analyses_scale(a2, a4, b1, b2, m));
+        mtk_shard_analysis *scaled = shard_analysis_at(ctx, b1, b2, m);
         assert_non_null(scaled);
         assert_same_analysis(scaled, analyze(ctx, model, m, seq, training, device_kind));
+        b1 = b2, b2 = scaled;
     }
     mtk_ctx_free(ctx);
 }
@@ -95,12 +97,36 @@ static void scaling_is_refused_where_rounding_is_not_affine(void **state)
     mtk_shard_analysis *a2 = analyze(ctx, "llama-3.2-1b", 2, 32, true, MTK_DEVICE_KIND_CUDA);
     mtk_shard_analysis *b2 = analyze(ctx, "llama-3.2-1b", 2, 36, true, MTK_DEVICE_KIND_CUDA);
     mtk_shard_analysis *b4 = analyze(ctx, "llama-3.2-1b", 4, 36, true, MTK_DEVICE_KIND_CUDA);
-    assert_false(shard_analyses_scale(a1, a2, 4));
-    assert_false(shard_analyses_scale(a2, b4, 8)); /* two lengths */
+    assert_false(shard_analyses_scale(a1, a2, a1, a2, 4));
+    assert_false(shard_analyses_scale(a2, b4, a2, b4, 8)); /* two lengths */
     /* 1x36: the padded int64 labels (2 x 37 x 8 = 592 bytes, then 1184)
        grow by 592 bytes, not whole 512-byte blocks: their rounded size
        (1024, 1536, 2560, then 5120, not 4608) is not affine at 16 */
-    assert_false(shard_analyses_scale(b2, b4, 16));
+    assert_false(shard_analyses_scale(b2, b4, b2, b4, 16));
+    mtk_ctx_free(ctx);
+}
+
+static void scaling_resumes_from_a_traced_micro_batch(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    /* 1x4096: the padded int64 labels grow by 8 x 4097 bytes a sequence,
+       8 bytes a sequence over whole blocks: affine from 2 and 4 up to 64,
+       not at 128; 128 traced, 256 is scaled from 64 and 128 */
+    mtk_shard_analysis *a2 = analyze(ctx, "llama-3.2-1b", 2, 4096, true, MTK_DEVICE_KIND_CUDA);
+    mtk_shard_analysis *a4 = analyze(ctx, "llama-3.2-1b", 4, 4096, true, MTK_DEVICE_KIND_CUDA);
+    const mtk_shard_analysis *b1 = a2, *b2 = a4;
+    for (int64_t m = 8; m <= 64; m *= 2) {
+        assert_true(shard_analyses_scale(a2, a4, b1, b2, m));
+        mtk_shard_analysis *scaled = shard_analysis_at(ctx, b1, b2, m);
+        assert_non_null(scaled);
+        b1 = b2, b2 = scaled;
+    }
+    assert_false(shard_analyses_scale(a2, a4, b1, b2, 128));
+    mtk_shard_analysis *t128 = analyze(ctx, "llama-3.2-1b", 128, 4096, true, MTK_DEVICE_KIND_CUDA);
+    assert_true(shard_analyses_scale(a2, a4, b2, t128, 256));
+    assert_same_analysis(shard_analysis_at(ctx, b2, t128, 256),
+                         analyze(ctx, "llama-3.2-1b", 256, 4096, true, MTK_DEVICE_KIND_CUDA));
     mtk_ctx_free(ctx);
 }
 
@@ -110,6 +136,7 @@ int main(void)
         cmocka_unit_test(scaled_analysis_equals_traced_for_a_dense_model),
         cmocka_unit_test(scaled_analysis_equals_traced_for_moe_on_cpu_and_inference),
         cmocka_unit_test(scaling_is_refused_where_rounding_is_not_affine),
+        cmocka_unit_test(scaling_resumes_from_a_traced_micro_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
