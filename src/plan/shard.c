@@ -165,17 +165,18 @@ static bool collect_nodes(mtk_shard_analysis *a, const mtk_graph *g, const int32
     raw->node_unit = mtk_ctx_alloc_uninit(a->ctx, (size_t)(nn ? nn : 1) * sizeof *raw->node_unit);
     raw->node_sharded = mtk_ctx_alloc_uninit(a->ctx, (size_t)(nn ? nn : 1) * sizeof *raw->node_sharded);
     raw->flops = mtk_ctx_alloc_uninit(a->ctx, 3 * (size_t)(nn ? nn : 1) * sizeof *raw->flops);
-    int32_t cap = 64;
-    raw->saved_unit = mtk_ctx_malloc(a->ctx, (size_t)cap * sizeof *raw->saved_unit);
-    raw->saved_flags = mtk_ctx_malloc(a->ctx, (size_t)cap * sizeof *raw->saved_flags);
-    raw->saved = mtk_ctx_malloc(a->ctx, (size_t)cap * sizeof *raw->saved);
+    size_t cap = 1; /* saved entries: at most every node's */
+    for (int32_t n = 0; n < nn; n++) cap += (size_t)mtk_graph_node_at(g, n)->nsaved;
+    raw->saved_unit = mtk_ctx_alloc_uninit(a->ctx, cap * sizeof *raw->saved_unit);
+    raw->saved_flags = mtk_ctx_alloc_uninit(a->ctx, cap * sizeof *raw->saved_flags);
+    raw->saved = mtk_ctx_alloc_uninit(a->ctx, cap * sizeof *raw->saved);
     if (!counted || !raw->node_unit || !raw->node_sharded || !raw->flops || !raw->saved_unit || !raw->saved_flags ||
         !raw->saved)
         return false;
     raw->nnodes = nn;
     raw->ws = raw->flops + nn; /* [fwd, bwd] per node */
-    bool seen_layer = false, ok = true;
-    for (int32_t n = 0; n < nn && ok; n++) {
+    bool seen_layer = false;
+    for (int32_t n = 0; n < nn; n++) {
         const mtk_graph_node *node = mtk_graph_node_at(g, n);
         int32_t layer = node->module >= 0 ? module_layer[node->module] : -1;
         seen_layer |= layer >= 0;
@@ -195,25 +196,6 @@ static bool collect_nodes(mtk_shard_analysis *a, const mtk_graph *g, const int32
                 if (counted[st] || s->kind == MTK_STORAGE_PARAMETER) continue;
                 counted[st] = true;
                 sh = sharded[s->base];
-            }
-            if (raw->nsaved == cap) {
-                cap *= 2;
-                int32_t *su = mtk_ctx_malloc(a->ctx, (size_t)cap * sizeof *su);
-                uint8_t *sf = mtk_ctx_malloc(a->ctx, (size_t)cap * sizeof *sf);
-                int64_t *sb = mtk_ctx_malloc(a->ctx, (size_t)cap * sizeof *sb);
-                if (su && sf && sb) {
-                    memcpy(su, raw->saved_unit, (size_t)raw->nsaved * sizeof *su);
-                    memcpy(sf, raw->saved_flags, (size_t)raw->nsaved * sizeof *sf);
-                    memcpy(sb, raw->saved, (size_t)raw->nsaved * sizeof *sb);
-                }
-                mtk_ctx_mfree(a->ctx, raw->saved_unit);
-                mtk_ctx_mfree(a->ctx, raw->saved_flags);
-                mtk_ctx_mfree(a->ctx, raw->saved);
-                raw->saved_unit = su, raw->saved_flags = sf, raw->saved = sb;
-                if (!su || !sf || !sb) {
-                    ok = false;
-                    break;
-                }
             }
             raw->saved_unit[raw->nsaved] = u;
             raw->saved_flags[raw->nsaved] = (uint8_t)(sh | (attention << 1));
@@ -235,21 +217,7 @@ static bool collect_nodes(mtk_shard_analysis *a, const mtk_graph *g, const int32
         }
         raw->ws[2 * n] = fwd, raw->ws[2 * n + 1] = bwd;
     }
-    /* into the arena: the lists live as long as the analysis */
-    int32_t nsv = raw->nsaved ? raw->nsaved : 1;
-    int32_t *su = mtk_ctx_alloc_uninit(a->ctx, (size_t)nsv * sizeof *su);
-    uint8_t *sf = mtk_ctx_alloc_uninit(a->ctx, (size_t)nsv * sizeof *sf);
-    int64_t *sb = mtk_ctx_alloc_uninit(a->ctx, (size_t)nsv * sizeof *sb);
-    if (ok && su && sf && sb) {
-        memcpy(su, raw->saved_unit, (size_t)raw->nsaved * sizeof *su);
-        memcpy(sf, raw->saved_flags, (size_t)raw->nsaved * sizeof *sf);
-        memcpy(sb, raw->saved, (size_t)raw->nsaved * sizeof *sb);
-    }
-    mtk_ctx_mfree(a->ctx, raw->saved_unit);
-    mtk_ctx_mfree(a->ctx, raw->saved_flags);
-    mtk_ctx_mfree(a->ctx, raw->saved);
-    raw->saved_unit = su, raw->saved_flags = sf, raw->saved = sb;
-    return ok && su && sf && sb;
+    return true;
 }
 
 /* Saved bytes, working sets and FLOPs per unit from the nodes' numbers. */
