@@ -389,6 +389,7 @@ typedef struct decoder_parts {
     double logits_scaling;       /* granite: logits divided by it; 1: none */
     uint8_t masks;
     int64_t mask_window;
+    int64_t padding_idx; /* the text model's pad_token_id or MTK_NN_NO_PADDING_IDX */
 } decoder_parts;
 
 bool models_decoder_parts_of(mtk_module *m, decoder_parts *out);
