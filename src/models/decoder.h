@@ -401,6 +401,7 @@ typedef struct decoder_parts {
     /* own layers: the cache shape of layer `layer` (full attention, sdpa);
        NULL: the zoo's <Prefix>Attention, the layer's first child */
     void (*own_layers)(mtk_module *layer, struct decoder_cache_shape *out);
+    int64_t padding_idx; /* the text model's pad_token_id or MTK_NN_NO_PADDING_IDX */
 } decoder_parts;
 
 bool models_decoder_parts_of(mtk_module *m, decoder_parts *out);

@@ -118,6 +118,7 @@ typedef struct model_config {
     uint8_t masks;               /* DECODER_MASK_*, for the forward with a cache */
     int64_t mask_window;
     double embedding_multiplier; /* granite; 1: none */
+    int64_t padding_idx;         /* pad_token_id or MTK_NN_NO_PADDING_IDX */
 } model_config_;
 
 /* forward(input_ids (B, S) int64[, attention_mask (B, S)[, position_ids
@@ -189,7 +190,8 @@ static mtk_module *base_model(mtk_ctx *ctx, const decoder_types *t, const decode
     if (!m || !layers) return NULL;
     double multiplier = spec->embedding_multiplier;
     *(model_config_ *)mtk_module_config(m) = (model_config_){ spec->masks ? spec->masks : DECODER_MASK_FULL,
-                                                              spec->mask_window, multiplier != 0 ? multiplier : 1.0 };
+                                                              spec->mask_window, multiplier != 0 ? multiplier : 1.0,
+                                                              spec->padding_idx };
     decoder_layer_builder layer = spec->layer_builder ? spec->layer_builder : models_decoder_layer;
     for (int64_t i = 0; i < spec->layers; i++)
         if (!mtk_nn_module_list_append(layers, layer(ctx, t, spec, i))) return NULL;
@@ -259,6 +261,7 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
     out->masks = c->masks;
     out->mask_window = c->mask_window;
     out->embedding_multiplier = c->embedding_multiplier;
+    out->padding_idx = c->padding_idx;
     return true;
 }
 
@@ -300,11 +303,15 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
 
 /* ------------------------------------------------------- multimodal wrap */
 
-/* forward(input_ids (B, S)) -> language_model's (the last child's) last
- * hidden state */
+/* forward(input_ids (B, S)[, attention_mask (B, S)[, position_ids]]) ->
+ * language_model's (the last child's) last hidden state (B, S, hidden);
+ * the mask and positions go to the text model as they come */
 static bool wrapper_forward(mtk_module *m, mtk_module_io *io)
 {
-    io->out[0] = mtk_module_forward(child(m, mtk_module_child_count(m) - 1), io->in[0]);
+    mtk_module_io text = { .nin = io->nin < 3 ? io->nin : 3 };
+    for (int32_t i = 0; i < text.nin; i++) text.in[i] = io->in[i];
+    if (!mtk_module_call(child(m, mtk_module_child_count(m) - 1), &text)) return false;
+    io->out[0] = text.out[0];
     io->nout = 1;
     return io->out[0] != NULL;
 }
