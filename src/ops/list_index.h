@@ -66,7 +66,8 @@ MTK_OP(TRIU, .name = "triu",
 /* ---- reading by index (index_gather.c) */
 MTK_OP(INDEX_SELECT, .name = "index_select",
        .signature = "index_select(Tensor input, int dim, Tensor index) -> Tensor",
-       .meta = mtk_index_select_meta, .cpu = mtk_index_select_cpu, .cost = mtk_outputs_cost)
+       .meta = mtk_index_select_meta, .cpu = mtk_index_select_cpu, .cost = mtk_outputs_cost,
+       .saved = ag_saved_index_select)
 MTK_OP(GATHER, .name = "gather",
        .signature = "gather(Tensor input, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
        .meta = mtk_gather_meta, .cpu = mtk_gather_cpu, .cost = mtk_outputs_cost)
@@ -112,4 +113,5 @@ MTK_OP(ARGSORT, .name = "argsort",
        .info = &mtk_ix_info_argsort)
 MTK_OP(TOPK, .name = "topk",
        .signature = "topk(Tensor input, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
-       .meta = mtk_topk_meta, .cpu = mtk_topk_cpu, .cost = mtk_outputs_cost)
+       .meta = mtk_topk_meta, .cpu = mtk_topk_cpu, .cost = mtk_outputs_cost,
+       .saved = ag_saved_topk)

@@ -20,6 +20,7 @@ import random_configs  # noqa: E402
 
 CACHE = os.path.join(HERE, "torch_memory_cache.json")
 # the families whose attention mtk builds as sdpa only (transformers' default)
+MOE = ("mixtral", "qwen2_moe")
 SDPA_ONLY = ("gpt_neox", "gpt2", "bert", "roberta", "xlm-roberta", "modernbert")
 CAUSAL = {
     "llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
@@ -33,6 +34,10 @@ def family_config(family, arch=None):
     cfg = random_configs.GENERATORS[family](random.Random("%s-memory" % family))
     cfg["architectures"] = [arch or CAUSAL[family]]
     cfg.pop("torch_dtype", None)
+    if family in MOE:
+        # transformers' batched_mm experts (torch_memory.build runs them): sizes set by
+        # tokens x top_k whatever the routing, so the plan is exact for torch's random one
+        cfg["_experts_implementation"] = "batched_mm"
     return cfg
 
 
