@@ -242,10 +242,11 @@ static mtk_tensor *batched_experts(mtk_module *m, mtk_tensor *x, mtk_tensor *ind
     mtk_tensor *out = mtk_sum(ctx, mtk_view(ctx, h, per_token, 3), &slots, 1, false, MTK_DTYPE_UNDEFINED);
     out = out ? mtk_to_dtype(ctx, out, x->dtype) : NULL;                           /* (T, H)     */
     /* the forward's locals hold the repeated rows, the last gathered
-     * weights and the down projection's rows until it returns; the
-     * gate_up gather lived until the down gather rebound its name */
+     * weights, the down projection's and the weighted rows until it
+     * returns; the gate_up gather lived until the down gather rebound its
+     * name */
     if (!models_blocks_held_until_here(ctx, rows) || !models_blocks_held_until_here(ctx, w) ||
-        !models_blocks_held_until_here(ctx, down_rows))
+        !models_blocks_held_until_here(ctx, down_rows) || !models_blocks_held_until_here(ctx, h))
         return NULL;
     return out;
 }
