@@ -301,7 +301,8 @@ static bool moe_forward(mtk_module *m, mtk_module_io *io)
     int64_t tokens[2] = { x->shape[0] * x->shape[1], x->shape[2] };
     mtk_tensor *flat = mtk_view(ctx, x, tokens, 2); /* (T, H) */
     mtk_tensor *shared = NULL;
-    if (c->shared) shared = mtk_module_forward(mtk_module_child_at(m, 2, NULL), flat);
+    /* qwen2_moe runs its shared expert first, deepseek after the routed ones */
+    if (c->shared && !c->ungated) shared = mtk_module_forward(mtk_module_child_at(m, 2, NULL), flat);
     int32_t gate_at = c->experts_first ? 1 : 0;
     mtk_module_io route = { .in = { flat }, .nin = 1 };
     if (!mtk_module_call(mtk_module_child_at(m, gate_at, NULL), &route)) return false;
@@ -309,7 +310,11 @@ static bool moe_forward(mtk_module *m, mtk_module_io *io)
     if (!mtk_module_call(mtk_module_child_at(m, 1 - gate_at, NULL), &expert)) return false;
     mtk_tensor *out = expert.out[0];
     if (c->shared && c->ungated) {
-        out = mtk_add(ctx, out, shared);
+        /* experts(...).view(shape) + shared_experts(residuals) */
+        shared = mtk_module_forward(mtk_module_child_at(m, 2, NULL), x);                  /* (B, S, H) */
+        io->out[0] = mtk_add(ctx, mtk_view(ctx, out, x->shape, 3), shared);
+        io->nout = 1;
+        return io->out[0] != NULL;
     } else if (c->shared) {
         mtk_tensor *gate = mtk_sigmoid(ctx, mtk_module_forward(mtk_module_child_at(m, 3, NULL), flat)); /* (T, 1) */
         out = mtk_add(ctx, out, mtk_mul(ctx, gate, shared));

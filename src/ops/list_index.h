@@ -92,7 +92,8 @@ MTK_OP(INDEX_ADD, .name = "index_add",
        .meta = mtk_index_add_meta, .cpu = mtk_index_add_cpu, .cost = mtk_outputs_cost)
 MTK_OP(MASKED_FILL, .name = "masked_fill",
        .signature = "masked_fill(Tensor input, Tensor mask, Tensor|Scalar value) -> Tensor",
-       .meta = mtk_masked_fill_meta, .cpu = mtk_masked_fill_cpu, .cost = mtk_outputs_cost)
+       .meta = mtk_masked_fill_meta, .cpu = mtk_masked_fill_cpu, .cost = mtk_outputs_cost,
+       .saved = ag_saved_masked_fill)
 MTK_OP(ONE_HOT, .name = "one_hot",
        .signature = "one_hot(Tensor input, int num_classes=-1) -> Tensor",
        .meta = mtk_one_hot_meta, .cpu = mtk_one_hot_cpu, .cost = mtk_outputs_cost)

@@ -109,7 +109,7 @@ mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_
         /* the families whose eager attention mtk builds (the others run
            sdpa whatever the config says) */
         static const char *const eager[] = { "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2",
-                                             "phi3" };
+                                             "phi3", "gpt_oss" /* eager only: its sinks */ };
         mtk_model_config *c = NULL;
         const mtk_builtin_model *b = mtk_builtin_model_find(model);
         c = b ? mtk_model_config_parse(ctx, b->config_json, b->name) : mtk_model_config_load(ctx, model);
