@@ -138,13 +138,6 @@ static mtk_tensor *one_expert(mtk_module *m, int64_t e, mtk_tensor *rows)
     return mtk_squeeze_dim(ctx, run_experts(m, mtk_unsqueeze(ctx, rows, 0), e, 1), 0);
 }
 
-/* x (T, H) as (E, T, H) */
-static mtk_tensor *every_expert(mtk_ctx *ctx, mtk_tensor *x, int64_t experts)
-{
-    int64_t shape[3] = { experts, x->shape[0], x->shape[1] };
-    return mtk_expand(ctx, mtk_unsqueeze(ctx, x, 0), shape, 3);
-}
-
 /* transformers' batched_mm for GptOssExperts (input-major weights with
  * biases), op by op: every (token, slot) pair gathers its expert's
  * weights and biases, one bmm per projection; sizes set by T * k, none by
@@ -256,10 +249,14 @@ static bool fused_block_forward(mtk_module *m, mtk_module_io *io)
         if (!mtk_module_call(mtk_module_child_at(m, 1, NULL), &route)) return false;
         mtk_tensor *routed;
         if (mtk_tensor_is_meta(flat)) {
-            /* every expert on every token, as transformers runs them */
-            mtk_tensor *scores = mtk_unsqueeze(ctx, mtk_transpose(ctx, route.out[0], 0, 1), -1); /* (E, T, 1) */
-            routed = mtk_module_forward(mtk_module_child_at(m, 0, NULL),
-                                        mtk_mul(ctx, every_expert(ctx, flat, c->experts), scores));
+            /* every expert on every token, as transformers runs them: the
+             * tokens repeated E times (a copy), times the scores transposed
+             * to one column (a copy too: reshape of a transpose) */
+            int64_t t = flat->shape[0], h = flat->shape[1], times[2] = { c->experts, 1 };
+            int64_t column[2] = { c->experts * t, 1 }, per_expert[3] = { c->experts, t, h };
+            mtk_tensor *scores = mtk_reshape(ctx, mtk_transpose(ctx, route.out[0], 0, 1), column, 2); /* (E T, 1) */
+            mtk_tensor *in = mtk_mul(ctx, mtk_repeat(ctx, flat, times, 2), scores);                /* (E T, H) */
+            routed = mtk_module_forward(mtk_module_child_at(m, 0, NULL), mtk_view(ctx, in, per_expert, 3));
             int64_t e_dim = 0;
             routed = mtk_sum(ctx, routed, &e_dim, 1, false, MTK_DTYPE_UNDEFINED);        /* (T, H)    */
         } else {
