@@ -123,7 +123,8 @@ mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_
         mtk_model_config_free(c);
         if (!known) return NULL;
     }
-    mtk_model_resolve_options ropts = { .dtype = o->dtype, .meta = true, .attention = o->attention };
+    mtk_model_resolve_options ropts = { .dtype = o->dtype, .meta = true, .attention = o->attention,
+                                        .experts = o->experts };
     p->model = mtk_model_resolve(ctx, model, &ropts, &p->info);
     if (!p->model) return NULL;
     mtk_module_train(p->model, o->training);
