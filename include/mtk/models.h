@@ -145,6 +145,9 @@ typedef struct mtk_model_resolve_options {
                               have both (the decoders); NULL: the config's
                               _attn_implementation, else the family's
                               default                                        */
+    const char *experts;   /* "batched_mm" or "grouped_mm": transformers'
+                              experts_implementation for the MoE families;
+                              NULL: the config's _experts_implementation   */
 } mtk_model_resolve_options;
 
 /* What a MODEL argument resolved to (strings in the arena or static). */

@@ -87,6 +87,8 @@ typedef struct decoder_spec {
     bool scaled_embedding;       /* gemma: <Prefix>TextScaledWordEmbedding        */
     bool sandwich_norms;         /* gemma2: pre/post_feedforward_layernorm        */
     bool eager_attention;        /* gemma2: matmul-softmax-matmul (softcapping)   */
+    bool experts_batched_mm;     /* _experts_implementation batched_mm: per-pair
+                                    weight gathers and bmm (decoder_moe.c)      */
     double attn_scale;           /* head_dim^-0.5 unless the family says         */
     double attn_softcap;         /* 0: none                                       */
     double final_softcap;        /* 0: none                                       */

@@ -177,7 +177,8 @@ static mtk_module *resolve_for_inference(mtk_ctx *ctx, const char *model_name, c
                                          mtk_model_info *info)
 {
     mtk_model_resolve_options ro = { .dtype = o->dtype, .meta = true,
-                                     .attention = o->attention == MTK_ATTENTION_EAGER ? "eager" : "sdpa" };
+                                     .attention = o->attention == MTK_ATTENTION_EAGER ? "eager" : "sdpa",
+                                     .experts = mem_experts_name(o) };
     mtk_module *model = mtk_model_resolve(ctx, model_name, &ro, info);
     if (model) mtk_module_train(model, false);
     return model;
