@@ -452,6 +452,28 @@ static void load_converts_as_torch_to_does(void **state)
     free(bi.bytes);
 }
 
+/* float32 -> bfloat16 on load rounds as c10::BFloat16 does: ties to even,
+ * a carry into infinity, and every NaN (either sign, any payload) the
+ * canonical 0x7fc0 */
+static void load_to_bf16_rounds_ties_to_even_and_canonicalizes_nan(void **state)
+{
+    (void)state;
+    static const uint32_t bits[8] = { 0x3f808000u, 0x3f818000u, 0x3f808001u, 0x7f7fffffu,
+                                      0x7fc00001u, 0xffc00000u, 0x7f800001u, 0xbf7fffffu };
+    static const uint16_t want[8] = { 0x3f80, 0x3f82, 0x3f81, 0x7f80, 0x7fc0, 0x7fc0, 0x7fc0, 0xbf80 };
+    float x[8];
+    memcpy(x, bits, sizeof x);
+    image im = f32_image(x, 8);
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_st_file *f = mtk_st_open_memory(ctx, im.bytes, im.size, "m");
+    mtk_tensor *t = mtk_st_load(ctx, f, "x", MTK_BFLOAT16);
+    assert_non_null(t);
+    assert_memory_equal(mtk_tensor_data(t), want, sizeof want);
+    mtk_st_close(f);
+    mtk_ctx_free(ctx);
+    free(im.bytes);
+}
+
 /* A (3, 4) int16 tensor 0..11. */
 static image grid_image(void)
 {
@@ -664,6 +686,7 @@ int main(void)
         cmocka_unit_test(view_of_misaligned_bytes_is_a_copy),
         cmocka_unit_test(unsigned_wide_tensors_are_listed_but_not_read),
         cmocka_unit_test(load_converts_as_torch_to_does),
+        cmocka_unit_test(load_to_bf16_rounds_ties_to_even_and_canonicalizes_nan),
         cmocka_unit_test(load_slice_takes_rows_or_columns),
         cmocka_unit_test(load_slice_reads_only_the_rows_it_needs),
         cmocka_unit_test(read_into_fills_an_existing_tensor_converting),
