@@ -118,7 +118,13 @@ static void gemm_blas(bool f64, blas_operand *oa, const matrix *a, blas_operand 
     prepare_operand(ob, b, gather_always, f64);
     int m = (int)a->rows, n = (int)b->cols, k = (int)a->cols;
     enum CBLAS_TRANSPOSE ta = oa->trans ? CblasTrans : CblasNoTrans, tb = ob->trans ? CblasTrans : CblasNoTrans;
-    if (f64)
+    if (!f64 && m == 1) {
+        /* one row: c^T = b^T a^T as a matrix-vector product (sgemm would
+         * pack all of b first); b^T is b's storage read the other way */
+        int inc = oa->trans ? (int)oa->ld : 1;
+        if (ob->trans) ops_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, ob->data, (int)ob->ld, oa->data, inc, 0.0f, c, 1);
+        else ops_sgemv(CblasRowMajor, CblasTrans, k, n, 1.0f, ob->data, (int)ob->ld, oa->data, inc, 0.0f, c, 1);
+    } else if (f64)
         ops_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, oa->data, (int)oa->ld, ob->data, (int)ob->ld, 0.0, c, n);
     else
         ops_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, oa->data, (int)oa->ld, ob->data, (int)ob->ld, 0.0f, c, n);

@@ -687,6 +687,36 @@ static void bf16_linear_reads_unaligned_weights_and_strided_inputs(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* one row of float32 (a decode step) goes to sgemv: a read with a stride,
+ * b as linear's weight (transposed) and as a plain (k, n) matrix */
+static void f32_single_row_products_match_a_float64_reference(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    enum { K = 37, N = 19 };
+    float a2[2 * K], w[N * K], b[K * N];
+    for (int i = 0; i < 2 * K; i++) a2[i] = (float)((i * 7) % 23) / 8.0f - 1.0f;
+    for (int i = 0; i < N * K; i++) w[i] = (float)((i * 5) % 31) / 16.0f - 0.9f;
+    for (int p = 0; p < K; p++)
+        for (int j = 0; j < N; j++) b[p * N + j] = w[j * K + p];
+    /* a = column 0 of a2 seen as (K, 2): shape (1, K), strides (K, 2) */
+    mtk_tensor *ta = mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(1, K), 2, SHAPE(2 * K, 2), a2);
+    mtk_tensor *tw = mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(N, K), 2, NULL, w);
+    mtk_tensor *tb = mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(K, N), 2, NULL, b);
+    const mtk_tensor *outs[2] = { mtk_linear(ctx, ta, tw, NULL), mtk_matmul(ctx, ta, tb) };
+    for (int o = 0; o < 2; o++) {
+        assert_non_null(outs[o]);
+        assert_shape(outs[o], 2, SHAPE(1, N));
+        const float *got = mtk_tensor_data(outs[o]);
+        for (int j = 0; j < N; j++) {
+            double want = 0;
+            for (int p = 0; p < K; p++) want += (double)a2[2 * p] * w[j * K + p];
+            assert_true(fabs(got[j] - want) <= 1e-5 * (1 + fabs(want)));
+        }
+    }
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -716,6 +746,7 @@ int main(void)
         cmocka_unit_test(matmul_reads_unaligned_operands),
         cmocka_unit_test(bf16_linear_matches_a_float64_reference),
         cmocka_unit_test(bf16_linear_reads_unaligned_weights_and_strided_inputs),
+        cmocka_unit_test(f32_single_row_products_match_a_float64_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
