@@ -145,6 +145,9 @@ typedef struct mtk_model_resolve_options {
                               have both (the decoders); NULL: the config's
                               _attn_implementation, else the family's
                               default                                        */
+    const char *experts;   /* "batched_mm" or "grouped_mm": transformers'
+                              experts_implementation for the MoE families;
+                              NULL: the config's _experts_implementation   */
 } mtk_model_resolve_options;
 
 /* What a MODEL argument resolved to (strings in the arena or static). */
@@ -208,8 +211,15 @@ typedef struct mtk_kv_cache_layer {
 } mtk_kv_cache_layer;
 
 /* An empty cache for `model` (a decoder ForCausalLM or base model of the
- * zoo).  NULL with MTK_ERR_INVALID_ARGUMENT for any other module. */
+ * zoo, gpt2, gpt_neox and phi included).  NULL with
+ * MTK_ERR_INVALID_ARGUMENT for any other module. */
 MTK_API mtk_kv_cache *mtk_kv_cache_new(mtk_module *model);
+/* Whether the memory plans trace the cached forward of `cache`'s model:
+ * true for the zoo's decoder layers; false for gpt2, gpt_neox and phi,
+ * whose cached forward runs (generate) but whose liveness is not yet what
+ * torch measures, so plans trace their plain forward (which holds the
+ * DynamicCache it builds).  False for NULL. */
+MTK_API bool mtk_kv_cache_plannable(const mtk_kv_cache *cache);
 MTK_API int32_t mtk_kv_cache_layer_count(const mtk_kv_cache *cache);
 /* The i-th layer, NULL past the end. */
 MTK_API const mtk_kv_cache_layer *mtk_kv_cache_layer_at(const mtk_kv_cache *cache, int32_t i);
@@ -352,11 +362,9 @@ typedef struct mtk_generate_stats {
  * step, each the argmax of the last position's logits in float32 (the
  * first index among equal maxima); a row that produces an eos token is
  * finished and gets pad_token_id from then on; decoding stops after
- * max_new_tokens steps or when every row is finished.  The language
- * models without a cached forward yet (GPT2LMHeadModel,
- * GPTNeoXForCausalLM, PhiForCausalLM) run the whole sequence through
- * their forward each step, as generate(use_cache=False), with the
- * attention mask and generate's position ids.  `input_ids` is
+ * max_new_tokens steps or when every row is finished (GPT2LMHeadModel,
+ * GPTNeoXForCausalLM and PhiForCausalLM decode with the cache too).
+ * `input_ids` is
  * (B, S) int64 on the cpu.  Returns a new int64 (B, S + n) cpu tensor, the
  * prompt then the n <= max_new_tokens generated tokens, and fills `stats`
  * (may be NULL).  Each step's activations and the cache it replaces are

@@ -159,6 +159,8 @@ typedef struct mtk_plan_trace_options {
     mtk_dtype dtype;            /* MTK_DTYPE_UNDEFINED (not 0: uint8): the
                                    config's torch_dtype                   */
     const char *attention;      /* "eager", "sdpa", NULL: the family's     */
+    const char *experts;        /* "batched_mm", "grouped_mm", NULL: the
+                                   config's _experts_implementation       */
     mtk_device_kind device_kind;/* whose kernels autograd is modelled on  */
     bool with_loss;             /* labels=input_ids: transformers 5's
                                    ForCausalLMLoss after the forward

@@ -48,6 +48,13 @@ typedef enum mtk_attention_kind {
     MTK_ATTENTION_EAGER,        /* attn_implementation="eager"                 */
 } mtk_attention_kind;
 
+typedef enum mtk_experts_kind {
+    MTK_EXPERTS_CONFIG = 0,     /* the config's _experts_implementation      */
+    MTK_EXPERTS_GROUPED_MM,     /* transformers' default: balanced routing   */
+    MTK_EXPERTS_BATCHED_MM,     /* per-pair gathers and bmm, op by op: exact
+                                   whatever the routing (docs/memory.md)     */
+} mtk_experts_kind;
+
 /* The device constants a cpu machine cannot measure: one table
  * (mtk_memory_constant_at), each with its source, overridable per plan. */
 typedef struct mtk_memory_constants {
@@ -95,6 +102,7 @@ typedef struct mtk_memory_options {
                                          ids (batch, decoder_seq), also the
                                          labels in training; 0: none given
                                          (an error for such a model)       */
+    mtk_experts_kind experts;         /* MoE experts' implementation         */
 } mtk_memory_options;
 
 /* Defaults: inference, AdamW, the config's dtype, no mixed precision, no

@@ -81,7 +81,12 @@ typedef struct mtk_shard_search_result {
     int64_t feasible;           /* of which fit in memory                    */
     double seconds;             /* the search's time, analyses excluded      */
     double cpu_seconds;         /* the same in processor time (clock())      */
-    double analysis_seconds;    /* tracing the model once per micro-batch    */
+    double analysis_seconds;    /* the analyses: the model traced at
+                                   micro-batches 1, 2 and 4, the larger
+                                   ones scaled from 2 and 4 (exact: the
+                                   traces were checked to scale) or traced
+                                   too                                     */
+    int32_t scaled;             /* analyses scaled rather than traced        */
 } mtk_shard_search_result;
 
 /* Enumerates tp x pp x dp = gpus, ep (MoE), ZeRO 0-3 or FSDP, sequence

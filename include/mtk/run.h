@@ -31,6 +31,10 @@ typedef struct mtk_model_inputs {
                                    families, their classification heads,
                                    gpt2, gpt_neox and phi included)           */
     mtk_tensor *token_type_ids; /* (B, S) integers; NULL: zeros (encoders)    */
+    mtk_tensor *decoder_input_ids; /* (B, T) integers: the decoder's ids of an
+                                   encoder-decoder (T5Model,
+                                   T5ForConditionalGeneration), which needs
+                                   them; NULL for any other model        */
 } mtk_model_inputs;
 
 #define MTK_MODEL_MAX_OUTPUTS 4
@@ -49,7 +53,9 @@ typedef struct mtk_model_outputs {
  * input_ids (the message names both), MTK_ERR_INDEX for a token id outside
  * the vocabulary (naming it and the size), MTK_ERR_NOT_IMPLEMENTED for an
  * input the model's family does not take (padding of a family whose
- * forward has no mask), and the forward's own errors. */
+ * forward has no mask, an encoder-decoder's padding), and the forward's
+ * own errors.  An encoder-decoder gives the decoder's output ("logits" or
+ * "last_hidden_state"), then "encoder_last_hidden_state". */
 MTK_API bool mtk_model_run(mtk_module *model, const mtk_model_inputs *in, mtk_model_outputs *out);
 
 /* ------------------------------------------------- diffusers components */

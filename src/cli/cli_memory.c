@@ -20,7 +20,8 @@
 static const char usage[] =
     "usage: mtk memory MODEL --input BxS [--input BxT] [--mode inference|training|generate]\n"
     "                  [--optimizer OPT] [--dtype D] [--mixed-precision P] [--checkpointing]\n"
-    "                  [--attention A] [--device-kind K] [--new-tokens N] [--grad-accum K]\n"
+    "                  [--attention A] [--experts E] [--device-kind K] [--new-tokens N]\n"
+    "                  [--grad-accum K]\n"
     "                  [--fit BYTES [--fit-context]] [--set NAME=BYTES] [--constants]\n"
     "                  [--depth N] [--json]\n"
     "       mtk memory PIPELINE --image HxW [--steps N] [--guidance] [--dtype D]\n"
@@ -58,6 +59,10 @@ static const char usage[] =
     "      --checkpointing      gradient checkpointing per decoder layer\n"
     "                           (transformers' gradient_checkpointing_enable())\n"
     "  -a, --attention A        sdpa (default) or eager\n"
+    "      --experts E          MoE experts as transformers' experts_implementation:\n"
+    "                           batched_mm (per-pair weight gathers, exact for any\n"
+    "                           routing), grouped_mm (balanced routing, approximate)\n"
+    "                           or config (default: the config's, else grouped_mm)\n"
     "      --device-kind K      cpu (default) or cuda: whose kernels, optimizer\n"
     "                           implementation (single-tensor / foreach) and\n"
     "                           allocator (exact / 512-byte blocks) are modelled\n"
@@ -113,6 +118,7 @@ enum {
     OPT_GUIDANCE,
     OPT_OFFLOAD,
     OPT_MAX_MEMORY,
+    OPT_EXPERTS,
 };
 
 /* One of `names` (index), -1 if none. */
@@ -184,12 +190,14 @@ int cli_memory(int argc, char **argv)
         { "image", required_argument, NULL, OPT_IMAGE }, { "steps", required_argument, NULL, OPT_STEPS },
         { "guidance", no_argument, NULL, OPT_GUIDANCE }, { "offload", required_argument, NULL, OPT_OFFLOAD },
         { "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+        { "experts", required_argument, NULL, OPT_EXPERTS },
         { NULL, 0, NULL, 0 },
     };
     static const char *const modes[] = { "inference", "training", "generate" };
     static const char *const optimizers[] = { "sgd", "momentum", "adam", "adamw" };
     static const char *const mixed[] = { "none", "bf16", "fp16" };
     static const char *const attentions[] = { "sdpa", "eager" };
+    static const char *const experts[] = { "config", "grouped_mm", "batched_mm" };
     static const char *const kinds[] = { "cpu", "cuda" };
     static const char *const offloads[] = { "none", "model", "sequential" };
     mtk_pipeline_options pipe = { 0 };
@@ -233,6 +241,7 @@ int cli_memory(int argc, char **argv)
         case 'o': k = pick(optarg, optimizers, 4), o.optimizer = (mtk_optimizer_kind)k; break;
         case OPT_MIXED: k = pick(optarg, mixed, 3), o.mixed_precision = (mtk_mixed_precision)k; break;
         case 'a': k = pick(optarg, attentions, 2), o.attention = (mtk_attention_kind)k; break;
+        case OPT_EXPERTS: k = pick(optarg, experts, 3), o.experts = (mtk_experts_kind)k; break;
         case OPT_DEVICE_KIND: k = pick(optarg, kinds, 2), o.device_kind = k, kind_set = true; break;
         case OPT_IMAGE:
             if (!cli_parse_image(optarg, &pipe.height, &pipe.width)) k = -1;

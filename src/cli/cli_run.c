@@ -15,7 +15,8 @@
 
 static const char usage[] =
     "usage: mtk run MODEL --weights PATH --input-ids IDS [--attention-mask M]\n"
-    "               [--token-type-ids T] [--position-ids P] [--dtype D]\n"
+    "               [--token-type-ids T] [--position-ids P]\n"
+    "               [--decoder-input-ids IDS] [--dtype D]\n"
     "               [--output FILE.safetensors] [--top K] [--threads N]\n"
     "               [--max-ram BYTES] [--json]\n"
     "       mtk run COMPONENT --weights PATH --input NAME=VALUE [--input ...]\n"
@@ -30,8 +31,11 @@ static const char usage[] =
     "\n"
     "IDS, M, T and P are each '1,2,3;4,5,6' (one row per sequence, all of one\n"
     "length), a .safetensors file (the tensor input_ids / attention_mask /\n"
-    "token_type_ids / position_ids, or its only tensor) or a .npy file.  The\n"
-    "mask holds 1 for a token and 0 for padding (left or right).\n"
+    "token_type_ids / position_ids / decoder_input_ids, or its only tensor)\n"
+    "or a .npy file.  The mask holds 1 for a token and 0 for padding (left or\n"
+    "right).  An encoder-decoder (T5Model, T5ForConditionalGeneration) takes\n"
+    "the encoder's ids and the decoder's (--decoder-input-ids) and gives the\n"
+    "decoder's output and encoder_last_hidden_state.\n"
     "\n"
     "options:\n"
     "  -w, --weights PATH       the checkpoint (required)\n"
@@ -39,6 +43,7 @@ static const char usage[] =
     "  -m, --attention-mask M   0 / 1 per token (default: all 1)\n"
     "  -T, --token-type-ids T   segment ids of the encoders (default: 0)\n"
     "  -P, --position-ids P     positions of the decoders (default: 0..S-1)\n"
+    "  -D, --decoder-input-ids IDS  an encoder-decoder's decoder ids (B, T)\n"
     "  -d, --dtype D            run in floating dtype D (float32, bfloat16, ...):\n"
     "                           the weights are converted on load; default:\n"
     "                           the config's dtype\n"
@@ -102,7 +107,7 @@ static const char usage[] =
     "shape, a key mismatch), 2 on a usage error.\n";
 
 typedef struct run_args {
-    const char *model, *weights, *ids, *mask, *types, *positions, *output;
+    const char *model, *weights, *ids, *mask, *types, *positions, *decoder_ids, *output;
     mtk_dtype dtype;
     int32_t threads, top;
     uint64_t max_ram; /* 0: in RAM */
@@ -254,7 +259,8 @@ static int run(mtk_ctx *ctx, const run_args *a, mtk_stream **stream)
     in.input_ids = cli_ids_read(ctx, a->ids, "input-ids");
     if (!in.input_ids || (a->mask && !(in.attention_mask = cli_ids_read(ctx, a->mask, "attention-mask"))) ||
         (a->types && !(in.token_type_ids = cli_ids_read(ctx, a->types, "token-type-ids"))) ||
-        (a->positions && !(in.position_ids = cli_ids_read(ctx, a->positions, "position-ids"))))
+        (a->positions && !(in.position_ids = cli_ids_read(ctx, a->positions, "position-ids"))) ||
+        (a->decoder_ids && !(in.decoder_input_ids = cli_ids_read(ctx, a->decoder_ids, "decoder-input-ids"))))
         return cli_fail_ctx(a->json, ctx);
     mtk_model_resolve_options ropts = { .dtype = a->dtype, .meta = true };
     mtk_load_spec spec = { .convert_dtype = a->dtype != MTK_DTYPE_UNDEFINED, .threads = a->threads };
@@ -273,7 +279,9 @@ static int run(mtk_ctx *ctx, const run_args *a, mtk_stream **stream)
     if (!mtk_model_run(model, &in, &out)) return cli_fail_ctx(a->json, ctx);
     double t2 = now_seconds();
     if (a->output && !write_outputs(ctx, &out, a->output)) return cli_fail_ctx(a->json, ctx);
-    return report(ctx, a, &info, in.input_ids, in.attention_mask, &out, *stream, t1 - t0, t2 - t1);
+    /* an encoder-decoder's logits are the decoder's: its rows have no padding */
+    return report(ctx, a, &info, in.input_ids, in.decoder_input_ids ? NULL : in.attention_mask, &out, *stream,
+                  t1 - t0, t2 - t1);
 }
 
 int cli_run(int argc, char **argv)
@@ -284,7 +292,7 @@ int cli_run(int argc, char **argv)
         { "position-ids", required_argument, NULL, 'P' },   { "dtype", required_argument, NULL, 'd' },
         { "output", required_argument, NULL, 'o' },         { "top", required_argument, NULL, 'k' },
         { "threads", required_argument, NULL, 't' },        { "json", no_argument, NULL, 'j' },
-        { "max-ram", required_argument, NULL, 'r' },
+        { "max-ram", required_argument, NULL, 'r' },        { "decoder-input-ids", required_argument, NULL, 'D' },
         { "input", required_argument, NULL, 'I' },          { "method", required_argument, NULL, 'M' },
         { "seed", required_argument, NULL, 'S' },          { "list-inputs", no_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },                 { NULL, 0, NULL, 0 },
@@ -292,13 +300,14 @@ int cli_run(int argc, char **argv)
     run_args a = { .dtype = MTK_DTYPE_UNDEFINED, .top = 5 };
     int opt;
     cli_options_reset();
-    while ((opt = cli_getopt("run", argc, argv, "w:i:m:T:P:d:o:k:t:r:jI:M:S:Lh", longopts)) != -1) {
+    while ((opt = cli_getopt("run", argc, argv, "w:i:m:T:P:D:d:o:k:t:r:jI:M:S:Lh", longopts)) != -1) {
         switch (opt) {
         case 'w': a.weights = optarg; break;
         case 'i': a.ids = optarg; break;
         case 'm': a.mask = optarg; break;
         case 'T': a.types = optarg; break;
         case 'P': a.positions = optarg; break;
+        case 'D': a.decoder_ids = optarg; break;
         case 'd':
             a.dtype = cli_parse_floating_dtype("run", "--dtype", optarg);
             if (a.dtype == MTK_DTYPE_UNDEFINED) return CLI_EXIT_USAGE;
@@ -347,7 +356,7 @@ int cli_run(int argc, char **argv)
     if (!a.weights && !a.list) return cli_usage_error("run", "--weights PATH is required");
     bool component = a.ninputs > 0 || a.method || a.list;
     if (a.list && a.ninputs > 0) return cli_usage_error("run", "--list-inputs takes no --input");
-    if (component && (a.ids || a.mask || a.types || a.positions || a.max_ram))
+    if (component && (a.ids || a.mask || a.types || a.positions || a.decoder_ids || a.max_ram))
         return cli_usage_error("run", "--input / --method / --list-inputs are for a diffusers component: they take no %s",
                                a.max_ram ? "--max-ram" : "token ids, mask, types or positions");
     if (!a.ids && !component)

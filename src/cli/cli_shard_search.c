@@ -129,6 +129,7 @@ static int print_json(const char *model, const mtk_shard_search_options *so, con
     cJSON_AddNumberToObject(root, "seconds", r->seconds);
     cJSON_AddNumberToObject(root, "cpu_seconds", r->cpu_seconds);
     cJSON_AddNumberToObject(root, "analysis_seconds", r->analysis_seconds);
+    cJSON_AddNumberToObject(root, "scaled", r->scaled);
     for (int32_t i = 0; i < r->nplans; i++) cJSON_AddItemToArray(plans, cli_shard_estimate_json(&r->plans[i]));
     cJSON_AddItemToObject(root, "plans", plans);
     char *text = cJSON_PrintUnformatted(root);
@@ -159,8 +160,9 @@ int cli_shard_search(const char *model, const mtk_shard_search_options *so, bool
                model, so->gpus, so->gpu.name ? so->gpu.name : "gpu", so->gpu.tflops, 100.0 * so->efficiency,
                so->gpu.memory_gib, so->gpu.nvlink_gbps, so->gpu.ib_gbps, so->gpu.gpus_per_node,
                (long long)so->global_batch, (long long)so->seq);
-        printf("searched %lld configurations in %.1f ms (%.1f ms of processor time; tracing: %.2f s); %lld fit\n\n",
-               (long long)r->searched, 1e3 * r->seconds, 1e3 * r->cpu_seconds, r->analysis_seconds,
+        printf("searched %lld configurations in %.1f ms (%.1f ms of processor time; analyses: %.2f s, %d of them "
+               "scaled from two traced ones); %lld fit\n\n",
+               (long long)r->searched, 1e3 * r->seconds, 1e3 * r->cpu_seconds, r->analysis_seconds, r->scaled,
                (long long)r->feasible);
         if (r->nplans == 0) {
             printf("no configuration fits in %.1f GiB a GPU\n", so->gpu.memory_gib);

@@ -1,7 +1,8 @@
 /* Which x86 instruction set the vectorized cpu kernels run (internal).
  *
  * Each such kernel (ops/nn_fast.c, the float32 fast loop of
- * ops/elementwise_kernel.c, the direct convolution of ops/conv_direct.c)
+ * ops/elementwise_kernel.c, the direct convolution of ops/conv_direct.c,
+ * the bfloat16 dot products of ops/linalg_half.c)
  * is compiled once per instruction set, as plain functions with a
  * target attribute, and picks its variant from a table indexed by
  * cpu_isa_active().  The choice is made once per process: the best set

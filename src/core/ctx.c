@@ -33,6 +33,49 @@ static void *default_alloc(size_t size, void *user)
 }
 static void default_free(void *ptr, void *user) { (void)user; free(ptr); }
 
+/* Arena blocks of MAPPED_BLOCK_MIN bytes or more, with the default
+ * allocator, are mapped by the arena itself: their pages come zeroed, so
+ * mtk_ctx_alloc does not clear what was never handed out, and those of a
+ * huge page or more are 2 MiB aligned and advised to use transparent huge
+ * pages (a model's metadata is megabytes: one fault per 2 MiB instead of
+ * one per 4 KiB). */
+#define MAPPED_BLOCK_MIN ((size_t)256 * 1024)
+
+static arena_block *map_block(size_t bytes)
+{
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+    size_t align = bytes >= HUGE_PAGE ? HUGE_PAGE : 4096;
+    size_t length = (bytes + align - 1) & ~(align - 1);
+    size_t span = align > 4096 ? length + align : length;
+    char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return NULL;
+    char *start = (char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+    /* the slack around the aligned part goes back */
+    if (start > raw) munmap(raw, (size_t)(start - raw));
+    if (raw + span > start + length) munmap(start + length, (size_t)(raw + span - (start + length)));
+#if defined(MADV_HUGEPAGE)
+    if (align == HUGE_PAGE) madvise(start, length, MADV_HUGEPAGE); /* advice only */
+#endif
+    arena_block *b = (arena_block *)start;
+    b->mapped = length;
+    return b;
+#else
+    (void)bytes;
+    return NULL;
+#endif
+}
+
+static void release_block(mtk_ctx *ctx, arena_block *b)
+{
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+    if (b->mapped) {
+        munmap(b, b->mapped);
+        return;
+    }
+#endif
+    ctx->allocator.free(b, ctx->allocator.user);
+}
+
 mtk_ctx *mtk_ctx_new(void) { return mtk_ctx_new_with_allocator(NULL); }
 
 mtk_ctx *mtk_ctx_new_with_allocator(const mtk_allocator *alloc)
@@ -61,7 +104,7 @@ void mtk_ctx_free(mtk_ctx *ctx)
     arena_block *b = ctx->arena;
     while (b) {
         arena_block *next = b->next;
-        ctx->allocator.free(b, ctx->allocator.user);
+        release_block(ctx, b);
         b = next;
     }
     ctx->allocator.free(ctx, ctx->allocator.user);
@@ -97,27 +140,43 @@ static arena_block *new_block(mtk_ctx *ctx, size_t cap)
         mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "arena allocation of %zu bytes is too large", cap);
         return NULL;
     }
-    arena_block *b = ctx->allocator.alloc(header + cap, ctx->allocator.user);
+    arena_block *b = NULL;
+    if (ctx->allocator.alloc == default_alloc && cap >= MAPPED_BLOCK_MIN) b = map_block(header + cap);
+    if (!b) {
+        b = ctx->allocator.alloc(header + cap, ctx->allocator.user);
+        if (b) b->mapped = 0;
+    }
     if (!b) {
         mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "out of memory growing the arena by %zu bytes", cap);
         return NULL;
     }
     b->next = NULL;
     b->data = (char *)(((uintptr_t)(b + 1) + 15) & ~(uintptr_t)15);
-    b->used = 0;
+    b->used = b->dirty = 0;
     b->cap = cap;
     ctx->arena_bytes += cap;
     return b;
 }
 
+static void *arena_take(mtk_ctx *ctx, size_t size, bool *zero);
+
 void *mtk_ctx_alloc(mtk_ctx *ctx, size_t size)
 {
-    void *p = mtk_ctx_alloc_uninit(ctx, size);
-    if (p) memset(p, 0, ALIGN16(size ? size : 1));
+    bool zero = false;
+    void *p = arena_take(ctx, size, &zero);
+    if (p && !zero) memset(p, 0, ALIGN16(size ? size : 1));
     return p;
 }
 
 void *mtk_ctx_alloc_uninit(mtk_ctx *ctx, size_t size)
+{
+    bool zero;
+    return arena_take(ctx, size, &zero);
+}
+
+/* `size` bytes of the arena; *zero tells whether they are known to be
+ * zero (never handed out before, in a mapped block). */
+static void *arena_take(mtk_ctx *ctx, size_t size, bool *zero)
 {
     ctx->arena_requests++;
     if (ctx->arena_fail_at &&
@@ -141,7 +200,8 @@ void *mtk_ctx_alloc_uninit(mtk_ctx *ctx, size_t size)
              * current one so that the current one keeps serving small ones */
             arena_block *big = new_block(ctx, size);
             if (!big) return NULL;
-            big->used = size;
+            big->used = big->dirty = size;
+            *zero = big->mapped != 0;
             if (b) {
                 big->next = b->next;
                 b->next = big;
@@ -160,7 +220,9 @@ void *mtk_ctx_alloc_uninit(mtk_ctx *ctx, size_t size)
         b = nb;
     }
     char *p = b->data + b->used;
+    *zero = b->mapped && b->used >= b->dirty;
     b->used += size;
+    if (b->used > b->dirty) b->dirty = b->used;
     return p;
 }
 
@@ -220,7 +282,7 @@ mtk_arena_mark mtk_ctx_arena_mark(const mtk_ctx *ctx)
 static void free_block(mtk_ctx *ctx, arena_block *b)
 {
     ctx->arena_bytes -= b->cap;
-    ctx->allocator.free(b, ctx->allocator.user);
+    release_block(ctx, b);
 }
 
 bool mtk_ctx_arena_reset(mtk_ctx *ctx, const mtk_arena_mark *mark, mtk_tensor **keep, int32_t nkeep)

@@ -11,6 +11,10 @@ typedef struct arena_block {
     struct arena_block *next;
     char *data;       /* first byte, 16-byte aligned (whatever the allocator gave) */
     size_t used, cap; /* bytes of data handed out, and available               */
+    size_t dirty;     /* bytes from data that were ever handed out: those past
+                         them are still zero when the block came mapped          */
+    size_t mapped;    /* the mapping's length when the block is mmap'd (fresh
+                         zero pages, unmapped on free); 0: the allocator's      */
 } arena_block;
 
 typedef struct storage_ref {

@@ -65,6 +65,14 @@ void st_guard_release(void);
 int st_convert_mapped(const mtk_st_file *file, uint64_t offset, mtk_st_dtype to, void *dst, mtk_st_dtype from,
                       size_t count);
 
+/* st_convert_mapped by pread instead of through the mapping (a memory
+ * image: through it): the file's pages go through the page cache into
+ * dst (float data converted from a 1 MiB buffer) and never become the
+ * process's, so a whole-model load peaks at the model's size, not twice
+ * it.  0, EIO when the file ends early, ENOMEM, or read's errno. */
+int st_convert_read(const mtk_st_file *file, uint64_t offset, mtk_st_dtype to, void *dst, mtk_st_dtype from,
+                    size_t count);
+
 /* st_convert_mapped without faulting pages in first: for the many short
  * runs of one region, whose source (st_populate) and destination
  * (st_populate_write) pages the caller faulted in once. */

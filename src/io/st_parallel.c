@@ -36,8 +36,9 @@ static void do_chunk(work *w, int64_t i)
     size_t fsize = mtk_st_dtype_size(c->info->dtype), tsize = mtk_st_dtype_size(c->to);
     uint64_t offset = c->info->begin + (uint64_t)c->first * fsize;
     uint8_t *dst = c->dst + (size_t)c->first * tsize;
-    /* a file that shrinks under the copy answers EIO (st_guarded) */
-    int e = st_convert_mapped(c->file, offset, c->to, dst, c->info->dtype, (size_t)c->count);
+    /* read, not copied out of the mapping: the process keeps no file
+     * pages (a file that shrinks under the read answers EIO) */
+    int e = st_convert_read(c->file, offset, c->to, dst, c->info->dtype, (size_t)c->count);
     int none = 0;
     if (e && atomic_compare_exchange_strong(&w->error, &none, e)) atomic_store(&w->failed_chunk, i);
 }

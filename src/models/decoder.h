@@ -87,6 +87,8 @@ typedef struct decoder_spec {
     bool scaled_embedding;       /* gemma: <Prefix>TextScaledWordEmbedding        */
     bool sandwich_norms;         /* gemma2: pre/post_feedforward_layernorm        */
     bool eager_attention;        /* gemma2: matmul-softmax-matmul (softcapping)   */
+    bool experts_batched_mm;     /* _experts_implementation batched_mm: per-pair
+                                    weight gathers and bmm (decoder_moe.c)      */
     double attn_scale;           /* head_dim^-0.5 unless the family says         */
     double attn_softcap;         /* 0: none                                       */
     double final_softcap;        /* 0: none                                       */
@@ -380,18 +382,37 @@ mtk_module *models_mistral3_projector(model_config *c, model_config *vision, int
 /* MOE_GROUPED's class names (decoder_moe.c): <Prefix>MoE, <Prefix>TopkRouter. */
 
 /* The pieces of a decoder model of the zoo: a <Prefix>ForCausalLM (lm_head
- * set) or a <Prefix>Model (lm_head NULL).  False (no error) for any other
- * module. */
+ * set) or a <Prefix>Model (lm_head NULL), and of the families with layer
+ * stacks of their own (gpt2, gpt_neox, phi: see own_layers).  False (no
+ * error) for any other module.
+ *
+ * With a cache, layer i of `layers` is called as the decoder layer is:
+ * (h, cos, sin, past_k, past_v[, mask]) -> (h, keys, values), where keys
+ * and values are the past concatenated with this step's; without rotary
+ * (gpt2) as (h, past_k, past_v[, mask]). */
+struct decoder_cache_shape;
 typedef struct decoder_parts {
     mtk_module *embed, *layers, *norm, *rotary, *lm_head;
+    mtk_module *positions;       /* gpt2: wpe, added to the token embeddings at
+                                    the position ids (NULL: none; then rotary) */
     double final_softcap;
     double embedding_multiplier; /* granite: embeddings times it; 1: none  */
     double logits_scaling;       /* granite: logits divided by it; 1: none */
     uint8_t masks;
     int64_t mask_window;
+    /* own layers: the cache shape of layer `layer` (full attention, sdpa);
+       NULL: the zoo's <Prefix>Attention, the layer's first child */
+    void (*own_layers)(mtk_module *layer, struct decoder_cache_shape *out);
+    int64_t padding_idx; /* the text model's pad_token_id or MTK_NN_NO_PADDING_IDX */
 } decoder_parts;
 
 bool models_decoder_parts_of(mtk_module *m, decoder_parts *out);
+
+/* The same for each family with its own layers (family_gpt2.c,
+ * family_gpt_neox.c, family_phi.c); models_decoder_parts_of asks them. */
+bool models_gpt2_parts_of(mtk_module *m, decoder_parts *out);
+bool models_gpt_neox_parts_of(mtk_module *m, decoder_parts *out);
+bool models_phi_parts_of(mtk_module *m, decoder_parts *out);
 
 /* The tensor fields of layer `layer` of `cache` (which: 0 keys_base, 1
  * values_base, 2 keys, 3 values), for generate to keep them across an

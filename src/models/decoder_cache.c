@@ -21,11 +21,24 @@ struct mtk_kv_cache {
     int32_t nlayers;
     int64_t length; /* tokens seen */
     int64_t batch;  /* -1 before the first step */
+    bool plannable; /* the zoo's decoder layers (not a family's own) */
 };
 
 static mtk_module *layer_attention(mtk_module *layers, int32_t i)
 {
     return mtk_module_child_at(mtk_module_child_at(layers, i, NULL), 0, NULL);
+}
+
+/* What layer i caches; `chunk` (may be NULL): its attention chunk. */
+static void layer_shape(const decoder_parts *p, int32_t i, decoder_cache_shape *out, int64_t *chunk)
+{
+    if (chunk) *chunk = 0;
+    if (p->own_layers) {
+        p->own_layers(mtk_module_child_at(p->layers, i, NULL), out);
+        return;
+    }
+    models_decoder_attention_shape(layer_attention(p->layers, i), out);
+    if (chunk) *chunk = models_decoder_attention_chunk(layer_attention(p->layers, i));
 }
 
 static bool cache_update(mtk_ctx *ctx, mtk_kv_cache_layer *l, mtk_tensor *keys, mtk_tensor *values);
@@ -38,7 +51,7 @@ mtk_kv_cache *mtk_kv_cache_new(mtk_module *model)
     if (!models_decoder_parts_of(model, &p)) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                   "kv_cache: %s is not a decoder model of the zoo (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
-                  "olmo2, smollm3, granite, gemma, gemma2, gemma3, phi3, ...; not yet gpt2, gpt_neox, phi)",
+                  "olmo2, smollm3, granite, gemma, gemma2, gemma3, phi3, phi, gpt2, gpt_neox, ...)",
                   mtk_module_type_name(model));
         return NULL;
     }
@@ -47,18 +60,21 @@ mtk_kv_cache *mtk_kv_cache_new(mtk_module *model)
     c->ctx = ctx;
     c->model = model;
     c->batch = -1;
+    c->plannable = p.own_layers == NULL;
     c->nlayers = mtk_module_child_count(p.layers);
     c->layers = mtk_ctx_alloc(ctx, (size_t)(c->nlayers ? c->nlayers : 1) * sizeof *c->layers);
     if (!c->layers) return NULL;
     for (int32_t i = 0; i < c->nlayers; i++) {
         decoder_cache_shape shape;
-        models_decoder_attention_shape(layer_attention(p.layers, i), &shape);
+        layer_shape(&p, i, &shape, NULL);
         c->layers[i].window = shape.window;
     }
     return c;
 }
 
 int32_t mtk_kv_cache_layer_count(const mtk_kv_cache *cache) { return cache ? cache->nlayers : 0; }
+
+bool mtk_kv_cache_plannable(const mtk_kv_cache *cache) { return cache && cache->plannable; }
 
 const mtk_kv_cache_layer *mtk_kv_cache_layer_at(const mtk_kv_cache *cache, int32_t i)
 {
@@ -115,7 +131,7 @@ bool mtk_kv_cache_assume(mtk_kv_cache *cache, int64_t batch, int64_t length)
     for (int32_t i = 0; ok && i < cache->nlayers; i++) {
         mtk_kv_cache_layer *l = &cache->layers[i];
         decoder_cache_shape a;
-        models_decoder_attention_shape(layer_attention(p.layers, i), &a);
+        layer_shape(&p, i, &a, NULL);
         int64_t t = a.window > 0 && a.window < length ? a.window : length;
         int64_t kshape[4] = { batch, a.kv_heads, t, a.key_dim }, vshape[4] = { batch, a.kv_heads, t, a.value_dim };
         ok = cache_update(ctx, l, mtk_empty(ctx, kshape, 4, w->dtype), mtk_empty(ctx, vshape, 4, w->dtype));
@@ -146,6 +162,8 @@ typedef struct mask_request {
     int64_t window;        /* sliding_window_overlay; 0: causal only       */
     int64_t chunk;         /* chunked_overlay (llama4); 0: none            */
     mtk_tensor *padding;   /* (B, >= kv_offset + kv_len) bool, or NULL     */
+    mtk_tensor *left_padding; /* chunk: (B, 1, 1, 1) int64, each row's
+                                 leading padding tokens, or NULL (none) */
     bool eager;            /* eager_mask: a float mask in `dtype`          */
     mtk_dtype dtype;
 } mask_request;
@@ -179,9 +197,12 @@ static mtk_tensor *build_mask(mtk_ctx *ctx, const mask_request *r)
         mtk_tensor *first = mtk_bitwise_and(ctx, mtk_ones(ctx, NULL, 0, MTK_BOOL), overlay);
         mask = mtk_bitwise_and(ctx, first, mtk_le(ctx, kv_idx, q_idx));
     } else if (r->chunk > 0) {
-        /* chunked_causal_mask_function (no left padding): and_masks(overlay, causal) */
-        mtk_tensor *overlay = mtk_eq(ctx, mtk_floor_divide_scalar(ctx, kv_idx, mtk_value_int(r->chunk)),
-                                     mtk_floor_divide_scalar(ctx, q_idx, mtk_value_int(r->chunk)));
+        /* chunked_causal_mask_function: and_masks(overlay, causal), the chunks counted from each row's
+           first token: (kv - left_padding) // chunk == (q - left_padding) // chunk */
+        mtk_tensor *kv_row = r->left_padding ? mtk_sub(ctx, kv_idx, r->left_padding) : kv_idx; /* (B, 1, 1, kv) */
+        mtk_tensor *q_row = r->left_padding ? mtk_sub(ctx, q_idx, r->left_padding) : q_idx;    /* (B, 1, q, 1)  */
+        mtk_tensor *overlay = mtk_eq(ctx, mtk_floor_divide_scalar(ctx, kv_row, mtk_value_int(r->chunk)),
+                                     mtk_floor_divide_scalar(ctx, q_row, mtk_value_int(r->chunk)));
         mtk_tensor *first = mtk_bitwise_and(ctx, mtk_ones(ctx, NULL, 0, MTK_BOOL), overlay);
         mask = mtk_bitwise_and(ctx, first, mtk_le(ctx, kv_idx, q_idx));
     } else {
@@ -270,6 +291,26 @@ static void mask_sizes(const mtk_kv_cache *c, int64_t window, int64_t q_len, int
     *kv_len = full ? window - 1 + q_len : c->length + q_len;
 }
 
+/* (attention_mask.cumsum(-1) == 0).sum(-1) of the (B, T) bool padding on
+ * the cpu, viewed (B, 1, 1, 1): the leading padding of each row; NULL
+ * (no error) when the padding is on meta or there is none. */
+static mtk_tensor *left_padding_of(mtk_ctx *ctx, const mtk_tensor *padding, bool *failed)
+{
+    *failed = false;
+    if (!padding || mtk_tensor_is_meta(padding)) return NULL;
+    int64_t b = padding->shape[0], t = padding->shape[1], shape[4] = { b, 1, 1, 1 };
+    mtk_tensor *out = mtk_zeros(ctx, shape, 4, MTK_INT64);
+    if (!out) {
+        *failed = true;
+        return NULL;
+    }
+    const bool *v = mtk_tensor_data(padding); /* contiguous */
+    int64_t *lead = mtk_tensor_data(out);
+    for (int64_t r = 0; r < b; r++)
+        while (lead[r] < t && !v[r * t + lead[r]]) lead[r]++;
+    return out;
+}
+
 /* The masks the family builds: [0] full, [1] sliding, [2] chunked (NULL:
  * none). */
 static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts *p, mtk_tensor *ids,
@@ -280,9 +321,9 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
     int64_t layer_window = 0, chunk = 0;
     for (int32_t i = 0; i < c->nlayers; i++) {
         decoder_cache_shape a;
-        models_decoder_attention_shape(layer_attention(p->layers, i), &a);
+        int64_t layer_chunk;
+        layer_shape(p, i, &a, &layer_chunk);
         eager = eager || a.eager;
-        int64_t layer_chunk = models_decoder_attention_chunk(layer_attention(p->layers, i));
         if (a.window > 0 && layer_window == 0 && layer_chunk == 0) layer_window = a.window;
         if (chunk == 0) chunk = layer_chunk;
     }
@@ -297,12 +338,17 @@ static bool build_masks(mtk_ctx *ctx, const mtk_kv_cache *c, const decoder_parts
         padding = mtk_ones(ctx, shape, 2, MTK_BOOL);
     }
     masks[0] = masks[1] = masks[2] = NULL;
+    bool failed = false;
+    mtk_tensor *left = (p->masks & DECODER_MASK_CHUNKED) && step->padding_mask ? left_padding_of(ctx, padding, &failed)
+                                                                               : NULL;
+    if (failed) return false;
     static const uint8_t kinds[3] = { DECODER_MASK_FULL, DECODER_MASK_SLIDING, DECODER_MASK_CHUNKED };
     for (int32_t kind = 0; kind < 3; kind++) {
         if (!(p->masks & kinds[kind])) continue;
         /* a chunked layer's cache is a sliding one of the chunk (its sizes from the first such layer) */
         mask_request r = { .batch = b, .q_len = s, .q_offset = c->length, .window = kind == 1 ? p->mask_window : 0,
-                           .chunk = kind == 2 ? chunk : 0, .padding = padding, .eager = eager, .dtype = dtype };
+                           .chunk = kind == 2 ? chunk : 0, .padding = padding, .left_padding = left, .eager = eager,
+                           .dtype = dtype };
         mask_sizes(c, kind == 1 ? layer_window : kind == 2 ? chunk : 0, s, &r.kv_len, &r.kv_offset);
         if (!eager && sdpa_can_skip(&r)) continue;
         masks[kind] = build_mask(ctx, &r);
@@ -384,24 +430,30 @@ mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *ids, mtk_kv_cac
                                                  : mtk_view(ctx, mtk_arange_int(ctx, cache->length, cache->length + s,
                                                                                 1, MTK_INT64),
                                                             pshape, 2);
+    if (ok && p.positions) /* gpt2: inputs_embeds + wpe(position_ids) */
+        h = mtk_add(ctx, h, mtk_module_forward(p.positions, positions));
     mtk_module_io cos_sin = { .in = { h, positions }, .nin = 2 };
-    ok = ok && positions && mtk_module_call(p.rotary, &cos_sin);
+    ok = ok && positions && h && (!p.rotary || mtk_module_call(p.rotary, &cos_sin));
     for (int32_t i = 0; ok && i < cache->nlayers; i++) {
         mtk_kv_cache_layer *l = &cache->layers[i];
         mtk_tensor *past_k = l->keys, *past_v = l->values;
+        decoder_cache_shape a;
+        int64_t chunk;
+        layer_shape(&p, i, &a, &chunk);
         if (!past_k) {
             /* the first update concatenates onto an empty tensor */
-            decoder_cache_shape a;
-            models_decoder_attention_shape(layer_attention(p.layers, i), &a);
             int64_t kshape[4] = { b, a.kv_heads, 0, a.key_dim }, vshape[4] = { b, a.kv_heads, 0, a.value_dim };
             past_k = mtk_empty(ctx, kshape, 4, h->dtype);
             past_v = mtk_empty(ctx, vshape, 4, h->dtype);
         }
-        bool chunked = models_decoder_attention_chunk(layer_attention(p.layers, i)) > 0;
-        mtk_tensor *mask = masks[chunked ? 2 : l->window > 0 ? 1 : 0];
+        mtk_tensor *mask = masks[chunk > 0 ? 2 : l->window > 0 ? 1 : 0];
         mtk_module *layer = mtk_module_child_at(p.layers, i, NULL);
         mtk_module_io io = { .in = { h, NULL, NULL, past_k, past_v, mask }, .nin = mask ? 6 : 5 };
-        models_decoder_layer_rope(&cos_sin, layer, &io.in[1], &io.in[2]); /* gemma3: the layer type's rope */
+        if (p.rotary) {
+            models_decoder_layer_rope(&cos_sin, layer, &io.in[1], &io.in[2]); /* gemma3: the layer type's rope */
+        } else { /* no rotary (gpt2): (h, past_k, past_v[, mask]) */
+            io = (mtk_module_io){ .in = { h, past_k, past_v, mask }, .nin = mask ? 4 : 3 };
+        }
         ok = mtk_module_call(layer, &io);
         if (ok && io.nout != 3)
             ok = mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "lm_forward_cached: %s takes no KV cache",

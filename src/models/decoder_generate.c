@@ -98,27 +98,16 @@ static bool initial_mask(mtk_ctx *ctx, const mtk_generate_options *o, const int6
     return true;
 }
 
-/* A class name of a language model: <X>ForCausalLM, <X>LMHeadModel. */
-static bool is_causal_lm(const char *name)
-{
-    size_t n = name ? strlen(name) : 0;
-    return (n > 11 && strcmp(name + n - 11, "ForCausalLM") == 0) || (n > 11 && strcmp(name + n - 11, "LMHeadModel") == 0);
-}
-
 mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_generate_options *o,
                             mtk_generate_stats *stats)
 {
     if (!model || !input_ids || !o) return NULL;
     mtk_ctx *ctx = mtk_module_ctx(model);
     decoder_parts parts;
-    bool cached = models_decoder_parts_of(model, &parts) && parts.lm_head;
-    /* the language models without a cached forward yet (gpt2, gpt_neox, phi) run the whole sequence
-       each step, as generate(use_cache=False), with the attention mask and position ids */
-    bool uncached = !cached && is_causal_lm(mtk_module_type_name(model));
-    if (!cached && !uncached) {
+    if (!models_decoder_parts_of(model, &parts) || !parts.lm_head) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "generate: %s is not a decoder language model of the zoo (a "
-                  "<Family>ForCausalLM of llama, mistral, qwen2, qwen3, olmo2, smollm3, granite, phi3, gemma, "
-                  "gemma2, gemma3_text, ..., or GPT2LMHeadModel)", mtk_module_type_name(model));
+                  "<Family>ForCausalLM of llama, mistral, mixtral, qwen2, qwen3, olmo2, smollm3, granite, phi, phi3, "
+                  "gemma, gemma2, gemma3_text, gpt_neox, ..., or GPT2LMHeadModel)", mtk_module_type_name(model));
         return NULL;
     }
     if (o->max_new_tokens < 1) {
@@ -152,8 +141,8 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
     int64_t *ids = out ? mtk_tensor_data(out) : NULL, *mask = mask_all ? mtk_tensor_data(mask_all) : NULL;
     int64_t *next = mtk_ctx_alloc(ctx, (size_t)b * sizeof *next), *pos = mtk_ctx_alloc(ctx, (size_t)b * sizeof *pos);
     bool *done = mtk_ctx_alloc(ctx, (size_t)b * sizeof *done);
-    mtk_kv_cache *cache = cached ? mtk_kv_cache_new(model) : NULL;
-    bool ok = cur_in && mask && next && pos && done && (cache || !cached);
+    mtk_kv_cache *cache = mtk_kv_cache_new(model);
+    bool ok = cur_in && mask && next && pos && done && cache;
     for (int64_t r = 0; ok && r < b; r++)
         memcpy(ids + r * width, (const int64_t *)mtk_tensor_data(cur_in) + r * s, (size_t)s * sizeof *ids);
     ok = ok && initial_mask(ctx, o, (const int64_t *)mtk_tensor_data(cur_in), b, s, width, mask);
@@ -188,21 +177,7 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
         }
         mtk_lm_step step = { .logits_to_keep = 1, .attention_mask = true };
         mtk_tensor *logits = NULL;
-        if (ok && !cached) {
-            /* model(ids, attention_mask, position_ids) over the whole sequence: the positions are
-               cumsum(mask) - 1 (0 at padding) over every column so far */
-            int64_t *full = mtk_ctx_alloc(ctx, (size_t)(b * len) * sizeof *full);
-            for (int64_t r = 0; full && r < b; r++)
-                for (int64_t c = 0, sum = 0; c < len; c++) {
-                    sum += mask[r * width + c];
-                    full[r * len + c] = mask[r * width + c] ? sum - 1 : 0;
-                }
-            mtk_module_io io = { .in = { int64_matrix(ctx, ids, b, len, width, 0), int64_matrix(ctx, mask, b, len, width, 0),
-                                         full ? int64_matrix(ctx, full, b, len, len, 0) : NULL },
-                                 .nin = 3 };
-            logits = io.in[0] && io.in[1] && io.in[2] && mtk_module_call(model, &io) ? io.out[0] : NULL;
-            /* (B, len, vocab) */
-        } else if (ok) {
+        if (ok) {
             mtk_tensor *step_ids = int64_matrix(ctx, ids, b, q, width, len - q);
             step.position_ids = step_ids ? int64_matrix(ctx, pid, b, q, q, 0) : NULL;
             step.padding_mask = step.position_ids ? int64_matrix(ctx, mask, b, len, width, 0) : NULL;

@@ -118,6 +118,7 @@ typedef struct model_config {
     uint8_t masks;               /* DECODER_MASK_*, for the forward with a cache */
     int64_t mask_window;
     double embedding_multiplier; /* granite; 1: none */
+    int64_t padding_idx;         /* pad_token_id or MTK_NN_NO_PADDING_IDX */
 } model_config_;
 
 /* forward(input_ids (B, S) int64[, attention_mask (B, S)[, position_ids
@@ -189,7 +190,8 @@ static mtk_module *base_model(mtk_ctx *ctx, const decoder_types *t, const decode
     if (!m || !layers) return NULL;
     double multiplier = spec->embedding_multiplier;
     *(model_config_ *)mtk_module_config(m) = (model_config_){ spec->masks ? spec->masks : DECODER_MASK_FULL,
-                                                              spec->mask_window, multiplier != 0 ? multiplier : 1.0 };
+                                                              spec->mask_window, multiplier != 0 ? multiplier : 1.0,
+                                                              spec->padding_idx };
     decoder_layer_builder layer = spec->layer_builder ? spec->layer_builder : models_decoder_layer;
     for (int64_t i = 0; i < spec->layers; i++)
         if (!mtk_nn_module_list_append(layers, layer(ctx, t, spec, i))) return NULL;
@@ -222,12 +224,19 @@ static bool causal_lm_forward(mtk_module *m, mtk_module_io *io)
     return logits != NULL;
 }
 
+/* The families with layer stacks of their own. */
+static bool (*const own_layer_families[])(mtk_module *, decoder_parts *) = {
+    models_gpt2_parts_of, models_gpt_neox_parts_of, models_phi_parts_of,
+};
+
 bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
 {
     memset(out, 0, sizeof *out);
     out->embedding_multiplier = out->logits_scaling = 1.0;
     const mtk_module_type *type = m ? mtk_module_type_of(m) : NULL;
     if (!type) return false;
+    for (size_t i = 0; i < sizeof own_layer_families / sizeof *own_layer_families; i++)
+        if (own_layer_families[i](m, out)) return true;
     mtk_module *model = m;
     if (type->forward == causal_lm_forward) {
         out->final_softcap = ((const causal_lm_config *)mtk_module_config(m))->final_softcap;
@@ -252,6 +261,7 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
     out->masks = c->masks;
     out->mask_window = c->mask_window;
     out->embedding_multiplier = c->embedding_multiplier;
+    out->padding_idx = c->padding_idx;
     return true;
 }
 
@@ -293,11 +303,15 @@ mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, cons
 
 /* ------------------------------------------------------- multimodal wrap */
 
-/* forward(input_ids (B, S)) -> language_model's (the last child's) last
- * hidden state */
+/* forward(input_ids (B, S)[, attention_mask (B, S)[, position_ids]]) ->
+ * language_model's (the last child's) last hidden state (B, S, hidden);
+ * the mask and positions go to the text model as they come */
 static bool wrapper_forward(mtk_module *m, mtk_module_io *io)
 {
-    io->out[0] = mtk_module_forward(child(m, mtk_module_child_count(m) - 1), io->in[0]);
+    mtk_module_io text = { .nin = io->nin < 3 ? io->nin : 3 };
+    for (int32_t i = 0; i < text.nin; i++) text.in[i] = io->in[i];
+    if (!mtk_module_call(child(m, mtk_module_child_count(m) - 1), &text)) return false;
+    io->out[0] = text.out[0];
     io->nout = 1;
     return io->out[0] != NULL;
 }
@@ -372,6 +386,10 @@ bool models_decoder_read_common(model_config *c, decoder_spec *spec, const char 
        attention): eager is matmul-softmax-matmul, sdpa the fused op */
     const char *attn = models_cfg_string(c, "_attn_implementation", "sdpa");
     spec->eager_attention = attn && strcmp(attn, "eager") == 0;
+    /* transformers' experts_implementation: batched_mm traces its gathers
+       op by op; anything else the balanced grouped form (decoder_moe.c) */
+    const char *experts = models_cfg_string(c, "_experts_implementation", "grouped_mm");
+    spec->experts_batched_mm = experts && strcmp(experts, "batched_mm") == 0;
     spec->rope_longrope_aliases = d->longrope_aliases;
     spec->rope_original_max = d->original_max_position;
     return models_decoder_read_rope(c, spec, d->rope_theta);

@@ -13,6 +13,7 @@
  * more), computed as at most two batched matmuls, so shapes and FLOPs are
  * those of a perfectly balanced router.  On a real device each expert
  * runs on exactly the tokens routed to it (models_moe_dispatch). */
+#include "models/blocks.h"
 #include "models/decoder.h"
 #include "mtk/ops.h"
 
@@ -165,6 +166,7 @@ static mtk_module *grouped_router(mtk_ctx *ctx, const decoder_types *t, const de
 typedef struct experts_config {
     int64_t experts, top_k, intermediate;
     double initializer_range;
+    bool batched_mm; /* _experts_implementation "batched_mm" (batched_experts) */
 } experts_config;
 
 static bool experts_reset(mtk_module *m, mtk_rng *rng)
@@ -208,6 +210,47 @@ static mtk_tensor *one_expert(mtk_module *m, int64_t e, mtk_tensor *rows)
     return mtk_linear(ctx, h, mtk_select(ctx, down, 0, e), NULL);                     /* (n, H)     */
 }
 
+/* transformers' batched_mm, op by op: every (token, slot) pair gathers
+ * its expert's weights and one bmm multiplies them, so every size is set
+ * by T * k and none by the routing (the planner is exact for any routing).
+ * x (T, H), indices (T, k), weights (T, k) -> (T, H) in x's dtype. */
+static mtk_tensor *batched_experts(mtk_module *m, mtk_tensor *x, mtk_tensor *indices, mtk_tensor *weights)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    const experts_config *c = mtk_module_config(m);
+    if (!indices || !weights) return NULL;
+    int64_t tokens = x->shape[0], hidden = x->shape[1], k = indices->shape[1], pairs = tokens * k;
+    mtk_tensor *gate_up = models_quant_weight(m, "gate_up_proj", x->dtype, false); /* (E, 2I, H) */
+    mtk_tensor *down = models_quant_weight(m, "down_proj", x->dtype, false);       /* (E, H, I)  */
+    if (!gate_up || !down) return NULL;
+    mtk_tensor *rows = mtk_repeat_interleave(ctx, x, k, 0);                         /* (S, H)     */
+    mtk_tensor *sample = mtk_reshape(ctx, weights, &pairs, 1);                      /* (S)        */
+    mtk_tensor *ids = mtk_reshape(ctx, indices, &pairs, 1);                         /* (S)        */
+    mtk_tensor *w = mtk_index_select(ctx, gate_up, 0, ids);                         /* (S, 2I, H) */
+    mtk_tensor *h = mtk_squeeze_dim(ctx, mtk_bmm(ctx, w, mtk_unsqueeze(ctx, rows, -1)), -1); /* (S, 2I) */
+    mtk_tensor *gate = mtk_narrow(ctx, h, -1, 0, c->intermediate);
+    mtk_tensor *up = mtk_narrow(ctx, h, -1, c->intermediate, c->intermediate);
+    h = mtk_mul(ctx, mtk_module_forward(mtk_module_child_at(m, 0, NULL), gate), up);          /* (S, I)     */
+    mtk_tensor *gate_up_rows = w;
+    w = mtk_index_select(ctx, down, 0, ids);                                        /* (S, H, I)  */
+    if (!models_blocks_held_until_here(ctx, gate_up_rows)) return NULL;
+    mtk_tensor *down_rows = mtk_squeeze_dim(ctx, mtk_bmm(ctx, w, mtk_unsqueeze(ctx, h, -1)), -1); /* (S, H) */
+    h = down_rows;
+    /* float32 routing weights (mixtral) promote the weighted rows */
+    h = mtk_mul(ctx, h, mtk_unsqueeze(ctx, sample, -1));                            /* (S, H)     */
+    int64_t per_token[3] = { tokens, k, hidden }, slots = 1;
+    mtk_tensor *out = mtk_sum(ctx, mtk_view(ctx, h, per_token, 3), &slots, 1, false, MTK_DTYPE_UNDEFINED);
+    out = out ? mtk_to_dtype(ctx, out, x->dtype) : NULL;                           /* (T, H)     */
+    /* the forward's locals hold the repeated rows, the last gathered
+     * weights, the down projection's and the weighted rows until it
+     * returns; the gate_up gather lived until the down gather rebound its
+     * name */
+    if (!models_blocks_held_until_here(ctx, rows) || !models_blocks_held_until_here(ctx, w) ||
+        !models_blocks_held_until_here(ctx, down_rows) || !models_blocks_held_until_here(ctx, h))
+        return NULL;
+    return out;
+}
+
 /* forward(x (T, H), top_k_index (T, k), top_k_weights (T, k)) -> (T, H) */
 static bool experts_forward(mtk_module *m, mtk_module_io *io)
 {
@@ -221,6 +264,10 @@ static bool experts_forward(mtk_module *m, mtk_module_io *io)
     if (!mtk_tensor_is_meta(x)) {
         /* each expert on the tokens routed to it, weighted, added back */
         io->out[0] = models_moe_dispatch(m, x, io->in[1], io->in[2], c->experts, false, one_expert);
+        return io->out[0] != NULL;
+    }
+    if (c->batched_mm) {
+        io->out[0] = batched_experts(m, x, io->in[1], io->in[2]);
         return io->out[0] != NULL;
     }
     int64_t pairs = x->shape[0] * c->top_k;
@@ -254,7 +301,8 @@ static bool moe_forward(mtk_module *m, mtk_module_io *io)
     int64_t tokens[2] = { x->shape[0] * x->shape[1], x->shape[2] };
     mtk_tensor *flat = mtk_view(ctx, x, tokens, 2); /* (T, H) */
     mtk_tensor *shared = NULL;
-    if (c->shared) shared = mtk_module_forward(mtk_module_child_at(m, 2, NULL), flat);
+    /* qwen2_moe runs its shared expert first, deepseek after the routed ones */
+    if (c->shared && !c->ungated) shared = mtk_module_forward(mtk_module_child_at(m, 2, NULL), flat);
     int32_t gate_at = c->experts_first ? 1 : 0;
     mtk_module_io route = { .in = { flat }, .nin = 1 };
     if (!mtk_module_call(mtk_module_child_at(m, gate_at, NULL), &route)) return false;
@@ -262,7 +310,11 @@ static bool moe_forward(mtk_module *m, mtk_module_io *io)
     if (!mtk_module_call(mtk_module_child_at(m, 1 - gate_at, NULL), &expert)) return false;
     mtk_tensor *out = expert.out[0];
     if (c->shared && c->ungated) {
-        out = mtk_add(ctx, out, shared);
+        /* experts(...).view(shape) + shared_experts(residuals) */
+        shared = mtk_module_forward(mtk_module_child_at(m, 2, NULL), x);                  /* (B, S, H) */
+        io->out[0] = mtk_add(ctx, mtk_view(ctx, out, x->shape, 3), shared);
+        io->nout = 1;
+        return io->out[0] != NULL;
     } else if (c->shared) {
         mtk_tensor *gate = mtk_sigmoid(ctx, mtk_module_forward(mtk_module_child_at(m, 3, NULL), flat)); /* (T, 1) */
         out = mtk_add(ctx, out, mtk_mul(ctx, gate, shared));
@@ -287,7 +339,8 @@ mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decod
         (router_config){ spec->experts, spec->top_k, spec->moe == MOE_MIXTRAL || spec->norm_topk_prob,
                          spec->moe == MOE_MIXTRAL, spec->initializer_range };
     *(experts_config *)mtk_module_config(experts) =
-        (experts_config){ spec->experts, spec->top_k, spec->moe_intermediate, spec->initializer_range };
+        (experts_config){ spec->experts, spec->top_k, spec->moe_intermediate, spec->initializer_range,
+                         spec->experts_batched_mm };
     *(moe_config *)mtk_module_config(block) =
         (moe_config){ spec->moe == MOE_QWEN2 || deepseek, spec->moe_experts_first, deepseek };
     int64_t router_shape[2] = { spec->experts, spec->hidden };

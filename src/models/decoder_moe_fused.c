@@ -20,6 +20,7 @@
  *     token pre-scaled by its score (the others' inputs, outputs and so
  *     their terms are exactly zero); plus shared_expert (Llama4TextMLP of
  *     intermediate_size). */
+#include "models/blocks.h"
 #include "models/decoder.h"
 #include "mtk/ops.h"
 
@@ -31,6 +32,7 @@ typedef struct fused_config {
     int64_t experts, top_k, intermediate;
     double alpha, limit;      /* gpt_oss swiglu */
     double initializer_range;
+    bool batched_mm;          /* _experts_implementation "batched_mm" (gpt_oss: batched_experts) */
 } fused_config;
 
 static const fused_config *config_of(const mtk_module *m) { return mtk_module_config(m); }
@@ -136,11 +138,45 @@ static mtk_tensor *one_expert(mtk_module *m, int64_t e, mtk_tensor *rows)
     return mtk_squeeze_dim(ctx, run_experts(m, mtk_unsqueeze(ctx, rows, 0), e, 1), 0);
 }
 
-/* x (T, H) as (E, T, H) */
-static mtk_tensor *every_expert(mtk_ctx *ctx, mtk_tensor *x, int64_t experts)
+/* transformers' batched_mm for GptOssExperts (input-major weights with
+ * biases), op by op: every (token, slot) pair gathers its expert's
+ * weights and biases, one bmm per projection; sizes set by T * k, none by
+ * the routing.  The biases are added in place in transformers (out.add_):
+ * here out of place, which only adds the product's size for the moment
+ * of the add (the gathered weights are the peak).
+ * x (T, H), indices (T, k), scores (T, k) -> (T, H). */
+static mtk_tensor *batched_experts(mtk_module *m, mtk_tensor *x, mtk_tensor *indices, mtk_tensor *scores)
 {
-    int64_t shape[3] = { experts, x->shape[0], x->shape[1] };
-    return mtk_expand(ctx, mtk_unsqueeze(ctx, x, 0), shape, 3);
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    if (!indices || !scores) return NULL;
+    int64_t tokens = x->shape[0], hidden = x->shape[1], k = indices->shape[1], pairs = tokens * k;
+    mtk_tensor *gate_up = models_quant_weight(m, "gate_up_proj", x->dtype, true);        /* (E, H, 2I) */
+    mtk_tensor *down = models_quant_weight(m, "down_proj", x->dtype, true);              /* (E, I, H)  */
+    if (!gate_up || !down) return NULL;
+    mtk_tensor *rows = mtk_repeat_interleave(ctx, x, k, 0);                               /* (S, H)     */
+    mtk_tensor *sample = mtk_reshape(ctx, scores, &pairs, 1);                             /* (S)        */
+    mtk_tensor *ids = mtk_reshape(ctx, indices, &pairs, 1);                               /* (S)        */
+    mtk_tensor *w = mtk_index_select(ctx, gate_up, 0, ids);                               /* (S, H, 2I) */
+    mtk_tensor *b = mtk_index_select(ctx, mtk_module_find_tensor(m, "gate_up_proj_bias"), 0, ids); /* (S, 2I) */
+    mtk_tensor *h = mtk_squeeze_dim(ctx, mtk_bmm(ctx, mtk_unsqueeze(ctx, rows, 1), w), 1); /* (S, 2I)    */
+    h = gated(m, mtk_add(ctx, h, b));                                                     /* (S, I)     */
+    mtk_tensor *gate_up_w = w, *gate_up_b = b;
+    w = mtk_index_select(ctx, down, 0, ids);                                              /* (S, I, H)  */
+    if (!models_blocks_held_until_here(ctx, gate_up_w)) return NULL;
+    b = mtk_index_select(ctx, mtk_module_find_tensor(m, "down_proj_bias"), 0, ids);       /* (S, H)     */
+    if (!models_blocks_held_until_here(ctx, gate_up_b)) return NULL;
+    mtk_tensor *down_rows = mtk_squeeze_dim(ctx, mtk_bmm(ctx, mtk_unsqueeze(ctx, h, 1), w), 1);
+    down_rows = mtk_add(ctx, down_rows, b);                                               /* (S, H)     */
+    h = mtk_mul(ctx, down_rows, mtk_unsqueeze(ctx, sample, -1));                          /* (S, H)     */
+    int64_t per_token[3] = { tokens, k, hidden }, slots = 1;
+    mtk_tensor *out = mtk_sum(ctx, mtk_view(ctx, h, per_token, 3), &slots, 1, false, MTK_DTYPE_UNDEFINED);
+    out = out ? mtk_to_dtype(ctx, out, x->dtype) : NULL;                                 /* (T, H)     */
+    /* the forward's locals, held until it returns */
+    if (!models_blocks_held_until_here(ctx, rows) || !models_blocks_held_until_here(ctx, w) ||
+        !models_blocks_held_until_here(ctx, b) || !models_blocks_held_until_here(ctx, down_rows) ||
+        !models_blocks_held_until_here(ctx, h))
+        return NULL;
+    return out;
 }
 
 /* GptOssExperts: forward(x (T, H), indices (T, k), scores (T, k)) -> (T, H) */
@@ -149,7 +185,9 @@ static bool gpt_oss_experts_forward(mtk_module *m, mtk_module_io *io)
     mtk_ctx *ctx = mtk_module_ctx(m);
     const fused_config *c = config_of(m);
     mtk_tensor *x = io->in[0], *indices = io->in[1], *scores = io->in[2];
-    if (mtk_tensor_is_meta(x)) {
+    if (mtk_tensor_is_meta(x) && c->batched_mm) {
+        io->out[0] = batched_experts(m, x, indices, scores);
+    } else if (mtk_tensor_is_meta(x)) {
         /* balanced routing: experts [0, extra) get base + 1 tokens, the others base */
         int64_t pairs = x->shape[0] * c->top_k, base = pairs / c->experts, extra = pairs % c->experts;
         for (int32_t group = 0; group < 2; group++) {
@@ -211,10 +249,14 @@ static bool fused_block_forward(mtk_module *m, mtk_module_io *io)
         if (!mtk_module_call(mtk_module_child_at(m, 1, NULL), &route)) return false;
         mtk_tensor *routed;
         if (mtk_tensor_is_meta(flat)) {
-            /* every expert on every token, as transformers runs them */
-            mtk_tensor *scores = mtk_unsqueeze(ctx, mtk_transpose(ctx, route.out[0], 0, 1), -1); /* (E, T, 1) */
-            routed = mtk_module_forward(mtk_module_child_at(m, 0, NULL),
-                                        mtk_mul(ctx, every_expert(ctx, flat, c->experts), scores));
+            /* every expert on every token, as transformers runs them: the
+             * tokens repeated E times (a copy), times the scores transposed
+             * to one column (a copy too: reshape of a transpose) */
+            int64_t t = flat->shape[0], h = flat->shape[1], times[2] = { c->experts, 1 };
+            int64_t column[2] = { c->experts * t, 1 }, per_expert[3] = { c->experts, t, h };
+            mtk_tensor *scores = mtk_reshape(ctx, mtk_transpose(ctx, route.out[0], 0, 1), column, 2); /* (E T, 1) */
+            mtk_tensor *in = mtk_mul(ctx, mtk_repeat(ctx, flat, times, 2), scores);                /* (E T, H) */
+            routed = mtk_module_forward(mtk_module_child_at(m, 0, NULL), mtk_view(ctx, in, per_expert, 3));
             int64_t e_dim = 0;
             routed = mtk_sum(ctx, routed, &e_dim, 1, false, MTK_DTYPE_UNDEFINED);        /* (T, H)    */
         } else {
@@ -245,6 +287,7 @@ static mtk_module *fused_module(mtk_ctx *ctx, const mtk_module_type *type, const
     *(fused_config *)mtk_module_config(m) = (fused_config){
         .kind = spec->moe, .experts = spec->experts, .top_k = spec->top_k, .intermediate = spec->moe_intermediate,
         .alpha = spec->swiglu_alpha, .limit = spec->swiglu_limit, .initializer_range = spec->initializer_range,
+        .batched_mm = spec->experts_batched_mm,
     };
     return m;
 }

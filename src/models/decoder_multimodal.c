@@ -2,7 +2,9 @@
  * text_config builds the language model, the family's vision builder the
  * vision tower and projector, wrapped as transformers 5 nests
  * them in <Prefix>ForConditionalGeneration (model.vision_tower.*,
- * model.multi_modal_projector.*, model.language_model.*, lm_head).  The
+ * model.multi_modal_projector.*, model.language_model.*, lm_head), or in
+ * <Prefix>ForSequenceClassification (model, score: the text model's pad
+ * token pools each row, as get_text_config().pad_token_id does).  The
  * forward takes token ids; the summary says what is left out. */
 #include "models/decoder.h"
 
@@ -59,5 +61,8 @@ mtk_module *models_decoder_build_multimodal(model_config *c, const char *archite
     cJSON_Delete(empty);
     if (!ok) return NULL;
     models_cfg_note(c, image_note);
-    return models_decoder_wrap_text(c, language_model, tower, projector, prefix, architecture, tie);
+    mtk_module *model = models_decoder_wrap_text(c, language_model, tower, projector, prefix, architecture, tie);
+    if (!model || !models_decoder_is_classifier(architecture)) return model;
+    classifier_head head = { "model", embed->shape[1], parts.padding_idx, "score", true, 0.0 };
+    return models_classifier(c, model, architecture, &head);
 }

@@ -108,7 +108,7 @@ static const model_family families[] = {
     { { "gemma3_text", ARCHS("Gemma3TextModel", "Gemma3ForCausalLM", "Gemma3TextForSequenceClassification"),
         "Gemma3TextModel", MTK_MODEL_INPUT_TOKEN_IDS, NO_SPLIT("Gemma3DecoderLayer") },
       models_family_gemma3_text_build },
-    { { "gemma3", ARCHS("Gemma3Model", "Gemma3ForConditionalGeneration"), "Gemma3Model", MTK_MODEL_INPUT_TOKEN_IDS, NO_SPLIT("Gemma3DecoderLayer", "SiglipVisionEmbeddings", "SiglipEncoderLayer", "SiglipMultiheadAttentionPoolingHead") },
+    { { "gemma3", ARCHS("Gemma3Model", "Gemma3ForConditionalGeneration", "Gemma3ForSequenceClassification"), "Gemma3Model", MTK_MODEL_INPUT_TOKEN_IDS, NO_SPLIT("Gemma3DecoderLayer", "SiglipVisionEmbeddings", "SiglipEncoderLayer", "SiglipMultiheadAttentionPoolingHead") },
       models_family_gemma3_build },
     { { "mistral3", ARCHS("Mistral3Model", "Mistral3ForConditionalGeneration"), "Mistral3Model",
         MTK_MODEL_INPUT_TOKEN_IDS, NO_SPLIT("MistralDecoderLayer", "PixtralAttentionLayer") },

@@ -1,6 +1,7 @@
 /* gemma3_text and gemma3: Gemma 3 (Gemma3TextModel, Gemma3ForCausalLM,
- * Gemma3TextForSequenceClassification; Gemma3Model and
- * Gemma3ForConditionalGeneration around the text model): Gemma 2's layers
+ * Gemma3TextForSequenceClassification; Gemma3Model,
+ * Gemma3ForConditionalGeneration and Gemma3ForSequenceClassification
+ * around the text model): Gemma 2's layers
  * (four norms, x * (1 + w)) with an RMSNorm over head_dim on every query
  * and key head, attention scaled by query_pre_attn_scalar^-0.5 (no score
  * soft-capping: transformers 5 keeps attn_logit_softcapping but does not

@@ -87,12 +87,16 @@ enum { A_C_ATTN, A_C_PROJ, A_ATTN_DROPOUT, A_RESID_DROPOUT };
  * given: padding): (B, S, E) -> (B, S, E).  Outside training with
  * use_cache, DynamicLayer.update concatenates this call's keys and values
  * onto the empty cache (new (B, H, S, D) tensors, what the attention then
- * reads); the config keeps them for the model, whose cache outlives it. */
+ * reads); the config keeps them for the model, whose cache outlives it.
+ * With a KV cache (mtk_lm_forward_cached): (x, past_k, past_v (B, H, P,
+ * D)[, mask (B, 1, S, P + S) bool]) -> (out, keys, values), the past and
+ * this step's concatenated (B, H, P + S, D). */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     attention_config *c = mtk_module_config(m);
     c->keys = c->values = NULL;
+    bool cached = io->nin >= 3;
     if (c->cross)
         return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED,
                          "GPT2Attention: cross-attention needs encoder hidden states, which a summary does not take");
@@ -103,6 +107,18 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     q = models_blocks_split_heads(ctx, q, c->heads, c->head_dim); /* (B, H, S, D) */
     k = models_blocks_split_heads(ctx, k, c->heads, c->head_dim);
     v = models_blocks_split_heads(ctx, v, c->heads, c->head_dim);
+    if (cached) {
+        mtk_tensor *keys[2] = { io->in[1], k }, *values[2] = { io->in[2], v };
+        k = mtk_cat(ctx, keys, 2, 2); /* (B, H, P + S, D) */
+        v = mtk_cat(ctx, values, 2, 2);
+        decoder_attend attend = { c->heads, c->heads, c->head_dim, c->scale, 0.0, false, 0, 0, NULL };
+        mtk_tensor *attn = models_decoder_attend(ctx, &attend, q, k, v, io->nin > 3 ? io->in[3] : NULL, true, NULL);
+        io->out[0] = mtk_module_forward(blocks_child(m, A_C_PROJ), models_blocks_merge_heads(ctx, attn));
+        io->out[1] = k;
+        io->out[2] = v;
+        io->nout = 3;
+        return io->out[0] && k && v;
+    }
     if (c->use_cache && !mtk_module_is_training(m) && k && v) {
         int64_t empty[4] = { k->shape[0], c->heads, 0, c->head_dim };
         if (!mtk_ctx_push_device(ctx, k->device)) return false; /* the empty cache on k's device */
@@ -173,19 +189,22 @@ static mtk_module *mlp(const model_config *c, const gpt2_spec *s)
 
 enum { B_LN_1, B_ATTN, B_LN_2 };
 
-/* x + attn(ln_1(x)[, mask]), then + mlp(ln_2(.)): (B, S, E) -> (B, S, E) */
+/* x + attn(ln_1(x)[, mask]), then + mlp(ln_2(.)): (B, S, E) -> (B, S, E);
+ * with a KV cache (x, past_k, past_v[, mask]) -> (h, keys, values), the
+ * attention's */
 static bool block_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     int32_t mlp_index = mtk_module_child_count(m) - 1; /* after crossattention, ln_cross_attn if any */
     mtk_tensor *x = io->in[0];
-    mtk_tensor *normed = mtk_module_forward(blocks_child(m, B_LN_1), x);
-    mtk_tensor *h = io->nin > 1 ? mtk_module_forward2(blocks_child(m, B_ATTN), normed, io->in[1])
-                                : mtk_module_forward(blocks_child(m, B_ATTN), normed);
-    x = mtk_add(ctx, h, x);
-    h = mtk_module_forward(blocks_child(m, mlp_index), mtk_module_forward(blocks_child(m, B_LN_2), x));
+    mtk_module_io attn = { .in = { mtk_module_forward(blocks_child(m, B_LN_1), x) }, .nin = io->nin };
+    for (int32_t i = 1; i < io->nin; i++) attn.in[i] = io->in[i];
+    if (!attn.in[0] || !mtk_module_call(blocks_child(m, B_ATTN), &attn)) return false;
+    x = mtk_add(ctx, attn.out[0], x);
+    mtk_tensor *h = mtk_module_forward(blocks_child(m, mlp_index), mtk_module_forward(blocks_child(m, B_LN_2), x));
     io->out[0] = mtk_add(ctx, x, h);
-    io->nout = 1;
+    io->nout = attn.nout;
+    for (int32_t i = 1; i < attn.nout; i++) io->out[i] = attn.out[i];
     return io->out[0] != NULL;
 }
 
@@ -362,4 +381,29 @@ mtk_module *models_family_gpt2_build(model_config *c, const char *architecture)
         return NULL;
     if (s.tie && !mtk_module_tie(m, "lm_head.weight", "transformer.wte.weight")) return NULL;
     return mtk_module_finish(m);
+}
+
+/* ------------------------------------------------------ the cached forward */
+
+/* Every layer caches (B, n_head, T, head_dim) keys and values. */
+static void layer_shape(mtk_module *layer, decoder_cache_shape *out)
+{
+    const attention_config *a = mtk_module_config(blocks_child(layer, B_ATTN));
+    *out = (decoder_cache_shape){ .kv_heads = a->heads, .key_dim = a->head_dim, .value_dim = a->head_dim };
+}
+
+bool models_gpt2_parts_of(mtk_module *m, decoder_parts *out)
+{
+    const mtk_module_type *type = mtk_module_type_of(m);
+    mtk_module *base = type == &lm_head_model_type ? blocks_child(m, 0) : type == &model_type ? m : NULL;
+    if (!base) return false;
+    /* add_cross_attention: without encoder states transformers skips the crossattention blocks, as here */
+    out->embed = blocks_child(base, M_WTE);
+    out->positions = blocks_child(base, M_WPE);
+    out->layers = blocks_child(base, M_H);
+    out->norm = blocks_child(base, M_LN_F);
+    out->lm_head = base == m ? NULL : blocks_child(m, 1);
+    out->masks = DECODER_MASK_FULL;
+    out->own_layers = layer_shape;
+    return true;
 }

@@ -54,15 +54,19 @@ static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tens
 }
 
 /* forward(x (B, S, E), cos, sin (1, S, rotary_dim)[, mask (B, 1, S, S)
- * bool: padding]) -> (B, S, E) */
+ * bool: padding]) -> (B, S, E); with a KV cache (mtk_lm_forward_cached)
+ * forward(x, cos, sin, past_k, past_v (B, H, P, D)[, mask (B, 1, S, P +
+ * S)]) -> (out, keys, values), the past and this step's concatenated */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     attention_config *c = mtk_module_config(m);
     c->keys = c->values = NULL;
     mtk_tensor *x = io->in[0];
-    if ((io->nin != 3 && io->nin != 4) || x->ndim != 3)
-        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "GPTNeoXAttention: takes hidden states (B, S, E), cos and sin");
+    if (io->nin < 3 || io->nin > 6 || x->ndim != 3)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "GPTNeoXAttention: takes hidden states (B, S, E), cos and sin "
+                         "(and past keys, past values and a mask)");
+    bool cached = io->nin >= 5;
     mtk_tensor *qkv = mtk_module_forward(child(m, 0), x); /* (B, S, 3E) */
     if (!qkv) return false;
     /* view (B, S, H, 3D), heads first, then q, k, v side by side in each head */
@@ -72,6 +76,19 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     if (qkv && mtk_chunk(ctx, qkv, 3, -1, parts, 3) != 3) return false;
     mtk_tensor *q = rotate(ctx, parts[0], io->in[1], io->in[2], c->rotary_dim);
     mtk_tensor *k = rotate(ctx, parts[1], io->in[1], io->in[2], c->rotary_dim), *v = parts[2];
+    if (cached) {
+        mtk_tensor *keys[2] = { io->in[3], k }, *values[2] = { io->in[4], v };
+        k = mtk_cat(ctx, keys, 2, 2); /* (B, H, P + S, D) */
+        v = mtk_cat(ctx, values, 2, 2);
+        decoder_attend attend = { c->heads, c->heads, c->head_dim, 1.0 / sqrt((double)c->head_dim), 0.0, false, 0, 0,
+                                  NULL };
+        mtk_tensor *attn = models_decoder_attend(ctx, &attend, q, k, v, io->nin == 6 ? io->in[5] : NULL, true, NULL);
+        io->out[0] = mtk_module_forward(child(m, 1), models_blocks_merge_heads(ctx, attn));
+        io->out[1] = k;
+        io->out[2] = v;
+        io->nout = 3;
+        return io->out[0] && k && v;
+    }
     if (c->use_cache && !mtk_module_is_training(m) && k && v) {
         /* DynamicLayer.update: cat onto the empty cache, (B, H, S, D) copies */
         int64_t empty[4] = { k->shape[0], c->heads, 0, c->head_dim };
@@ -137,16 +154,16 @@ typedef struct layer_config {
 enum { L_INPUT_NORM, L_POST_ATTN_NORM, L_ATTN_DROPOUT, L_MLP_DROPOUT, L_ATTN, L_MLP };
 
 /* parallel: x + attn(ln1(x)) + mlp(ln2(x)); sequential: h = x + attn(ln1(x)),
- * h + mlp(ln2(h)).  (B, S, E), cos, sin -> (B, S, E) */
+ * h + mlp(ln2(h)).  (B, S, E), cos, sin[, mask] -> (B, S, E); with a KV
+ * cache (x, cos, sin, past_k, past_v[, mask]) -> (h, keys, values) */
 static bool layer_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     const layer_config *c = mtk_module_config(m);
     mtk_tensor *x = io->in[0];
-    mtk_module_io attn = { .in = { mtk_module_forward(child(m, L_INPUT_NORM), x), io->in[1], io->in[2],
-                                   io->nin == 4 ? io->in[3] : NULL },
-                           .nin = io->nin == 4 ? 4 : 3 };
-    if (!mtk_module_call(child(m, L_ATTN), &attn)) return false;
+    mtk_module_io attn = { .in = { mtk_module_forward(child(m, L_INPUT_NORM), x) }, .nin = io->nin };
+    for (int32_t i = 1; i < io->nin; i++) attn.in[i] = io->in[i];
+    if (!attn.in[0] || !mtk_module_call(child(m, L_ATTN), &attn)) return false;
     mtk_tensor *a = mtk_module_forward(child(m, L_ATTN_DROPOUT), attn.out[0]);
     if (c->parallel_residual) {
         mtk_tensor *f = mtk_module_forward(child(m, L_MLP), mtk_module_forward(child(m, L_POST_ATTN_NORM), x));
@@ -158,7 +175,8 @@ static bool layer_forward(mtk_module *m, mtk_module_io *io)
         f = mtk_module_forward(child(m, L_MLP_DROPOUT), f);
         io->out[0] = mtk_add(ctx, f, a);
     }
-    io->nout = 1;
+    io->nout = attn.nout;
+    for (int32_t i = 1; i < attn.nout; i++) io->out[i] = attn.out[i];
     return io->out[0] != NULL;
 }
 
@@ -319,4 +337,28 @@ mtk_module *models_family_gpt_neox_build(model_config *c, const char *architectu
         return NULL;
     if (s.tie && !mtk_module_tie(m, "lm_head.weight", "gpt_neox.embed_in.weight")) return NULL;
     return mtk_module_finish(m);
+}
+
+/* ------------------------------------------------------ the cached forward */
+
+/* Every layer caches (B, heads, T, head_dim) keys and values. */
+static void layer_shape(mtk_module *layer, decoder_cache_shape *out)
+{
+    const attention_config *a = mtk_module_config(child(layer, L_ATTN));
+    *out = (decoder_cache_shape){ .kv_heads = a->heads, .key_dim = a->head_dim, .value_dim = a->head_dim };
+}
+
+bool models_gpt_neox_parts_of(mtk_module *m, decoder_parts *out)
+{
+    const mtk_module_type *type = mtk_module_type_of(m);
+    mtk_module *base = type == &causal_lm_type ? child(m, 0) : type == &model_type ? m : NULL;
+    if (!base) return false;
+    out->embed = child(base, M_EMBED_IN);
+    out->layers = child(base, M_LAYERS);
+    out->norm = child(base, M_FINAL_NORM);
+    out->rotary = child(base, M_ROTARY);
+    out->lm_head = base == m ? NULL : child(m, 1);
+    out->masks = DECODER_MASK_FULL;
+    out->own_layers = layer_shape;
+    return true;
 }

@@ -370,13 +370,13 @@ typedef struct task_config {
     bool mean_pooling; /* "mean" (else "cls")                           */
 } task_config;
 
-/* The mean over the sequence as transformers computes it without an
- * attention mask: (h * ones) summed over S, divided by the count.
+/* The mean over the sequence as transformers computes it: (h * mask)
+ * summed over S, divided by the mask's count; no mask: ones (B, S) bool.
  * (B, S, H) -> (B, H) */
-static mtk_tensor *mean_pool(mtk_ctx *ctx, mtk_tensor *h)
+static mtk_tensor *mean_pool(mtk_ctx *ctx, mtk_tensor *h, mtk_tensor *mask)
 {
     if (!h || !mtk_ctx_push_device(ctx, h->device)) return NULL;
-    mtk_tensor *ones = mtk_ones(ctx, h->shape, 2, MTK_BOOL); /* (B, S) */
+    mtk_tensor *ones = mask ? mask : mtk_ones(ctx, h->shape, 2, MTK_BOOL); /* (B, S) */
     mtk_ctx_pop_device(ctx);
     int64_t dim = 1;
     mtk_tensor *sum = mtk_sum(ctx, mtk_mul(ctx, h, mtk_unsqueeze(ctx, ones, -1)), &dim, 1, false, MTK_DTYPE_UNDEFINED);
@@ -384,13 +384,15 @@ static mtk_tensor *mean_pool(mtk_ctx *ctx, mtk_tensor *h)
 }
 
 /* model, head, then (masked LM) decoder or (classification) drop,
- * classifier: input_ids (B, S) -> logits */
+ * classifier: input_ids (B, S)[, attention_mask (B, S), passed to the
+ * model and to mean pooling] -> logits */
 static bool task_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     const task_config *c = mtk_module_config(m);
-    mtk_tensor *h = mtk_module_forward(child(m, 0), io->in[0]);
-    if (c->pool) h = c->mean_pooling ? mean_pool(ctx, h) : mtk_select(ctx, h, 1, 0);
+    mtk_module_io base = { .in = { io->in[0], io->nin > 1 ? io->in[1] : NULL }, .nin = io->nin > 1 ? 2 : 1 };
+    mtk_tensor *h = mtk_module_call(child(m, 0), &base) ? base.out[0] : NULL;
+    if (c->pool) h = c->mean_pooling ? mean_pool(ctx, h, io->nin > 1 ? io->in[1] : NULL) : mtk_select(ctx, h, 1, 0);
     h = mtk_module_forward(child(m, 1), h);
     for (int32_t i = 2; h && i < mtk_module_child_count(m); i++) h = mtk_module_forward(child(m, i), h);
     io->out[0] = h;

@@ -46,16 +46,18 @@ static mtk_tensor *partial_rope(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mt
 }
 
 /* forward(x (B, S, hidden), cos, sin[, mask (B, 1, S, S) bool: padding])
- * -> (B, S, hidden); children q_proj,
+ * -> (B, S, hidden); with a KV cache (mtk_lm_forward_cached) forward(x,
+ * cos, sin, past_k, past_v (B, KV, P, D)[, mask (B, 1, S, P + S)]) -> (out,
+ * keys, values), the past and this step's concatenated.  Children q_proj,
  * k_proj, v_proj, dense[, q_layernorm, k_layernorm] */
 static bool phi_attention_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     const phi_attention_config *c = mtk_module_config(m);
     mtk_tensor *x = io->in[0];
-    if ((io->nin != 3 && io->nin != 4) || x->ndim != 3)
-        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: takes hidden states (B, S, hidden), cos and sin",
-                         mtk_module_type_name(m));
+    if (io->nin < 3 || io->nin > 6 || x->ndim != 3)
+        return mtk_error(ctx, MTK_ERR_SHAPE, "%s: takes hidden states (B, S, hidden), cos and sin (and past keys, "
+                         "past values and a mask)", mtk_module_type_name(m));
     mtk_tensor *q = heads_first(ctx, mtk_module_forward(mtk_module_child_at(m, 0, NULL), x), c->heads, c->head_dim);
     mtk_tensor *k = heads_first(ctx, mtk_module_forward(mtk_module_child_at(m, 1, NULL), x), c->kv_heads, c->head_dim);
     mtk_tensor *v = heads_first(ctx, mtk_module_forward(mtk_module_child_at(m, 2, NULL), x), c->kv_heads, c->head_dim);
@@ -65,6 +67,20 @@ static bool phi_attention_forward(mtk_module *m, mtk_module_io *io)
     }
     q = partial_rope(ctx, q, io->in[1], io->in[2], c->rotary_dim); /* (B, H, S, D)  */
     k = partial_rope(ctx, k, io->in[1], io->in[2], c->rotary_dim); /* (B, KV, S, D) */
+    int64_t merged[3] = { x->shape[0], x->shape[1], c->heads * c->head_dim };
+    if (io->nin >= 5) {
+        mtk_tensor *keys[2] = { io->in[3], k }, *values[2] = { io->in[4], v };
+        k = mtk_cat(ctx, keys, 2, 2); /* (B, KV, P + S, D) */
+        v = mtk_cat(ctx, values, 2, 2);
+        decoder_attend attend = { c->heads, c->kv_heads, c->head_dim, c->scale, 0.0, false, 0, 0, NULL };
+        mtk_tensor *attn = models_decoder_attend(ctx, &attend, q, k, v, io->nin == 6 ? io->in[5] : NULL, true, NULL);
+        attn = mtk_reshape(ctx, mtk_transpose(ctx, attn, 1, 2), merged, 3); /* (B, S, H * D) */
+        io->out[0] = mtk_module_forward(mtk_module_child_at(m, 3, NULL), attn);
+        io->out[1] = k;
+        io->out[2] = v;
+        io->nout = 3;
+        return io->out[0] && k && v;
+    }
     mtk_tensor *mask = io->nin == 4 ? io->in[3] : NULL;
     if (mask && c->kv_heads != c->heads) { /* a mask turns enable_gqa off: repeat_kv */
         int64_t rep[4] = { k->shape[0], c->heads, k->shape[2], c->head_dim };
@@ -74,7 +90,6 @@ static bool phi_attention_forward(mtk_module *m, mtk_module_io *io)
     }
     mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, mask, 0.0, !mask, c->scale,
                                                         !mask && c->kv_heads != c->heads);
-    int64_t merged[3] = { x->shape[0], x->shape[1], c->heads * c->head_dim };
     attn = mtk_reshape(ctx, mtk_transpose(ctx, attn, 1, 2), merged, 3); /* (B, S, H * D) */
     io->out[0] = mtk_module_forward(mtk_module_child_at(m, 3, NULL), attn);
     io->nout = 1;
@@ -124,20 +139,22 @@ static mtk_module *phi_mlp(mtk_ctx *ctx, const phi_spec *s)
     return ok ? mtk_module_finish(m) : NULL;
 }
 
-/* forward(x, cos, sin) -> x + drop(attn(ln(x))) + drop(mlp(ln(x))); children
- * self_attn, mlp, input_layernorm, resid_dropout */
+/* forward(x, cos, sin[, mask]) -> x + drop(attn(ln(x))) + drop(mlp(ln(x)));
+ * with a KV cache (x, cos, sin, past_k, past_v[, mask]) -> (h, keys,
+ * values).  Children self_attn, mlp, input_layernorm, resid_dropout */
 static bool phi_layer_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_module *dropout = mtk_module_child_at(m, 3, NULL);
     mtk_tensor *x = io->in[0], *h = mtk_module_forward(mtk_module_child_at(m, 2, NULL), x);
-    mtk_module_io attn = { .in = { h, io->in[1], io->in[2], io->nin == 4 ? io->in[3] : NULL },
-                           .nin = io->nin == 4 ? 4 : 3 };
+    mtk_module_io attn = { .in = { h }, .nin = io->nin };
+    for (int32_t i = 1; i < io->nin; i++) attn.in[i] = io->in[i];
     if (!h || !mtk_module_call(mtk_module_child_at(m, 0, NULL), &attn)) return false;
     mtk_tensor *a = mtk_module_forward(dropout, attn.out[0]);
     mtk_tensor *f = mtk_module_forward(dropout, mtk_module_forward(mtk_module_child_at(m, 1, NULL), h));
     io->out[0] = mtk_add(ctx, mtk_add(ctx, a, f), x);
-    io->nout = 1;
+    io->nout = attn.nout;
+    for (int32_t i = 1; i < attn.nout; i++) io->out[i] = attn.out[i];
     return io->out[0] != NULL;
 }
 
@@ -184,12 +201,14 @@ static bool phi_lm_forward(mtk_module *m, mtk_module_io *io)
     return io->out[0] != NULL;
 }
 
+static const mtk_module_type phi_model_type = { "PhiModel", phi_model_forward, NULL, NULL };
+static const mtk_module_type phi_lm_type = { "PhiForCausalLM", phi_lm_forward, NULL, NULL };
+
 static mtk_module *phi_model(mtk_ctx *ctx, const phi_spec *s)
 {
-    static const mtk_module_type type = { "PhiModel", phi_model_forward, NULL, NULL };
     decoder_types *t = mtk_ctx_alloc(ctx, sizeof *t);
     if (!t || !models_decoder_types_init(ctx, t, "Phi")) return NULL;
-    mtk_module *m = mtk_module_new(ctx, &type, 0);
+    mtk_module *m = mtk_module_new(ctx, &phi_model_type, 0);
     mtk_module *layers = mtk_nn_module_list(ctx);
     if (!m || !layers) return NULL;
     for (int64_t i = 0; i < s->d.layers; i++)
@@ -230,11 +249,34 @@ mtk_module *models_family_phi_build(model_config *c, const char *architecture)
     mtk_module *model = phi_model(c->ctx, s);
     if (model && models_decoder_is_classifier(architecture)) return models_decoder_classifier(c, &s->d, model, architecture);
     if (!model || strcmp(architecture, "PhiForCausalLM") != 0) return model;
-    static const mtk_module_type lm_type = { "PhiForCausalLM", phi_lm_forward, NULL, NULL };
-    mtk_module *m = mtk_module_new(c->ctx, &lm_type, 0);
+    mtk_module *m = mtk_module_new(c->ctx, &phi_lm_type, 0);
     if (!m || !mtk_module_add(m, "model", model) ||
         !mtk_module_add(m, "lm_head", mtk_nn_linear(c->ctx, s->d.hidden, s->d.vocab, true)))
         return NULL;
     if (s->d.tie_embeddings && !mtk_module_tie(m, "lm_head.weight", "model.embed_tokens.weight")) return NULL;
     return mtk_module_finish(m);
+}
+
+/* ------------------------------------------------------ the cached forward */
+
+/* Every layer caches (B, kv_heads, T, head_dim) keys and values. */
+static void phi_layer_shape(mtk_module *layer, decoder_cache_shape *out)
+{
+    const phi_attention_config *a = mtk_module_config(mtk_module_child_at(layer, 0, NULL));
+    *out = (decoder_cache_shape){ .kv_heads = a->kv_heads, .key_dim = a->head_dim, .value_dim = a->head_dim };
+}
+
+bool models_phi_parts_of(mtk_module *m, decoder_parts *out)
+{
+    const mtk_module_type *type = mtk_module_type_of(m);
+    mtk_module *base = type == &phi_lm_type ? mtk_module_child_at(m, 0, NULL) : type == &phi_model_type ? m : NULL;
+    if (!base) return false;
+    out->embed = mtk_module_child_at(base, 0, NULL);
+    out->layers = mtk_module_child_at(base, 1, NULL);
+    out->rotary = mtk_module_child_at(base, 2, NULL);
+    out->norm = mtk_module_child_at(base, 4, NULL);
+    out->lm_head = base == m ? NULL : mtk_module_child_at(m, 1, NULL);
+    out->masks = DECODER_MASK_FULL;
+    out->own_layers = phi_layer_shape;
+    return true;
 }

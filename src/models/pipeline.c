@@ -216,7 +216,7 @@ static bool text_cache_bytes(mtk_ctx *ctx, const pending *pc, mtk_pipeline_compo
     const mtk_tensor *ids = out->calls[0].inputs[0];
     if (!ids || ids->ndim != 2) return true;
     mtk_kv_cache *cache = mtk_kv_cache_new(out->module);
-    if (!cache) { /* not a decoder: no cache */
+    if (!mtk_kv_cache_plannable(cache)) { /* not a decoder of the zoo: no cache planned */
         mtk_ctx_clear_error(ctx);
         return true;
     }

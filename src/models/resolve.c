@@ -109,6 +109,20 @@ static mtk_module *build_and_describe(mtk_ctx *ctx, mtk_model_config *c, const m
             return NULL;
         }
     }
+    if (opt && opt->experts) {
+        if (strcmp(opt->experts, "batched_mm") != 0 && strcmp(opt->experts, "grouped_mm") != 0) {
+            mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "experts implementation '%s': expected batched_mm or grouped_mm",
+                      opt->experts);
+            mtk_model_config_free(c);
+            return NULL;
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(c->root, "_experts_implementation");
+        if (!cJSON_AddStringToObject(c->root, "_experts_implementation", opt->experts)) {
+            mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "out of memory");
+            mtk_model_config_free(c);
+            return NULL;
+        }
+    }
     mtk_module *m = mtk_model_build_config(ctx, c, dtype);
     if (m && info) {
         const model_family *f = models_family_lookup(c->model_type);

@@ -96,6 +96,8 @@ static const struct {
 } masked_forward_classes[] = {
     { "GPT2Model", true }, { "GPT2LMHeadModel", true }, { "GPTNeoXModel", true }, { "GPTNeoXForCausalLM", true },
     { "PhiModel", true },  { "PhiForCausalLM", true },  { "ModernBertModel", false }, { "T5EncoderModel", false },
+    { "ModernBertForMaskedLM", false }, { "ModernBertForSequenceClassification", false },
+    { "ModernBertForTokenClassification", false },
 };
 
 /* Whether the model's forward takes the mask (and, in *positions, the
@@ -114,6 +116,43 @@ static bool takes_mask(const mtk_module *model, bool *positions)
     return false;
 }
 
+/* The encoder-decoders whose forward takes (input_ids, decoder_input_ids). */
+static const char *const seq2seq_classes[] = { "T5Model", "T5ForConditionalGeneration" };
+
+static bool is_seq2seq(const mtk_module *model)
+{
+    for (size_t i = 0; i < sizeof seq2seq_classes / sizeof *seq2seq_classes; i++)
+        if (strcmp(mtk_module_type_name(model), seq2seq_classes[i]) == 0) return true;
+    return false;
+}
+
+/* model(input_ids, decoder_input_ids) of an encoder-decoder: no padding
+ * (the decoder's cross-attention takes no encoder mask in mtk yet), no
+ * position ids or token types. */
+static bool run_seq2seq(mtk_module *model, const mtk_model_inputs *in, bool padded, mtk_module_io *io)
+{
+    mtk_ctx *ctx = mtk_module_ctx(model);
+    const char *type = mtk_module_type_name(model);
+    const mtk_tensor *dec = in->decoder_input_ids, *ids = in->input_ids;
+    if (!is_seq2seq(model))
+        return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "run: %s takes no decoder_input_ids (an encoder-decoder does: "
+                         "T5Model, T5ForConditionalGeneration)", type);
+    if (!dec)
+        return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "run: %s is an encoder-decoder: give the decoder's ids too "
+                         "(decoder_input_ids, --decoder-input-ids)", type);
+    if (dec->device != MTK_DEVICE_CPU || dec->ndim != 2 || !mtk_dtype_is_integral(dec->dtype, false) ||
+        dec->shape[0] != ids->shape[0] || dec->shape[1] < 1)
+        return mtk_error(ctx, MTK_ERR_SHAPE, "run: decoder_input_ids must be (%lld, T >= 1) integers on the cpu, got "
+                         "%d dim%s of %s", (long long)ids->shape[0], (int)dec->ndim, dec->ndim == 1 ? "" : "s",
+                         mtk_dtype_name(dec->dtype));
+    if (padded || in->position_ids || in->token_type_ids)
+        return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "run: %s takes no %s in mtk yet: run it without padding", type,
+                         padded ? "attention_mask with padding" : in->position_ids ? "position_ids" : "token_type_ids");
+    io->in[1] = in->decoder_input_ids;
+    io->nin = 2;
+    return check_ids_in_vocab(ctx, model, in->decoder_input_ids) && mtk_module_call(model, io);
+}
+
 /* transformers' output names for a class. */
 static void name_outputs(mtk_module *model, mtk_model_outputs *out)
 {
@@ -122,6 +161,7 @@ static void name_outputs(mtk_module *model, mtk_model_outputs *out)
     for (int32_t i = 0; i < out->count; i++) {
         if (strcmp(type, "CLIPTextModelWithProjection") == 0)
             out->names[i] = i == 0 ? "text_embeds" : "last_hidden_state";
+        else if (is_seq2seq(model) && i == 1) out->names[i] = "encoder_last_hidden_state";
         else if (ends_with(type, "ForQuestionAnswering")) out->names[i] = i == 0 ? "start_logits" : "end_logits";
         else if (!base) out->names[i] = i == 0 ? "logits" : "output";
         else out->names[i] = i == 0 ? "last_hidden_state" : i == 1 ? "pooler_output" : "output";
@@ -160,7 +200,9 @@ bool mtk_model_run(mtk_module *model, const mtk_model_inputs *in, mtk_model_outp
     decoder_parts parts;
     mtk_module_io io = { .in = { ids }, .nin = 1 };
     bool ok;
-    if (models_decoder_parts_of(model, &parts)) {
+    if (in->decoder_input_ids || is_seq2seq(model)) {
+        ok = run_seq2seq(model, in, padded, &io);
+    } else if (models_decoder_parts_of(model, &parts)) {
         if (in->token_type_ids) {
             mtk_module_train(model, was_training);
             return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "run: %s takes no token_type_ids",

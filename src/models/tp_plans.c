@@ -94,6 +94,9 @@ static const mtk_tp_plan plans[] = {
     { "deepseek_v3", deepseek, ep_experts }, { "kimi_k2", deepseek, ep_experts },
     { "gemma3_text", dense_qk_norm, NULL }, { "glm4_moe", moe_dense, ep_experts },
     { "llama4_text", llama4, NULL },
+    /* multimodal: the language model's plan under its own prefix (the
+       vision tower and projector have no rules in transformers) */
+    { "gemma3", dense_qk_norm, NULL },  { "mistral3", dense, NULL },
 };
 
 const mtk_tp_plan *mtk_model_tp_plan_find(const char *model_type)

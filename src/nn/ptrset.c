@@ -65,6 +65,18 @@ int nn_ptrset_add(ptrset *set, const void *key, void *value)
     return 1;
 }
 
+int nn_ptrset_put(ptrset *set, const void *key, void *value)
+{
+    if (set->cap) {
+        size_t i = find(set, key);
+        if (set->keys[i]) {
+            set->values[i] = value;
+            return 0;
+        }
+    }
+    return nn_ptrset_add(set, key, value);
+}
+
 bool nn_ptrset_has(const ptrset *set, const void *key)
 {
     return set->cap && set->keys[find(set, key)] == key;

@@ -19,6 +19,9 @@ void nn_ptrset_free(ptrset *set);
 /* Adds key (with value) unless present.  Returns 1 when added, 0 when it
  * was there, -1 on out of memory (error set). */
 int nn_ptrset_add(ptrset *set, const void *key, void *value);
+/* Sets key's value, adding key when absent.  Returns 1 when added, 0 when
+ * its value was replaced, -1 on out of memory (error set). */
+int nn_ptrset_put(ptrset *set, const void *key, void *value);
 bool nn_ptrset_has(const ptrset *set, const void *key);
 /* The value of key, NULL when absent. */
 void *nn_ptrset_get(const ptrset *set, const void *key);

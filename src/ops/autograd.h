@@ -39,6 +39,10 @@ void ag_saved_mm(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_matmul(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_linear(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_indices(const mtk_autograd_query *q, mtk_autograd_result *r); /* embedding */
+void ag_saved_index_select(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_saved_topk(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_saved_masked_fill(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_saved_clamp(const mtk_autograd_query *q, mtk_autograd_result *r);
 
 /* ---- saved columns (autograd_nn.c) */
 void ag_saved_layer_norm(const mtk_autograd_query *q, mtk_autograd_result *r);

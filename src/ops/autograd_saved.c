@@ -278,3 +278,30 @@ void ag_saved_linear(const mtk_autograd_query *q, mtk_autograd_result *r)
 
 /* embedding: the indices. */
 void ag_saved_indices(const mtk_autograd_query *q, mtk_autograd_result *r) { ag_save_arg(q, r, 0); }
+
+/* index_select: the index, for self's gradient (zeros of self's shape
+ * with the rows added back). */
+void ag_saved_index_select(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    if (ag_rg(q, 0)) ag_save_arg(q, r, 2);
+}
+
+/* topk: the indices (output 1), where self's gradient scatters to. */
+void ag_saved_topk(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    if (ag_rg(q, 0)) ag_save_output(r, 1);
+}
+
+/* masked_fill: the mask, for self's gradient (and a tensor value's). */
+void ag_saved_masked_fill(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    if (ag_rg(q, 0) || ag_rg(q, 2)) ag_save_arg(q, r, 1);
+}
+
+/* clamp: self (which elements were clipped), and tensor bounds. */
+void ag_saved_clamp(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_save_arg(q, r, 0);
+    ag_save_wrapped(q, r, 1);
+    ag_save_wrapped(q, r, 2);
+}

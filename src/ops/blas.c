@@ -14,6 +14,8 @@
 
 typedef void (*sgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, int, int, int, float,
                          const float *, int, const float *, int, float, float *, int);
+typedef void (*sgemv_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, int, int, float, const float *, int, const float *,
+                         int, float, float *, int);
 typedef void (*dgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, int, int, int, double,
                          const double *, int, const double *, int, double, double *, int);
 
@@ -26,6 +28,7 @@ static struct {
     dgesvd_fn dgesvd;
     void *handle;
     sgemm_fn sgemm;
+    sgemv_fn sgemv;
     dgemm_fn dgemm;
     int (*get_threads)(void);
     void (*set_threads)(int);
@@ -79,11 +82,12 @@ static void load(void)
     }
     blas.sgemm = (sgemm_fn)dlsym(blas.handle, "cblas_sgemm");
     blas.dgemm = (dgemm_fn)dlsym(blas.handle, "cblas_dgemm");
+    blas.sgemv = (sgemv_fn)dlsym(blas.handle, "cblas_sgemv");
     blas.get_threads = (int (*)(void))dlsym(blas.handle, "openblas_get_num_threads");
     blas.set_threads = (void (*)(int))dlsym(blas.handle, "openblas_set_num_threads");
     blas.dgesvd = (dgesvd_fn)dlsym(blas.handle, "dgesvd_");
-    if (!blas.sgemm || !blas.dgemm || !blas.dgesvd) {
-        snprintf(blas.message, sizeof blas.message, "OpenBLAS has no cblas_sgemm, cblas_dgemm or dgesvd_");
+    if (!blas.sgemm || !blas.sgemv || !blas.dgemm || !blas.dgesvd) {
+        snprintf(blas.message, sizeof blas.message, "OpenBLAS has no cblas_sgemm, cblas_sgemv, cblas_dgemm or dgesvd_");
         return;
     }
     blas.status = MTK_OK;
@@ -102,6 +106,12 @@ void ops_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANS
                float alpha, const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc)
 {
     blas.sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void ops_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, int m, int n, float alpha, const float *a, int lda,
+               const float *x, int incx, float beta, float *y, int incy)
+{
+    blas.sgemv(order, ta, m, n, alpha, a, lda, x, incx, beta, y, incy);
 }
 
 void ops_dgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n, int k,

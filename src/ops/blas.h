@@ -31,6 +31,11 @@ void ops_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANS
 void ops_dgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n, int k,
                double alpha, const double *a, int lda, const double *b, int ldb, double beta, double *c, int ldc);
 
+/* cblas_sgemv of the loaded library (ops_blas_ready first): OpenBLAS
+ * 0.3.21's sgemm packs the whole of b even for one row of a. */
+void ops_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, int m, int n, float alpha, const float *a, int lda,
+               const float *x, int incx, float beta, float *y, int incy);
+
 /* LAPACK's dgesvd (OpenBLAS bundles it), Fortran ABI. */
 void ops_dgesvd(const char *jobu, const char *jobvt, const int *m, const int *n, double *a, const int *lda,
                 double *s, double *u, const int *ldu, double *vt, const int *ldvt, double *work, const int *lwork,

@@ -159,7 +159,14 @@ static geometry make_geometry(const mtk_conv_plan *p)
 /* Tiles per task ("band"): the copy of a band (its positions plus the
  * max_shift halo, in each of the group's planes) stays within
  * BAND_BUDGET_BYTES where it can, the halo is at most half of it, and
- * `threads` workers all get tasks (twice over, for balance). */
+ * `threads` workers all get tasks (BANDS_PER_WORKER over, for balance).
+ * Tasks are handed out as workers come: with fewer images than workers
+ * (a batch-1 ResNet stem on 2 threads), a worker that starts late or is
+ * descheduled leaves at most one band for the others to wait on, so the
+ * bands are short (4 per worker: the stem's 537 tiles in 8 bands of 68,
+ * each copying a 348-element halo more than 2 bands per worker would:
+ * 0.3% more instructions). */
+#define BANDS_PER_WORKER 4
 static int64_t band_tiles_for(const mtk_conv_plan *p, const geometry *g, int64_t cols, int64_t tiles,
                               int32_t threads)
 {
@@ -169,7 +176,7 @@ static int64_t band_tiles_for(const mtk_conv_plan *p, const geometry *g, int64_t
     int64_t band = fit > least ? fit : least;
     int64_t images = p->batch * p->groups;
     if (images < threads) { /* split images so that every worker has bands */
-        int64_t want = (2 * threads + images - 1) / images;
+        int64_t want = (BANDS_PER_WORKER * threads + images - 1) / images;
         int64_t split = (tiles + want - 1) / want;
         if (split < band) band = split > least ? split : least;
     }
@@ -216,6 +223,24 @@ typedef struct direct_job {
     float **tile_buf;           /* per worker: blocks x mr x cols       */
 } direct_job;
 
+/* d[i] = src[2 i] for i < n (a stride-2 conv's column phase), four at a
+ * time from two loads and one shuffle; it never reads past src[2 (n - 1)],
+ * the last element the row has. */
+static void copy_even(float *restrict d, const float *restrict src, int64_t n)
+{
+    typedef float four __attribute__((vector_size(4 * sizeof(float))));
+    typedef int32_t four_index __attribute__((vector_size(4 * sizeof(int32_t))));
+    int64_t i = 0;
+    for (; i + 4 < n; i += 4) {
+        four lo, hi;
+        memcpy(&lo, src + 2 * i, sizeof lo);
+        memcpy(&hi, src + 2 * i + 4, sizeof hi);
+        four even = __builtin_shuffle(lo, hi, (four_index){ 0, 2, 4, 6 });
+        memcpy(d + i, &even, sizeof even);
+    }
+    for (; i < n; i++) d[i] = src[2 * i];
+}
+
 /* Copies elements [e0, e1) of phase plane ph of channel c of image n,
  * flat (Dp, Hi, Wi) order, to dst; elements past the plane are zero. */
 static void fill_range(const direct_job *j, int64_t n, int64_t c, int64_t ph, int64_t e0, int64_t e1, float *dst)
@@ -250,6 +275,8 @@ static void fill_range(const direct_job *j, int64_t n, int64_t c, int64_t ph, in
             memset(out, 0, (size_t)(a - l0) * sizeof *out);
             if (sw == 1 && st[2] == 1)
                 memcpy(out + (a - l0), in_row + a + shift, (size_t)(b - a) * sizeof *out);
+            else if (sw == 2 && st[2] == 1)
+                copy_even(out + (a - l0), in_row + 2 * a + shift, b - a);
             else
                 for (int64_t l = a; l < b; l++) out[l - l0] = in_row[(l * sw + shift) * st[2]];
             memset(out + (b - l0), 0, (size_t)(l1 - b) * sizeof *out);

@@ -3,6 +3,7 @@
  * float32 and rounded once; integers in a plain loop that wraps as the
  * dtype does), then linear's bias. */
 #include "ops/linalg.h"
+#include "ops/linalg_half.h"
 #include "ops/op_util.h"
 #include "core/scalar.h"
 
@@ -76,17 +77,37 @@ typedef struct blas_operand {
 static void prepare_operand(blas_operand *op, const matrix *x, bool gather_always, bool f64)
 {
     bool aligned = (uintptr_t)x->base % mtk_dtype_size(x->dtype) == 0;
-    if (!gather_always && aligned && blas_layout(x, &op->trans, &op->ld)) {
+    bool readable = blas_layout(x, &op->trans, &op->ld);
+    if (!gather_always && aligned && readable) {
         op->data = x->base;
         return;
     }
-    op->trans = false;
-    op->ld = x->cols > 1 ? x->cols : 1;
     op->data = op->scratch;
-    if (op->gathered_base == x->base) return;
-    if (f64) gather_f64(op->scratch, x);
-    else gather_f32(op->scratch, x);
+    if (readable && !f64) {
+        /* widened row by row over the storage as it lies (a transposed
+         * operand stays transposed): one sequential pass */
+        int64_t outer = op->trans ? x->cols : x->rows, inner = op->trans ? x->rows : x->cols;
+        if (op->gathered_base != x->base) linalg_half_widen(op->scratch, x->base, x->dtype, outer, inner, op->ld);
+        op->ld = inner > 1 ? inner : 1;
+    } else {
+        op->trans = false;
+        op->ld = x->cols > 1 ? x->cols : 1;
+        if (op->gathered_base == x->base) return;
+        if (f64) gather_f64(op->scratch, x);
+        else gather_f32(op->scratch, x);
+    }
     op->gathered_base = x->base;
+}
+
+/* c (m x n, float32, contiguous) = a @ b for a bfloat16 b read in place
+ * (linalg_half_rows_fit): a is widened into `scratch` (m x k floats). */
+static void gemm_half_rows(const matrix *a, const matrix *b, float *scratch, float *c)
+{
+    if (a->cols == 1 || a->stride_col == 1)
+        linalg_half_widen(scratch, a->base, a->dtype, a->rows, a->cols, a->rows > 1 ? a->stride_row : a->cols);
+    else
+        gather_f32(scratch, a);
+    linalg_half_rows(c, scratch, b->base, a->rows, b->cols, a->cols, b->stride_col);
 }
 
 /* c (m x n, contiguous, in the compute dtype) = a @ b */
@@ -97,7 +118,13 @@ static void gemm_blas(bool f64, blas_operand *oa, const matrix *a, blas_operand 
     prepare_operand(ob, b, gather_always, f64);
     int m = (int)a->rows, n = (int)b->cols, k = (int)a->cols;
     enum CBLAS_TRANSPOSE ta = oa->trans ? CblasTrans : CblasNoTrans, tb = ob->trans ? CblasTrans : CblasNoTrans;
-    if (f64)
+    if (!f64 && m == 1) {
+        /* one row: c^T = b^T a^T as a matrix-vector product (sgemm would
+         * pack all of b first); b^T is b's storage read the other way */
+        int inc = oa->trans ? (int)oa->ld : 1;
+        if (ob->trans) ops_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, ob->data, (int)ob->ld, oa->data, inc, 0.0f, c, 1);
+        else ops_sgemv(CblasRowMajor, CblasTrans, k, n, 1.0f, ob->data, (int)ob->ld, oa->data, inc, 0.0f, c, 1);
+    } else if (f64)
         ops_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, oa->data, (int)oa->ld, ob->data, (int)ob->ld, 0.0, c, n);
     else
         ops_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, oa->data, (int)oa->ld, ob->data, (int)ob->ld, 0.0f, c, n);
@@ -196,7 +223,10 @@ bool mtk_linalg_cpu(mtk_op_call *call)
     /* results go straight into `out`, or into a float32 accumulator */
     void *acc = mtk_tensor_data(out);
     if (kind == COMPUTE_LOW_PRECISION) acc = mtk_ctx_malloc(call->ctx, (size_t)numel * sizeof(float));
+    /* a few rows times a bfloat16 weight: the weight is read in place */
+    bool half_rows = kind == COMPUTE_LOW_PRECISION && linalg_half_rows_fit(plan.m, b->dtype, plan.b_stride_k);
     size_t a_bytes = (size_t)(plan.m * plan.k) * compute_size, b_bytes = (size_t)(plan.k * plan.n) * compute_size;
+    if (half_rows) b_bytes = 0;
     blas_operand oa = { 0 }, ob = { 0 };
     if (kind != COMPUTE_INT) {
         oa.scratch = mtk_ctx_malloc(call->ctx, a_bytes ? a_bytes : 1);
@@ -227,6 +257,7 @@ bool mtk_linalg_cpu(mtk_op_call *call)
         char *c = (char *)acc + bi * plan.m * plan.n * (int64_t)compute_size;
         if (plan.k == 0) memset(c, 0, (size_t)(plan.m * plan.n) * compute_size);
         else if (kind == COMPUTE_INT) gemm_int(&ma, &mb, dtype, c);
+        else if (half_rows) gemm_half_rows(&ma, &mb, oa.scratch, (float *)c);
         else gemm_blas(f64, &oa, &ma, &ob, &mb, c, kind == COMPUTE_LOW_PRECISION);
         for (int32_t d = plan.batch_ndim - 1; d >= 0; d--) {
             if (++counter[d] < plan.batch_shape[d]) break;

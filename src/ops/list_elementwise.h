@@ -131,8 +131,10 @@ EW_BINARY_OP(BITWISE_XOR, "bitwise_xor", "bitwise_xor(Tensor|Scalar input, Tenso
 
 /* ---- ternary */
 EW_OTHER_OP(WHERE, "where", "where(Tensor condition, Tensor|Scalar input, Tensor|Scalar other) -> Tensor", mtk_ew_where_meta, mtk_ew_where_cpu, 0)
-EW_OTHER_OP(CLAMP, "clamp", "clamp(Tensor input, Tensor|Scalar? min=None, Tensor|Scalar? max=None) -> Tensor", mtk_ew_clamp_meta, mtk_ew_clamp_cpu, 0)
-EW_OTHER_OP(CLIP, "clip", "clip(Tensor input, Tensor|Scalar? min=None, Tensor|Scalar? max=None) -> Tensor", mtk_ew_clamp_meta, mtk_ew_clamp_cpu, 0)
+EW_OTHER_OP(CLAMP, "clamp", "clamp(Tensor input, Tensor|Scalar? min=None, Tensor|Scalar? max=None) -> Tensor", mtk_ew_clamp_meta, mtk_ew_clamp_cpu, 0,
+            .saved = ag_saved_clamp)
+EW_OTHER_OP(CLIP, "clip", "clip(Tensor input, Tensor|Scalar? min=None, Tensor|Scalar? max=None) -> Tensor", mtk_ew_clamp_meta, mtk_ew_clamp_cpu, 0,
+            .saved = ag_saved_clamp)
 
 EW_OTHER_OP(LERP, "lerp", "lerp(Tensor input, Tensor end, Tensor|Scalar weight) -> Tensor", mtk_ew_lerp_meta, mtk_ew_lerp_cpu, 0)
 EW_OTHER_OP(ADDCMUL, "addcmul", "addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", mtk_ew_addc_meta, mtk_ew_addc_cpu, 0)

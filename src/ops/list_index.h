@@ -66,7 +66,8 @@ MTK_OP(TRIU, .name = "triu",
 /* ---- reading by index (index_gather.c) */
 MTK_OP(INDEX_SELECT, .name = "index_select",
        .signature = "index_select(Tensor input, int dim, Tensor index) -> Tensor",
-       .meta = mtk_index_select_meta, .cpu = mtk_index_select_cpu, .cost = mtk_outputs_cost)
+       .meta = mtk_index_select_meta, .cpu = mtk_index_select_cpu, .cost = mtk_outputs_cost,
+       .saved = ag_saved_index_select)
 MTK_OP(GATHER, .name = "gather",
        .signature = "gather(Tensor input, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
        .meta = mtk_gather_meta, .cpu = mtk_gather_cpu, .cost = mtk_outputs_cost)
@@ -91,7 +92,8 @@ MTK_OP(INDEX_ADD, .name = "index_add",
        .meta = mtk_index_add_meta, .cpu = mtk_index_add_cpu, .cost = mtk_outputs_cost)
 MTK_OP(MASKED_FILL, .name = "masked_fill",
        .signature = "masked_fill(Tensor input, Tensor mask, Tensor|Scalar value) -> Tensor",
-       .meta = mtk_masked_fill_meta, .cpu = mtk_masked_fill_cpu, .cost = mtk_outputs_cost)
+       .meta = mtk_masked_fill_meta, .cpu = mtk_masked_fill_cpu, .cost = mtk_outputs_cost,
+       .saved = ag_saved_masked_fill)
 MTK_OP(ONE_HOT, .name = "one_hot",
        .signature = "one_hot(Tensor input, int num_classes=-1) -> Tensor",
        .meta = mtk_one_hot_meta, .cpu = mtk_one_hot_cpu, .cost = mtk_outputs_cost)
@@ -112,4 +114,5 @@ MTK_OP(ARGSORT, .name = "argsort",
        .info = &mtk_ix_info_argsort)
 MTK_OP(TOPK, .name = "topk",
        .signature = "topk(Tensor input, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
-       .meta = mtk_topk_meta, .cpu = mtk_topk_cpu, .cost = mtk_outputs_cost)
+       .meta = mtk_topk_meta, .cpu = mtk_topk_cpu, .cost = mtk_outputs_cost,
+       .saved = ag_saved_topk)

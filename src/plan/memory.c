@@ -95,6 +95,15 @@ void mtk_memory_options_init(mtk_memory_options *o)
     mtk_memory_constants_default(&o->constants);
 }
 
+const char *mem_experts_name(const mtk_memory_options *o)
+{
+    switch (o->experts) {
+    case MTK_EXPERTS_BATCHED_MM: return "batched_mm";
+    case MTK_EXPERTS_GROUPED_MM: return "grouped_mm";
+    default: return NULL;
+    }
+}
+
 bool mem_options_check(mtk_ctx *ctx, const mtk_memory_options *o)
 {
     if ((unsigned)o->mode > MTK_MEMORY_GENERATE)

@@ -177,7 +177,8 @@ static mtk_module *resolve_for_inference(mtk_ctx *ctx, const char *model_name, c
                                          mtk_model_info *info)
 {
     mtk_model_resolve_options ro = { .dtype = o->dtype, .meta = true,
-                                     .attention = o->attention == MTK_ATTENTION_EAGER ? "eager" : "sdpa" };
+                                     .attention = o->attention == MTK_ATTENTION_EAGER ? "eager" : "sdpa",
+                                     .experts = mem_experts_name(o) };
     mtk_module *model = mtk_model_resolve(ctx, model_name, &ro, info);
     if (model) mtk_module_train(model, false);
     return model;
@@ -199,7 +200,7 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
         return NULL;
     }
     mtk_kv_cache *cache = mtk_kv_cache_new(model);
-    if (!cache) {
+    if (!mtk_kv_cache_plannable(cache)) { /* gpt2, gpt_neox, phi: not yet */
         mtk_ctx_clear_error(ctx);
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
                   "memory: --mode generate models the KV cache of the decoder families (llama, mistral, mixtral, "
@@ -312,7 +313,7 @@ mtk_memory_plan *mem_plan_inference_cached(mtk_ctx *ctx, const char *model_name,
     mtk_module *model = resolve_for_inference(ctx, model_name, o, &info);
     if (!model) return NULL;
     mtk_kv_cache *cache = mtk_kv_cache_new(model);
-    if (!cache) {
+    if (!mtk_kv_cache_plannable(cache)) { /* the plain forward (gpt2, gpt_neox, phi hold their cache there) */
         mtk_ctx_clear_error(ctx);
         return NULL;
     }

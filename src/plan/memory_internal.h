@@ -79,4 +79,7 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model, const mtk_me
  * error otherwise. */
 mtk_memory_plan *mem_plan_inference_cached(mtk_ctx *ctx, const char *model, const mtk_memory_options *o);
 
+/* The experts_implementation the options ask for, NULL: the config's. */
+const char *mem_experts_name(const mtk_memory_options *o);
+
 #endif

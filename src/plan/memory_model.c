@@ -23,7 +23,7 @@ mtk_memory_plan *mtk_memory_plan_model(mtk_ctx *ctx, const char *model, const mt
     }
     mtk_plan_trace_options to = {
         .batch = o->batch, .seq = o->seq, .dtype = o->dtype,
-        .attention = o->attention == MTK_ATTENTION_EAGER ? "eager" : "sdpa",
+        .attention = o->attention == MTK_ATTENTION_EAGER ? "eager" : "sdpa", .experts = mem_experts_name(o),
         .device_kind = (mtk_device_kind)o->device_kind, .with_loss = training, .training = training,
         .decoder_seq = o->decoder_seq,
     };

@@ -52,7 +52,10 @@ mtk_module *place_trace(place_state *st, const char *model_name, mtk_model_info 
     if (!model) return NULL;
     mtk_module_train(model, false);
     mtk_kv_cache *cache = info->input == MTK_MODEL_INPUT_TOKEN_IDS ? mtk_kv_cache_new(model) : NULL;
-    if (!cache) mtk_ctx_clear_error(ctx);
+    if (!mtk_kv_cache_plannable(cache)) { /* gpt2, gpt_neox, phi: their plain forward */
+        mtk_ctx_clear_error(ctx);
+        cache = NULL;
+    }
     int64_t b = o->batch, s = o->seq, n = o->new_tokens;
     if (o->mode == MTK_MEMORY_GENERATE) {
         if (!cache) {

@@ -153,24 +153,38 @@ static bool *propagate(mtk_shard_analysis *a, const mtk_graph *g, const int8_t *
     return sharded;
 }
 
-/* Saved bytes, working sets and FLOPs per unit. */
-static void measure_units(mtk_shard_analysis *a, const mtk_graph *g, const int32_t *module_layer,
-                          const bool *sharded)
+/* Per node of the trace: its unit, whether its output is sharded, its
+ * FLOPs and forward and backward working sets; per saved storage (each
+ * once, parameters left out): its unit, split and bytes. */
+static bool collect_nodes(mtk_shard_analysis *a, const mtk_graph *g, const int32_t *module_layer,
+                          const bool *sharded, shard_raw *raw)
 {
     const mtk_trace *tr = mtk_graph_trace(g);
-    int32_t ns = mtk_graph_storage_count(g);
+    int32_t ns = mtk_graph_storage_count(g), nn = mtk_graph_node_count(g);
     bool *counted = mtk_ctx_alloc(a->ctx, (size_t)(ns ? ns : 1) * sizeof *counted);
-    int64_t *best = mtk_ctx_alloc(a->ctx, (size_t)(a->nlayers + 2) * sizeof *best);
-    if (!counted || !best) return;
+    raw->node_unit = mtk_ctx_alloc_uninit(a->ctx, (size_t)(nn ? nn : 1) * sizeof *raw->node_unit);
+    raw->node_sharded = mtk_ctx_alloc_uninit(a->ctx, (size_t)(nn ? nn : 1) * sizeof *raw->node_sharded);
+    raw->flops = mtk_ctx_alloc_uninit(a->ctx, 3 * (size_t)(nn ? nn : 1) * sizeof *raw->flops);
+    size_t cap = 1; /* saved entries: at most every node's */
+    for (int32_t n = 0; n < nn; n++) cap += (size_t)mtk_graph_node_at(g, n)->nsaved;
+    raw->saved_unit = mtk_ctx_alloc_uninit(a->ctx, cap * sizeof *raw->saved_unit);
+    raw->saved_flags = mtk_ctx_alloc_uninit(a->ctx, cap * sizeof *raw->saved_flags);
+    raw->saved = mtk_ctx_alloc_uninit(a->ctx, cap * sizeof *raw->saved);
+    if (!counted || !raw->node_unit || !raw->node_sharded || !raw->flops || !raw->saved_unit || !raw->saved_flags ||
+        !raw->saved)
+        return false;
+    raw->nnodes = nn;
+    raw->ws = raw->flops + nn; /* [fwd, bwd] per node */
     bool seen_layer = false;
-    for (int32_t n = 0; n < mtk_graph_node_count(g); n++) {
+    for (int32_t n = 0; n < nn; n++) {
         const mtk_graph_node *node = mtk_graph_node_at(g, n);
         int32_t layer = node->module >= 0 ? module_layer[node->module] : -1;
         seen_layer |= layer >= 0;
         int32_t u = layer >= 0 ? layer : seen_layer ? SHARD_UNIT_POST(a) : SHARD_UNIT_PRE(a);
-        shard_unit *unit = &a->units[u];
-        unit->flops += (double)node->flops;
+        raw->node_unit[n] = u;
+        raw->flops[n] = node->flops;
         bool out_sharded = node->noutputs > 0 && node->outputs[0] >= 0 && sharded[node->outputs[0]];
+        raw->node_sharded[n] = out_sharded;
         const char *type = node->module >= 0 ? mtk_module_type_name(mtk_trace_module_at(tr, node->module)->module) : "";
         size_t tl = strlen(type);
         bool attention = tl >= 9 && strcmp(type + tl - 9, "Attention") == 0;
@@ -183,9 +197,9 @@ static void measure_units(mtk_shard_analysis *a, const mtk_graph *g, const int32
                 counted[st] = true;
                 sh = sharded[s->base];
             }
-            int64_t bytes = mtk_graph_saved_entry_bytes(g, node, &node->saved[i]);
-            add_bytes(&unit->saved, bytes, sh);
-            if (attention) add_bytes(&unit->saved_attention, bytes, sh);
+            raw->saved_unit[raw->nsaved] = u;
+            raw->saved_flags[raw->nsaved] = (uint8_t)(sh | (attention << 1));
+            raw->saved[raw->nsaved++] = mtk_graph_saved_entry_bytes(g, node, &node->saved[i]);
         }
         int64_t fwd = node->transient_bytes, bwd = 0;
         for (int32_t k = 0; k < node->noutputs; k++) {
@@ -201,12 +215,38 @@ static void measure_units(mtk_shard_analysis *a, const mtk_graph *g, const int32
                 continue;
             bwd += node->backward[k].nbytes;
         }
+        raw->ws[2 * n] = fwd, raw->ws[2 * n + 1] = bwd;
+    }
+    return true;
+}
+
+/* Saved bytes, working sets and FLOPs per unit from the nodes' numbers. */
+static void measure_units(mtk_shard_analysis *a, const shard_raw *raw)
+{
+    for (int32_t u = 0; u < a->nlayers + 2; u++) {
+        shard_bytes input = a->units[u].input;
+        memset(&a->units[u], 0, sizeof a->units[u]);
+        a->units[u].input = input;
+    }
+    int64_t *best = mtk_ctx_alloc(a->ctx, (size_t)(a->nlayers + 2) * sizeof *best);
+    if (!best) return;
+    for (int32_t n = 0; n < raw->nnodes; n++) {
+        int32_t u = raw->node_unit[n];
+        shard_unit *unit = &a->units[u];
+        unit->flops += (double)raw->flops[n];
+        int64_t fwd = raw->ws[2 * n], bwd = raw->ws[2 * n + 1];
         int64_t ws = a->options.training && bwd > fwd ? bwd : fwd;
         if (ws > best[u]) {
             best[u] = ws;
             unit->transient = (shard_bytes){ 0, 0 };
-            add_bytes(&unit->transient, ws, out_sharded);
+            add_bytes(&unit->transient, ws, raw->node_sharded[n]);
         }
+    }
+    for (int32_t i = 0; i < raw->nsaved; i++) {
+        shard_unit *unit = &a->units[raw->saved_unit[i]];
+        bool sh = raw->saved_flags[i] & 1;
+        add_bytes(&unit->saved, raw->saved[i], sh);
+        if (raw->saved_flags[i] & 2) add_bytes(&unit->saved_attention, raw->saved[i], sh);
     }
 }
 
@@ -249,19 +289,11 @@ static bool covers(const shard_point *q, const shard_point *p)
 /* The training step as mtk memory replays it (AdamW, its second step),
  * each timeline point tagged with the unit of its node: what the
  * evaluation lays FSDP's gathers and the ranks' shares over. */
-static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, const int32_t *module_layer)
+static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, shard_raw *raw)
 {
     const mtk_graph *g = pm->graph;
-    int32_t nn = mtk_graph_node_count(g);
-    int32_t *node_unit = mtk_ctx_alloc(a->ctx, (size_t)(nn ? nn : 1) * sizeof *node_unit);
-    if (!node_unit) return false;
-    bool seen_layer = false;
-    for (int32_t n = 0; n < nn; n++) {
-        const mtk_graph_node *node = mtk_graph_node_at(g, n);
-        int32_t layer = node->module >= 0 ? module_layer[node->module] : -1;
-        seen_layer |= layer >= 0;
-        node_unit[n] = layer >= 0 ? layer : seen_layer ? SHARD_UNIT_POST(a) : SHARD_UNIT_PRE(a);
-    }
+    int32_t nn = raw->nnodes;
+    const int32_t *node_unit = raw->node_unit;
     mem_graph mg;
     if (!mem_graph_of(a->ctx, g, &mg)) return false;
     int32_t *keep = mtk_ctx_alloc(a->ctx, sizeof *keep);
@@ -281,15 +313,34 @@ static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, const
     mo.seq = mo.decoder_seq = a->options.seq;
     mtk_memory_plan *plan = mtk_ctx_alloc(a->ctx, sizeof *plan);
     if (!plan || !mem_replay(a->ctx, &mg, &mo, plan)) return false;
-    a->points = mtk_ctx_alloc(a->ctx, (size_t)(plan->ntimeline ? plan->ntimeline : 1) * sizeof *a->points);
-    if (!a->points) return false;
+    int32_t nt = plan->ntimeline ? plan->ntimeline : 1;
+    raw->point_unit = mtk_ctx_alloc_uninit(a->ctx, (size_t)nt * sizeof *raw->point_unit);
+    raw->point_phase = mtk_ctx_alloc_uninit(a->ctx, (size_t)nt * sizeof *raw->point_phase);
+    raw->point_bytes = mtk_ctx_alloc_uninit(a->ctx, 4 * (size_t)nt * sizeof *raw->point_bytes);
+    a->points = mtk_ctx_alloc(a->ctx, (size_t)nt * sizeof *a->points);
+    if (!raw->point_unit || !raw->point_phase || !raw->point_bytes || !a->points) return false;
     for (int32_t i = 0; i < plan->ntimeline; i++) {
         const mtk_memory_point *t = &plan->timeline[i];
         if (t->phase == MTK_PHASE_SETUP || t->phase == MTK_PHASE_ZERO_GRAD) continue;
+        int32_t k = raw->npoints++;
+        raw->point_unit[k] = t->node >= 0 && t->node < nn ? node_unit[t->node] : -1;
+        raw->point_phase[k] = (int32_t)t->phase;
+        int64_t *b = &raw->point_bytes[4 * k];
+        b[0] = t->saved_bytes, b[1] = t->grad_bytes, b[2] = t->live_bytes, b[3] = t->model_bytes;
+    }
+    return true;
+}
+
+/* The replayed step's points from the raw timeline: points a same-unit,
+ * same-phase point covers dropped. */
+static void finish_points(mtk_shard_analysis *a, const shard_raw *raw)
+{
+    a->npoints = 0;
+    for (int32_t i = 0; i < raw->npoints; i++) {
+        const int64_t *b = &raw->point_bytes[4 * i];
         shard_point p = {
-            .unit = t->node >= 0 && t->node < nn ? node_unit[t->node] : -1, .phase = (int32_t)t->phase,
-            .saved = t->saved_bytes, .grads = t->grad_bytes,
-            .other = t->live_bytes - t->model_bytes - t->grad_bytes - t->saved_bytes,
+            .unit = raw->point_unit[i], .phase = raw->point_phase[i], .saved = b[0], .grads = b[1],
+            .other = b[2] - b[3] - b[1] - b[0],
         };
         if (p.other < 0) p.other = 0;
         bool covered = false;
@@ -299,7 +350,16 @@ static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, const
         }
         if (!covered) a->points[a->npoints++] = p;
     }
-    return true;
+}
+
+void shard_analysis_finish(mtk_shard_analysis *a)
+{
+    const shard_raw *raw = a->raw;
+    for (int32_t l = 0; l < a->nlayers; l++) a->units[l].input.replicated = raw->input[l];
+    measure_units(a, raw);
+    for (int32_t i = 0; i < a->nsites; i++) a->sites[i].in_bytes = raw->site[2 * i], a->sites[i].out_bytes = raw->site[2 * i + 1];
+    a->boundary_bytes = raw->boundary;
+    if (a->points) finish_points(a, raw);
 }
 
 mtk_shard_analysis *mtk_shard_analyze(mtk_ctx *ctx, const char *model, const mtk_shard_options *o)
@@ -349,11 +409,17 @@ mtk_shard_analysis *mtk_shard_analyze(mtk_ctx *ctx, const char *model, const mtk
     for (const char *p = first; dot && p < dot; p++)
         if (*p == '.') cut = p + 1;
     a->base_prefix = dup_n(ctx, first, (size_t)(cut - first));
+    shard_raw *raw = mtk_ctx_alloc(ctx, sizeof *raw);
+    if (!raw) return NULL;
+    a->raw = raw;
+    raw->graph = pm->graph;
+    raw->input = mtk_ctx_alloc(ctx, (size_t)a->nlayers * sizeof *raw->input);
+    if (!raw->input) return NULL;
     const mtk_trace_module *l0 = mtk_trace_module_at(tr, pm->layers[0]);
-    a->boundary_bytes = l0->noutputs > 0 ? (int64_t)mtk_tensor_nbytes(l0->outputs[0]) : 0;
+    raw->boundary = l0->noutputs > 0 ? (int64_t)mtk_tensor_nbytes(l0->outputs[0]) : 0;
     for (int32_t l = 0; l < a->nlayers; l++) {
         const mtk_trace_module *lm = mtk_trace_module_at(tr, pm->layers[l]);
-        if (lm->ninputs > 0 && lm->inputs[0]) a->units[l].input.replicated = (int64_t)mtk_tensor_nbytes(lm->inputs[0]);
+        if (lm->ninputs > 0 && lm->inputs[0]) raw->input[l] = (int64_t)mtk_tensor_nbytes(lm->inputs[0]);
     }
     /* parameters: unit and rules */
     mtk_named_tensor *named;
@@ -389,9 +455,13 @@ mtk_shard_analysis *mtk_shard_analyze(mtk_ctx *ctx, const char *model, const mtk
         if (a->params[i].tensor == head && strcmp(a->params[i].name, "lm_head.weight") != 0) a->tied_param = i;
     bool *sharded = propagate(a, g, storage_split);
     if (!sharded) return NULL;
-    measure_units(a, g, module_layer, sharded);
+    if (!collect_nodes(a, g, module_layer, sharded, raw)) return NULL;
     if (!find_sites(a, tr, module_layer, pm->layers[0])) return NULL;
-    if (o->training && pm->loss && !replay_points(a, pm, module_layer)) return NULL;
+    raw->site = mtk_ctx_alloc(ctx, 2 * (size_t)(a->nsites ? a->nsites : 1) * sizeof *raw->site);
+    if (!raw->site) return NULL;
+    for (int32_t i = 0; i < a->nsites; i++) raw->site[2 * i] = a->sites[i].in_bytes, raw->site[2 * i + 1] = a->sites[i].out_bytes;
+    if (o->training && pm->loss && !replay_points(a, pm, raw)) return NULL;
+    shard_analysis_finish(a);
     return mtk_ctx_status(ctx) == MTK_OK ? a : NULL;
 }
 

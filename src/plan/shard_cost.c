@@ -182,21 +182,17 @@ static int32_t stage_of_unit(const mtk_shard_analysis *a, const mtk_shard_plan *
     return u == SHARD_UNIT_PRE(a) ? 0 : u == SHARD_UNIT_POST(a) ? plan->options.pp - 1 : layer_stage[u];
 }
 
-shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan)
+/* The units' and stages' parameter bytes of a replay index (what
+ * depends on the mesh and its stages, not on the micro-batch). */
+static bool replay_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                          shard_replay_index *rx)
 {
     const mtk_shard_options *o = &plan->options;
     int32_t pp = o->pp;
-    shard_replay_index *rx = mtk_ctx_alloc(ctx, sizeof *rx);
-    int32_t *layer_stage = mtk_ctx_alloc(ctx, (size_t)(a->nlayers ? a->nlayers : 1) * sizeof *layer_stage);
     int64_t *own = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *own);
-    if (!rx || !layer_stage || !own) return NULL;
-    memset(rx, 0, sizeof *rx);
     rx->units = mtk_ctx_alloc(ctx, (size_t)(a->nlayers + 2 * pp) * sizeof *rx->units);
     rx->stage = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *rx->stage);
-    rx->point_start = mtk_ctx_alloc(ctx, (size_t)(pp + 1) * sizeof *rx->point_start);
-    if (!rx->units || !rx->stage || !rx->point_start) return NULL;
-    for (int32_t s = 0; s < pp; s++)
-        for (int32_t l = plan->stage_first_layer[s]; l < plan->stage_first_layer[s + 1]; l++) layer_stage[l] = s;
+    if (!own || !rx->units || !rx->stage) return false;
     /* per unit of each stage, tp index 0 (tp's uneven last chunks aside):
        its parameters whole (as the replay saw them), on the rank (tp's
        local shapes), FSDP2's padded unsharded copy and its padded dp
@@ -234,6 +230,28 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
             sh += u[l].shard, gl += u[l].global;
             u[l].shard_after = sh, u[l].global_after = gl;
         }
+    }
+    return true;
+}
+
+shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                                             const shard_replay_index *same_params)
+{
+    const mtk_shard_options *o = &plan->options;
+    int32_t pp = o->pp;
+    shard_replay_index *rx = mtk_ctx_alloc(ctx, sizeof *rx);
+    int32_t *layer_stage = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nlayers ? a->nlayers : 1) * sizeof *layer_stage);
+    if (!rx || !layer_stage) return NULL;
+    memset(rx, 0, sizeof *rx);
+    rx->point_start = mtk_ctx_alloc(ctx, (size_t)(pp + 1) * sizeof *rx->point_start);
+    if (!rx->point_start) return NULL;
+    for (int32_t s = 0; s < pp; s++)
+        for (int32_t l = plan->stage_first_layer[s]; l < plan->stage_first_layer[s + 1]; l++) layer_stage[l] = s;
+    if (same_params) {
+        /* the same mesh and stages at another micro-batch */
+        rx->units = same_params->units, rx->stage = same_params->stage, rx->whole = same_params->whole;
+    } else if (!replay_params(ctx, a, plan, rx)) {
+        return NULL;
     }
     /* each stage's points in step order: its units', then the optimizer's */
     int32_t nopt = 0;
@@ -395,7 +413,7 @@ static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *pl
     if (!ranks || !saved) return false;
     for (int32_t s = 0; s < o->pp; s++) shard_stage_activations(a, plan, s, &saved[2 * s], &saved[2 * s + 1]);
     const shard_replay_index *rx = NULL;
-    if (shard_replays(a, o) && !(rx = shard_replay_index_build(ctx, a, plan))) return false;
+    if (shard_replays(a, o) && !(rx = shard_replay_index_build(ctx, a, plan, NULL))) return false;
     for (int32_t r = 0; r < plan->world_size; r++) {
         mtk_shard_rank *k = &ranks[r];
         k->rank = r;
@@ -473,7 +491,11 @@ static void tp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
         switch (site->style) {
         case MTK_TP_EP_DISPATCH:
             if (o->ep > 1) {
+                /* transformers' AllToAllEP: the tokens' per-expert counts
+                   (int64, one per global expert; no backward), then each
+                   (token, expert) row out and its result back */
                 int64_t bytes = in * (a->top_k > 0 ? a->top_k : 1);
+                add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "tokens per expert", m, m * a->experts * 8);
                 add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "token dispatch and combine", 2 * m, 2 * m * bytes);
                 if (train) add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "their gradients", 2 * m, 2 * m * bytes);
             }

@@ -326,8 +326,12 @@ mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mt
         mtk_shard_param *params =
             into ? into : mtk_ctx_alloc_uninit(ctx, (size_t)(a->nparams ? a->nparams : 1) * sizeof *params);
         if (!params) return NULL;
+        bool restage = true;
         if (params != same_tp->params) memcpy(params, same_tp->params, (size_t)a->nparams * sizeof *params);
-        for (int32_t i = 0; i < a->nparams; i++) params[i].stage = stage_of(a, plan, a->params[i].unit);
+        else if (same_tp->options.pp == o->pp)
+            restage = memcmp(same_tp->stage_first_layer, plan->stage_first_layer,
+                             (size_t)(o->pp + 1) * sizeof *plan->stage_first_layer) != 0;
+        for (int32_t i = 0; restage && i < a->nparams; i++) params[i].stage = stage_of(a, plan, a->params[i].unit);
         plan->params = params;
         plan->nparams = a->nparams;
         return plan;

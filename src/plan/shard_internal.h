@@ -57,6 +57,28 @@ typedef struct shard_point {
     int64_t grads;              /* the parameters' .grad                    */
 } shard_point;
 
+/* What one trace gives that the micro-batch scales, per node, saved
+ * storage, layer, site and replayed point, with the structure (units,
+ * splits, phases) that it does not: an analysis's numbers are made from
+ * it (shard.c's finish), and so are those of another micro-batch
+ * (shard_analysis_at). */
+typedef struct shard_raw {
+    const mtk_graph *graph;     /* the trace's                               */
+    int32_t nnodes, nsaved, npoints;
+    int32_t *node_unit;         /* per node: SHARD_UNIT_* or a layer         */
+    bool *node_sharded;         /* its first output sharded by tp            */
+    int64_t *flops;             /* per node its FLOPs, then ws               */
+    int64_t *ws;                /* per node [forward, backward] working set  */
+    int32_t *saved_unit;        /* per saved storage (each once)             */
+    uint8_t *saved_flags;       /* 1: sharded by tp, 2: attention's core     */
+    int64_t *saved;
+    int64_t *input;             /* per layer: its input's bytes              */
+    int64_t *site;              /* per site: [input, output] bytes           */
+    int64_t boundary;           /* a layer's output                          */
+    int32_t *point_unit, *point_phase; /* per replayed point (training)      */
+    int64_t *point_bytes;       /* [saved, grads, live, model] per point     */
+} shard_raw;
+
 struct mtk_shard_analysis {
     mtk_ctx *ctx;
     const char *model;
@@ -76,7 +98,29 @@ struct mtk_shard_analysis {
     int32_t tied_param;         /* the embedding lm_head shares, -1: none  */
     shard_point *points;        /* training's replayed step; NULL: none     */
     int32_t npoints;
+    shard_raw *raw;             /* what the numbers above are made from     */
 };
+
+/* The analysis's numbers that follow the micro-batch (units, sites'
+ * bytes, the boundary, the replayed points) made from its raw. */
+void shard_analysis_finish(mtk_shard_analysis *a);
+
+/* Whether a1 and a2, analyses of one model traced at micro-batches q and
+ * 2 q (the same length, mode, dtype and device kind), make the one at m
+ * from b1 and b2 at p and 2 p (p a multiple of q, m of 2 p; traced, or
+ * made so themselves) by scaling (shard_scale.c): the same structure,
+ * every shape growing in at most one dimension, every allocation's
+ * rounded size at m the one at p plus m / p - 1 times its growth from p to
+ * 2 p. */
+bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis *a2, const mtk_shard_analysis *b1,
+                          const mtk_shard_analysis *b2, int64_t m);
+
+/* The analysis at micro-batch m made from a1 and a2 (at p and 2 p) for
+ * which shard_analyses_scale(traced pair, a1, a2, m) holds: the same as
+ * mtk_shard_analyze at m.  It shares a1's parameters, rules and structure.  NULL on out of
+ * memory. */
+mtk_shard_analysis *shard_analysis_at(mtk_ctx *ctx, const mtk_shard_analysis *a1, const mtk_shard_analysis *a2,
+                                      int64_t m);
 
 #define SHARD_UNIT_PRE(a) ((a)->nlayers)
 #define SHARD_UNIT_POST(a) ((a)->nlayers + 1)
@@ -103,8 +147,10 @@ bool shard_cost(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)
  * analysis whose partition is reused when its pp is o's; same_tp (may be
  * NULL): one whose placements and local shapes are reused when its tp and
  * ep are o's and neither has slices or shards parameters over dp; `into`
- * (may be NULL, may be same_tp's own, which then changes) receives them.
- * NULL with the context's error. */
+ * (may be NULL, may be same_tp's own, which then changes) receives them;
+ * when it is same_tp's own, its stages must be same_tp's, and they are
+ * not walked again if o's stages are the same.  NULL with the context's
+ * error. */
 mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o,
                              const mtk_shard_plan *same_pp, const mtk_shard_plan *same_tp, mtk_shard_param *into);
 
@@ -175,9 +221,12 @@ typedef struct shard_replay_index {
     int64_t *saved[2], *other[2]; /* [sp] a slot's point's bytes on a rank */
 } shard_replay_index;
 
-/* The index of a placed plan (mesh) for shard_stage_peak.  NULL on out
- * of memory. */
-shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan);
+/* The index of a placed plan (mesh) for shard_stage_peak.  same_params
+ * (may be NULL): an index of a plan with the same mesh, placements and
+ * stages at another micro-batch, whose parameter bytes (units, stage,
+ * whole) are shared rather than summed again.  NULL on out of memory. */
+shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                                             const shard_replay_index *same_params);
 
 /* The largest moment of stage s's forward and backward (the optimizer's
  * aside): the gradients, saved activations and transient bytes then

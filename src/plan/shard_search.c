@@ -169,6 +169,21 @@ bool mtk_shard_plan_estimate(mtk_ctx *ctx, const mtk_shard_plan *plan, const mtk
 
 /* ------------------------------------------------------------- the search */
 
+#define MAX_MICRO 63            /* micro-batches 1, 2, 4 .. 2^62 at most     */
+
+/* What one mesh (tp, pp, dp, ep) keeps across its micro-batches while
+ * its stages stay the same: the plan whose placements and stages its
+ * parameters hold, their stage index, the distinct model-state sums of
+ * its ranks and the replay index's parameter bytes. */
+typedef struct mesh_cache {
+    const mtk_shard_plan *plan;
+    const shard_stage_index *ix;
+    shard_state_sums *sums;     /* stage s's distinct ones: [start[s],
+                                   start[s + 1]), its rank (t 0, d 0) first */
+    int32_t *start;
+    const shard_replay_index *rx;
+} mesh_cache;
+
 typedef struct search_state {
     mtk_ctx *ctx;
     const mtk_shard_search_options *so;
@@ -177,10 +192,23 @@ typedef struct search_state {
     char why[1024];             /* why meshes could not work (first pass)    */
     size_t why_len;
     int64_t meshes;             /* meshes that passed the checks             */
-    const mtk_shard_plan *by_pp[64], *by_tp[64]; /* layouts to reuse: one per
-                                   pp (its stages), one per tp x ep (its
-                                   placements) of the current analysis      */
-    int32_t nby_pp, nby_tp;
+    int32_t nmicro;             /* micro-batches tried and their analyses    */
+    int64_t micros[MAX_MICRO];
+    const mtk_shard_analysis *analyses[MAX_MICRO];
+    const mtk_shard_plan *by_pp[MAX_MICRO][64]; /* one partition per pp and
+                                   micro-batch, to reuse                    */
+    int32_t nby_pp[MAX_MICRO];
+    const mtk_shard_plan *by_tp[64]; /* per tp x ep the latest plan laid out
+                                   in its placement array (restaged in place,
+                                   meshes searched one at a time)           */
+    int32_t nby_tp;
+    /* scratch of one mesh and micro-batch, for pp up to max_pp */
+    int32_t max_pp;
+    int64_t *tpc;               /* 5 x cells: sp 0, sp 1, dp none, zero, sharded */
+    int64_t *bytes;             /* cells                                     */
+    int64_t *act;               /* [sp][recompute][stage][saved, transient]  */
+    mtk_memory_breakdown *moment; /* pp                                     */
+    shard_moment *fb;           /* [class][sp][stage]                        */
 } search_state;
 
 static void note_why(search_state *st, const char *fmt, int32_t tp, int32_t pp, int32_t dp, const char *reason)
@@ -190,10 +218,25 @@ static void note_why(search_state *st, const char *fmt, int32_t tp, int32_t pp, 
     if (n > 0) st->why_len += (size_t)n < sizeof st->why - st->why_len ? (size_t)n : sizeof st->why - st->why_len - 1;
 }
 
-/* Faster, or as fast with a smaller peak. */
+/* The order configurations are enumerated in by the brute force (micro-
+ * batch, tp, pp, ep, ZeRO 0-3 then FSDP, sp, recompute): ties in time
+ * and peak go to the first, so the answer does not depend on the order
+ * the search walks them. */
+static int compare_keys(const mtk_shard_options *a, const mtk_shard_options *b)
+{
+    int64_t ka[7] = { a->micro_batch, a->tp, a->pp, a->ep, a->fsdp ? 4 : a->zero, a->sp, a->recompute };
+    int64_t kb[7] = { b->micro_batch, b->tp, b->pp, b->ep, b->fsdp ? 4 : b->zero, b->sp, b->recompute };
+    for (int32_t i = 0; i < 7; i++)
+        if (ka[i] != kb[i]) return ka[i] < kb[i] ? -1 : 1;
+    return 0;
+}
+
+/* Faster, or as fast with a smaller peak, or as both and first. */
 static bool better(const mtk_shard_estimate *e, const mtk_shard_estimate *f)
 {
-    return e->step_seconds < f->step_seconds || (e->step_seconds == f->step_seconds && e->peak_bytes < f->peak_bytes);
+    if (e->step_seconds != f->step_seconds) return e->step_seconds < f->step_seconds;
+    if (e->peak_bytes != f->peak_bytes) return e->peak_bytes < f->peak_bytes;
+    return compare_keys(&e->options, &f->options) < 0;
 }
 
 static void keep(search_state *st, const mtk_shard_estimate *e)
@@ -210,33 +253,64 @@ static void keep(search_state *st, const mtk_shard_estimate *e)
     if (n < k) r->nplans++;
 }
 
-/* Every variant of one laid-out mesh. */
-static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard_plan *plan)
+/* The mesh cache of a plan whose parameters or stages differ from the
+ * cache's: stage index and the distinct sums of each stage's ranks. */
+static bool mesh_cache_fill(search_state *st, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                            mesh_cache *mc)
+{
+    const mtk_shard_options *o = &plan->options;
+    int32_t tp = o->tp, pp = o->pp, ep = o->ep;
+    mc->plan = plan;
+    mc->rx = NULL;
+    mc->ix = shard_stage_index_build(st->ctx, a, plan);
+    mc->sums = mtk_ctx_alloc_uninit(st->ctx, (size_t)tp * (size_t)ep * (size_t)pp * sizeof *mc->sums);
+    mc->start = mtk_ctx_alloc_uninit(st->ctx, (size_t)(pp + 1) * sizeof *mc->start);
+    if (!mc->ix || !mc->sums || !mc->start) return false;
+    int32_t n = 0;
+    for (int32_t s = 0; s < pp; s++) {
+        mc->start[s] = n;
+        for (int32_t e = 0; e < ep; e++)
+            for (int32_t t = 0; t < tp; t++) {
+                /* ranks with the same sums have the same memory and peak */
+                shard_state_sums_of(a, plan, mc->ix, t, e, s, &mc->sums[n]);
+                bool seen = false;
+                for (int32_t k = mc->start[s]; k < n && !seen; k++)
+                    seen = memcmp(&mc->sums[k], &mc->sums[n], sizeof mc->sums[n]) == 0;
+                if (!seen) n++;
+            }
+    }
+    mc->start[pp] = n;
+    return true;
+}
+
+/* Every variant of one laid-out mesh at one micro-batch. */
+static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard_plan *plan, mesh_cache *mc)
 {
     mtk_ctx *ctx = st->ctx;
     mtk_shard_options *o = &plan->options, base = plan->options; /* restored after */
-    int32_t tp = o->tp, pp = o->pp, ep = o->ep;
-    size_t ngroups = (size_t)tp * (size_t)ep * (size_t)pp, cells = (size_t)pp * CELLS;
-    shard_state_sums *sums = mtk_ctx_alloc(ctx, ngroups * sizeof *sums);
-    int64_t *tpc = mtk_ctx_alloc(ctx, 5 * cells * sizeof *tpc); /* sp 0, sp 1, then dp: none, zero, sharded */
-    int64_t *bytes = mtk_ctx_alloc(ctx, cells * sizeof *bytes);
-    int64_t *act = mtk_ctx_alloc(ctx, 2 * (size_t)pp * sizeof *act);
-    const shard_stage_index *ix = shard_stage_index_build(ctx, a, plan);
+    int32_t tp = o->tp, pp = o->pp;
+    size_t cells = (size_t)pp * CELLS;
+    if (!mc->plan || mc->plan->params != plan->params || mc->plan->options.pp != pp ||
+        memcmp(mc->plan->stage_first_layer, plan->stage_first_layer, (size_t)(pp + 1) * sizeof(int32_t)) != 0) {
+        if (!mesh_cache_fill(st, a, plan, mc)) return false;
+    }
+    const shard_stage_index *ix = mc->ix;
+    int64_t *tpc = st->tpc, *bytes = st->bytes, *act = st->act;
+    mtk_memory_breakdown *moment = st->moment;
+    shard_moment *fb = st->fb;
     /* training without recompute: each stage's peak replayed (once a
        stage and variant, as mtk_shard_evaluate does), the moments here */
     mtk_shard_options none = *o;
     none.recompute = MTK_RECOMPUTE_NONE;
-    const shard_replay_index *rx = shard_replays(a, &none) ? shard_replay_index_build(ctx, a, plan) : NULL;
-    mtk_memory_breakdown *moment = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *moment);
+    const shard_replay_index *rx = NULL;
+    if (shard_replays(a, &none)) {
+        rx = shard_replay_index_build(ctx, a, plan, mc->rx);
+        if (!rx) return false;
+        mc->rx = rx;
+    }
     /* [class][sp][stage]: ZeRO 0 and 1 share their forward and backward
        moments, ZeRO-3 and FSDP theirs; the optimizer's differ */
-    shard_moment *fb = mtk_ctx_alloc(ctx, 6 * (size_t)pp * sizeof *fb);
     bool have[6] = { false };
-    if (!sums || !tpc || !bytes || !act || !ix || !moment || !fb || (shard_replays(a, &none) && !rx)) return false;
-    for (int32_t s = 0; s < pp; s++)
-        for (int32_t e = 0; e < ep; e++)
-            for (int32_t t = 0; t < tp; t++)
-                shard_state_sums_of(a, plan, ix, t, e, s, &sums[((size_t)s * (size_t)ep + (size_t)e) * (size_t)tp + (size_t)t]);
     memset(tpc, 0, 5 * cells * sizeof *tpc);
     for (int32_t v = 0; v < 5; v++) {
         o->sp = v == 1 && tp > 1;
@@ -245,6 +319,14 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
             shard_stage_comm_bytes(a, plan, ix, s, v < 2 ? SHARD_COMMS_TP | SHARD_COMMS_PP : SHARD_COMMS_DP,
                                    tpc + (size_t)v * cells + (size_t)s * CELLS);
     }
+    /* a stage's activations depend on sp and recompute only */
+    o->zero = 0;
+    for (int32_t sp = 0; sp <= (tp > 1); sp++)
+        for (int32_t rc = 0; rc < (o->training ? 3 : 1); rc++) {
+            o->sp = sp, o->recompute = (mtk_shard_recompute)rc;
+            int64_t *at = act + (size_t)(sp * 3 + rc) * 2 * (size_t)pp;
+            for (int32_t s = 0; s < pp; s++) shard_stage_activations(a, plan, s, &at[2 * s], &at[2 * s + 1]);
+        }
     for (int32_t z = 0; z < 5; z++) {           /* ZeRO 0, 1, 2, 3, then FSDP */
         o->zero = z < 4 ? z : 0;
         o->fsdp = z == 4;
@@ -256,27 +338,28 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
             for (size_t i = 0; i < cells; i++) bytes[i] = tpcs[i] + dpc[i];
             for (int32_t rc = 0; rc < (o->training ? 3 : 1); rc++) {
                 o->recompute = (mtk_shard_recompute)rc;
-                for (int32_t s = 0; s < pp; s++) shard_stage_activations(a, plan, s, &act[2 * s], &act[2 * s + 1]);
+                const int64_t *at = act + (size_t)(sp * 3 + rc) * 2 * (size_t)pp;
                 int64_t peak = 0;
                 mtk_shard_rank rank;
                 bool replay = rx && shard_replays(a, o);
+                int32_t cls = (z < 2 ? 0 : z == 2 ? 1 : 2) * 2 + sp;
                 for (int32_t s = 0; replay && s < pp; s++) {
-                    /* the stage's first rank (tp 0, dp 0) is group (s, 0, 0) */
+                    /* the stage's first rank (tp 0, dp 0) leads its sums */
                     rank.stage = s;
-                    shard_rank_memory(plan, &sums[(size_t)s * (size_t)ep * (size_t)tp], act[2 * s], act[2 * s + 1],
-                                      &rank);
-                    int32_t cls = (z < 2 ? 0 : z == 2 ? 1 : 2) * 2 + sp;
+                    shard_rank_memory(plan, &mc->sums[mc->start[s]], at[2 * s], at[2 * s + 1], &rank);
                     shard_moment *mo = &fb[(size_t)cls * (size_t)pp + (size_t)s];
-                    if (!have[cls]) shard_stage_moment(a, plan, rx, s, rank.in_flight, act[2 * s], mo);
+                    if (!have[cls]) shard_stage_moment(a, plan, rx, s, rank.in_flight, at[2 * s], mo);
                     shard_stage_peak_of(plan, rx, s, mo, &rank.at_peak);
                     moment[s] = rank.at_peak;
                 }
-                if (replay) have[(z < 2 ? 0 : z == 2 ? 1 : 2) * 2 + sp] = true;
-                for (size_t g = 0; g < ngroups; g++) {
-                    rank.stage = (int32_t)(g / ((size_t)tp * (size_t)ep));
-                    shard_rank_memory(plan, &sums[g], act[2 * rank.stage], act[2 * rank.stage + 1], &rank);
-                    if (replay) shard_rank_take_moment(&rank, &moment[rank.stage]);
-                    if (rank.peak_bytes > peak) peak = rank.peak_bytes;
+                if (replay) have[cls] = true;
+                for (int32_t s = 0; s < pp; s++) {
+                    rank.stage = s;
+                    for (int32_t g = mc->start[s]; g < mc->start[s + 1]; g++) {
+                        shard_rank_memory(plan, &mc->sums[g], at[2 * s], at[2 * s + 1], &rank);
+                        if (replay) shard_rank_take_moment(&rank, &moment[s]);
+                        if (rank.peak_bytes > peak) peak = rank.peak_bytes;
+                    }
                 }
                 mtk_shard_estimate e;
                 estimate(st->so, o, plan->micro_batches, plan->stage_flops, bytes, peak, &e);
@@ -293,60 +376,87 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
     return true;
 }
 
-/* Every mesh of the world at one micro-batch. */
-static bool search_micro_batch(search_state *st, const mtk_shard_analysis *a, int64_t micro, bool first_pass)
+/* One mesh at every micro-batch: laid out once a micro-batch, its
+ * placements and (while its stages stay) its sums shared. */
+static bool search_mesh_micros(search_state *st, int32_t tp, int32_t pp, int32_t dp, int32_t ep)
 {
     const mtk_shard_search_options *so = st->so;
-    int32_t n = so->gpus;
+    mesh_cache mc = { 0 };
+    for (int32_t k = 0; k < st->nmicro; k++) {
+        const mtk_shard_analysis *a = st->analyses[k];
+        int64_t micro = st->micros[k];
+        bool first_pass = k == 0;
+        if (so->global_batch % (micro * dp)) {
+            if (first_pass && ep == 1) {
+                char why[96];
+                snprintf(why, sizeof why, "--global-batch %lld is not a multiple of dp %d",
+                         (long long)so->global_batch, dp);
+                note_why(st, "tp %d pp %d dp %d: %s; ", tp, pp, dp, why);
+            }
+            continue;
+        }
+        if (ep > 1 && (!a->plan || !a->plan->ep || a->experts < 1 || a->experts % ep)) return true;
+        mtk_shard_options o;
+        mtk_shard_options_init(&o);
+        o.tp = tp, o.pp = pp, o.dp = dp, o.ep = ep;
+        o.micro_batch = micro, o.seq = so->seq, o.global_batch = so->global_batch;
+        o.training = so->training, o.dtype = so->dtype, o.without_slices = true;
+        const mtk_shard_plan *same_pp = NULL;
+        int32_t same_tp = -1;
+        for (int32_t i = 0; i < st->nby_pp[k]; i++)
+            if (st->by_pp[k][i]->options.pp == pp) same_pp = st->by_pp[k][i];
+        for (int32_t i = 0; i < st->nby_tp; i++)
+            if (st->by_tp[i]->options.tp == tp && st->by_tp[i]->options.ep == ep) same_tp = i;
+        const mtk_shard_plan *prev = same_tp >= 0 ? st->by_tp[same_tp] : NULL;
+        mtk_shard_plan *plan = shard_layout(st->ctx, a, &o, same_pp, prev, prev ? (mtk_shard_param *)prev->params : NULL);
+        if (!plan) {
+            if (mtk_ctx_status(st->ctx) != MTK_ERR_INVALID_ARGUMENT) return false;
+            if (first_pass && ep == 1) {
+                const char *why = mtk_ctx_message(st->ctx);
+                if (strncmp(why, "shard: ", 7) == 0) why += 7;
+                note_why(st, "tp %d pp %d dp %d: %s; ", tp, pp, dp, why);
+            }
+            mtk_ctx_clear_error(st->ctx);
+            continue;
+        }
+        if (!same_pp && st->nby_pp[k] < 64) st->by_pp[k][st->nby_pp[k]++] = plan;
+        if (same_tp >= 0) st->by_tp[same_tp] = plan;
+        else if (st->nby_tp < 64) st->by_tp[st->nby_tp++] = plan;
+        st->meshes++;
+        if (!search_mesh(st, a, plan, &mc)) return false;
+    }
+    return true;
+}
+
+/* Every mesh of the world, each at every micro-batch. */
+static bool search_meshes(search_state *st)
+{
+    int32_t n = st->so->gpus;
     for (int32_t tp = 1; tp <= n; tp++) {
         if (n % tp) continue;
         for (int32_t pp = 1; pp <= n / tp; pp++) {
             if ((n / tp) % pp) continue;
             int32_t dp = n / tp / pp;
-            if (so->global_batch % (micro * dp)) {
-                if (first_pass) {
-                    char why[96];
-                    snprintf(why, sizeof why, "--global-batch %lld is not a multiple of dp %d",
-                             (long long)so->global_batch, dp);
-                    note_why(st, "tp %d pp %d dp %d: %s; ", tp, pp, dp, why);
-                }
-                continue;
-            }
             for (int32_t ep = 1; ep <= dp; ep++) {
                 if (dp % ep) continue;
-                if (ep > 1 && (!a->plan || !a->plan->ep || a->experts < 1 || a->experts % ep)) continue;
-                mtk_shard_options o;
-                mtk_shard_options_init(&o);
-                o.tp = tp, o.pp = pp, o.dp = dp, o.ep = ep;
-                o.micro_batch = micro, o.seq = so->seq, o.global_batch = so->global_batch;
-                o.training = so->training, o.dtype = so->dtype, o.without_slices = true;
-                const mtk_shard_plan *same_pp = NULL, *same_tp = NULL;
-                for (int32_t i = 0; i < st->nby_pp; i++)
-                    if (st->by_pp[i]->options.pp == pp) same_pp = st->by_pp[i];
-                for (int32_t i = 0; i < st->nby_tp; i++)
-                    if (st->by_tp[i]->options.tp == tp && st->by_tp[i]->options.ep == ep) same_tp = st->by_tp[i];
-                /* meshes are searched one at a time: the placements of
-                   the first mesh of this tp x ep are restaged in place */
-                mtk_shard_plan *plan = shard_layout(st->ctx, a, &o, same_pp, same_tp,
-                                                    same_tp ? (mtk_shard_param *)same_tp->params : NULL);
-                if (!plan) {
-                    if (mtk_ctx_status(st->ctx) != MTK_ERR_INVALID_ARGUMENT) return false;
-                    if (first_pass && ep == 1) {
-                        const char *why = mtk_ctx_message(st->ctx);
-                        if (strncmp(why, "shard: ", 7) == 0) why += 7;
-                        note_why(st, "tp %d pp %d dp %d: %s; ", tp, pp, dp, why);
-                    }
-                    mtk_ctx_clear_error(st->ctx);
-                    continue;
-                }
-                if (!same_pp && st->nby_pp < 64) st->by_pp[st->nby_pp++] = plan;
-                if (!same_tp && st->nby_tp < 64) st->by_tp[st->nby_tp++] = plan;
-                st->meshes++;
-                if (!search_mesh(st, a, plan)) return false;
+                if (!search_mesh_micros(st, tp, pp, dp, ep)) return false;
             }
         }
     }
     return true;
+}
+
+/* The scratch of search_mesh for stages up to max_pp. */
+static bool alloc_scratch(search_state *st, int32_t max_pp)
+{
+    size_t pp = (size_t)(max_pp > 0 ? max_pp : 1), cells = pp * CELLS;
+    st->max_pp = max_pp;
+    st->tpc = mtk_ctx_alloc_uninit(st->ctx, 5 * cells * sizeof *st->tpc);
+    st->bytes = mtk_ctx_alloc_uninit(st->ctx, cells * sizeof *st->bytes);
+    st->act = mtk_ctx_alloc_uninit(st->ctx, 6 * 2 * pp * sizeof *st->act);
+    st->moment = mtk_ctx_alloc_uninit(st->ctx, pp * sizeof *st->moment);
+    st->fb = mtk_ctx_alloc_uninit(st->ctx, 6 * pp * sizeof *st->fb);
+    return st->tpc && st->bytes && st->act && st->moment && st->fb;
 }
 
 mtk_shard_search_result *mtk_shard_search(mtk_ctx *ctx, const char *model, const mtk_shard_search_options *so)
@@ -364,23 +474,36 @@ mtk_shard_search_result *mtk_shard_search(mtk_ctx *ctx, const char *model, const
     memset(st, 0, sizeof *st);
     memset(r, 0, sizeof *r);
     st->ctx = ctx, st->so = so, st->result = r, st->top = top;
-    for (int64_t micro = 1; micro <= so->max_micro_batch && micro <= so->global_batch; micro *= 2) {
+    /* the model traced at micro-batches 1, 2 and 4; each larger one
+       scaled from the two before it (checked against the last two traced
+       in a row) where that is exact, else traced too */
+    double t0 = now_seconds();
+    const mtk_shard_analysis *traced[2] = { NULL, NULL };
+    bool traced_half = false; /* the previous micro-batch was traced */
+    for (int64_t micro = 1; micro <= so->max_micro_batch && micro <= so->global_batch && st->nmicro < MAX_MICRO;
+         micro *= 2) {
         if (so->global_batch % micro) break;
         mtk_shard_options o;
         mtk_shard_options_init(&o);
         o.micro_batch = micro, o.seq = so->seq, o.training = so->training, o.dtype = so->dtype;
-        double t0 = now_seconds();
-        mtk_shard_analysis *a = mtk_shard_analyze(ctx, model, &o);
-        double t1 = now_seconds();
-        r->analysis_seconds += t1 - t0;
+        const mtk_shard_analysis *b1 = st->nmicro >= 2 ? st->analyses[st->nmicro - 2] : NULL;
+        const mtk_shard_analysis *b2 = st->nmicro >= 2 ? st->analyses[st->nmicro - 1] : NULL;
+        bool scale = micro >= 8 && traced[0] && shard_analyses_scale(traced[0], traced[1], b1, b2, micro);
+        mtk_shard_analysis *a = scale ? shard_analysis_at(ctx, b1, b2, micro) : mtk_shard_analyze(ctx, model, &o);
         if (!a) return NULL;
-        st->nby_pp = st->nby_tp = 0;
-        clock_t c0 = clock();
-        bool ok = search_micro_batch(st, a, micro, micro == 1);
-        r->cpu_seconds += (double)(clock() - c0) / CLOCKS_PER_SEC;
-        r->seconds += now_seconds() - t1;
-        if (!ok) return NULL;
+        if (!scale && traced_half && micro >= 4) traced[0] = st->analyses[st->nmicro - 1], traced[1] = a;
+        traced_half = !scale;
+        r->scaled += scale;
+        st->micros[st->nmicro] = micro;
+        st->analyses[st->nmicro++] = a;
     }
+    double t1 = now_seconds();
+    r->analysis_seconds = t1 - t0;
+    clock_t c0 = clock();
+    bool ok = alloc_scratch(st, st->analyses[0]->nlayers) && search_meshes(st);
+    r->cpu_seconds = (double)(clock() - c0) / CLOCKS_PER_SEC;
+    r->seconds = now_seconds() - t1;
+    if (!ok) return NULL;
     if (st->meshes == 0) {
         if (st->why_len >= 2) st->why[st->why_len - 2] = '\0';
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "shard --search: no tp x pp x dp of --gpus %d works for %s (%s)",

@@ -59,6 +59,75 @@ static bool subtree_stats(mtk_module *m, mtk_param_stats *st)
     return ok;
 }
 
+/* Each row's parameter count and lazy tensors (rows[i].params, .lazy) in
+ * one walk over the pre-order modules, as subtree_stats gives them row by
+ * row: every tensor once per subtree.  A tensor held by several modules
+ * (tied weights) counts at its first holder and, for each later holder,
+ * in the subtrees that do not hold an earlier one: those below the lowest
+ * common ancestor of the two holders.  False when the tree shares a
+ * module or a tensor is a parameter in one module and a buffer in another
+ * (the caller then counts row by row); *failed on out of memory. */
+static bool rows_stats_one_walk(mtk_ctx *ctx, const mtk_named_module *mods, int32_t n, summary_row *rows, bool *failed)
+{
+    *failed = false;
+    int64_t edges = 0;
+    for (int32_t i = 0; i < n; i++) edges += mods[i].module->children.count;
+    if (edges != n - 1) return false; /* a module listed once but held twice */
+    int32_t *parent = mtk_ctx_alloc_uninit(ctx, (size_t)(n ? n : 1) * sizeof *parent);
+    if (!parent) return !(*failed = true);
+    for (int32_t i = 0; i < n; i++) {
+        int32_t p = i - 1;
+        while (p >= 0 && mods[p].depth >= mods[i].depth) p = parent[p];
+        parent[i] = p;
+        rows[i].params = 0;
+        rows[i].lazy = 0;
+    }
+    ptrset last; /* tensor -> 2 * (its latest holder's row) + (1 when a parameter) + 2 */
+    nn_ptrset_init(&last, ctx);
+    bool ok = true;
+    for (int32_t i = 0; ok && i < n; i++) {
+        const mtk_module *m = mods[i].module;
+        for (int32_t k = 0; ok && k < m->params.count + m->buffers.count; k++) {
+            bool is_param = k < m->params.count;
+            mtk_tensor *t = is_param ? m->params.items[k].tensor : m->buffers.items[k - m->params.count].tensor;
+            uintptr_t code = ((uintptr_t)i << 1) + (is_param ? 1 : 0) + 2;
+            uintptr_t before = (uintptr_t)nn_ptrset_get(&last, t);
+            if (before && (before & 1) != (code & 1)) {
+                ok = false; /* a parameter here, a buffer there */
+                break;
+            }
+            if (nn_ptrset_put(&last, t, (void *)code) < 0) {
+                *failed = true;
+                ok = false;
+                break;
+            }
+            if (!is_param) continue;
+            bool lazy = t->flags & MTK_TENSOR_LAZY;
+            int64_t values = lazy || (t->flags & MTK_TENSOR_QUANT_SCALES)
+                                 ? 0
+                                 : mtk_tensor_numel(t) * (t->flags & MTK_TENSOR_PACKED_PAIRS ? 2 : 1);
+            rows[i].params += values;
+            rows[i].lazy += lazy;
+            if (!before) continue;
+            /* the lowest holder of both this row and the earlier one */
+            int32_t earlier = (int32_t)((before - 2) >> 1), a = i;
+            while (a > earlier) a = parent[a];
+            if (a >= 0) {
+                rows[a].params -= values;
+                rows[a].lazy -= lazy;
+            }
+        }
+    }
+    nn_ptrset_free(&last);
+    if (!ok) return false;
+    /* subtree sums, children (later rows) first */
+    for (int32_t i = n - 1; i > 0; i--) {
+        rows[parent[i]].params += rows[i].params;
+        rows[parent[i]].lazy += rows[i].lazy;
+    }
+    return true;
+}
+
 /* A container that was not called itself (ModuleList, ModuleDict: no
  * forward of their own) shows the sum of its children's FLOPs: the graph's
  * per-module FLOPs are inclusive already (a node counts in every enclosing
@@ -139,10 +208,13 @@ mtk_summary *mtk_summary_new(mtk_module *m, mtk_tensor *const *inputs, int32_t n
     s->rows = mtk_ctx_alloc(ctx, (size_t)(n ? n : 1) * sizeof *s->rows);
     s->lazy_names = mtk_ctx_alloc(ctx, (size_t)(n ? n : 1) * sizeof *s->lazy_names);
     if (!s->rows || !s->lazy_names) return NULL;
+    bool failed;
+    bool walked = rows_stats_one_walk(ctx, mods, n, s->rows, &failed);
+    if (failed) return NULL;
     for (int32_t i = 0; i < n; i++) {
         summary_row *r = &s->rows[i];
-        mtk_param_stats st;
-        if (!subtree_stats(mods[i].module, &st)) return NULL;
+        mtk_param_stats st = { .total = r->params, .uninitialized = r->lazy };
+        if (!walked && !subtree_stats(mods[i].module, &st)) return NULL;
         *r = (summary_row){ .name = mods[i].name, .type = mods[i].module->type->name, .depth = mods[i].depth,
                             .params = st.total, .lazy = st.uninitialized };
         if (nn_module_has_lazy(mods[i].module)) s->lazy_names[s->nlazy++] = mods[i].name;

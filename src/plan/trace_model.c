@@ -109,7 +109,7 @@ mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_
         /* the families whose eager attention mtk builds (the others run
            sdpa whatever the config says) */
         static const char *const eager[] = { "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2",
-                                             "phi3" };
+                                             "phi3", "gpt_oss" /* eager only: its sinks */ };
         mtk_model_config *c = NULL;
         const mtk_builtin_model *b = mtk_builtin_model_find(model);
         c = b ? mtk_model_config_parse(ctx, b->config_json, b->name) : mtk_model_config_load(ctx, model);
@@ -123,7 +123,8 @@ mtk_plan_model *mtk_plan_trace_model(mtk_ctx *ctx, const char *model, const mtk_
         mtk_model_config_free(c);
         if (!known) return NULL;
     }
-    mtk_model_resolve_options ropts = { .dtype = o->dtype, .meta = true, .attention = o->attention };
+    mtk_model_resolve_options ropts = { .dtype = o->dtype, .meta = true, .attention = o->attention,
+                                        .experts = o->experts };
     p->model = mtk_model_resolve(ctx, model, &ropts, &p->info);
     if (!p->model) return NULL;
     mtk_module_train(p->model, o->training);

@@ -2,7 +2,7 @@
 cpu, on weights saved by diffusers' / transformers' save_pretrained, against
 diffusers' forward on the same inputs: float32 outputs within 1e-4 (max
 abs).  The components, inputs and expected outputs are made by
-run_oracle.py once per (oracle source, case, library versions) and cached
+component_oracle.py once per (oracle source, case, library versions) and cached
 in the build directory."""
 import hashlib
 import json
@@ -79,17 +79,17 @@ def case_dir(name):
     import torch
     import transformers
     case = CASES[name]
-    h = hashlib.sha256((HERE / "run_oracle.py").read_bytes())
+    h = hashlib.sha256((HERE / "component_oracle.py").read_bytes())
     h.update(json.dumps([case, torch.__version__, diffusers.__version__, transformers.__version__],
                         sort_keys=True).encode())
     root = build_dir() / "diffusers_run_oracle"
     final = root / f"{name}-{h.hexdigest()[:16]}"
     if not (final / "expected.safetensors").exists():
-        import run_oracle
+        import component_oracle
         tmp = root / f".{final.name}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        run_oracle.make(case, str(tmp))
+        component_oracle.make(case, str(tmp))
         shutil.rmtree(final, ignore_errors=True)
         tmp.rename(final)
     return final

@@ -94,6 +94,17 @@ CASES = {
                                          dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                               num_attention_heads=4, vocab_size=VOCAB, max_position_embeddings=64,
                                               pad_token_id=0, num_labels=3), True, False),
+    # ModernBERT's heads hand the padding on (and mean pooling counts only the kept tokens)
+    "modernbert_mlm": ("ModernBertConfig", "ModernBertForMaskedLM",
+                       dict(hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+                            vocab_size=VOCAB, max_position_embeddings=64, pad_token_id=0, bos_token_id=0,
+                            eos_token_id=0, cls_token_id=0, sep_token_id=0, local_attention=8), True, False),
+    "modernbert_sequence_classification": ("ModernBertConfig", "ModernBertForSequenceClassification",
+                                           dict(hidden_size=32, intermediate_size=48, num_hidden_layers=3,
+                                                num_attention_heads=4, vocab_size=VOCAB, max_position_embeddings=64,
+                                                pad_token_id=0, bos_token_id=0, eos_token_id=0, cls_token_id=0,
+                                                sep_token_id=0, local_attention=8, num_labels=3,
+                                                classifier_pooling="mean"), True, False),
 }
 # the cases also run with position ids as generate makes them
 POSITION_CASES = ("llama", "gpt2", "gpt_neox", "phi")

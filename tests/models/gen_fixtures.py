@@ -6,9 +6,10 @@ is well separated), saved with `save_pretrained` (config.json,
 generation_config.json, model.safetensors), and what
 `generate(do_sample=False, max_new_tokens=20, output_logits=True)` makes
 of two prompts: one row, and a batch of two rows whose first is left-padded
-(attention_mask 0 there; gpt2, gpt_neox and phi too, which mtk runs
-without a cache but with the mask and position ids).  Sliding windows (mistral, qwen2, gemma2,
-gemma3_text) are shorter than prompt + generated tokens.  The "-eos" case
+(attention_mask 0 there).  Sliding windows (mistral, qwen2, gemma2,
+gemma3_text, gpt_oss) and llama4's attention chunks are shorter than
+prompt + generated tokens.  The MoE families route each token to its top-k
+experts at every decode step.  The "-eos" case
 stops rows on an eos token taken from the tokens the model generates.
 
 build(root) writes root/<case>/ (the checkpoint, expected.json,
@@ -55,7 +56,7 @@ CASES = {
                                 layer_types=["sliding_attention", "full_attention", "sliding_attention",
                                              "full_attention"],
                                 final_logit_softcapping=None, attn_logit_softcapping=None)),
-    # no cached forward yet: the whole sequence each step, batches without padding
+    # their own layer stacks (absolute positions, partial rope, parallel residuals), the cache all the same
     "gpt2": ("gpt2", "GPT2LMHeadModel", dict(n_embd=32, n_layer=3, n_head=4, vocab_size=97, n_positions=128,
                                                bos_token_id=1, eos_token_id=2)),
     "gpt_neox": ("gpt_neox", "GPTNeoXForCausalLM",
@@ -64,6 +65,30 @@ CASES = {
                       bos_token_id=1, eos_token_id=2)),
     "phi": ("phi", "PhiForCausalLM", dict(DECODER, num_key_value_heads=4, partial_rotary_factor=0.5,
                                           qk_layernorm=True)),
+    # the MoE families: routed experts (top-k, the family's normalisation), shared experts, grouped top-k
+    "mixtral": ("mixtral", "MixtralForCausalLM", dict(DECODER, num_local_experts=4, num_experts_per_tok=2)),
+    "qwen2_moe": ("qwen2_moe", "Qwen2MoeForCausalLM",
+                  dict(DECODER, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=24,
+                       shared_expert_intermediate_size=40, norm_topk_prob=True)),
+    "qwen3_moe": ("qwen3_moe", "Qwen3MoeForCausalLM",
+                  dict(DECODER, head_dim=8, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=24,
+                       norm_topk_prob=False)),
+    "deepseek_v3": ("deepseek_v3", "DeepseekV3ForCausalLM",
+                    dict(DECODER, num_key_value_heads=4, moe_intermediate_size=24, n_routed_experts=8,
+                         n_shared_experts=1, num_experts_per_tok=2, n_group=4, topk_group=2, first_k_dense_replace=1,
+                         q_lora_rank=16, kv_lora_rank=12, qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=8,
+                         routed_scaling_factor=2.5, norm_topk_prob=True, rope_scaling=None)),
+    "glm4_moe": ("glm4_moe", "Glm4MoeForCausalLM",
+                 dict(DECODER, head_dim=8, moe_intermediate_size=24, n_routed_experts=8, n_shared_experts=1,
+                      num_experts_per_tok=2, n_group=2, topk_group=1, first_k_dense_replace=1,
+                      routed_scaling_factor=2.5, norm_topk_prob=True)),
+    "gpt_oss-window": ("gpt_oss", "GptOssForCausalLM",
+                       dict(DECODER, head_dim=8, num_local_experts=4, num_experts_per_tok=2, sliding_window=6,
+                            rope_scaling={"rope_type": "default"})),
+    "llama4_text-chunk": ("llama4_text", "Llama4ForCausalLM",
+                          dict(DECODER, head_dim=8, num_local_experts=3, num_experts_per_tok=1,
+                               intermediate_size_mlp=40, attention_chunk_size=8, no_rope_layer_interval=2,
+                               floor_scale=4, attn_scale=0.5)),
 }
 UNCACHED = ()  # every case gets the left-padded batch
 

@@ -654,7 +654,7 @@ ARCHITECTURES = {
     "deepseek_v3": ["DeepseekV3Model", "DeepseekV3ForCausalLM", "DeepseekV3ForSequenceClassification",
                     "DeepseekV3ForTokenClassification"],
     "gemma3_text": ["Gemma3TextModel", "Gemma3ForCausalLM", "Gemma3TextForSequenceClassification"],
-    "gemma3": ["Gemma3Model", "Gemma3ForConditionalGeneration"],
+    "gemma3": ["Gemma3Model", "Gemma3ForConditionalGeneration", "Gemma3ForSequenceClassification"],
     "mistral3": ["Mistral3Model", "Mistral3ForConditionalGeneration"],
     "glm4_moe": ["Glm4MoeModel", "Glm4MoeForCausalLM"],
 }

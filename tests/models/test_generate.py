@@ -92,10 +92,11 @@ def test_generate_text_report(generated, mtk):
     assert result.stdout.count("|") == 1  # the prompt and the generated ids of the one row
 
 
-@pytest.mark.parametrize("case", ["gpt2", "gpt_neox", "phi"])
-def test_padding_moves_no_token_of_a_model_without_a_cache(case, generated, mtk, tmp_path):
+@pytest.mark.parametrize("case", ["gpt2", "gpt_neox", "phi", "llama4_text-chunk"])
+def test_left_padding_moves_no_token_of_a_row(case, generated, mtk, tmp_path):
     """A left-padded row generates what the same row unpadded does (the
-    mask hides the pads, the position ids start at its first token)."""
+    mask hides the pads from the cache, the position ids and llama4's
+    chunks start at its first token)."""
     case_dir = generated / case
     batch = json.loads((case_dir / "expected.json").read_text())["batch"]
     pad = gen_fixtures.PAD_LEFT

@@ -67,9 +67,10 @@ HEAD_CASES = [("%s-%d" % (arch, seed), _head_case(family, arch, seed))
               for family, prefix in [("llama", "Llama"), ("qwen3", "Qwen3"), ("phi3", "Phi3"), ("gemma2", "Gemma2"),
                                      ("smollm3", "SmolLM3"), ("olmo2", "Olmo2"), ("phi", "Phi"),
                                      ("deepseek_v3", "DeepseekV3"), ("gemma3_text", "Gemma3Text"),
-                                     ("gpt2", "GPT2"), ("gpt_neox", "GPTNeoX")]
+                                     ("gpt2", "GPT2"), ("gpt_neox", "GPTNeoX"), ("gemma3", "Gemma3")]
               for arch in ["%sForSequenceClassification" % prefix, "%sForTokenClassification" % prefix]
-              if arch not in ("Olmo2ForTokenClassification", "Gemma3TextForTokenClassification")
+              if arch not in ("Olmo2ForTokenClassification", "Gemma3TextForTokenClassification",
+                              "Gemma3ForTokenClassification")
               for seed in range(2)]
 
 # Question answering: the start logits (mtk's first output) of classes

@@ -30,6 +30,10 @@ def _config(family, seed, attention):
     cfg["architectures"] = [CAUSAL_LM[family]]
     cfg["num_hidden_layers"] = max(cfg["num_hidden_layers"], 2)
     cfg.pop("torch_dtype", None)
+    if family in ("mixtral", "qwen2_moe", "gpt_oss", "deepseek_v3"):
+        # the experts as hf_oracle builds them (batched_mm): sizes set by tokens x top_k,
+        # whatever the routing (llama4_text's experts run every token through every expert)
+        cfg["_experts_implementation"] = "batched_mm"
     if family == "mistral":
         cfg["sliding_window"] = 7
     if family == "qwen2":

@@ -20,12 +20,18 @@ import random_configs  # noqa: E402
 
 CACHE = os.path.join(HERE, "torch_memory_cache.json")
 # the families whose attention mtk builds as sdpa only (transformers' default)
-SDPA_ONLY = ("gpt_neox", "gpt2", "bert", "roberta", "xlm-roberta", "modernbert")
+MOE = ("mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v3", "glm4_moe", "gpt_oss")
+SDPA_ONLY = ("gpt_neox", "gpt2", "bert", "roberta", "xlm-roberta", "modernbert", "qwen3_moe", "deepseek_v3",
+             "glm4_moe")
+# the families transformers runs with eager attention only
+EAGER_ONLY = ("gemma2", "gpt_oss")
 CAUSAL = {
     "llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
     "qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "gemma": "GemmaForCausalLM",
     "gemma2": "Gemma2ForCausalLM", "phi3": "Phi3ForCausalLM", "gpt2": "GPT2LMHeadModel",
     "gpt_neox": "GPTNeoXForCausalLM",
+    "qwen3_moe": "Qwen3MoeForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM", "glm4_moe": "Glm4MoeForCausalLM",
+    "gpt_oss": "GptOssForCausalLM",
 }
 
 
@@ -33,6 +39,10 @@ def family_config(family, arch=None):
     cfg = random_configs.GENERATORS[family](random.Random("%s-memory" % family))
     cfg["architectures"] = [arch or CAUSAL[family]]
     cfg.pop("torch_dtype", None)
+    if family in MOE:
+        # transformers' batched_mm experts (torch_memory.build runs them): sizes set by
+        # tokens x top_k whatever the routing, so the plan is exact for torch's random one
+        cfg["_experts_implementation"] = "batched_mm"
     return cfg
 
 
@@ -53,7 +63,7 @@ def cases():
                                       batch=2, seq=8)),
         ]
         for name, row in rows:
-            if family == "gemma2":  # its softcapping has no sdpa path in transformers 5
+            if family in EAGER_ONLY:  # softcapping, sinks: no sdpa path in transformers 5
                 row["attention"] = "eager"
             elif family in SDPA_ONLY:
                 row["attention"] = "sdpa"

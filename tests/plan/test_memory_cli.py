@@ -14,7 +14,7 @@ def memory(run, *args):
 def test_help_lists_every_option(run):
     out = memory(run, "--help")
     for opt in ("--input", "--mode", "--optimizer", "--dtype", "--mixed-precision", "--checkpointing",
-                "--attention", "--device-kind", "--new-tokens", "--grad-accum", "--fit", "--fit-context",
+                "--attention", "--experts", "--device-kind", "--new-tokens", "--grad-accum", "--fit", "--fit-context",
                 "--json", "--set", "--constants"):
         assert opt in out
 
@@ -27,6 +27,7 @@ def test_help_lists_every_option(run):
     ((["llama-3-8b", "--input", "1x5", "--fit", "lots"]), "bad value 'lots'"),
     ((["llama-3-8b", "--input", "1x5", "--fit-context"]), "--fit-context goes with --fit"),
     ((["llama-3-8b", "--input", "1x5", "--set", "nope=1"]), "unknown constant 'nope'"),
+    ((["mixtral-8x7b", "--input", "1x5", "--experts", "loop"]), "bad value 'loop' for --experts"),
     ((["--input", "1x5"]), "missing MODEL"),
 ])
 def test_usage_errors_name_the_problem(run, args, words):
@@ -167,3 +168,29 @@ def test_encoder_decoder_input_errors_say_what_to_give(run, args, status, words)
     r = run("memory", *args)
     assert r.returncode == status
     assert words in r.stderr
+
+
+MIXTRAL = {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"], "vocab_size": 101, "hidden_size": 32,
+           "intermediate_size": 45, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "num_local_experts": 4, "num_experts_per_tok": 2}
+
+
+@pytest.mark.parametrize("mode", ["inference", "training", "generate"])
+def test_experts_option_is_the_configs_experts_implementation(run, tmp_path, mode):
+    """--experts batched_mm plans what a config with _experts_implementation
+    batched_mm plans (each (token, slot) pair gathers its expert's weights:
+    the peak is at a gather), --experts grouped_mm overrides the config's."""
+    plain, keyed = tmp_path / "plain", tmp_path / "keyed"
+    plain.mkdir(), keyed.mkdir()
+    (plain / "config.json").write_text(json.dumps(MIXTRAL))
+    (keyed / "config.json").write_text(json.dumps(dict(MIXTRAL, _experts_implementation="batched_mm")))
+
+    def plan(d, *extra):
+        return json.loads(memory(run, str(d), "--input", "3x16", "--mode", mode, "--json", *extra))
+    batched = plan(keyed)
+    assert plan(plain, "--experts", "batched_mm")["peak_bytes"] == batched["peak_bytes"]
+    assert plan(keyed, "--experts", "config")["peak_bytes"] == batched["peak_bytes"]
+    grouped = plan(keyed, "--experts", "grouped_mm")
+    assert grouped["peak_bytes"] == plan(plain)["peak_bytes"] < batched["peak_bytes"]
+    if mode == "inference":  # the gate_up gather (48, 90, 32) float32 held while down's is made
+        assert batched["peak_at"]["op"] == "index_select" and batched["peak_at"]["module"].endswith("mlp.experts")

@@ -108,13 +108,35 @@ def test_decode_steps_peak_of_dense_models_within_tolerance(measured, planned):
     assert statistics.median(rel) <= 0.01 and max(rel) <= 0.03, report
 
 
-@pytest.mark.xfail(strict=True, reason="MoE experts' batched_mm buffers are not modelled: dense families are "
-                   "within 1.7%, mixtral up to 34% under")
+@pytest.mark.xfail(strict=True, reason="gemma3_text's bfloat16 sdpa decode step is 4.1% under (8,202 vs 8,554 "
+                   "bytes: a few hundred bytes of a tiny model's step); every other family within 1.7%")
 def test_decode_steps_peak_within_tolerance(measured, planned):
     """The decode steps' peak (after generate's first argmax): the cache,
     its growth by torch.cat, generate's ids, mask and float32 logits, one
     token's activations."""
     rel, report = _report(measured, planned, "decode_peak", "decode_peak")
+    assert statistics.median(rel) <= 0.01 and max(rel) <= 0.03, report
+
+
+# the families whose experts run transformers' batched_mm (generate_cases)
+BATCHED_MM = {"mixtral", "qwen2_moe", "gpt_oss", "deepseek_v3"}
+
+
+def test_decode_steps_peak_of_moe_models_within_tolerance(measured, planned):
+    """A decode step of the MoE families: batched_mm gathers each (token,
+    slot) pair's expert weights, so the step's peak is one token's
+    gathers beside the cache."""
+    rel, report = _report(measured, planned, "decode_peak", "decode_peak", lambda c: c["family"] in BATCHED_MM)
+    assert len(rel) >= 16
+    assert statistics.median(rel) <= 0.01 and max(rel) <= 0.03, report
+
+
+def test_generate_peak_of_moe_models_within_tolerance(measured, planned):
+    """The MoE families' generation peak: the prefill's gathered gate_up
+    weights (tokens x top_k, 2 I, H) held while the down weights are
+    gathered, whatever the routing."""
+    rel, report = _report(measured, planned, "peak_bytes", "peak", lambda c: c["family"] in BATCHED_MM)
+    assert len(rel) >= 16
     assert statistics.median(rel) <= 0.01 and max(rel) <= 0.03, report
 
 
@@ -128,8 +150,8 @@ def test_generate_peak_of_dense_models_within_tolerance(measured, planned):
     assert statistics.median(rel) <= 0.01 and max(rel) <= 0.03, report
 
 
-@pytest.mark.xfail(strict=True, reason="MoE experts' batched_mm buffers are not modelled: dense families are "
-                   "within 0.6% (median 0.02%), mixtral and qwen2_moe up to 78% under")
+@pytest.mark.xfail(strict=True, reason="llama4_text (its every-expert MoE, complex rope) is up to 6.5% under "
+                   "(bfloat16 sdpa 2x17+9); every other family within 1.9%")
 def test_generate_peak_within_tolerance(measured, planned):
     rel, report = _report(measured, planned, "peak_bytes", "peak")
     assert statistics.median(rel) <= 0.01 and max(rel) <= 0.03, report

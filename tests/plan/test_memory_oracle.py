@@ -12,16 +12,10 @@ import pytest
 
 import memory_cases
 
-# Configurations that disagree today, and why (measured 2026-11-27; the
-# engine is exact where the graph's columns are: see the passing ones).
-# strict=False: a fix in the graph makes them pass without editing this.
-_MOE = ("MoE experts: transformers' batched_mm gathers each token's expert weights (memory set by the "
-        "routing); the traced graph models routing differently (plan-graph)")
+# Configurations that disagree today, and why (strict=False: a fix in the
+# graph makes them pass without editing this).  None: the MoE families run
+# transformers' batched_mm experts (memory_cases.MOE), traced op by op.
 KNOWN_GAPS = {}
-for _id, _case in memory_cases.cases():
-    fam = _case["config"]["model_type"]
-    if fam in ("mixtral", "qwen2_moe"):
-        KNOWN_GAPS[_id] = _MOE
 
 
 def _param(case_id, case):

@@ -41,11 +41,20 @@ ENCODERS = {"bert", "vit"}
 BOTH_ATTENTIONS = {"llama", "mistral", "qwen2", "gemma", "phi3", "mixtral", "qwen2_moe"}
 # gemma2 and gpt_oss run eager only (transformers refuses sdpa for them)
 EAGER_ONLY = {"gemma2", "gpt_oss"}
-# llama4's rope through complex numbers, its L2 qk norm module and router scatter save other
-# tensors than mtk's rope op and functional norm
+# llama4's L2 qk norm module and its MLP's activation_fn: saved bytes counted in other modules
+# than mtk's functional norm and act_fn
 LLAMA4_GAPS = {"llama4_text"}
-# routing depends on the data: tokens per expert are not known on meta
+# routing depends on the data (tokens per expert are not known on meta): these run
+# batched_mm, whose sizes do not depend on it
 DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v3", "glm4_moe"}
+# MoE families whose experts, routers and shared experts are exact (test_moe_blocks_...)
+# but whose attention or norms are not yet (measured 2026-11-27)
+ATTENTION_GAPS = {
+    "deepseek_v3": "deepseek_v3's MLA attention saves 624-2,688 bytes per layer more in torch than mtk counts",
+    "glm4_moe": "glm4_moe's o_proj saves a copy of the attention output in torch (mtk: a view of sdpa's output)",
+    "gpt_oss": "gpt_oss's sinks attention (mtk saves 252-616 bytes more per layer) and its float32 "
+               "RMSNorm product (224 bytes less per norm in bfloat16)",
+}
 # gpt2 and bert keep their dropouts (0.1 by default): cpu sdpa then runs the math path
 DROPOUT_KEYS = ["resid_pdrop", "embd_pdrop", "attn_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob",
                 "attention_dropout", "hidden_dropout", "summary_first_dropout"]
@@ -57,6 +66,10 @@ def family_config(family, seed):
     cfg = random_configs.GENERATORS[family](random.Random(seed))
     cfg["architectures"] = [ARCH[family]]
     cfg.pop("torch_dtype", None)
+    if family in DATA_DEPENDENT:
+        # transformers' batched_mm experts: what they save is set by tokens x top_k,
+        # whatever the routing (its default grouped_mm refuses these odd sizes on cpu)
+        cfg["_experts_implementation"] = "batched_mm"
     if family in ("gpt_neox", "vit"):
         for key in DROPOUT_KEYS:  # their attention dropout is not passed to sdpa yet (0 by default)
             cfg[key] = 0.0
@@ -70,14 +83,15 @@ def cases():
             both = ("eager", "sdpa") if family in BOTH_ATTENTIONS else None
             for attention in both or (("eager",) if family in EAGER_ONLY else ("sdpa",)):
                 b, s = SHAPES[(i + len(out)) % len(SHAPES)]
-                marks = [pytest.mark.xfail(reason="MoE: routing is data-dependent (tokens per expert unknown on meta), "
-                                           "and torch's default grouped_mm refuses these odd sizes on cpu",
-                                           strict=False)] \
-                    if family in DATA_DEPENDENT else []
+                marks = []
+                if family in ATTENTION_GAPS:
+                    marks = [pytest.mark.xfail(reason=ATTENTION_GAPS[family], strict=True)]
                 if family in LLAMA4_GAPS:
-                    marks = [pytest.mark.xfail(reason="llama4_text: transformers' complex-number rope, qk_norm "
-                                               "module and router scatter save more than mtk counts (fp32 1x13: "
-                                               "260,184 vs 277,824; bf16 3x5: 414,608 vs 445,288)", strict=True)]
+                    marks = [pytest.mark.xfail(reason="llama4_text: its qk_norm is a module and its shared "
+                                               "expert's activation is named activation_fn in transformers (mtk: a "
+                                               "functional norm, act_fn), and its first layer saves 208 bytes less "
+                                               "in torch (fp32 1x13: 445,496 vs 445,288; bf16 3x5: equal totals)",
+                                               strict=True)]
                 out.append(pytest.param(family, dtype, attention, b, s, marks=marks,
                                         id=f"{family}-{dtype}-{attention}-{b}x{s}"))
     return out
@@ -121,3 +135,25 @@ def test_saved_bytes_equal_torch(family, dtype, attention, b, s, tmp_path, plan_
     assert mtk["saved_bytes"] == expected["total"], \
         f"mtk {mtk['saved_bytes']} vs torch {expected['total']} bytes ({json.dumps(cfg)})"
     assert mtk["modules"] == expected["modules"]
+
+
+def moe_cases():
+    return [pytest.param(*p.values, id=p.id) for p in cases() if p.values[0] in DATA_DEPENDENT]
+
+
+@pytest.mark.parametrize("family,dtype,attention,b,s", moe_cases())
+def test_moe_blocks_saved_bytes_equal_torch(family, dtype, attention, b, s, tmp_path, plan_probe, torch_saved):
+    """Every module of the feed-forward blocks (router, batched_mm experts,
+    shared experts, and the dense layers' MLPs) saves what torch's does,
+    byte for byte, also where the family's attention is not exact yet."""
+    cfg = family_config(family, seed=1000 + len(family))
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    (mtk,) = plan_probe([f"{path} | {b}x{s} | {dtype} | {attention} | cpu | loss"])
+    assert "error" not in mtk, mtk
+    expected = torch_saved(cfg, dtype, attention, b, s, True)
+
+    def blocks(modules):
+        return {k: v for k, v in modules.items() if ".mlp" in k}
+    assert blocks(expected["modules"]), expected["modules"]
+    assert blocks(mtk["modules"]) == blocks(expected["modules"])

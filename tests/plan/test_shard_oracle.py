@@ -1,9 +1,11 @@
 """mtk shard against transformers 5's own tensor parallelism on torch's
 fake process group (tests/plan/torch_shard.py, cached in
-torch_shard_cache.json): for several families at T in {2, 4, 8}, every
+torch_shard_cache.json): for every family with a plan at T in {2, 4, 8}, every
 parameter's DTensor placement, its local shape on every rank (uneven
 splits included) and its offset (mtk's slices); the collectives of one
-forward (CommDebugMode's counts, their tensors' bytes) at T = 8."""
+forward (CommDebugMode's counts, their tensors' bytes) at T = 8.  A
+family whose TP forward transformers cannot run is a strict xfail naming
+transformers' error (KNOWN_FORWARD_ERRORS)."""
 import json
 
 import pytest
@@ -12,6 +14,20 @@ import shard_cases
 
 CASES = shard_cases.cases()
 _cache = shard_cases.load_cache()
+
+# Known differences: families whose plan transformers applies but whose
+# TP forward transformers itself cannot run (their collectives are then
+# compared with the same forward under torch.no_grad(), mtk's inference)
+KNOWN_FORWARD_ERRORS = {
+    "llama4_text": "transformers 5.24's Llama4TextMoe adds the routed experts' output in place (out.add_) into "
+                   "the shared expert's rowwise output, a view DTensor's to_local returns from a custom Function: "
+                   "RuntimeError: Output 0 of _ToTorchTensor is a view and is being modified inplace",
+}
+
+
+def forward_cases():
+    return [pytest.param(f, c, id=f, marks=pytest.mark.xfail(strict=True, reason=KNOWN_FORWARD_ERRORS[f]))
+            if f in KNOWN_FORWARD_ERRORS else pytest.param(f, c, id=f) for f, c in CASES]
 
 
 def mtk_shard(run, tmp_path, cfg, tp):
@@ -43,10 +59,17 @@ def test_placements_local_shapes_and_slices_match_dtensor(run, tmp_path, family,
             assert s["offset"] == offset, name
 
 
+@pytest.mark.parametrize("family,case", forward_cases())
+def test_transformers_runs_its_own_tp_forward(family, case):
+    got = shard_cases.measured(case, _cache)[str(shard_cases.TPS[-1])]
+    assert "forward_error" not in got, got.get("forward_error")
+
+
 @pytest.mark.parametrize("family,case", CASES, ids=[f for f, _ in CASES])
 def test_forward_collectives_match_comm_debug_mode(run, tmp_path, family, case):
     tp = shard_cases.TPS[-1]
-    want = shard_cases.measured(case, _cache)[str(tp)]["comms"]
+    measured = shard_cases.measured(case, _cache)[str(tp)]
+    want = measured["comms"] if "comms" in measured else measured["comms_no_grad"]
     plan = mtk_shard(run, tmp_path, case["config"], tp)
     got = {}
     for c in plan["communication"]:

@@ -15,7 +15,9 @@ and counts the collectives and their bytes.
 Run as a script: argv[1] is a JSON case {config, tps: [T...], [forward:
 [B, S]]}; prints one JSON line {T: {params: {name: {shape, placements,
 local: [[shape, offset] per rank]}}, comms: {op: [count, bytes]}}}, the
-forward measured at the last T.
+forward measured at the last T.  Where transformers' forward raises, the
+entry has forward_error (the exception's first line) and comms_no_grad
+(the same forward under torch.no_grad()) instead of comms.
 """
 import json
 import os
@@ -34,7 +36,7 @@ from torch.testing._internal.distributed.fake_pg import FakeStore
 from transformers.distributed import DistributedConfig
 from transformers.distributed import tensor_parallel as tp_impl
 
-MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe", "glm4_moe", "deepseek_v3"}
+MOE_FAMILIES = {"mixtral", "qwen2_moe", "qwen3_moe", "glm4_moe", "deepseek_v3", "kimi_k2", "gpt_oss", "llama4_text"}
 
 
 def measure_all(case):
@@ -58,11 +60,14 @@ def placement_text(p):
 
 
 def build(cfg, T):
+    family = cfg["model_type"]
+    if family == "kimi_k2":
+        cfg = dict(cfg, model_type="deepseek_v3")  # Kimi-K2's remote code is DeepseekV3's
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "config.json"), "w") as f:
             json.dump(cfg, f)
         config = transformers.AutoConfig.from_pretrained(d)
-    if cfg["model_type"] in MOE_FAMILIES:
+    if family in MOE_FAMILIES:
         config._experts_implementation = "batched_mm"
     cls = getattr(transformers, cfg["architectures"][0])
     with torch.device("meta"):
@@ -117,16 +122,28 @@ def measure(case):
                         ["Replicate"], "local": local}
     out = {"params": params}
     if case.get("forward"):
-        b, s = case["forward"]
         with FakeTensorMode(allow_non_fake_inputs=True):
             model = model.to_empty(device="cpu")
-            ids = torch.zeros((b, s), dtype=torch.long)
-            with CommBytesMode() as cm:
-                model(input_ids=ids, use_cache=False)
-        out["comms"] = {str(op).split(".")[-1]: [n, cm.comm_bytes[str(op).split(".")[-1]]]
-                        for op, n in cm.get_comm_counts().items()}
+            try:
+                out["comms"] = forward_comms(model, case["forward"])
+            except RuntimeError as e:
+                # what transformers' own forward raises, then the same
+                # forward without autograd (mtk's inference mode)
+                out["forward_error"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0])
+                with torch.no_grad():
+                    out["comms_no_grad"] = forward_comms(model, case["forward"])
     dist.destroy_process_group()
     return out
+
+
+def forward_comms(model, forward):
+    """{op: [count, bytes]} of one forward of (batch, seq) zero ids."""
+    b, s = forward
+    ids = torch.zeros((b, s), dtype=torch.long)
+    with CommBytesMode() as cm:
+        model(input_ids=ids, use_cache=False)
+    return {str(op).split(".")[-1]: [n, cm.comm_bytes[str(op).split(".")[-1]]]
+            for op, n in cm.get_comm_counts().items()}
 
 
 if __name__ == "__main__":

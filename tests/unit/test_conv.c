@@ -629,6 +629,10 @@ static void conv_direct_kernel_matches_a_reference_convolution(void **state)
         /* padding wider than the taps reach: bands that start in a row's
          * right padding (the copy once wrote a negative length there) */
         { 2, 1, 3, 15, 1, { 1, 29, 13 }, { 1, 1, 1 }, 1, 2, 3, false, 0, 2 },
+        /* the stem contiguous (stride-2 column phases copied four at a
+         * time), odd and even widths, batch 1 split in bands on 2 threads */
+        { 2, 1, 3, 64, 1, { 1, 61, 59 }, { 1, 7, 7 }, 2, 3, 1, true, 0, 2 },
+        { 2, 1, 3, 20, 1, { 1, 36, 38 }, { 1, 7, 7 }, 2, 3, 1, false, 0, 1 },
     };
     for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
         const direct_case *k = &cases[t];

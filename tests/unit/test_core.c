@@ -98,6 +98,30 @@ static void arena_memory_is_zeroed_and_16_byte_aligned(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* Past the first blocks the arena maps its own (zero pages it need not
+ * clear): memory handed out again after a reset is cleared all the same,
+ * in those blocks and in a big request's own one. */
+static void arena_memory_is_zeroed_again_after_a_reset(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    for (int i = 0; i < 600; i++) assert_non_null(mtk_ctx_alloc(ctx, 1000)); /* into a mapped block */
+    mtk_arena_mark mark = mtk_ctx_arena_mark(ctx);
+    for (int round = 0; round < 3; round++) {
+        unsigned char *small = mtk_ctx_alloc(ctx, 3000);
+        unsigned char *big = mtk_ctx_alloc(ctx, 300000);
+        assert_non_null(small);
+        assert_non_null(big);
+        for (size_t i = 0; i < 3000; i++) assert_int_equal(small[i], 0);
+        for (size_t i = 0; i < 300000; i++)
+            if (big[i]) fail_msg("round %d: byte %zu of the big block is %d", round, i, big[i]);
+        memset(small, 0xab, 3000);
+        memset(big, 0xcd, 300000);
+        assert_true(mtk_ctx_arena_reset(ctx, &mark, NULL, 0));
+    }
+    mtk_ctx_free(ctx);
+}
+
 static void arena_aligns_even_when_the_allocator_does_not(void **state)
 {
     (void)state;
@@ -513,6 +537,7 @@ int main(void)
         cmocka_unit_test(new_context_defaults_to_cpu_float32_init),
         cmocka_unit_test(null_alloc_function_means_the_default_allocator),
         cmocka_unit_test(arena_memory_is_zeroed_and_16_byte_aligned),
+        cmocka_unit_test(arena_memory_is_zeroed_again_after_a_reset),
         cmocka_unit_test(arena_aligns_even_when_the_allocator_does_not),
         cmocka_unit_test(zero_size_allocations_are_distinct),
         cmocka_unit_test(arena_grows_and_keeps_earlier_memory),

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "mtk/mtk.h"
+#include "core/scalar.h"
 
 #define SHAPE(...) ((const int64_t[]){ __VA_ARGS__ })
 
@@ -452,6 +453,28 @@ static void load_converts_as_torch_to_does(void **state)
     free(bi.bytes);
 }
 
+/* float32 -> bfloat16 on load rounds as c10::BFloat16 does: ties to even,
+ * a carry into infinity, and every NaN (either sign, any payload) the
+ * canonical 0x7fc0 */
+static void load_to_bf16_rounds_ties_to_even_and_canonicalizes_nan(void **state)
+{
+    (void)state;
+    static const uint32_t bits[8] = { 0x3f808000u, 0x3f818000u, 0x3f808001u, 0x7f7fffffu,
+                                      0x7fc00001u, 0xffc00000u, 0x7f800001u, 0xbf7fffffu };
+    static const uint16_t want[8] = { 0x3f80, 0x3f82, 0x3f81, 0x7f80, 0x7fc0, 0x7fc0, 0x7fc0, 0xbf80 };
+    float x[8];
+    memcpy(x, bits, sizeof x);
+    image im = f32_image(x, 8);
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_st_file *f = mtk_st_open_memory(ctx, im.bytes, im.size, "m");
+    mtk_tensor *t = mtk_st_load(ctx, f, "x", MTK_BFLOAT16);
+    assert_non_null(t);
+    assert_memory_equal(mtk_tensor_data(t), want, sizeof want);
+    mtk_st_close(f);
+    mtk_ctx_free(ctx);
+    free(im.bytes);
+}
+
 /* A (3, 4) int16 tensor 0..11. */
 static image grid_image(void)
 {
@@ -604,6 +627,56 @@ static void read_into_many_fills_every_destination_with_threads(void **state)
     remove_temp(path);
 }
 
+/* RssFile of /proc/self/status in KiB (the mapped file pages this
+ * process holds); -1 where there is none. */
+static long rss_file_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "RssFile: %ld", &kib) == 1) break;
+    if (f) fclose(f);
+    return kib;
+}
+
+/* A whole-model read goes through the page cache into the destinations,
+ * not through the mapping: the process holds no 20 MiB of file pages
+ * beside its copies (a load would peak at twice the model), and the
+ * values, converted through the read buffer too, are the file's. */
+static void read_into_many_keeps_no_file_pages_in_the_process(void **state)
+{
+    (void)state;
+    enum { N = 5 << 20 };
+    float *values = malloc((size_t)N * 4);
+    for (int i = 0; i < N; i++) values[i] = (float)(i % 4093) * 0.37f - 700.0f;
+    char header[128];
+    snprintf(header, sizeof header, "%-120s", "{\"big\":{\"dtype\":\"F32\",\"shape\":[5242880],\"data_offsets\":[0,20971520]}}");
+    image im = make_image(header, 120, (size_t)N * 4, values);
+    const char *path = write_temp(&im);
+    free(im.bytes);
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_st_file *f = mtk_st_open(ctx, path);
+    assert_non_null(f);
+    mtk_tensor *same = mtk_tensor_new(ctx, MTK_FLOAT32, SHAPE(N), 1, NULL, MTK_DEVICE_CPU);
+    mtk_tensor *half = mtk_tensor_new(ctx, MTK_BFLOAT16, SHAPE(N), 1, NULL, MTK_DEVICE_CPU);
+    assert_true(mtk_tensor_alloc_storage(same) && mtk_tensor_alloc_storage(half));
+    long before = rss_file_kib();
+    mtk_st_read reads[] = { { f, "big", same }, { f, "big", half } };
+    assert_true(mtk_st_read_into_many(ctx, reads, 2, 2));
+    long after = rss_file_kib();
+    if (before >= 0 && after >= 0 && after - before > 4096)
+        fail_msg("RssFile grew by %ld KiB over a 20480 KiB read", after - before);
+    assert_memory_equal(mtk_tensor_data(same), values, (size_t)N * 4);
+    const uint16_t *h = mtk_tensor_data(half);
+    for (int i = 0; i < N; i++)
+        if (h[i] != mtk_f32_to_bf16(values[i])) fail_msg("element %d: 0x%04x, want 0x%04x", i, h[i], mtk_f32_to_bf16(values[i]));
+    mtk_st_close(f);
+    mtk_ctx_free(ctx);
+    free(values);
+    remove_temp(path);
+}
+
 /* A file cut short after it was opened: every copy out of the lost bytes
  * is an I/O error naming the file, never a SIGBUS from the mapping. */
 static void reads_of_a_file_truncated_after_open_fail_cleanly(void **state)
@@ -664,10 +737,12 @@ int main(void)
         cmocka_unit_test(view_of_misaligned_bytes_is_a_copy),
         cmocka_unit_test(unsigned_wide_tensors_are_listed_but_not_read),
         cmocka_unit_test(load_converts_as_torch_to_does),
+        cmocka_unit_test(load_to_bf16_rounds_ties_to_even_and_canonicalizes_nan),
         cmocka_unit_test(load_slice_takes_rows_or_columns),
         cmocka_unit_test(load_slice_reads_only_the_rows_it_needs),
         cmocka_unit_test(read_into_fills_an_existing_tensor_converting),
         cmocka_unit_test(read_into_many_fills_every_destination_with_threads),
+        cmocka_unit_test(read_into_many_keeps_no_file_pages_in_the_process),
         cmocka_unit_test(reads_of_a_file_truncated_after_open_fail_cleanly),
         cmocka_unit_test(open_reports_missing_files_and_directories),
     };

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <string.h>
 
 #include "mtk/mtk.h"
@@ -586,6 +587,136 @@ static void matmul_reads_unaligned_operands(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* ------------------------------------------ bfloat16 products (decode) */
+
+static uint32_t lcg_next(uint32_t *state)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return *state >> 8;
+}
+
+/* n bfloat16 values in [-2, 2) at dst (any byte address) and as floats */
+static void fill_bf16(uint32_t *state, unsigned char *dst, float *values, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float f = (float)(lcg_next(state) % 4096) / 1024.0f - 2.0f;
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        uint16_t h = (uint16_t)(bits >> 16); /* truncated: exactly a bfloat16 */
+        memcpy(dst + 2 * i, &h, sizeof h);
+        bits = (uint32_t)h << 16;
+        memcpy(&values[i], &bits, sizeof bits);
+    }
+}
+
+/* Checks out (m x n bfloat16) against x (m x k) @ w^T (+ bias) summed in
+ * double: within one bfloat16 ulp of the exact value, plus float32
+ * summation error. */
+static void assert_bf16_product(mtk_ctx *ctx, mtk_tensor *out, const float *x, const float *w, const float *bias,
+                                int64_t m, int64_t n, int64_t k)
+{
+    assert_non_null(out);
+    assert_int_equal(out->dtype, MTK_BFLOAT16);
+    mtk_tensor *got = mtk_to_dtype(ctx, out, MTK_FLOAT32);
+    assert_non_null(got);
+    const float *g = mtk_tensor_data(got);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double exact = bias ? bias[j] : 0, magnitude = bias ? fabs(bias[j]) : 0;
+            for (int64_t p = 0; p < k; p++) {
+                exact += (double)x[i * k + p] * w[j * k + p];
+                magnitude += fabs((double)x[i * k + p] * w[j * k + p]);
+            }
+            double tol = fabs(exact) / 128.0 + magnitude * 1e-6 + 1e-30;
+            if (fabs(g[i * n + j] - exact) > tol)
+                fail_msg("m=%lld n=%lld k=%lld: [%lld][%lld] = %.9g, want %.9g (tol %.3g)", (long long)m,
+                         (long long)n, (long long)k, (long long)i, (long long)j, g[i * n + j], exact, tol);
+        }
+}
+
+/* bfloat16 linear, decode-sized (a few rows: the weight read in place)
+ * and prefill-sized (widened and multiplied by sgemm), with and without
+ * a bias, against a float64 reference of the same bfloat16 inputs */
+static void bf16_linear_matches_a_float64_reference(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static const int64_t ms[] = { 1, 2, 8, 9, 33 }, ks[] = { 1, 15, 16, 37, 100 }, ns[] = { 1, 7, 19 };
+    uint32_t seed = 7;
+    for (size_t mi = 0; mi < 5; mi++)
+        for (size_t ki = 0; ki < 5; ki++)
+            for (size_t ni = 0; ni < 3; ni++) {
+                int64_t m = ms[mi], k = ks[ki], n = ns[ni];
+                float *x = test_malloc((size_t)(m * k) * sizeof *x), *w = test_malloc((size_t)(n * k) * sizeof *w);
+                float bias[19];
+                unsigned char *xb = test_malloc((size_t)(m * k) * 2), *wb = test_malloc((size_t)(n * k) * 2);
+                unsigned char bb[38];
+                fill_bf16(&seed, xb, x, m * k);
+                fill_bf16(&seed, wb, w, n * k);
+                fill_bf16(&seed, bb, bias, n);
+                mtk_tensor *tx = mtk_tensor_from_data(ctx, MTK_BFLOAT16, SHAPE(m, k), 2, NULL, xb);
+                mtk_tensor *tw = mtk_tensor_from_data(ctx, MTK_BFLOAT16, SHAPE(n, k), 2, NULL, wb);
+                mtk_tensor *tb = mtk_tensor_from_data(ctx, MTK_BFLOAT16, SHAPE(n), 1, NULL, bb);
+                assert_bf16_product(ctx, mtk_linear(ctx, tx, tw, NULL), x, w, NULL, m, n, k);
+                assert_bf16_product(ctx, mtk_linear(ctx, tx, tw, tb), x, w, bias, m, n, k);
+                test_free(x), test_free(w), test_free(xb), test_free(wb);
+            }
+    mtk_ctx_free(ctx);
+}
+
+/* the in-place bfloat16 path reads a weight at an odd byte address (a
+ * mapped checkpoint) and an input that is a transposed view */
+static void bf16_linear_reads_unaligned_weights_and_strided_inputs(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    enum { M = 3, K = 40, N = 5 };
+    float x[M * K], xt[K * M], w[N * K];
+    unsigned char xb[2 * M * K], wbuf[2 * N * K + 1];
+    uint32_t seed = 11;
+    fill_bf16(&seed, xb, xt, K * M); /* stored (K, M): x = its transpose */
+    for (int i = 0; i < M; i++)
+        for (int p = 0; p < K; p++) x[i * K + p] = xt[p * M + i];
+    fill_bf16(&seed, wbuf + 1, w, N * K);
+    mtk_tensor *tx = mtk_tensor_from_data(ctx, MTK_BFLOAT16, SHAPE(M, K), 2, SHAPE(1, M), xb);
+    mtk_tensor *tw = mtk_tensor_from_data(ctx, MTK_BFLOAT16, SHAPE(N, K), 2, NULL, wbuf + 1);
+    assert_bf16_product(ctx, mtk_linear(ctx, tx, tw, NULL), x, w, NULL, M, N, K);
+    /* matmul with the weight's transpose as a view: the same product */
+    mtk_tensor *tw_t = mtk_tensor_from_data(ctx, MTK_BFLOAT16, SHAPE(K, N), 2, SHAPE(1, K), wbuf + 1);
+    assert_bf16_product(ctx, mtk_matmul(ctx, tx, tw_t), x, w, NULL, M, N, K);
+    mtk_ctx_free(ctx);
+}
+
+/* one row of float32 (a decode step) goes to sgemv: a read with a stride,
+ * b as linear's weight (transposed) and as a plain (k, n) matrix */
+static void f32_single_row_products_match_a_float64_reference(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    enum { K = 37, N = 19 };
+    float a2[2 * K], w[N * K], b[K * N];
+    for (int i = 0; i < 2 * K; i++) a2[i] = (float)((i * 7) % 23) / 8.0f - 1.0f;
+    for (int i = 0; i < N * K; i++) w[i] = (float)((i * 5) % 31) / 16.0f - 0.9f;
+    for (int p = 0; p < K; p++)
+        for (int j = 0; j < N; j++) b[p * N + j] = w[j * K + p];
+    /* a = column 0 of a2 seen as (K, 2): shape (1, K), strides (K, 2) */
+    mtk_tensor *ta = mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(1, K), 2, SHAPE(2 * K, 2), a2);
+    mtk_tensor *tw = mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(N, K), 2, NULL, w);
+    mtk_tensor *tb = mtk_tensor_from_data(ctx, MTK_FLOAT32, SHAPE(K, N), 2, NULL, b);
+    const mtk_tensor *outs[2] = { mtk_linear(ctx, ta, tw, NULL), mtk_matmul(ctx, ta, tb) };
+    for (int o = 0; o < 2; o++) {
+        assert_non_null(outs[o]);
+        assert_shape(outs[o], 2, SHAPE(1, N));
+        const float *got = mtk_tensor_data(outs[o]);
+        for (int j = 0; j < N; j++) {
+            double want = 0;
+            for (int p = 0; p < K; p++) want += (double)a2[2 * p] * w[j * K + p];
+            assert_true(fabs(got[j] - want) <= 1e-5 * (1 + fabs(want)));
+        }
+    }
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -613,6 +744,9 @@ int main(void)
         cmocka_unit_test(bool_matmul_works_on_meta_but_not_on_cpu),
         cmocka_unit_test(empty_inner_dim_gives_zeros),
         cmocka_unit_test(matmul_reads_unaligned_operands),
+        cmocka_unit_test(bf16_linear_matches_a_float64_reference),
+        cmocka_unit_test(bf16_linear_reads_unaligned_weights_and_strided_inputs),
+        cmocka_unit_test(f32_single_row_products_match_a_float64_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

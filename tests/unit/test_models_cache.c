@@ -95,6 +95,7 @@ static void prefill_then_decode_matches_forward_without_cache(void **state)
     mtk_tensor *full = mtk_module_forward(m, ids); /* (2, 10, 101) */
     assert_non_null(full);
     mtk_kv_cache *cache = mtk_kv_cache_new(m);
+    assert_true(mtk_kv_cache_plannable(cache));
     mtk_lm_step last = { .logits_to_keep = 1, .attention_mask = true };
     mtk_tensor *out = mtk_lm_forward_cached(m, columns(ctx, ids, 0, 8), cache, &last);
     if (!out) fail_msg("%s", mtk_ctx_message(ctx));
@@ -307,6 +308,53 @@ static void sinks_and_chunks_decode_matches_forward_without_cache(void **state)
 }
 
 
+/* gpt2 (absolute positions, no rotary), gpt_neox (partial rotary, parallel
+ * residual) and phi (partial rotary, q/k LayerNorms, grouped kv heads):
+ * their own layers take the cache too; a prefill then decode steps give
+ * their plain forward's logits, each layer keeping every token. */
+static const char *const own_layer_configs[] = {
+    "{\"model_type\": \"gpt2\", \"architectures\": [\"GPT2LMHeadModel\"], \"n_embd\": 32, \"n_layer\": 2, "
+    "\"n_head\": 4, \"vocab_size\": 101, \"n_positions\": 64}",
+    "{\"model_type\": \"gpt_neox\", \"architectures\": [\"GPTNeoXForCausalLM\"], \"hidden_size\": 32, "
+    "\"intermediate_size\": 48, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 101, "
+    "\"max_position_embeddings\": 64, \"rotary_pct\": 0.5}",
+    "{\"model_type\": \"phi\", \"architectures\": [\"PhiForCausalLM\"], \"hidden_size\": 32, "
+    "\"intermediate_size\": 48, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+    "\"vocab_size\": 101, \"max_position_embeddings\": 64, \"qk_layernorm\": true}",
+};
+
+static void own_layers_decode_matches_their_forward_without_cache(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof own_layer_configs / sizeof *own_layer_configs; k++) {
+        mtk_ctx *ctx = mtk_ctx_new();
+        mtk_module *m = build(ctx, own_layer_configs[k], false);
+        mtk_tensor *ids = ids_cpu(ctx, 2, 10, 0);
+        mtk_tensor *full = mtk_module_forward(m, ids); /* (2, 10, 101) */
+        if (!full) fail_msg("%s", mtk_ctx_message(ctx));
+        mtk_kv_cache *cache = mtk_kv_cache_new(m);
+        if (!cache) fail_msg("%s", mtk_ctx_message(ctx));
+        assert_false(mtk_kv_cache_plannable(cache)); /* plans trace their plain forward */
+        mtk_lm_step all = { 0, false, NULL, NULL }, last = { 1, true, NULL, NULL };
+        mtk_tensor *out = mtk_lm_forward_cached(m, columns(ctx, ids, 0, 7), cache, &all);
+        if (!out) fail_msg("%s", mtk_ctx_message(ctx));
+        for (int64_t j = 0; j < 7; j++) assert_true(max_diff(out, j, full, j) < 1e-4);
+        for (int64_t j = 7; j < 10; j++) {
+            out = mtk_lm_forward_cached(m, columns(ctx, ids, j, 1), cache, &last);
+            if (!out) fail_msg("%s", mtk_ctx_message(ctx));
+            assert_int_equal(out->shape[1], 1);
+            assert_true(max_diff(out, 0, full, j) < 1e-4);
+        }
+        assert_int_equal(mtk_kv_cache_layer_count(cache), 2);
+        const mtk_kv_cache_layer *l = mtk_kv_cache_layer_at(cache, 1);
+        assert_int_equal(l->window, 0);
+        assert_int_equal(l->keys->shape[1], k == 2 ? 2 : 4); /* phi: its kv heads */
+        assert_int_equal(l->keys->shape[2], 10);
+        assert_int_equal(l->values->shape[3], 8);
+        mtk_ctx_free(ctx);
+    }
+}
+
 /* mtk_lm_generate against greedy decoding without a cache: each step the
  * whole sequence through the forward, the argmax of the last logits. */
 static void generate_equals_greedy_decoding_without_a_cache(void **state)
@@ -428,6 +476,7 @@ int main(void)
         cmocka_unit_test(assumed_cache_equals_the_stepped_one),
         cmocka_unit_test(cache_refuses_other_models_and_batches),
         cmocka_unit_test(sinks_and_chunks_decode_matches_forward_without_cache),
+        cmocka_unit_test(own_layers_decode_matches_their_forward_without_cache),
         cmocka_unit_test(generate_equals_greedy_decoding_without_a_cache),
         cmocka_unit_test(generate_refuses_no_tokens_meta_models_and_encoders),
         cmocka_unit_test(left_padding_does_not_change_a_row),

@@ -206,6 +206,75 @@ static void summary_counts_dtypes_and_frozen_parameters(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* Every row of the summary (the root's included) against
+ * mtk_module_num_parameters of that row's module: each tensor once per
+ * subtree. */
+static void assert_rows_count_their_subtrees(mtk_module *root)
+{
+    mtk_summary *s = mtk_summary_new(root, NULL, 0);
+    assert_non_null(s);
+    cJSON *json = cJSON_Parse(mtk_summary_json(s, -1));
+    const cJSON *row;
+    int32_t n = 0;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItem(json, "modules"))
+    {
+        const char *name = cJSON_GetObjectItem(row, "name")->valuestring;
+        mtk_module *m = mtk_module_child(root, name);
+        assert_non_null(m);
+        int64_t want = mtk_module_num_parameters(m, false);
+        if ((int64_t)cJSON_GetObjectItem(row, "params")->valuedouble != want)
+            fail_msg("row %s: %.0f params, its subtree has %lld", name, cJSON_GetObjectItem(row, "params")->valuedouble,
+                     (long long)want);
+        n++;
+    }
+    assert_true(n > 3);
+    assert_int_equal((int64_t)cJSON_GetObjectItem(json, "total_params")->valuedouble,
+                     mtk_module_num_parameters(root, false));
+    cJSON_Delete(json);
+}
+
+/* a.embed (400), a.x (72), b.c.head tied to a.embed.weight, b.c.z (72),
+ * b.w tied to b.c.z.weight: the tied weights count in both holders'
+ * subtrees and once in their common ones. */
+static mtk_module *tied_tree(mtk_ctx *ctx)
+{
+    mtk_module *a = mtk_nn_module_dict(ctx), *b = mtk_nn_module_dict(ctx), *c = mtk_nn_module_dict(ctx);
+    mtk_module *root = mtk_nn_module_dict(ctx);
+    mtk_nn_module_dict_set(a, "embed", mtk_nn_embedding(ctx, 50, 8, MTK_NN_NO_PADDING_IDX));
+    mtk_nn_module_dict_set(a, "x", mtk_nn_linear(ctx, 8, 8, true));
+    mtk_nn_module_dict_set(c, "head", mtk_nn_linear(ctx, 8, 50, false));
+    mtk_nn_module_dict_set(c, "z", mtk_nn_linear(ctx, 8, 8, true));
+    mtk_nn_module_dict_set(b, "c", c);
+    mtk_nn_module_dict_set(b, "w", mtk_nn_linear(ctx, 8, 8, false));
+    mtk_nn_module_dict_set(root, "a", a);
+    mtk_nn_module_dict_set(root, "b", b);
+    assert_true(mtk_module_tie(root, "b.c.head.weight", "a.embed.weight"));
+    assert_true(mtk_module_tie(root, "b.w.weight", "b.c.z.weight"));
+    return root;
+}
+
+static void summary_rows_count_tied_weights_once_per_subtree(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *root = tied_tree(ctx);
+    assert_int_equal(mtk_module_num_parameters(root, false), 400 + 72 + 72);
+    assert_rows_count_their_subtrees(root);
+    mtk_ctx_free(ctx);
+}
+
+static void summary_rows_count_a_shared_module_once_per_subtree(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *root = tied_tree(ctx);
+    /* b.shared is a.x itself: listed once (as a.x), counted under b too */
+    mtk_nn_module_dict_set(mtk_module_child(root, "b"), "shared", mtk_module_child(root, "a.x"));
+    assert_int_equal(mtk_module_num_parameters(mtk_module_child(root, "b"), false), 400 + 72 + 72);
+    assert_rows_count_their_subtrees(root);
+    mtk_ctx_free(ctx);
+}
+
 static void a_failing_forward_fails_the_summary(void **state)
 {
     (void)state;
@@ -254,6 +323,8 @@ int main(void)
         cmocka_unit_test(summary_depth_limits_the_rows),
         cmocka_unit_test(summary_counts_dtypes_and_frozen_parameters),
         cmocka_unit_test(a_failing_forward_fails_the_summary),
+        cmocka_unit_test(summary_rows_count_tied_weights_once_per_subtree),
+        cmocka_unit_test(summary_rows_count_a_shared_module_once_per_subtree),
         cmocka_unit_test(demo_models_resolve_by_name_through_the_one_resolver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,12 +72,14 @@ static bool same_configuration(const mtk_shard_options *a, const mtk_shard_optio
            a->fsdp == b->fsdp && a->sp == b->sp && a->recompute == b->recompute && a->micro_batch == b->micro_batch;
 }
 
-static void check_against_brute_force(const char *model, const mtk_shard_search_options *base, bool want_ep)
+static void check_against_brute_force(const char *model, const mtk_shard_search_options *base, bool want_ep,
+                                      int32_t want_scaled)
 {
     mtk_ctx *ctx = mtk_ctx_new();
     mtk_shard_search_options so = *base;
     mtk_shard_search_result *r = mtk_shard_search(ctx, model, &so);
     assert_non_null(r);
+    assert_int_equal(r->scaled, want_scaled);
     enum { CAP = 4096 };
     mtk_shard_estimate *all = calloc(CAP, sizeof *all);
     int64_t feasible;
@@ -116,7 +118,7 @@ static void search_best_equals_brute_force_over_evaluate(void **state)
     (void)state;
     mtk_shard_search_options so;
     search_options(&so);
-    check_against_brute_force(MODEL, &so, false);
+    check_against_brute_force(MODEL, &so, false, 0);
 }
 
 static void moe_search_with_expert_parallel_equals_brute_force(void **state)
@@ -126,7 +128,19 @@ static void moe_search_with_expert_parallel_equals_brute_force(void **state)
     search_options(&so);
     so.gpus = 8, so.seq = 32, so.max_micro_batch = 1, so.top = 40;
     so.gpu.memory_gib = 110.0; /* mixtral-8x7b: only well-sharded plans fit */
-    check_against_brute_force("mixtral-8x7b", &so, true);
+    check_against_brute_force("mixtral-8x7b", &so, true, 0);
+}
+
+static void large_dense_search_with_scaled_micro_batches_equals_brute_force(void **state)
+{
+    (void)state;
+    mtk_shard_search_options so;
+    mtk_shard_search_options_init(&so);
+    /* llama-3-8b on 64 GPUs at 1x4096: micro-batches 8 and 16 scaled from
+       the traces at 2 and 4, the brute force traces each */
+    so.gpus = 64, so.seq = 4096, so.global_batch = 1024, so.max_micro_batch = 16, so.top = 20;
+    so.gpu.memory_gib = 40.0;
+    check_against_brute_force("llama-3-8b", &so, false, 2);
 }
 
 static void search_returns_nothing_over_memory(void **state)
@@ -180,6 +194,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(search_best_equals_brute_force_over_evaluate),
         cmocka_unit_test(moe_search_with_expert_parallel_equals_brute_force),
+        cmocka_unit_test(large_dense_search_with_scaled_micro_batches_equals_brute_force),
         cmocka_unit_test(search_returns_nothing_over_memory),
         cmocka_unit_test(search_of_world_no_mesh_fits_names_the_numbers),
         cmocka_unit_test(gpu_table_has_sourced_specs),
