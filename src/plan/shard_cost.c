@@ -161,7 +161,9 @@ void shard_rank_take_moment(mtk_shard_rank *k, const mtk_memory_breakdown *momen
 
 bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o)
 {
-    return o->training && a->npoints > 0 && o->recompute == MTK_RECOMPUTE_NONE;
+    if (!o->training) return a->npoints > 0;
+    if (o->recompute == MTK_RECOMPUTE_FULL) return a->npoints_full > 0;
+    return a->npoints > 0 && o->recompute == MTK_RECOMPUTE_NONE;
 }
 
 /* b on one rank of unit u: tp divides the part of it the unit's saved
@@ -253,10 +255,16 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
     } else if (!replay_params(ctx, a, plan, rx)) {
         return NULL;
     }
+    /* full recompute: the replay with gradient checkpointing */
+    bool full = o->training && o->recompute == MTK_RECOMPUTE_FULL;
+    const shard_point *points = full ? a->points_full : a->points;
+    int32_t npoints = full ? a->npoints_full : a->npoints;
+    rx->pts = points;
+    rx->full = full;
     /* each stage's points in step order: its units', then the optimizer's */
     int32_t nopt = 0;
-    for (int32_t i = 0; i < a->npoints; i++) {
-        const shard_point *p = &a->points[i];
+    for (int32_t i = 0; i < npoints; i++) {
+        const shard_point *p = &points[i];
         if (p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0) nopt++;
         else rx->point_start[stage_of_unit(a, plan, layer_stage, p->unit) + 1]++;
     }
@@ -267,8 +275,8 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
     memcpy(fill, rx->point_start, (size_t)pp * sizeof *fill);
     rx->nopt = nopt;
     int32_t nopt_seen = 0;
-    for (int32_t i = 0; i < a->npoints; i++) {
-        const shard_point *p = &a->points[i];
+    for (int32_t i = 0; i < npoints; i++) {
+        const shard_point *p = &points[i];
         if (p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0) {
             for (int32_t s = 0; s < pp; s++) rx->points[rx->point_start[s + 1] - nopt + nopt_seen] = i;
             nopt_seen++;
@@ -299,10 +307,13 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
     int64_t before = 0;
     for (int32_t s = 0; s < pp; s++) {
         if (s == 1) before += a->units[SHARD_UNIT_PRE(a)].saved.replicated + a->units[SHARD_UNIT_PRE(a)].saved.sharded;
+        /* an earlier layer keeps its saved activations, or under full
+           recompute its checkpointed input */
         for (int32_t l = s > 0 ? plan->stage_first_layer[s - 1] : 0; s > 0 && l < plan->stage_first_layer[s]; l++)
-            before += a->units[l].saved.replicated + a->units[l].saved.sharded;
+            before += full ? a->units[l].input.replicated + a->units[l].input.sharded
+                           : a->units[l].saved.replicated + a->units[l].saved.sharded;
         for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
-            const shard_point *p = &a->points[rx->points[k]];
+            const shard_point *p = &points[rx->points[k]];
             for (int32_t v = 0; v < variants; v++) {
                 rx->saved[v][k] = scaled(a, &sp[v], frac, p->unit, p->saved > before ? p->saved - before : 0);
                 rx->other[v][k] = scaled(a, &sp[v], frac, p->unit, p->other);
@@ -335,7 +346,7 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
     memset(mo, 0, sizeof *mo);
     mo->extra = -1;
     for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1] - rx->nopt; k++) {
-        const shard_point *p = &a->points[rx->points[k]];
+        const shard_point *p = &rx->pts[rx->points[k]];
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
         int64_t grads = 0, gathered = 0;
         if (fsdp && bwd) {

@@ -75,7 +75,9 @@ typedef struct shard_raw {
     int64_t *input;             /* per layer: its input's bytes              */
     int64_t *site;              /* per site: [input, output] bytes           */
     int64_t boundary;           /* a layer's output                          */
-    int32_t *point_unit, *point_phase; /* per replayed point (training)      */
+    int32_t nfirst;             /* training: the points without gradient
+                                   checkpointing, then those with it      */
+    int32_t *point_unit, *point_phase; /* per replayed point                 */
     int64_t *point_bytes;       /* [saved, grads, live, model] per point     */
 } shard_raw;
 
@@ -96,8 +98,11 @@ struct mtk_shard_analysis {
     int32_t nsites;
     int64_t boundary_bytes;     /* a layer's output: what stages send       */
     int32_t tied_param;         /* the embedding lm_head shares, -1: none  */
-    shard_point *points;        /* training's replayed step; NULL: none     */
+    shard_point *points;        /* the replayed step (training without
+                                   recompute, or inference); NULL: none     */
     int32_t npoints;
+    shard_point *points_full;   /* training's with full recompute           */
+    int32_t npoints_full;
     shard_raw *raw;             /* what the numbers above are made from     */
 };
 
@@ -216,6 +221,10 @@ typedef struct shard_replay_index {
     shard_unit_params *units;
     struct { int64_t global, local, later; } *stage;
     int64_t whole;              /* the model's parameters, whole */
+    const shard_point *pts;     /* the analysis's points it indexes: its
+                                   points, or under full recompute
+                                   points_full                             */
+    bool full;
     int32_t *point_start, *points;
     int32_t nopt;               /* the optimizer's: each stage's last slots */
     int64_t *saved[2], *other[2]; /* [sp] a slot's point's bytes on a rank */
