@@ -387,6 +387,7 @@ void shard_analysis_finish(mtk_shard_analysis *a)
     measure_units(a, raw);
     for (int32_t i = 0; i < a->nsites; i++) a->sites[i].in_bytes = raw->site[2 * i], a->sites[i].out_bytes = raw->site[2 * i + 1];
     a->boundary_bytes = raw->boundary;
+    a->kv_layer_bytes = raw->kv_layer;
     if (a->points) {
         finish_points(raw, 0, raw->nfirst, a->points, &a->npoints);
         finish_points(raw, raw->nfirst, raw->npoints, a->points_full, &a->npoints_full);
@@ -492,6 +493,14 @@ mtk_shard_analysis *mtk_shard_analyze(mtk_ctx *ctx, const char *model, const mtk
     if (!raw->site) return NULL;
     for (int32_t i = 0; i < a->nsites; i++) raw->site[2 * i] = a->sites[i].in_bytes, raw->site[2 * i + 1] = a->sites[i].out_bytes;
     if ((!o->training || pm->loss) && !replay_points(a, pm, raw)) return NULL;
+    if (!o->training) {
+        /* eval's model(input_ids) fills a DynamicCache (use_cache) */
+        mtk_kv_cache *cache = mtk_kv_cache_new(pm->model);
+        if (cache && mtk_kv_cache_plannable(cache) && mtk_kv_cache_layer_count(cache) > 0 &&
+            mtk_kv_cache_assume(cache, o->micro_batch, o->seq))
+            raw->kv_layer = mtk_kv_cache_storage_bytes(cache) / mtk_kv_cache_layer_count(cache);
+        if (mtk_ctx_status(ctx) != MTK_OK) return NULL;
+    }
     shard_analysis_finish(a);
     return mtk_ctx_status(ctx) == MTK_OK ? a : NULL;
 }

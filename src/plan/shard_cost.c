@@ -227,7 +227,9 @@ static bool replay_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_s
         later += own[s];
         /* each layer's shard and whole bytes with the stage's later layers' */
         shard_unit_params *u = rx->units;
-        int64_t sh = 0, gl = 0;
+        int64_t sh = 0, gl = 0, upto = 0;
+        for (int32_t l = plan->stage_first_layer[s]; l < plan->stage_first_layer[s + 1]; l++)
+            u[l].padded_upto = upto += u[l].padded;
         for (int32_t l = plan->stage_first_layer[s + 1] - 1; l >= plan->stage_first_layer[s]; l--) {
             sh += u[l].shard, gl += u[l].global;
             u[l].shard_after = sh, u[l].global_after = gl;
@@ -364,7 +366,18 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
             grads = p->grads > later ? (int64_t)((double)(p->grads - later) * tp_ratio) : 0;
             if (o->zero >= 2) grads = ceil_div(grads, o->dp);
         }
-        if (fsdp) {
+        if (!o->training) {
+            /* inference: the root's unsharded parameters and all-gather
+               output, every all-gather output of the stage's layers run
+               so far (FSDP2 under no_grad as FSDPMemTracker sees it), and
+               the DynamicCache of those layers */
+            bool layer = p->unit < a->nlayers, post = p->unit == SHARD_UNIT_POST(a);
+            int32_t upto = layer ? p->unit : post ? last : first - 1;
+            if (fsdp) gathered = 2 * root + (upto >= first ? u[upto].padded_upto : 0);
+            int64_t kv = a->kv_layer_bytes && a->kv_heads % o->tp == 0 ? ceil_div(a->kv_layer_bytes, o->tp)
+                                                                       : a->kv_layer_bytes;
+            gathered += (upto >= first ? upto - first + 1 : 0) * kv;
+        } else if (fsdp) {
             gathered = root;
             bool layer = p->unit < a->nlayers;
             if (!bwd && layer) gathered += 2 * u[p->unit].padded;                /* copy and all-gather buffer */

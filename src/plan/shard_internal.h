@@ -75,6 +75,8 @@ typedef struct shard_raw {
     int64_t *input;             /* per layer: its input's bytes              */
     int64_t *site;              /* per site: [input, output] bytes           */
     int64_t boundary;           /* a layer's output                          */
+    int64_t kv_layer;           /* inference: one layer's KV cache (the
+                                   DynamicCache model(input_ids) fills)    */
     int32_t nfirst;             /* training: the points without gradient
                                    checkpointing, then those with it      */
     int32_t *point_unit, *point_phase; /* per replayed point                 */
@@ -97,6 +99,7 @@ struct mtk_shard_analysis {
     shard_site *sites;
     int32_t nsites;
     int64_t boundary_bytes;     /* a layer's output: what stages send       */
+    int64_t kv_layer_bytes;     /* inference: a layer's KV cache, 0: none   */
     int32_t tied_param;         /* the embedding lm_head shares, -1: none  */
     shard_point *points;        /* the replayed step (training without
                                    recompute, or inference); NULL: none     */
@@ -207,6 +210,8 @@ bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o);
 typedef struct shard_unit_params {
     int64_t global, local, padded, shard;
     int64_t shard_after, global_after;
+    int64_t padded_upto;        /* layers: padded bytes of the stage's
+                                   layers up to and with this one          */
 } shard_unit_params;
 
 /* What a placed plan's replayed stage peaks share whatever sp, ZeRO,

@@ -141,6 +141,7 @@ mtk_shard_analysis *shard_analysis_at(mtk_ctx *ctx, const mtk_shard_analysis *a1
     raw->site = scaled(ctx, r1->site, r2->site, 2 * (size_t)a1->nsites, k);
     raw->point_bytes = scaled(ctx, r1->point_bytes, r2->point_bytes, 4 * (size_t)r1->npoints, k);
     raw->boundary = r1->boundary + (k - 1) * (r2->boundary - r1->boundary);
+    raw->kv_layer = r1->kv_layer + (k - 1) * (r2->kv_layer - r1->kv_layer);
     a->units = mtk_ctx_alloc(ctx, (size_t)(a1->nlayers + 2) * sizeof *a->units);
     a->sites = mtk_ctx_alloc_uninit(ctx, (size_t)(a1->nsites ? a1->nsites : 1) * sizeof *a->sites);
     a->points = a1->points ? mtk_ctx_alloc(ctx, (size_t)(r1->npoints ? r1->npoints : 1) * sizeof *a->points) : NULL;
