@@ -94,6 +94,7 @@ void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         int64_t fn = p->ndim > 0 && ls[0] > 0 ? ceil_div(ls[0], groups) * (n / ls[0]) : n;
         sums->fsdp_params += fn * item;
         sums->fsdp_states += fn * state_bytes(p->dtype);
+        if (item < 4) sums->fsdp_master += fn * 4;
         if (p->layer != cur_layer) {
             if (cur > best) best = cur;
             cur_layer = p->layer, cur = 0;
@@ -114,6 +115,13 @@ static void model_states(const shard_state_sums *sums, const mtk_shard_options *
     int64_t params = pb[0] + pb[1], grads = params, states = ob[0] + ob[1];
     if (o->fsdp || o->zero == 3) {
         params = sums->fsdp_params, grads = sums->fsdp_params, states = sums->fsdp_states;
+        if (sums->fsdp_master > 0 && o->zero != 3) {
+            /* FSDP2's mixed precision (param_dtype 16-bit, reduce_dtype
+               float32): float32 shards and their float32 .grad, the 16 bit
+               copies only gathered; AdamW's moments */
+            params = grads = sums->fsdp_master + (sums->fsdp_params - sums->fsdp_master / 2);
+            states = sums->fsdp_states - sums->fsdp_master;
+        }
         if (o->zero == 3) {
             params = grads = ceil_div(pb[0], groups[0]) + ceil_div(pb[1], groups[1]);
             states = ceil_div(ob[0], groups[0]) + ceil_div(ob[1], groups[1]);
@@ -347,6 +355,7 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
     int64_t in_flight_held = in_flight > 1 ? (in_flight - 1) * saved_per_mb : 0;
     memset(mo, 0, sizeof *mo);
     mo->extra = -1;
+    bool mixed = o->fsdp && o->training && !rx->full && mtk_dtype_size(a->dtype) < 4;
     for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1] - rx->nopt; k++) {
         const shard_point *p = &rx->pts[rx->points[k]];
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
@@ -357,7 +366,11 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
             int32_t done_from = p->unit == SHARD_UNIT_PRE(a) ? first : p->unit == SHARD_UNIT_POST(a) ? last + 1 : p->unit + 1;
             int64_t done_global = 0;
             if (done_from <= last) {
-                grads = u[done_from].shard_after + u[done_from].padded;
+                /* FSDP2's mixed precision reduces in float32 into float32
+                   shards (MixedPrecisionPolicy reduce_dtype) */
+                int64_t item = (int64_t)mtk_dtype_size(a->dtype);
+                int64_t up = o->fsdp && item < 4 ? 4 / item : 1;
+                grads = up * (u[done_from].shard_after + u[done_from].padded);
                 done_global = u[done_from].global_after;
             }
             int64_t flying = p->grads - later - done_global;
@@ -382,7 +395,12 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
             bool layer = p->unit < a->nlayers;
             if (!bwd && layer) gathered += 2 * u[p->unit].padded;                /* copy and all-gather buffer */
             else if (!bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* the buffer kept */
-            else if (bwd && layer) gathered += u[p->unit].padded + (p->unit > first ? u[p->unit - 1].padded : 0);
+            else if (bwd && layer) /* and the latest all-gather's output:
+                                      the prefetched layer's; the first
+                                      layer's own under FSDP2's mixed
+                                      precision (the tracker's ALL_GATHER
+                                      there, bf16 llama and qwen2) */
+                gathered += u[p->unit].padded + (p->unit > first ? u[p->unit - 1].padded : mixed ? u[p->unit].padded : 0);
             else if (bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* prefetched */
         }
         int64_t held = in_flight_held + saved_at[k], transient = other_at[k] + gathered;

@@ -166,6 +166,8 @@ mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mt
 typedef struct shard_state_sums {
     int64_t params[2], states[2];  /* [dense, expert] bytes on the rank     */
     int64_t fsdp_params, fsdp_states; /* with FSDP2's padded Shard(0)       */
+    int64_t fsdp_master;           /* of fsdp_states: 16-bit parameters'
+                                      float32 copies                       */
     int64_t largest_layer;         /* the largest layer's parameter bytes   */
 } shard_state_sums;
 
