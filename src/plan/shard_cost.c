@@ -355,7 +355,10 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
     int64_t in_flight_held = in_flight > 1 ? (in_flight - 1) * saved_per_mb : 0;
     memset(mo, 0, sizeof *mo);
     mo->extra = -1;
-    bool mixed = o->fsdp && o->training && !rx->full && mtk_dtype_size(a->dtype) < 4;
+    /* FSDP2's mixed precision reduces in float32 into float32 shards
+       (MixedPrecisionPolicy reduce_dtype) */
+    int64_t item = (int64_t)mtk_dtype_size(a->dtype), up = o->fsdp && item < 4 ? 4 / item : 1;
+    bool mixed = o->fsdp && o->training && !rx->full && item < 4;
     for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1] - rx->nopt; k++) {
         const shard_point *p = &rx->pts[rx->points[k]];
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
@@ -366,10 +369,6 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
             int32_t done_from = p->unit == SHARD_UNIT_PRE(a) ? first : p->unit == SHARD_UNIT_POST(a) ? last + 1 : p->unit + 1;
             int64_t done_global = 0;
             if (done_from <= last) {
-                /* FSDP2's mixed precision reduces in float32 into float32
-                   shards (MixedPrecisionPolicy reduce_dtype) */
-                int64_t item = (int64_t)mtk_dtype_size(a->dtype);
-                int64_t up = o->fsdp && item < 4 ? 4 / item : 1;
                 grads = up * (u[done_from].shard_after + u[done_from].padded);
                 done_global = u[done_from].global_after;
             }
