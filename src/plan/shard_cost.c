@@ -235,9 +235,7 @@ static bool replay_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_s
         later += own[s];
         /* each layer's shard and whole bytes with the stage's later layers' */
         shard_unit_params *u = rx->units;
-        int64_t sh = 0, gl = 0, upto = 0;
-        for (int32_t l = plan->stage_first_layer[s]; l < plan->stage_first_layer[s + 1]; l++)
-            u[l].padded_upto = upto += u[l].padded;
+        int64_t sh = 0, gl = 0;
         for (int32_t l = plan->stage_first_layer[s + 1] - 1; l >= plan->stage_first_layer[s]; l--) {
             sh += u[l].shard, gl += u[l].global;
             u[l].shard_after = sh, u[l].global_after = gl;
@@ -380,12 +378,17 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
         }
         if (!o->training) {
             /* inference: the root's unsharded parameters and all-gather
-               output, every all-gather output of the stage's layers run
-               so far (FSDP2 under no_grad as FSDPMemTracker sees it), and
-               the DynamicCache of those layers */
+               output, the all-gather outputs of the latest two layers run
+               (FSDP2 under no_grad as FSDPMemTracker sees it: both layers'
+               at the head of a two-layer model, none unsharded), and the
+               DynamicCache of the layers run */
             bool layer = p->unit < a->nlayers, post = p->unit == SHARD_UNIT_POST(a);
             int32_t upto = layer ? p->unit : post ? last : first - 1;
-            if (fsdp) gathered = 2 * root + (upto >= first ? u[upto].padded_upto : 0);
+            if (fsdp) {
+                gathered = 2 * root;
+                if (upto >= first) gathered += u[upto].padded;
+                if (upto > first) gathered += u[upto - 1].padded;
+            }
             int64_t kv = a->kv_layer_bytes && a->kv_heads % o->tp == 0 ? ceil_div(a->kv_layer_bytes, o->tp)
                                                                        : a->kv_layer_bytes;
             gathered += (upto >= first ? upto - first + 1 : 0) * kv;

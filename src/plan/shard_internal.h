@@ -212,8 +212,6 @@ bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o);
 typedef struct shard_unit_params {
     int64_t global, local, padded, shard;
     int64_t shard_after, global_after;
-    int64_t padded_upto;        /* layers: padded bytes of the stage's
-                                   layers up to and with this one          */
 } shard_unit_params;
 
 /* What a placed plan's replayed stage peaks share whatever sp, ZeRO,
