@@ -286,57 +286,85 @@ static bool covers(const shard_point *q, const shard_point *p)
            q->grads >= p->grads;
 }
 
-/* The training step as mtk memory replays it (AdamW, its second step),
- * each timeline point tagged with the unit of its node: what the
- * evaluation lays FSDP's gathers and the ranks' shares over. */
-static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, shard_raw *raw)
+/* One replay of the traced step as mtk memory makes it: training (AdamW,
+ * its second step) without or with gradient checkpointing, or inference's
+ * forward under no_grad. */
+static mtk_memory_plan *replay_one(mtk_shard_analysis *a, const mtk_plan_model *pm, bool checkpointing)
 {
     const mtk_graph *g = pm->graph;
-    int32_t nn = raw->nnodes;
-    const int32_t *node_unit = raw->node_unit;
+    bool training = a->options.training;
     mem_graph mg;
-    if (!mem_graph_of(a->ctx, g, &mg)) return false;
+    if (!mem_graph_of(a->ctx, g, &mg)) return NULL;
     int32_t *keep = mtk_ctx_alloc(a->ctx, sizeof *keep);
-    if (!keep) return false;
-    mg.loss = keep[0] = mtk_graph_tensor_id(g, pm->loss);
+    if (!keep) return NULL;
     mg.keep = keep;
-    mg.nkeep = 1;
+    mg.nkeep = 0;
+    if (training) {
+        mg.loss = keep[mg.nkeep++] = mtk_graph_tensor_id(g, pm->loss);
+    } else {
+        mg.loss = -1;
+        if (pm->output) keep[mg.nkeep++] = mtk_graph_tensor_id(g, pm->output);
+    }
     mg.units = pm->layers;
     mg.nunits = pm->nlayers;
     mtk_memory_options mo;
     mtk_memory_options_init(&mo);
-    mo.mode = MTK_MEMORY_TRAINING;
+    mo.mode = training ? MTK_MEMORY_TRAINING : MTK_MEMORY_INFERENCE;
     mo.optimizer = MTK_OPTIMIZER_ADAMW;
+    mo.checkpointing = checkpointing;
     mo.dtype = a->dtype;
     mo.device_kind = a->options.device_kind;
     mo.batch = a->options.micro_batch;
     mo.seq = mo.decoder_seq = a->options.seq;
     mtk_memory_plan *plan = mtk_ctx_alloc(a->ctx, sizeof *plan);
-    if (!plan || !mem_replay(a->ctx, &mg, &mo, plan)) return false;
-    int32_t nt = plan->ntimeline ? plan->ntimeline : 1;
+    if (!plan || !mem_replay(a->ctx, &mg, &mo, plan)) return NULL;
+    return plan;
+}
+
+/* The step as mtk memory replays it, each timeline point tagged with the
+ * unit of its node: what the evaluation lays FSDP's gathers and the
+ * ranks' shares over.  Training replays it twice, without gradient
+ * checkpointing (points [0, nfirst)) and with it (full recompute, the
+ * rest); inference once, its forward. */
+static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, shard_raw *raw)
+{
+    int32_t nn = raw->nnodes, runs = a->options.training ? 2 : 1;
+    const int32_t *node_unit = raw->node_unit;
+    mtk_memory_plan *plans[2];
+    int32_t nt = 0;
+    for (int32_t r = 0; r < runs; r++) {
+        if (!(plans[r] = replay_one(a, pm, r == 1))) return false;
+        nt += plans[r]->ntimeline;
+    }
+    if (nt < 1) nt = 1;
     raw->point_unit = mtk_ctx_alloc_uninit(a->ctx, (size_t)nt * sizeof *raw->point_unit);
     raw->point_phase = mtk_ctx_alloc_uninit(a->ctx, (size_t)nt * sizeof *raw->point_phase);
     raw->point_bytes = mtk_ctx_alloc_uninit(a->ctx, 4 * (size_t)nt * sizeof *raw->point_bytes);
     a->points = mtk_ctx_alloc(a->ctx, (size_t)nt * sizeof *a->points);
-    if (!raw->point_unit || !raw->point_phase || !raw->point_bytes || !a->points) return false;
-    for (int32_t i = 0; i < plan->ntimeline; i++) {
-        const mtk_memory_point *t = &plan->timeline[i];
-        if (t->phase == MTK_PHASE_SETUP || t->phase == MTK_PHASE_ZERO_GRAD) continue;
-        int32_t k = raw->npoints++;
-        raw->point_unit[k] = t->node >= 0 && t->node < nn ? node_unit[t->node] : -1;
-        raw->point_phase[k] = (int32_t)t->phase;
-        int64_t *b = &raw->point_bytes[4 * k];
-        b[0] = t->saved_bytes, b[1] = t->grad_bytes, b[2] = t->live_bytes, b[3] = t->model_bytes;
+    a->points_full = mtk_ctx_alloc(a->ctx, (size_t)nt * sizeof *a->points_full);
+    if (!raw->point_unit || !raw->point_phase || !raw->point_bytes || !a->points || !a->points_full) return false;
+    for (int32_t r = 0; r < runs; r++) {
+        const mtk_memory_plan *plan = plans[r];
+        for (int32_t i = 0; i < plan->ntimeline; i++) {
+            const mtk_memory_point *t = &plan->timeline[i];
+            if (t->phase == MTK_PHASE_SETUP || t->phase == MTK_PHASE_ZERO_GRAD) continue;
+            int32_t k = raw->npoints++;
+            raw->point_unit[k] = t->node >= 0 && t->node < nn ? node_unit[t->node] : -1;
+            raw->point_phase[k] = (int32_t)t->phase;
+            int64_t *b = &raw->point_bytes[4 * k];
+            b[0] = t->saved_bytes, b[1] = t->grad_bytes, b[2] = t->live_bytes, b[3] = t->model_bytes;
+        }
+        if (r == 0) raw->nfirst = raw->npoints;
     }
     return true;
 }
 
-/* The replayed step's points from the raw timeline: points a same-unit,
- * same-phase point covers dropped. */
-static void finish_points(mtk_shard_analysis *a, const shard_raw *raw)
+/* The raw timeline's points [from, to) into out (*n of them): points a
+ * same-unit, same-phase point covers dropped. */
+static void finish_points(const shard_raw *raw, int32_t from, int32_t to, shard_point *out, int32_t *n)
 {
-    a->npoints = 0;
-    for (int32_t i = 0; i < raw->npoints; i++) {
+    *n = 0;
+    for (int32_t i = from; i < to; i++) {
         const int64_t *b = &raw->point_bytes[4 * i];
         shard_point p = {
             .unit = raw->point_unit[i], .phase = raw->point_phase[i], .saved = b[0], .grads = b[1],
@@ -344,11 +372,11 @@ static void finish_points(mtk_shard_analysis *a, const shard_raw *raw)
         };
         if (p.other < 0) p.other = 0;
         bool covered = false;
-        for (int32_t k = a->npoints - 1; k >= 0 && !covered && a->points[k].unit == p.unit; k--) {
-            covered = covers(&a->points[k], &p);
-            if (!covered && covers(&p, &a->points[k])) a->points[k] = a->points[--a->npoints];
+        for (int32_t k = *n - 1; k >= 0 && !covered && out[k].unit == p.unit; k--) {
+            covered = covers(&out[k], &p);
+            if (!covered && covers(&p, &out[k])) out[k] = out[--*n];
         }
-        if (!covered) a->points[a->npoints++] = p;
+        if (!covered) out[(*n)++] = p;
     }
 }
 
@@ -359,7 +387,11 @@ void shard_analysis_finish(mtk_shard_analysis *a)
     measure_units(a, raw);
     for (int32_t i = 0; i < a->nsites; i++) a->sites[i].in_bytes = raw->site[2 * i], a->sites[i].out_bytes = raw->site[2 * i + 1];
     a->boundary_bytes = raw->boundary;
-    if (a->points) finish_points(a, raw);
+    a->kv_layer_bytes = raw->kv_layer;
+    if (a->points) {
+        finish_points(raw, 0, raw->nfirst, a->points, &a->npoints);
+        finish_points(raw, raw->nfirst, raw->npoints, a->points_full, &a->npoints_full);
+    }
 }
 
 mtk_shard_analysis *mtk_shard_analyze(mtk_ctx *ctx, const char *model, const mtk_shard_options *o)
@@ -460,7 +492,15 @@ mtk_shard_analysis *mtk_shard_analyze(mtk_ctx *ctx, const char *model, const mtk
     raw->site = mtk_ctx_alloc(ctx, 2 * (size_t)(a->nsites ? a->nsites : 1) * sizeof *raw->site);
     if (!raw->site) return NULL;
     for (int32_t i = 0; i < a->nsites; i++) raw->site[2 * i] = a->sites[i].in_bytes, raw->site[2 * i + 1] = a->sites[i].out_bytes;
-    if (o->training && pm->loss && !replay_points(a, pm, raw)) return NULL;
+    if ((!o->training || pm->loss) && !replay_points(a, pm, raw)) return NULL;
+    if (!o->training) {
+        /* eval's model(input_ids) fills a DynamicCache (use_cache) */
+        mtk_kv_cache *cache = mtk_kv_cache_new(pm->model);
+        if (cache && mtk_kv_cache_plannable(cache) && mtk_kv_cache_layer_count(cache) > 0 &&
+            mtk_kv_cache_assume(cache, o->micro_batch, o->seq))
+            raw->kv_layer = mtk_kv_cache_storage_bytes(cache) / mtk_kv_cache_layer_count(cache);
+        if (mtk_ctx_status(ctx) != MTK_OK) return NULL;
+    }
     shard_analysis_finish(a);
     return mtk_ctx_status(ctx) == MTK_OK ? a : NULL;
 }

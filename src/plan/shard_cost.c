@@ -94,6 +94,7 @@ void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         int64_t fn = p->ndim > 0 && ls[0] > 0 ? ceil_div(ls[0], groups) * (n / ls[0]) : n;
         sums->fsdp_params += fn * item;
         sums->fsdp_states += fn * state_bytes(p->dtype);
+        if (item < 4) sums->fsdp_master += fn * 4;
         if (p->layer != cur_layer) {
             if (cur > best) best = cur;
             cur_layer = p->layer, cur = 0;
@@ -114,6 +115,13 @@ static void model_states(const shard_state_sums *sums, const mtk_shard_options *
     int64_t params = pb[0] + pb[1], grads = params, states = ob[0] + ob[1];
     if (o->fsdp || o->zero == 3) {
         params = sums->fsdp_params, grads = sums->fsdp_params, states = sums->fsdp_states;
+        if (sums->fsdp_master > 0 && o->zero != 3) {
+            /* FSDP2's mixed precision (param_dtype 16-bit, reduce_dtype
+               float32): float32 shards and their float32 .grad, the 16 bit
+               copies only gathered; AdamW's moments */
+            params = grads = sums->fsdp_master + (sums->fsdp_params - sums->fsdp_master / 2);
+            states = sums->fsdp_states - sums->fsdp_master;
+        }
         if (o->zero == 3) {
             params = grads = ceil_div(pb[0], groups[0]) + ceil_div(pb[1], groups[1]);
             states = ceil_div(ob[0], groups[0]) + ceil_div(ob[1], groups[1]);
@@ -161,7 +169,9 @@ void shard_rank_take_moment(mtk_shard_rank *k, const mtk_memory_breakdown *momen
 
 bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o)
 {
-    return o->training && a->npoints > 0 && o->recompute == MTK_RECOMPUTE_NONE;
+    if (!o->training) return a->npoints > 0;
+    if (o->recompute == MTK_RECOMPUTE_FULL) return a->npoints_full > 0;
+    return a->npoints > 0 && o->recompute == MTK_RECOMPUTE_NONE;
 }
 
 /* b on one rank of unit u: tp divides the part of it the unit's saved
@@ -253,10 +263,16 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
     } else if (!replay_params(ctx, a, plan, rx)) {
         return NULL;
     }
+    /* full recompute: the replay with gradient checkpointing */
+    bool full = o->training && o->recompute == MTK_RECOMPUTE_FULL;
+    const shard_point *points = full ? a->points_full : a->points;
+    int32_t npoints = full ? a->npoints_full : a->npoints;
+    rx->pts = points;
+    rx->full = full;
     /* each stage's points in step order: its units', then the optimizer's */
     int32_t nopt = 0;
-    for (int32_t i = 0; i < a->npoints; i++) {
-        const shard_point *p = &a->points[i];
+    for (int32_t i = 0; i < npoints; i++) {
+        const shard_point *p = &points[i];
         if (p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0) nopt++;
         else rx->point_start[stage_of_unit(a, plan, layer_stage, p->unit) + 1]++;
     }
@@ -267,8 +283,8 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
     memcpy(fill, rx->point_start, (size_t)pp * sizeof *fill);
     rx->nopt = nopt;
     int32_t nopt_seen = 0;
-    for (int32_t i = 0; i < a->npoints; i++) {
-        const shard_point *p = &a->points[i];
+    for (int32_t i = 0; i < npoints; i++) {
+        const shard_point *p = &points[i];
         if (p->phase == MTK_PHASE_OPTIMIZER || p->unit < 0) {
             for (int32_t s = 0; s < pp; s++) rx->points[rx->point_start[s + 1] - nopt + nopt_seen] = i;
             nopt_seen++;
@@ -299,10 +315,13 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
     int64_t before = 0;
     for (int32_t s = 0; s < pp; s++) {
         if (s == 1) before += a->units[SHARD_UNIT_PRE(a)].saved.replicated + a->units[SHARD_UNIT_PRE(a)].saved.sharded;
+        /* an earlier layer keeps its saved activations, or under full
+           recompute its checkpointed input */
         for (int32_t l = s > 0 ? plan->stage_first_layer[s - 1] : 0; s > 0 && l < plan->stage_first_layer[s]; l++)
-            before += a->units[l].saved.replicated + a->units[l].saved.sharded;
+            before += full ? a->units[l].input.replicated + a->units[l].input.sharded
+                           : a->units[l].saved.replicated + a->units[l].saved.sharded;
         for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
-            const shard_point *p = &a->points[rx->points[k]];
+            const shard_point *p = &points[rx->points[k]];
             for (int32_t v = 0; v < variants; v++) {
                 rx->saved[v][k] = scaled(a, &sp[v], frac, p->unit, p->saved > before ? p->saved - before : 0);
                 rx->other[v][k] = scaled(a, &sp[v], frac, p->unit, p->other);
@@ -334,8 +353,12 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
     int64_t in_flight_held = in_flight > 1 ? (in_flight - 1) * saved_per_mb : 0;
     memset(mo, 0, sizeof *mo);
     mo->extra = -1;
+    /* FSDP2's mixed precision reduces in float32 into float32 shards
+       (MixedPrecisionPolicy reduce_dtype) */
+    int64_t item = (int64_t)mtk_dtype_size(a->dtype), up = o->fsdp && item < 4 ? 4 / item : 1;
+    bool mixed = o->fsdp && o->training && !rx->full && item < 4;
     for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1] - rx->nopt; k++) {
-        const shard_point *p = &a->points[rx->points[k]];
+        const shard_point *p = &rx->pts[rx->points[k]];
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
         int64_t grads = 0, gathered = 0;
         if (fsdp && bwd) {
@@ -344,7 +367,7 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
             int32_t done_from = p->unit == SHARD_UNIT_PRE(a) ? first : p->unit == SHARD_UNIT_POST(a) ? last + 1 : p->unit + 1;
             int64_t done_global = 0;
             if (done_from <= last) {
-                grads = u[done_from].shard_after + u[done_from].padded;
+                grads = up * (u[done_from].shard_after + u[done_from].padded);
                 done_global = u[done_from].global_after;
             }
             int64_t flying = p->grads - later - done_global;
@@ -353,12 +376,33 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
             grads = p->grads > later ? (int64_t)((double)(p->grads - later) * tp_ratio) : 0;
             if (o->zero >= 2) grads = ceil_div(grads, o->dp);
         }
-        if (fsdp) {
+        if (!o->training) {
+            /* inference: the root's unsharded parameters and all-gather
+               output, the all-gather outputs of the latest two layers run
+               (FSDP2 under no_grad as FSDPMemTracker sees it: both layers'
+               at the head of a two-layer model, none unsharded), and the
+               DynamicCache of the layers run */
+            bool layer = p->unit < a->nlayers, post = p->unit == SHARD_UNIT_POST(a);
+            int32_t upto = layer ? p->unit : post ? last : first - 1;
+            if (fsdp) {
+                gathered = 2 * root;
+                if (upto >= first) gathered += u[upto].padded;
+                if (upto > first) gathered += u[upto - 1].padded;
+            }
+            int64_t kv = a->kv_layer_bytes && a->kv_heads % o->tp == 0 ? ceil_div(a->kv_layer_bytes, o->tp)
+                                                                       : a->kv_layer_bytes;
+            gathered += (upto >= first ? upto - first + 1 : 0) * kv;
+        } else if (fsdp) {
             gathered = root;
             bool layer = p->unit < a->nlayers;
             if (!bwd && layer) gathered += 2 * u[p->unit].padded;                /* copy and all-gather buffer */
             else if (!bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* the buffer kept */
-            else if (bwd && layer) gathered += u[p->unit].padded + (p->unit > first ? u[p->unit - 1].padded : 0);
+            else if (bwd && layer) /* and the latest all-gather's output:
+                                      the prefetched layer's; the first
+                                      layer's own under FSDP2's mixed
+                                      precision (the tracker's ALL_GATHER
+                                      there, bf16 llama and qwen2) */
+                gathered += u[p->unit].padded + (p->unit > first ? u[p->unit - 1].padded : mixed ? u[p->unit].padded : 0);
             else if (bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* prefetched */
         }
         int64_t held = in_flight_held + saved_at[k], transient = other_at[k] + gathered;

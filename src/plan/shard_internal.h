@@ -75,7 +75,11 @@ typedef struct shard_raw {
     int64_t *input;             /* per layer: its input's bytes              */
     int64_t *site;              /* per site: [input, output] bytes           */
     int64_t boundary;           /* a layer's output                          */
-    int32_t *point_unit, *point_phase; /* per replayed point (training)      */
+    int64_t kv_layer;           /* inference: one layer's KV cache (the
+                                   DynamicCache model(input_ids) fills)    */
+    int32_t nfirst;             /* training: the points without gradient
+                                   checkpointing, then those with it      */
+    int32_t *point_unit, *point_phase; /* per replayed point                 */
     int64_t *point_bytes;       /* [saved, grads, live, model] per point     */
 } shard_raw;
 
@@ -95,9 +99,13 @@ struct mtk_shard_analysis {
     shard_site *sites;
     int32_t nsites;
     int64_t boundary_bytes;     /* a layer's output: what stages send       */
+    int64_t kv_layer_bytes;     /* inference: a layer's KV cache, 0: none   */
     int32_t tied_param;         /* the embedding lm_head shares, -1: none  */
-    shard_point *points;        /* training's replayed step; NULL: none     */
+    shard_point *points;        /* the replayed step (training without
+                                   recompute, or inference); NULL: none     */
     int32_t npoints;
+    shard_point *points_full;   /* training's with full recompute           */
+    int32_t npoints_full;
     shard_raw *raw;             /* what the numbers above are made from     */
 };
 
@@ -158,6 +166,8 @@ mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mt
 typedef struct shard_state_sums {
     int64_t params[2], states[2];  /* [dense, expert] bytes on the rank     */
     int64_t fsdp_params, fsdp_states; /* with FSDP2's padded Shard(0)       */
+    int64_t fsdp_master;           /* of fsdp_states: 16-bit parameters'
+                                      float32 copies                       */
     int64_t largest_layer;         /* the largest layer's parameter bytes   */
 } shard_state_sums;
 
@@ -216,6 +226,10 @@ typedef struct shard_replay_index {
     shard_unit_params *units;
     struct { int64_t global, local, later; } *stage;
     int64_t whole;              /* the model's parameters, whole */
+    const shard_point *pts;     /* the analysis's points it indexes: its
+                                   points, or under full recompute
+                                   points_full                             */
+    bool full;
     int32_t *point_start, *points;
     int32_t nopt;               /* the optimizer's: each stage's last slots */
     int64_t *saved[2], *other[2]; /* [sp] a slot's point's bytes on a rank */

@@ -181,7 +181,7 @@ typedef struct mesh_cache {
     shard_state_sums *sums;     /* stage s's distinct ones: [start[s],
                                    start[s + 1]), its rank (t 0, d 0) first */
     int32_t *start;
-    const shard_replay_index *rx;
+    const shard_replay_index *rx[2]; /* without and with full recompute    */
 } mesh_cache;
 
 typedef struct search_state {
@@ -208,7 +208,7 @@ typedef struct search_state {
     int64_t *bytes;             /* cells                                     */
     int64_t *act;               /* [sp][recompute][stage][saved, transient]  */
     mtk_memory_breakdown *moment; /* pp                                     */
-    shard_moment *fb;           /* [class][sp][stage]                        */
+    shard_moment *fb;           /* [full recompute][class][sp][stage]        */
 } search_state;
 
 static void note_why(search_state *st, const char *fmt, int32_t tp, int32_t pp, int32_t dp, const char *reason)
@@ -261,7 +261,7 @@ static bool mesh_cache_fill(search_state *st, const mtk_shard_analysis *a, const
     const mtk_shard_options *o = &plan->options;
     int32_t tp = o->tp, pp = o->pp, ep = o->ep;
     mc->plan = plan;
-    mc->rx = NULL;
+    mc->rx[0] = mc->rx[1] = NULL;
     mc->ix = shard_stage_index_build(st->ctx, a, plan);
     mc->sums = mtk_ctx_alloc_uninit(st->ctx, (size_t)tp * (size_t)ep * (size_t)pp * sizeof *mc->sums);
     mc->start = mtk_ctx_alloc_uninit(st->ctx, (size_t)(pp + 1) * sizeof *mc->start);
@@ -298,19 +298,23 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
     int64_t *tpc = st->tpc, *bytes = st->bytes, *act = st->act;
     mtk_memory_breakdown *moment = st->moment;
     shard_moment *fb = st->fb;
-    /* training without recompute: each stage's peak replayed (once a
-       stage and variant, as mtk_shard_evaluate does), the moments here */
-    mtk_shard_options none = *o;
-    none.recompute = MTK_RECOMPUTE_NONE;
-    const shard_replay_index *rx = NULL;
-    if (shard_replays(a, &none)) {
-        rx = shard_replay_index_build(ctx, a, plan, mc->rx);
-        if (!rx) return false;
-        mc->rx = rx;
+    /* each stage's peak replayed (once a stage and variant, as
+       mtk_shard_evaluate does), the moments here: training without and
+       with full recompute (each its replay, kept per mesh), inference */
+    const shard_replay_index *rxs[2] = { NULL, NULL };
+    for (int32_t f = 0; f < (o->training ? 2 : 1); f++) {
+        mtk_shard_options ro = *o;
+        ro.recompute = f ? MTK_RECOMPUTE_FULL : MTK_RECOMPUTE_NONE;
+        if (!shard_replays(a, &ro)) continue;
+        plan->options.recompute = ro.recompute;
+        rxs[f] = shard_replay_index_build(ctx, a, plan, mc->rx[f]);
+        plan->options.recompute = base.recompute;
+        if (!rxs[f]) return false;
+        mc->rx[f] = rxs[f];
     }
     /* [class][sp][stage]: ZeRO 0 and 1 share their forward and backward
        moments, ZeRO-3 and FSDP theirs; the optimizer's differ */
-    bool have[6] = { false };
+    bool have[2][6] = { { false } };
     memset(tpc, 0, 5 * cells * sizeof *tpc);
     for (int32_t v = 0; v < 5; v++) {
         o->sp = v == 1 && tp > 1;
@@ -341,18 +345,20 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
                 const int64_t *at = act + (size_t)(sp * 3 + rc) * 2 * (size_t)pp;
                 int64_t peak = 0;
                 mtk_shard_rank rank;
+                int32_t full = rc == MTK_RECOMPUTE_FULL;
+                const shard_replay_index *rx = rxs[full];
                 bool replay = rx && shard_replays(a, o);
                 int32_t cls = (z < 2 ? 0 : z == 2 ? 1 : 2) * 2 + sp;
                 for (int32_t s = 0; replay && s < pp; s++) {
                     /* the stage's first rank (tp 0, dp 0) leads its sums */
                     rank.stage = s;
                     shard_rank_memory(plan, &mc->sums[mc->start[s]], at[2 * s], at[2 * s + 1], &rank);
-                    shard_moment *mo = &fb[(size_t)cls * (size_t)pp + (size_t)s];
-                    if (!have[cls]) shard_stage_moment(a, plan, rx, s, rank.in_flight, at[2 * s], mo);
+                    shard_moment *mo = &fb[((size_t)full * 6 + (size_t)cls) * (size_t)pp + (size_t)s];
+                    if (!have[full][cls]) shard_stage_moment(a, plan, rx, s, rank.in_flight, at[2 * s], mo);
                     shard_stage_peak_of(plan, rx, s, mo, &rank.at_peak);
                     moment[s] = rank.at_peak;
                 }
-                if (replay) have[cls] = true;
+                if (replay) have[full][cls] = true;
                 for (int32_t s = 0; s < pp; s++) {
                     rank.stage = s;
                     for (int32_t g = mc->start[s]; g < mc->start[s + 1]; g++) {
@@ -455,7 +461,7 @@ static bool alloc_scratch(search_state *st, int32_t max_pp)
     st->bytes = mtk_ctx_alloc_uninit(st->ctx, cells * sizeof *st->bytes);
     st->act = mtk_ctx_alloc_uninit(st->ctx, 6 * 2 * pp * sizeof *st->act);
     st->moment = mtk_ctx_alloc_uninit(st->ctx, pp * sizeof *st->moment);
-    st->fb = mtk_ctx_alloc_uninit(st->ctx, 6 * pp * sizeof *st->fb);
+    st->fb = mtk_ctx_alloc_uninit(st->ctx, 2 * 6 * pp * sizeof *st->fb);
     return st->tpc && st->bytes && st->act && st->moment && st->fb;
 }
 

@@ -6,12 +6,11 @@ bytes a parameter) and forward-only inference (tests/plan/
 torch_fsdp_modes.py, cached in torch_fsdp_modes_cache.json keyed by its
 source and the case).  The peak of one rank within 3%.
 
-The cases mtk does not meet yet are strict xfails with the measured gap:
-under --recompute the per-rank peak is not replayed over the traced step
-(the closed form adds a whole layer's saved activations and three
-gathered layers, over by 6-16%), and the inference peak leaves out FSDP2's
-unsharded root parameters and all-gather buffers and the forward's
-activations (under by 31-36%)."""
+mtk replays the traced step in each mode (with gradient checkpointing
+under --recompute full, the forward under no_grad for inference) and
+lays FSDP2's gathers, all-gather outputs, float32 reduce-scatters (mixed
+precision) and, in inference, the root's buffers and the DynamicCache
+over it."""
 import hashlib
 import json
 import os
@@ -33,21 +32,15 @@ def case(config, world, batch, seq, mode, recompute, dtype):
     return dict(config=config, world=world, batch=batch, seq=seq, mode=mode, recompute=recompute, dtype=dtype)
 
 
-RECOMPUTE_GAP = pytest.mark.xfail(strict=True, reason="--recompute full: closed form, not the replayed step")
-INFERENCE_GAP = pytest.mark.xfail(strict=True, reason="inference: FSDP2's root and all-gather buffers not counted")
-BF16_GAP = pytest.mark.xfail(strict=True, reason="bf16 llama-w4: 6% under the tracker")
 CASES = [
     pytest.param(case(QWEN2, 2, 2, 24, "training", "none", "bfloat16"), id="qwen2-w2-bf16"),
-    pytest.param(case(LLAMA, 4, 2, 16, "training", "none", "bfloat16"), id="llama-w4-bf16", marks=BF16_GAP),
-    pytest.param(case(LLAMA, 4, 2, 16, "training", "full", "float32"), id="llama-w4-full", marks=RECOMPUTE_GAP),
-    pytest.param(case(QWEN2, 2, 2, 24, "training", "full", "float32"), id="qwen2-w2-full", marks=RECOMPUTE_GAP),
-    pytest.param(case(LLAMA3, 2, 4, 8, "training", "full", "float32"), id="llama3-w2-full", marks=RECOMPUTE_GAP),
-    pytest.param(case(QWEN2, 2, 2, 24, "training", "full", "bfloat16"), id="qwen2-w2-full-bf16",
-                 marks=RECOMPUTE_GAP),
-    pytest.param(case(LLAMA, 4, 2, 16, "inference", "none", "float32"), id="llama-w4-inference",
-                 marks=INFERENCE_GAP),
-    pytest.param(case(QWEN2, 2, 2, 24, "inference", "none", "float32"), id="qwen2-w2-inference",
-                 marks=INFERENCE_GAP),
+    pytest.param(case(LLAMA, 4, 2, 16, "training", "none", "bfloat16"), id="llama-w4-bf16"),
+    pytest.param(case(LLAMA, 4, 2, 16, "training", "full", "float32"), id="llama-w4-full"),
+    pytest.param(case(QWEN2, 2, 2, 24, "training", "full", "float32"), id="qwen2-w2-full"),
+    pytest.param(case(LLAMA3, 2, 4, 8, "training", "full", "float32"), id="llama3-w2-full"),
+    pytest.param(case(QWEN2, 2, 2, 24, "training", "full", "bfloat16"), id="qwen2-w2-full-bf16"),
+    pytest.param(case(LLAMA, 4, 2, 16, "inference", "none", "float32"), id="llama-w4-inference"),
+    pytest.param(case(QWEN2, 2, 2, 24, "inference", "none", "float32"), id="qwen2-w2-inference"),
 ]
 
 

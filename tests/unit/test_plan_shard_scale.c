@@ -32,6 +32,18 @@ static void assert_same_bytes(shard_bytes x, shard_bytes y)
 }
 
 /* Every number the evaluation reads from an analysis. */
+static void assert_same_points(const shard_point *x, int32_t nx, const shard_point *y, int32_t ny)
+{
+    assert_int_equal(nx, ny);
+    for (int32_t i = 0; i < nx; i++) {
+        assert_int_equal(x[i].unit, y[i].unit);
+        assert_int_equal(x[i].phase, y[i].phase);
+        assert_int_equal(x[i].saved, y[i].saved);
+        assert_int_equal(x[i].other, y[i].other);
+        assert_int_equal(x[i].grads, y[i].grads);
+    }
+}
+
 static void assert_same_analysis(const mtk_shard_analysis *x, const mtk_shard_analysis *y)
 {
     assert_int_equal(x->options.micro_batch, y->options.micro_batch);
@@ -49,14 +61,10 @@ static void assert_same_analysis(const mtk_shard_analysis *x, const mtk_shard_an
         assert_int_equal(x->sites[i].out_bytes, y->sites[i].out_bytes);
     }
     assert_int_equal(x->boundary_bytes, y->boundary_bytes);
-    assert_int_equal(x->npoints, y->npoints);
-    for (int32_t i = 0; i < x->npoints; i++) {
-        assert_int_equal(x->points[i].unit, y->points[i].unit);
-        assert_int_equal(x->points[i].phase, y->points[i].phase);
-        assert_int_equal(x->points[i].saved, y->points[i].saved);
-        assert_int_equal(x->points[i].other, y->points[i].other);
-        assert_int_equal(x->points[i].grads, y->points[i].grads);
-    }
+    assert_int_equal(x->kv_layer_bytes, y->kv_layer_bytes);
+    assert_same_points(x->points, x->npoints, y->points, y->npoints);
+    /* the replay with gradient checkpointing (full recompute) */
+    assert_same_points(x->points_full, x->npoints_full, y->points_full, y->npoints_full);
 }
 
 static void check_scaling(const char *model, int64_t seq, bool training, int32_t device_kind)
