@@ -172,6 +172,24 @@ static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tens
     return mtk_cat(ctx, parts, 2, -1);
 }
 
+/* llama4's apply_rotary_emb on (B, n, S, head_dim) q and k: each made
+ * float32 (a copy below float32), times the complex frequencies (a float32
+ * product), and cast back to its dtype (a copy below float32); the float
+ * copies and products of both live until it returns, and k (q is held by
+ * the caller). */
+static bool rotate_complex(mtk_ctx *ctx, mtk_tensor **q, mtk_tensor **k, mtk_tensor *cos, mtk_tensor *sin)
+{
+    if (!*q || !*k) return false;
+    mtk_tensor *k_in = *k; /* its caller's key_states, held while q and k rotate */
+    mtk_dtype dq = (*q)->dtype, dk = (*k)->dtype;
+    mtk_tensor *qf = mtk_to_dtype(ctx, *q, MTK_FLOAT32), *kf = mtk_to_dtype(ctx, *k, MTK_FLOAT32);
+    mtk_tensor *qp = mtk_rope(ctx, qf, cos, sin, true), *kp = mtk_rope(ctx, kf, cos, sin, true);
+    *q = mtk_to_dtype(ctx, qp, dq);
+    *k = mtk_to_dtype(ctx, kp, dk);
+    return *q && *k && models_blocks_held_until_here(ctx, k_in) && models_blocks_held_until_here(ctx, qf) && models_blocks_held_until_here(ctx, kf) &&
+           models_blocks_held_until_here(ctx, qp) && models_blocks_held_until_here(ctx, kp);
+}
+
 /* repeat_kv: (B, kv, S, D) -> (B, kv * n_rep, S, D) */
 static mtk_tensor *repeat_kv(mtk_ctx *ctx, mtk_tensor *x, int64_t n_rep)
 {
@@ -354,8 +372,12 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     /* apply_rotary_pos_emb(q, k, cos, sin): its caller holds q while k
      * is rotated */
     mtk_tensor *unrotated_q = q;
-    q = rotate(ctx, q, cos, sin, c->rotary_dim, c->interleaved);
-    k = rotate(ctx, k, cos, sin, c->rotary_dim, c->interleaved);
+    if (c->interleaved && c->rotary_dim > 0 && c->rotary_dim == c->head_dim) {
+        if (!rotate_complex(ctx, &q, &k, cos, sin)) return false;
+    } else {
+        q = rotate(ctx, q, cos, sin, c->rotary_dim, c->interleaved);
+        k = rotate(ctx, k, cos, sin, c->rotary_dim, c->interleaved);
+    }
     if (!models_blocks_held_until_here(ctx, unrotated_q)) return false;
     if (c->l2_norm && c->rotary_dim > 0) {
         q = l2_norm(ctx, q, c->eps);

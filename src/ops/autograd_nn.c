@@ -344,12 +344,14 @@ void ag_backward_cross_entropy(const mtk_autograd_query *q, mtk_autograd_result 
  * x * cos (n), then rotate_half's neg (n / 2) and cat (n) at once, the
  * neg freed, the cat times sin (n), the cat freed, and the sum (the
  * output) beside both products: 2n above the output.  The interleaved
- * form (neg of the odd half, stack) holds the same. */
+ * form is llama4's complex multiplication (view_as_complex(x) * freqs),
+ * which writes its output and nothing else. */
 void ag_backward_rope(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
     ag_backward_grads(q, r);
     const mtk_tensor *x = ag_arg(q, 0);
-    if (x) r->transient_bytes = 2 * mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(x->dtype);
+    bool interleaved = q->nargs > 3 && q->args[3].kind == MTK_VALUE_BOOL && q->args[3].as.b;
+    if (x && !interleaved) r->transient_bytes = 2 * mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(x->dtype);
 }
 
 /* softmax(x, dtype=d) with d not x's dtype converts x first: a temporary
