@@ -40,6 +40,9 @@ typedef struct rope_spec {
                                      multiplication); cos/sin repeat each frequency */
     bool keep_float32;            /* olmo2: cos and sin stay float32 (the rotated
                                      q and k are cast back to their dtype)      */
+    bool always_cat;              /* glm4_moe: the rotated dims are concatenated
+                                     with the passed-through ones even when none
+                                     pass (a new contiguous tensor)             */
 } rope_spec;
 
 typedef enum moe_kind {

@@ -141,6 +141,7 @@ typedef struct attention_config {
     int64_t chunk;      /* llama4: chunked attention (keys of the query's chunk only), 0: none */
     bool sinks;         /* gpt_oss: parameter sinks (heads) after o_proj      */
     bool interleaved;   /* llama4: rope on (x[2i], x[2i+1]) pairs             */
+    bool always_cat;    /* glm4_moe: cat(rotated, passed) even with none passed */
     bool l2_norm;       /* llama4: q and k L2-normalized after rope           */
     double eps;         /* the L2 norm's                                      */
     double temperature_floor, temperature_scale; /* llama4 NoPE layers; 0: none */
@@ -158,11 +159,11 @@ static mtk_tensor *split_heads(mtk_ctx *ctx, mtk_tensor *x, int64_t n, int64_t h
 /* apply_rotary_pos_emb on the first rotary_dim dims of (B, n, S, head_dim)
  * (all of them unless partial_rotary_factor < 1). */
 static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tensor *sin, int64_t rotary_dim,
-                          bool interleaved)
+                          bool interleaved, bool always_cat)
 {
     if (!x || rotary_dim == 0) return x; /* smollm3's no-rope layers */
     int64_t head_dim = x->shape[3];
-    if (rotary_dim == head_dim) {
+    if (rotary_dim == head_dim && !always_cat) {
         /* float32 cos and sin (olmo2) promote the product: cast back */
         mtk_tensor *r = mtk_rope(ctx, x, cos, sin, interleaved);
         return r && r->dtype != x->dtype ? mtk_to_dtype(ctx, r, x->dtype) : r;
@@ -375,8 +376,8 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     if (c->interleaved && c->rotary_dim > 0 && c->rotary_dim == c->head_dim) {
         if (!rotate_complex(ctx, &q, &k, cos, sin)) return false;
     } else {
-        q = rotate(ctx, q, cos, sin, c->rotary_dim, c->interleaved);
-        k = rotate(ctx, k, cos, sin, c->rotary_dim, c->interleaved);
+        q = rotate(ctx, q, cos, sin, c->rotary_dim, c->interleaved, c->always_cat);
+        k = rotate(ctx, k, cos, sin, c->rotary_dim, c->interleaved, c->always_cat);
     }
     if (!models_blocks_held_until_here(ctx, unrotated_q)) return false;
     if (c->l2_norm && c->rotary_dim > 0) {
@@ -462,7 +463,7 @@ mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const
         .eager = spec->eager_attention, .window = spec->layer_window ? spec->layer_window[layer] : 0,
         .qk_norm = spec->qk_norm, .qk_norm_whole = spec->qk_norm && spec->qk_norm_whole,
         .chunk = spec->layer_chunk ? spec->layer_chunk[layer] : 0, .sinks = spec->attn_sinks,
-        .interleaved = spec->rope.interleaved, .l2_norm = spec->qk_l2_norm, .eps = spec->eps,
+        .interleaved = spec->rope.interleaved, .always_cat = spec->rope.always_cat, .l2_norm = spec->qk_l2_norm, .eps = spec->eps,
         .temperature_floor = spec->temperature_floor, .temperature_scale = spec->temperature_scale,
         .init_std = spec->initializer_range,
     };
