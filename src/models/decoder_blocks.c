@@ -307,6 +307,25 @@ static mtk_tensor *l2_norm(mtk_ctx *ctx, mtk_tensor *x, double eps)
     return mtk_to_dtype(ctx, mtk_rms_norm(ctx, mtk_to_dtype(ctx, x, MTK_FLOAT32), &d, 1, NULL, eps), x->dtype);
 }
 
+/* Llama4TextL2Norm: l2_norm over the last dim, a module without weights. */
+static bool l2_norm_forward(mtk_module *m, mtk_module_io *io)
+{
+    const double *eps = mtk_module_config(m);
+    io->out[0] = l2_norm(mtk_module_ctx(m), io->in[0], *eps);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type l2_norm_type = { "L2Norm", l2_norm_forward, NULL, NULL };
+
+static mtk_module *l2_norm_module(mtk_ctx *ctx, double eps)
+{
+    mtk_module *m = mtk_module_new(ctx, &l2_norm_type, sizeof eps);
+    if (!m) return NULL;
+    *(double *)mtk_module_config(m) = eps;
+    return mtk_module_finish(m);
+}
+
 /* attn_temperature_tuning: q (B, H, S, D) times 1 + attn_scale *
  * log1p(floor((position + 1) / floor_scale)), positions past.. past + S. */
 static mtk_tensor *tuned_temperature(mtk_ctx *ctx, const attention_config *c, mtk_tensor *q, int64_t past)
@@ -381,8 +400,9 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     }
     if (!models_blocks_held_until_here(ctx, unrotated_q)) return false;
     if (c->l2_norm && c->rotary_dim > 0) {
-        q = l2_norm(ctx, q, c->eps);
-        k = l2_norm(ctx, k, c->eps);
+        mtk_module *qk_norm = mtk_module_child_at(m, 4, NULL); /* one module for both */
+        q = mtk_module_forward(qk_norm, q);
+        k = mtk_module_forward(qk_norm, k);
     }
     /* positions from the cached length: right for llama4's NoPE layers, which attend fully (a NoPE layer
        made chunked by layer_types would need the tokens seen, not the tokens its cache keeps) */
@@ -486,6 +506,8 @@ mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const
         ok = mtk_module_add(m, "q_norm", models_decoder_norm(ctx, t, &q_spec)) &&
              mtk_module_add(m, "k_norm", models_decoder_norm(ctx, t, &k_spec));
     }
+    if (ok && spec->qk_l2_norm && spec->rope.dim > 0 && !spec->qk_norm && !spec->fused_qkv)
+        ok = mtk_module_add(m, "qk_norm", l2_norm_module(ctx, spec->eps));
     return ok ? mtk_module_finish(m) : NULL;
 }
 
@@ -536,7 +558,7 @@ mtk_module *models_decoder_mlp(mtk_ctx *ctx, const decoder_types *t, const decod
         ok = mtk_module_add(m, "gate_proj", mtk_nn_linear(ctx, spec->hidden, intermediate, spec->mlp_bias)) &&
              mtk_module_add(m, "up_proj", mtk_nn_linear(ctx, spec->hidden, intermediate, spec->mlp_bias)) &&
              mtk_module_add(m, "down_proj", mtk_nn_linear(ctx, intermediate, spec->hidden, spec->mlp_bias)) &&
-             mtk_module_add(m, "act_fn", mtk_nn_activation(ctx, spec->act));
+             mtk_module_add(m, spec->mlp_activation_fn ? "activation_fn" : "act_fn", mtk_nn_activation(ctx, spec->act));
     }
     return ok ? mtk_module_finish(m) : NULL;
 }
