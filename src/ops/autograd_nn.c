@@ -103,9 +103,10 @@ void ag_saved_rope(const mtk_autograd_query *q, mtk_autograd_result *r)
 enum { SDPA_Q, SDPA_K, SDPA_V, SDPA_MASK, SDPA_DROPOUT, SDPA_CAUSAL, SDPA_SCALE, SDPA_GQA };
 
 /* torch 2.13's choice: on cpu the flash kernel for 4-D inputs without
- * dropout (GQA included), else math; on cuda flash for half inputs
- * without a mask and head_dim <= 256, else the efficient kernel without
- * GQA, else math. */
+ * dropout (GQA included) whose q, k and v have one head_dim (deepseek's
+ * MLA has a smaller v), else math; on cuda flash for half inputs without
+ * a mask and one head_dim <= 256, else the efficient kernel without GQA
+ * (q and k of one head_dim), else math. */
 ag_sdpa_kernel ag_sdpa_kernel_of(const mtk_autograd_query *q)
 {
     const mtk_tensor *qt = ag_arg(q, SDPA_Q), *k = ag_arg(q, SDPA_K), *v = ag_arg(q, SDPA_V);
@@ -113,10 +114,11 @@ ag_sdpa_kernel ag_sdpa_kernel_of(const mtk_autograd_query *q)
     double dropout = q->nargs > SDPA_DROPOUT ? q->args[SDPA_DROPOUT].as.f : 0.0;
     bool gqa = qt->shape[1] != k->shape[1];
     bool mask = ag_arg(q, SDPA_MASK) != NULL;
-    if (q->device_kind == MTK_DEVICE_KIND_CPU) return dropout > 0 ? AG_SDPA_MATH : AG_SDPA_FLASH;
+    bool qk_dims = qt->shape[3] == k->shape[3], one_dim = qk_dims && v->shape[3] == qt->shape[3];
+    if (q->device_kind == MTK_DEVICE_KIND_CPU) return dropout > 0 || !one_dim ? AG_SDPA_MATH : AG_SDPA_FLASH;
     bool half = qt->dtype == MTK_FLOAT16 || qt->dtype == MTK_BFLOAT16;
-    if (half && !mask && qt->shape[3] <= 256) return AG_SDPA_FLASH;
-    if (!gqa && qt->dtype != MTK_FLOAT64) return AG_SDPA_EFFICIENT;
+    if (half && !mask && one_dim && qt->shape[3] <= 256) return AG_SDPA_FLASH;
+    if (!gqa && qk_dims && qt->dtype != MTK_FLOAT64) return AG_SDPA_EFFICIENT;
     return AG_SDPA_MATH;
 }
 
