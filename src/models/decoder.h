@@ -40,6 +40,9 @@ typedef struct rope_spec {
                                      multiplication); cos/sin repeat each frequency */
     bool keep_float32;            /* olmo2: cos and sin stay float32 (the rotated
                                      q and k are cast back to their dtype)      */
+    bool always_cat;              /* glm4_moe: the rotated dims are concatenated
+                                     with the passed-through ones even when none
+                                     pass (a new contiguous tensor)             */
 } rope_spec;
 
 typedef enum moe_kind {
@@ -129,7 +132,10 @@ typedef struct decoder_spec {
     const char *mlp_name;        /* the layer's MLP child (NULL: "mlp"; llama4:
                                     "feed_forward")                           */
     bool qk_l2_norm;             /* llama4: queries and keys L2-normalized (no
-                                    weight) after rope, on layers with rope   */
+                                    weight) after rope, on layers with rope, by
+                                    the attention's qk_norm child             */
+    bool mlp_activation_fn;      /* llama4: the MLP's activation child is named
+                                    activation_fn (else act_fn)               */
     double temperature_floor;    /* llama4 attn_temperature_tuning on layers
                                     without rope: queries times
                                     1 + attn_scale * log1p(floor((pos + 1) /

@@ -141,6 +141,7 @@ typedef struct attention_config {
     int64_t chunk;      /* llama4: chunked attention (keys of the query's chunk only), 0: none */
     bool sinks;         /* gpt_oss: parameter sinks (heads) after o_proj      */
     bool interleaved;   /* llama4: rope on (x[2i], x[2i+1]) pairs             */
+    bool always_cat;    /* glm4_moe: cat(rotated, passed) even with none passed */
     bool l2_norm;       /* llama4: q and k L2-normalized after rope           */
     double eps;         /* the L2 norm's                                      */
     double temperature_floor, temperature_scale; /* llama4 NoPE layers; 0: none */
@@ -158,11 +159,11 @@ static mtk_tensor *split_heads(mtk_ctx *ctx, mtk_tensor *x, int64_t n, int64_t h
 /* apply_rotary_pos_emb on the first rotary_dim dims of (B, n, S, head_dim)
  * (all of them unless partial_rotary_factor < 1). */
 static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tensor *sin, int64_t rotary_dim,
-                          bool interleaved)
+                          bool interleaved, bool always_cat)
 {
     if (!x || rotary_dim == 0) return x; /* smollm3's no-rope layers */
     int64_t head_dim = x->shape[3];
-    if (rotary_dim == head_dim) {
+    if (rotary_dim == head_dim && !always_cat) {
         /* float32 cos and sin (olmo2) promote the product: cast back */
         mtk_tensor *r = mtk_rope(ctx, x, cos, sin, interleaved);
         return r && r->dtype != x->dtype ? mtk_to_dtype(ctx, r, x->dtype) : r;
@@ -170,6 +171,24 @@ static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tens
     mtk_tensor *parts[2] = { mtk_rope(ctx, mtk_narrow(ctx, x, -1, 0, rotary_dim), cos, sin, interleaved),
                              mtk_narrow(ctx, x, -1, rotary_dim, head_dim - rotary_dim) };
     return mtk_cat(ctx, parts, 2, -1);
+}
+
+/* llama4's apply_rotary_emb on (B, n, S, head_dim) q and k: each made
+ * float32 (a copy below float32), times the complex frequencies (a float32
+ * product), and cast back to its dtype (a copy below float32); the float
+ * copies and products of both live until it returns, and k (q is held by
+ * the caller). */
+static bool rotate_complex(mtk_ctx *ctx, mtk_tensor **q, mtk_tensor **k, mtk_tensor *cos, mtk_tensor *sin)
+{
+    if (!*q || !*k) return false;
+    mtk_tensor *k_in = *k; /* its caller's key_states, held while q and k rotate */
+    mtk_dtype dq = (*q)->dtype, dk = (*k)->dtype;
+    mtk_tensor *qf = mtk_to_dtype(ctx, *q, MTK_FLOAT32), *kf = mtk_to_dtype(ctx, *k, MTK_FLOAT32);
+    mtk_tensor *qp = mtk_rope(ctx, qf, cos, sin, true), *kp = mtk_rope(ctx, kf, cos, sin, true);
+    *q = mtk_to_dtype(ctx, qp, dq);
+    *k = mtk_to_dtype(ctx, kp, dk);
+    return *q && *k && models_blocks_held_until_here(ctx, k_in) && models_blocks_held_until_here(ctx, qf) && models_blocks_held_until_here(ctx, kf) &&
+           models_blocks_held_until_here(ctx, qp) && models_blocks_held_until_here(ctx, kp);
 }
 
 /* repeat_kv: (B, kv, S, D) -> (B, kv * n_rep, S, D) */
@@ -288,6 +307,25 @@ static mtk_tensor *l2_norm(mtk_ctx *ctx, mtk_tensor *x, double eps)
     return mtk_to_dtype(ctx, mtk_rms_norm(ctx, mtk_to_dtype(ctx, x, MTK_FLOAT32), &d, 1, NULL, eps), x->dtype);
 }
 
+/* Llama4TextL2Norm: l2_norm over the last dim, a module without weights. */
+static bool l2_norm_forward(mtk_module *m, mtk_module_io *io)
+{
+    const double *eps = mtk_module_config(m);
+    io->out[0] = l2_norm(mtk_module_ctx(m), io->in[0], *eps);
+    io->nout = 1;
+    return io->out[0] != NULL;
+}
+
+static const mtk_module_type l2_norm_type = { "L2Norm", l2_norm_forward, NULL, NULL };
+
+static mtk_module *l2_norm_module(mtk_ctx *ctx, double eps)
+{
+    mtk_module *m = mtk_module_new(ctx, &l2_norm_type, sizeof eps);
+    if (!m) return NULL;
+    *(double *)mtk_module_config(m) = eps;
+    return mtk_module_finish(m);
+}
+
 /* attn_temperature_tuning: q (B, H, S, D) times 1 + attn_scale *
  * log1p(floor((position + 1) / floor_scale)), positions past.. past + S. */
 static mtk_tensor *tuned_temperature(mtk_ctx *ctx, const attention_config *c, mtk_tensor *q, int64_t past)
@@ -354,12 +392,17 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     /* apply_rotary_pos_emb(q, k, cos, sin): its caller holds q while k
      * is rotated */
     mtk_tensor *unrotated_q = q;
-    q = rotate(ctx, q, cos, sin, c->rotary_dim, c->interleaved);
-    k = rotate(ctx, k, cos, sin, c->rotary_dim, c->interleaved);
+    if (c->interleaved && c->rotary_dim > 0 && c->rotary_dim == c->head_dim) {
+        if (!rotate_complex(ctx, &q, &k, cos, sin)) return false;
+    } else {
+        q = rotate(ctx, q, cos, sin, c->rotary_dim, c->interleaved, c->always_cat);
+        k = rotate(ctx, k, cos, sin, c->rotary_dim, c->interleaved, c->always_cat);
+    }
     if (!models_blocks_held_until_here(ctx, unrotated_q)) return false;
     if (c->l2_norm && c->rotary_dim > 0) {
-        q = l2_norm(ctx, q, c->eps);
-        k = l2_norm(ctx, k, c->eps);
+        mtk_module *qk_norm = mtk_module_child_at(m, 4, NULL); /* one module for both */
+        q = mtk_module_forward(qk_norm, q);
+        k = mtk_module_forward(qk_norm, k);
     }
     /* positions from the cached length: right for llama4's NoPE layers, which attend fully (a NoPE layer
        made chunked by layer_types would need the tokens seen, not the tokens its cache keeps) */
@@ -440,7 +483,7 @@ mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const
         .eager = spec->eager_attention, .window = spec->layer_window ? spec->layer_window[layer] : 0,
         .qk_norm = spec->qk_norm, .qk_norm_whole = spec->qk_norm && spec->qk_norm_whole,
         .chunk = spec->layer_chunk ? spec->layer_chunk[layer] : 0, .sinks = spec->attn_sinks,
-        .interleaved = spec->rope.interleaved, .l2_norm = spec->qk_l2_norm, .eps = spec->eps,
+        .interleaved = spec->rope.interleaved, .always_cat = spec->rope.always_cat, .l2_norm = spec->qk_l2_norm, .eps = spec->eps,
         .temperature_floor = spec->temperature_floor, .temperature_scale = spec->temperature_scale,
         .init_std = spec->initializer_range,
     };
@@ -463,6 +506,8 @@ mtk_module *models_decoder_attention(mtk_ctx *ctx, const decoder_types *t, const
         ok = mtk_module_add(m, "q_norm", models_decoder_norm(ctx, t, &q_spec)) &&
              mtk_module_add(m, "k_norm", models_decoder_norm(ctx, t, &k_spec));
     }
+    if (ok && spec->qk_l2_norm && spec->rope.dim > 0 && !spec->qk_norm && !spec->fused_qkv)
+        ok = mtk_module_add(m, "qk_norm", l2_norm_module(ctx, spec->eps));
     return ok ? mtk_module_finish(m) : NULL;
 }
 
@@ -513,7 +558,7 @@ mtk_module *models_decoder_mlp(mtk_ctx *ctx, const decoder_types *t, const decod
         ok = mtk_module_add(m, "gate_proj", mtk_nn_linear(ctx, spec->hidden, intermediate, spec->mlp_bias)) &&
              mtk_module_add(m, "up_proj", mtk_nn_linear(ctx, spec->hidden, intermediate, spec->mlp_bias)) &&
              mtk_module_add(m, "down_proj", mtk_nn_linear(ctx, intermediate, spec->hidden, spec->mlp_bias)) &&
-             mtk_module_add(m, "act_fn", mtk_nn_activation(ctx, spec->act));
+             mtk_module_add(m, spec->mlp_activation_fn ? "activation_fn" : "act_fn", mtk_nn_activation(ctx, spec->act));
     }
     return ok ? mtk_module_finish(m) : NULL;
 }

@@ -19,6 +19,9 @@ mtk_module *models_family_glm4_moe_build(model_config *c, const char *architectu
     if (!models_decoder_read_common(c, &spec, "Glm4Moe", &defaults)) return NULL;
     spec.qkv_bias = models_cfg_bool(c, "attention_bias", false);
     spec.qk_norm = models_cfg_bool(c, "use_qk_norm", false);
+    /* apply_rotary_pos_emb splits q and k at the rotary dim and concatenates
+       them back, even when nothing passes through */
+    spec.rope.always_cat = true;
     spec.moe = MOE_DEEPSEEK;
     spec.moe_experts_first = true;
     /* n_routed_experts, or its alias num_local_experts */

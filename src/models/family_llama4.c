@@ -106,6 +106,7 @@ mtk_module *models_family_llama4_text_build(model_config *c, const char *archite
     spec.qkv_bias = spec.o_bias = models_cfg_bool(c, "attention_bias", false);
     spec.rope.interleaved = true;
     spec.qk_l2_norm = models_cfg_bool(c, "use_qk_norm", true);
+    spec.mlp_activation_fn = true; /* Llama4TextMLP's activation_fn */
     if (models_cfg_bool(c, "attn_temperature_tuning", true)) {
         spec.temperature_floor = models_cfg_float(c, "floor_scale", 8192);
         spec.temperature_scale = models_cfg_float(c, "attn_scale", 0.1);

@@ -103,9 +103,10 @@ void ag_saved_rope(const mtk_autograd_query *q, mtk_autograd_result *r)
 enum { SDPA_Q, SDPA_K, SDPA_V, SDPA_MASK, SDPA_DROPOUT, SDPA_CAUSAL, SDPA_SCALE, SDPA_GQA };
 
 /* torch 2.13's choice: on cpu the flash kernel for 4-D inputs without
- * dropout (GQA included), else math; on cuda flash for half inputs
- * without a mask and head_dim <= 256, else the efficient kernel without
- * GQA, else math. */
+ * dropout (GQA included) whose q, k and v have one head_dim (deepseek's
+ * MLA has a smaller v), else math; on cuda flash for half inputs without
+ * a mask and one head_dim <= 256, else the efficient kernel without GQA
+ * (q and k of one head_dim), else math. */
 ag_sdpa_kernel ag_sdpa_kernel_of(const mtk_autograd_query *q)
 {
     const mtk_tensor *qt = ag_arg(q, SDPA_Q), *k = ag_arg(q, SDPA_K), *v = ag_arg(q, SDPA_V);
@@ -113,10 +114,11 @@ ag_sdpa_kernel ag_sdpa_kernel_of(const mtk_autograd_query *q)
     double dropout = q->nargs > SDPA_DROPOUT ? q->args[SDPA_DROPOUT].as.f : 0.0;
     bool gqa = qt->shape[1] != k->shape[1];
     bool mask = ag_arg(q, SDPA_MASK) != NULL;
-    if (q->device_kind == MTK_DEVICE_KIND_CPU) return dropout > 0 ? AG_SDPA_MATH : AG_SDPA_FLASH;
+    bool qk_dims = qt->shape[3] == k->shape[3], one_dim = qk_dims && v->shape[3] == qt->shape[3];
+    if (q->device_kind == MTK_DEVICE_KIND_CPU) return dropout > 0 || !one_dim ? AG_SDPA_MATH : AG_SDPA_FLASH;
     bool half = qt->dtype == MTK_FLOAT16 || qt->dtype == MTK_BFLOAT16;
-    if (half && !mask && qt->shape[3] <= 256) return AG_SDPA_FLASH;
-    if (!gqa && qt->dtype != MTK_FLOAT64) return AG_SDPA_EFFICIENT;
+    if (half && !mask && one_dim && qt->shape[3] <= 256) return AG_SDPA_FLASH;
+    if (!gqa && qk_dims && qt->dtype != MTK_FLOAT64) return AG_SDPA_EFFICIENT;
     return AG_SDPA_MATH;
 }
 
@@ -344,12 +346,14 @@ void ag_backward_cross_entropy(const mtk_autograd_query *q, mtk_autograd_result 
  * x * cos (n), then rotate_half's neg (n / 2) and cat (n) at once, the
  * neg freed, the cat times sin (n), the cat freed, and the sum (the
  * output) beside both products: 2n above the output.  The interleaved
- * form (neg of the odd half, stack) holds the same. */
+ * form is llama4's complex multiplication (view_as_complex(x) * freqs),
+ * which writes its output and nothing else. */
 void ag_backward_rope(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
     ag_backward_grads(q, r);
     const mtk_tensor *x = ag_arg(q, 0);
-    if (x) r->transient_bytes = 2 * mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(x->dtype);
+    bool interleaved = q->nargs > 3 && q->args[3].kind == MTK_VALUE_BOOL && q->args[3].as.b;
+    if (x && !interleaved) r->transient_bytes = 2 * mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(x->dtype);
 }
 
 /* softmax(x, dtype=d) with d not x's dtype converts x first: a temporary

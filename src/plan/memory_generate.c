@@ -126,18 +126,40 @@ static void set_phase(gen_step *st)
     for (int32_t i = 0; i < st->plan.ntimeline; i++) tl[i].phase = st->phase;
 }
 
-/* generate's own tensors around the forward that sees `tokens` ids so far:
- * input_ids and attention_mask (B, tokens) int64 (the graph holds the
- * step's (B, s) ids itself), unfinished_sequences (B) int64, and after
- * the prefill the previous step's float32 logits (B, vocab) and next
- * tokens (B). */
-static void scaffolding(gen_step *st, int64_t b, int64_t s, int64_t tokens, int64_t vocab, int64_t end_live)
+/* generate's own tensors around the forward that sees `tokens` ids so far
+ * of a `prompt`-token prompt:
+ * - the prefill: the prompt's ids are the graph's input; generate adds its
+ *   (B, prompt) int64 position_ids kwarg and unfinished_sequences (B);
+ * - a decode step: input_ids and attention_mask (B, tokens) int64, the
+ *   caller's prompt ids and the prefill's position_ids kwarg (B, prompt),
+ *   unfinished_sequences, the previous step's float32 logits (B, vocab)
+ *   and next tokens (B) (the step's (B, 1) ids, a copy of input_ids' last
+ *   column, are the graph's);
+ * - in both, each sliding-window cache layer's window as a 0-dim int64
+ *   tensor (DynamicSlidingWindowLayer._sliding_window_tensor). */
+static void scaffolding(gen_step *st, int64_t b, int64_t prompt, int64_t tokens, int64_t vocab, int64_t end_live,
+                        int64_t sliding_layers)
 {
     bool decode = st->phase == MTK_PHASE_DECODE;
-    st->extra = 2 * b * tokens * 8 - b * s * 8 + b * 8 + (decode ? b * vocab * 4 + b * 8 : 0);
-    /* after the forward: the logits' float32 copy (the previous one still
-     * referenced), the next tokens and the appended input_ids */
-    st->after = end_live + st->extra + b * vocab * 4 + b * 8 + b * (tokens + 1) * 8;
+    st->extra = b * 8 + 8 * sliding_layers +
+                (decode ? 2 * b * tokens * 8 + 2 * b * prompt * 8 + b * vocab * 4 + b * 8 : b * prompt * 8);
+    /* after the prefill's forward: the logits' float32 copy, the next
+     * tokens and the appended input_ids (the caller's kept) */
+    int64_t grown = b * (tokens + 1) * 8, logits = b * vocab * 4;
+    st->after = end_live + st->extra + logits + b * 8 + grown;
+    /* after a decode step's: the mask and the input_ids each grown by a
+     * column by torch.cat beside the old one, the new float32 logits
+     * beside the previous ones; each replaces its predecessor (one column
+     * more kept) */
+    if (decode) st->after = end_live + st->extra + b * 8 + (logits > grown ? logits : grown);
+}
+
+/* The cache layers with a window: each holds its window as a tensor. */
+static int64_t sliding_layers(const mtk_kv_cache *cache)
+{
+    int64_t n = 0;
+    for (int32_t i = 0; i < mtk_kv_cache_layer_count(cache); i++) n += mtk_kv_cache_layer_at(cache, i)->window > 0;
+    return n;
 }
 
 static int64_t end_live(const gen_step *st)
@@ -228,13 +250,13 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
     /* the prefill, then the first decode step on its cache */
     steps[0].phase = MTK_PHASE_PREFILL;
     if (!plan_step(ctx, model, cache, b, s, &how, &so, &steps[nsteps])) return NULL;
-    int64_t vocab = steps[0].vocab;
-    scaffolding(&steps[0], b, s, s, vocab, end_live(&steps[0]));
+    int64_t vocab = steps[0].vocab, windows = sliding_layers(cache);
+    scaffolding(&steps[0], b, s, s, vocab, end_live(&steps[0]), windows);
     nsteps++;
     if (n >= 2) {
         steps[1].phase = MTK_PHASE_DECODE;
         if (!plan_step(ctx, model, cache, b, 1, &how, &so, &steps[1])) return NULL;
-        scaffolding(&steps[1], b, 1, s + 1, vocab, end_live(&steps[1]));
+        scaffolding(&steps[1], b, s, s + 1, vocab, end_live(&steps[1]), windows);
         nsteps++;
     }
     if (n >= 3) {
@@ -243,7 +265,7 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
         if (!late || !mtk_kv_cache_assume(late, b, s + n - 2)) return NULL;
         steps[2].phase = MTK_PHASE_DECODE;
         if (!plan_step(ctx, model, late, b, 1, &how, &so, &steps[2])) return NULL;
-        scaffolding(&steps[2], b, 1, s + n - 1, vocab, end_live(&steps[2]));
+        scaffolding(&steps[2], b, s, s + n - 1, vocab, end_live(&steps[2]), windows);
         nsteps++;
         cache = late;
     }
