@@ -86,6 +86,18 @@ static int print_json(const mtk_pipeline_memory *m)
         cJSON_AddStringToObject(at, "op", s->plan->peak.peak_at.op ? s->plan->peak.peak_at.op : "");
         cJSON_AddStringToObject(at, "module", s->plan->peak.peak_at.module ? s->plan->peak.peak_at.module : "");
         cJSON_AddItemToObject(j, "peak_at", at);
+        /* after each node: the activation bytes live (parameters excluded), to
+         * set against torch's profiler op by op */
+        cJSON *timeline = cJSON_CreateArray();
+        for (int32_t t = 0; t < s->plan->ntimeline; t++) {
+            const mtk_memory_point *pt = &s->plan->timeline[t];
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "op", pt->op ? pt->op : "");
+            cJSON_AddStringToObject(e, "module", pt->module ? pt->module : "");
+            cJSON_AddItemToObject(e, "activation_bytes", raw_int(pt->live_bytes - pt->model_bytes));
+            cJSON_AddItemToArray(timeline, e);
+        }
+        cJSON_AddItemToObject(j, "timeline", timeline);
         cJSON_AddItemToArray(stages, j);
     }
     cJSON_AddItemToObject(root, "stages", stages);

@@ -309,7 +309,13 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
         return false;
     io->out[0] = mtk_module_forward(child(m, M_PROJ_OUT), mtk_module_forward2(child(m, M_NORM_OUT), x, temb));
     io->nout = 1;
-    return io->out[0] != NULL;
+    /* the forward's locals hold their tensors until it returns: timestep and
+       guidance scaled by 1000, ids (txt_ids and img_ids concatenated) and
+       image_rotary_emb (cos, sin) */
+    return io->out[0] != NULL && models_blocks_held_until_here(ctx, t) &&
+           (!guidance || models_blocks_held_until_here(ctx, e.in[1])) &&
+           models_blocks_held_until_here(ctx, r.in[0]) && models_blocks_held_until_here(ctx, r.out[0]) &&
+           models_blocks_held_until_here(ctx, r.out[1]);
 }
 
 static const mtk_module_type model_type = { "FluxTransformer2DModel", model_forward, NULL, NULL };

@@ -307,7 +307,12 @@ static bool block_forward(mtk_module *m, mtk_module_io *io)
     h = mtk_module_forward(named(m, "ffn_norm2"), mtk_module_forward(named(m, "feed_forward"), h));
     io->out[0] = mtk_add(ctx, x, modulation ? dit_gate(ctx, mtk_tanh(ctx, n.out[3]), h) : h);
     io->nout = 1;
-    return io->out[0] != NULL;
+    /* the forward's locals hold their tensors until it returns (the caller
+       holds its input): norm_hidden_states, the gates, attn_output */
+    if (!io->out[0] || !models_blocks_held_until_here(ctx, io->in[0]) ||
+        !models_blocks_held_until_here(ctx, n.out[0]) || !models_blocks_held_until_here(ctx, a.out[0]))
+        return false;
+    return !modulation || models_blocks_held_until_here(ctx, n.out[1]);
 }
 
 static const mtk_module_type block_type = { "Lumina2TransformerBlock", block_forward, NULL, NULL };
@@ -375,7 +380,14 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     if (!x || !caption) return false;
     int64_t l = caption->shape[1];
     mtk_tensor *both[2] = { caption, x };
-    mtk_tensor *h = run(child(m, M_LAYERS), mtk_cat(ctx, both, 2, 1), NULL, r.out[5], r.out[6], temb); /* (B, L + N, hidden) */
+    mtk_tensor *joint = mtk_cat(ctx, both, 2, 1);                         /* (B, L + N, hidden) */
+    /* attention_mask (B, L + N) bool: diffusers builds it for the joint
+       sequence and passes it only when the lengths differ (never here) */
+    if (!joint || !mtk_ctx_push_device(ctx, joint->device)) return false;
+    mtk_tensor *joint_mask = mtk_empty(ctx, (const int64_t[]){ joint->shape[0], joint->shape[1] }, 2, MTK_BOOL);
+    mtk_ctx_pop_device(ctx);
+    if (!joint_mask) return false;
+    mtk_tensor *h = run(child(m, M_LAYERS), joint, NULL, r.out[5], r.out[6], temb);
     h = mtk_module_forward2(child(m, M_NORM_OUT), h, temb); /* (B, L + N, p p C) */
     if (!h) return false;
     int64_t p = c->patch, b = latents->shape[0], hp = latents->shape[2] / p, wp = latents->shape[3] / p;
@@ -384,7 +396,14 @@ static bool model_forward(mtk_module *m, mtk_module_io *io)
     h = mtk_permute(ctx, h, (const int64_t[]){ 0, 5, 1, 3, 2, 4 }, 6);
     io->out[0] = mtk_reshape(ctx, h, (const int64_t[]){ b, c->out_channels, hp * p, wp * p }, 4);
     io->nout = 1;
-    return io->out[0] != NULL;
+    if (!io->out[0]) return false;
+    /* the forward's locals hold their tensors until it returns: the refined
+       caption (encoder_hidden_states), joint_hidden_states, attention_mask,
+       the three rotary embeddings (context, noise, joint) */
+    mtk_tensor *held[] = { caption, joint, joint_mask, r.out[1], r.out[2], r.out[3], r.out[4], r.out[5], r.out[6] };
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
+        if (held[i] && !models_blocks_held_until_here(ctx, held[i])) return false;
+    return true;
 }
 
 static const mtk_module_type model_type = { "Lumina2Transformer2DModel", model_forward, NULL, NULL };

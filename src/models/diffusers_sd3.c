@@ -188,23 +188,37 @@ static bool block_forward(mtk_module *m, mtk_module_io *io)
     if (!mtk_module_call(named(m, "norm1"), &n1) || !mtk_module_call(named(m, "norm1_context"), &n1c)) return false;
     mtk_module_io a = { .in = { n1.out[0], n1c.out[0] }, .nin = 2 };
     if (!mtk_module_call(named(m, "attn"), &a)) return false;
-    x = mtk_add(ctx, x, dit_gate(ctx, n1.out[1], a.out[0]));
+    mtk_tensor *attn_output = dit_gate(ctx, n1.out[1], a.out[0]), *attn_output2 = NULL;
+    x = mtk_add(ctx, x, attn_output);
     if (c->dual) {
-        mtk_tensor *h2 = mtk_module_forward(named(m, "attn2"), n1.out[5]);
-        x = mtk_add(ctx, x, dit_gate(ctx, n1.out[6], h2));
+        attn_output2 = dit_gate(ctx, n1.out[6], mtk_module_forward(named(m, "attn2"), n1.out[5]));
+        x = mtk_add(ctx, x, attn_output2);
     }
     mtk_tensor *h = dit_modulate(ctx, mtk_module_forward(named(m, "norm2"), x), n1.out[3], n1.out[2]);
-    x = mtk_add(ctx, x, dit_gate(ctx, n1.out[4], mtk_module_forward(named(m, "ff"), h)));
+    mtk_tensor *ff_output = dit_gate(ctx, n1.out[4], mtk_module_forward(named(m, "ff"), h));
+    x = mtk_add(ctx, x, ff_output);
     io->out[0] = x;
     io->out[1] = NULL;
     io->nout = 2;
+    mtk_tensor *context_attn_output = a.out[1], *hc = n1c.out[0], *context_ff_output = NULL;
     if (!c->context_pre_only) {
-        context = mtk_add(ctx, context, dit_gate(ctx, n1c.out[1], a.out[1]));
-        h = dit_modulate(ctx, mtk_module_forward(named(m, "norm2_context"), context), n1c.out[3], n1c.out[2]);
-        io->out[1] = mtk_add(ctx, context, dit_gate(ctx, n1c.out[4], mtk_module_forward(named(m, "ff_context"), h)));
+        context_attn_output = dit_gate(ctx, n1c.out[1], a.out[1]);
+        context = mtk_add(ctx, context, context_attn_output);
+        hc = dit_modulate(ctx, mtk_module_forward(named(m, "norm2_context"), context), n1c.out[3], n1c.out[2]);
+        context_ff_output = mtk_module_forward(named(m, "ff_context"), hc);
+        io->out[1] = mtk_add(ctx, context, dit_gate(ctx, n1c.out[4], context_ff_output));
         if (!io->out[1]) return false;
     }
-    return x != NULL;
+    if (!x) return false;
+    /* the forward's locals hold their tensors until it returns (the caller
+       holds the inputs): the norms' outputs (norm_hidden_states2, the gates
+       and shifts as views of their linears' outputs), the gated attention
+       and feed-forward outputs, the last normed inputs, context_ff_output */
+    mtk_tensor *held[] = { io->in[0], io->in[1], n1.out[1], n1c.out[1], c->dual ? n1.out[5] : NULL, attn_output,
+                           attn_output2, h, ff_output, context_attn_output, hc, context_ff_output };
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
+        if (held[i] && !models_blocks_held_until_here(ctx, held[i])) return false;
+    return true;
 }
 
 static const mtk_module_type block_type = { "JointTransformerBlock", block_forward, NULL, NULL };

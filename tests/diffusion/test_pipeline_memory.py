@@ -59,6 +59,19 @@ def test_each_stage_peak_is_its_component_planned_alone(mtk, pipeline):
     assert ({"denoise_step", "vae_decode"} if pipeline == "lumina-image-2.0" else {"encode_prompt", "vae_decode"}) <= compared
 
 
+def test_each_stage_carries_its_plans_timeline(mtk):
+    """Per node, the activation bytes live after it: the peak's node is in
+    it, and no point is above the stage's peak (which adds the peak op's
+    workspace)."""
+    whole = memory(mtk, "sd-1.5", "--image", "256x256", "--device-kind", "cpu")
+    for stage in whole["stages"]:
+        timeline = stage["timeline"]
+        assert len(timeline) > 10
+        assert max(p["activation_bytes"] for p in timeline) <= stage["activation_peak_bytes"]
+        assert {"op": stage["peak_at"]["op"], "module": stage["peak_at"]["module"]} in [
+            {"op": p["op"], "module": p["module"]} for p in timeline]
+
+
 @pytest.mark.parametrize("pipeline", BUILTINS)
 def test_weights_are_the_summary_parameters_and_buffers(mtk, pipeline):
     whole = memory(mtk, pipeline, "--image", "512x512", "--steps", "3", "--offload", "model")
