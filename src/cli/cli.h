@@ -4,6 +4,7 @@
 #define MTK_CLI_H
 
 #include "mtk/core.h"
+#include "mtk/run.h"
 #include "mtk/stream.h"
 
 #include <cjson/cJSON.h>
@@ -140,5 +141,10 @@ typedef struct cli_component_run {
  * arguments (the model built on meta, no weights).  Returns the exit
  * status. */
 int cli_run_component(mtk_ctx *ctx, const cli_component_run *a);
+
+/* Writes a run's outputs to the safetensors file `path` under their names
+ * (cli_run.c; both forms of `mtk run`).  False with the context's error;
+ * nothing is left at `path` on failure. */
+bool cli_run_write_outputs(mtk_ctx *ctx, const mtk_model_outputs *out, const char *path);
 
 #endif

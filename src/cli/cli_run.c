@@ -165,7 +165,7 @@ static cJSON *shape_json(const mtk_tensor *t)
     return a;
 }
 
-static bool write_outputs(mtk_ctx *ctx, const mtk_model_outputs *out, const char *path)
+bool cli_run_write_outputs(mtk_ctx *ctx, const mtk_model_outputs *out, const char *path)
 {
     mtk_st_writer *w = mtk_st_writer_new(ctx);
     bool ok = w && mtk_st_writer_set_metadata(w, "format", "pt");
@@ -278,7 +278,7 @@ static int run(mtk_ctx *ctx, const run_args *a, mtk_stream **stream)
     mtk_model_outputs out;
     if (!mtk_model_run(model, &in, &out)) return cli_fail_ctx(a->json, ctx);
     double t2 = now_seconds();
-    if (a->output && !write_outputs(ctx, &out, a->output)) return cli_fail_ctx(a->json, ctx);
+    if (a->output && !cli_run_write_outputs(ctx, &out, a->output)) return cli_fail_ctx(a->json, ctx);
     /* an encoder-decoder's logits are the decoder's: its rows have no padding */
     return report(ctx, a, &info, in.input_ids, in.decoder_input_ids ? NULL : in.attention_mask, &out, *stream,
                   t1 - t0, t2 - t1);

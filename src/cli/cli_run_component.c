@@ -210,17 +210,6 @@ static int report(mtk_ctx *ctx, const cli_component_run *a, const mtk_model_info
     return CLI_EXIT_OK;
 }
 
-static bool write_outputs(mtk_ctx *ctx, const mtk_model_outputs *out, const char *path)
-{
-    mtk_st_writer *w = mtk_st_writer_new(ctx);
-    bool ok = w && mtk_st_writer_set_metadata(w, "format", "pt");
-    for (int32_t i = 0; ok && i < out->count; i++)
-        ok = mtk_st_writer_add(w, out->names[i], mtk_contiguous(ctx, out->tensors[i]));
-    ok = ok && mtk_st_writer_write(w, path);
-    mtk_st_writer_free(w);
-    return ok;
-}
-
 /* --list-inputs: the call's arguments, from the model built on meta. */
 static int list_inputs(mtk_ctx *ctx, const cli_component_run *a)
 {
@@ -279,6 +268,6 @@ int cli_run_component(mtk_ctx *ctx, const cli_component_run *a)
     double t2 = now_seconds();
     if (!mtk_component_run(model, &in, &out)) return cli_fail_ctx(a->json, ctx);
     double t3 = now_seconds();
-    if (a->output && !write_outputs(ctx, &out, a->output)) return cli_fail_ctx(a->json, ctx);
+    if (a->output && !cli_run_write_outputs(ctx, &out, a->output)) return cli_fail_ctx(a->json, ctx);
     return report(ctx, a, &info, method, &in, &out, t1 - t0, t3 - t2);
 }
