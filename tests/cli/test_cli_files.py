@@ -33,6 +33,12 @@ def temporaries(directory):
 
 
 def convert(mtk_bin, *args, **kwargs):
+    # mtk leaves a signal ignored when it started ignored (a background job's SIGINT):
+    # the child gets the default dispositions whatever the test runner inherited
+    def default_signals():
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+    kwargs.setdefault("preexec_fn", default_signals)
     return subprocess.Popen([mtk_bin, "convert", *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, **kwargs)
 
