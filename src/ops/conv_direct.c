@@ -229,13 +229,12 @@ typedef struct direct_job {
 static void copy_even(float *restrict d, const float *restrict src, int64_t n)
 {
     typedef float four __attribute__((vector_size(4 * sizeof(float))));
-    typedef int32_t four_index __attribute__((vector_size(4 * sizeof(int32_t))));
     int64_t i = 0;
     for (; i + 4 < n; i += 4) {
         four lo, hi;
         memcpy(&lo, src + 2 * i, sizeof lo);
         memcpy(&hi, src + 2 * i + 4, sizeof hi);
-        four even = __builtin_shuffle(lo, hi, (four_index){ 0, 2, 4, 6 });
+        four even = __builtin_shufflevector(lo, hi, 0, 2, 4, 6);
         memcpy(d + i, &even, sizeof even);
     }
     for (; i < n; i++) d[i] = src[2 * i];
