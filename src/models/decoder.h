@@ -92,6 +92,8 @@ typedef struct decoder_spec {
     bool eager_attention;        /* gemma2: matmul-softmax-matmul (softcapping)   */
     bool experts_batched_mm;     /* _experts_implementation batched_mm: per-pair
                                     weight gathers and bmm (decoder_moe.c)      */
+    bool experts_grouped_mm;     /* grouped_mm (the default): sorted pairs and
+                                    _grouped_mm (decoder_moe_grouped.c)         */
     double attn_scale;           /* head_dim^-0.5 unless the family says         */
     double attn_softcap;         /* 0: none                                       */
     double final_softcap;        /* 0: none                                       */
@@ -257,6 +259,20 @@ typedef mtk_tensor *(*models_moe_expert_fn)(mtk_module *m, int64_t expert, mtk_t
  * included). */
 mtk_tensor *models_moe_dispatch(mtk_module *m, mtk_tensor *x, mtk_tensor *indices, mtk_tensor *weights,
                                 int64_t experts, bool scale_input, models_moe_expert_fn expert);
+
+/* The experts' weights as transformers' grouped_mm takes them, and their
+ * gated activation. */
+typedef struct models_moe_grouped_weights {
+    mtk_tensor *gate_up, *down;             /* (E, H, 2I) and (E, I, H), views  */
+    mtk_tensor *gate_up_bias, *down_bias;   /* (E, 2I) and (E, H), or NULL      */
+    mtk_tensor *(*gate)(mtk_module *m, mtk_tensor *h); /* (S, 2I) -> (S, I)     */
+} models_moe_grouped_weights;
+/* transformers' grouped_mm experts op by op, for the meta trace
+ * (decoder_moe_grouped.c): x (T, H), indices (T, k), weights (T, k) ->
+ * (T, H) in x's dtype; sizes set by T * k and E whatever the routing.
+ * NULL with the error set. */
+mtk_tensor *models_moe_grouped(mtk_module *m, mtk_tensor *x, mtk_tensor *indices, mtk_tensor *weights,
+                               const models_moe_grouped_weights *w);
 
 /* Builds <Prefix>Model or <Prefix>ForCausalLM (architecture) from the spec.
  * MoE specs add the balanced-routing note to the config. */

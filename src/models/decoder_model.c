@@ -386,10 +386,11 @@ bool models_decoder_read_common(model_config *c, decoder_spec *spec, const char 
        attention): eager is matmul-softmax-matmul, sdpa the fused op */
     const char *attn = models_cfg_string(c, "_attn_implementation", "sdpa");
     spec->eager_attention = attn && strcmp(attn, "eager") == 0;
-    /* transformers' experts_implementation: batched_mm traces its gathers
-       op by op; anything else the balanced grouped form (decoder_moe.c) */
+    /* transformers' experts_implementation: batched_mm and grouped_mm (its
+       default) traced op by op; anything else (eager) balanced routing */
     const char *experts = models_cfg_string(c, "_experts_implementation", "grouped_mm");
     spec->experts_batched_mm = experts && strcmp(experts, "batched_mm") == 0;
+    spec->experts_grouped_mm = !experts || strcmp(experts, "grouped_mm") == 0;
     spec->rope_longrope_aliases = d->longrope_aliases;
     spec->rope_original_max = d->original_max_position;
     return models_decoder_read_rope(c, spec, d->rope_theta);

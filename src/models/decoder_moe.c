@@ -167,6 +167,7 @@ typedef struct experts_config {
     int64_t experts, top_k, intermediate;
     double initializer_range;
     bool batched_mm; /* _experts_implementation "batched_mm" (batched_experts) */
+    bool grouped_mm; /* "grouped_mm", transformers' default (models_moe_grouped) */
 } experts_config;
 
 static bool experts_reset(mtk_module *m, mtk_rng *rng)
@@ -251,6 +252,27 @@ static mtk_tensor *batched_experts(mtk_module *m, mtk_tensor *x, mtk_tensor *ind
     return out;
 }
 
+/* _default_apply_gate: act(gate) * up of h (S, 2I) -> (S, I). */
+static mtk_tensor *apply_gate(mtk_module *m, mtk_tensor *h)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    int64_t i = ((const experts_config *)mtk_module_config(m))->intermediate;
+    mtk_tensor *gate = mtk_narrow(ctx, h, -1, 0, i), *up = mtk_narrow(ctx, h, -1, i, i);
+    return mtk_mul(ctx, mtk_module_forward(mtk_module_child_at(m, 0, NULL), gate), up);
+}
+
+/* transformers' grouped_mm with the output-major weights (E, 2I, H) and
+ * (E, H, I), transposed to the input-major form the op takes. */
+static mtk_tensor *grouped_experts(mtk_module *m, mtk_tensor *x, mtk_tensor *indices, mtk_tensor *weights)
+{
+    mtk_ctx *ctx = mtk_module_ctx(m);
+    mtk_tensor *gate_up = models_quant_weight(m, "gate_up_proj", x->dtype, false); /* (E, 2I, H) */
+    mtk_tensor *down = models_quant_weight(m, "down_proj", x->dtype, false);       /* (E, H, I)  */
+    models_moe_grouped_weights w = { .gate_up = mtk_transpose(ctx, gate_up, 1, 2), .down = mtk_transpose(ctx, down, 1, 2),
+                                     .gate = apply_gate };
+    return models_moe_grouped(m, x, indices, weights, &w);
+}
+
 /* forward(x (T, H), top_k_index (T, k), top_k_weights (T, k)) -> (T, H) */
 static bool experts_forward(mtk_module *m, mtk_module_io *io)
 {
@@ -266,10 +288,12 @@ static bool experts_forward(mtk_module *m, mtk_module_io *io)
         io->out[0] = models_moe_dispatch(m, x, io->in[1], io->in[2], c->experts, false, one_expert);
         return io->out[0] != NULL;
     }
-    if (c->batched_mm) {
-        io->out[0] = batched_experts(m, x, io->in[1], io->in[2]);
+    if (c->batched_mm || c->grouped_mm) {
+        io->out[0] = (c->batched_mm ? batched_experts : grouped_experts)(m, x, io->in[1], io->in[2]);
         return io->out[0] != NULL;
     }
+    /* another implementation (transformers' eager loop over the experts
+       a token reached): balanced routing stands for the data */
     int64_t pairs = x->shape[0] * c->top_k;
     int64_t base = pairs / c->experts, extra = pairs % c->experts;
     /* experts [0, extra) get base + 1 tokens, the others base */
@@ -340,7 +364,7 @@ mtk_module *models_decoder_moe(mtk_ctx *ctx, const decoder_types *t, const decod
                          spec->moe == MOE_MIXTRAL, spec->initializer_range };
     *(experts_config *)mtk_module_config(experts) =
         (experts_config){ spec->experts, spec->top_k, spec->moe_intermediate, spec->initializer_range,
-                         spec->experts_batched_mm };
+                         spec->experts_batched_mm, spec->experts_grouped_mm };
     *(moe_config *)mtk_module_config(block) =
         (moe_config){ spec->moe == MOE_QWEN2 || deepseek, spec->moe_experts_first, deepseek };
     int64_t router_shape[2] = { spec->experts, spec->hidden };

@@ -33,6 +33,7 @@ typedef struct fused_config {
     double alpha, limit;      /* gpt_oss swiglu */
     double initializer_range;
     bool batched_mm;          /* _experts_implementation "batched_mm" (gpt_oss: batched_experts) */
+    bool grouped_mm;          /* "grouped_mm", the default (gpt_oss: models_moe_grouped) */
 } fused_config;
 
 static const fused_config *config_of(const mtk_module *m) { return mtk_module_config(m); }
@@ -179,14 +180,29 @@ static mtk_tensor *batched_experts(mtk_module *m, mtk_tensor *x, mtk_tensor *ind
     return out;
 }
 
+/* transformers' grouped_mm for GptOssExperts: input-major weights as the
+ * op takes them, the biases gathered per sorted pair.
+ * x (T, H), indices (T, k), scores (T, k) -> (T, H). */
+static mtk_tensor *grouped_experts(mtk_module *m, mtk_tensor *x, mtk_tensor *indices, mtk_tensor *scores)
+{
+    models_moe_grouped_weights w = {
+        .gate_up = models_quant_weight(m, "gate_up_proj", x->dtype, true),                /* (E, H, 2I) */
+        .down = models_quant_weight(m, "down_proj", x->dtype, true),                      /* (E, I, H)  */
+        .gate_up_bias = mtk_module_find_tensor(m, "gate_up_proj_bias"),                   /* (E, 2I)    */
+        .down_bias = mtk_module_find_tensor(m, "down_proj_bias"),                         /* (E, H)     */
+        .gate = gated,
+    };
+    return models_moe_grouped(m, x, indices, scores, &w);
+}
+
 /* GptOssExperts: forward(x (T, H), indices (T, k), scores (T, k)) -> (T, H) */
 static bool gpt_oss_experts_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     const fused_config *c = config_of(m);
     mtk_tensor *x = io->in[0], *indices = io->in[1], *scores = io->in[2];
-    if (mtk_tensor_is_meta(x) && c->batched_mm) {
-        io->out[0] = batched_experts(m, x, indices, scores);
+    if (mtk_tensor_is_meta(x) && (c->batched_mm || c->grouped_mm)) {
+        io->out[0] = (c->batched_mm ? batched_experts : grouped_experts)(m, x, indices, scores);
     } else if (mtk_tensor_is_meta(x)) {
         /* balanced routing: experts [0, extra) get base + 1 tokens, the others base */
         int64_t pairs = x->shape[0] * c->top_k, base = pairs / c->experts, extra = pairs % c->experts;
@@ -287,7 +303,7 @@ static mtk_module *fused_module(mtk_ctx *ctx, const mtk_module_type *type, const
     *(fused_config *)mtk_module_config(m) = (fused_config){
         .kind = spec->moe, .experts = spec->experts, .top_k = spec->top_k, .intermediate = spec->moe_intermediate,
         .alpha = spec->swiglu_alpha, .limit = spec->swiglu_limit, .initializer_range = spec->initializer_range,
-        .batched_mm = spec->experts_batched_mm,
+        .batched_mm = spec->experts_batched_mm, .grouped_mm = spec->experts_grouped_mm && spec->moe == MOE_GPT_OSS,
     };
     return m;
 }

@@ -36,6 +36,7 @@ void ag_saved_mul(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_div(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_pow(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_mm(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_saved_grouped_mm(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_matmul(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_linear(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_indices(const mtk_autograd_query *q, mtk_autograd_result *r); /* embedding */

@@ -125,6 +125,14 @@ void ag_saved_mm(const mtk_autograd_query *q, mtk_autograd_result *r)
     if (ag_rg(q, 0)) ag_save_arg(q, r, 1);
 }
 
+/* _grouped_mm: as mm, and the offsets whenever it is recorded. */
+void ag_saved_grouped_mm(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    if (ag_rg(q, 1)) ag_save_arg(q, r, 0);
+    if (ag_rg(q, 0)) ag_save_arg(q, r, 1);
+    ag_save_arg(q, r, 2);
+}
+
 /* Saves `t` reshaped to shape[n] as torch's reshape makes it: t's storage
  * when a view exists (geometry given by shape/stride of t, which may be
  * an expanded or transposed form of argument `arg`), else a new

@@ -72,4 +72,10 @@ bool mtk_linalg_meta(mtk_op_call *call);
 bool mtk_linalg_cpu(mtk_op_call *call);
 mtk_op_cost mtk_linalg_cost(const mtk_op_call *call);
 
+/* _grouped_mm (linalg_grouped.c): (S, K) rows by group @ (G, K, N) with
+ * int32 offs -> (S, N). */
+bool mtk_grouped_mm_meta(mtk_op_call *call);
+bool mtk_grouped_mm_cpu(mtk_op_call *call);
+mtk_op_cost mtk_grouped_mm_cost(const mtk_op_call *call);
+
 #endif

@@ -49,5 +49,8 @@ RED_ROW(MEDIAN, "median",
 RED_ROW(NANMEDIAN, "nanmedian",
         "nanmedian(Tensor input, int? dim=None, bool keepdim=False) -> Tensor | (Tensor values, Tensor indices)")
 RED_ROW(MODE, "mode", "mode(Tensor input, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)")
+MTK_OP(HISTC, .name = "histc",
+       .signature = "histc(Tensor input, int bins=100, Scalar min=0, Scalar max=0) -> Tensor",
+       .meta = mtk_histc_meta, .cpu = mtk_histc_cpu, .cost = mtk_outputs_cost)
 
 #undef RED_ROW

@@ -86,4 +86,8 @@ MTK_REDUCE_INFO(MODE)
 bool mtk_reduce_meta(mtk_op_call *call);
 bool mtk_reduce_cpu(mtk_op_call *call);
 
+/* histc (reduce_histc.c): (bins) in the input's dtype. */
+bool mtk_histc_meta(mtk_op_call *call);
+bool mtk_histc_cpu(mtk_op_call *call);
+
 #endif

@@ -10,6 +10,7 @@ checkpointing, at several (batch, seq); BERT for inference; the encoders
 """
 import hashlib
 import json
+import math
 import os
 import random
 import sys
@@ -96,6 +97,56 @@ def cases():
     return out
 
 
+# the MoE families whose transformers experts take _experts_implementation
+# (llama4_text's do not: every expert on every token)
+GROUPED = ("mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v3", "glm4_moe", "gpt_oss")
+# the experts' intermediate size of each family's config
+_EXPERT_INTERMEDIATE = {"mixtral": "intermediate_size", "gpt_oss": "intermediate_size"}
+
+
+def _round_up(n, m):
+    return (n + m - 1) // m * m
+
+
+def grouped_config(family):
+    """family_config with transformers' default grouped_mm experts, and the
+    hidden and experts' intermediate sizes rounded up to multiples of 16:
+    torch's cpu grouped_mm needs 16-byte aligned strides (the attention's
+    and dense sizes stay odd)."""
+    cfg = family_config(family)
+    cfg["_experts_implementation"] = "grouped_mm"
+    step = 16
+    if "head_dim" not in cfg and family != "deepseek_v3":
+        heads = cfg["num_attention_heads"]
+        step = step * heads // math.gcd(step, heads)  # hidden / heads stays whole
+    cfg["hidden_size"] = _round_up(cfg["hidden_size"], step)
+    key = _EXPERT_INTERMEDIATE.get(family, "moe_intermediate_size")
+    cfg[key] = _round_up(cfg[key], 16)
+    return cfg
+
+
+def grouped_cases():
+    """(id, case) pairs of the MoE families with grouped_mm experts:
+    training with AdamW, with SGD and checkpointing, with AdamW and
+    checkpointing, and inference; measured by torch_memory_grouped."""
+    out = []
+    for i, family in enumerate(GROUPED):
+        cfg = grouped_config(family)
+        f32, bf16 = ("float32", "bfloat16") if i % 2 == 0 else ("bfloat16", "float32")
+        attention = "eager" if family in EAGER_ONLY else "sdpa"
+        rows = [
+            ("train-adamw", dict(mode="training", optimizer="adamw", dtype=f32, batch=2, seq=13)),
+            ("train-sgd-ckpt", dict(mode="training", optimizer="sgd", dtype=bf16, checkpointing=True, batch=1,
+                                    seq=19)),
+            ("inference", dict(mode="inference", dtype=f32, batch=3, seq=11)),
+            ("train-adamw-ckpt", dict(mode="training", optimizer="adamw", dtype="bfloat16", checkpointing=True,
+                                      batch=2, seq=8)),
+        ]
+        for name, row in rows:
+            out.append(("%s-grouped-%s" % (family, name), dict(row, attention=attention, config=cfg)))
+    return out
+
+
 def fit_cases():
     """(id, case, what, the answer mtk should give): --fit with a budget
     halfway between mtk's peaks at the answer and one more; `what` is
@@ -110,9 +161,11 @@ def fit_cases():
     ]
 
 
-def key(case):
-    with open(os.path.join(HERE, "torch_memory.py"), "rb") as f:
-        src = f.read()
+def key(case, sources=("torch_memory.py",)):
+    src = b""
+    for name in sources:
+        with open(os.path.join(HERE, name), "rb") as f:
+            src += f.read()
     return hashlib.sha256(src + json.dumps(case, sort_keys=True).encode()).hexdigest()[:24]
 
 
@@ -131,11 +184,19 @@ def save_cache(cache):
     os.replace(tmp, CACHE)
 
 
+GROUPED_SOURCES = ("torch_memory.py", "torch_memory_grouped.py")
+
+
 def measured(case, cache):
-    """torch's numbers for case, measured now if the cache lacks them."""
-    k = key(case)
+    """torch's numbers for case, measured now if the cache lacks them (a
+    grouped_mm case by torch_memory_grouped, keyed by both sources)."""
+    grouped = case["config"].get("_experts_implementation") == "grouped_mm"
+    k = key(case, GROUPED_SOURCES) if grouped else key(case)
     if k not in cache:
-        import torch_memory
+        if grouped:
+            import torch_memory_grouped as torch_memory
+        else:
+            import torch_memory
         cache[k] = torch_memory.measure(case)
         save_cache(cache)
     return cache[k]
@@ -143,7 +204,7 @@ def measured(case, cache):
 
 def all_cases():
     """Every case the tests measure, fits' neighbours included."""
-    out = [c for _, c in cases()]
+    out = [c for _, c in cases() + grouped_cases()]
     for _, c, what, n in fit_cases():
         out += [dict(c, **{what: n}), dict(c, **{what: n + 1})]
     return out

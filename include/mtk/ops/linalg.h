@@ -42,6 +42,15 @@ MTK_API mtk_tensor *mtk_mv(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *vec);
  * vector bias, else matmul then an in-place add). */
 MTK_API mtk_tensor *mtk_linear(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *weight, mtk_tensor *bias);
 
+/* torch._grouped_mm(input, mat2, offs=offs) in its mixture-of-experts
+ * form: input (S, K) with its rows sorted by group, mat2 (G, K, N), offs
+ * (G) int32 the cumulative end row of each group -> (S, N) in input's
+ * dtype, row r of group g being input[r] @ mat2[g] (rows past offs[G-1]
+ * zero).  float32, bfloat16 or float16, both alike.  Errors: other ranks,
+ * no offs, offs not int32 or not one per group, mismatched K, offsets
+ * decreasing or past S (cpu). */
+MTK_API mtk_tensor *mtk_grouped_mm(mtk_ctx *ctx, mtk_tensor *input, mtk_tensor *mat2, mtk_tensor *offs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -103,6 +103,13 @@ MTK_API bool mtk_median_dim(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool k
 MTK_API bool mtk_mode(mtk_ctx *ctx, mtk_tensor *input, int64_t dim, bool keepdim, mtk_tensor **values,
                       mtk_tensor **indices);
 
+/* torch.histc(input, bins, min, max): counts of input's elements in
+ * `bins` equal bins over [min, max] (min == max: the elements' range;
+ * outside ignored, max in the last bin) -> (bins) in input's dtype, a
+ * float one.  Errors: an integer or bool input, bins <= 0, min > max, a
+ * bound not finite. */
+MTK_API mtk_tensor *mtk_histc(mtk_ctx *ctx, mtk_tensor *input, int64_t bins, double min, double max);
+
 #ifdef __cplusplus
 }
 #endif
