@@ -266,8 +266,9 @@ bool models_decoder_parts_of(mtk_module *m, decoder_parts *out)
 }
 
 static const char moe_note[] =
-    "MoE routing depends on the data: on meta each expert is assumed to get tokens x top_k / num_experts "
-    "tokens (balanced routing); the experts' FLOPs are those of that balance";
+    "MoE routing depends on the data: on meta the experts run as transformers' grouped_mm (its default) or "
+    "batched_mm, whose sizes and FLOPs are set by tokens x top_k whatever the routing; other experts "
+    "implementations assume balanced routing (tokens x top_k / num_experts tokens per expert)";
 
 mtk_module *models_decoder_build(model_config *c, const decoder_spec *spec, const char *architecture)
 {

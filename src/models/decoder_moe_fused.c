@@ -104,7 +104,13 @@ static mtk_tensor *gated(mtk_module *m, mtk_tensor *h)
     mtk_tensor *up = mtk_clamp(ctx, mtk_slice(ctx, h, -1, 1, two_i, 2), mtk_value_float(-c->limit),
                                mtk_value_float(c->limit));
     mtk_tensor *glu = mtk_mul(ctx, gate, mtk_sigmoid(ctx, mtk_mul_scalar(ctx, gate, mtk_value_float(c->alpha))));
-    return mtk_mul(ctx, mtk_add_scalar(ctx, up, mtk_value_float(1.0)), glu);
+    mtk_tensor *up1 = mtk_add_scalar(ctx, up, mtk_value_float(1.0));
+    mtk_tensor *out = mtk_mul(ctx, up1, glu);
+    /* _apply_gate's locals (the clamped gate and up, glu, up + 1) live until it returns */
+    if (!models_blocks_held_until_here(ctx, gate) || !models_blocks_held_until_here(ctx, up) ||
+        !models_blocks_held_until_here(ctx, glu) || !models_blocks_held_until_here(ctx, up1))
+        return NULL;
+    return out;
 }
 
 /* `count` experts from `first` on, each on the rows of in (count, t, H):

@@ -34,16 +34,28 @@ mtk_tensor *models_moe_grouped(mtk_module *m, mtk_tensor *x, mtk_tensor *indices
     mtk_tensor *offsets = mtk_cumsum(ctx, per_expert, 0, MTK_INT32);             /* (E) int32   */
     mtk_tensor *bias = w->gate_up_bias ? mtk_index_select(ctx, w->gate_up_bias, 0, ids_sorted) : NULL; /* (S, 2I) */
     mtk_tensor *h = mtk_grouped_mm(ctx, rows, w->gate_up, offsets);              /* (S, 2I)     */
-    if (bias) h = mtk_add(ctx, h, bias); /* out.add_(bias) in transformers: in place there */
+    /* out.add_(bias) in transformers: in place there, so the sum takes
+       the product's place (both are live only at the add) */
+    if (bias) h = mtk_add(ctx, h, bias);
+    mtk_tensor *gate_up_out = h;
     h = w->gate(m, h);                                                           /* (S, I)      */
+    /* proj_out holds the up projection until the gate returns and rebinds it */
+    if (!models_blocks_held_until_here(ctx, gate_up_out)) return NULL;
+    mtk_tensor *gate_up_bias = bias;
     bias = w->down_bias ? mtk_index_select(ctx, w->down_bias, 0, ids_sorted) : NULL; /* (S, H) */
+    /* selected_biases holds the up projection's bias until rebound here */
+    if (!models_blocks_held_until_here(ctx, gate_up_bias)) return NULL;
     mtk_tensor *out = mtk_grouped_mm(ctx, h, w->down, offsets);                  /* (S, H)      */
     if (bias) out = mtk_add(ctx, out, bias);
     /* float32 routing weights (mixtral) promote the weighted rows */
     mtk_tensor *weighted = mtk_mul(ctx, out, mtk_unsqueeze(ctx, sample_sorted, -1)); /* (S, H)  */
     /* inv_perm[perm] = arange(S): where each pair's row went */
     mtk_tensor *inv_perm = mtk_empty_like(ctx, perm, MTK_DTYPE_UNDEFINED);
-    mtk_tensor *positions = inv_perm ? mtk_arange_int(ctx, 0, pairs, 1, MTK_INT64) : NULL;
+    mtk_tensor *positions = NULL;
+    if (inv_perm && mtk_ctx_push_device(ctx, perm->device)) { /* arange on the tokens' device */
+        positions = mtk_arange_int(ctx, 0, pairs, 1, MTK_INT64);
+        mtk_ctx_pop_device(ctx);
+    }
     inv_perm = mtk_scatter(ctx, inv_perm, 0, perm, positions, NULL);             /* (S)         */
     weighted = mtk_index_select(ctx, weighted, 0, inv_perm);                     /* (S, H)      */
     int64_t per_token[3] = { tokens, k, hidden }, slots = 1;

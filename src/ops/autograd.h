@@ -60,6 +60,7 @@ void ag_saved_max_pool(const mtk_autograd_query *q, mtk_autograd_result *r);
 /* ---- backward columns (autograd_nn.c) */
 /* The gradient of each input that requires grad (the default). */
 void ag_backward_grads(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_backward_passthrough(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_rope(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_matmul(const mtk_autograd_query *q, mtk_autograd_result *r);

@@ -293,6 +293,14 @@ void ag_backward_grads(const mtk_autograd_query *q, mtk_autograd_result *r)
                 .grad_of = i, .nbytes = mtk_tensor_numel(q->inputs[i]) * (int64_t)mtk_dtype_size(q->inputs[i]->dtype) };
 }
 
+/* transpose, swapaxes, swapdims, t: the gradient is the incoming one
+ * transposed back, a view (TransposeBackward0), so nothing is allocated. */
+void ag_backward_passthrough(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    for (int32_t i = 0; i < q->ninputs && r->nbackward < MTK_MAX_SAVED; i++)
+        if (q->input_requires_grad[i]) r->backward[r->nbackward++] = (mtk_backward_alloc){ .grad_of = i, .nbytes = 0 };
+}
+
 /* LlamaRMSNorm's forward beyond its output, at its highest (n: x's
  * elements, r: the float32 reduced tensor's bytes).  Without autograd:
  * - with a weight, x in a half dtype: h = x.to(float32) (4n) and pow's

@@ -40,19 +40,19 @@ MTK_OP(EXPAND_AS, .name = "expand_as",
 MTK_OP(TRANSPOSE, .name = "transpose",
        .signature = "transpose(Tensor input, int dim0, int dim1) -> Tensor",
        .meta = mtk_transpose_meta, .cpu = mtk_view_cpu,
-       .flags = MTK_OP_VIEW)
+       .flags = MTK_OP_VIEW, .backward = ag_backward_passthrough)
 MTK_OP(SWAPAXES, .name = "swapaxes",
        .signature = "swapaxes(Tensor input, int axis0, int axis1) -> Tensor",
        .meta = mtk_transpose_meta, .cpu = mtk_view_cpu,
-       .flags = MTK_OP_VIEW)
+       .flags = MTK_OP_VIEW, .backward = ag_backward_passthrough)
 MTK_OP(SWAPDIMS, .name = "swapdims",
        .signature = "swapdims(Tensor input, int dim0, int dim1) -> Tensor",
        .meta = mtk_transpose_meta, .cpu = mtk_view_cpu,
-       .flags = MTK_OP_VIEW)
+       .flags = MTK_OP_VIEW, .backward = ag_backward_passthrough)
 MTK_OP(T, .name = "t",
        .signature = "t(Tensor input) -> Tensor",
        .meta = mtk_t_meta, .cpu = mtk_view_cpu,
-       .flags = MTK_OP_VIEW)
+       .flags = MTK_OP_VIEW, .backward = ag_backward_passthrough)
 MTK_OP(PERMUTE, .name = "permute",
        .signature = "permute(Tensor input, int... dims) -> Tensor",
        .meta = mtk_permute_meta, .cpu = mtk_view_cpu,
