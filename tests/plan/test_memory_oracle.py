@@ -98,3 +98,26 @@ def test_fit_answer_fits_in_torch_and_one_more_does_not(run, tmp_path, case_id, 
     torch_at = memory_cases.measured(dict(case, **{what: answer}), _cache)["peak"]
     torch_beyond = memory_cases.measured(dict(case, **{what: answer + 1}), _cache)["peak"]
     assert torch_at <= budget < torch_beyond, (torch_at, budget, torch_beyond)
+
+
+# What the forward saves, byte for byte, in the grouped_mm training cases
+# (the experts' sorted rows, offsets and _grouped_mm operands; per module
+# the experts agree in every family, measured 2026-11-27)
+_SAVED_GAPS = {
+    "deepseek_v3-grouped-train-adamw": "the grouped top-k router (mlp.gate) saves 2,028 bytes more in torch: "
+                                       "data-dependent (test_saved_oracle's deepseek_v3 note); experts exact",
+    "glm4_moe-grouped-train-adamw": "the grouped top-k router saves 3,120 bytes more in torch (as deepseek_v3's); "
+                                    "experts exact",
+    "gpt_oss-grouped-train-adamw": "gpt_oss's sinks attention saves more in mtk (test_saved_oracle's note); "
+                                   "router and experts exact",
+}
+_SAVED = [pytest.param(i, c, id=i, marks=[pytest.mark.xfail(reason=_SAVED_GAPS[i], strict=True)]
+                       if i in _SAVED_GAPS else [])
+          for i, c in memory_cases.grouped_cases() if c["mode"] == "training" and not c.get("checkpointing")]
+
+
+@pytest.mark.parametrize("case_id,case", _SAVED)
+def test_grouped_mm_saved_activations_equal_torch(run, tmp_path, case_id, case):
+    want = memory_cases.measured(case, _cache)
+    got = mtk_memory(run, tmp_path, case)
+    assert got["activations_saved_forward"] == want["saved"]
