@@ -8,10 +8,12 @@
  * correction bias) and add their shared_experts ungated.
  *
  * Which tokens go to which expert depends on the data.  On meta the
- * experts assume balanced routing: of the T * top_k (token, expert) pairs
- * each expert gets T * top_k / E (the first T * top_k % E experts one
- * more), computed as at most two batched matmuls, so shapes and FLOPs are
- * those of a perfectly balanced router.  On a real device each expert
+ * experts run as transformers' experts implementation does, whose sizes
+ * are set by the T * top_k (token, expert) pairs whatever the routing:
+ * grouped_mm, its default (models_moe_grouped), or batched_mm
+ * (batched_experts).  Any other implementation assumes balanced routing:
+ * each expert gets T * top_k / E pairs (the first T * top_k % E experts
+ * one more), at most two batched matmuls.  On a real device each expert
  * runs on exactly the tokens routed to it (models_moe_dispatch). */
 #include "models/blocks.h"
 #include "models/decoder.h"

@@ -7,10 +7,10 @@
  *     gate_up_proj_bias (E, 2I) and down_proj_bias (E, H), gate and up
  *     interleaved in the 2I columns (gate the even ones), and the clamped
  *     swiglu (up + 1) * gate * sigmoid(alpha * gate), gate clamped above at
- *     limit, up to [-limit, limit].  On meta, balanced routing as
- *     decoder_moe.c (tokens * top_k / E rows per expert, the FLOPs of
- *     transformers' batched_mm); on a real device each expert runs on
- *     exactly its tokens (models_moe_dispatch), as transformers' loop.
+ *     limit, up to [-limit, limit].  On meta, transformers' grouped_mm
+ *     (models_moe_grouped) or batched_mm (batched_experts) op by op, other
+ *     implementations balanced routing as decoder_moe.c; on a real device
+ *     each expert runs on exactly its tokens (models_moe_dispatch).
  *   Llama4TextMoe (MOE_LLAMA4): experts Llama4TextExperts (no biases, gate
  *     the first I columns), router Llama4Router (Linear(H, E), no bias):
  *     the top-k logits through a sigmoid, the other experts' scores 0;
