@@ -56,14 +56,48 @@ static mtk_tensor *attend(mtk_ctx *ctx, mtk_module *attn, mtk_tensor *q, mtk_ten
  * encoder's hidden states (B, S, D). */
 static bool fill_cross(mtk_ctx *ctx, mtk_module *blocks, mtk_tensor *encoded, layer_cache *cache, int32_t nl)
 {
+    void *hook_user = NULL;
+    mtk_module_hook hook = mtk_ctx_module_hook(ctx, &hook_user); /* the block's weights used: as a call of it */
     for (int32_t i = 0; i < nl; i++) {
-        mtk_module *attn = child(sublayer(child(blocks, i), 1), 0); /* EncDecAttention */
+        mtk_module *block = child(blocks, i), *attn = child(sublayer(block, 1), 0); /* EncDecAttention */
         const t5_attention_config *c = mtk_module_config(attn);
+        if (hook && !hook(hook_user, block, false)) return false;
         cache[i].cross_k = models_blocks_split_heads(ctx, mtk_module_forward(child(attn, 1), encoded), c->heads, c->d_kv);
         cache[i].cross_v = models_blocks_split_heads(ctx, mtk_module_forward(child(attn, 2), encoded), c->heads, c->d_kv);
+        if (hook) hook(hook_user, block, true);
         if (!cache[i].cross_k || !cache[i].cross_v) return false;
     }
     return true;
+}
+
+/* One decoder block on the new token's hidden state (B, 1, D): cached
+ * self-attention, cross-attention over the encoder's keys and values,
+ * feed-forward.  The layer's self keys and values become the
+ * concatenation of the cached ones and the new token's. */
+static mtk_tensor *block_step(mtk_ctx *ctx, mtk_module *block, mtk_tensor *h, mtk_tensor *self_bias,
+                              layer_cache *cache, mtk_tensor *cross_bias)
+{
+    mtk_module *self = sublayer(block, 0), *attn = child(self, 0);
+    const t5_attention_config *c = mtk_module_config(attn);
+    mtk_tensor *x = mtk_module_forward(child(self, 1), h);
+    mtk_tensor *q = models_blocks_split_heads(ctx, mtk_module_forward(child(attn, 0), x), c->heads, c->d_kv);
+    mtk_tensor *k = models_blocks_split_heads(ctx, mtk_module_forward(child(attn, 1), x), c->heads, c->d_kv);
+    mtk_tensor *v = models_blocks_split_heads(ctx, mtk_module_forward(child(attn, 2), x), c->heads, c->d_kv);
+    if (cache->self_k && k && v) { /* DynamicLayer.update: torch.cat on the sequence dim */
+        mtk_tensor *ks[2] = { cache->self_k, k }, *vs[2] = { cache->self_v, v };
+        k = mtk_cat(ctx, ks, 2, 2);
+        v = mtk_cat(ctx, vs, 2, 2);
+    }
+    if (!q || !k || !v) return NULL;
+    cache->self_k = k; /* (B, H, past + 1, d) */
+    cache->self_v = v;
+    h = mtk_add(ctx, h, mtk_module_forward(child(self, 2), attend(ctx, attn, q, k, v, self_bias)));
+    mtk_module *cross = sublayer(block, 1), *cattn = child(cross, 0);
+    x = mtk_module_forward(child(cross, 1), h);
+    q = models_blocks_split_heads(ctx, mtk_module_forward(child(cattn, 0), x), c->heads, c->d_kv);
+    mtk_tensor *a = q ? attend(ctx, cattn, q, cache->cross_k, cache->cross_v, cross_bias) : NULL;
+    h = mtk_add(ctx, h, mtk_module_forward(child(cross, 2), a));
+    return mtk_module_forward(sublayer(block, 2), h); /* T5LayerFF */
 }
 
 /* The decoder on ids (B, 1) at position `past` with the cache, then the
@@ -79,29 +113,16 @@ static mtk_tensor *decoder_step(mtk_module *model, mtk_tensor *ids, int64_t past
     mtk_module *attn0 = child(sublayer(child(blocks, 0), 0), 0);
     /* (1, H, 1, past + 1): the query at `past` over every decoded token */
     mtk_tensor *self_bias = mtk_contiguous(ctx, models_t5_position_bias(attn0, 1, past + 1, past, h));
+    void *hook_user = NULL;
+    mtk_module_hook hook = mtk_ctx_module_hook(ctx, &hook_user);
     for (int32_t i = 0; h && self_bias && i < nl; i++) {
+        /* the block runs as one call for the module observer, as
+           mtk_module_call would: weight streaming (mtk/stream.h) maps a
+           layer in before it runs */
         mtk_module *block = child(blocks, i);
-        mtk_module *self = sublayer(block, 0), *attn = child(self, 0);
-        const t5_attention_config *c = mtk_module_config(attn);
-        mtk_tensor *x = mtk_module_forward(child(self, 1), h);
-        mtk_tensor *q = models_blocks_split_heads(ctx, mtk_module_forward(child(attn, 0), x), c->heads, c->d_kv);
-        mtk_tensor *k = models_blocks_split_heads(ctx, mtk_module_forward(child(attn, 1), x), c->heads, c->d_kv);
-        mtk_tensor *v = models_blocks_split_heads(ctx, mtk_module_forward(child(attn, 2), x), c->heads, c->d_kv);
-        if (cache[i].self_k && k && v) { /* DynamicLayer.update: torch.cat on the sequence dim */
-            mtk_tensor *ks[2] = { cache[i].self_k, k }, *vs[2] = { cache[i].self_v, v };
-            k = mtk_cat(ctx, ks, 2, 2);
-            v = mtk_cat(ctx, vs, 2, 2);
-        }
-        if (!q || !k || !v) return NULL;
-        cache[i].self_k = k; /* (B, H, past + 1, d) */
-        cache[i].self_v = v;
-        h = mtk_add(ctx, h, mtk_module_forward(child(self, 2), attend(ctx, attn, q, k, v, self_bias)));
-        mtk_module *cross = sublayer(block, 1), *cattn = child(cross, 0);
-        x = mtk_module_forward(child(cross, 1), h);
-        q = models_blocks_split_heads(ctx, mtk_module_forward(child(cattn, 0), x), c->heads, c->d_kv);
-        mtk_tensor *a = q ? attend(ctx, cattn, q, cache[i].cross_k, cache[i].cross_v, cross_bias) : NULL;
-        h = mtk_add(ctx, h, mtk_module_forward(child(cross, 2), a));
-        h = mtk_module_forward(sublayer(block, 2), h); /* T5LayerFF */
+        if (hook && !hook(hook_user, block, false)) return NULL;
+        h = block_step(ctx, block, h, self_bias, &cache[i], cross_bias);
+        if (hook) hook(hook_user, block, true);
     }
     h = mtk_module_forward(child(decoder, 3), mtk_module_forward(child(decoder, 2), h));
     if (s->scale_output) h = mtk_mul_scalar(ctx, h, mtk_value_float(pow((double)s->d_model, -0.5)));

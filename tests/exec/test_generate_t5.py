@@ -112,3 +112,14 @@ def test_the_padding_changes_what_is_generated(fixtures, run):
     unmasked = json.loads(result.stdout)["sequences"]
     assert unmasked[0] == masked[0][:len(unmasked[0])]  # the full row
     assert unmasked[1:] != [row[:len(unmasked[1])] for row in masked[1:]]
+
+
+def test_generate_streamed_under_a_ram_budget_gives_the_same_tokens(fixtures, run):
+    d, weights = _model(fixtures, "gated_untied_lm_head")
+    inputs = d / "inputs.safetensors"
+    result = run("generate", d / "model", *weights, "--input-ids", inputs, "--attention-mask", inputs,
+                 "--max-new-tokens", oracle.NEW, "--max-ram", "200KB", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["stream"]["releases"] and doc["stream"]["budget"] < doc["stream"]["total_bytes"]
+    assert doc["sequences"] == load_file(str(d / "gen.safetensors"))["masked"].tolist()
