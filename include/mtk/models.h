@@ -352,6 +352,10 @@ typedef struct mtk_generate_stats {
                                     float32, step i's logits of the last
                                     position, as generate's `logits`; NULL
                                     otherwise                              */
+    bool encoder_decoder;        /* the sequences are the decoder's
+                                    (decoder_start_token_id, then the new
+                                    tokens), not the prompt's: an
+                                    encoder-decoder (T5)                   */
 } mtk_generate_stats;
 
 /* model.generate(input_ids, attention_mask, do_sample=False,
@@ -367,7 +371,14 @@ typedef struct mtk_generate_stats {
  * `input_ids` is
  * (B, S) int64 on the cpu.  Returns a new int64 (B, S + n) cpu tensor, the
  * prompt then the n <= max_new_tokens generated tokens, and fills `stats`
- * (may be NULL).  Each step's activations and the cache it replaces are
+ * (may be NULL).  A T5ForConditionalGeneration decodes as generate does an
+ * encoder-decoder: the encoder once over input_ids with the attention_mask
+ * as given (none is inferred from the pad token), then the decoder from
+ * the config's decoder_start_token_id (else pad_token_id) with an
+ * EncoderDecoderCache (self-attention keys and values grown per step, the
+ * cross-attention's computed once); it returns (B, 1 + n), the start token
+ * then the generated ones, as generate's sequences, and sets
+ * stats->encoder_decoder.  Each step's activations and the cache it replaces are
  * freed as it ends, and their metadata given back to the context's arena
  * (mtk_ctx_arena_reset): the arena does not grow with the steps.  NULL with
  * the context's error: MTK_ERR_INVALID_ARGUMENT for a model that is not a

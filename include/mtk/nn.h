@@ -199,6 +199,12 @@ MTK_API mtk_tensor *mtk_module_buffer_at(const mtk_module *m, int32_t i, const c
  * `source_path` (lm_head.weight = embed_tokens.weight).  Shapes must
  * agree (MTK_ERR_SHAPE otherwise).  The tie survives every transition. */
 MTK_API bool mtk_module_tie(mtk_module *m, const char *path, const char *source_path);
+/* Unties the parameter at `path`: it gets a tensor of its own, like the
+ * one it shared (dtype, shape, device, flags): metadata only on meta, a
+ * contiguous copy of the values on a real device.  The other names keep
+ * the shared tensor.  Returns the new tensor (owned by the context), or
+ * NULL with MTK_ERR_INDEX when m has no such parameter. */
+MTK_API mtk_tensor *mtk_module_untie(mtk_module *m, const char *path);
 
 /* ============================================================= traversal */
 

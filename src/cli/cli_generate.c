@@ -31,7 +31,11 @@ static const char usage[] =
     "is finished.  Sliding-window layers keep their window as transformers'\n"
     "DynamicSlidingWindowLayer does.  Works for the decoder ForCausalLM\n"
     "classes of the zoo (llama, mistral, qwen2, qwen3, olmo2, smollm3,\n"
-    "granite, phi3, gemma, gemma2, gemma3_text, ...).\n"
+    "granite, phi3, gemma, gemma2, gemma3_text, ...) and for\n"
+    "T5ForConditionalGeneration: the encoder runs once over IDS (with the\n"
+    "attention mask as given), the decoder from decoder_start_token_id with\n"
+    "its self-attention cached and the cross-attention's keys and values\n"
+    "made once; the sequences are then the start token and the new tokens.\n"
     "\n"
     "options:\n"
     "  -w, --weights PATH      the checkpoint (required)\n"
@@ -40,7 +44,8 @@ static const char usage[] =
     "  -m, --attention-mask M  1 for a token, 0 for padding, the shape of IDS\n"
     "                          (left padding: 0,1,1;1,1,1); default: ids !=\n"
     "                          pad token when the pad token occurs in IDS and\n"
-    "                          is not an eos token, else ones (as generate)\n"
+    "                          is not an eos token, else ones (as generate);\n"
+    "                          for T5 ones (generate infers none there)\n"
     "  -n, --max-new-tokens N  tokens to generate, >= 1 (required)\n"
     "  -d, --dtype D           build the model in D (float32, bfloat16, ...)\n"
     "                          and convert the checkpoint to it; default: the\n"
@@ -186,7 +191,8 @@ static void print_text(const generate_args *a, const mtk_model_info *info, const
            mtk_dtype_name(info->dtype), (long long)st->new_tokens, st->new_tokens == 1 ? "" : "s",
            (long long)prompt->shape[0], prompt->shape[0] == 1 ? "" : "s", (long long)prompt->shape[1]);
     const int64_t *v = mtk_tensor_data(out);
-    int64_t width = out->shape[1], s = prompt->shape[1];
+    /* the sequences: the prompt then the new tokens, or (encoder-decoder) the decoder's start then them */
+    int64_t width = out->shape[1], s = st->encoder_decoder ? 1 : prompt->shape[1];
     for (int64_t r = 0; r < out->shape[0]; r++) {
         printf("  [%lld] ", (long long)r);
         for (int64_t c = 0; c < width; c++) printf("%s%lld", c == 0 ? "" : c == s ? " | " : ",", (long long)v[r * width + c]);

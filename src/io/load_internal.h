@@ -16,6 +16,7 @@ typedef struct load_read {
     int32_t part, nparts, dim;
     mtk_st_file *file;
     const mtk_st_info *info;
+    const char *name; /* the model's name a whole read fills (arena), else NULL */
 } load_read;
 
 typedef struct load_plan {

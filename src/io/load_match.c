@@ -64,6 +64,9 @@ typedef struct matcher {
     int32_t nnamed;
     merge_target *merges;
     int32_t nmerges;
+    mtk_module *model;
+    load_read *dups;          /* keys of a tensor another key already fills */
+    int64_t ndups, dups_cap;
     int32_t converted;        /* tensors filled from keys that are not their names */
     bool oom;
 } matcher;
@@ -321,19 +324,21 @@ static bool is_buffer(const matcher *m, const char *key)
     return mtk_state_dict_get(m->buffers, buf) != NULL;
 }
 
-static void add_read(matcher *m, load_read r)
+static void push_read(matcher *m, load_read **list, int64_t *n, int64_t *cap, load_read r)
 {
-    if (m->nreads == m->reads_cap) {
-        int64_t cap = m->reads_cap ? 2 * m->reads_cap : 64;
-        load_read *grown = realloc(m->reads, sizeof *grown * (size_t)cap);
+    if (*n == *cap) {
+        int64_t grown_cap = *cap ? 2 * *cap : 64;
+        load_read *grown = realloc(*list, sizeof *grown * (size_t)grown_cap);
         if (!grown) {
             m->oom = true;
             return;
         }
-        m->reads = grown, m->reads_cap = cap;
+        *list = grown, *cap = grown_cap;
     }
-    m->reads[m->nreads++] = r;
+    (*list)[(*n)++] = r;
 }
+
+static void add_read(matcher *m, load_read r) { push_read(m, &m->reads, &m->nreads, &m->reads_cap, r); }
 
 static bool same_shape(const int64_t *a, int32_t na, const int64_t *b, int32_t nb)
 {
@@ -406,7 +411,7 @@ static void match_part(matcher *m, mtk_tensor *t, const char *name, const char *
     if (g->done[slot]) return; /* the same part twice: the first is read */
     g->done[slot] = true;
     g->filled++;
-    add_read(m, (load_read){ t, expert, part, nparts, dim, file, info });
+    add_read(m, (load_read){ t, expert, part, nparts, dim, file, info, NULL });
 }
 
 /* Skipped or unexpected: an unmatched key after renaming. */
@@ -477,10 +482,68 @@ static void match_key(matcher *m, const mtk_st_info *info, mtk_st_file *file)
         mismatch(m, name, source, info, t->dtype, t->shape, t->ndim, shape_ok);
         return;
     }
-    if (has_ptr(m->planned, m->nplanned, t)) return; /* a tied name: read once */
+    const char *model_name = mtk_ctx_strdup(m->ctx, name);
+    if (!model_name) m->oom = true;
+    if (has_ptr(m->planned, m->nplanned, t)) { /* a tied name: read once, unless its values differ */
+        push_read(m, &m->dups, &m->ndups, &m->dups_cap, (load_read){ t, -1, 0, 1, 0, file, info, model_name });
+        return;
+    }
     add_ptr(m, &m->planned, &m->nplanned, t);
     if (strcmp(name, key) != 0) m->converted++;
-    add_read(m, (load_read){ t, -1, 0, 1, 0, file, info });
+    add_read(m, (load_read){ t, -1, 0, 1, 0, file, info, model_name });
+}
+
+/* The whole read planned for t, NULL when none. */
+static load_read *whole_read_of(matcher *m, const mtk_tensor *t)
+{
+    for (int64_t i = 0; i < m->nreads; i++)
+        if (m->reads[i].target == t && m->reads[i].expert < 0) return &m->reads[i];
+    return NULL;
+}
+
+/* The state dict's first name of t: the tie's source (shared.weight, registered before lm_head.weight). */
+static const char *first_name(const matcher *m, const mtk_tensor *t)
+{
+    for (int32_t i = 0; i < mtk_state_dict_count(m->sd); i++) {
+        const char *name;
+        if (mtk_state_dict_at(m->sd, i, &name) == t) return name;
+    }
+    return NULL;
+}
+
+static bool same_values(const load_read *a, const load_read *b)
+{
+    uint64_t n = a->info->end - a->info->begin;
+    if (a->info->dtype != b->info->dtype || n != b->info->end - b->info->begin) return false;
+    const void *x = mtk_st_tensor_bytes(a->file, a->info), *y = mtk_st_tensor_bytes(b->file, b->info);
+    return x && y && memcmp(x, y, (size_t)n) == 0;
+}
+
+/* transformers 5 unties a tie whose names the checkpoint holds with
+ * different values (flan-t5's lm_head.weight beside shared.weight): such
+ * a name gets a tensor of its own (mtk_module_untie), read from its key;
+ * the tie's source keeps the source's key.  False on an error. */
+static bool untie_differing(matcher *m)
+{
+    /* the source's own key fills the shared tensor */
+    for (int64_t i = 0; i < m->ndups; i++) {
+        load_read *d = &m->dups[i], *r = whole_read_of(m, d->target);
+        const char *source = first_name(m, d->target);
+        if (!r || !source || !d->name || strcmp(d->name, source) != 0) continue;
+        load_read was = *r;
+        *r = *d;
+        *d = was;
+    }
+    for (int64_t i = 0; i < m->ndups; i++) {
+        load_read d = m->dups[i], *r = whole_read_of(m, d.target);
+        if (!r || !d.name || same_values(r, &d)) continue;
+        d.target = mtk_module_untie(m->model, d.name);
+        if (!d.target) return false;
+        add_ptr(m, &m->planned, &m->nplanned, d.target);
+        add_ptr(m, &m->named, &m->nnamed, d.target);
+        add_read(m, d);
+    }
+    return true;
 }
 
 /* The wrapper prefixes every key carries ("module._orig_mod."): their
@@ -564,7 +627,8 @@ static void fill_stats(matcher *m, mtk_load_result *r)
 bool load_match(mtk_ctx *ctx, mtk_module *model, const mtk_checkpoint *ckpt, const mtk_load_spec *spec,
                 load_plan *plan, mtk_load_result *r)
 {
-    matcher m = { .ctx = ctx, .spec = spec, .architecture = mtk_module_type_name(model), .strip = spec->strip_prefix };
+    matcher m = { .ctx = ctx, .spec = spec, .architecture = mtk_module_type_name(model), .strip = spec->strip_prefix,
+                  .model = model };
     m.base_prefix = spec->rules ? spec->rules->base_model_prefix : NULL;
     m.sd = mtk_module_state_dict(model);
     m.buffers = mtk_state_dict_new(ctx);
@@ -586,6 +650,7 @@ bool load_match(mtk_ctx *ctx, mtk_module *model, const mtk_checkpoint *ckpt, con
         const mtk_st_info *info = mtk_checkpoint_tensor_at(ckpt, i, &file);
         match_key(&m, info, file);
     }
+    ok = ok && untie_differing(&m);
     if (ok) {
         find_missing(&m);
         const char *hint = prefix_hint(&m);
@@ -602,6 +667,7 @@ bool load_match(mtk_ctx *ctx, mtk_module *model, const mtk_checkpoint *ckpt, con
     if (m.nreads && !plan->reads) m.oom = true;
     else if (plan->reads) memcpy(plan->reads, m.reads, sizeof *plan->reads * (size_t)m.nreads);
     free(m.reads);
+    free(m.dups);
     free(m.planned);
     free(m.named);
     for (int32_t i = 0; i < m.nmerges; i++) free(m.merges[i].done);

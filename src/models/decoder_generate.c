@@ -3,8 +3,11 @@
  * attention mask (given, or inferred from the pad token), position ids
  * from its cumsum, the prefill, then one token per step with the cache
  * (mtk_lm_forward_cached); eos tokens finish rows, finished rows get the
- * pad token.  Each step's temporaries are freed when it ends. */
+ * pad token.  Each step's temporaries are freed when it ends.  A
+ * T5ForConditionalGeneration goes to family_t5_generate.c after the
+ * common checks. */
 #include "models/decoder.h"
+#include "models/t5.h"
 #include "mtk/models.h"
 #include "mtk/nn.h"
 #include "mtk/ops.h"
@@ -104,10 +107,12 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
     if (!model || !input_ids || !o) return NULL;
     mtk_ctx *ctx = mtk_module_ctx(model);
     decoder_parts parts;
-    if (!models_decoder_parts_of(model, &parts) || !parts.lm_head) {
-        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "generate: %s is not a decoder language model of the zoo (a "
+    bool seq2seq = models_t5_generates(model);
+    if (!seq2seq && (!models_decoder_parts_of(model, &parts) || !parts.lm_head)) {
+        mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "generate: %s is not a language model of the zoo (a "
                   "<Family>ForCausalLM of llama, mistral, mixtral, qwen2, qwen3, olmo2, smollm3, granite, phi, phi3, "
-                  "gemma, gemma2, gemma3_text, gpt_neox, ..., or GPT2LMHeadModel)", mtk_module_type_name(model));
+                  "gemma, gemma2, gemma3_text, gpt_neox, ..., GPT2LMHeadModel or T5ForConditionalGeneration)",
+                  mtk_module_type_name(model));
         return NULL;
     }
     if (o->max_new_tokens < 1) {
@@ -133,6 +138,7 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "generate: max_new_tokens %lld is too large", (long long)n);
         return NULL;
     }
+    if (seq2seq) return models_t5_generate(model, input_ids, o, stats);
     /* the result (B, S + N), filled as steps go; the mask beside it */
     int64_t shape[2] = { b, width };
     if (!mtk_ctx_push_device(ctx, MTK_DEVICE_CPU)) return NULL;

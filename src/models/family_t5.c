@@ -4,7 +4,9 @@
  * them.  One `shared` embedding, tied to the encoder's and the decoder's
  * embed_tokens and (always, in transformers 5: T5Config forces
  * tie_word_embeddings) to lm_head; a config's tie_word_embeddings false
- * only turns off the decoder output's scaling by d_model**-0.5.
+ * only turns off the decoder output's scaling by d_model**-0.5 (saved by
+ * transformers 5 as scale_decoder_outputs false, tie_word_embeddings
+ * true, which mtk reads first).
  *
  * Each stack's first block holds the relative attention bias (an
  * Embedding(num_buckets, num_heads)): relative positions are bucketed
@@ -28,7 +30,7 @@
  * relative_attention_max_distance 128, dropout_rate 0.1,
  * layer_norm_epsilon 1e-6, feed_forward_proj "relu" ("gated-gelu": wi_0,
  * wi_1 and gelu_new; "ACT" or "gated-ACT" in general),
- * tie_word_embeddings (true), classifier_dropout 0.0, id2label /
+ * scale_decoder_outputs (tie_word_embeddings), tie_word_embeddings (true), classifier_dropout 0.0, id2label /
  * num_labels.
  *
  * T5ForSequenceClassification runs T5Model on the ids and on them shifted
@@ -41,6 +43,7 @@
  * clamping of infinities between sublayers (values only), eager
  * attention (sdpa is built whatever _attn_implementation says). */
 #include "models/blocks.h"
+#include "models/t5.h"
 #include "mtk/ops.h"
 
 #include <float.h>
@@ -48,14 +51,6 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct t5_spec {
-    int64_t vocab, d_model, d_kv, d_ff, heads, layers, decoder_layers, buckets, max_distance, labels;
-    int64_t eos, decoder_start; /* T5ForSequenceClassification's pooling and shift right */
-    double dropout, eps, classifier_dropout;
-    const char *act;   /* dense_act_fn */
-    bool gated;        /* is_gated_act */
-    bool scale_output; /* scale_decoder_outputs */
-} t5_spec;
 
 static mtk_module *child(mtk_module *m, int32_t i) { return blocks_child(m, i); }
 
@@ -67,8 +62,7 @@ static bool done(mtk_module_io *io, int32_t nout)
     return true;
 }
 
-/* torch.finfo(dtype).min */
-static double dtype_min(mtk_dtype dtype)
+double models_t5_dtype_min(mtk_dtype dtype)
 {
     switch (dtype) {
     case MTK_FLOAT16: return -65504.0;
@@ -172,18 +166,11 @@ static mtk_module *feed_forward(const model_config *c, const t5_spec *s)
 
 /* --------------------------------------------------------------- attention */
 
-typedef struct attention_config {
-    int64_t heads, d_kv, buckets, max_distance;
-    double dropout;     /* dropout_rate: sdpa's dropout_p in training     */
-    bool relative_bias; /* has_relative_attention_bias: child 4          */
-    bool decoder;       /* causal buckets; causal self-attention         */
-    bool cross;         /* attends over the encoder's hidden states      */
-} attention_config;
 
 /* _relative_position_bucket of (Q, K) int64 relative positions (memory -
  * query): bidirectional halves the buckets by sign; below max_exact
  * exact, then logarithmic up to max_distance, capped at the last. */
-static mtk_tensor *relative_bucket(mtk_ctx *ctx, mtk_tensor *rel, const attention_config *c)
+static mtk_tensor *relative_bucket(mtk_ctx *ctx, mtk_tensor *rel, const t5_attention_config *c)
 {
     int64_t buckets = c->buckets;
     mtk_tensor *base = NULL; /* the sign's buckets (bidirectional) */
@@ -207,16 +194,14 @@ static mtk_tensor *relative_bucket(mtk_ctx *ctx, mtk_tensor *rel, const attentio
     return base ? mtk_add(ctx, base, picked) : mtk_add_scalar(ctx, picked, mtk_value_int(0));
 }
 
-/* compute_bias: the relative attention bias (1, H, Q, K) on `like`'s
- * device. */
-static mtk_tensor *compute_bias(mtk_module *m, int64_t q_len, int64_t k_len, const mtk_tensor *like)
+mtk_tensor *models_t5_position_bias(mtk_module *m, int64_t q_len, int64_t k_len, int64_t past, const mtk_tensor *like)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
-    const attention_config *c = mtk_module_config(m);
+    const t5_attention_config *c = mtk_module_config(m);
     if (!like || !mtk_ctx_push_device(ctx, like->device)) return NULL;
     int64_t col[2] = { q_len, 1 }, row[2] = { 1, k_len };
     mtk_tensor *context = mtk_add_scalar(ctx, mtk_view(ctx, mtk_arange_int(ctx, 0, q_len, 1, MTK_INT64), col, 2),
-                                         mtk_value_int(0)); /* (Q, 1) + past_seen_tokens */
+                                         mtk_value_int(past)); /* (Q, 1) + past_seen_tokens */
     mtk_tensor *memory = mtk_view(ctx, mtk_arange_int(ctx, 0, k_len, 1, MTK_INT64), row, 2); /* (1, K) */
     mtk_tensor *bucket = relative_bucket(ctx, mtk_sub(ctx, memory, context), c); /* (Q, K) */
     mtk_ctx_pop_device(ctx);
@@ -225,12 +210,35 @@ static mtk_tensor *compute_bias(mtk_module *m, int64_t q_len, int64_t k_len, con
     return mtk_unsqueeze(ctx, mtk_permute(ctx, values, perm, 3), 0); /* (1, H, Q, K) */
 }
 
+mtk_tensor *models_t5_cross_padding_bias(mtk_ctx *ctx, mtk_tensor *attention_mask, int64_t heads, int64_t t_len,
+                                         mtk_dtype dtype, const mtk_tensor *like, bool *failed)
+{
+    /* (B, 1, S, S), the keys' padding expanded over the queries */
+    mtk_tensor *padding = models_blocks_bidirectional_mask(ctx, attention_mask, failed);
+    if (!padding || !like) {
+        *failed = *failed || !like;
+        return NULL;
+    }
+    int64_t b = padding->shape[0], s = padding->shape[3];
+    int64_t keys[4] = { b, 1, 1, s }, zeros_shape[4] = { 1, heads, t_len, s };
+    mtk_tensor *out = NULL;
+    if (mtk_ctx_push_device(ctx, like->device)) {
+        mtk_tensor *key_mask = mtk_narrow(ctx, padding, 2, 0, 1); /* (B, 1, 1, S) */
+        mtk_tensor *zeros = mtk_zeros(ctx, zeros_shape, 4, dtype);
+        mtk_tensor *low = mtk_full(ctx, NULL, 0, models_t5_dtype_min(dtype), dtype);
+        out = mtk_contiguous(ctx, mtk_where(ctx, mtk_view(ctx, mtk_contiguous(ctx, key_mask), keys, 4), zeros, low));
+        mtk_ctx_pop_device(ctx); /* (B, H, T, S) */
+    }
+    *failed = out == NULL;
+    return out;
+}
+
 /* io: hidden (B, Q, D) [, key_value_states (B, K, D) when cross]
  * [, position_bias (1, H, Q, K)] -> output (B, Q, D), position_bias */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
-    const attention_config *c = mtk_module_config(m);
+    const t5_attention_config *c = mtk_module_config(m);
     int32_t nfixed = c->cross ? 2 : 1;
     mtk_tensor *x = io->in[0], *kv = c->cross ? io->in[1] : x;
     mtk_tensor *bias = io->nin > nfixed ? io->in[nfixed] : NULL;
@@ -241,7 +249,7 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     int64_t q_len = x->shape[1], k_len = k->shape[2];
     if (!bias) {
         if (c->relative_bias) {
-            bias = compute_bias(m, q_len, k_len, q);
+            bias = models_t5_position_bias(m, q_len, k_len, 0, q);
         } else {
             int64_t shape[4] = { 1, c->heads, q_len, k_len };
             if (!mtk_ctx_push_device(ctx, q->device)) return false;
@@ -257,7 +265,7 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
         int64_t col[2] = { q_len, 1 }, row[2] = { 1, k_len }, shape[4] = { 1, 1, q_len, k_len };
         mtk_tensor *causal = mtk_ge(ctx, mtk_view(ctx, mtk_arange_int(ctx, 0, q_len, 1, MTK_INT64), col, 2),
                                     mtk_view(ctx, mtk_arange_int(ctx, 0, k_len, 1, MTK_INT64), row, 2));
-        mtk_tensor *low = mtk_full(ctx, NULL, 0, dtype_min(k->dtype), bias ? bias->dtype : k->dtype);
+        mtk_tensor *low = mtk_full(ctx, NULL, 0, models_t5_dtype_min(k->dtype), bias ? bias->dtype : k->dtype);
         mask = mtk_where(ctx, mtk_view(ctx, causal, shape, 4), bias, low);
         mtk_ctx_pop_device(ctx);
     }
@@ -273,10 +281,10 @@ static const mtk_module_type attention_type = { "T5Attention", attention_forward
 
 static mtk_module *attention(mtk_ctx *ctx, const t5_spec *s, bool relative_bias, bool decoder, bool cross)
 {
-    mtk_module *m = mtk_module_new(ctx, &attention_type, sizeof(attention_config));
+    mtk_module *m = mtk_module_new(ctx, &attention_type, sizeof(t5_attention_config));
     if (!m) return NULL;
-    *(attention_config *)mtk_module_config(m) =
-        (attention_config){ s->heads, s->d_kv, s->buckets, s->max_distance, s->dropout, relative_bias, decoder, cross };
+    *(t5_attention_config *)mtk_module_config(m) =
+        (t5_attention_config){ s->heads, s->d_kv, s->buckets, s->max_distance, s->dropout, relative_bias, decoder, cross };
     int64_t inner = s->heads * s->d_kv;
     bool ok = mtk_module_add(m, "q", mtk_nn_linear(ctx, s->d_model, inner, false)) &&
               mtk_module_add(m, "k", mtk_nn_linear(ctx, s->d_model, inner, false)) &&
@@ -355,8 +363,6 @@ static mtk_module *block(const model_config *c, const t5_spec *s, bool first, bo
 
 /* ------------------------------------------------------------------ stack */
 
-/* T5Stack: ids (B, S) [, encoder hidden (B, K, D)] -> hidden (B, S, D).
- * Children: embed_tokens, block, final_layer_norm, dropout. */
 /* The encoder's padding folded into block 0's position bias, as
  * sdpa_attention_forward's create_position_bias_mask does in every layer:
  * where(mask, position_bias, finfo.min), (B, H, S, S); the later blocks
@@ -368,22 +374,26 @@ static mtk_tensor *padded_bias(mtk_module *blocks, mtk_tensor *h, mtk_tensor *at
     if (!padding) return NULL;
     /* blocks[0].layer[0].SelfAttention */
     mtk_module *attn = child(child(child(child(blocks, 0), 0), 0), 0);
-    const attention_config *c = mtk_module_config(attn);
+    const t5_attention_config *c = mtk_module_config(attn);
     int64_t s = h->shape[1], shape[4] = { 1, c->heads, s, s };
     mtk_tensor *bias;
     if (c->relative_bias) {
-        bias = compute_bias(attn, s, s, h);
+        bias = models_t5_position_bias(attn, s, s, 0, h);
     } else {
         if (!mtk_ctx_push_device(ctx, h->device)) return NULL;
         bias = mtk_zeros(ctx, shape, 4, h->dtype);
         mtk_ctx_pop_device(ctx);
     }
-    mtk_tensor *low = bias ? mtk_full(ctx, NULL, 0, dtype_min(h->dtype), bias->dtype) : NULL;
+    mtk_tensor *low = bias ? mtk_full(ctx, NULL, 0, models_t5_dtype_min(h->dtype), bias->dtype) : NULL;
     mtk_tensor *out = mtk_where(ctx, padding, bias, low);
     *failed = out == NULL;
     return out;
 }
 
+/* T5Stack.  Encoder: ids (B, S) [, attention_mask (B, S)]; decoder: ids
+ * (B, T), encoder hidden (B, S, D) [, the encoder's attention_mask (B, S)]
+ * -> hidden (B, S or T, D).  Children: embed_tokens, block,
+ * final_layer_norm, dropout. */
 static bool stack_forward(mtk_module *m, mtk_module_io *io)
 {
     if (!models_blocks_check_token_ids(m, io->in[0], 0, NULL)) return false;
@@ -397,11 +407,25 @@ static bool stack_forward(mtk_module *m, mtk_module_io *io)
         bool failed;
         self_bias = padded_bias(blocks, h, io->in[1], &failed);
         if (failed) return false;
+    } else if (decoder && io->nin > 2 && h) {
+        /* the encoder's attention_mask (B, S): its padding folded into the
+           cross-attention bias (B, H, T, S), block 0's self-attention bias
+           made here so that both go to every block */
+        mtk_module *self_attn = child(child(child(child(blocks, 0), 0), 0), 0);
+        const t5_attention_config *c = mtk_module_config(self_attn);
+        bool failed;
+        cross_bias = models_t5_cross_padding_bias(mtk_module_ctx(m), io->in[2], c->heads, h->shape[1], h->dtype, h,
+                                                  &failed);
+        if (failed) return false;
+        if (cross_bias) {
+            self_bias = models_t5_position_bias(self_attn, h->shape[1], h->shape[1], 0, h);
+            if (!self_bias) return false;
+        }
     }
     for (int32_t i = 0; h && i < mtk_module_child_count(blocks); i++) {
         mtk_module_io b = { .in = { h }, .nin = 1 };
         if (decoder) b.in[b.nin++] = io->in[1];
-        if (i > 0 || self_bias) {
+        if (i > 0 || self_bias) { /* the biases block 0 returned, or the padded ones */
             b.in[b.nin++] = self_bias;
             if (decoder) b.in[b.nin++] = cross_bias;
         }
@@ -436,9 +460,14 @@ static mtk_module *stack(const model_config *c, const t5_spec *s, bool decoder)
 /* The seq2seq input check: encoder ids and decoder ids, same batch. */
 static bool check_seq2seq(mtk_module *m, const mtk_module_io *io)
 {
-    if (io->nin == 2 && io->in[0]->ndim == 2 && io->in[1]->ndim == 2 && io->in[0]->shape[0] == io->in[1]->shape[0])
+    if (io->nin == 3 && (io->in[2]->ndim != 2 || io->in[0]->ndim != 2 || io->in[2]->shape[0] != io->in[0]->shape[0] ||
+                         io->in[2]->shape[1] != io->in[0]->shape[1]))
+        return mtk_error(mtk_module_ctx(m), MTK_ERR_SHAPE, "%s: the attention_mask must be (B, S) like the encoder's ids",
+                         mtk_module_type_name(m));
+    if ((io->nin == 2 || io->nin == 3) && io->in[0]->ndim == 2 && io->in[1]->ndim == 2 &&
+        io->in[0]->shape[0] == io->in[1]->shape[0])
         return true;
-    if (io->nin == 2 && io->in[0]->ndim == 2 && io->in[1]->ndim == 2)
+    if (io->nin >= 2 && io->in[0]->ndim == 2 && io->in[1]->ndim == 2)
         return mtk_error(mtk_module_ctx(m), MTK_ERR_SHAPE,
                          "%s: the encoder's ids have a batch of %lld, the decoder's of %lld",
                          mtk_module_type_name(m), (long long)io->in[0]->shape[0], (long long)io->in[1]->shape[0]);
@@ -448,15 +477,20 @@ static bool check_seq2seq(mtk_module *m, const mtk_module_io *io)
                      mtk_module_type_name(m), (int)io->nin, io->nin == 1 ? "" : "s");
 }
 
-/* T5Model / T5ForConditionalGeneration: ids (B, S), decoder ids (B, T) ->
- * decoder hidden (B, T, D) or logits (B, T, V), encoder hidden (B, S, D).
+/* T5Model / T5ForConditionalGeneration: ids (B, S), decoder ids (B, T)
+ * [, attention_mask (B, S)] -> decoder hidden (B, T, D) or logits (B, T,
+ * V), encoder hidden (B, S, D).  The mask's padding is applied in the
+ * encoder's self-attention and the decoder's cross-attention.
  * Children: shared, encoder, decoder [, lm_head]. */
 static bool seq2seq_forward(mtk_module *m, mtk_module_io *io)
 {
     if (!check_seq2seq(m, io)) return false;
     mtk_ctx *ctx = mtk_module_ctx(m);
-    mtk_tensor *encoded = mtk_module_forward(child(m, 1), io->in[0]);
-    mtk_tensor *h = mtk_module_forward2(child(m, 2), io->in[1], encoded);
+    mtk_tensor *mask = io->nin == 3 ? io->in[2] : NULL, *h = NULL;
+    mtk_tensor *encoded = mask ? mtk_module_forward2(child(m, 1), io->in[0], mask)
+                               : mtk_module_forward(child(m, 1), io->in[0]);
+    mtk_module_io d = { .in = { io->in[1], encoded, mask }, .nin = mask ? 3 : 2 };
+    if (encoded && mtk_module_call(child(m, 2), &d)) h = d.out[0];
     if (mtk_module_child_count(m) == 4) {
         const t5_spec *s = mtk_module_config(m);
         if (s->scale_output) h = mtk_mul_scalar(ctx, h, mtk_value_float(pow((double)s->d_model, -0.5)));
@@ -662,7 +696,10 @@ static bool read_spec(model_config *c, t5_spec *s)
     s->dropout = models_blocks_dropout(c, "dropout_rate", 0.1);
     s->eps = models_blocks_eps(c, "layer_norm_epsilon", 1e-6);
     s->classifier_dropout = models_blocks_dropout(c, "classifier_dropout", 0.0);
-    s->scale_output = models_cfg_bool(c, "tie_word_embeddings", true);
+    /* transformers 5 turns tie_word_embeddings false into
+       scale_decoder_outputs false (and saves both, tie_word_embeddings then
+       true); a config of transformers 4 has the first only */
+    s->scale_output = models_cfg_bool(c, "scale_decoder_outputs", models_cfg_bool(c, "tie_word_embeddings", true));
     s->labels = models_blocks_num_labels(c);
     s->eos = models_cfg_int(c, "eos_token_id", 1);
     /* T5Config has no default; T5 checkpoints start the decoder with the pad token */

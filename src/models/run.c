@@ -126,9 +126,9 @@ static bool is_seq2seq(const mtk_module *model)
     return false;
 }
 
-/* model(input_ids, decoder_input_ids) of an encoder-decoder: no padding
- * (the decoder's cross-attention takes no encoder mask in mtk yet), no
- * position ids or token types. */
+/* model(input_ids, decoder_input_ids[, attention_mask]) of an
+ * encoder-decoder: the mask's padding goes to the encoder's self-attention
+ * and the decoder's cross-attention; no position ids or token types. */
 static bool run_seq2seq(mtk_module *model, const mtk_model_inputs *in, bool padded, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(model);
@@ -145,11 +145,12 @@ static bool run_seq2seq(mtk_module *model, const mtk_model_inputs *in, bool padd
         return mtk_error(ctx, MTK_ERR_SHAPE, "run: decoder_input_ids must be (%lld, T >= 1) integers on the cpu, got "
                          "%d dim%s of %s", (long long)ids->shape[0], (int)dec->ndim, dec->ndim == 1 ? "" : "s",
                          mtk_dtype_name(dec->dtype));
-    if (padded || in->position_ids || in->token_type_ids)
-        return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "run: %s takes no %s in mtk yet: run it without padding", type,
-                         padded ? "attention_mask with padding" : in->position_ids ? "position_ids" : "token_type_ids");
+    if (in->position_ids || in->token_type_ids)
+        return mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED, "run: %s takes no %s", type,
+                         in->position_ids ? "position_ids" : "token_type_ids");
     io->in[1] = in->decoder_input_ids;
     io->nin = 2;
+    if (padded) io->in[io->nin++] = in->attention_mask;
     return check_ids_in_vocab(ctx, model, in->decoder_input_ids) && mtk_module_call(model, io);
 }
 

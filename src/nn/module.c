@@ -1,6 +1,7 @@
 /* Modules: creation, registration of children, parameters and buffers,
  * lazy tensors, and lookup by dotted name. */
 #include "nn/module_internal.h"
+#include "mtk/ops.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -387,6 +388,40 @@ mtk_tensor *mtk_module_buffer_at(const mtk_module *m, int32_t i, const char **na
     if (name_out) *name_out = m->buffers.items[i].name;
     if (persistent_out) *persistent_out = m->buffers.items[i].persistent;
     return m->buffers.items[i].tensor;
+}
+
+/* The slot of the parameter at a dotted path, NULL when there is none. */
+static tensor_slot *param_slot(mtk_module *m, const char *path)
+{
+    const char *last = NULL, *missing = NULL;
+    mtk_module *owner = walk(m, path, &last, &missing);
+    nn_name_kind kind;
+    int32_t i;
+    if (owner && nn_names_find(owner, last, strlen(last), &kind, &i) && kind == NN_NAME_PARAM)
+        return &owner->params.items[i];
+    return NULL;
+}
+
+mtk_tensor *mtk_module_untie(mtk_module *m, const char *path)
+{
+    if (!m) return NULL;
+    tensor_slot *slot = param_slot(m, path);
+    if (!slot) {
+        mtk_error(m->ctx, MTK_ERR_INDEX, "untie: %s has no parameter '%s'", m->type->name, path);
+        return NULL;
+    }
+    mtk_tensor *old = slot->tensor, *t;
+    if (old->device == MTK_DEVICE_META || (old->flags & MTK_TENSOR_LAZY)) {
+        t = mtk_tensor_new(m->ctx, old->dtype, old->shape, old->ndim, NULL, old->device);
+    } else {
+        if (!mtk_ctx_push_device(m->ctx, old->device)) return NULL;
+        t = mtk_clone(m->ctx, old);
+        mtk_ctx_pop_device(m->ctx);
+    }
+    if (!t) return NULL;
+    t->flags = old->flags;
+    slot->tensor = t;
+    return t;
 }
 
 bool mtk_module_tie(mtk_module *m, const char *path, const char *source_path)

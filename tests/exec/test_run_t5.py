@@ -51,8 +51,8 @@ def test_encoder_decoder_needs_the_decoder_ids_and_others_refuse_them(fixtures, 
     result = run("run", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "3,4,5")
     assert result.returncode == 1 and "give the decoder's ids too" in result.stderr
     result = run("run", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "3,4,5",
-                 "--decoder-input-ids", "3,4", "--attention-mask", "1,1,0")
-    assert result.returncode == 1 and "attention_mask with padding" in result.stderr
+                 "--decoder-input-ids", "3,4", "--position-ids", "0,1,2")
+    assert result.returncode == 1 and "takes no position_ids" in result.stderr
     result = run("run", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "3,4,5;6,7,8",
                  "--decoder-input-ids", "3,4")
     assert result.returncode == 1 and "decoder_input_ids must be (2, T >= 1)" in result.stderr

@@ -322,6 +322,38 @@ static void tie_checks_shapes(void **state)
     mtk_ctx_free(ctx);
 }
 
+static void untie_gives_the_parameter_its_own_tensor_on_meta_and_cpu(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *m = tied_model(ctx);
+    assert_non_null(m);
+    mtk_tensor *shared = mtk_module_tensor(m, "embed.weight");
+    mtk_tensor *own = mtk_module_untie(m, "lm_head.weight");
+    assert_non_null(own);
+    assert_ptr_not_equal(own, shared);
+    assert_ptr_equal(mtk_module_tensor(m, "lm_head.weight"), own);
+    assert_ptr_equal(mtk_module_tensor(m, "embed.weight"), shared);
+    assert_int_equal(own->device, MTK_DEVICE_META);
+    assert_true(own->flags & MTK_TENSOR_PARAMETER);
+    assert_int_equal(mtk_module_num_parameters(m, false), 800); /* now counted twice */
+    assert_true(mtk_module_materialize(m, MTK_DEVICE_CPU, 5));
+    assert_ptr_not_equal(mtk_tensor_data(mtk_module_tensor(m, "embed.weight")),
+                         mtk_tensor_data(mtk_module_tensor(m, "lm_head.weight")));
+    /* on a real device the untied tensor starts as a copy of the values */
+    mtk_module *t = tied_model(ctx);
+    assert_true(mtk_module_materialize(t, MTK_DEVICE_CPU, 7));
+    const float *before = mtk_tensor_data(mtk_module_tensor(t, "embed.weight"));
+    mtk_tensor *copy = mtk_module_untie(t, "lm_head.weight");
+    assert_non_null(copy);
+    assert_int_equal(copy->device, MTK_DEVICE_CPU);
+    assert_ptr_not_equal(mtk_tensor_data(copy), before);
+    assert_memory_equal(mtk_tensor_data(copy), before, 400 * sizeof(float));
+    assert_null(mtk_module_untie(t, "lm_head.bias"));
+    assert_error(ctx, MTK_ERR_INDEX, "untie: ModuleDict has no parameter 'lm_head.bias'");
+    mtk_ctx_free(ctx);
+}
+
 /* ------------------------------------------------ templates, factories */
 
 static void templates_are_left_alone_by_transitions_and_state_dicts(void **state)
@@ -653,6 +685,7 @@ int main(void)
         cmocka_unit_test(to_dtype_accepts_float8_like_torch),
         cmocka_unit_test(tied_weights_stay_tied_after_materialize),
         cmocka_unit_test(tie_checks_shapes),
+        cmocka_unit_test(untie_gives_the_parameter_its_own_tensor_on_meta_and_cpu),
         cmocka_unit_test(templates_are_left_alone_by_transitions_and_state_dicts),
         cmocka_unit_test(copy_meta_keeps_names_shapes_and_ties),
         cmocka_unit_test(a_factory_builds_fresh_meta_models),
