@@ -260,6 +260,18 @@ MTK_API bool mtk_module_is_training(const mtk_module *m);
 /* requires_grad_(flag): every parameter of the tree (trainable or frozen). */
 MTK_API void mtk_module_requires_grad_(mtk_module *m, bool requires_grad);
 
+/* How the memory planner reads a container (a module without a forward,
+ * e.g. a ModuleList) that a forward iterates.  By default the loop's frame
+ * keeps what it passed to the children until the last child returns
+ * (`hidden = inputs_embeds; for layer in self.layers: hidden = layer(hidden)`
+ * keeps the embeddings through every layer).  `frameless` true: the
+ * container is no frame; each child's arguments are kept only as long as
+ * the caller's own frame keeps them (diffusers' UNet, whose up-block loop
+ * rebinds `sample` and its skip tuple at every block).  No effect on a
+ * module with a forward; a NULL module is ignored. */
+MTK_API void mtk_module_set_frameless(mtk_module *m, bool frameless);
+MTK_API bool mtk_module_is_frameless(const mtk_module *m);
+
 /* =========================================================== transitions */
 
 /* Each transition rewrites every tensor of the tree once, in place (the

@@ -291,6 +291,17 @@ static bool read_spec(model_config *c, unet_spec *s)
 
 /* ------------------------------------------------------------------ build */
 
+/* Marks m's containers, m's own included, frameless: diffusers' UNet loops
+ * rebind their variables at every block (`sample`, the skip tuple
+ * `res_samples`, `hidden_states`), so a list's first input is kept no
+ * longer than the frame that made it keeps it. */
+static void frameless_containers(mtk_module *m)
+{
+    const mtk_module_type *type = mtk_module_type_of(m);
+    if (type && !type->forward) mtk_module_set_frameless(m, true);
+    for (int32_t i = 0; i < mtk_module_child_count(m); i++) frameless_containers(mtk_module_child_at(m, i, NULL));
+}
+
 static mtk_module *conv(mtk_ctx *ctx, int64_t in, int64_t out, int64_t k)
 {
     mtk_conv_options o = mtk_conv_defaults();
@@ -347,6 +358,7 @@ mtk_module *models_family_unet2d_condition_build(model_config *c, const char *ar
     ok = ok && mtk_module_add(m, "conv_norm_out", mtk_nn_group_norm(ctx, s.groups, c0, s.eps, true, true)) &&
          mtk_module_add(m, "conv_act", mtk_nn_activation(ctx, "SiLU")) &&
          mtk_module_add(m, "conv_out", conv(ctx, c0, s.out, s.conv_out_kernel));
+    if (ok) frameless_containers(m);
     return ok ? mtk_module_finish(m) : NULL;
 }
 

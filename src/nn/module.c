@@ -45,6 +45,11 @@ void mtk_module_set_type(mtk_module *m, const mtk_module_type *type)
     if (m && type) m->type = type;
 }
 mtk_init_mode mtk_module_init_mode(const mtk_module *m) { return m ? m->init_mode : MTK_INIT_META; }
+void mtk_module_set_frameless(mtk_module *m, bool frameless)
+{
+    if (m) m->frameless = frameless;
+}
+bool mtk_module_is_frameless(const mtk_module *m) { return m && m->frameless; }
 
 bool nn_slots_reserve(mtk_ctx *ctx, void **items, int32_t *cap, int32_t need, size_t item_size)
 {
