@@ -66,7 +66,8 @@ static mtk_tensor *timesteps_for(mtk_ctx *ctx, mtk_tensor *t, int64_t batch)
 /* the time embedding (B, time_dim), SDXL's added conditions included;
  * held[0..2) get what the forward's frame keeps to its end: `t_emb` and
  * SDXL's `aug_emb` (NULL when none) */
-static mtk_tensor *embedding(mtk_module *m, mtk_module_io *io, const unet_config *c, mtk_tensor *sample, mtk_tensor **held)
+static mtk_tensor *embedding(mtk_module *m, mtk_module_io *io, const unet_config *c, mtk_tensor *sample,
+                             mtk_tensor **held)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     int64_t b = sample->shape[0];
