@@ -112,8 +112,8 @@ typedef struct mtk_module_type {
  * training mode, as PyTorch's modules start.  NULL on out of memory. */
 MTK_API mtk_module *mtk_module_new(mtk_ctx *ctx, const mtk_module_type *type, size_t config_size);
 
-/* A new module of m's type with a copy of m's config (and training
- * flag), without parameters, buffers or children: to rebuild m with other
+/* A new module of m's type with a copy of m's config (and training and
+ * frameless flags), without parameters, buffers or children: to rebuild m with other
  * tensors (quantized storage).  NULL propagates. */
 MTK_API mtk_module *mtk_module_new_like(mtk_module *m);
 MTK_API mtk_ctx *mtk_module_ctx(const mtk_module *m);
@@ -268,7 +268,8 @@ MTK_API void mtk_module_requires_grad_(mtk_module *m, bool requires_grad);
  * container is no frame; each child's arguments are kept only as long as
  * the caller's own frame keeps them (diffusers' UNet, whose up-block loop
  * rebinds `sample` and its skip tuple at every block).  No effect on a
- * module with a forward; a NULL module is ignored. */
+ * module with a forward; a NULL module is ignored.  Copies (new_like,
+ * copy_meta) keep it. */
 MTK_API void mtk_module_set_frameless(mtk_module *m, bool frameless);
 MTK_API bool mtk_module_is_frameless(const mtk_module *m);
 

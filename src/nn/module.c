@@ -32,7 +32,10 @@ mtk_module *mtk_module_new_like(mtk_module *m)
     if (!m) return NULL;
     mtk_module *c = mtk_module_new(m->ctx, m->type, m->config_size);
     if (c && m->config_size) memcpy(c->config, m->config, m->config_size);
-    if (c) c->training = m->training;
+    if (c) {
+        c->training = m->training;
+        c->frameless = m->frameless;
+    }
     return c;
 }
 

@@ -485,6 +485,8 @@ static int64_t loop_peak(bool frameless)
     assert_true(mtk_module_add(m, "layers", layers));
     mtk_module_set_frameless(layers, frameless);
     assert_true(mtk_module_is_frameless(layers) == frameless);
+    assert_true(mtk_module_is_frameless(mtk_module_child(mtk_module_copy_meta(m), "layers")) == frameless);
+    assert_true(mtk_module_is_frameless(mtk_module_new_like(layers)) == frameless);
     mtk_trace *tr = mtk_trace_begin(m);
     assert_non_null(tr);
     mtk_tensor *x = meta_input(ctx, 2, SHAPE(2, 4));
