@@ -112,8 +112,8 @@ typedef struct mtk_module_type {
  * training mode, as PyTorch's modules start.  NULL on out of memory. */
 MTK_API mtk_module *mtk_module_new(mtk_ctx *ctx, const mtk_module_type *type, size_t config_size);
 
-/* A new module of m's type with a copy of m's config (and training
- * flag), without parameters, buffers or children: to rebuild m with other
+/* A new module of m's type with a copy of m's config (and training and
+ * frameless flags), without parameters, buffers or children: to rebuild m with other
  * tensors (quantized storage).  NULL propagates. */
 MTK_API mtk_module *mtk_module_new_like(mtk_module *m);
 MTK_API mtk_ctx *mtk_module_ctx(const mtk_module *m);
@@ -265,6 +265,19 @@ MTK_API void mtk_module_train(mtk_module *m, bool mode);
 MTK_API bool mtk_module_is_training(const mtk_module *m);
 /* requires_grad_(flag): every parameter of the tree (trainable or frozen). */
 MTK_API void mtk_module_requires_grad_(mtk_module *m, bool requires_grad);
+
+/* How the memory planner reads a container (a module without a forward,
+ * e.g. a ModuleList) that a forward iterates.  By default the loop's frame
+ * keeps what it passed to the children until the last child returns
+ * (`hidden = inputs_embeds; for layer in self.layers: hidden = layer(hidden)`
+ * keeps the embeddings through every layer).  `frameless` true: the
+ * container is no frame; each child's arguments are kept only as long as
+ * the caller's own frame keeps them (diffusers' UNet, whose up-block loop
+ * rebinds `sample` and its skip tuple at every block).  No effect on a
+ * module with a forward; a NULL module is ignored.  Copies (new_like,
+ * copy_meta) keep it. */
+MTK_API void mtk_module_set_frameless(mtk_module *m, bool frameless);
+MTK_API bool mtk_module_is_frameless(const mtk_module *m);
 
 /* =========================================================== transitions */
 

@@ -54,17 +54,29 @@ static mtk_module *feed_forward_new(mtk_ctx *ctx, int64_t dim)
 /* ------------------------------------------------- BasicTransformerBlock */
 
 /* x (B, S, dim), context (B, T, cross):
- * x += attn1(norm1(x)); x += attn2(norm2(x), context); x += ff(norm3(x)) */
+ * x += attn1(norm1(x)); x += attn2(norm2(x), context); x += ff(norm3(x)).
+ * diffusers binds each norm's output to `norm_hidden_states` and each
+ * attention's to `attn_output`: one lives until the next norm (or
+ * attention) rebinds it, the last ones until the block returns. */
 static bool basic_block_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     mtk_tensor *x = io->in[0], *context = io->nin > 1 ? io->in[1] : NULL;
-    x = mtk_add(ctx, mtk_module_forward(kid(m, "attn1"), mtk_module_forward(kid(m, "norm1"), x)), x);
-    x = mtk_add(ctx, diffusers_call2(kid(m, "attn2"), mtk_module_forward(kid(m, "norm2"), x), context), x);
-    x = mtk_add(ctx, mtk_module_forward(kid(m, "ff"), mtk_module_forward(kid(m, "norm3"), x)), x);
-    io->out[0] = x;
+    mtk_tensor *n1 = mtk_module_forward(kid(m, "norm1"), x);
+    mtk_tensor *a1 = mtk_module_forward(kid(m, "attn1"), n1);
+    x = mtk_add(ctx, a1, x);
+    mtk_tensor *n2 = mtk_module_forward(kid(m, "norm2"), x);
+    if (!n2 || !models_blocks_held_until_here(ctx, n1)) return false;
+    mtk_tensor *a2 = diffusers_call2(kid(m, "attn2"), n2, context);
+    if (!a2 || !models_blocks_held_until_here(ctx, a1)) return false;
+    x = mtk_add(ctx, a2, x);
+    mtk_tensor *n3 = mtk_module_forward(kid(m, "norm3"), x);
+    if (!n3 || !models_blocks_held_until_here(ctx, n2)) return false;
+    mtk_tensor *f = mtk_module_forward(kid(m, "ff"), n3);
+    io->out[0] = mtk_add(ctx, f, x);
     io->nout = 1;
-    return x != NULL;
+    return io->out[0] != NULL && models_blocks_held_until_here(ctx, a2) && models_blocks_held_until_here(ctx, n3) &&
+           models_blocks_held_until_here(ctx, f);
 }
 
 static const mtk_module_type basic_block_type = { "BasicTransformerBlock", basic_block_forward, NULL, NULL };
@@ -104,13 +116,14 @@ static bool transformer_forward(mtk_module *m, mtk_module_io *io)
     if (c->linear) h = mtk_module_forward(kid(m, "proj_in"), h); /* (B, HW, inner) */
     mtk_module *blocks = kid(m, "transformer_blocks");
     for (int32_t i = 0; i < mtk_module_child_count(blocks); i++) h = diffusers_call2(blocks_child(blocks, i), h, context);
+    mtk_tensor *blocks_out = h; /* the forward's `hidden_states` while the output is made */
     if (c->linear) h = mtk_module_forward(kid(m, "proj_out"), h); /* (B, HW, C) */
     h = mtk_contiguous(ctx, mtk_permute(ctx, mtk_reshape(ctx, h, (int64_t[]){ b, hgt, wid, c->linear ? ch : c->inner }, 4),
                                         to_first, 4));
     if (!c->linear) h = mtk_module_forward(kid(m, "proj_out"), h);
     io->out[0] = mtk_add(ctx, h, x);
     io->nout = 1;
-    return io->out[0] != NULL;
+    return io->out[0] != NULL && models_blocks_held_until_here(ctx, blocks_out);
 }
 
 static const mtk_module_type transformer_type = { "Transformer2DModel", transformer_forward, NULL, NULL };

@@ -63,13 +63,18 @@ static mtk_tensor *timesteps_for(mtk_ctx *ctx, mtk_tensor *t, int64_t batch)
     return mtk_expand(ctx, t, &batch, 1);
 }
 
-/* the time embedding (B, time_dim), SDXL's added conditions included */
-static mtk_tensor *embedding(mtk_module *m, mtk_module_io *io, const unet_config *c, mtk_tensor *sample)
+/* the time embedding (B, time_dim), SDXL's added conditions included;
+ * held[0..2) get what the forward's frame keeps to its end: `t_emb` and
+ * SDXL's `aug_emb` (NULL when none) */
+static mtk_tensor *embedding(mtk_module *m, mtk_module_io *io, const unet_config *c, mtk_tensor *sample,
+                             mtk_tensor **held)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
     int64_t b = sample->shape[0];
     mtk_tensor *t = mtk_module_forward(kid(m, "time_proj"), timesteps_for(ctx, io->in[1], b)); /* (B, C0) float32 */
-    mtk_tensor *emb = mtk_module_forward(kid(m, "time_embedding"), mtk_to_dtype(ctx, t, sample->dtype));
+    held[0] = mtk_to_dtype(ctx, t, sample->dtype);
+    held[1] = NULL;
+    mtk_tensor *emb = mtk_module_forward(kid(m, "time_embedding"), held[0]);
     if (!c->text_time || !emb) return emb;
     if (io->nin < 5 || !io->in[3] || !io->in[4]) {
         mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT,
@@ -83,7 +88,10 @@ static mtk_tensor *embedding(mtk_module *m, mtk_module_io *io, const unet_config
     time = mtk_reshape(ctx, time, (int64_t[]){ text->shape[0], -1 }, 2);
     mtk_tensor *parts[2] = { text, time };
     mtk_tensor *add = mtk_to_dtype(ctx, mtk_cat(ctx, parts, 2, -1), emb->dtype);
-    return mtk_add(ctx, emb, mtk_module_forward(kid(m, "add_embedding"), add));
+    held[1] = mtk_module_forward(kid(m, "add_embedding"), add);
+    /* get_aug_embed's `time_embeds` and `add_embeds` live until it returns */
+    if (!held[1] || !models_blocks_held_until_here(ctx, time) || !models_blocks_held_until_here(ctx, add)) return NULL;
+    return mtk_add(ctx, emb, held[1]);
 }
 
 static bool unet_forward(mtk_module *m, mtk_module_io *io)
@@ -102,7 +110,8 @@ static bool unet_forward(mtk_module *m, mtk_module_io *io)
        evenly down the blocks */
     int64_t factor = (int64_t)1 << (c->nblocks - 1);
     bool sizes = sample->shape[2] % factor != 0 || sample->shape[3] % factor != 0;
-    mtk_tensor *temb = embedding(m, io, c, sample);
+    mtk_tensor *held[2];
+    mtk_tensor *temb = embedding(m, io, c, sample, held);
     mtk_tensor *h = mtk_module_forward(kid(m, "conv_in"), sample);
     if (!temb || !h) return false;
     mtk_tensor *skips[64];
@@ -124,6 +133,7 @@ static bool unet_forward(mtk_module *m, mtk_module_io *io)
             h = d.out[0];
         }
     }
+    mtk_module_io last = { .nin = 0 }; /* the last up block's call: its `res_samples` outlive it */
     for (int32_t i = 0; i < mtk_module_child_count(up); i++) {
         mtk_module *block = blocks_child(up, i);
         int32_t n = mtk_module_child_count(kid(block, "resnets"));
@@ -135,11 +145,16 @@ static bool unet_forward(mtk_module *m, mtk_module_io *io)
         if (sizes && i + 1 < mtk_module_child_count(up) && nskips > 0) d.in[d.nin++] = skips[nskips - 1];
         if (!mtk_module_call(block, &d)) return false;
         h = d.out[0];
+        last = d;
     }
     h = mtk_module_forward(kid(m, "conv_act"), mtk_module_forward(kid(m, "conv_norm_out"), h));
     io->out[0] = mtk_module_forward(kid(m, "conv_out"), h);
     io->nout = 1;
-    return io->out[0] != NULL;
+    if (!io->out[0] || !models_blocks_held_until_here(ctx, held[0]) || !models_blocks_held_until_here(ctx, held[1]))
+        return false;
+    for (int32_t k = 3; k < last.nin; k++)
+        if (!models_blocks_held_until_here(ctx, last.in[k])) return false;
+    return true;
 }
 
 static const mtk_module_type unet_type = { "UNet2DConditionModel", unet_forward, NULL, NULL };
@@ -291,6 +306,17 @@ static bool read_spec(model_config *c, unet_spec *s)
 
 /* ------------------------------------------------------------------ build */
 
+/* Marks m's containers, m's own included, frameless: diffusers' UNet loops
+ * rebind their variables at every block (`sample`, the skip tuple
+ * `res_samples`, `hidden_states`), so a list's first input is kept no
+ * longer than the frame that made it keeps it. */
+static void frameless_containers(mtk_module *m)
+{
+    const mtk_module_type *type = mtk_module_type_of(m);
+    if (type && !type->forward) mtk_module_set_frameless(m, true);
+    for (int32_t i = 0; i < mtk_module_child_count(m); i++) frameless_containers(mtk_module_child_at(m, i, NULL));
+}
+
 static mtk_module *conv(mtk_ctx *ctx, int64_t in, int64_t out, int64_t k)
 {
     mtk_conv_options o = mtk_conv_defaults();
@@ -347,6 +373,7 @@ mtk_module *models_family_unet2d_condition_build(model_config *c, const char *ar
     ok = ok && mtk_module_add(m, "conv_norm_out", mtk_nn_group_norm(ctx, s.groups, c0, s.eps, true, true)) &&
          mtk_module_add(m, "conv_act", mtk_nn_activation(ctx, "SiLU")) &&
          mtk_module_add(m, "conv_out", conv(ctx, c0, s.out, s.conv_out_kernel));
+    if (ok) frameless_containers(m);
     return ok ? mtk_module_finish(m) : NULL;
 }
 

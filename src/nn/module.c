@@ -33,7 +33,10 @@ mtk_module *mtk_module_new_like(mtk_module *m)
     if (!m) return NULL;
     mtk_module *c = mtk_module_new(m->ctx, m->type, m->config_size);
     if (c && m->config_size) memcpy(c->config, m->config, m->config_size);
-    if (c) c->training = m->training;
+    if (c) {
+        c->training = m->training;
+        c->frameless = m->frameless;
+    }
     return c;
 }
 
@@ -46,6 +49,11 @@ void mtk_module_set_type(mtk_module *m, const mtk_module_type *type)
     if (m && type) m->type = type;
 }
 mtk_init_mode mtk_module_init_mode(const mtk_module *m) { return m ? m->init_mode : MTK_INIT_META; }
+void mtk_module_set_frameless(mtk_module *m, bool frameless)
+{
+    if (m) m->frameless = frameless;
+}
+bool mtk_module_is_frameless(const mtk_module *m) { return m && m->frameless; }
 
 bool nn_slots_reserve(mtk_ctx *ctx, void **items, int32_t *cap, int32_t need, size_t item_size)
 {

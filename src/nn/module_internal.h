@@ -59,6 +59,8 @@ struct mtk_module {
     mtk_init_mode init_mode;   /* the mode it was built in (lazy params
                                   use it when they get their shape)   */
     bool training;
+    bool frameless;            /* a container the planner reads as no
+                                  frame (mtk_module_set_frameless)     */
     int32_t scratch;           /* 1 + its index in the running trace   */
 };
 

@@ -265,6 +265,7 @@ static mtk_module *copy_module(copy_maps *maps, mtk_module *m, int32_t depth)
     if (!c) return NULL;
     if (m->config_size) memcpy(c->config, m->config, m->config_size);
     c->training = m->training;
+    c->frameless = m->frameless;
     c->init_mode = MTK_INIT_META;
     if (nn_ptrset_add(&maps->modules, m, c) < 0) return NULL;
     if (!copy_slots(ctx, maps, &c->params.items, &c->params.cap, m->params.items, m->params.count) ||

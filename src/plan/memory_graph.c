@@ -46,14 +46,17 @@ static bool roles_from_trace(mtk_ctx *ctx, const mtk_graph *graph, mem_graph *g)
         const char **names = mtk_ctx_alloc(ctx, (size_t)nm * sizeof *names);
         int32_t *depths = mtk_ctx_alloc(ctx, (size_t)nm * sizeof *depths);
         int32_t *calls = mtk_ctx_alloc(ctx, (size_t)nm * sizeof *calls);
-        if (!names || !depths || !calls) return false;
+        bool *frameless = mtk_ctx_alloc(ctx, (size_t)nm * sizeof *frameless);
+        if (!names || !depths || !calls || !frameless) return false;
         for (int32_t m = 0; m < nm; m++) {
             const mtk_trace_module *tm = mtk_trace_module_at(tr, m);
             names[m] = tm->name;
             depths[m] = tm->depth;
             calls[m] = tm->calls;
+            frameless[m] = tm->calls == 0 && mtk_module_is_frameless(tm->module);
         }
         g->module_calls = calls;
+        g->module_frameless = frameless;
         int32_t nout = 0;
         for (int32_t m = 0; m < nm; m++) nout += mtk_trace_module_at(tr, m)->noutputs;
         int32_t *start = mtk_ctx_alloc(ctx, (size_t)(nm + 1) * sizeof *start);

@@ -19,6 +19,9 @@ typedef struct mem_graph {
     const int32_t *module_depths;
     int32_t nmodules;
     const int32_t *module_calls; /* per module, times called; NULL: once  */
+    const bool *module_frameless; /* per module: a container that is no
+                                   frame (mtk_module_set_frameless); NULL:
+                                   none                                   */
     const int32_t *module_out_start; /* per module + 1: its outputs' run in
                                    module_out (tensor ids, of its first
                                    call); NULL: none known                 */

@@ -162,7 +162,9 @@ static bool module_parents(mem_sim *s)
  * module call and used inside it lives at least to the call's last node.
  * An output the caller never uses (`hidden, _ = self.self_attn(...)`: eager
  * attention's weights) is bound in its frame until the caller returns.
- * Modules called more than once span several calls: left out. */
+ * Modules called more than once span several calls: left out.  A container
+ * (never called) holds like a call, as the loop's frame keeping its first
+ * input does, unless it is frameless. */
 static bool caller_holds(mem_sim *s)
 {
     const mem_graph *g = s->g;
@@ -186,12 +188,14 @@ static bool caller_holds(mem_sim *s)
             /* the outermost call that started after the producer */
             int32_t end = -1;
             for (int32_t m = node->module; m >= 0 && m < nm && first[m] > p; m = s->parent[m])
-                if (!g->module_calls || g->module_calls[m] <= 1) end = last[m];
+                if ((!g->module_calls || g->module_calls[m] <= 1) && !(g->module_frameless && g->module_frameless[m]))
+                    end = last[m];
             if (end > s->lastuse[st]) s->lastuse[st] = end;
         }
     }
     for (int32_t m = 1; g->module_out_start && m < nm; m++) {
         int32_t p = s->parent[m];
+        while (p >= 0 && g->module_frameless && g->module_frameless[p]) p = s->parent[p]; /* the frame is above */
         if (p < 0 || last[m] < 0 || (g->module_calls && (g->module_calls[m] > 1 || g->module_calls[p] > 1)))
             continue;
         for (int32_t i = g->module_out_start[m]; i < g->module_out_start[m + 1]; i++) {

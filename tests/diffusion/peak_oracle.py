@@ -1,6 +1,7 @@
 """torch's cpu profiler on one call of a diffusers or transformers
-component (/work/shared/GROUND_TRUTH.md's protocol): float32, no_grad, one
-thread, random weights built from the component's config.json, random
+component (/work/shared/GROUND_TRUTH.md's protocol): no_grad, one thread,
+random weights built from the component's config.json (float32, or cast to
+the floating inputs' dtype when that is another: `mtk --dtype`), random
 inputs of the shapes `mtk summary` gives the call.  The peak is the bytes
 allocated above what was live before the call, plus the inputs, which the
 plan counts as live.  Run it in a fresh interpreter (`python3
@@ -55,6 +56,9 @@ def peak(directory, spec):
     torch.manual_seed(0)
     model = _model(directory)
     inputs = _inputs(spec)
+    dtypes = {t.dtype for t in inputs.values() if t.is_floating_point() and t.ndim > 0}
+    if len(dtypes) == 1 and dtypes != {torch.float32}:
+        model = model.to(dtypes.pop())
     with torch.no_grad():
         _call(model, inputs)  # warm-up
         with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:

@@ -460,6 +460,61 @@ static void plan_trace_model_gives_masked_lms_their_loss(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* A forward that runs its "layers" (a ModuleList of 4 -> 4 linears, no
+ * bias) in a loop: h = relu(x); for layer in layers: h = layer(h). */
+static bool loop_forward(mtk_module *m, mtk_module_io *io)
+{
+    mtk_module *layers = mtk_module_child(m, "layers");
+    mtk_tensor *h = mtk_relu(mtk_module_ctx(m), io->in[0]);
+    for (int32_t i = 0; i < mtk_module_child_count(layers); i++)
+        h = mtk_module_forward(mtk_module_child_at(layers, i, NULL), h);
+    io->out[0] = h;
+    io->nout = 1;
+    return h != NULL;
+}
+
+static const mtk_module_type loop_type = { "Loop", loop_forward, NULL, NULL };
+
+/* The inference peak of Loop over x (2, 4): relu's output is the layers'
+ * first input. */
+static int64_t loop_peak(bool frameless)
+{
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *m = mtk_module_new(ctx, &loop_type, 0), *layers = mtk_nn_module_list(ctx);
+    for (int i = 0; i < 3; i++) assert_true(mtk_nn_module_list_append(layers, mtk_nn_linear(ctx, 4, 4, false)));
+    assert_true(mtk_module_add(m, "layers", layers));
+    mtk_module_set_frameless(layers, frameless);
+    assert_true(mtk_module_is_frameless(layers) == frameless);
+    assert_true(mtk_module_is_frameless(mtk_module_child(mtk_module_copy_meta(m), "layers")) == frameless);
+    assert_true(mtk_module_is_frameless(mtk_module_new_like(layers)) == frameless);
+    mtk_trace *tr = mtk_trace_begin(m);
+    assert_non_null(tr);
+    mtk_tensor *x = meta_input(ctx, 2, SHAPE(2, 4));
+    assert_non_null(mtk_module_forward(m, x));
+    mtk_trace_end(tr);
+    const mtk_graph *g = mtk_graph_from_trace(tr);
+    assert_non_null(g);
+    mtk_memory_options o;
+    mtk_memory_options_init(&o);
+    o.mode = MTK_MEMORY_INFERENCE;
+    mtk_memory_plan *p = mtk_memory_plan_graph(ctx, g, &o);
+    assert_non_null(p);
+    int64_t peak = p->peak.peak_bytes - p->parameter_bytes;
+    mtk_ctx_free(ctx);
+    return peak;
+}
+
+static void a_frameless_container_does_not_keep_its_loops_first_input(void **state)
+{
+    (void)state;
+    /* 32-byte tensors: x, relu's output (kept by the list's frame), then
+       two layer outputs at a time */
+    assert_int_equal(loop_peak(false), 4 * 32);
+    assert_int_equal(loop_peak(true), 3 * 32); /* relu's output dies as layers.0 returns */
+    assert_false(mtk_module_is_frameless(NULL));
+    mtk_module_set_frameless(NULL, true); /* ignored */
+}
+
 static void plan_trace_model_refuses_what_it_does_not_model(void **state)
 {
     (void)state;
@@ -494,6 +549,7 @@ int main(void)
         cmocka_unit_test(fused_ops_report_the_transients_of_transformers_compositions),
         cmocka_unit_test(plan_trace_model_traces_the_training_forward_with_its_loss),
         cmocka_unit_test(plan_trace_model_refuses_what_it_does_not_model),
+        cmocka_unit_test(a_frameless_container_does_not_keep_its_loops_first_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

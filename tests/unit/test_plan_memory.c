@@ -232,6 +232,46 @@ static void inference_an_unused_module_output_lives_until_its_caller_returns(voi
     mtk_ctx_free(ctx);
 }
 
+/* root: a = f(x); container "blocks" (never called) runs "blocks.0":
+ * b = g(a) and "blocks.1": c = h(b); then d = k(c).  By default the
+ * container is a frame that keeps a (its first input) through blocks.1;
+ * frameless, a dies as blocks.0 returns. */
+static mtk_memory_plan loop_over_a_container(mtk_ctx *ctx, hg *h, bool frameless, int32_t *c)
+{
+    memset(h, 0, sizeof *h);
+    int32_t root = module(h, "", 0), blocks = module(h, "blocks", 1);
+    int32_t b0 = module(h, "blocks.0", 2), b1 = module(h, "blocks.1", 2);
+    int32_t x = input(h, 100);
+    int32_t a = node(h, root, 1000, 1, &x);
+    int32_t b = node(h, b0, 2000, 1, (int32_t[]){ out_of(h, a) });
+    *c = node(h, b1, 3000, 1, (int32_t[]){ out_of(h, b) });
+    int32_t d = node(h, root, 10, 1, (int32_t[]){ out_of(h, *c) });
+    h->keep[h->nkeep++] = out_of(h, d);
+    static const int32_t calls[4] = { 1, 0, 1, 1 };
+    static bool marks[4];
+    memset(marks, 0, sizeof marks);
+    marks[blocks] = frameless;
+    mem_graph *mg = (mem_graph *)finish(h, -1);
+    mg->module_calls = calls;
+    mg->module_frameless = marks;
+    return plan_of(ctx, mg, MTK_MEMORY_INFERENCE, MTK_OPTIMIZER_SGD);
+}
+
+static void inference_a_container_keeps_its_first_input_unless_frameless(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static hg h;
+    int32_t c;
+    mtk_memory_plan held = loop_over_a_container(ctx, &h, false, &c);
+    assert_int_equal(held.peak.peak_bytes, 100 + 1000 + 2000 + 3000); /* x, a (the loop's), b, c */
+    assert_int_equal(held.peak.peak_at.node, c);
+    mtk_memory_plan frameless = loop_over_a_container(ctx, &h, true, &c);
+    assert_int_equal(frameless.peak.peak_bytes, 100 + 2000 + 3000); /* a freed as blocks.0 returned */
+    assert_int_equal(frameless.timeline[c - 1].live_bytes, 100 + 2000);
+    mtk_ctx_free(ctx);
+}
+
 static void an_ops_workspace_adds_to_the_peak_inside_it(void **state)
 {
     (void)state;
@@ -692,6 +732,7 @@ int main(void)
         cmocka_unit_test(inference_views_keep_their_storage_alive),
         cmocka_unit_test(inference_a_module_calls_arguments_live_until_it_returns),
         cmocka_unit_test(inference_an_unused_module_output_lives_until_its_caller_returns),
+        cmocka_unit_test(inference_a_container_keeps_its_first_input_unless_frameless),
         cmocka_unit_test(an_ops_workspace_adds_to_the_peak_inside_it),
         cmocka_unit_test(training_holds_saved_tensors_until_their_backward),
         cmocka_unit_test(adamw_states_exist_before_the_second_step),
