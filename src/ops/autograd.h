@@ -49,6 +49,7 @@ void ag_saved_layer_norm(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_layer_norm(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_rope(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_saved_rope_complex(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_cross_entropy(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_nll_loss(const mtk_autograd_query *q, mtk_autograd_result *r);

@@ -100,6 +100,15 @@ void ag_saved_rope(const mtk_autograd_query *q, mtk_autograd_result *r)
     if (ag_rg(q, COS) || ag_rg(q, SIN)) ag_save_arg(q, r, X);
 }
 
+/* view_as_complex(x) * freqs_cis: complex mul saves each factor for the
+ * other's gradient, freqs_cis (one complex64 storage) for x's. */
+void ag_saved_rope_complex(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    enum { X, FREQS };
+    if (ag_rg(q, X)) ag_save_arg(q, r, FREQS);
+    if (ag_rg(q, FREQS)) ag_save_arg(q, r, X);
+}
+
 enum { SDPA_Q, SDPA_K, SDPA_V, SDPA_MASK, SDPA_DROPOUT, SDPA_CAUSAL, SDPA_SCALE, SDPA_GQA };
 
 /* torch 2.13's choice: on cpu the flash kernel for 4-D inputs without
@@ -346,8 +355,8 @@ void ag_backward_cross_entropy(const mtk_autograd_query *q, mtk_autograd_result 
  * x * cos (n), then rotate_half's neg (n / 2) and cat (n) at once, the
  * neg freed, the cat times sin (n), the cat freed, and the sum (the
  * output) beside both products: 2n above the output.  The interleaved
- * form is llama4's complex multiplication (view_as_complex(x) * freqs),
- * which writes its output and nothing else. */
+ * form is counted as a complex product that writes its output and nothing
+ * else (llama4 runs rope_complex, no family of the zoo this form). */
 void ag_backward_rope(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
     ag_backward_grads(q, r);

@@ -41,8 +41,6 @@ ENCODERS = {"bert", "vit"}
 BOTH_ATTENTIONS = {"llama", "mistral", "qwen2", "gemma", "phi3", "mixtral", "qwen2_moe"}
 # gemma2 and gpt_oss run eager only (transformers refuses sdpa for them)
 EAGER_ONLY = {"gemma2", "gpt_oss"}
-# llama4's rope saves one complex64 freqs_cis where mtk's saves float32 cos and sin
-LLAMA4_GAPS = {"llama4_text"}
 # routing depends on the data (tokens per expert are not known on meta): these run
 # batched_mm, whose sizes do not depend on it
 DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v3", "glm4_moe"}
@@ -83,12 +81,6 @@ def cases():
                 marks = []
                 if family in ATTENTION_GAPS:
                     marks = [pytest.mark.xfail(reason=ATTENTION_GAPS[family], strict=True)]
-                if family in LLAMA4_GAPS and dtype == "float32":
-                    marks = [pytest.mark.xfail(reason="llama4_text float32: torch's rope saves its complex64 "
-                                               "freqs_cis (S x head_dim / 2 complex), mtk's rope its float32 cos "
-                                               "and sin (S x head_dim each): layer 0's self_attn saves 208 bytes "
-                                               "more in mtk (1x13: 445,496 vs 445,288; bfloat16 equal)",
-                                               strict=True)]
                 if family == "deepseek_v3" and dtype == "bfloat16":
                     marks = [pytest.mark.xfail(reason="deepseek_v3 bfloat16: the router's (mlp.gate) saved bytes "
                                                "read 2,431 in one torch measurement and 2,392 in a fresh one "
