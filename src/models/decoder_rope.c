@@ -161,7 +161,8 @@ static bool rope_cos_sin(mtk_module *m, const rope_spec *rope, mtk_tensor *inv_f
 /* forward(x (B, S, hidden)[, positions (1, S) int64]) -> cos, sin (1, S,
  * dim) in x's dtype (float32 with keep_float32), for the positions (0..S-1
  * when not given); with two ropes (gemma3) the full layers' cos, sin, then
- * the sliding layers'.  An interleaved rope (llama4) gives its float32
+ * the sliding layers' (half_width, gpt_oss: dim / 2).  An interleaved
+ * rope (llama4) gives its float32
  * freqs_cis (1, S, dim/2, 2) (rope_complex's) in both slots. */
 static bool rotary_forward(mtk_module *m, mtk_module_io *io)
 {
@@ -217,7 +218,7 @@ static bool rope_cos_sin(mtk_module *m, const rope_spec *rope, mtk_tensor *inv_f
         return cis && models_blocks_held_until_here(ctx, freqs);
     }
     mtk_tensor *both[2] = { freqs, freqs };
-    mtk_tensor *emb = mtk_cat(ctx, both, 2, -1);                                 /* (1, S, dim)  */
+    mtk_tensor *emb = rope->half_width ? freqs : mtk_cat(ctx, both, 2, -1);      /* (1, S, dim)  */
     mtk_tensor *cos = mtk_cos(ctx, emb), *sin = mtk_sin(ctx, emb);
     if (rope->attention_factor != 1.0) {
         /* yarn, longrope: cos and sin times the attention factor, in float32 */

@@ -362,7 +362,13 @@ void ag_backward_rope(const mtk_autograd_query *q, mtk_autograd_result *r)
     ag_backward_grads(q, r);
     const mtk_tensor *x = ag_arg(q, 0);
     bool interleaved = q->nargs > 3 && q->args[3].kind == MTK_VALUE_BOOL && q->args[3].as.b;
-    if (x && !interleaved) r->transient_bytes = 2 * mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(x->dtype);
+    const mtk_tensor *cos = ag_arg(q, 1);
+    if (!x || interleaved) return;
+    int64_t n = mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(x->dtype);
+    /* half-width cos (gpt_oss's _apply_rotary_emb): x1 * cos - x2 * sin and
+       x2 * cos + x1 * sin, n / 2 each, both beside the output their cat writes */
+    bool half = cos && cos->ndim > 0 && 2 * cos->shape[cos->ndim - 1] == x->shape[x->ndim - 1];
+    r->transient_bytes = half ? n : 2 * n;
 }
 
 /* softmax(x, dtype=d) with d not x's dtype converts x first: a temporary

@@ -44,12 +44,6 @@ EAGER_ONLY = {"gemma2", "gpt_oss"}
 # routing depends on the data (tokens per expert are not known on meta): these run
 # batched_mm, whose sizes do not depend on it
 DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v3", "glm4_moe"}
-# MoE families whose experts, routers and shared experts are exact (test_moe_blocks_...)
-# but whose attention or norms are not yet (measured 2026-11-27)
-ATTENTION_GAPS = {
-    "gpt_oss": "gpt_oss's sinks attention: mtk's self_attn saves 252 bytes more per layer in bfloat16 2x7 "
-               "(1,372 vs 1,120) and 460 in float32 3x5 (2,540 vs 2,080); its norms are exact",
-}
 # gpt2 and bert keep their dropouts (0.1 by default): cpu sdpa then runs the math path
 DROPOUT_KEYS = ["resid_pdrop", "embd_pdrop", "attn_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob",
                 "attention_dropout", "hidden_dropout", "summary_first_dropout"]
@@ -79,8 +73,6 @@ def cases():
             for attention in both or (("eager",) if family in EAGER_ONLY else ("sdpa",)):
                 b, s = SHAPES[(i + len(out)) % len(SHAPES)]
                 marks = []
-                if family in ATTENTION_GAPS:
-                    marks = [pytest.mark.xfail(reason=ATTENTION_GAPS[family], strict=True)]
                 if family == "deepseek_v3" and dtype == "bfloat16":
                     marks = [pytest.mark.xfail(reason="deepseek_v3 bfloat16: the router's (mlp.gate) saved bytes "
                                                "read 2,431 in one torch measurement and 2,392 in a fresh one "

@@ -406,6 +406,27 @@ static void rope_complex_matches_llama4_complex_product(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* rope with half-width cos/sin against gpt_oss's _apply_rotary_emb in
+ * torch: cat(x1 * cos - x2 * sin, x2 * cos + x1 * sin) */
+static void rope_takes_half_width_tables_as_gpt_oss(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *x = CPU(ctx, linspace(ctx, -1, 1, 8), 1, 1, 2, 4);
+    mtk_tensor *cos = CPU(ctx, linspace(ctx, 0, 1, 4), 2, 2), *sin = CPU(ctx, linspace(ctx, 1, 0, 4), 2, 2);
+    static const double want[] = { 0.4285714030265808,  -0.14285719394683838, -1.0, -0.5238094925880432,
+                                   -0.14285719394683838, 0.4285714030265808,  0.5238094925880432, 1.0 };
+    assert_close(mtk_rope(ctx, x, cos, sin, false), want, 8);
+    /* (B, S, D/2) meets a 4-D x after unsqueeze(1); neither D nor D/2 is refused */
+    assert_shape(mtk_rope(ctx, META(ctx, MTK_FLOAT32, 2, 8, 5, 6), META(ctx, MTK_FLOAT32, 2, 5, 3),
+                          META(ctx, MTK_FLOAT32, 2, 5, 3), false),
+                 4, SHAPE(2, 8, 5, 6));
+    assert_null(mtk_rope(ctx, META(ctx, MTK_FLOAT32, 2, 8, 5, 6), META(ctx, MTK_FLOAT32, 5, 4),
+                         META(ctx, MTK_FLOAT32, 5, 4), false));
+    assert_error(ctx, MTK_ERR_SHAPE, "do not fit x");
+    mtk_ctx_free(ctx);
+}
+
 /* rope against Hugging Face's x * cos + rotate_half(x) * sin in torch */
 static void rope_matches_hugging_face_composition(void **state)
 {
@@ -676,6 +697,7 @@ int main(void)
         cmocka_unit_test(losses_match_torch),
         cmocka_unit_test(rope_matches_hugging_face_composition),
         cmocka_unit_test(rope_complex_matches_llama4_complex_product),
+        cmocka_unit_test(rope_takes_half_width_tables_as_gpt_oss),
         cmocka_unit_test(dropout_mask_is_deterministic_for_a_seed),
         cmocka_unit_test(log_softmax_keeps_odd_size_one_strides_on_meta),
         cmocka_unit_test(norms_have_the_strides_of_torch_meta_decompositions),
