@@ -72,14 +72,7 @@ def cases():
             both = ("eager", "sdpa") if family in BOTH_ATTENTIONS else None
             for attention in both or (("eager",) if family in EAGER_ONLY else ("sdpa",)):
                 b, s = SHAPES[(i + len(out)) % len(SHAPES)]
-                marks = []
-                if family == "deepseek_v3" and dtype == "bfloat16":
-                    marks = [pytest.mark.xfail(reason="deepseek_v3 bfloat16: the router's (mlp.gate) saved bytes "
-                                               "read 2,431 in one torch measurement and 2,392 in a fresh one "
-                                               "(436,344 vs 436,305 in total): a data-dependent size in the "
-                                               "grouped top-k, not yet pinned down", strict=False)]
-                out.append(pytest.param(family, dtype, attention, b, s, marks=marks,
-                                        id=f"{family}-{dtype}-{attention}-{b}x{s}"))
+                out.append(pytest.param(family, dtype, attention, b, s, id=f"{family}-{dtype}-{attention}-{b}x{s}"))
     return out
 
 
@@ -124,9 +117,7 @@ def test_saved_bytes_equal_torch(family, dtype, attention, b, s, tmp_path, plan_
 
 
 def moe_cases():
-    return [pytest.param(*p.values, id=p.id,
-                         marks=[m for m in p.marks if "router" in str(m.kwargs.get("reason", ""))])
-            for p in cases() if p.values[0] in DATA_DEPENDENT]
+    return [p for p in cases() if p.values[0] in DATA_DEPENDENT]
 
 
 @pytest.mark.parametrize("family,dtype,attention,b,s", moe_cases())
