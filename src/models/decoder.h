@@ -37,7 +37,9 @@ typedef struct rope_spec {
     const float *short_factor;    /* longrope: dim / 2 values (arena)             */
     const float *long_factor;     /* longrope: used past original_max_position    */
     bool interleaved;             /* llama4: pairs (x[2i], x[2i+1]) rotate (complex
-                                     multiplication); cos/sin repeat each frequency */
+                                     multiplication, rope_complex by freqs_cis) */
+    bool half_width;              /* gpt_oss: cos and sin (1, S, dim / 2), each
+                                     frequency once (_apply_rotary_emb's halves) */
     bool keep_float32;            /* olmo2: cos and sin stay float32 (the rotated
                                      q and k are cast back to their dtype)      */
     bool always_cat;              /* glm4_moe: the rotated dims are concatenated

@@ -178,13 +178,13 @@ static mtk_tensor *rotate(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tens
  * product), and cast back to its dtype (a copy below float32); the float
  * copies and products of both live until it returns, and k (q is held by
  * the caller). */
-static bool rotate_complex(mtk_ctx *ctx, mtk_tensor **q, mtk_tensor **k, mtk_tensor *cos, mtk_tensor *sin)
+static bool rotate_complex(mtk_ctx *ctx, mtk_tensor **q, mtk_tensor **k, mtk_tensor *freqs_cis)
 {
     if (!*q || !*k) return false;
     mtk_tensor *k_in = *k; /* its caller's key_states, held while q and k rotate */
     mtk_dtype dq = (*q)->dtype, dk = (*k)->dtype;
     mtk_tensor *qf = mtk_to_dtype(ctx, *q, MTK_FLOAT32), *kf = mtk_to_dtype(ctx, *k, MTK_FLOAT32);
-    mtk_tensor *qp = mtk_rope(ctx, qf, cos, sin, true), *kp = mtk_rope(ctx, kf, cos, sin, true);
+    mtk_tensor *qp = mtk_rope_complex(ctx, qf, freqs_cis), *kp = mtk_rope_complex(ctx, kf, freqs_cis);
     *q = mtk_to_dtype(ctx, qp, dq);
     *k = mtk_to_dtype(ctx, kp, dk);
     return *q && *k && models_blocks_held_until_here(ctx, k_in) && models_blocks_held_until_here(ctx, qf) && models_blocks_held_until_here(ctx, kf) &&
@@ -393,7 +393,7 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
      * is rotated */
     mtk_tensor *unrotated_q = q;
     if (c->interleaved && c->rotary_dim > 0 && c->rotary_dim == c->head_dim) {
-        if (!rotate_complex(ctx, &q, &k, cos, sin)) return false;
+        if (!rotate_complex(ctx, &q, &k, cos)) return false; /* cos: freqs_cis */
     } else {
         q = rotate(ctx, q, cos, sin, c->rotary_dim, c->interleaved, c->always_cat);
         k = rotate(ctx, k, cos, sin, c->rotary_dim, c->interleaved, c->always_cat);

@@ -3,6 +3,7 @@
  * float32 buffers inv_freq and original_inv_freq are computed as
  * transformers computes them (in float32 arithmetic) whenever the module
  * gets memory. */
+#include "models/blocks.h"
 #include "models/decoder.h"
 #include "mtk/ops.h"
 
@@ -160,7 +161,9 @@ static bool rope_cos_sin(mtk_module *m, const rope_spec *rope, mtk_tensor *inv_f
 /* forward(x (B, S, hidden)[, positions (1, S) int64]) -> cos, sin (1, S,
  * dim) in x's dtype (float32 with keep_float32), for the positions (0..S-1
  * when not given); with two ropes (gemma3) the full layers' cos, sin, then
- * the sliding layers'. */
+ * the sliding layers' (half_width, gpt_oss: dim / 2).  An interleaved
+ * rope (llama4) gives its float32
+ * freqs_cis (1, S, dim/2, 2) (rope_complex's) in both slots. */
 static bool rotary_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
@@ -204,15 +207,18 @@ static bool rope_cos_sin(mtk_module *m, const rope_spec *rope, mtk_tensor *inv_f
         positions = mtk_to_dtype(ctx, mtk_unsqueeze(ctx, positions, 0), MTK_FLOAT32); /* (1, S) */
     }
     mtk_tensor *freqs = mtk_mul(ctx, mtk_unsqueeze(ctx, positions, -1), inv_freq);  /* (1, S, dim/2) */
-    mtk_tensor *both[2] = { freqs, freqs };
-    mtk_tensor *emb;
-    if (rope->interleaved && freqs) {
-        /* llama4's complex rotation: each frequency for a pair of dims */
-        int64_t shape[3] = { freqs->shape[0], freqs->shape[1], rope->dim };
-        emb = mtk_reshape(ctx, mtk_stack(ctx, both, 2, -1), shape, 3);            /* (1, S, dim)  */
-    } else {
-        emb = mtk_cat(ctx, both, 2, -1);                                         /* (1, S, dim)  */
+    if (rope->interleaved) {
+        /* llama4: freqs_cis = polar(ones_like(freqs), freqs) * attention_scaling,
+           complex64 (1, S, dim/2) whatever x's dtype, as its real view (one
+           storage of cos, sin pairs); the local freqs lives until it returns */
+        mtk_tensor *parts[2] = { mtk_cos(ctx, freqs), mtk_sin(ctx, freqs) };
+        mtk_tensor *cis = mtk_stack(ctx, parts, 2, -1);                          /* (1, S, dim/2, 2) */
+        cis = mtk_mul_scalar(ctx, cis, mtk_value_float(rope->attention_factor));
+        *cos_out = *sin_out = cis;
+        return cis && models_blocks_held_until_here(ctx, freqs);
     }
+    mtk_tensor *both[2] = { freqs, freqs };
+    mtk_tensor *emb = rope->half_width ? freqs : mtk_cat(ctx, both, 2, -1);      /* (1, S, dim)  */
     mtk_tensor *cos = mtk_cos(ctx, emb), *sin = mtk_sin(ctx, emb);
     if (rope->attention_factor != 1.0) {
         /* yarn, longrope: cos and sin times the attention factor, in float32 */

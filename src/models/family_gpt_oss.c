@@ -38,6 +38,7 @@ mtk_module *models_family_gpt_oss_build(model_config *c, const char *architectur
         return NULL;
     spec.qkv_bias = spec.o_bias = models_cfg_bool(c, "attention_bias", true);
     spec.attn_sinks = true;
+    spec.rope.half_width = true; /* GptOssRotaryEmbedding: cos, sin of dim / 2 (no cat) */
     spec.norm_weight_float32 = true; /* GptOssRMSNorm: (weight * x.float() normed).to(x's dtype) */
     spec.eager_attention = true; /* GptOss has no sdpa (sinks) */
     spec.moe = MOE_GPT_OSS;

@@ -42,6 +42,7 @@ void ag_saved_linear(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_indices(const mtk_autograd_query *q, mtk_autograd_result *r); /* embedding */
 void ag_saved_index_select(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_topk(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_saved_extreme(const mtk_autograd_query *q, mtk_autograd_result *r); /* max, min */
 void ag_saved_masked_fill(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_clamp(const mtk_autograd_query *q, mtk_autograd_result *r);
 
@@ -50,6 +51,7 @@ void ag_saved_layer_norm(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_layer_norm(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_rope(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_saved_rope_complex(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_cross_entropy(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_nll_loss(const mtk_autograd_query *q, mtk_autograd_result *r);

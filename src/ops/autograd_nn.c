@@ -100,6 +100,15 @@ void ag_saved_rope(const mtk_autograd_query *q, mtk_autograd_result *r)
     if (ag_rg(q, COS) || ag_rg(q, SIN)) ag_save_arg(q, r, X);
 }
 
+/* view_as_complex(x) * freqs_cis: complex mul saves each factor for the
+ * other's gradient, freqs_cis (one complex64 storage) for x's. */
+void ag_saved_rope_complex(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    enum { X, FREQS };
+    if (ag_rg(q, X)) ag_save_arg(q, r, FREQS);
+    if (ag_rg(q, FREQS)) ag_save_arg(q, r, X);
+}
+
 enum { SDPA_Q, SDPA_K, SDPA_V, SDPA_MASK, SDPA_DROPOUT, SDPA_CAUSAL, SDPA_SCALE, SDPA_GQA };
 
 /* torch 2.13's choice: on cpu the flash kernel for 4-D inputs without
@@ -354,14 +363,20 @@ void ag_backward_cross_entropy(const mtk_autograd_query *q, mtk_autograd_result 
  * x * cos (n), then rotate_half's neg (n / 2) and cat (n) at once, the
  * neg freed, the cat times sin (n), the cat freed, and the sum (the
  * output) beside both products: 2n above the output.  The interleaved
- * form is llama4's complex multiplication (view_as_complex(x) * freqs),
- * which writes its output and nothing else. */
+ * form is counted as a complex product that writes its output and nothing
+ * else (llama4 runs rope_complex, no family of the zoo this form). */
 void ag_backward_rope(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
     ag_backward_grads(q, r);
     const mtk_tensor *x = ag_arg(q, 0);
     bool interleaved = q->nargs > 3 && q->args[3].kind == MTK_VALUE_BOOL && q->args[3].as.b;
-    if (x && !interleaved) r->transient_bytes = 2 * mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(x->dtype);
+    const mtk_tensor *cos = ag_arg(q, 1);
+    if (!x || interleaved) return;
+    int64_t n = mtk_tensor_numel(x) * (int64_t)mtk_dtype_size(x->dtype);
+    /* half-width cos (gpt_oss's _apply_rotary_emb): x1 * cos - x2 * sin and
+       x2 * cos + x1 * sin, n / 2 each, both beside the output their cat writes */
+    bool half = cos && cos->ndim > 0 && 2 * cos->shape[cos->ndim - 1] == x->shape[x->ndim - 1];
+    r->transient_bytes = half ? n : 2 * n;
 }
 
 /* softmax(x, dtype=d) with d not x's dtype converts x first: a temporary

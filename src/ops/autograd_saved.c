@@ -88,6 +88,24 @@ void ag_saved_input_result(const mtk_autograd_query *q, mtk_autograd_result *r)
     ag_save_output(r, 0);
 }
 
+/* max / min: over a dim, the indices (value_selecting_reduction_backward
+ * needs only them and self's sizes); of the whole tensor, self and the
+ * result (evenly_distribute_backward); against a tensor (maximum /
+ * minimum), self and other. */
+void ag_saved_extreme(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    enum { SELF, DIM, KEEPDIM, OTHER };
+    const mtk_tensor *other = ag_arg(q, DIM) ? ag_arg(q, DIM) : ag_arg(q, OTHER);
+    if (other) {
+        ag_save_arg(q, r, SELF);
+        ag_save_arg(q, r, ag_arg(q, DIM) ? DIM : OTHER);
+    } else if (q->nargs > DIM && q->args[DIM].kind == MTK_VALUE_INT) {
+        ag_save_output(r, 1);
+    } else {
+        ag_saved_input_result(q, r);
+    }
+}
+
 /* mul: self's gradient needs other, other's needs self. */
 void ag_saved_mul(const mtk_autograd_query *q, mtk_autograd_result *r)
 {

@@ -1,6 +1,6 @@
 /* Op rows of the nn family (see registry.h for the row format).
  * Signatures are torch.nn.functional's (argument names, order, defaults);
- * `rope` is mtk's own (docs/ops.md). */
+ * `rope` and `rope_complex` are mtk's own (docs/ops.md). */
 
 /* ---- softmax (F.softmax; torch.softmax's dtype may come third) */
 MTK_OP(SOFTMAX, .name = "softmax",
@@ -103,3 +103,7 @@ MTK_OP(ROPE, .name = "rope",
        .signature = "rope(Tensor x, Tensor cos, Tensor sin, bool interleaved=False) -> Tensor",
        .meta = mtk_nn_rope_meta, .cpu = mtk_nn_rope_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_rope,
        .backward = ag_backward_rope)
+MTK_OP(ROPE_COMPLEX, .name = "rope_complex",
+       .signature = "rope_complex(Tensor x, Tensor freqs_cis) -> Tensor",
+       .meta = mtk_nn_rope_complex_meta, .cpu = mtk_nn_rope_complex_cpu, .cost = mtk_outputs_cost,
+       .saved = ag_saved_rope_complex, .backward = ag_backward_grads)

@@ -19,9 +19,9 @@ RED_ROW(PROD, "prod", "prod(Tensor input, int? dim=None, bool keepdim=False, *, 
 RED_ROW(AMAX, "amax", "amax(Tensor input, int[1]? dim=None, bool keepdim=False) -> Tensor", .saved = ag_saved_input_result)
 RED_ROW(AMIN, "amin", "amin(Tensor input, int[1]? dim=None, bool keepdim=False) -> Tensor", .saved = ag_saved_input_result)
 RED_ROW(MAX, "max",
-        "max(Tensor input, Any? dim=None, bool keepdim=False, *, Tensor? other=None) -> Tensor | (Tensor values, Tensor indices)", .saved = ag_saved_input_result)
+        "max(Tensor input, Any? dim=None, bool keepdim=False, *, Tensor? other=None) -> Tensor | (Tensor values, Tensor indices)", .saved = ag_saved_extreme)
 RED_ROW(MIN, "min",
-        "min(Tensor input, Any? dim=None, bool keepdim=False, *, Tensor? other=None) -> Tensor | (Tensor values, Tensor indices)", .saved = ag_saved_input_result)
+        "min(Tensor input, Any? dim=None, bool keepdim=False, *, Tensor? other=None) -> Tensor | (Tensor values, Tensor indices)", .saved = ag_saved_extreme)
 RED_ROW(ARGMAX, "argmax", "argmax(Tensor input, int? dim=None, bool keepdim=False) -> Tensor")
 RED_ROW(ARGMIN, "argmin", "argmin(Tensor input, int? dim=None, bool keepdim=False) -> Tensor")
 RED_ROW(VAR, "var",

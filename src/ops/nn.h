@@ -9,7 +9,7 @@
  *   nn_attention.c   scaled_dot_product_attention
  *   nn_loss.c        mse/l1/smooth_l1/huber loss, binary_cross_entropy(_with_logits)
  *   nn_loss_class.c  nll_loss, cross_entropy
- *   nn_rope.c        rope (rotary position embedding, an mtk op)
+ *   nn_rope.c        rope, rope_complex (rotary position embedding, mtk ops)
  *   nn_util.c        threads, contiguous compute buffers, shared checks
  *
  * CPU kernels compute in double ("opmath"), or float32 BLAS for attention,
@@ -52,6 +52,8 @@ bool mtk_nn_cross_entropy_cpu(mtk_op_call *call);
 
 bool mtk_nn_rope_meta(mtk_op_call *call);
 bool mtk_nn_rope_cpu(mtk_op_call *call);
+bool mtk_nn_rope_complex_meta(mtk_op_call *call);
+bool mtk_nn_rope_complex_cpu(mtk_op_call *call);
 
 
 /* ---------------------------------------------------------- info rows */

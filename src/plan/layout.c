@@ -7,7 +7,8 @@
  *   rope   transformers computes it as x * cos + rotate_half(x) * sin,
  *          element-wise ops whose result takes x's dim order (mtk's op
  *          returns a contiguous tensor): after q.transpose(1, 2) the
- *          rotated q is (B, S, H, D) in memory;
+ *          rotated q is (B, S, H, D) in memory; rope_complex too (llama4's
+ *          complex product, element-wise on q's pairs);
  *   rms_norm  likewise weight * (x * rsqrt(mean(x^2) + eps)): a q/k norm
  *          over head_dim after the transpose keeps (B, S, H, D);
  *   sdpa   the flash and efficient kernels allocate the output in the
@@ -53,7 +54,7 @@ mtk_tensor *plan_device_layout(mtk_graph *g, const mtk_op_def *op, const mtk_aut
 {
     if (!op || output != 0 || !out) return NULL;
     const mtk_tensor *like = NULL;
-    if (strcmp(op->name, "rope") == 0 || strcmp(op->name, "rms_norm") == 0) {
+    if (strcmp(op->name, "rope") == 0 || strcmp(op->name, "rope_complex") == 0 || strcmp(op->name, "rms_norm") == 0) {
         like = ag_arg(q, 0);
     } else if (strcmp(op->name, "scaled_dot_product_attention") == 0) {
         if (ag_sdpa_kernel_of(q) != AG_SDPA_MATH) like = ag_arg(q, 0);

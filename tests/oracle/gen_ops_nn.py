@@ -44,8 +44,11 @@ def _torch_bindings():
             cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
         if cos.shape != sin.shape:
             raise RuntimeError("cos and sin must have the same shape")
-        if x.shape[-1] % 2 or cos.shape[-1] != x.shape[-1]:
+        if x.shape[-1] % 2 or cos.shape[-1] not in (x.shape[-1], x.shape[-1] // 2):
             raise RuntimeError("bad rotary dim")
+        if 2 * cos.shape[-1] == x.shape[-1]:  # gpt_oss's half-width tables: each frequency for two dims
+            repeat = (lambda t: t.repeat_interleave(2, -1)) if interleaved else (lambda t: torch.cat((t, t), -1))
+            cos, sin = repeat(cos), repeat(sin)
         if torch.broadcast_shapes(x.shape, cos.shape) != x.shape:
             raise RuntimeError("cos/sin do not fit x")
         if x.dtype == torch.bool:

@@ -2,7 +2,8 @@
 from a config.json dict on the cpu (random weights, training mode), called
 with labels=input_ids (causal LMs) or plainly (encoders) under
 torch.autograd.graph.saved_tensors_hooks, counting what the hooks see as
-GROUND_TRUTH.md does: each storage once, parameters left out.
+GROUND_TRUTH.md does: each storage once, parameters left out, every
+storage the hooks see counted (those freed before the forward ends too).
 
 Also a script: python3 saved_oracle.py CONFIG.json DTYPE ATTENTION BxS LOSS
 prints {"saved_bytes": N}."""
@@ -44,11 +45,19 @@ def saved_by_module(cfg, dtype, attention, batch, seq, loss):
     hooks = [m.register_forward_pre_hook(lambda m, a: stack.append(names[m])) for m in names]
     hooks += [m.register_forward_hook(lambda m, a, o: stack.pop() and None) for m in names]
 
+    # every packed tensor is held until the forward ends: a node whose outputs
+    # are dropped during the forward (deepseek_v3's router: topk(...)[1] and the
+    # masked_fill before it) frees what it saved, and the allocator may hand that
+    # address to a later saved storage, which a data_ptr key would then skip
+    # (2,392 or 2,431 router bytes depending on the heap's history)
+    held = []
+
     def pack(t):
         st = t.untyped_storage()
         if st.data_ptr() not in params and st.data_ptr() not in seen:
             seen[st.data_ptr()] = st.nbytes()
             per_module[stack[-1]] = per_module.get(stack[-1], 0) + st.nbytes()
+            held.append(t)
         return t
 
     if cfg["model_type"] == "vit":
@@ -63,6 +72,7 @@ def saved_by_module(cfg, dtype, attention, batch, seq, loss):
         model(**kwargs)
     for h in hooks:
         h.remove()
+    held.clear()
     return {"total": sum(seen.values()), "modules": per_module}
 
 

@@ -41,17 +41,9 @@ ENCODERS = {"bert", "vit"}
 BOTH_ATTENTIONS = {"llama", "mistral", "qwen2", "gemma", "phi3", "mixtral", "qwen2_moe"}
 # gemma2 and gpt_oss run eager only (transformers refuses sdpa for them)
 EAGER_ONLY = {"gemma2", "gpt_oss"}
-# llama4's rope saves one complex64 freqs_cis where mtk's saves float32 cos and sin
-LLAMA4_GAPS = {"llama4_text"}
 # routing depends on the data (tokens per expert are not known on meta): these run
 # batched_mm, whose sizes do not depend on it
 DATA_DEPENDENT = {"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v3", "glm4_moe"}
-# MoE families whose experts, routers and shared experts are exact (test_moe_blocks_...)
-# but whose attention or norms are not yet (measured 2026-11-27)
-ATTENTION_GAPS = {
-    "gpt_oss": "gpt_oss's sinks attention: mtk's self_attn saves 252 bytes more per layer in bfloat16 2x7 "
-               "(1,372 vs 1,120) and 460 in float32 3x5 (2,540 vs 2,080); its norms are exact",
-}
 # gpt2 and bert keep their dropouts (0.1 by default): cpu sdpa then runs the math path
 DROPOUT_KEYS = ["resid_pdrop", "embd_pdrop", "attn_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob",
                 "attention_dropout", "hidden_dropout", "summary_first_dropout"]
@@ -80,22 +72,7 @@ def cases():
             both = ("eager", "sdpa") if family in BOTH_ATTENTIONS else None
             for attention in both or (("eager",) if family in EAGER_ONLY else ("sdpa",)):
                 b, s = SHAPES[(i + len(out)) % len(SHAPES)]
-                marks = []
-                if family in ATTENTION_GAPS:
-                    marks = [pytest.mark.xfail(reason=ATTENTION_GAPS[family], strict=True)]
-                if family in LLAMA4_GAPS and dtype == "float32":
-                    marks = [pytest.mark.xfail(reason="llama4_text float32: torch's rope saves its complex64 "
-                                               "freqs_cis (S x head_dim / 2 complex), mtk's rope its float32 cos "
-                                               "and sin (S x head_dim each): layer 0's self_attn saves 208 bytes "
-                                               "more in mtk (1x13: 445,496 vs 445,288; bfloat16 equal)",
-                                               strict=True)]
-                if family == "deepseek_v3" and dtype == "bfloat16":
-                    marks = [pytest.mark.xfail(reason="deepseek_v3 bfloat16: the router's (mlp.gate) saved bytes "
-                                               "read 2,431 in one torch measurement and 2,392 in a fresh one "
-                                               "(436,344 vs 436,305 in total): a data-dependent size in the "
-                                               "grouped top-k, not yet pinned down", strict=False)]
-                out.append(pytest.param(family, dtype, attention, b, s, marks=marks,
-                                        id=f"{family}-{dtype}-{attention}-{b}x{s}"))
+                out.append(pytest.param(family, dtype, attention, b, s, id=f"{family}-{dtype}-{attention}-{b}x{s}"))
     return out
 
 
@@ -140,9 +117,7 @@ def test_saved_bytes_equal_torch(family, dtype, attention, b, s, tmp_path, plan_
 
 
 def moe_cases():
-    return [pytest.param(*p.values, id=p.id,
-                         marks=[m for m in p.marks if "router" in str(m.kwargs.get("reason", ""))])
-            for p in cases() if p.values[0] in DATA_DEPENDENT]
+    return [p for p in cases() if p.values[0] in DATA_DEPENDENT]
 
 
 @pytest.mark.parametrize("family,dtype,attention,b,s", moe_cases())

@@ -382,6 +382,51 @@ static void losses_match_torch(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* rope_complex against llama4's view_as_real(view_as_complex(x pairs) *
+ * freqs_cis) in torch, freqs_cis = polar(1, linspace(0, 1.5, 4).view(2, 2)) */
+static void rope_complex_matches_llama4_complex_product(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *x = CPU(ctx, linspace(ctx, -1, 1, 8), 1, 1, 2, 4);
+    static const float cis[] = { 1.0f, 0.0f, 0.8775825500488281f, 0.4794255495071411f,
+                                 0.5403022766113281f, 0.8414709568023682f, 0.07073719799518585f, 0.9974949955940247f };
+    mtk_tensor *freqs = CPU(ctx, cis, 2, 2, 2); /* (S, D/2, 2) */
+    static const double want[] = { -1.0, -0.7142857313156128, -0.3076174557209015, -0.3308369815349579,
+                                   -0.2834443747997284, 0.3517681956291199, -0.9469684362411499, 0.783233642578125 };
+    assert_close(mtk_rope_complex(ctx, x, freqs), want, 8);
+    /* (B, S, D/2, 2) meets a 4-D x after unsqueeze(1), as freqs_cis[:, :, None, :] */
+    assert_shape(mtk_rope_complex(ctx, META(ctx, MTK_FLOAT32, 2, 8, 5, 6), META(ctx, MTK_FLOAT32, 2, 5, 3, 2)),
+                 4, SHAPE(2, 8, 5, 6));
+    /* full-width cos-like tables and integer x are refused */
+    assert_null(mtk_rope_complex(ctx, META(ctx, MTK_FLOAT32, 2, 8, 5, 6), META(ctx, MTK_FLOAT32, 5, 6)));
+    assert_error(ctx, MTK_ERR_SHAPE, "does not fit x of shape [2, 8, 5, 6]");
+    assert_null(mtk_rope_complex(ctx, META(ctx, MTK_INT64, 5, 6), META(ctx, MTK_FLOAT32, 5, 3, 2)));
+    assert_error(ctx, MTK_ERR_DTYPE, "floating point");
+    mtk_ctx_free(ctx);
+}
+
+/* rope with half-width cos/sin against gpt_oss's _apply_rotary_emb in
+ * torch: cat(x1 * cos - x2 * sin, x2 * cos + x1 * sin) */
+static void rope_takes_half_width_tables_as_gpt_oss(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *x = CPU(ctx, linspace(ctx, -1, 1, 8), 1, 1, 2, 4);
+    mtk_tensor *cos = CPU(ctx, linspace(ctx, 0, 1, 4), 2, 2), *sin = CPU(ctx, linspace(ctx, 1, 0, 4), 2, 2);
+    static const double want[] = { 0.4285714030265808,  -0.14285719394683838, -1.0, -0.5238094925880432,
+                                   -0.14285719394683838, 0.4285714030265808,  0.5238094925880432, 1.0 };
+    assert_close(mtk_rope(ctx, x, cos, sin, false), want, 8);
+    /* (B, S, D/2) meets a 4-D x after unsqueeze(1); neither D nor D/2 is refused */
+    assert_shape(mtk_rope(ctx, META(ctx, MTK_FLOAT32, 2, 8, 5, 6), META(ctx, MTK_FLOAT32, 2, 5, 3),
+                          META(ctx, MTK_FLOAT32, 2, 5, 3), false),
+                 4, SHAPE(2, 8, 5, 6));
+    assert_null(mtk_rope(ctx, META(ctx, MTK_FLOAT32, 2, 8, 5, 6), META(ctx, MTK_FLOAT32, 5, 4),
+                         META(ctx, MTK_FLOAT32, 5, 4), false));
+    assert_error(ctx, MTK_ERR_SHAPE, "do not fit x");
+    mtk_ctx_free(ctx);
+}
+
 /* rope against Hugging Face's x * cos + rotate_half(x) * sin in torch */
 static void rope_matches_hugging_face_composition(void **state)
 {
@@ -651,6 +696,8 @@ int main(void)
         cmocka_unit_test(attention_float32_matches_float64_on_strided_operands),
         cmocka_unit_test(losses_match_torch),
         cmocka_unit_test(rope_matches_hugging_face_composition),
+        cmocka_unit_test(rope_complex_matches_llama4_complex_product),
+        cmocka_unit_test(rope_takes_half_width_tables_as_gpt_oss),
         cmocka_unit_test(dropout_mask_is_deterministic_for_a_seed),
         cmocka_unit_test(log_softmax_keeps_odd_size_one_strides_on_meta),
         cmocka_unit_test(norms_have_the_strides_of_torch_meta_decompositions),

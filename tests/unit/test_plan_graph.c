@@ -170,6 +170,28 @@ static void softmax_saves_its_output_and_nothing_without_grad(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* gpt_oss's combined_logits.max(dim=-1, keepdim=True): (3, 5) -> (3, 1) */
+static mtk_tensor *max_over_last_dim(mtk_ctx *ctx, mtk_tensor *x)
+{
+    mtk_tensor *values = NULL, *indices = NULL;
+    return mtk_max_dim(ctx, x, -1, true, &values, &indices) ? values : NULL;
+}
+
+static void max_over_a_dim_saves_only_its_indices(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    const mtk_graph *g = graph_of(ctx, net, max_over_last_dim, grad_input(ctx, MTK_FLOAT32, 2, SHAPE(3, 5)),
+                                  MTK_DEVICE_KIND_CPU);
+    const mtk_graph_node *n = node_named(g, "max");
+    assert_int_equal(n->nsaved, 1);
+    assert_int_equal(n->saved[0].kind, MTK_SAVED_OUTPUT);
+    assert_int_equal(n->saved[0].index, 1);
+    assert_int_equal(mtk_graph_saved_bytes(g, NULL), 3 * 1 * 8); /* int64 indices */
+    mtk_ctx_free(ctx);
+}
+
 /* x (B, S, H) bf16 through rms_norm with a weight that requires grad */
 static mtk_tensor *bf16_rms_norm(mtk_ctx *ctx, mtk_tensor *x)
 {
@@ -540,6 +562,7 @@ int main(void)
         cmocka_unit_test(views_share_their_base_storage_and_copies_do_not),
         cmocka_unit_test(node_arguments_are_copied_lists_included),
         cmocka_unit_test(softmax_saves_its_output_and_nothing_without_grad),
+        cmocka_unit_test(max_over_a_dim_saves_only_its_indices),
         cmocka_unit_test(rms_norm_saves_what_llama_rmsnorm_composition_keeps),
         cmocka_unit_test(sdpa_saves_per_kernel_and_its_output_is_laid_out_like_the_query),
         cmocka_unit_test(norms_and_masks_made_inside_an_op_are_its_workspace_or_saved),

@@ -76,6 +76,13 @@ MTK_API mtk_tensor *mtk_binary_cross_entropy_with_logits(mtk_ctx *ctx, mtk_tenso
  * for the accepted shapes. */
 MTK_API mtk_tensor *mtk_rope(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *cos, mtk_tensor *sin, bool interleaved);
 
+/* rope_complex(x, freqs_cis): rotary position embedding as Hugging Face
+ * Llama 4 applies it, each pair (x[2i], x[2i+1]) taken as a complex number
+ * times freqs_cis; freqs_cis is its real view (..., S, D/2, 2) of (cos,
+ * sin) pairs, one storage as transformers' complex64 tensor.  A new
+ * contiguous tensor of x's shape; see docs/ops.md for the shapes. */
+MTK_API mtk_tensor *mtk_rope_complex(mtk_ctx *ctx, mtk_tensor *x, mtk_tensor *freqs_cis);
+
 #ifdef __cplusplus
 }
 #endif
