@@ -52,7 +52,8 @@ typedef struct mtk_stream_stats {
     double wait_seconds;   /* time the forward waited for pages              */
     int32_t kept_layers;   /* layers kept resident across forwards (the
                               budget holds them besides the streamed ones) */
-    int64_t brought_in;    /* layers made resident (by either thread)      */
+    int64_t brought_in;    /* layers made resident (by either thread, once
+                              when both did it at the same time)         */
     double bring_in_seconds; /* cpu seconds making pages resident, both
                                 threads (MADV_POPULATE_READ)               */
     double release_seconds;  /* cpu seconds dropping them (MADV_DONTNEED) */

@@ -121,7 +121,7 @@ static void *prefetch_main(void *arg)
         double cpu = bring_in(&s->units[j]);
         pthread_mutex_lock(&s->lock);
         s->stats.bring_in_seconds += cpu;
-        s->stats.brought_in++;
+        if (!s->state[j].ready) s->stats.brought_in++; /* the forward's thread did not, alongside */
         if (!s->state[j].dropping) s->state[j].ready = true;
     }
     pthread_mutex_unlock(&s->lock);
@@ -202,7 +202,7 @@ static bool on_call(void *user, mtk_module *m, bool after)
     if (s->has_thread) pthread_mutex_lock(&s->lock);
     if (!ready) {
         s->stats.bring_in_seconds += cpu;
-        s->stats.brought_in++;
+        if (!s->state[i].ready) s->stats.brought_in++; /* the thread did not, alongside */
         s->state[i].ready = true;
     }
     if (s->has_thread) {

@@ -226,11 +226,8 @@ static void budget_beyond_two_layers_keeps_the_first_layers_across_forwards(void
     assert_int_equal(run.kept_layers, 2);
     assert_int_equal(run.layer_calls, 18);
     /* the first forward brings in all six, each later one the four
-     * streamed (the thread may bring one of them in a second time when the
-     * forward's thread did not wait for it, and one ahead after the last
-     * forward) */
-    assert_true(run.brought_in >= 6 + 2 * 4);
-    assert_true(run.brought_in <= 6 + 2 * 4 + 3 * 6);
+     * streamed (and the thread one ahead after the last forward) */
+    assert_true(run.brought_in == 6 + 2 * 4 || run.brought_in == 6 + 2 * 4 + 1);
 
     /* one layer's worth less: one kept */
     model = unit_model_from_text(ctx, llama6_config, "llama");
