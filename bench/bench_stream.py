@@ -10,13 +10,14 @@ each in --dtype float32 or bfloat16 (streaming runs in the checkpoint's dtype).
 For each budget (in RAM; two layers, the least that prefetches; half the model;
 three quarters): the peak RSS of the process (its ru_maxrss), the prefill's seconds
 (`mtk run --json` "seconds", --seq tokens) and the decode tokens/s of `mtk generate`
-(--new-tokens), and the ratios to the in-RAM run (target >= 0.8x).  The stream's own
+(--new-tokens), and the ratios to the in-RAM run (target >= 0.8x), in wall time and
+in cpu time (user + sys of the phase, which a loaded machine disturbs less).  The stream's own
 figures say where the streamed time went: layers brought in, the cpu seconds of
-MADV_POPULATE_READ and MADV_DONTNEED, the forward's wall seconds waiting.  The cases
+bringing their pages in and of MADV_DONTNEED, the forward's wall seconds waiting.  The cases
 run interleaved, --runs rounds; each keeps its fastest round (the machine is shared).
 
     python3 bench/bench_stream.py [--model small|100m|1b] [--dtype float32|bfloat16]
-        [--bin build/mtk] [--threads 2] [--seq 128] [--new-tokens 20] [--runs 3]
+        [--bin build/mtk] [--threads 1] [--seq 128] [--new-tokens 20] [--runs 3]
         [--dir build] [--json]
 """
 import argparse
@@ -77,11 +78,20 @@ def sized_llama(root, name, dtype):
 
 
 def once(args):
-    """(JSON doc, peak RSS) of one run; exits on a failure."""
-    r, peak = stream_model.run_peak(args, timeout=1800)
-    if r.returncode != 0:
-        sys.exit(f"bench_stream: {' '.join(map(str, args[:3]))}: {r.stdout[-400:]}{r.stderr}")
-    return json.loads(r.stdout), peak
+    """(JSON doc, peak RSS bytes, user + sys cpu seconds) of one run, from
+    the child's own rusage (wait4); exits on a failure."""
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen([str(a) for a in args], stdout=out, stderr=err)
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+        out.seek(0)
+        err.seek(0)
+        text, error = out.read(), err.read()
+    if p.returncode != 0:
+        sys.exit(f"bench_stream: {' '.join(map(str, args[:3]))}: {text[-400:]}{error}")
+    return json.loads(text), ru.ru_maxrss * 1024, ru.ru_utime + ru.ru_stime
 
 
 def main():
@@ -89,7 +99,7 @@ def main():
     ap.add_argument("--model", choices=["small", *SHAPES], default="small")
     ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
     ap.add_argument("--bin", default=os.path.join(REPO, "build", "mtk"))
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--new-tokens", type=int, default=20)
     ap.add_argument("--runs", type=int, default=3)
@@ -115,20 +125,26 @@ def main():
     fixed, layer, count = sizes["fixed_bytes"], sizes["layer_bytes"], sizes["layer_count"]
     budgets = [("in RAM", None), ("2 layers (prefetch)", fixed + 2 * layer), ("half the model", size // 2),
                ("3/4 of the model", size * 3 // 4)]
-    # interleaved rounds, so that the machine's load hits every case alike
-    found = {label: {"run": [], "gen": []} for label, _ in budgets}
-    for _ in range(o.runs):
+    # the cpu seconds of a phase: the command's less the same command with
+    # the least work (one token; one new token), which loads alike
+    run0 = [*run[:5], "--input-ids", "1", *run[7:]]
+    gen0 = [*gen[:8], 1, *gen[9:]]
+    found = {label: {k: [] for k in ("run", "run0", "gen", "gen0")} for label, _ in budgets}
+    for _ in range(o.runs):  # interleaved rounds: the machine's load hits every case alike
         for label, budget in budgets:
             extra = [] if budget is None else ["--max-ram", budget]
-            found[label]["run"].append(once(run + extra))
-            found[label]["gen"].append(once(gen + extra))
+            for k, cmd in (("run", run), ("run0", run0), ("gen", gen), ("gen0", gen0)):
+                found[label][k].append(once(cmd + extra))
     rows = []
     for label, budget in budgets:
-        r, r_peak = min(found[label]["run"], key=lambda x: x[0]["seconds"])
-        g, g_peak = max(found[label]["gen"], key=lambda x: x[0]["decode_tokens_per_s"])
+        f = found[label]
+        r, r_peak, _ = min(f["run"], key=lambda x: x[0]["seconds"])
+        g, g_peak, _ = max(f["gen"], key=lambda x: x[0]["decode_tokens_per_s"])
         s = g["stream"]
         rows.append(dict(case=label, budget=budget, prefill_seconds=r["seconds"], prefill_peak_rss=r_peak,
+                         prefill_cpu=min(x[2] for x in f["run"]) - min(x[2] for x in f["run0"]),
                          decode_tokens_per_s=g["decode_tokens_per_s"], decode_peak_rss=g_peak,
+                         decode_cpu=min(x[2] for x in f["gen"]) - min(x[2] for x in f["gen0"]),
                          kept_layers=s["kept_layers"] if s else None,
                          brought_in=s["brought_in"] if s else None,
                          bring_in_cpu_seconds=s["bring_in_seconds"] if s else None,
@@ -137,7 +153,9 @@ def main():
     ref = rows[0]
     for row in rows:
         row["prefill_speed"] = ref["prefill_seconds"] / row["prefill_seconds"]
+        row["prefill_cpu_speed"] = ref["prefill_cpu"] / row["prefill_cpu"]
         row["decode_speed"] = row["decode_tokens_per_s"] / ref["decode_tokens_per_s"]
+        row["decode_cpu_speed"] = ref["decode_cpu"] / row["decode_cpu"]
     result = dict(model=o.model, dtype=o.dtype, model_bytes=size, fixed_bytes=fixed, layer_bytes=layer,
                   layer_count=count, seq=o.seq, new_tokens=o.new_tokens, threads=o.threads, runs=o.runs, rows=rows)
     if o.json:
@@ -146,19 +164,21 @@ def main():
     print(f"{o.model} {o.dtype}: {size / MIB:.1f} MiB ({count} layers of {layer / MIB:.1f} MiB, "
           f"{fixed / MIB:.1f} MiB outside); prefill {o.seq} tokens, decode {o.new_tokens}, {o.threads} threads, "
           f"best of {o.runs}; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'case':<21}{'budget':>8}{'kept':>5}{'prefill s':>10}{'x RAM':>7}{'peak':>7}"
-          f"{'decode t/s':>11}{'x RAM':>7}{'peak':>7}{'in':>5}{'pop s':>7}{'drop s':>7}{'wait s':>7}")
+    print(f"{'case':<20}{'budget':>7}{'kept':>5}{'prefill s':>10}{'x RAM':>7}{'cpu s':>7}{'x RAM':>7}{'peak':>6}"
+          f"{'dec t/s':>8}{'x RAM':>7}{'cpu s':>7}{'x RAM':>7}{'peak':>6}{'in':>5}{'pop s':>7}{'drop s':>7}"
+          f"{'wait s':>7}")
     for r in rows:
         b = "-" if r["budget"] is None else f"{r['budget'] / MIB:.0f}"
         st = "" if r["brought_in"] is None else (f"{r['brought_in']:>5}{r['bring_in_cpu_seconds']:>7.3f}"
                                                   f"{r['release_cpu_seconds']:>7.3f}{r['wait_seconds']:>7.3f}")
         kept = "-" if r["kept_layers"] is None else str(r["kept_layers"])
-        print(f"{r['case']:<21}{b:>8}{kept:>5}{r['prefill_seconds']:>10.3f}{r['prefill_speed']:>6.2f}x"
-              f"{r['prefill_peak_rss'] / MIB:>7.0f}{r['decode_tokens_per_s']:>11.2f}{r['decode_speed']:>6.2f}x"
-              f"{r['decode_peak_rss'] / MIB:>7.0f}{st}")
-    print("(budget and peak RSS in MiB; in: layers brought in during generate; pop/drop: cpu seconds of "
-          "MADV_POPULATE_READ/MADV_DONTNEED; wait: the forward's wall seconds at layer starts)")
-
+        print(f"{r['case']:<20}{b:>7}{kept:>5}{r['prefill_seconds']:>10.3f}{r['prefill_speed']:>6.2f}x"
+              f"{r['prefill_cpu']:>7.2f}{r['prefill_cpu_speed']:>6.2f}x{r['prefill_peak_rss'] / MIB:>6.0f}"
+              f"{r['decode_tokens_per_s']:>8.2f}{r['decode_speed']:>6.2f}x{r['decode_cpu']:>7.2f}"
+              f"{r['decode_cpu_speed']:>6.2f}x{r['decode_peak_rss'] / MIB:>6.0f}{st}")
+    print("(budget, peak RSS: MiB; x RAM: in-RAM time / streamed, wall (best round) and cpu (user + sys of the "
+          "phase: the command's less its one-token twin's); in: layers brought in during generate; pop/drop: "
+          "cpu s of bringing pages in / MADV_DONTNEED; wait: the forward's wall s at layer starts)")
 
 if __name__ == "__main__":
     main()

@@ -6,7 +6,7 @@
  * The model's "layers" are the children of its heaviest ModuleList
  * (model.layers, transformer.h, encoder.layer).  A module call observer
  * (mtk_ctx_set_module_hook) brackets each layer's forward: before it, the
- * layer's pages are made resident (MADV_POPULATE_READ) unless a prefetch
+ * layer's pages are made resident (read ahead, then faulted in) unless a prefetch
  * thread already did, and the thread is asked to bring in the next layer
  * (cyclically: after the last, the first, for the next decode step);
  * after it, the layer's pages are dropped from the process
@@ -55,7 +55,7 @@ typedef struct mtk_stream_stats {
     int64_t brought_in;    /* layers made resident (by either thread, once
                               when both did it at the same time)         */
     double bring_in_seconds; /* cpu seconds making pages resident, both
-                                threads (MADV_POPULATE_READ)               */
+                                threads (read ahead and fault in)          */
     double release_seconds;  /* cpu seconds dropping them (MADV_DONTNEED) */
 } mtk_stream_stats;
 
