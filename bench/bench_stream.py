@@ -77,21 +77,24 @@ def sized_llama(root, name, dtype):
     return out
 
 
+_CHILD = ("import json, resource, subprocess, sys\n"
+          "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+          "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+          "print(json.dumps([r.returncode, r.stdout, r.stderr, u.ru_maxrss * 1024, u.ru_utime + u.ru_stime]))\n")
+
+
 def once(args):
     """(JSON doc, peak RSS bytes, user + sys cpu seconds) of one run, from
-    the child's own rusage (wait4); exits on a failure."""
+    the child's rusage as a fresh interpreter reads it (a child forked from
+    this process would count this process's pages in its peak); exits on a
+    failure."""
     import subprocess
-    import tempfile
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        p = subprocess.Popen([str(a) for a in args], stdout=out, stderr=err)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
-        out.seek(0)
-        err.seek(0)
-        text, error = out.read(), err.read()
-    if p.returncode != 0:
-        sys.exit(f"bench_stream: {' '.join(map(str, args[:3]))}: {text[-400:]}{error}")
-    return json.loads(text), ru.ru_maxrss * 1024, ru.ru_utime + ru.ru_stime
+    r = subprocess.run([sys.executable, "-c", _CHILD, *map(str, args)], capture_output=True, text=True,
+                       timeout=3600)
+    code, out, err, peak, cpu = json.loads(r.stdout)
+    if code != 0:
+        sys.exit(f"bench_stream: {' '.join(map(str, args[:3]))}: {out[-400:]}{err}")
+    return json.loads(out), peak, cpu
 
 
 def main():
