@@ -6,7 +6,7 @@
  * The model's "layers" are the children of its heaviest ModuleList
  * (model.layers, transformer.h, encoder.layer).  A module call observer
  * (mtk_ctx_set_module_hook) brackets each layer's forward: before it, the
- * layer's pages are made resident (MADV_POPULATE_READ) unless a prefetch
+ * layer's pages are made resident (read ahead, then faulted in) unless a prefetch
  * thread already did, and the thread is asked to bring in the next layer
  * (cyclically: after the last, the first, for the next decode step);
  * after it, the layer's pages are dropped from the process
@@ -16,8 +16,13 @@
  * the in-RAM model, so its results are the same bit for bit.
  *
  * The resident weights are then at most `fixed` + 2 x the largest layer
- * with prefetch (when the budget holds that), `fixed` + 1 layer without;
- * a budget that holds the whole model keeps every layer once brought in.
+ * with prefetch (when the budget holds that), `fixed` + 1 layer without,
+ * plus the layers the rest of the budget keeps: those (the first ones that
+ * fit) stay resident once brought in, so that a decode step brings in
+ * only the others again.  A budget that holds the whole model keeps every
+ * layer.  Dropping a finished layer's pages is the prefetch thread's work
+ * too (before it brings in the next), so the forward's thread only waits
+ * when the thread is behind, and then brings the layer in itself.
  */
 #ifndef MTK_STREAM_H
 #define MTK_STREAM_H
@@ -43,8 +48,15 @@ typedef struct mtk_stream_stats {
     bool releases;         /* layers are dropped after their forward: false
                               when the budget holds the whole model       */
     int64_t layer_calls;   /* layer forwards seen                            */
-    int64_t prefetched;    /* of them, found resident by the prefetch thread */
+    int64_t prefetched;    /* of them, found resident (prefetched, or kept) */
     double wait_seconds;   /* time the forward waited for pages              */
+    int32_t kept_layers;   /* layers kept resident across forwards (the
+                              budget holds them besides the streamed ones) */
+    int64_t brought_in;    /* layers made resident (by either thread, once
+                              when both did it at the same time)         */
+    double bring_in_seconds; /* cpu seconds making pages resident, both
+                                threads (read ahead and fault in)          */
+    double release_seconds;  /* cpu seconds dropping them (MADV_DONTNEED) */
 } mtk_stream_stats;
 
 /* Loads `model` (on meta, from mtk_model_resolve) from the open

@@ -17,11 +17,12 @@ typedef struct stream_unit {
     stream_range *ranges;
     int32_t nranges;
     uint64_t bytes;
+    bool kept; /* stays resident once brought in (set by stream_start) */
 } stream_unit;
 
 /* Starts streaming `count` units (arrays in the context's arena):
- * installs the module observer and, when stats->prefetch, the prefetch
- * thread.  NULL on out of memory or a thread that cannot start. */
+ * marks the units the budget keeps resident, installs the module observer
+ * and, when stats->prefetch, the prefetch thread.  NULL on out of memory or a thread that cannot start. */
 mtk_stream *stream_start(mtk_ctx *ctx, stream_unit *units, int32_t count, const mtk_stream_stats *stats);
 
 /* CLOCK_MONOTONIC seconds. */

@@ -3,7 +3,8 @@ decoder layer is brought in just before its forward and dropped after.
 The outputs are the in-RAM run's, bit for bit, for several families, under
 the least budget (no prefetch) and one that holds two layers (prefetch);
 on a ~400 MB random llama the peak resident memory stays within the budget
-plus the activations while the in-RAM run's holds the whole model; a budget
+plus the activations while the in-RAM run's holds the whole model, also when
+the budget keeps layers resident across decode steps; a budget
 below the tensors outside the layers plus one layer is refused, naming the
 sizes."""
 import json
@@ -136,3 +137,27 @@ def test_streamed_generation_gives_the_in_ram_tokens_and_logits(fixtures, run, t
         a, b = load_file(str(tmp_path / "a.safetensors")), load_file(str(tmp_path / "b.safetensors"))
         for name in a:
             assert a[name].numpy().tobytes() == b[name].numpy().tobytes(), name
+
+
+def test_a_budget_beyond_two_layers_keeps_the_first_layers_and_stays_within_it(mtk_bin, tmp_path):
+    model = stream_model.big_llama(build_dir())
+    fixed, layer = 8196608, 67117056  # test_peak_resident_memory's llama: 6 layers of 64 MiB
+    budget = fixed + 4 * layer  # two streamed slots and two layers kept
+    steps = 4
+    args = [mtk_bin, "generate", model, "--weights", model, "--input-ids", "3,1,4,1,5,9,2,6",
+            "--max-new-tokens", steps, "--eos-token-id", "none", "--json"]
+    in_ram, _ = stream_model.run_peak([*args, "--output", tmp_path / "a.safetensors"])
+    assert in_ram.returncode == 0, in_ram.stderr
+    streamed, peak = stream_model.run_peak([*args, "--output", tmp_path / "b.safetensors", "--max-ram", budget])
+    assert streamed.returncode == 0, streamed.stderr
+    s = json.loads(streamed.stdout)["stream"]
+    assert (s["fixed_bytes"], s["layer_bytes"]) == (fixed, layer)
+    assert s["prefetch"] and s["releases"] and s["kept_layers"] == 2
+    assert s["layer_calls"] == steps * 6
+    # all six once, then only the four streamed ones each step (one ahead at the end)
+    assert s["brought_in"] in (6 + (steps - 1) * 4, 6 + (steps - 1) * 4 + 1), s
+    assert peak < budget + 64 * 2**20 < stream_model.model_bytes(), (peak, budget)
+    assert json.loads(streamed.stdout)["sequences"] == json.loads(in_ram.stdout)["sequences"]
+    a, b = load_file(str(tmp_path / "a.safetensors")), load_file(str(tmp_path / "b.safetensors"))
+    for name in a:
+        assert a[name].numpy().tobytes() == b[name].numpy().tobytes(), name

@@ -4,7 +4,9 @@
  * least budget gives the in-RAM logits bit for bit, each layer passing
  * through the stream once per forward; a budget below one layer plus the
  * rest is refused with the sizes; freeing the stream restores the
- * previous observer. */
+ * previous observer; a budget holding more than the two streamed layers
+ * keeps the first layers resident across forwards, so a later forward
+ * brings in only the others, with the same logits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -165,11 +167,89 @@ static void streamed_llama_gives_the_in_ram_logits_under_the_least_budget(void *
     rmdir(dir);
 }
 
+static const char llama6_config[] =
+    "{\"model_type\": \"llama\", \"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64,"
+    " \"intermediate_size\": 128, \"num_hidden_layers\": 6, \"num_attention_heads\": 4,"
+    " \"num_key_value_heads\": 2, \"vocab_size\": 101, \"max_position_embeddings\": 64,"
+    " \"tie_word_embeddings\": false}";
+
+static void budget_beyond_two_layers_keeps_the_first_layers_across_forwards(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    snprintf(path, sizeof path, "%s/model.safetensors", unit_temp_dir(dir, "stream_keep"));
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *model = unit_model_from_text(ctx, llama6_config, "llama");
+    assert_non_null(model);
+    assert_true(mtk_module_to_empty(model, MTK_DEVICE_CPU));
+    assert_true(mtk_module_reset_parameters(model, 3));
+    mtk_st_writer *w = mtk_st_writer_new(ctx);
+    mtk_state_dict *sd = mtk_module_state_dict(model);
+    for (int32_t i = 0; i < mtk_state_dict_count(sd); i++) {
+        const char *key;
+        mtk_tensor *t = mtk_state_dict_at(sd, i, &key);
+        assert_true(mtk_st_writer_add(w, key, t));
+    }
+    assert_true(mtk_st_writer_write(w, path));
+    mtk_st_writer_free(w);
+    int64_t shape[2] = { 1, 6 };
+    mtk_tensor *ids = mtk_contiguous(ctx, mtk_reshape(ctx, mtk_arange(ctx, 2, 8, 1, MTK_INT64), shape, 2));
+    mtk_model_inputs in = { .input_ids = ids };
+    mtk_model_outputs out;
+    assert_true(mtk_model_run(model, &in, &out));
+    mtk_tensor *expected = out.tensors[0];
+
+    mtk_checkpoint *ckpt = mtk_checkpoint_open(ctx, path);
+    assert_non_null(ckpt);
+    mtk_load_spec spec = { .rules = mtk_model_key_rules("llama") };
+    mtk_load_result r;
+    mtk_stream_stats st;
+    mtk_stream *s = mtk_stream_load(ctx, unit_model_from_text(ctx, llama6_config, "llama"), ckpt, &spec,
+                                    UINT64_MAX, &r);
+    if (!s) fail_msg("%s", mtk_ctx_message(ctx));
+    mtk_stream_get_stats(s, &st);
+    mtk_stream_free(s);
+    assert_int_equal(st.kept_layers, 6); /* the budget holds the model */
+
+    /* two streamed slots (prefetch) and two layers more: layers 0 and 1 kept */
+    model = unit_model_from_text(ctx, llama6_config, "llama");
+    s = mtk_stream_load(ctx, model, ckpt, &spec, st.fixed_bytes + 4 * st.layer_bytes, &r);
+    if (!s) fail_msg("%s", mtk_ctx_message(ctx));
+    for (int pass = 1; pass <= 3; pass++) {
+        assert_true(mtk_model_run(model, &in, &out));
+        assert_memory_equal(mtk_tensor_data(out.tensors[0]), mtk_tensor_data(expected), mtk_tensor_nbytes(expected));
+    }
+    mtk_stream_stats run;
+    mtk_stream_get_stats(s, &run);
+    mtk_stream_free(s);
+    assert_true(run.prefetch && run.releases);
+    assert_int_equal(run.kept_layers, 2);
+    assert_int_equal(run.layer_calls, 18);
+    /* the first forward brings in all six, each later one the four
+     * streamed (and the thread one ahead after the last forward) */
+    assert_true(run.brought_in == 6 + 2 * 4 || run.brought_in == 6 + 2 * 4 + 1);
+
+    /* one layer's worth less: one kept */
+    model = unit_model_from_text(ctx, llama6_config, "llama");
+    s = mtk_stream_load(ctx, model, ckpt, &spec, st.fixed_bytes + 4 * st.layer_bytes - 1, &r);
+    if (!s) fail_msg("%s", mtk_ctx_message(ctx));
+    assert_true(mtk_model_run(model, &in, &out));
+    assert_memory_equal(mtk_tensor_data(out.tensors[0]), mtk_tensor_data(expected), mtk_tensor_nbytes(expected));
+    mtk_stream_get_stats(s, &run);
+    mtk_stream_free(s);
+    assert_int_equal(run.kept_layers, 1);
+    mtk_checkpoint_close(ckpt);
+    mtk_ctx_free(ctx);
+    remove(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(module_observer_brackets_every_call_and_can_refuse_one),
         cmocka_unit_test(streamed_llama_gives_the_in_ram_logits_under_the_least_budget),
+        cmocka_unit_test(budget_beyond_two_layers_keeps_the_first_layers_across_forwards),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
