@@ -39,6 +39,10 @@ typedef struct mem_graph {
     bool attention_cores;       /* checkpointing wraps each attention core
                                    (mem_attention_cores: selective
                                    recompute) instead of the units         */
+    bool node_peaks;            /* the timeline also records a node's own
+                                   peak (its outputs, gradients and
+                                   workspace with what it frees still
+                                   held) where it exceeds the state after */
     int32_t master_scale;       /* mixed precision: parameters, .grad and
                                    states are this many times the traced
                                    (16-bit) parameters' bytes; 0 or 1: as

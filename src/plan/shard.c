@@ -321,6 +321,11 @@ static mtk_memory_plan *replay_one(mtk_shard_analysis *a, const mtk_plan_model *
     mg.units = pm->layers;
     mg.nunits = pm->nlayers;
     mg.attention_cores = recompute == MTK_RECOMPUTE_SELECTIVE;
+    /* a node's own peak (a backward node's gradients with its saved
+       tensors still held: the training step's, often); inference keeps
+       the states after each node, which FSDP's no_grad rule was fitted
+       on */
+    mg.node_peaks = training;
     mtk_memory_options mo;
     mtk_memory_options_init(&mo);
     mo.mode = training ? MTK_MEMORY_TRAINING : MTK_MEMORY_INFERENCE;
