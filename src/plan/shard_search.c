@@ -315,8 +315,9 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
         mc->rx[f] = rxs[f];
     }
     /* [class][sp][stage]: ZeRO 0 and 1 share their forward and backward
-       moments, ZeRO-3 and FSDP theirs; the optimizer's differ */
-    bool have[3][6] = { { false } };
+       moments; ZeRO-2, ZeRO-3 and FSDP (its float32 reduce-scatters under
+       mixed precision) have their own; the optimizer's differ */
+    bool have[3][8] = { { false } };
     memset(tpc, 0, 5 * cells * sizeof *tpc);
     for (int32_t v = 0; v < 5; v++) {
         o->sp = v == 1 && tp > 1;
@@ -349,12 +350,12 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
                 mtk_shard_rank rank;
                 const shard_replay_index *rx = rxs[rc];
                 bool replay = rx && shard_replays(a, o);
-                int32_t cls = (z < 2 ? 0 : z == 2 ? 1 : 2) * 2 + sp;
+                int32_t cls = (z < 2 ? 0 : z - 1) * 2 + sp;
                 for (int32_t s = 0; replay && s < pp; s++) {
                     /* the stage's first rank (tp 0, dp 0) leads its sums */
                     rank.stage = s;
                     shard_rank_memory(plan, &mc->sums[mc->start[s]], at[2 * s], at[2 * s + 1], &rank);
-                    shard_moment *mo = &fb[((size_t)rc * 6 + (size_t)cls) * (size_t)pp + (size_t)s];
+                    shard_moment *mo = &fb[((size_t)rc * 8 + (size_t)cls) * (size_t)pp + (size_t)s];
                     if (!have[rc][cls]) shard_stage_moment(a, plan, rx, s, rank.in_flight, at[2 * s], mo);
                     shard_stage_peak_of(plan, rx, s, mo, &rank.at_peak);
                     moment[s] = rank.at_peak;
@@ -462,7 +463,7 @@ static bool alloc_scratch(search_state *st, int32_t max_pp)
     st->bytes = mtk_ctx_alloc_uninit(st->ctx, cells * sizeof *st->bytes);
     st->act = mtk_ctx_alloc_uninit(st->ctx, 6 * 2 * pp * sizeof *st->act);
     st->moment = mtk_ctx_alloc_uninit(st->ctx, pp * sizeof *st->moment);
-    st->fb = mtk_ctx_alloc_uninit(st->ctx, 3 * 6 * pp * sizeof *st->fb);
+    st->fb = mtk_ctx_alloc_uninit(st->ctx, 3 * 8 * pp * sizeof *st->fb);
     return st->tpc && st->bytes && st->act && st->moment && st->fb;
 }
 
