@@ -326,10 +326,24 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
             before += full ? un->input.replicated + un->input.sharded : un->saved.replicated + un->saved.sharded;
             if (selective) before -= un->saved_attention.replicated + un->saved_attention.sharded;
         }
+        /* the head's points (after the stage's layers ran forward, before
+           their backward) hold the layers' saved bytes too: those scale
+           as the layers' (sp divides them), the rest as the head's */
+        int64_t own = 0, own_rank[2] = { 0, 0 };
+        for (int32_t l = plan->stage_first_layer[s]; l < plan->stage_first_layer[s + 1]; l++) {
+            const shard_unit *un = &a->units[l];
+            shard_bytes b = full ? un->input : un->saved;
+            if (selective) b.replicated -= un->saved_attention.replicated, b.sharded -= un->saved_attention.sharded;
+            own += b.replicated + b.sharded;
+            for (int32_t v = 0; v < variants; v++) own_rank[v] += scaled(a, &sp[v], frac, l, b.replicated + b.sharded);
+        }
         for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
             const shard_point *p = &points[rx->points[k]];
+            int64_t mine = p->saved > before ? p->saved - before : 0;
+            bool head = p->unit == SHARD_UNIT_POST(a) && mine >= own;
             for (int32_t v = 0; v < variants; v++) {
-                rx->saved[v][k] = scaled(a, &sp[v], frac, p->unit, p->saved > before ? p->saved - before : 0);
+                rx->saved[v][k] = head ? scaled(a, &sp[v], frac, p->unit, mine - own) + own_rank[v]
+                                       : scaled(a, &sp[v], frac, p->unit, mine);
                 rx->other[v][k] = scaled(a, &sp[v], frac, p->unit, p->other);
             }
         }
