@@ -39,6 +39,13 @@ typedef struct mem_graph {
                                    decoder layers); NULL: the shallowest
                                    numbered modules                          */
     int32_t nunits;
+    bool attention_cores;       /* checkpointing wraps each attention core
+                                   (mem_attention_cores: selective
+                                   recompute) instead of the units         */
+    bool node_peaks;            /* the timeline also records a node's own
+                                   peak (its outputs, gradients and
+                                   workspace with what it frees still
+                                   held) where it exceeds the state after */
     int32_t master_scale;       /* mixed precision: parameters, .grad and
                                    states are this many times the traced
                                    (16-bit) parameters' bytes; 0 or 1: as
@@ -72,6 +79,16 @@ void *mem_plan_json_object(const mtk_memory_plan *plan);
 /* The flat view of an mtk_graph: its arrays, its trace's modules, and
  * the last node's first output as the loss, the root's outputs kept. */
 bool mem_graph_of(mtk_ctx *ctx, const mtk_graph *graph, mem_graph *g);
+
+/* Selective recompute's units (Megatron's: attention's core recomputed,
+ * the rest saved): each scaled_dot_product_attention node with the data
+ * movement that runs right before it in its module (expand, reshape,
+ * view, transpose, unsqueeze, slice, narrow, contiguous, clone: the
+ * repeat of the key/value heads, a key/value slice), which is what
+ * transformers' sdpa_attention_forward runs around the kernel.  unit_of
+ * (nnodes) receives each node's core, -1 for none; returns the number of
+ * cores (0: the graph has no sdpa, eager attention is left whole). */
+int32_t mem_attention_cores(const mem_graph *g, int32_t *unit_of);
 
 /* Generation (memory_generate.c): prefill then decode for `model`. */
 mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model, const mtk_memory_options *o);

@@ -38,6 +38,7 @@ static int eff_cat(const mem_buf *b) { return b->base == MEM_CAT_OTHER && b->hol
 void mem_observe(mem_sim *s, int64_t extra)
 {
     int64_t total = s->live + extra;
+    if (s->record && s->g->node_peaks && total > s->node_peak.live_bytes) s->node_peak = mem_point(s, total);
     if (s->record && s->mod_peak && s->node >= 0) {
         int32_t own = s->g->nodes[s->node].module;
         for (int32_t m = own >= 0 ? own : 0; m >= 0; m = s->parent[m]) /* -1: the root's */
@@ -174,7 +175,7 @@ void mem_buf_set_base(mem_sim *s, int32_t id, int base)
 void mem_timeline(mem_sim *s)
 {
     if (!s->record) return;
-    if (s->ntl == s->tl_cap) {
+    if (s->ntl + 2 > s->tl_cap) { /* a node's peak and the state after */
         int32_t cap = s->tl_cap ? 2 * s->tl_cap : 1024;
         mtk_memory_point *p = mtk_ctx_alloc_uninit(s->ctx, (size_t)cap * sizeof *p);
         if (!p) {
@@ -185,6 +186,8 @@ void mem_timeline(mem_sim *s)
         s->tl = p;
         s->tl_cap = cap;
     }
+    if (s->g->node_peaks && s->node_peak.live_bytes > s->live) s->tl[s->ntl++] = s->node_peak;
+    s->node_peak.live_bytes = -1;
     s->tl[s->ntl++] = mem_point(s, s->live);
 }
 

@@ -45,10 +45,61 @@ bool mem_numbered_module(const char *name)
     return true;
 }
 
-/* Layers = the shallowest numbered modules (not MoE experts inside them). */
+static bool node_units(mem_sim *s, int32_t *unit_of, int32_t nunits);
+
+/* Ops that move data without arithmetic: what repeat_kv (expand, then
+ * reshape) and a key/value slice do between the projections and sdpa. */
+static bool movement_op(const mtk_op_def *op)
+{
+    static const char *const names[] = { "expand", "reshape", "view", "transpose", "unsqueeze",
+                                         "slice", "narrow", "contiguous", "clone" };
+    for (size_t i = 0; op && op->name && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(op->name, names[i]) == 0) return true;
+    return false;
+}
+
+/* Whether an output of node m is an input of a node of core c in
+ * (m, end]. */
+static bool feeds_core(const mem_graph *g, int32_t m, int32_t end, const int32_t *unit_of, int32_t c)
+{
+    const mtk_graph_node *node = &g->nodes[m];
+    for (int32_t k = m + 1; k <= end; k++) {
+        if (unit_of[k] != c) continue;
+        for (int32_t i = 0; i < g->nodes[k].ninputs; i++)
+            for (int32_t o = 0; o < node->noutputs; o++)
+                if (node->outputs[o] >= 0 && g->nodes[k].inputs[i] == node->outputs[o]) return true;
+    }
+    return false;
+}
+
+int32_t mem_attention_cores(const mem_graph *g, int32_t *unit_of)
+{
+    int32_t ncores = 0;
+    for (int32_t n = 0; n < g->nnodes; n++) unit_of[n] = -1;
+    for (int32_t n = 0; n < g->nnodes; n++) {
+        const mtk_op_def *op = g->nodes[n].op;
+        if (!op || !op->name || strcmp(op->name, "scaled_dot_product_attention") != 0) continue;
+        int32_t first = n, module = g->nodes[n].module;
+        unit_of[n] = ncores;
+        while (first > 0 && unit_of[first - 1] < 0 && g->nodes[first - 1].module == module &&
+               movement_op(g->nodes[first - 1].op) && feeds_core(g, first - 1, n, unit_of, ncores))
+            unit_of[--first] = ncores;
+        ncores++;
+    }
+    return ncores;
+}
+
+/* Layers = the shallowest numbered modules (not MoE experts inside them);
+ * under selective recompute, the attention cores. */
 static bool find_units(mem_sim *s)
 {
     const mem_graph *g = s->g;
+    if (g->attention_cores) {
+        int32_t *unit_of = owned(s, (size_t)g->nnodes, sizeof *unit_of, 0xff);
+        if (!unit_of) return false;
+        int32_t ncores = mem_attention_cores(g, unit_of);
+        return ncores == 0 || node_units(s, unit_of, ncores);
+    }
     int32_t depth = INT_MAX;
     for (int32_t m = 0; m < g->nmodules; m++)
         if (mem_numbered_module(g->module_names[m]) && g->module_depths[m] < depth) depth = g->module_depths[m];
@@ -66,8 +117,22 @@ static bool find_units(mem_sim *s)
         else if (s->parent[m] >= 0) unit_of_module[m] = unit_of_module[s->parent[m]];
     }
     if (!nunits) return true;
+    int32_t *unit_of = owned(s, (size_t)g->nnodes, sizeof *unit_of, 0xff);
+    if (!unit_of) return false;
+    for (int32_t n = 0; n < g->nnodes; n++) {
+        int32_t m = g->nodes[n].module;
+        unit_of[n] = m >= 0 && m < g->nmodules ? unit_of_module[m] : -1;
+    }
+    return node_units(s, unit_of, nunits);
+}
+
+/* The checkpointed units' extents from each node's unit (-1: none; a
+ * unit's nodes in one run), and the storages each keeps (pins). */
+static bool node_units(mem_sim *s, int32_t *unit_of, int32_t nunits)
+{
+    const mem_graph *g = s->g;
     s->nunits = nunits;
-    s->unit_of = owned(s, (size_t)g->nnodes, sizeof *s->unit_of, 0xff);
+    s->unit_of = unit_of;
     s->unit_first = owned(s, (size_t)nunits, sizeof *s->unit_first, 0xff);
     s->unit_stop = owned(s, (size_t)nunits, sizeof *s->unit_stop, 0xff);
     s->pin_start = owned(s, (size_t)nunits + 1, sizeof *s->pin_start, 0);
@@ -75,9 +140,7 @@ static bool find_units(mem_sim *s)
     int32_t *stamp = owned(s, (size_t)g->nstorages, sizeof *stamp, 0xff);
     if (s->oom) return false;
     for (int32_t n = 0; n < g->nnodes; n++) {
-        int32_t m = g->nodes[n].module;
-        int32_t u = m >= 0 && m < g->nmodules ? unit_of_module[m] : -1;
-        s->unit_of[n] = u;
+        int32_t u = s->unit_of[n];
         if (u < 0) continue;
         if (s->unit_first[u] < 0) s->unit_first[u] = n;
         if (s->need[n] && g->nodes[n].nsaved > 0) s->unit_stop[u] = n;

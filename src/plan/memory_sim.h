@@ -74,6 +74,7 @@ typedef struct mem_sim {
     int32_t *params;    /* those with a .grad at the step    */
     int32_t nparams;
     /* results */
+    mtk_memory_point node_peak; /* the node's peak so far (node_peaks)   */
     mtk_memory_point *tl;
     int32_t ntl, tl_cap;
     int64_t saved_forward;

@@ -159,7 +159,6 @@ static bool *propagate(mtk_shard_analysis *a, const mtk_graph *g, const int8_t *
 static bool collect_nodes(mtk_shard_analysis *a, const mtk_graph *g, const int32_t *module_layer,
                           const bool *sharded, shard_raw *raw)
 {
-    const mtk_trace *tr = mtk_graph_trace(g);
     int32_t ns = mtk_graph_storage_count(g), nn = mtk_graph_node_count(g);
     bool *counted = mtk_ctx_alloc(a->ctx, (size_t)(ns ? ns : 1) * sizeof *counted);
     raw->node_unit = mtk_ctx_alloc_uninit(a->ctx, (size_t)(nn ? nn : 1) * sizeof *raw->node_unit);
@@ -175,6 +174,20 @@ static bool collect_nodes(mtk_shard_analysis *a, const mtk_graph *g, const int32
         return false;
     raw->nnodes = nn;
     raw->ws = raw->flops + nn; /* [fwd, bwd] per node */
+    /* attention's cores (selective recompute's units): what they alone
+       save and made themselves is what selective recompute drops */
+    mem_graph mg;
+    int32_t *core = mtk_ctx_alloc_uninit(a->ctx, (size_t)(nn ? nn : 1) * sizeof *core);
+    bool *kept_outside = mtk_ctx_alloc(a->ctx, (size_t)(ns ? ns : 1) * sizeof *kept_outside);
+    if (!core || !kept_outside || !mem_graph_of(a->ctx, g, &mg)) return false;
+    mem_attention_cores(&mg, core);
+    for (int32_t n = 0; n < nn; n++) {
+        const mtk_graph_node *node = mtk_graph_node_at(g, n);
+        for (int32_t i = 0; core[n] < 0 && i < node->nsaved; i++) {
+            int32_t st = mtk_graph_saved_entry_storage(g, node, &node->saved[i]);
+            if (st >= 0) kept_outside[st] = true;
+        }
+    }
     bool seen_layer = false;
     for (int32_t n = 0; n < nn; n++) {
         const mtk_graph_node *node = mtk_graph_node_at(g, n);
@@ -185,17 +198,16 @@ static bool collect_nodes(mtk_shard_analysis *a, const mtk_graph *g, const int32
         raw->flops[n] = node->flops;
         bool out_sharded = node->noutputs > 0 && node->outputs[0] >= 0 && sharded[node->outputs[0]];
         raw->node_sharded[n] = out_sharded;
-        const char *type = node->module >= 0 ? mtk_module_type_name(mtk_trace_module_at(tr, node->module)->module) : "";
-        size_t tl = strlen(type);
-        bool attention = tl >= 9 && strcmp(type + tl - 9, "Attention") == 0;
         for (int32_t i = 0; i < node->nsaved; i++) {
             int32_t st = mtk_graph_saved_entry_storage(g, node, &node->saved[i]);
-            bool sh = out_sharded;
+            bool sh = out_sharded, attention = core[n] >= 0;
             if (st >= 0) {
                 const mtk_graph_storage *s = mtk_graph_storage_at(g, st);
                 if (counted[st] || s->kind == MTK_STORAGE_PARAMETER) continue;
                 counted[st] = true;
                 sh = sharded[s->base];
+                int32_t made = s->base >= 0 ? mtk_graph_tensor_at(g, s->base)->producer : -1;
+                attention = attention && !kept_outside[st] && made >= 0 && core[made] == core[n];
             }
             raw->saved_unit[raw->nsaved] = u;
             raw->saved_flags[raw->nsaved] = (uint8_t)(sh | (attention << 1));
@@ -287,9 +299,10 @@ static bool covers(const shard_point *q, const shard_point *p)
 }
 
 /* One replay of the traced step as mtk memory makes it: training (AdamW,
- * its second step) without or with gradient checkpointing, or inference's
+ * its second step) without recompute, with gradient checkpointing of each
+ * layer (full) or of each attention core (selective), or inference's
  * forward under no_grad. */
-static mtk_memory_plan *replay_one(mtk_shard_analysis *a, const mtk_plan_model *pm, bool checkpointing)
+static mtk_memory_plan *replay_one(mtk_shard_analysis *a, const mtk_plan_model *pm, mtk_shard_recompute recompute)
 {
     const mtk_graph *g = pm->graph;
     bool training = a->options.training;
@@ -307,11 +320,17 @@ static mtk_memory_plan *replay_one(mtk_shard_analysis *a, const mtk_plan_model *
     }
     mg.units = pm->layers;
     mg.nunits = pm->nlayers;
+    mg.attention_cores = recompute == MTK_RECOMPUTE_SELECTIVE;
+    /* a node's own peak (a backward node's gradients with its saved
+       tensors still held: the training step's, often); inference keeps
+       the states after each node, which FSDP's no_grad rule was fitted
+       on */
+    mg.node_peaks = training;
     mtk_memory_options mo;
     mtk_memory_options_init(&mo);
     mo.mode = training ? MTK_MEMORY_TRAINING : MTK_MEMORY_INFERENCE;
     mo.optimizer = MTK_OPTIMIZER_ADAMW;
-    mo.checkpointing = checkpointing;
+    mo.checkpointing = recompute != MTK_RECOMPUTE_NONE;
     mo.dtype = a->dtype;
     mo.device_kind = a->options.device_kind;
     mo.batch = a->options.micro_batch;
@@ -328,12 +347,13 @@ static mtk_memory_plan *replay_one(mtk_shard_analysis *a, const mtk_plan_model *
  * rest); inference once, its forward. */
 static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, shard_raw *raw)
 {
-    int32_t nn = raw->nnodes, runs = a->options.training ? 2 : 1;
+    int32_t nn = raw->nnodes, runs = a->options.training ? 3 : 1;
     const int32_t *node_unit = raw->node_unit;
-    mtk_memory_plan *plans[2];
+    const mtk_shard_recompute modes[3] = { MTK_RECOMPUTE_NONE, MTK_RECOMPUTE_FULL, MTK_RECOMPUTE_SELECTIVE };
+    mtk_memory_plan *plans[3];
     int32_t nt = 0;
     for (int32_t r = 0; r < runs; r++) {
-        if (!(plans[r] = replay_one(a, pm, r == 1))) return false;
+        if (!(plans[r] = replay_one(a, pm, modes[r]))) return false;
         nt += plans[r]->ntimeline;
     }
     if (nt < 1) nt = 1;
@@ -342,7 +362,10 @@ static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, shard
     raw->point_bytes = mtk_ctx_alloc_uninit(a->ctx, 4 * (size_t)nt * sizeof *raw->point_bytes);
     a->points = mtk_ctx_alloc(a->ctx, (size_t)nt * sizeof *a->points);
     a->points_full = mtk_ctx_alloc(a->ctx, (size_t)nt * sizeof *a->points_full);
-    if (!raw->point_unit || !raw->point_phase || !raw->point_bytes || !a->points || !a->points_full) return false;
+    a->points_selective = mtk_ctx_alloc(a->ctx, (size_t)nt * sizeof *a->points_selective);
+    if (!raw->point_unit || !raw->point_phase || !raw->point_bytes || !a->points || !a->points_full ||
+        !a->points_selective)
+        return false;
     for (int32_t r = 0; r < runs; r++) {
         const mtk_memory_plan *plan = plans[r];
         for (int32_t i = 0; i < plan->ntimeline; i++) {
@@ -354,8 +377,9 @@ static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, shard
             int64_t *b = &raw->point_bytes[4 * k];
             b[0] = t->saved_bytes, b[1] = t->grad_bytes, b[2] = t->live_bytes, b[3] = t->model_bytes;
         }
-        if (r == 0) raw->nfirst = raw->npoints;
+        raw->run_end[r] = raw->npoints;
     }
+    for (int32_t r = runs; r < 3; r++) raw->run_end[r] = raw->npoints;
     return true;
 }
 
@@ -389,8 +413,9 @@ void shard_analysis_finish(mtk_shard_analysis *a)
     a->boundary_bytes = raw->boundary;
     a->kv_layer_bytes = raw->kv_layer;
     if (a->points) {
-        finish_points(raw, 0, raw->nfirst, a->points, &a->npoints);
-        finish_points(raw, raw->nfirst, raw->npoints, a->points_full, &a->npoints_full);
+        finish_points(raw, 0, raw->run_end[0], a->points, &a->npoints);
+        finish_points(raw, raw->run_end[0], raw->run_end[1], a->points_full, &a->npoints_full);
+        finish_points(raw, raw->run_end[1], raw->run_end[2], a->points_selective, &a->npoints_selective);
     }
 }
 

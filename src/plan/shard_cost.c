@@ -171,7 +171,8 @@ bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o)
 {
     if (!o->training) return a->npoints > 0;
     if (o->recompute == MTK_RECOMPUTE_FULL) return a->npoints_full > 0;
-    return a->npoints > 0 && o->recompute == MTK_RECOMPUTE_NONE;
+    if (o->recompute == MTK_RECOMPUTE_SELECTIVE) return a->npoints_selective > 0;
+    return a->npoints > 0;
 }
 
 /* b on one rank of unit u: tp divides the part of it the unit's saved
@@ -263,10 +264,12 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
     } else if (!replay_params(ctx, a, plan, rx)) {
         return NULL;
     }
-    /* full recompute: the replay with gradient checkpointing */
+    /* full recompute: the replay with gradient checkpointing of the
+       layers; selective: of the attention cores */
     bool full = o->training && o->recompute == MTK_RECOMPUTE_FULL;
-    const shard_point *points = full ? a->points_full : a->points;
-    int32_t npoints = full ? a->npoints_full : a->npoints;
+    bool selective = o->training && o->recompute == MTK_RECOMPUTE_SELECTIVE;
+    const shard_point *points = full ? a->points_full : selective ? a->points_selective : a->points;
+    int32_t npoints = full ? a->npoints_full : selective ? a->npoints_selective : a->npoints;
     rx->pts = points;
     rx->full = full;
     /* each stage's points in step order: its units', then the optimizer's */
@@ -315,15 +318,32 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
     int64_t before = 0;
     for (int32_t s = 0; s < pp; s++) {
         if (s == 1) before += a->units[SHARD_UNIT_PRE(a)].saved.replicated + a->units[SHARD_UNIT_PRE(a)].saved.sharded;
-        /* an earlier layer keeps its saved activations, or under full
+        /* an earlier layer keeps its saved activations (less its
+           attention core's own under selective recompute), or under full
            recompute its checkpointed input */
-        for (int32_t l = s > 0 ? plan->stage_first_layer[s - 1] : 0; s > 0 && l < plan->stage_first_layer[s]; l++)
-            before += full ? a->units[l].input.replicated + a->units[l].input.sharded
-                           : a->units[l].saved.replicated + a->units[l].saved.sharded;
+        for (int32_t l = s > 0 ? plan->stage_first_layer[s - 1] : 0; s > 0 && l < plan->stage_first_layer[s]; l++) {
+            const shard_unit *un = &a->units[l];
+            before += full ? un->input.replicated + un->input.sharded : un->saved.replicated + un->saved.sharded;
+            if (selective) before -= un->saved_attention.replicated + un->saved_attention.sharded;
+        }
+        /* the head's points (after the stage's layers ran forward, before
+           their backward) hold the layers' saved bytes too: those scale
+           as the layers' (sp divides them), the rest as the head's */
+        int64_t own = 0, own_rank[2] = { 0, 0 };
+        for (int32_t l = plan->stage_first_layer[s]; l < plan->stage_first_layer[s + 1]; l++) {
+            const shard_unit *un = &a->units[l];
+            shard_bytes b = full ? un->input : un->saved;
+            if (selective) b.replicated -= un->saved_attention.replicated, b.sharded -= un->saved_attention.sharded;
+            own += b.replicated + b.sharded;
+            for (int32_t v = 0; v < variants; v++) own_rank[v] += scaled(a, &sp[v], frac, l, b.replicated + b.sharded);
+        }
         for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
             const shard_point *p = &points[rx->points[k]];
+            int64_t mine = p->saved > before ? p->saved - before : 0;
+            bool head = p->unit == SHARD_UNIT_POST(a) && mine >= own;
             for (int32_t v = 0; v < variants; v++) {
-                rx->saved[v][k] = scaled(a, &sp[v], frac, p->unit, p->saved > before ? p->saved - before : 0);
+                rx->saved[v][k] = head ? scaled(a, &sp[v], frac, p->unit, mine - own) + own_rank[v]
+                                       : scaled(a, &sp[v], frac, p->unit, mine);
                 rx->other[v][k] = scaled(a, &sp[v], frac, p->unit, p->other);
             }
         }
@@ -378,10 +398,12 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
         }
         if (!o->training) {
             /* inference: the root's unsharded parameters and all-gather
-               output, the all-gather outputs of the latest two layers run
-               (FSDP2 under no_grad as FSDPMemTracker sees it: both layers'
-               at the head of a two-layer model, none unsharded), and the
-               DynamicCache of the layers run */
+               output, and the all-gather outputs of the latest two layers
+               run (FSDP2 under no_grad as FSDPMemTracker sees it, fitted
+               at 2-4 layers of llama's shape, where a layer holds 2x the
+               root's parameters: within 1.5%; with layers 3.3x the root's
+               it falls 9% short, docs/plan-shard.md), and the DynamicCache
+               of the layers run */
             bool layer = p->unit < a->nlayers, post = p->unit == SHARD_UNIT_POST(a);
             int32_t upto = layer ? p->unit : post ? last : first - 1;
             if (fsdp) {

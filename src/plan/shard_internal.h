@@ -31,8 +31,10 @@ typedef struct shard_bytes {
 typedef struct shard_unit {
     double flops;               /* forward FLOPs                             */
     shard_bytes saved;          /* saved for backward, each storage once     */
-    shard_bytes saved_attention;/* of which attention's core (selective
-                                   recompute drops it)                      */
+    shard_bytes saved_attention;/* of which the attention cores' own
+                                   (mem_attention_cores: storages only
+                                   they save and made themselves), what
+                                   selective recompute drops               */
     shard_bytes transient;      /* the largest node working set             */
     shard_bytes input;          /* the layer's input (full recompute keeps) */
 } shard_unit;
@@ -70,15 +72,18 @@ typedef struct shard_raw {
     int64_t *flops;             /* per node its FLOPs, then ws               */
     int64_t *ws;                /* per node [forward, backward] working set  */
     int32_t *saved_unit;        /* per saved storage (each once)             */
-    uint8_t *saved_flags;       /* 1: sharded by tp, 2: attention's core     */
+    uint8_t *saved_flags;       /* 1: sharded by tp, 2: an attention core's
+                                   own                                      */
     int64_t *saved;
     int64_t *input;             /* per layer: its input's bytes              */
     int64_t *site;              /* per site: [input, output] bytes           */
     int64_t boundary;           /* a layer's output                          */
     int64_t kv_layer;           /* inference: one layer's KV cache (the
                                    DynamicCache model(input_ids) fills)    */
-    int32_t nfirst;             /* training: the points without gradient
-                                   checkpointing, then those with it      */
+    int32_t run_end[3];         /* the points' replays end here: training
+                                   without recompute, with full, with
+                                   selective; inference one (the rest
+                                   empty)                                  */
     int32_t *point_unit, *point_phase; /* per replayed point                 */
     int64_t *point_bytes;       /* [saved, grads, live, model] per point     */
 } shard_raw;
@@ -106,6 +111,8 @@ struct mtk_shard_analysis {
     int32_t npoints;
     shard_point *points_full;   /* training's with full recompute           */
     int32_t npoints_full;
+    shard_point *points_selective; /* training's with selective recompute  */
+    int32_t npoints_selective;
     shard_raw *raw;             /* what the numbers above are made from     */
 };
 

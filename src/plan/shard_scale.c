@@ -54,7 +54,8 @@ static bool grows_affinely(const mtk_memory_options *mo, int64_t b1, int64_t b2,
 
 static bool same_structure(const shard_raw *r1, const shard_raw *r2)
 {
-    if (r1->nnodes != r2->nnodes || r1->nsaved != r2->nsaved || r1->npoints != r2->npoints || r1->nfirst != r2->nfirst)
+    if (r1->nnodes != r2->nnodes || r1->nsaved != r2->nsaved || r1->npoints != r2->npoints ||
+        memcmp(r1->run_end, r2->run_end, sizeof r1->run_end) != 0)
         return false;
     size_t nn = (size_t)r1->nnodes, ns = (size_t)r1->nsaved, np = (size_t)r1->npoints;
     return memcmp(r1->node_unit, r2->node_unit, nn * sizeof *r1->node_unit) == 0 &&
@@ -146,8 +147,10 @@ mtk_shard_analysis *shard_analysis_at(mtk_ctx *ctx, const mtk_shard_analysis *a1
     a->sites = mtk_ctx_alloc_uninit(ctx, (size_t)(a1->nsites ? a1->nsites : 1) * sizeof *a->sites);
     a->points = a1->points ? mtk_ctx_alloc(ctx, (size_t)(r1->npoints ? r1->npoints : 1) * sizeof *a->points) : NULL;
     a->points_full = a1->points ? mtk_ctx_alloc(ctx, (size_t)(r1->npoints ? r1->npoints : 1) * sizeof *a->points) : NULL;
+    a->points_selective = a1->points ? mtk_ctx_alloc(ctx, (size_t)(r1->npoints ? r1->npoints : 1) * sizeof *a->points)
+                                     : NULL;
     if (!raw->flops || !raw->saved || !raw->input || !raw->site || !raw->point_bytes || !a->units || !a->sites ||
-        (a1->points && (!a->points || !a->points_full)))
+        (a1->points && (!a->points || !a->points_full || !a->points_selective)))
         return NULL;
     raw->ws = raw->flops + r1->nnodes;
     if (a1->nsites) memcpy(a->sites, a1->sites, (size_t)a1->nsites * sizeof *a->sites);

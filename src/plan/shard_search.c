@@ -181,7 +181,8 @@ typedef struct mesh_cache {
     shard_state_sums *sums;     /* stage s's distinct ones: [start[s],
                                    start[s + 1]), its rank (t 0, d 0) first */
     int32_t *start;
-    const shard_replay_index *rx[2]; /* without and with full recompute    */
+    const shard_replay_index *rx[3]; /* per recompute (none, selective,
+                                        full)                               */
 } mesh_cache;
 
 typedef struct search_state {
@@ -208,7 +209,7 @@ typedef struct search_state {
     int64_t *bytes;             /* cells                                     */
     int64_t *act;               /* [sp][recompute][stage][saved, transient]  */
     mtk_memory_breakdown *moment; /* pp                                     */
-    shard_moment *fb;           /* [full recompute][class][sp][stage]        */
+    shard_moment *fb;           /* [recompute][class][sp][stage]             */
 } search_state;
 
 static void note_why(search_state *st, const char *fmt, int32_t tp, int32_t pp, int32_t dp, const char *reason)
@@ -261,7 +262,7 @@ static bool mesh_cache_fill(search_state *st, const mtk_shard_analysis *a, const
     const mtk_shard_options *o = &plan->options;
     int32_t tp = o->tp, pp = o->pp, ep = o->ep;
     mc->plan = plan;
-    mc->rx[0] = mc->rx[1] = NULL;
+    mc->rx[0] = mc->rx[1] = mc->rx[2] = NULL;
     mc->ix = shard_stage_index_build(st->ctx, a, plan);
     mc->sums = mtk_ctx_alloc_uninit(st->ctx, (size_t)tp * (size_t)ep * (size_t)pp * sizeof *mc->sums);
     mc->start = mtk_ctx_alloc_uninit(st->ctx, (size_t)(pp + 1) * sizeof *mc->start);
@@ -299,12 +300,13 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
     mtk_memory_breakdown *moment = st->moment;
     shard_moment *fb = st->fb;
     /* each stage's peak replayed (once a stage and variant, as
-       mtk_shard_evaluate does), the moments here: training without and
-       with full recompute (each its replay, kept per mesh), inference */
-    const shard_replay_index *rxs[2] = { NULL, NULL };
-    for (int32_t f = 0; f < (o->training ? 2 : 1); f++) {
+       mtk_shard_evaluate does), the moments here: training without,
+       with selective and with full recompute (each its replay, kept per
+       mesh), inference */
+    const shard_replay_index *rxs[3] = { NULL, NULL, NULL };
+    for (int32_t f = 0; f < (o->training ? 3 : 1); f++) {
         mtk_shard_options ro = *o;
-        ro.recompute = f ? MTK_RECOMPUTE_FULL : MTK_RECOMPUTE_NONE;
+        ro.recompute = (mtk_shard_recompute)f;
         if (!shard_replays(a, &ro)) continue;
         plan->options.recompute = ro.recompute;
         rxs[f] = shard_replay_index_build(ctx, a, plan, mc->rx[f]);
@@ -313,8 +315,9 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
         mc->rx[f] = rxs[f];
     }
     /* [class][sp][stage]: ZeRO 0 and 1 share their forward and backward
-       moments, ZeRO-3 and FSDP theirs; the optimizer's differ */
-    bool have[2][6] = { { false } };
+       moments; ZeRO-2, ZeRO-3 and FSDP (its float32 reduce-scatters under
+       mixed precision) have their own; the optimizer's differ */
+    bool have[3][8] = { { false } };
     memset(tpc, 0, 5 * cells * sizeof *tpc);
     for (int32_t v = 0; v < 5; v++) {
         o->sp = v == 1 && tp > 1;
@@ -345,20 +348,19 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
                 const int64_t *at = act + (size_t)(sp * 3 + rc) * 2 * (size_t)pp;
                 int64_t peak = 0;
                 mtk_shard_rank rank;
-                int32_t full = rc == MTK_RECOMPUTE_FULL;
-                const shard_replay_index *rx = rxs[full];
+                const shard_replay_index *rx = rxs[rc];
                 bool replay = rx && shard_replays(a, o);
-                int32_t cls = (z < 2 ? 0 : z == 2 ? 1 : 2) * 2 + sp;
+                int32_t cls = (z < 2 ? 0 : z - 1) * 2 + sp;
                 for (int32_t s = 0; replay && s < pp; s++) {
                     /* the stage's first rank (tp 0, dp 0) leads its sums */
                     rank.stage = s;
                     shard_rank_memory(plan, &mc->sums[mc->start[s]], at[2 * s], at[2 * s + 1], &rank);
-                    shard_moment *mo = &fb[((size_t)full * 6 + (size_t)cls) * (size_t)pp + (size_t)s];
-                    if (!have[full][cls]) shard_stage_moment(a, plan, rx, s, rank.in_flight, at[2 * s], mo);
+                    shard_moment *mo = &fb[((size_t)rc * 8 + (size_t)cls) * (size_t)pp + (size_t)s];
+                    if (!have[rc][cls]) shard_stage_moment(a, plan, rx, s, rank.in_flight, at[2 * s], mo);
                     shard_stage_peak_of(plan, rx, s, mo, &rank.at_peak);
                     moment[s] = rank.at_peak;
                 }
-                if (replay) have[full][cls] = true;
+                if (replay) have[rc][cls] = true;
                 for (int32_t s = 0; s < pp; s++) {
                     rank.stage = s;
                     for (int32_t g = mc->start[s]; g < mc->start[s + 1]; g++) {
@@ -461,7 +463,7 @@ static bool alloc_scratch(search_state *st, int32_t max_pp)
     st->bytes = mtk_ctx_alloc_uninit(st->ctx, cells * sizeof *st->bytes);
     st->act = mtk_ctx_alloc_uninit(st->ctx, 6 * 2 * pp * sizeof *st->act);
     st->moment = mtk_ctx_alloc_uninit(st->ctx, pp * sizeof *st->moment);
-    st->fb = mtk_ctx_alloc_uninit(st->ctx, 2 * 6 * pp * sizeof *st->fb);
+    st->fb = mtk_ctx_alloc_uninit(st->ctx, 3 * 8 * pp * sizeof *st->fb);
     return st->tpc && st->bytes && st->act && st->moment && st->fb;
 }
 
