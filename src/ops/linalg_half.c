@@ -15,7 +15,9 @@
  * p % LANES == l in order, and runs on GCC vectors of W floats (4: SSE2,
  * 8: AVX2, 16: AVX-512; core/cpu_isa.h): every variant does the same
  * float operations (no FMA: -ffp-contract=off), so results are
- * bit-identical across them. */
+ * bit-identical across them.  Memory, not arithmetic, should bound it:
+ * one pass over a serves ROW_BLOCK weight rows, and the bfloat16 are
+ * turned into floats by a shift and a mask of 32-bit words (dot_lanes). */
 #include "ops/linalg_half.h"
 #include "core/cpu_isa.h"
 #include "core/parallel.h"
