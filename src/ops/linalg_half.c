@@ -15,7 +15,9 @@
  * p % LANES == l in order, and runs on GCC vectors of W floats (4: SSE2,
  * 8: AVX2, 16: AVX-512; core/cpu_isa.h): every variant does the same
  * float operations (no FMA: -ffp-contract=off), so results are
- * bit-identical across them. */
+ * bit-identical across them.  Memory, not arithmetic, should bound it:
+ * one pass over a serves ROW_BLOCK weight rows, and the bfloat16 are
+ * turned into floats by a shift and a mask of 32-bit words (dot_lanes). */
 #include "ops/linalg_half.h"
 #include "core/cpu_isa.h"
 #include "core/parallel.h"
@@ -26,6 +28,7 @@
 #define INLINE static inline __attribute__((always_inline))
 
 #define LANES 16 /* partial sums of one dot product */
+#define ROW_BLOCK 4 /* weight rows one pass over a reads */
 /* below this many multiply-adds a product stays on one thread */
 #define PARALLEL_MIN_WORK ((int64_t)1 << 16)
 
@@ -66,50 +69,120 @@ void linalg_half_widen(float *dst, const void *src, mtk_dtype dtype, int64_t row
 
 /* ------------------------------------------------------- dot products */
 
-/* s[l] = sum over whole LANES blocks of a[p] * bf16(b[p]), p % LANES == l;
- * returns where the blocks end. */
-#define DEFINE_DOT_LANES(W)                                                                                  \
+/* s[r][l] = sum over whole LANES blocks of a[p] * bf16(b_r[p]), p % LANES
+ * == l, for ROW_BLOCK (or `rows`) weight rows b_r = b + r * stride at
+ * once: a's block is loaded once for all of them, and their sums are
+ * independent; each row's sums are those of a one-row call.  Returns
+ * where the blocks end.
+ *
+ * Widths 4 and 8 read a block's bfloat16 as 32-bit words, two elements
+ * each: the word << 16 is the even element, the word's high half the
+ * odd one, with no widening instructions; `a` comes rearranged to match
+ * (interleave_rows: per 2W elements, the W even ones, then the W odd
+ * ones).  Width 16 widens each bfloat16 vector and reads a as it is. */
+#define DEFINE_DOT_TYPES(W)                                                                                  \
     typedef float vfloat##W __attribute__((vector_size(W * sizeof(float))));                                \
     typedef uint16_t vhalf##W __attribute__((vector_size(W * sizeof(uint16_t))));                           \
-    typedef uint32_t vbits##W __attribute__((vector_size(W * sizeof(uint32_t))));                           \
-                                                                                                             \
-    INLINE int64_t dot_lanes##W(const float *restrict a, const unsigned char *restrict b, int64_t k,        \
-                                float *restrict s)                                                           \
+    typedef uint32_t vbits##W __attribute__((vector_size(W * sizeof(uint32_t))));
+DEFINE_DOT_TYPES(4)
+DEFINE_DOT_TYPES(8)
+DEFINE_DOT_TYPES(16)
+#undef DEFINE_DOT_TYPES
+
+#define DEFINE_DOT_PAIRS(W)                                                                                  \
+    INLINE int64_t dot_lanes##W(const float *restrict a, const unsigned char *restrict b, int64_t stride,   \
+                                int rows, int64_t k, float s[][LANES])                                      \
     {                                                                                                        \
-        vfloat##W acc[LANES / W];                                                                            \
-        for (int q = 0; q < LANES / W; q++) acc[q] = (vfloat##W){ 0 };                                       \
+        enum { GROUPS = LANES / (2 * W) }; /* vector pairs per block */                                      \
+        vfloat##W even[ROW_BLOCK][GROUPS], odd[ROW_BLOCK][GROUPS];                                           \
+        for (int r = 0; r < ROW_BLOCK; r++)                                                                  \
+            for (int g = 0; g < GROUPS; g++) even[r][g] = odd[r][g] = (vfloat##W){ 0 };                      \
+        const vbits##W high = (vbits##W){ 0 } + 0xffff0000u;                                                 \
         int64_t p = 0;                                                                                       \
         for (; p + LANES <= k; p += LANES)                                                                   \
-            _Pragma("GCC unroll 4") for (int q = 0; q < LANES / W; q++) {                                    \
-                vhalf##W h;                                                                                  \
-                vfloat##W x;                                                                                 \
-                memcpy(&h, b + 2 * (p + q * W), sizeof h);                                                   \
-                memcpy(&x, a + p + q * W, sizeof x);                                                         \
-                vfloat##W w = (vfloat##W)(__builtin_convertvector(h, vbits##W) << 16);                       \
-                acc[q] += x * w;                                                                             \
+            _Pragma("GCC unroll 4") for (int g = 0; g < GROUPS; g++) {                                       \
+                vfloat##W xe, xo;                                                                            \
+                memcpy(&xe, a + p + 2 * W * g, sizeof xe);                                                   \
+                memcpy(&xo, a + p + 2 * W * g + W, sizeof xo);                                               \
+                _Pragma("GCC unroll 4") for (int r = 0; r < ROW_BLOCK; r++) {                                \
+                    if (r >= rows) break;                                                                    \
+                    vbits##W words;                                                                          \
+                    memcpy(&words, b + r * stride + 2 * (p + 2 * W * g), sizeof words);                      \
+                    even[r][g] += xe * (vfloat##W)(words << 16);                                             \
+                    odd[r][g] += xo * (vfloat##W)(words & high);                                             \
+                }                                                                                            \
             }                                                                                                \
-        memcpy(s, acc, sizeof acc);                                                                          \
+        for (int r = 0; r < rows; r++)                                                                       \
+            for (int g = 0; g < GROUPS; g++)                                                                 \
+                for (int i = 0; i < W; i++) {                                                                \
+                    s[r][2 * W * g + 2 * i] = even[r][g][i];                                                 \
+                    s[r][2 * W * g + 2 * i + 1] = odd[r][g][i];                                              \
+                }                                                                                            \
         return p;                                                                                            \
     }
-DEFINE_DOT_LANES(4)
-DEFINE_DOT_LANES(8)
-DEFINE_DOT_LANES(16)
-#undef DEFINE_DOT_LANES
+DEFINE_DOT_PAIRS(4)
+DEFINE_DOT_PAIRS(8)
+#undef DEFINE_DOT_PAIRS
 
-/* The dot product of a (k floats) and b (k bfloat16, maybe unaligned),
- * width W. */
-INLINE float dot_bf16(const float *restrict a, const unsigned char *restrict b, int64_t k, int width)
+INLINE int64_t dot_lanes16(const float *restrict a, const unsigned char *restrict b, int64_t stride, int rows,
+                           int64_t k, float s[][LANES])
 {
-    float s[LANES];
-    int64_t p = width == 16 ? dot_lanes16(a, b, k, s) : width == 8 ? dot_lanes8(a, b, k, s) : dot_lanes4(a, b, k, s);
-    for (int64_t l = 0; p < k; p++, l++) {
-        uint16_t h;
-        memcpy(&h, b + 2 * p, sizeof h);
-        s[l] += a[p] * mtk_bf16_to_f32(h);
+    vfloat16 acc[ROW_BLOCK];
+    for (int r = 0; r < ROW_BLOCK; r++) acc[r] = (vfloat16){ 0 };
+    int64_t p = 0;
+    for (; p + LANES <= k; p += LANES) {
+        vfloat16 x;
+        memcpy(&x, a + p, sizeof x);
+        _Pragma("GCC unroll 4") for (int r = 0; r < ROW_BLOCK; r++) {
+            if (r >= rows) break;
+            vhalf16 h;
+            memcpy(&h, b + r * stride + 2 * p, sizeof h);
+            acc[r] += x * (vfloat16)(__builtin_convertvector(h, vbits16) << 16);
+        }
     }
-    for (int half = LANES / 2; half > 0; half /= 2) /* pairwise: 0+8, 1+9, ... */
-        for (int l = 0; l < half; l++) s[l] += s[l + half];
-    return s[0];
+    for (int r = 0; r < rows; r++) memcpy(s[r], &acc[r], sizeof acc[r]);
+    return p;
+}
+
+/* Rearranges each of a's m rows (k floats) for dot_lanes of width W < 16:
+ * in every whole LANES block, per 2W elements the W even ones, then the
+ * W odd ones; the tail stays. */
+static void interleave_rows(float *a, int64_t m, int64_t k, int width)
+{
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t p = 0; p + LANES <= k; p += LANES) {
+            float *x = a + i * k + p, t[LANES];
+            memcpy(t, x, sizeof t);
+            for (int g = 0; g < LANES / (2 * width); g++)
+                for (int j = 0; j < width; j++) {
+                    x[2 * width * g + j] = t[2 * width * g + 2 * j];
+                    x[2 * width * g + width + j] = t[2 * width * g + 2 * j + 1];
+                }
+        }
+}
+
+/* The dot products of a (k floats) with `rows` (1..ROW_BLOCK) bfloat16
+ * rows b + r * stride (maybe unaligned), width W, into out[r]: the whole
+ * blocks, the tail into lanes 0.., then the lanes pairwise (0+8, 1+9,
+ * ...). */
+INLINE void dot_bf16(const float *restrict a, const unsigned char *restrict b, int64_t stride, int rows, int64_t k,
+                     int width, float *out)
+{
+    float s[ROW_BLOCK][LANES];
+    int64_t p0 = width == 16 ? dot_lanes16(a, b, stride, rows, k, s)
+                 : width == 8 ? dot_lanes8(a, b, stride, rows, k, s)
+                              : dot_lanes4(a, b, stride, rows, k, s);
+    for (int r = 0; r < rows; r++) {
+        const unsigned char *br = b + r * stride;
+        for (int64_t p = p0, l = 0; p < k; p++, l++) {
+            uint16_t h;
+            memcpy(&h, br + 2 * p, sizeof h);
+            s[r][l] += a[p] * mtk_bf16_to_f32(h);
+        }
+        for (int half = LANES / 2; half > 0; half /= 2)
+            for (int l = 0; l < half; l++) s[r][l] += s[r][l + half];
+        out[r] = s[r][0];
+    }
 }
 
 typedef struct rows_job {
@@ -117,16 +190,26 @@ typedef struct rows_job {
     const float *a;
     const unsigned char *b;
     int64_t m, n, k, ld;
+    cpu_isa isa; /* the variant a is arranged for */
 } rows_job;
 
-/* c[i][j] for every row i and the columns j in [begin, end) */
+/* c[i][j] for every row i and the columns j in [begin, end), ROW_BLOCK
+ * weight rows (columns of c) at a time */
 #define ROWS_VARIANT(SUFFIX, TARGET, W)                                                                      \
     TARGET static void rows_##SUFFIX(const rows_job *job, int64_t begin, int64_t end)                        \
     {                                                                                                        \
-        for (int64_t j = begin; j < end; j++) {                                                              \
-            const unsigned char *w = job->b + 2 * j * job->ld;                                                    \
-            for (int64_t i = 0; i < job->m; i++)                                                             \
-                job->c[i * job->n + j] = dot_bf16(job->a + i * job->k, w, job->k, W);                        \
+        int64_t stride = 2 * job->ld;                                                                        \
+        for (int64_t j = begin; j < end;) {                                                                  \
+            /* a constant row count: each call inlines to its own loop */                                    \
+            int rows = end - j >= ROW_BLOCK ? ROW_BLOCK : 1;                                                 \
+            const unsigned char *w = job->b + j * stride;                                                    \
+            for (int64_t i = 0; i < job->m; i++) {                                                           \
+                float out[ROW_BLOCK];                                                                        \
+                if (rows == ROW_BLOCK) dot_bf16(job->a + i * job->k, w, stride, ROW_BLOCK, job->k, W, out);  \
+                else dot_bf16(job->a + i * job->k, w, stride, 1, job->k, W, out);                            \
+                for (int r = 0; r < rows; r++) job->c[i * job->n + j + r] = out[r];                          \
+            }                                                                                                \
+            j += rows;                                                                                       \
         }                                                                                                    \
     }
 ROWS_VARIANT(baseline, , 4)
@@ -144,7 +227,8 @@ static const rows_fn rows_kernels[CPU_ISA_COUNT] = {
 static void run_rows(int64_t begin, int64_t end, int32_t part, void *user)
 {
     (void)part;
-    rows_kernels[cpu_isa_active()](user, begin, end);
+    const rows_job *job = user;
+    rows_kernels[job->isa](job, begin, end);
 }
 
 bool linalg_half_rows_fit(int64_t m, mtk_dtype b_dtype, int64_t b_stride_k)
@@ -152,9 +236,11 @@ bool linalg_half_rows_fit(int64_t m, mtk_dtype b_dtype, int64_t b_stride_k)
     return b_dtype == MTK_BFLOAT16 && m >= 1 && m <= LINALG_HALF_MAX_ROWS && b_stride_k == 1;
 }
 
-void linalg_half_rows(float *c, const float *a, const void *b, int64_t m, int64_t n, int64_t k, int64_t ld)
+void linalg_half_rows(float *c, float *a, const void *b, int64_t m, int64_t n, int64_t k, int64_t ld)
 {
-    rows_job job = { c, a, b, m, n, k, ld };
+    cpu_isa isa = cpu_isa_active();
+    if (isa != CPU_ISA_AVX512) interleave_rows(a, m, k, isa == CPU_ISA_AVX2 ? 8 : 4);
+    rows_job job = { c, a, b, m, n, k, ld, isa };
     int32_t parts = m * n * k < PARALLEL_MIN_WORK ? 1 : mtk_parallel_threads(0);
     if (parts > n) parts = (int32_t)n;
     mtk_parallel_range(n, parts, run_rows, &job);

@@ -22,13 +22,14 @@ void linalg_half_widen(float *dst, const void *src, mtk_dtype dtype, int64_t row
 #define LINALG_HALF_MAX_ROWS 8
 bool linalg_half_rows_fit(int64_t m, mtk_dtype b_dtype, int64_t b_stride_k);
 
-/* c (m x n, float32, contiguous) = a (m x k, float32, contiguous) @ b,
+/* c (m x n, float32, contiguous) = a (m x k, float32, contiguous; the
+ * kernel rearranges it in place, so its values are lost) @ b,
  * b the bfloat16 k x n matrix at `b` (maybe unaligned) with b[p][j]
  * the element j * ld + p
  * (the weight of linear as stored: n rows of k).  Each c[i][j] is a dot
  * product summed in float32 over 16 partial sums (the same operations in
  * every instruction-set variant); the n columns are split over the
  * threads in scope. */
-void linalg_half_rows(float *c, const float *a, const void *b, int64_t m, int64_t n, int64_t k, int64_t ld);
+void linalg_half_rows(float *c, float *a, const void *b, int64_t m, int64_t n, int64_t k, int64_t ld);
 
 #endif

@@ -24,6 +24,7 @@
 #include "ops/registry.h"
 #include "ops/elementwise.h"
 #include "ops/nn_fast.h"
+#include "ops/linalg_half.h"
 #include "core/scalar.h"
 #include "mtk/ops/nn.h"
 #include "mtk/ops/linalg.h"
@@ -317,18 +318,25 @@ static int64_t batch_offset(const operand *o, const sdpa_plan *p, int64_t bi)
 }
 
 /* Copies rows x cols of `o` at batch `bi` into dst (row-major, double or
- * float); float32 rows of unit column stride are copied whole. */
+ * float); float32 rows of unit column stride are copied whole, bfloat16
+ * and float16 ones widened in one tight pass (a decode step's cache). */
 static void gather(void *dst, bool f64, const operand *o, const sdpa_plan *p, int64_t bi, int64_t rows, int64_t cols)
 {
     size_t es = mtk_dtype_size(o->dtype);
     const char *base = o->base + batch_offset(o, p, bi) * (int64_t)es;
-    if (!f64 && o->dtype == MTK_FLOAT32 && (o->col_stride == 1 || cols == 1)) {
+    bool unit_cols = o->col_stride == 1 || cols == 1;
+    if (!f64 && o->dtype == MTK_FLOAT32 && unit_cols) {
         if (o->row_stride == cols || rows == 1) {
             memcpy(dst, base, (size_t)(rows * cols) * sizeof(float));
         } else {
             for (int64_t r = 0; r < rows; r++)
                 memcpy((float *)dst + r * cols, (const float *)base + r * o->row_stride, (size_t)cols * sizeof(float));
         }
+        return;
+    }
+    if (!f64 && (o->dtype == MTK_BFLOAT16 || o->dtype == MTK_FLOAT16) && unit_cols) {
+        for (int64_t r = 0; r < rows; r++)
+            linalg_half_widen((float *)dst + r * cols, base + r * o->row_stride * (int64_t)es, o->dtype, 1, cols, cols);
         return;
     }
     for (int64_t r = 0; r < rows; r++)

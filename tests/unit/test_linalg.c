@@ -687,6 +687,48 @@ static void bf16_linear_reads_unaligned_weights_and_strided_inputs(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* The decode product's documented float32 sums (ops/linalg_half.h): 16
+ * partial sums, sum l taking the elements p % 16 == l in order, the
+ * remainder added into sums 0.., then the sums pairwise (0+8, 1+9, ...,
+ * then 0+4, ...), each output rounded once to bfloat16.  Columns in
+ * blocks of four and a lone tail column (n = 7), a k with a tail (37)
+ * and without (64), 1 and 3 rows: every output's bits equal the model's. */
+static void bf16_decode_product_sums_in_its_documented_order(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static const int64_t ks[] = { 37, 64, 200 }, ms[] = { 1, 3 };
+    enum { N = 7, MAXK = 200, MAXM = 3 };
+    uint32_t seed = 5;
+    for (size_t ki = 0; ki < 3; ki++)
+        for (size_t mi = 0; mi < 2; mi++) {
+            int64_t k = ks[ki], m = ms[mi];
+            float x[MAXM * MAXK], w[N * MAXK];
+            unsigned char xb[2 * MAXM * MAXK], wb[2 * N * MAXK];
+            fill_bf16(&seed, xb, x, m * k);
+            fill_bf16(&seed, wb, w, N * k);
+            mtk_tensor *tx = mtk_tensor_from_data(ctx, MTK_BFLOAT16, SHAPE(m, k), 2, NULL, xb);
+            mtk_tensor *tw = mtk_tensor_from_data(ctx, MTK_BFLOAT16, SHAPE(N, k), 2, NULL, wb);
+            mtk_tensor *want = mtk_empty(ctx, SHAPE(m, N), 2, MTK_FLOAT32);
+            assert_non_null(want);
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < N; j++) {
+                    float lanes[16] = { 0 };
+                    int64_t p = 0;
+                    for (; p < k - k % 16; p++) lanes[p % 16] += x[i * k + p] * w[j * k + p];
+                    for (int64_t l = 0; p < k; p++, l++) lanes[l] += x[i * k + p] * w[j * k + p];
+                    for (int half = 8; half > 0; half /= 2)
+                        for (int l = 0; l < half; l++) lanes[l] += lanes[l + half];
+                    ((float *)mtk_tensor_data(want))[i * N + j] = lanes[0];
+                }
+            mtk_tensor *got = mtk_linear(ctx, tx, tw, NULL), *w16 = mtk_to_dtype(ctx, want, MTK_BFLOAT16);
+            assert_non_null(got);
+            assert_non_null(w16);
+            assert_memory_equal(mtk_tensor_data(got), mtk_tensor_data(w16), (size_t)(m * N) * 2);
+        }
+    mtk_ctx_free(ctx);
+}
+
 /* one row of float32 (a decode step) goes to sgemv: a read with a stride,
  * b as linear's weight (transposed) and as a plain (k, n) matrix */
 static void f32_single_row_products_match_a_float64_reference(void **state)
@@ -746,6 +788,7 @@ int main(void)
         cmocka_unit_test(matmul_reads_unaligned_operands),
         cmocka_unit_test(bf16_linear_matches_a_float64_reference),
         cmocka_unit_test(bf16_linear_reads_unaligned_weights_and_strided_inputs),
+        cmocka_unit_test(bf16_decode_product_sums_in_its_documented_order),
         cmocka_unit_test(f32_single_row_products_match_a_float64_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

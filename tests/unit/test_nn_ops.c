@@ -361,6 +361,38 @@ static void attention_float32_matches_float64_on_strided_operands(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* bfloat16 keys and values read through row strides (a narrowed cache,
+ * a transposed head layout) give the bits of the same values copied
+ * contiguous first */
+static void attention_bf16_strided_cache_matches_a_contiguous_copy(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_tensor *q = mtk_to_dtype(ctx, CPU(ctx, linspace(ctx, -1, 1, 16), 1, 2, 1, 8), MTK_BFLOAT16);
+    /* (1, 2, 9, 8) caches, 5 positions used; values as (1, 9, 2, 8) transposed */
+    mtk_tensor *kc = mtk_to_dtype(ctx, CPU(ctx, linspace(ctx, -2, 1, 144), 1, 2, 9, 8), MTK_BFLOAT16);
+    mtk_tensor *vc = mtk_to_dtype(ctx, CPU(ctx, linspace(ctx, 0, 3, 144), 1, 9, 2, 8), MTK_BFLOAT16);
+    mtk_tensor *k = mtk_narrow(ctx, kc, 2, 0, 5), *v = mtk_narrow(ctx, mtk_transpose(ctx, vc, 1, 2), 2, 0, 5);
+    mtk_tensor *y = mtk_scaled_dot_product_attention(ctx, q, k, v, NULL, 0, false, NAN, false);
+    mtk_tensor *ref = mtk_scaled_dot_product_attention(ctx, q, mtk_contiguous(ctx, k), mtk_contiguous(ctx, v), NULL, 0,
+                                                       false, NAN, false);
+    if (!y || !ref) fail_msg("%s", mtk_ctx_message(ctx));
+    assert_int_equal(y->dtype, MTK_BFLOAT16);
+    assert_memory_equal(mtk_tensor_data(y), mtk_tensor_data(ref), 16 * 2);
+    /* and within a bfloat16 ulp of the float32 attention */
+    mtk_tensor *y32 = mtk_scaled_dot_product_attention(ctx, mtk_to_dtype(ctx, q, MTK_FLOAT32),
+                                                       mtk_to_dtype(ctx, k, MTK_FLOAT32),
+                                                       mtk_to_dtype(ctx, v, MTK_FLOAT32), NULL, 0, false, NAN, false);
+    mtk_tensor *got = mtk_to_dtype(ctx, y, MTK_FLOAT32);
+    assert_non_null(y32);
+    assert_non_null(got);
+    for (int i = 0; i < 16; i++) {
+        float a = ((const float *)mtk_tensor_data(got))[i], b = ((const float *)mtk_tensor_data(y32))[i];
+        assert_true(fabsf(a - b) <= fabsf(b) / 128.0f + 1e-6f);
+    }
+    mtk_ctx_free(ctx);
+}
+
 static void losses_match_torch(void **state)
 {
     (void)state;
@@ -706,6 +738,7 @@ int main(void)
         cmocka_unit_test(attention_cpu_follows_torch_shortcuts_and_gates),
         cmocka_unit_test(rope_refuses_a_bool_x_whatever_cos_is),
         cmocka_unit_test(batch_norm_half_rounds_as_torch_cpu),
+        cmocka_unit_test(attention_bf16_strided_cache_matches_a_contiguous_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
