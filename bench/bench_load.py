@@ -18,9 +18,12 @@ Figures, best of --runs each:
   - mtk: the child's wall seconds and cpu seconds (user + sys, from wait4)
     for the whole `mtk load --json` process (start, config, building on
     meta, key matching, load, exit), its own "seconds" (the load alone:
-    placing, reading, verifying) and its peak RSS;
+    placing, reading, verifying) and its peak RSS (by /usr/bin/time);
   - torch: from_pretrained(dir, dtype=D) in this process after the
-    imports: wall seconds and cpu seconds (getrusage of this process).
+    imports: wall seconds and cpu seconds (getrusage of this process);
+    "touch": the cpu seconds of then reading one element per 4 KiB page of
+    every parameter, the page faults its first forward pays for mapped
+    weights (mtk's load faults them in itself, MADV_POPULATE_READ).
 x = torch / mtk (> 1: mtk faster).  On a shared machine wall time is
 mostly the wait for a core: compare the cpu columns.
 
@@ -61,7 +64,11 @@ def into_page_cache(path):
 
 
 def run_mtk(binary, path, dtype, threads, copy, runs):
-    args = [binary, "load", path, "--weights", os.path.join(path, "model.safetensors"), "--json",
+    # peak RSS by /usr/bin/time: a child forked from this process starts
+    # with its RSS (torch, a model), which wait4's ru_maxrss would count
+    rss_file = tempfile.NamedTemporaryFile("r", suffix=".rss")
+    timer = ["/usr/bin/time", "-f", "%M", "-o", rss_file.name] if os.path.exists("/usr/bin/time") else []
+    args = timer + [binary, "load", path, "--weights", os.path.join(path, "model.safetensors"), "--json",
             "--threads", str(threads)]
     if dtype:
         args += ["--dtype", dtype]
@@ -81,7 +88,10 @@ def run_mtk(binary, path, dtype, threads, copy, runs):
             if p.returncode != 0:
                 sys.exit("mtk load failed: " + text[-400:] + err.read())
         doc = json.loads(text)
-        row = dict(wall=wall, cpu=ru.ru_utime + ru.ru_stime, rss_mb=ru.ru_maxrss / 1024, load_s=doc["seconds"],
+        rss = rss_file.read().strip().splitlines() if timer else []
+        rss_file.seek(0)
+        row = dict(wall=wall, cpu=ru.ru_utime + ru.ru_stime, rss_mb=int(rss[-1]) / 1024 if rss else float("nan"),
+                   load_s=doc["seconds"],
                    mapped=doc.get("mapped", 0), bytes=doc["bytes"])
         if best is None or row["cpu"] < best["cpu"]:
             best = row
@@ -98,6 +108,9 @@ def run_torch(path, dtype, threads, runs):
     import torch
     import transformers
     torch.set_num_threads(threads)
+    if not getattr(run_torch, "warm", False):  # the first from_pretrained of a process pays one-time costs
+        transformers.LlamaForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
+        run_torch.warm = True
     best = None
     for _ in range(runs):
         into_page_cache(path)
@@ -105,7 +118,13 @@ def run_torch(path, dtype, threads, runs):
         t0, c0 = time.perf_counter(), cpu_seconds()
         model = transformers.LlamaForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
         row = dict(wall=time.perf_counter() - t0, cpu=cpu_seconds() - c0)
-        del model
+        c1 = cpu_seconds()
+        with torch.no_grad():
+            for p in model.parameters():
+                flat = p.reshape(-1)
+                flat[::4096 // flat.element_size()].sum()
+        row["touch"] = cpu_seconds() - c1
+        del model, p, flat
         if best is None or row["cpu"] < best["cpu"]:
             best = row
     return best
@@ -138,12 +157,12 @@ def main():
         return
     print(f"llama, random weights, file in the page cache, {a.threads} threads, best of {a.runs} (by cpu)")
     print(f"{'model':5} {'file->model':20} {'mtk':6} {'mapped':>6} {'mtk load s':>10} {'wall s mtk/torch':>17} {'x':>6} "
-          f"{'cpu s mtk/torch':>16} {'x':>6} {'mtk RSS MB':>10} loadavg")
+          f"{'cpu s mtk/torch':>16} {'x':>6} {'torch touch':>11} {'mtk RSS MB':>10} loadavg")
     for r in rows:
         m, t = r["mtk"], r["torch"]
         print(f"{r['model']:5} {r['file'] + '->' + r['dtype']:20} {'copy' if r['mtk_copy'] else 'map':6} "
               f"{m['mapped']:6d} {m['load_s']:10.3f} {m['wall']:8.2f} /{t['wall']:6.2f} {t['wall'] / m['wall']:6.2f} "
-              f"{m['cpu']:7.2f} /{t['cpu']:6.2f} {t['cpu'] / max(m['cpu'], 1e-3):6.2f} {m['rss_mb']:10.0f} "
+              f"{m['cpu']:7.2f} /{t['cpu']:6.2f} {t['cpu'] / max(m['cpu'], 1e-3):6.2f} {t['touch']:11.2f} {m['rss_mb']:10.0f} "
               f"{r['load_avg']:6.1f}")
 
 
