@@ -157,7 +157,7 @@ typedef struct mtk_load_result {
                                     checkpoint (no copy)                     */
     uint64_t mapped_bytes;       /* their bytes                              */
     int32_t threads;
-    double seconds;              /* to_empty, recompute, read and verify     */
+    double seconds;              /* recompute, place, read and verify        */
 } mtk_load_result;
 
 /* Fills `model`, a module on meta (built with mtk_model_resolve), from the
