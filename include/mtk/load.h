@@ -4,9 +4,12 @@
  *
  * The steps: build on meta (no memory), open the checkpoint, match every
  * checkpoint key to a tensor of the model's state dict (below), and only
- * when nothing is missing, unexpected or mis-shaped: to_empty on the cpu,
- * recompute the computed buffers (rotary inv_freq, position ids), read
- * every tensor straight into its parameter by several threads, verify.
+ * when nothing is missing, unexpected or mis-shaped: the computed buffers
+ * (rotary inv_freq, position ids) go to the cpu and are recomputed, then
+ * each tensor the file holds as the model does (same dtype, whole,
+ * aligned) becomes a view of the mapped file (zero copy, copy-on-write:
+ * the file never changes), every other one is read by several threads
+ * into one slab of memory (converting dtypes), and all are verified.
  *
  * Key matching, per checkpoint key, in transformers' order:
  *   1. a prefix of a wrapped model is removed: the caller's strip_prefix,
@@ -104,6 +107,12 @@ typedef struct mtk_load_spec {
     bool convert_dtype;         /* any dtype is accepted and converted on
                                    read; else dtypes must be the model's    */
     int32_t threads;            /* reader threads; 0: one per online cpu    */
+    bool copy;                  /* copy every tensor into memory of its own;
+                                   by default a tensor the file holds as the
+                                   model does (same dtype, whole, aligned) is
+                                   a view of the mapped file (zero copy; a
+                                   write into it is copy-on-write and never
+                                   reaches the file)                        */
     /* Called after each batch of reads with the bytes done and the total
      * (a load of total >= progress_min_bytes is read in about 20 batches;
      * a smaller one in one batch, without calls).  May be NULL. */
@@ -144,8 +153,11 @@ typedef struct mtk_load_result {
     int32_t computed_buffers;    /* recomputed                               */
     uint64_t parameters;         /* elements of the parameters filled        */
     uint64_t bytes;              /* bytes read from the checkpoint           */
+    int32_t mapped;              /* tensors that are views of the mapped
+                                    checkpoint (no copy)                     */
+    uint64_t mapped_bytes;       /* their bytes                              */
     int32_t threads;
-    double seconds;              /* to_empty, recompute, read and verify     */
+    double seconds;              /* recompute, place, read and verify        */
 } mtk_load_result;
 
 /* Fills `model`, a module on meta (built with mtk_model_resolve), from the
@@ -155,7 +167,10 @@ typedef struct mtk_load_result {
  * mis-shaped key, the model stays on meta, and false is returned with
  * MTK_ERR_INVALID_ARGUMENT (the message counts them and names a
  * wrapper's prefix with its fix); on success the model is on the cpu with
- * every tensor read and verified.  An io error midway leaves the model on
+ * every tensor mapped or read, and verified (a mapped tensor keeps the
+ * file's mapping alive after mtk_checkpoint_close; a file truncated after
+ * the load makes its use fault with SIGBUS, as any mapped file does:
+ * spec->copy when the file may change).  An io error midway leaves the model on
  * the cpu with partial data (false, the read's error). */
 MTK_API bool mtk_load_module(mtk_ctx *ctx, mtk_module *model, mtk_checkpoint *ckpt, const mtk_load_spec *spec,
                              mtk_load_result *result);

@@ -300,6 +300,19 @@ MTK_API bool mtk_module_to_dtype(mtk_module *m, mtk_dtype dtype);
 /* Module.to_empty(device): every tensor gets uninitialized memory on
  * `device` (none on meta), with its shape and dtype. */
 MTK_API bool mtk_module_to_empty(mtk_module *m, mtk_device device);
+/* to_empty(device) of every tensor except the `nkeep` of `keep`, which stay
+ * as they are (a loader gives them their data afterwards, with
+ * mtk_module_assign_tensor, and a reset in between skips them while they
+ * are on meta).  keep may be NULL when nkeep is 0. */
+MTK_API bool mtk_module_to_empty_except(mtk_module *m, mtk_device device, mtk_tensor *const *keep,
+                                        int32_t nkeep);
+/* Rewrites the module tensor `t` in place as `src` (its dtype, shape,
+ * strides, offset, device, and a reference to its storage), keeping t's
+ * parameter/buffer flags and requires_grad: every name holding t (tied
+ * parameters) sees the new data, as load_state_dict's assign does for one
+ * tensor already found.  False (the context's error) when the storage
+ * cannot be held. */
+MTK_API bool mtk_module_assign_tensor(mtk_tensor *t, const mtk_tensor *src);
 /* to_empty(device), then every module's reset_parameters from `seed`
  * (children before parents), which also recomputes computed buffers:
  * nothing is left as garbage.  Deterministic per seed. */

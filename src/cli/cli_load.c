@@ -15,7 +15,8 @@
 
 static const char usage[] =
     "usage: mtk load MODEL --weights PATH [--dtype D] [--strip-prefix P]\n"
-    "                [--rename REGEX=TEXT]... [--threads N] [--output FILE] [--json]\n"
+    "                [--rename REGEX=TEXT]... [--threads N] [--copy] [--output FILE]\n"
+    "                [--json]\n"
     "       mpirun -np N mtk load MODEL --weights PATH --plan PLAN.json [--verify]\n"
     "                [--dtype D] [--strip-prefix P] [--rename REGEX=TEXT]... [--json]\n"
     "\n"
@@ -31,8 +32,11 @@ static const char usage[] =
     "(module.) prefix on every key is stripped.  Loading is strict: every\n"
     "missing, unexpected, mis-shaped or mis-typed key is reported in one\n"
     "error and nothing is loaded.  Tied parameters are read once; computed\n"
-    "buffers (rotary inv_freq) are recomputed.  Each parameter is allocated\n"
-    "once and read into directly, by several threads.\n"
+    "buffers (rotary inv_freq) are recomputed.  A tensor the file holds as\n"
+    "the model does (same dtype, whole, aligned) is used where it lies in the\n"
+    "mapped file (no copy; a write into it is copy-on-write, the file never\n"
+    "changes); every other one is read into one block of memory, converting\n"
+    "dtypes, by several threads.\n"
     "\n"
     "options:\n"
     "  -w, --weights PATH  the checkpoint (required)\n"
@@ -46,12 +50,15 @@ static const char usage[] =
     "                      family's renames (from_pretrained's key_mapping);\n"
     "                      may be given several times, applied in order\n"
     "  -t, --threads N     reader threads (default: one per cpu)\n"
+    "  -c, --copy          copy every tensor into memory of its own, none left\n"
+    "                      mapped (for a file that may change under the model)\n"
     "  -o, --output FILE   write the loaded state dict (mtk's and transformers\n"
     "                      5's layout, each tied tensor once) to FILE.safetensors\n"
     "  -j, --json          print one JSON document: {\"model\", \"architecture\",\n"
     "                      \"weights\", \"dtype\", \"tensors\", \"tied\",\n"
     "                      \"converted\", \"computed_buffers\", \"parameters\",\n"
-    "                      \"bytes\", \"seconds\", \"gb_per_s\", \"threads\",\n"
+    "                      \"bytes\", \"mapped\", \"mapped_bytes\", \"seconds\",\n"
+    "                      \"gb_per_s\", \"threads\",\n"
     "                      \"stripped_prefix\", \"skipped\": [{\"name\", \"source\",\n"
     "                      \"why\", \"dtype\", \"shape\"}], \"note\"}; on an error\n"
     "                      {\"error\": {\"code\", \"message\"}} on one line, and\n"
@@ -98,7 +105,7 @@ typedef struct load_args {
     int32_t nrenames;
     mtk_dtype dtype;
     int32_t threads;
-    bool json, verify;
+    bool json, verify, copy;
 } load_args;
 
 static void draw_progress(void *arg, uint64_t done, uint64_t total)
@@ -249,6 +256,8 @@ static void print_text(const load_args *a, const mtk_model_info *info, const mtk
     printf("  computed buffers: %d recomputed\n", r->computed_buffers);
     printf("  bytes read:       %s", text_bytes(r->bytes, size, sizeof size));
     if (r->bytes >= 1024) printf(" (%s bytes)", text_grouped((int64_t)r->bytes, exact, sizeof exact));
+    if (r->mapped) printf("\n  mapped:           %d tensor%s, %s, used in the mapped file (no copy)", r->mapped,
+                          r->mapped == 1 ? "" : "s", text_bytes(r->mapped_bytes, size, sizeof size));
     printf("\n  time:             %.3f s with %d thread%s, %s/s\n", r->seconds, r->threads, r->threads == 1 ? "" : "s",
            text_bytes((uint64_t)rate, speed, sizeof speed));
 }
@@ -267,6 +276,8 @@ static void print_json(const load_args *a, const mtk_model_info *info, const mtk
     cJSON_AddItemToObject(doc, "computed_buffers", text_json_int(r->computed_buffers));
     cJSON_AddItemToObject(doc, "parameters", text_json_int((int64_t)r->parameters));
     cJSON_AddItemToObject(doc, "bytes", text_json_int((int64_t)r->bytes));
+    cJSON_AddItemToObject(doc, "mapped", text_json_int(r->mapped));
+    cJSON_AddItemToObject(doc, "mapped_bytes", text_json_int((int64_t)r->mapped_bytes));
     cJSON_AddNumberToObject(doc, "seconds", r->seconds);
     cJSON_AddNumberToObject(doc, "gb_per_s", rate / 1e9);
     cJSON_AddItemToObject(doc, "threads", text_json_int(r->threads));
@@ -287,7 +298,7 @@ static int load(mtk_ctx *ctx, const load_args *a)
     mtk_model_resolve_options ropts = { .dtype = a->dtype, .meta = true };
     mtk_load_spec spec = { .strip_prefix = a->strip_prefix, .key_mapping = a->renames,
                            .key_mapping_count = a->nrenames, .convert_dtype = a->dtype != MTK_DTYPE_UNDEFINED,
-                           .threads = a->threads, .progress_min_bytes = PROGRESS_MIN_BYTES };
+                           .threads = a->threads, .copy = a->copy, .progress_min_bytes = PROGRESS_MIN_BYTES };
     if (isatty(STDERR_FILENO)) spec.progress = draw_progress;
     mtk_model_info info;
     mtk_load_result r;
@@ -326,12 +337,12 @@ static int parse(load_args *out, int argc, char **argv)
         { "output", required_argument, NULL, 'o' },  { "json", no_argument, NULL, 'j' },
         { "rename", required_argument, NULL, 'r' },  { "help", no_argument, NULL, 'h' },
         { "plan", required_argument, NULL, 'P' },    { "verify", no_argument, NULL, 'V' },
-        { NULL, 0, NULL, 0 },
+        { "copy", no_argument, NULL, 'c' },          { NULL, 0, NULL, 0 },
     };
     load_args a = { .dtype = MTK_DTYPE_UNDEFINED };
     int opt;
     cli_options_reset();
-    while ((opt = cli_getopt("load", argc, argv, "w:d:t:p:o:r:P:Vjh", longopts)) != -1) {
+    while ((opt = cli_getopt("load", argc, argv, "w:d:t:p:o:r:P:Vcjh", longopts)) != -1) {
         switch (opt) {
         case 'w': a.weights = optarg; break;
         case 'd':
@@ -360,6 +371,7 @@ static int parse(load_args *out, int argc, char **argv)
         }
         case 'P': a.plan = optarg; break;
         case 'V': a.verify = true; break;
+        case 'c': a.copy = true; break;
         case 'j': a.json = true; break;
         case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
         default: return CLI_EXIT_USAGE;

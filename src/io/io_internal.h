@@ -13,6 +13,8 @@ struct mtk_st_file {
     uint64_t header_size;    /* N: the JSON header's length                  */
     uint64_t data_start;     /* 8 + N                                        */
     mtk_storage *mapping;    /* one reference held by the file               */
+    bool writable;           /* mapped private and writable: writes into
+                                views are copy-on-write (else read-only)     */
 
     mtk_st_info *tensors;    /* by data offset                               */
     int64_t tensor_count;
@@ -94,6 +96,14 @@ int st_populate(const mtk_st_file *file, uint64_t offset, size_t nbytes);
  * MTK_ERR_IO naming the file. */
 int st_read_raw(const mtk_st_file *file, uint64_t offset, void *dst, size_t nbytes);
 bool st_read_bytes(mtk_ctx *ctx, const mtk_st_file *file, uint64_t offset, void *dst, size_t nbytes);
+
+/* mtk_st_read_into_many where reads[i] with mapped[i] true are views of
+ * their own file tensor (the mapping itself): those are checked as the
+ * others, then only faulted in (st_populate, by the same workers), so
+ * that the first use of the model finds its pages and a file truncated
+ * under the load is an io error here, not a SIGBUS later.  mapped may be
+ * NULL (every read a copy). */
+bool st_read_many(mtk_ctx *ctx, const mtk_st_read *reads, int64_t count, int32_t threads, const bool *mapped);
 
 /* The checks of mtk_st_read_into: the tensor exists, dst is a real tensor
  * of the same shape and a dtype it converts to (*to). */

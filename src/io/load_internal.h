@@ -24,6 +24,32 @@ typedef struct load_plan {
     int64_t nreads;
 } load_plan;
 
+/* The distinct tensors a plan fills: each with its number of reads (more
+ * than one for a fused tensor filled per expert) and its first read. */
+typedef struct load_target {
+    mtk_tensor *tensor;
+    int64_t first;
+    int64_t nreads;
+} load_target;
+
+typedef struct load_targets {
+    load_target *items;
+    mtk_tensor **tensors; /* the same tensors, for mtk_module_to_empty_except */
+    int64_t count;
+} load_targets;
+
+/* Fills `out` (arrays in the arena) from the plan's reads; false on out of
+ * memory. */
+bool load_targets_collect(mtk_ctx *ctx, const load_plan *plan, load_targets *out);
+
+/* Gives every target its data (load_place.c says where): a view of the
+ * mapped checkpoint (mapped[i] set for its read i; never with `copy`), or
+ * a slot of one slab of memory, uninitialized.  Counts the views in
+ * result->mapped and mapped_bytes.  False with the context's error (out
+ * of memory). */
+bool load_place(mtk_ctx *ctx, const load_plan *plan, const load_targets *targets, bool copy, bool *mapped,
+                mtk_load_result *result);
+
 /* Matches every key of `ckpt` against `model`'s state dict per `spec`
  * (see mtk/load.h), filling `plan` and the report of `result` (missing,
  * unexpected, mismatched, skipped, prefixes, tensors, tied, converted,

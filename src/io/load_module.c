@@ -1,10 +1,15 @@
 /* The model loader: a module on meta filled from a checkpoint.  Keys are
  * matched first (load_match.c) and every problem reported before any
- * memory is allocated; then to_empty on the cpu (each tensor allocated
- * once), computed buffers recomputed (the reset of each module owning a
- * non-persistent buffer), every tensor read straight into its parameter,
- * or its slice of a fused one, by several threads (mtk_st_read_into_many,
- * no intermediate copy), and every tensor verified to have data. */
+ * memory is allocated; then the tensors no read fills (computed buffers)
+ * go to the cpu and are recomputed (the reset of each module owning a
+ * non-persistent buffer: the tensors to read are still on meta, so no
+ * time goes into random values that the read would overwrite); then each
+ * tensor to read gets its place (load_place.c: a view of the mapped file,
+ * or a slot of one slab) and the reads run on several threads (st_read_many:
+ * a view is only faulted in, the others read straight into their
+ * parameter, or its slice of a fused one, by pread), and every tensor is
+ * verified to have data. */
+#include "io/io_internal.h"
 #include "io/load_internal.h"
 
 #include <stdio.h>
@@ -55,8 +60,8 @@ static mtk_tensor *destination(mtk_ctx *ctx, const load_read *r)
     return mtk_narrow(ctx, expert, r->dim - 1, r->part * chunk, chunk);
 }
 
-static bool read_all(mtk_ctx *ctx, const load_plan *plan, const mtk_load_spec *spec, uint64_t total,
-                     int32_t threads)
+static bool read_all(mtk_ctx *ctx, const load_plan *plan, const mtk_load_spec *spec, const bool *mapped,
+                     uint64_t total, int32_t threads)
 {
     mtk_st_read *reads = malloc(sizeof *reads * (size_t)(plan->nreads ? plan->nreads : 1));
     if (!reads) return mtk_error(ctx, MTK_ERR_OUT_OF_MEMORY, "load: out of memory");
@@ -68,7 +73,7 @@ static bool read_all(mtk_ctx *ctx, const load_plan *plan, const mtk_load_spec *s
     }
     bool batches = spec->progress && total >= spec->progress_min_bytes;
     if (ok && !batches) {
-        ok = mtk_st_read_into_many(ctx, reads, plan->nreads, threads);
+        ok = st_read_many(ctx, reads, plan->nreads, threads, mapped);
     } else if (ok) {
         uint64_t done = 0, step = total / PROGRESS_STEPS + 1;
         spec->progress(spec->progress_arg, 0, total);
@@ -79,7 +84,7 @@ static bool read_all(mtk_ctx *ctx, const load_plan *plan, const mtk_load_spec *s
                 batch += plan->reads[end].info->end - plan->reads[end].info->begin;
                 end++;
             }
-            ok = mtk_st_read_into_many(ctx, reads + start, end - start, threads);
+            ok = st_read_many(ctx, reads + start, end - start, threads, mapped + start);
             done += batch;
             start = end;
             spec->progress(spec->progress_arg, done, total);
@@ -140,10 +145,16 @@ bool mtk_load_module(mtk_ctx *ctx, mtk_module *model, mtk_checkpoint *ckpt, cons
     int32_t threads = spec->threads > 0 ? spec->threads : (int32_t)sysconf(_SC_NPROCESSORS_ONLN);
     result->threads = threads < 1 ? 1 : threads;
     double start = now_seconds();
-    if (!mtk_module_to_empty(model, MTK_DEVICE_CPU)) return false;
+    load_targets targets;
+    if (!load_targets_collect(ctx, &plan, &targets)) return false;
+    if (targets.count > INT32_MAX) return mtk_error(ctx, MTK_ERR_OVERFLOW, "load: too many tensors");
+    if (!mtk_module_to_empty_except(model, MTK_DEVICE_CPU, targets.tensors, (int32_t)targets.count)) return false;
     result->computed_buffers = load_each_buffer_owner(model, reset_owner, NULL);
     if (result->computed_buffers < 0) return false;
-    if (!read_all(ctx, &plan, spec, result->bytes, result->threads) || !load_verify_materialized(ctx, model, "load"))
+    bool *mapped = mtk_ctx_alloc(ctx, (size_t)(plan.nreads ? plan.nreads : 1) * sizeof *mapped);
+    if (!mapped || !load_place(ctx, &plan, &targets, spec->copy, mapped, result)) return false;
+    if (!read_all(ctx, &plan, spec, mapped, result->bytes, result->threads) ||
+        !load_verify_materialized(ctx, model, "load"))
         return false;
     result->seconds = now_seconds() - start;
     return true;

@@ -115,6 +115,7 @@ mtk_st_file *st_open_path(mtk_ctx *ctx, const char *open_path, const char *path,
     /* Private and writable: writes into views are copy-on-write and never
      * reach the file; NORESERVE keeps a huge file from counting as commit. */
     void *mapped = mmap(NULL, (size_t)f->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, f->fd, 0);
+    f->writable = mapped != MAP_FAILED;
     if (mapped == MAP_FAILED) mapped = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, f->fd, 0);
     if (mapped == MAP_FAILED) {
         mtk_error(ctx, MTK_ERR_IO, "%s: cannot map %llu bytes: %s", path, (unsigned long long)f->size,

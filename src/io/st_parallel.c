@@ -1,6 +1,7 @@
 /* Reading many tensors with worker threads: every read is checked in the
  * caller's thread, then cut into chunks of at most CHUNK_BYTES that the
- * workers take in turn (a copy or a conversion out of the mapping), so that
+ * workers take in turn (a copy or a conversion by pread, or for a read
+ * whose destination is the mapping itself, faulting its pages in), so that
  * a few huge tensors keep every thread busy too.  Workers never touch the
  * context: the first failure is kept and reported after the join. */
 #include "io_internal.h"
@@ -20,6 +21,7 @@ typedef struct chunk {
     mtk_st_dtype to;
     uint8_t *dst; /* the destination's first element */
     int64_t first, count;
+    bool mapped;  /* dst is the file's own bytes: fault them in, no copy */
 } chunk;
 
 typedef struct work {
@@ -36,9 +38,14 @@ static void do_chunk(work *w, int64_t i)
     size_t fsize = mtk_st_dtype_size(c->info->dtype), tsize = mtk_st_dtype_size(c->to);
     uint64_t offset = c->info->begin + (uint64_t)c->first * fsize;
     uint8_t *dst = c->dst + (size_t)c->first * tsize;
-    /* read, not copied out of the mapping: the process keeps no file
-     * pages (a file that shrinks under the read answers EIO) */
-    int e = st_convert_read(c->file, offset, c->to, dst, c->info->dtype, (size_t)c->count);
+    int e;
+    if (c->mapped) { /* EIO: truncated; an old kernel's EINVAL is no error (the pages come on first use) */
+        e = st_populate(c->file, offset, (size_t)c->count * fsize);
+        if (e != EIO) e = 0;
+    } else { /* read, not copied out of the mapping: the process keeps no
+              * file pages (a file that shrinks under the read answers EIO) */
+        e = st_convert_read(c->file, offset, c->to, dst, c->info->dtype, (size_t)c->count);
+    }
     int none = 0;
     if (e && atomic_compare_exchange_strong(&w->error, &none, e)) atomic_store(&w->failed_chunk, i);
 }
@@ -52,8 +59,8 @@ static void *worker(void *arg)
 
 /* Chunks of every contiguous read (strided ones are done here, serially:
  * a failure is -1 - r, r the read that failed, with its errno in *error). */
-static int64_t plan(const mtk_st_read *reads, int64_t count, chunk *chunks, const mtk_st_info **infos,
-                    const mtk_st_dtype *tos, int *error)
+static int64_t plan(const mtk_st_read *reads, int64_t count, const bool *mapped, chunk *chunks,
+                    const mtk_st_info **infos, const mtk_st_dtype *tos, int *error)
 {
     int64_t n = 0;
     for (int64_t r = 0; r < count; r++) {
@@ -67,7 +74,8 @@ static int64_t plan(const mtk_st_read *reads, int64_t count, chunk *chunks, cons
         int64_t per = (int64_t)(CHUNK_BYTES / esize);
         for (int64_t first = 0; first < infos[r]->numel; first += per) {
             int64_t left = infos[r]->numel - first;
-            chunks[n++] = (chunk){ reads[r].file, infos[r], tos[r], mtk_tensor_data(dst), first, left < per ? left : per };
+            chunks[n++] = (chunk){ reads[r].file, infos[r], tos[r], mtk_tensor_data(dst), first, left < per ? left : per,
+                                   mapped && mapped[r] };
         }
     }
     return n;
@@ -88,6 +96,11 @@ static int64_t chunks_needed(const mtk_st_read *reads, int64_t count, const mtk_
 
 bool mtk_st_read_into_many(mtk_ctx *ctx, const mtk_st_read *reads, int64_t count, int32_t threads)
 {
+    return st_read_many(ctx, reads, count, threads, NULL);
+}
+
+bool st_read_many(mtk_ctx *ctx, const mtk_st_read *reads, int64_t count, int32_t threads, const bool *mapped)
+{
     if (count < 0 || (count > 0 && !reads))
         return mtk_error(ctx, MTK_ERR_INVALID_ARGUMENT, "read_into_many: no reads given");
     size_t n = (size_t)(count ? count : 1);
@@ -101,7 +114,7 @@ bool mtk_st_read_into_many(mtk_ctx *ctx, const mtk_st_read *reads, int64_t count
     w.chunks = ok ? mtk_ctx_malloc(ctx, (size_t)(planned ? planned : 1) * sizeof *w.chunks) : NULL;
     ok = ok && w.chunks;
     int strided_error = 0;
-    if (ok && (w.count = plan(reads, count, w.chunks, infos, tos, &strided_error)) < 0) {
+    if (ok && (w.count = plan(reads, count, mapped, w.chunks, infos, tos, &strided_error)) < 0) {
         const mtk_st_read *r = &reads[-1 - w.count];
         ok = mtk_error(ctx, MTK_ERR_IO, "%s: cannot read tensor '%s': %s (was the file truncated while it was read?)",
                        r->file->path, r->name, strerror(strided_error));

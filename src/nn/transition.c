@@ -133,23 +133,45 @@ bool mtk_module_to_dtype(mtk_module *m, mtk_dtype dtype)
 
 /* ------------------------------------------------------------- to_empty */
 
-bool mtk_module_to_empty(mtk_module *m, mtk_device device)
+bool mtk_module_to_empty(mtk_module *m, mtk_device device) { return mtk_module_to_empty_except(m, device, NULL, 0); }
+
+bool mtk_module_to_empty_except(mtk_module *m, mtk_device device, mtk_tensor *const *keep, int32_t nkeep)
 {
     if (!m) return false;
     if (!check_device(m, "Module.to_empty", device)) return false;
+    if (nkeep < 0 || (nkeep > 0 && !keep))
+        return mtk_error(m->ctx, MTK_ERR_INVALID_ARGUMENT, "Module.to_empty: no tensors to keep given");
     tensor_list ts;
     if (!all_tensors(m, &ts)) return false;
+    ptrset kept;
+    nn_ptrset_init(&kept, m->ctx);
+    for (int32_t i = 0; i < nkeep; i++)
+        if (nn_ptrset_add(&kept, keep[i], NULL) < 0) {
+            nn_ptrset_free(&kept);
+            return false;
+        }
     for (int32_t i = 0; i < ts.count; i++) {
         mtk_tensor *t = ts.items[i];
+        if (nkeep > 0 && nn_ptrset_has(&kept, t)) continue;
         if (t->flags & MTK_TENSOR_LAZY) {
             t->device = device;
             continue;
         }
         mtk_tensor *fresh = mtk_to_empty(m->ctx, t, device);
-        if (!fresh || !nn_tensor_assign(t, fresh)) return false;
+        if (!fresh || !nn_tensor_assign(t, fresh)) {
+            nn_ptrset_free(&kept);
+            return false;
+        }
     }
+    nn_ptrset_free(&kept);
     set_init_mode(m, device == MTK_DEVICE_META ? MTK_INIT_META : MTK_INIT_EMPTY, 0);
     return true;
+}
+
+bool mtk_module_assign_tensor(mtk_tensor *t, const mtk_tensor *src)
+{
+    if (!t || !src) return false;
+    return nn_tensor_assign(t, src);
 }
 
 /* ----------------------------------------------------------- materialize */

@@ -89,6 +89,30 @@ def test_load_sharded_checkpoint(run, llama, tmp_path):
     assert doc["tensors"] == N_TENSORS and doc["bytes"] == total
 
 
+def test_load_maps_tensors_held_in_the_models_dtype_and_copies_the_rest(run, llama, tmp_path):
+    """Tensors the file holds as the model does are views of the mapped file
+    (every one here); --copy and a conversion copy them all; the values are
+    the file's either way (written back out with --output)."""
+    root, sd, _ = llama
+    weights = root / "model.safetensors"
+    nbytes = sum(v.numel() * 4 for v in sd.values())
+    out = {}
+    for name, extra, mapped in (("map", [], N_TENSORS), ("copy", ["--copy"], 0),
+                                ("bf16", ["--dtype", "bfloat16"], 0)):
+        out[name] = tmp_path / f"{name}.safetensors"
+        result, doc = load_json(run, root, "--weights", weights, *extra, "--output", out[name])
+        assert result.returncode == 0, result.stderr
+        assert doc["mapped"] == mapped
+        assert doc["mapped_bytes"] == (nbytes if mapped else 0)
+    for name in ("map", "copy"):
+        got = load_file(out[name])
+        assert all(torch.equal(got[k], v) for k, v in sd.items()), name
+    got = load_file(out["bf16"])
+    assert all(torch.equal(got[k], v.to(torch.bfloat16)) for k, v in sd.items())
+    text = run("load", root, "--weights", weights).stdout
+    assert re.search(rf"mapped: +{N_TENSORS} tensors, [0-9.]+ KiB, used in the mapped file \(no copy\)\n", text)
+
+
 def test_load_strict_lists_every_missing_unexpected_and_misshaped_key(run, llama, tmp_path):
     root, sd, _ = llama
     bad = dict(sd)

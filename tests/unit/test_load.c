@@ -142,6 +142,113 @@ static void mismatch_is_an_error_value_and_the_model_stays_on_meta(void **state)
     unit_remove_tree(dir);
 }
 
+/* The model of per_expert_tensors...: every tensor the file holds as the
+ * model does is a view of the mapping (zero copy), the fused experts are
+ * copies; the views outlive the closed checkpoint, and a write into one is
+ * copy-on-write: the file keeps its bytes. */
+static void tensors_held_as_the_model_holds_them_are_views_of_the_mapped_file(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    snprintf(path, sizeof path, "%s/model.safetensors", unit_temp_dir(dir, "load"));
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *model = unit_model_from_text(ctx, mixtral_config, "mixtral");
+    write_per_expert(ctx, model, path, "");
+    mtk_checkpoint *ckpt = mtk_checkpoint_open(ctx, path);
+    mtk_load_spec spec = { .rules = mtk_model_key_rules("mixtral"), .threads = 2 };
+    mtk_load_result r;
+    assert_true(mtk_load_module(ctx, model, ckpt, &spec, &r));
+    assert_int_equal(r.mapped, r.tensors - 2); /* all but gate_up_proj and down_proj */
+    mtk_checkpoint_close(ckpt);
+
+    mtk_tensor *q = mtk_module_tensor(model, "layers.0.self_attn.q_proj.weight"); /* (8, 8): 0..63 */
+    assert_int_equal(mtk_storage_kind_of(q->storage), MTK_STORAGE_MAPPED);
+    const mtk_tensor *fused = mtk_module_tensor(model, "layers.0.mlp.experts.gate_up_proj");
+    assert_int_equal(mtk_storage_kind_of(fused->storage), MTK_STORAGE_OWNED);
+    assert_true(at3(fused, 2, 7, 7) == 210.0f);
+    float *data = mtk_tensor_data(q);
+    assert_true(data[0] == 0.0f && data[63] == 63.0f); /* the checkpoint is closed, the mapping is not */
+    data[63] = -1.0f;
+    assert_true(((float *)mtk_tensor_data(q))[63] == -1.0f);
+
+    mtk_ctx *other = mtk_ctx_new();
+    mtk_st_file *f = mtk_st_open(other, path);
+    mtk_tensor *on_disk = mtk_st_load(other, f, "layers.0.self_attn.q_proj.weight", MTK_DTYPE_UNDEFINED);
+    assert_non_null(on_disk);
+    assert_true(((float *)mtk_tensor_data(on_disk))[63] == 63.0f); /* the write stayed in the process */
+    mtk_st_close(f);
+    mtk_ctx_free(other);
+    mtk_ctx_free(ctx);
+    unit_remove_tree(dir);
+}
+
+/* With spec.copy nothing stays mapped: every tensor has memory of its own,
+ * with the same values. */
+static void copy_spec_reads_every_tensor_into_owned_memory(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    snprintf(path, sizeof path, "%s/model.safetensors", unit_temp_dir(dir, "load"));
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_module *model = unit_model_from_text(ctx, mixtral_config, "mixtral");
+    write_per_expert(ctx, model, path, "");
+    mtk_checkpoint *ckpt = mtk_checkpoint_open(ctx, path);
+    mtk_load_spec spec = { .rules = mtk_model_key_rules("mixtral"), .copy = true };
+    mtk_load_result r;
+    assert_true(mtk_load_module(ctx, model, ckpt, &spec, &r));
+    mtk_checkpoint_close(ckpt);
+    assert_int_equal(r.mapped, 0);
+    assert_true(r.mapped_bytes == 0);
+    mtk_named_tensor *params;
+    int32_t n = mtk_module_named_parameters(model, &params);
+    assert_true(n > 0);
+    for (int32_t i = 0; i < n; i++) assert_int_equal(mtk_storage_kind_of(params[i].tensor->storage), MTK_STORAGE_OWNED);
+    const float *q = mtk_tensor_data(mtk_module_tensor(model, "layers.0.self_attn.q_proj.weight"));
+    assert_true(q[0] == 0.0f && q[63] == 63.0f);
+    mtk_ctx_free(ctx);
+    unit_remove_tree(dir);
+}
+
+/* A float32 tensor whose bytes do not start on a multiple of 4 in the
+ * file (a header of odd length) is copied, not mapped: its values arrive
+ * all the same. */
+static void misaligned_tensors_are_copied_not_mapped(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    snprintf(path, sizeof path, "%s/model.safetensors", unit_temp_dir(dir, "load"));
+    static const char header[] = "{\"weight\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]}}";
+    uint64_t n = sizeof header - 1;
+    assert_true((8 + n) % 4 != 0);
+    const float values[2] = { 1.5f, -2.5f };
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    uint8_t length[8];
+    for (int i = 0; i < 8; i++) length[i] = (uint8_t)(n >> (8 * i));
+    assert_int_equal(fwrite(length, 1, 8, out), 8);
+    assert_int_equal(fwrite(header, 1, n, out), n);
+    assert_int_equal(fwrite(values, 1, sizeof values, out), sizeof values);
+    fclose(out);
+
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_ctx_push_device(ctx, MTK_DEVICE_META);
+    mtk_module *linear = mtk_nn_linear(ctx, 2, 1, false);
+    mtk_ctx_pop_device(ctx);
+    assert_non_null(linear);
+    mtk_checkpoint *ckpt = mtk_checkpoint_open(ctx, path);
+    assert_non_null(ckpt);
+    mtk_load_result r;
+    assert_true(mtk_load_module(ctx, linear, ckpt, NULL, &r));
+    mtk_checkpoint_close(ckpt);
+    assert_int_equal(r.mapped, 0);
+    const mtk_tensor *w = mtk_module_tensor(linear, "weight");
+    assert_int_equal(mtk_storage_kind_of(w->storage), MTK_STORAGE_OWNED);
+    const float *data = mtk_tensor_data(w);
+    assert_true(data[0] == 1.5f && data[1] == -2.5f);
+    mtk_ctx_free(ctx);
+    unit_remove_tree(dir);
+}
+
 static void every_family_has_key_rules(void **state)
 {
     (void)state;
@@ -161,6 +268,9 @@ int main(void)
         cmocka_unit_test(prefix_on_every_key_is_stripped_and_reported),
         cmocka_unit_test(mismatch_is_an_error_value_and_the_model_stays_on_meta),
         cmocka_unit_test(every_family_has_key_rules),
+        cmocka_unit_test(tensors_held_as_the_model_holds_them_are_views_of_the_mapped_file),
+        cmocka_unit_test(copy_spec_reads_every_tensor_into_owned_memory),
+        cmocka_unit_test(misaligned_tensors_are_copied_not_mapped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -310,6 +310,35 @@ static void tied_weights_stay_tied_after_materialize(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* to_empty_except leaves the kept tensor on meta (a loader fills it
+ * later) and gives the others memory; assign_tensor then gives the kept
+ * one its data in place, seen under both tied names. */
+static void to_empty_except_keeps_some_on_meta_and_assign_fills_them_tied(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *m = tied_model(ctx);
+    mtk_tensor *tied = mtk_module_tensor(m, "embed.weight");
+    assert_true(mtk_module_to_empty_except(m, MTK_DEVICE_CPU, &tied, 1));
+    assert_int_equal(tied->device, MTK_DEVICE_META);
+    assert_int_equal(mtk_module_init_mode(m), MTK_INIT_EMPTY);
+    assert_false(mtk_module_to_empty_except(m, MTK_DEVICE_CPU, NULL, 1)); /* a count without tensors */
+    assert_int_equal(mtk_ctx_status(ctx), MTK_ERR_INVALID_ARGUMENT);
+    mtk_ctx_clear_error(ctx);
+
+    mtk_ctx_push_device(ctx, MTK_DEVICE_CPU);
+    mtk_tensor *data = mtk_full(ctx, tied->shape, tied->ndim, 3.0, MTK_FLOAT32);
+    mtk_ctx_pop_device(ctx);
+    assert_true(mtk_module_assign_tensor(tied, data));
+    assert_true(tied->flags & MTK_TENSOR_PARAMETER);
+    mtk_tensor *head = mtk_module_tensor(m, "lm_head.weight");
+    assert_ptr_equal(head, tied);
+    assert_int_equal(head->device, MTK_DEVICE_CPU);
+    assert_ptr_equal(mtk_tensor_data(head), mtk_tensor_data(data));
+    assert_true(((const float *)mtk_tensor_data(head))[399] == 3.0f);
+    mtk_ctx_free(ctx);
+}
+
 static void tie_checks_shapes(void **state)
 {
     (void)state;
@@ -684,6 +713,7 @@ int main(void)
         cmocka_unit_test(to_dtype_converts_floating_tensors_only),
         cmocka_unit_test(to_dtype_accepts_float8_like_torch),
         cmocka_unit_test(tied_weights_stay_tied_after_materialize),
+        cmocka_unit_test(to_empty_except_keeps_some_on_meta_and_assign_fills_them_tied),
         cmocka_unit_test(tie_checks_shapes),
         cmocka_unit_test(untie_gives_the_parameter_its_own_tensor_on_meta_and_cpu),
         cmocka_unit_test(templates_are_left_alone_by_transitions_and_state_dicts),
