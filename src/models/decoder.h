@@ -187,6 +187,15 @@ typedef enum window_rule {
  * `rule`; the window is sliding_window (`default_window` when absent, none
  * when null).  Needs spec->layers.  False with the error naming the
  * field. */
+/* Whether token is one of o's eos ids (generate stops a row there). */
+bool models_generate_is_eos(const mtk_generate_options *o, int64_t token);
+
+/* The ids of each row's argmax over the last position of logits (B, k,
+ * vocab), in float32 (transformers' logits.to(float32)): the first of
+ * equal maxima, NaN above everything (torch.argmax); each row's float32
+ * logits into `keep` (B x vocab) when given.  False on an error. */
+bool models_generate_last_argmax(mtk_ctx *ctx, mtk_tensor *logits, int64_t *out, float *keep);
+
 bool models_decoder_read_windows(model_config *c, decoder_spec *spec, window_rule rule, int64_t default_window);
 
 /* The routing keys the Qwen MoE families (qwen2_moe, qwen3_moe) share,

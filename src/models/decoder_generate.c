@@ -50,17 +50,14 @@ static int64_t int_at(const mtk_tensor *t, int64_t r, int64_t c)
     }
 }
 
-static bool is_eos(const mtk_generate_options *o, int64_t token)
+bool models_generate_is_eos(const mtk_generate_options *o, int64_t token)
 {
     for (int32_t i = 0; i < o->n_eos; i++)
         if (o->eos_token_ids[i] == token) return true;
     return false;
 }
 
-/* The ids of each row's argmax over the last position of logits (B, k,
- * vocab), in float32 (transformers' logits.to(float32)): the first of
- * equal maxima, NaN above everything (torch.argmax). */
-static bool last_argmax(mtk_ctx *ctx, mtk_tensor *logits, int64_t *out, float *keep)
+bool models_generate_last_argmax(mtk_ctx *ctx, mtk_tensor *logits, int64_t *out, float *keep)
 {
     if (!logits) return false;
     int64_t b = logits->shape[0], k = logits->shape[1], vocab = logits->shape[2];
@@ -94,7 +91,7 @@ static bool initial_mask(mtk_ctx *ctx, const mtk_generate_options *o, const int6
     int64_t pad = o->has_pad ? o->pad_token_id : o->n_eos > 0 ? o->eos_token_ids[0] : 0;
     bool pad_in_ids = false;
     for (int64_t i = 0; has_pad && i < b * s; i++) pad_in_ids = pad_in_ids || ids[i] == pad;
-    bool infer = !m && has_pad && pad_in_ids && !is_eos(o, pad);
+    bool infer = !m && has_pad && pad_in_ids && !models_generate_is_eos(o, pad);
     for (int64_t r = 0; r < b; r++)
         for (int64_t c = 0; c < width; c++)
             mask[r * width + c] = c >= s ? 1 : m ? (int_at(m, r, c) != 0) : infer ? ids[r * s + c] != pad : 1;
@@ -200,12 +197,12 @@ mtk_tensor *mtk_lm_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_
             kept = mtk_zeros(ctx, kshape, 3, MTK_FLOAT32);
         }
         ok = (!o->output_logits || kept) &&
-             last_argmax(ctx, logits, next, kept ? (float *)mtk_tensor_data(kept) + steps * b * kept->shape[2] : NULL);
+             models_generate_last_argmax(ctx, logits, next, kept ? (float *)mtk_tensor_data(kept) + steps * b * kept->shape[2] : NULL);
         bool all_done = true;
         for (int64_t r = 0; ok && r < b; r++) {
             int64_t token = done[r] ? pad : next[r]; /* next * unfinished + pad * (1 - unfinished) */
             ids[r * width + len] = token;
-            if (!done[r] && o->n_eos > 0 && is_eos(o, token)) done[r] = true;
+            if (!done[r] && o->n_eos > 0 && models_generate_is_eos(o, token)) done[r] = true;
             all_done = all_done && done[r];
         }
         steps++;

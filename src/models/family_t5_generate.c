@@ -12,6 +12,7 @@
  * get the pad token.  The sequences start with decoder_start_token_id, as
  * generate returns them.  Each step's temporaries are freed when it ends. */
 #include "models/blocks.h"
+#include "models/decoder.h"
 #include "models/t5.h"
 #include "mtk/models.h"
 #include "mtk/nn.h"
@@ -129,33 +130,6 @@ static mtk_tensor *decoder_step(mtk_module *model, mtk_tensor *ids, int64_t past
     return mtk_module_forward(child(model, 3), h); /* (B, 1, V) */
 }
 
-/* Each row's argmax of logits (B, 1, V) in float32 (the first of equal
- * maxima, NaN above everything, as torch.argmax); the row's logits into
- * `keep` when given. */
-static bool argmax_rows(mtk_ctx *ctx, mtk_tensor *logits, int64_t *out, float *keep)
-{
-    mtk_tensor *f = logits ? mtk_contiguous(ctx, mtk_to_dtype(ctx, logits, MTK_FLOAT32)) : NULL;
-    if (!f) return false;
-    int64_t b = f->shape[0], vocab = f->shape[2];
-    const float *v = mtk_tensor_data(f);
-    if (keep) memcpy(keep, v, (size_t)(b * vocab) * sizeof *v);
-    for (int64_t r = 0; r < b; r++) {
-        const float *row = v + r * vocab;
-        int64_t best = 0;
-        for (int64_t j = 1; j < vocab && row[best] == row[best]; j++)
-            if (row[j] > row[best] || row[j] != row[j]) best = j;
-        out[r] = best;
-    }
-    return true;
-}
-
-static bool is_eos(const mtk_generate_options *o, int64_t token)
-{
-    for (int32_t i = 0; i < o->n_eos; i++)
-        if (o->eos_token_ids[i] == token) return true;
-    return false;
-}
-
 /* The encoder's output (B, S, D) and the cross-attention bias (1 or B, H,
  * 1, S) of the attention_mask (NULL: none). */
 static bool encode(mtk_module *model, mtk_tensor *ids, mtk_tensor *mask, mtk_tensor **encoded, mtk_tensor **cross_bias)
@@ -225,12 +199,12 @@ mtk_tensor *models_t5_generate(mtk_module *model, mtk_tensor *input_ids, const m
             kept = mtk_zeros(ctx, kshape, 3, MTK_FLOAT32);
         }
         ok = (!o->output_logits || kept) &&
-             argmax_rows(ctx, logits, next, kept ? (float *)mtk_tensor_data(kept) + steps * b * kept->shape[2] : NULL);
+             models_generate_last_argmax(ctx, logits, next, kept ? (float *)mtk_tensor_data(kept) + steps * b * kept->shape[2] : NULL);
         bool all_done = true;
         for (int64_t r = 0; ok && r < b; r++) {
             int64_t token = done[r] ? pad : next[r]; /* next * unfinished + pad * (1 - unfinished) */
             ids[r * width + steps + 1] = token;
-            if (!done[r] && is_eos(o, token)) done[r] = true;
+            if (!done[r] && models_generate_is_eos(o, token)) done[r] = true;
             all_done = all_done && done[r];
         }
         steps++;
