@@ -36,12 +36,6 @@ bool models_t5_generates(const mtk_module *model)
     return model && strcmp(mtk_module_type_name(model), "T5ForConditionalGeneration") == 0;
 }
 
-/* One decoder layer's EncoderDecoderCache entries, (B, H, T or S, d_kv). */
-typedef struct layer_cache {
-    mtk_tensor *self_k, *self_v;   /* the decoded tokens', grown each step */
-    mtk_tensor *cross_k, *cross_v; /* the encoder output's, made once       */
-} layer_cache;
-
 /* The attention module of a block's sublayer: block.layer[i].<Attention> */
 static mtk_module *sublayer(mtk_module *block, int32_t i) { return child(child(block, 0), i); }
 
@@ -55,7 +49,7 @@ static mtk_tensor *attend(mtk_ctx *ctx, mtk_module *attn, mtk_tensor *q, mtk_ten
 
 /* The cross-attention keys and values of every decoder layer from the
  * encoder's hidden states (B, S, D). */
-static bool fill_cross(mtk_ctx *ctx, mtk_module *blocks, mtk_tensor *encoded, layer_cache *cache, int32_t nl)
+bool models_t5_fill_cross(mtk_ctx *ctx, mtk_module *blocks, mtk_tensor *encoded, t5_layer_cache *cache, int32_t nl)
 {
     void *hook_user = NULL;
     mtk_module_hook hook = mtk_ctx_module_hook(ctx, &hook_user); /* the block's weights used: as a call of it */
@@ -76,7 +70,7 @@ static bool fill_cross(mtk_ctx *ctx, mtk_module *blocks, mtk_tensor *encoded, la
  * feed-forward.  The layer's self keys and values become the
  * concatenation of the cached ones and the new token's. */
 static mtk_tensor *block_step(mtk_ctx *ctx, mtk_module *block, mtk_tensor *h, mtk_tensor *self_bias,
-                              layer_cache *cache, mtk_tensor *cross_bias)
+                              t5_layer_cache *cache, mtk_tensor *cross_bias)
 {
     mtk_module *self = sublayer(block, 0), *attn = child(self, 0);
     const t5_attention_config *c = mtk_module_config(attn);
@@ -104,7 +98,7 @@ static mtk_tensor *block_step(mtk_ctx *ctx, mtk_module *block, mtk_tensor *h, mt
 /* The decoder on ids (B, 1) at position `past` with the cache, then the
  * (scaled) lm_head: logits (B, 1, V).  Each layer's self keys and values
  * become the concatenation of the cached ones and the new token's. */
-static mtk_tensor *decoder_step(mtk_module *model, mtk_tensor *ids, int64_t past, layer_cache *cache, int32_t nl,
+mtk_tensor *models_t5_decoder_step(mtk_module *model, mtk_tensor *ids, int64_t past, t5_layer_cache *cache, int32_t nl,
                                 mtk_tensor *cross_bias)
 {
     mtk_ctx *ctx = mtk_module_ctx(model);
@@ -132,7 +126,7 @@ static mtk_tensor *decoder_step(mtk_module *model, mtk_tensor *ids, int64_t past
 
 /* The encoder's output (B, S, D) and the cross-attention bias (1 or B, H,
  * 1, S) of the attention_mask (NULL: none). */
-static bool encode(mtk_module *model, mtk_tensor *ids, mtk_tensor *mask, mtk_tensor **encoded, mtk_tensor **cross_bias)
+bool models_t5_encode(mtk_module *model, mtk_tensor *ids, mtk_tensor *mask, mtk_tensor **encoded, mtk_tensor **cross_bias)
 {
     mtk_ctx *ctx = mtk_module_ctx(model);
     if (mask && (mask->ndim != 2 || mask->shape[0] != ids->shape[0] || mask->shape[1] != ids->shape[1] ||
@@ -171,7 +165,7 @@ mtk_tensor *models_t5_generate(mtk_module *model, mtk_tensor *input_ids, const m
     mtk_tensor *out = mtk_empty(ctx, shape, 2, MTK_INT64), *kept = NULL;
     int64_t *next = mtk_ctx_alloc(ctx, (size_t)b * sizeof *next);
     bool *done = mtk_ctx_alloc(ctx, (size_t)b * sizeof *done);
-    layer_cache *cache = mtk_ctx_alloc(ctx, (size_t)nl * sizeof *cache);
+    t5_layer_cache *cache = mtk_ctx_alloc(ctx, (size_t)nl * sizeof *cache);
     mtk_tensor **keep = mtk_ctx_alloc(ctx, (size_t)(2 * nl + 2) * sizeof *keep);
     bool ok = out && next && done && cache && keep;
     if (ok) {
@@ -181,8 +175,8 @@ mtk_tensor *models_t5_generate(mtk_module *model, mtk_tensor *input_ids, const m
     }
     double t0 = now_seconds(), t_prefill = t0;
     mtk_tensor *encoded = NULL, *cross_bias = NULL;
-    ok = ok && encode(model, input_ids, o->attention_mask, &encoded, &cross_bias) &&
-         fill_cross(ctx, blocks, encoded, cache, nl);
+    ok = ok && models_t5_encode(model, input_ids, o->attention_mask, &encoded, &cross_bias) &&
+         models_t5_fill_cross(ctx, blocks, encoded, cache, nl);
     /* the encoder's output, the cross keys and values, the bias are older
        than the mark: each step's reset keeps them */
     const mtk_arena_mark mark = mtk_ctx_arena_mark(ctx);
@@ -193,7 +187,7 @@ mtk_tensor *models_t5_generate(mtk_module *model, mtk_tensor *input_ids, const m
         mtk_tensor *step_ids = mtk_empty(ctx, one, 2, MTK_INT64); /* (B, 1): the last token */
         if (step_ids)
             for (int64_t r = 0; r < b; r++) ((int64_t *)mtk_tensor_data(step_ids))[r] = ids[r * width + steps];
-        mtk_tensor *logits = step_ids ? decoder_step(model, step_ids, steps, cache, nl, cross_bias) : NULL;
+        mtk_tensor *logits = step_ids ? models_t5_decoder_step(model, step_ids, steps, cache, nl, cross_bias) : NULL;
         if (o->output_logits && !kept && logits) {
             int64_t kshape[3] = { n, b, logits->shape[2] }; /* (N, B, V), filled step by step */
             kept = mtk_zeros(ctx, kshape, 3, MTK_FLOAT32);

@@ -53,4 +53,31 @@ bool models_t5_generates(const mtk_module *model);
 mtk_tensor *models_t5_generate(mtk_module *model, mtk_tensor *input_ids, const mtk_generate_options *o,
                                mtk_generate_stats *stats);
 
+/* One decoder layer's EncoderDecoderCache entries, (B, H, T or S, d_kv). */
+typedef struct t5_layer_cache {
+    mtk_tensor *self_k, *self_v;   /* the decoded tokens', grown each step */
+    mtk_tensor *cross_k, *cross_v; /* the encoder output's, made once       */
+} t5_layer_cache;
+
+/* generate's encoder pass of a T5ForConditionalGeneration: the encoder's
+ * output (B, S, D) of ids (B, S) and the cross-attention bias (1 or B, H,
+ * 1, S) of the attention_mask (NULL: none; a mask must be on the cpu).
+ * On the device of the context's scope (meta for the planner).  False
+ * with the context's error. */
+bool models_t5_encode(mtk_module *model, mtk_tensor *ids, mtk_tensor *mask, mtk_tensor **encoded,
+                      mtk_tensor **cross_bias);
+
+/* The cross-attention keys and values (B, H, S, d_kv) of each of the `nl`
+ * decoder layers of `blocks` (the decoder's ModuleList) from the encoder's
+ * output (B, S, D), into cache[i].cross_k/v.  False with the error. */
+bool models_t5_fill_cross(mtk_ctx *ctx, mtk_module *blocks, mtk_tensor *encoded, t5_layer_cache *cache, int32_t nl);
+
+/* One decoder forward of a T5ForConditionalGeneration on ids (B, 1) at
+ * position `past` over the cache (self keys and values of `past` tokens,
+ * NULL at 0; the cross ones filled): logits (B, 1, V); each layer's self
+ * keys and values become the concatenation with the new token's.  NULL
+ * with the context's error. */
+mtk_tensor *models_t5_decoder_step(mtk_module *model, mtk_tensor *ids, int64_t past, t5_layer_cache *cache, int32_t nl,
+                                   mtk_tensor *cross_bias);
+
 #endif

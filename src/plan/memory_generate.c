@@ -12,6 +12,7 @@
  * step (a sliding layer then still holds the prefill's whole
  * concatenation) and the last one (the cache at S + N - 2 tokens, made by
  * mtk_kv_cache_assume).  The peak is the largest of theirs. */
+#include "models/t5.h"
 #include "plan/memory_internal.h"
 #include "mtk/models.h"
 #include "mtk/nn.h"
@@ -180,7 +181,7 @@ static const char *note_bytes(mtk_ctx *ctx, const char *fmt, long long a, long l
  * with the options asked for (the model's dtype where o left it
  * undefined), the model's name, and CUDA's context as overhead.  NULL on
  * out of memory. */
-static mtk_memory_plan *result_plan(mtk_ctx *ctx, const mtk_memory_plan *from, const mtk_memory_options *o,
+mtk_memory_plan *mem_generate_result_plan(mtk_ctx *ctx, const mtk_memory_plan *from, const mtk_memory_options *o,
                                     const mtk_model_info *info, const char *model_name)
 {
     mtk_memory_plan *plan = mtk_ctx_alloc(ctx, sizeof *plan);
@@ -213,11 +214,11 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
     mtk_module *model = resolve_for_inference(ctx, model_name, o, &info);
     if (!model) return NULL;
     size_t len = strlen(info.architecture);
+    if (models_t5_generates(model)) return mem_plan_generate_t5(ctx, model, &info, model_name, o);
     if (info.input == MTK_MODEL_INPUT_SEQ2SEQ_IDS) {
         mtk_error(ctx, MTK_ERR_NOT_IMPLEMENTED,
-                  "memory: --mode generate is not modelled for encoder-decoders yet (%s is %s: its decoder's "
-                  "self-attention cache and fixed cross-attention cache are not built); plan --mode inference "
-                  "with the encoder's and the decoder's lengths instead",
+                  "memory: --mode generate models T5ForConditionalGeneration among the encoder-decoders (%s is "
+                  "%s); plan --mode inference with the encoder's and the decoder's lengths instead",
                   model_name, info.architecture);
         return NULL;
     }
@@ -279,7 +280,7 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
         if (during > best_bytes) best = i, best_bytes = during, best_after = false;
         if (steps[i].after > best_bytes) best = i, best_bytes = steps[i].after, best_after = true;
     }
-    mtk_memory_plan *plan = result_plan(ctx, &steps[best].plan, o, &info, model_name);
+    mtk_memory_plan *plan = mem_generate_result_plan(ctx, &steps[best].plan, o, &info, model_name);
     if (!plan) return NULL;
     mtk_memory_step *peak = &plan->peak;
     if (best_after) {
@@ -344,7 +345,7 @@ mtk_memory_plan *mem_plan_inference_cached(mtk_ctx *ctx, const char *model_name,
     gen_step step;
     memset(&step, 0, sizeof step);
     if (!plan_step(ctx, model, cache, o->batch, o->seq, &how, o, &step)) return NULL;
-    mtk_memory_plan *plan = result_plan(ctx, &step.plan, o, &info, model_name);
+    mtk_memory_plan *plan = mem_generate_result_plan(ctx, &step.plan, o, &info, model_name);
     if (!plan) return NULL;
     plan->nnotes = 0;
     mem_note(plan, "inference as model(input_ids) under no_grad: the DynamicCache transformers builds (use_cache) "

@@ -4,6 +4,7 @@
 #ifndef PLAN_MEMORY_INTERNAL_H
 #define PLAN_MEMORY_INTERNAL_H
 
+#include "mtk/models.h"
 #include "mtk/plan.h"
 
 /* The graph the replay reads: arrays indexed by id. */
@@ -92,6 +93,16 @@ int32_t mem_attention_cores(const mem_graph *g, int32_t *unit_of);
 
 /* Generation (memory_generate.c): prefill then decode for `model`. */
 mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model, const mtk_memory_options *o);
+/* Generation of a T5ForConditionalGeneration (memory_generate_t5.c):
+ * the encoder, then one-token decoder forwards with the
+ * EncoderDecoderCache; `model` is built on meta in eval mode. */
+mtk_memory_plan *mem_plan_generate_t5(mtk_ctx *ctx, mtk_module *model, const mtk_model_info *info,
+                                      const char *model_name, const mtk_memory_options *o);
+/* The generation plan returned: a copy of `from` in ctx's arena with the
+ * options asked for (the model's dtype where o left it undefined), the
+ * model's name and CUDA's context as overhead.  NULL on out of memory. */
+mtk_memory_plan *mem_generate_result_plan(mtk_ctx *ctx, const mtk_memory_plan *from, const mtk_memory_options *o,
+                                          const mtk_model_info *info, const char *model_name);
 /* --mode inference of a decoder family with a KV cache: model(input_ids)
  * under no_grad as transformers 5 runs it, the DynamicCache it builds
  * (use_cache) counted.  NULL without an error for a model that has no
