@@ -62,7 +62,7 @@ static bool trace_step(mtk_ctx *ctx, mtk_module *model, mtk_dtype dtype, int64_t
     if (!cache || !keep || !kv || !past_kv) return false;
     memset(cache, 0, (size_t)(nl ? nl : 1) * sizeof *cache);
     memset(past_kv, 0, (size_t)(2 * nl + 1) * sizeof *past_kv);
-    int64_t one[2] = { b, 1 }, prompt[2] = { b, s }, bias_shape[4] = { 1, spec->heads, 1, s };
+    int64_t one[2] = { b, 1 }, prompt[2] = { b, s }, bias_shape[4] = { b, spec->heads, 1, s };
     mtk_tensor *ids = mtk_tensor_new(ctx, MTK_INT64, past < 0 ? prompt : one, 2, NULL, MTK_DEVICE_META);
     mtk_tensor *dec_ids = past < 0 ? mtk_tensor_new(ctx, MTK_INT64, one, 2, NULL, MTK_DEVICE_META) : ids;
     mtk_tensor *encoded = NULL, *cross_bias = NULL;
@@ -76,6 +76,7 @@ static bool trace_step(mtk_ctx *ctx, mtk_module *model, mtk_dtype dtype, int64_t
             past_kv[2 * i] = cache[i].self_k;
             past_kv[2 * i + 1] = cache[i].self_v;
         }
+        if (o->attention != MTK_ATTENTION_EAGER) bias_shape[0] = 1;
         cross_bias = mtk_tensor_new(ctx, dtype, bias_shape, 4, NULL, MTK_DEVICE_META);
     }
     if (!ids || !dec_ids || (past >= 0 && !cross_bias)) return false;
@@ -83,10 +84,19 @@ static bool trace_step(mtk_ctx *ctx, mtk_module *model, mtk_dtype dtype, int64_t
     mtk_trace *trace = mtk_trace_begin(model);
     bool ok = trace != NULL;
     if (ok && past < 0) {
-        /* T5Attention makes the cross bias (zeros (1, H, 1, S)) in each
-           decoder forward; the encoder pass with the first forward */
-        ok = models_t5_encode(model, ids, NULL, &encoded, &cross_bias) &&
-             models_t5_fill_cross(ctx, blocks, encoded, cache, nl);
+        /* generate's attention_mask of ones (no pad token to infer it
+           from) goes to the encoder: create_bidirectional_mask drops it
+           for sdpa (no padding), eager adds it to the position bias,
+           (B, H, S, S), and to the decoder's cross bias, (B, H, 1, S) */
+        bool eager = o->attention == MTK_ATTENTION_EAGER;
+        mtk_tensor *mask = eager ? mtk_tensor_new(ctx, MTK_INT64, prompt, 2, NULL, MTK_DEVICE_META) : NULL;
+        int64_t cross_shape[4] = { eager ? b : 1, spec->heads, 1, s };
+        cross_bias = mtk_tensor_new(ctx, dtype, cross_shape, 4, NULL, MTK_DEVICE_META);
+        mtk_module *encoder = mtk_module_child_at(model, 1, NULL);
+        encoded = !cross_bias || (eager && !mask) ? NULL
+                  : eager                         ? mtk_module_forward2(encoder, ids, mask)
+                                                  : mtk_module_forward(encoder, ids);
+        ok = encoded && models_t5_fill_cross(ctx, blocks, encoded, cache, nl);
     }
     mtk_tensor *logits = ok ? models_t5_decoder_step(model, dec_ids, past < 0 ? 0 : past, cache, nl, cross_bias) : NULL;
     if (trace) mtk_trace_end(trace);

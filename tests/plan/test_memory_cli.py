@@ -161,8 +161,6 @@ def test_an_encoder_decoder_takes_the_encoder_and_the_decoder_inputs(run):
     (["t5-base", "--input", "1x64"], 1, "is an encoder-decoder: give the decoder's length too"),
     (["t5-base", "--input", "1x64", "--input", "2x8"], 2, "has another batch than the encoder's (1)"),
     (["t5-base", "--input", "1x64", "--input", "1x8", "--input", "1x8"], 2, "at most two --input"),
-    (["t5-base", "--input", "1x64", "--input", "1x8", "--mode", "generate"], 1,
-     "--mode generate is not modelled for encoder-decoders yet"),
 ])
 def test_encoder_decoder_input_errors_say_what_to_give(run, args, status, words):
     r = run("memory", *args)
