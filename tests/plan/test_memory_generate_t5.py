@@ -103,18 +103,9 @@ def test_self_cache_holds_one_position_per_new_token(measured):
         assert {s[2] for s in t["self_cache_shapes"]} == {c["new_tokens"]}, _name(c)
 
 
-# Where the encoder's relative position buckets dominate the peak (a long
-# prompt; bfloat16, whose activations are half as big): compute_bias's
-# frame holds relative_position (S, S) int64 while _relative_position_bucket
-# works on its abs; mtk's trace frees it after abs, so these plan ~4-6% low.
-KNOWN_GAP = {"relu-untied-bfloat16-sdpa-2x24+5", "relu-tied-float32-sdpa-2x64+2"}
-
-
-def _report(measured, planned, key, tkey, only=lambda c: _name(c) not in KNOWN_GAP):
+def _report(measured, planned, key, tkey):
     rows, rel = [], []
     for c, t, p in zip(CASES, measured, planned):
-        if not only(c):
-            continue
         got = p["peak_bytes"] if key == "peak" else _decode_peak(p)
         if t.get(tkey) is None or got is None:
             continue
@@ -137,25 +128,20 @@ def _decode_peak(plan):
 
 def test_generate_peak_within_tolerance(measured, planned):
     """The whole generation's peak: the encoder with generate's prompt ids
-    and mask, or the decoder forwards beside the encoder's output and
-    the cross-attention cache."""
+    and mask (the relative position buckets with compute_bias's
+    relative_position held by its frame, where a long prompt or bfloat16
+    makes them the peak), or the decoder forwards beside the encoder's
+    output and the cross-attention cache."""
     rel, report = _report(measured, planned, "peak", "peak")
-    assert len(rel) == len(CASES) - len(KNOWN_GAP)
+    assert len(rel) == len(CASES)
     assert statistics.median(rel) <= 0.01 and max(rel) <= 0.03, report
-
-
-@pytest.mark.xfail(strict=True, reason="compute_bias's frame-held relative_position is not modelled (KNOWN_GAP)")
-def test_generate_peak_where_the_position_buckets_dominate_within_tolerance(measured, planned):
-    rel, report = _report(measured, planned, "peak", "peak", lambda c: _name(c) in KNOWN_GAP)
-    assert len(rel) == len(KNOWN_GAP)
-    assert max(rel) <= 0.03, report
 
 
 def test_decode_steps_peak_within_tolerance(measured, planned):
     """After generate's first argmax: one token's decoder forward over the
     self cache grown by torch.cat and the fixed cross cache, the encoder's
     output held in model_kwargs, the decoder ids growing."""
-    rel, report = _report(measured, planned, "decode", "decode_peak", lambda c: True)
+    rel, report = _report(measured, planned, "decode", "decode_peak")
     assert len(rel) >= len(CASES) - 1
     assert statistics.median(rel) <= 0.01 and max(rel) <= 0.03, report
 
