@@ -181,15 +181,39 @@ bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o)
     return a->npoints > 0;
 }
 
-/* b on one rank of unit u: tp divides the part of it the unit's saved
- * activations say tp divides (frac[u], sequence parallelism the rest
- * too, in a layer). */
-static int64_t scaled(const mtk_shard_analysis *a, const mtk_shard_options *o, const double *frac, int32_t u,
-                      int64_t b)
+/* ceil_div(a, d) for one divisor d used many times: a double product
+ * by 1/d, corrected to the exact quotient (an integer division costs
+ * the replay index most of its time). */
+typedef struct tp_divisor {
+    int64_t d;
+    double inv;
+} tp_divisor;
+
+static int64_t ceil_div_by(int64_t a, const tp_divisor *t)
 {
-    if (o->tp == 1 || u < 0) return b;
-    int64_t sh = (int64_t)((double)b * frac[u]);
-    return on_rank((shard_bytes){ b - sh, sh }, o, u < a->nlayers);
+    if (t->d <= 1) return a;
+    int64_t n = a + t->d - 1;
+    if (n < 0 || n > ((int64_t)1 << 52)) return n / t->d;
+    int64_t q = (int64_t)((double)n * t->inv);
+    while (q * t->d > n) q--;
+    while ((q + 1) * t->d <= n) q++;
+    return q;
+}
+
+/* b on one rank of unit u, out[0] without and out[1] with sequence
+ * parallelism: tp divides the part of it the unit's saved activations
+ * say tp divides (frac[u]; on_rank's split), sequence parallelism the
+ * rest too, in a layer. */
+static void scaled(const mtk_shard_analysis *a, const tp_divisor *tp, const double *frac, int32_t u, int64_t b,
+                   int64_t out[2])
+{
+    if (tp->d == 1 || u < 0) {
+        out[0] = out[1] = b;
+        return;
+    }
+    int64_t sh = (int64_t)((double)b * frac[u]), shard = ceil_div_by(sh, tp);
+    out[0] = shard + (b - sh);
+    out[1] = u < a->nlayers ? shard + ceil_div_by(b - sh, tp) : out[0];
 }
 
 /* The stage of unit u (SHARD_UNIT_* or a layer) under layer_stage. */
@@ -318,8 +342,7 @@ static bool replay_index_fill(mtk_ctx *ctx, const mtk_shard_analysis *a, const m
             rx->points[fill[s]++] = i;
         }
     }
-    mtk_shard_options sp[2] = { *o, *o };
-    sp[0].sp = false, sp[1].sp = true;
+    tp_divisor tp = { o->tp, 1.0 / (double)o->tp };
     double *frac = rx->frac;
     for (int32_t u = 0; u < a->nlayers + 2; u++) {
         shard_bytes sv = a->units[u].saved;
@@ -346,16 +369,20 @@ static bool replay_index_fill(mtk_ctx *ctx, const mtk_shard_analysis *a, const m
             shard_bytes b = full ? un->input : un->saved;
             if (selective) b.replicated -= un->saved_attention.replicated, b.sharded -= un->saved_attention.sharded;
             own += b.replicated + b.sharded;
-            for (int32_t v = 0; v < variants; v++) own_rank[v] += scaled(a, &sp[v], frac, l, b.replicated + b.sharded);
+            int64_t r[2];
+            scaled(a, &tp, frac, l, b.replicated + b.sharded, r);
+            own_rank[0] += r[0], own_rank[1] += r[1];
         }
         for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
             const shard_point *p = &points[rx->points[k]];
             int64_t mine = p->saved > before ? p->saved - before : 0;
             bool head = p->unit == SHARD_UNIT_POST(a) && mine >= own;
+            int64_t sv[2], ot[2];
+            scaled(a, &tp, frac, p->unit, head ? mine - own : mine, sv);
+            scaled(a, &tp, frac, p->unit, p->other, ot);
             for (int32_t v = 0; v < variants; v++) {
-                rx->saved[v][k] = head ? scaled(a, &sp[v], frac, p->unit, mine - own) + own_rank[v]
-                                       : scaled(a, &sp[v], frac, p->unit, mine);
-                rx->other[v][k] = scaled(a, &sp[v], frac, p->unit, p->other);
+                rx->saved[v][k] = head ? sv[v] + own_rank[v] : sv[v];
+                rx->other[v][k] = ot[v];
             }
         }
     }
