@@ -189,7 +189,7 @@ typedef struct tp_divisor {
     double inv;
 } tp_divisor;
 
-static int64_t ceil_div_by(int64_t a, const tp_divisor *t)
+static inline int64_t ceil_div_by(int64_t a, const tp_divisor *t)
 {
     if (t->d <= 1) return a;
     int64_t n = a + t->d - 1;
