@@ -181,7 +181,7 @@ bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o)
     return a->npoints > 0;
 }
 
-/* ceil_div(a, d) for one divisor d used many times: a double product
+/* ceil_div(a, d) for one divisor d (tp, dp) used many times: a double product
  * by 1/d, corrected to the exact quotient (an integer division costs
  * the replay index most of its time). */
 typedef struct tp_divisor {
@@ -441,13 +441,15 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
     int64_t item = (int64_t)mtk_dtype_size(a->dtype);
     bool fsdp[SHARD_MOMENT_CLASSES], zero2[SHARD_MOMENT_CLASSES], mixed[SHARD_MOMENT_CLASSES];
     int64_t up[SHARD_MOMENT_CLASSES];
-    bool any_fsdp = false;
+    bool any_fsdp = false, any_zero2 = false;
+    tp_divisor dp = { o->dp, 1.0 / (double)o->dp }; /* ZeRO-2's gradient shards */
     for (int32_t c = 0; c < ncls; c++) {
         fsdp[c] = (cls[c].fsdp || cls[c].zero == 3) && o->dp > 1;
         zero2[c] = cls[c].zero >= 2;
         up[c] = cls[c].fsdp && item < 4 ? 4 / item : 1;
         mixed[c] = cls[c].fsdp && o->training && !rx->full && item < 4;
         any_fsdp |= fsdp[c];
+        any_zero2 |= zero2[c] && !fsdp[c];
     }
     for (int32_t i = 0; i < ncls * nsp; i++) {
         memset(&mo[i], 0, sizeof mo[i]);
@@ -459,9 +461,10 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
         bool layer = p->unit < a->nlayers, post = p->unit == SHARD_UNIT_POST(a);
         /* gathered: fsdp_gathered under a gathering class, plus kv */
-        int64_t plain_grads = 0, fsdp_shards = 0, fsdp_flying = 0, fsdp_gathered = 0, fsdp_mixed = 0, kv_held = 0;
+        int64_t plain_grads = 0, zero2_grads = 0, fsdp_shards = 0, fsdp_flying = 0, fsdp_gathered = 0, fsdp_mixed = 0, kv_held = 0;
         if (bwd) {
             plain_grads = p->grads > later ? (int64_t)((double)(p->grads - later) * tp_ratio) : 0;
+            if (any_zero2) zero2_grads = ceil_div_by(plain_grads, &dp);
             if (any_fsdp) {
                 /* layers after this one are done: their shards, the last
                    reduce-scatter's input; the rest unsharded in flight */
@@ -505,7 +508,7 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         for (int32_t c = 0; c < ncls; c++) {
             int64_t grads = 0, gathered = kv_held;
             if (fsdp[c] && bwd) grads = up[c] * fsdp_shards + fsdp_flying;
-            else if (bwd) grads = zero2[c] ? ceil_div(plain_grads, o->dp) : plain_grads;
+            else if (bwd) grads = zero2[c] ? zero2_grads : plain_grads;
             if (fsdp[c]) gathered += fsdp_gathered + (mixed[c] ? fsdp_mixed : 0);
             for (int32_t v = 0; v < nsp; v++) {
                 shard_moment *m = &mo[c * nsp + v];
