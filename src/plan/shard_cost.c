@@ -431,30 +431,36 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
     double tp_ratio = global > 0 ? (double)local / (double)global : 1.0;
     const int64_t *saved_at[2], *other_at[2];
     int64_t in_flight_held[2];
-    for (int32_t v = 0; v < nsp; v++) {
-        saved_at[v] = rx->saved[sps[v]], other_at[v] = rx->other[sps[v]];
-        in_flight_held[v] = in_flight > 1 ? (in_flight - 1) * saved_per_mb[v] : 0;
+    for (int32_t v = 0; v < 2; v++) {
+        /* the loop below runs both sp: a second one as the first */
+        int32_t w = v < nsp ? v : 0;
+        saved_at[v] = rx->saved[sps[w]], other_at[v] = rx->other[sps[w]];
+        in_flight_held[v] = in_flight > 1 ? (in_flight - 1) * saved_per_mb[w] : 0;
     }
     /* per class: gathered (FSDP or ZeRO-3 over dp > 1), ZeRO >= 2, and
        FSDP2's mixed precision reducing in float32 into float32 shards
-       (MixedPrecisionPolicy reduce_dtype) */
+       (MixedPrecisionPolicy reduce_dtype); the loop below runs every
+       class, those not asked as the first */
     int64_t item = (int64_t)mtk_dtype_size(a->dtype);
     bool fsdp[SHARD_MOMENT_CLASSES], zero2[SHARD_MOMENT_CLASSES], mixed[SHARD_MOMENT_CLASSES];
     int64_t up[SHARD_MOMENT_CLASSES];
     bool any_fsdp = false, any_zero2 = false;
     tp_divisor dp = { o->dp, 1.0 / (double)o->dp }; /* ZeRO-2's gradient shards */
-    for (int32_t c = 0; c < ncls; c++) {
-        fsdp[c] = (cls[c].fsdp || cls[c].zero == 3) && o->dp > 1;
-        zero2[c] = cls[c].zero >= 2;
-        up[c] = cls[c].fsdp && item < 4 ? 4 / item : 1;
-        mixed[c] = cls[c].fsdp && o->training && !rx->full && item < 4;
+    for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
+        const shard_moment_class *k = &cls[c < ncls ? c : 0];
+        fsdp[c] = (k->fsdp || k->zero == 3) && o->dp > 1;
+        zero2[c] = k->zero >= 2;
+        up[c] = k->fsdp && item < 4 ? 4 / item : 1;
+        mixed[c] = k->fsdp && o->training && !rx->full && item < 4;
         any_fsdp |= fsdp[c];
         any_zero2 |= zero2[c] && !fsdp[c];
     }
-    for (int32_t i = 0; i < ncls * nsp; i++) {
-        memset(&mo[i], 0, sizeof mo[i]);
-        mo[i].extra = -1;
-    }
+    shard_moment best[SHARD_MOMENT_CLASSES][2];
+    for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++)
+        for (int32_t v = 0; v < 2; v++) {
+            memset(&best[c][v], 0, sizeof best[c][v]);
+            best[c][v].extra = -1;
+        }
     int64_t kv = a->kv_layer_bytes && a->kv_heads % o->tp == 0 ? ceil_div(a->kv_layer_bytes, o->tp) : a->kv_layer_bytes;
     for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1] - rx->nopt; k++) {
         const shard_point *p = &rx->pts[rx->points[k]];
@@ -505,21 +511,25 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
                 else fsdp_mixed = u[p->unit].padded;
             } else if (bwd && post) fsdp_gathered += u[last].padded;           /* prefetched */
         }
-        for (int32_t c = 0; c < ncls; c++) {
+        int64_t held[2], other[2];
+        for (int32_t v = 0; v < 2; v++) held[v] = in_flight_held[v] + saved_at[v][k], other[v] = other_at[v][k];
+        for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
             int64_t grads = 0, gathered = kv_held;
             if (fsdp[c] && bwd) grads = up[c] * fsdp_shards + fsdp_flying;
             else if (bwd) grads = zero2[c] ? zero2_grads : plain_grads;
             if (fsdp[c]) gathered += fsdp_gathered + (mixed[c] ? fsdp_mixed : 0);
-            for (int32_t v = 0; v < nsp; v++) {
-                shard_moment *m = &mo[c * nsp + v];
-                int64_t held = in_flight_held[v] + saved_at[v][k], transient = other_at[v][k] + gathered;
-                if (grads + held + transient > m->extra) {
-                    m->extra = grads + held + transient;
-                    m->gradients = grads, m->activations_saved = held, m->transient_at_peak = transient;
+            for (int32_t v = 0; v < 2; v++) {
+                int64_t transient = other[v] + gathered;
+                if (grads + held[v] + transient > best[c][v].extra) {
+                    best[c][v].extra = grads + held[v] + transient;
+                    best[c][v].gradients = grads, best[c][v].activations_saved = held[v];
+                    best[c][v].transient_at_peak = transient;
                 }
             }
         }
     }
+    for (int32_t c = 0; c < ncls; c++)
+        for (int32_t v = 0; v < nsp; v++) mo[c * nsp + v] = best[c][v];
 }
 
 void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
