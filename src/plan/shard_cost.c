@@ -137,6 +137,13 @@ static void model_states(const shard_state_sums *sums, const mtk_shard_options *
     m->optimizer_states = o->training ? states : 0;
 }
 
+int32_t shard_stage_in_flight(const mtk_shard_plan *plan, int32_t s)
+{
+    const mtk_shard_options *o = &plan->options;
+    int64_t mb = plan->micro_batches;
+    return o->training ? (int32_t)(o->pp - s < mb ? o->pp - s : mb) : 0;
+}
+
 void shard_rank_memory(const mtk_shard_plan *plan, const shard_state_sums *sums, int64_t saved, int64_t transient,
                        mtk_shard_rank *k)
 {
@@ -144,8 +151,7 @@ void shard_rank_memory(const mtk_shard_plan *plan, const shard_state_sums *sums,
     int64_t gathered;
     memset(&k->memory, 0, sizeof k->memory);
     model_states(sums, o, &k->memory, &gathered);
-    int64_t mb = plan->micro_batches;
-    k->in_flight = o->training ? (int32_t)(o->pp - k->stage < mb ? o->pp - k->stage : mb) : 0;
+    k->in_flight = shard_stage_in_flight(plan, k->stage);
     k->memory.activations_saved = k->in_flight * saved;
     /* the gathered layer, and its prefetched successor; training also
        holds the layer's unsharded gradients before reduce-scatter */
@@ -175,15 +181,39 @@ bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o)
     return a->npoints > 0;
 }
 
-/* b on one rank of unit u: tp divides the part of it the unit's saved
- * activations say tp divides (frac[u], sequence parallelism the rest
- * too, in a layer). */
-static int64_t scaled(const mtk_shard_analysis *a, const mtk_shard_options *o, const double *frac, int32_t u,
-                      int64_t b)
+/* ceil_div(a, d) for one divisor d (tp, dp) used many times: a double product
+ * by 1/d, corrected to the exact quotient (an integer division costs
+ * the replay index most of its time). */
+typedef struct tp_divisor {
+    int64_t d;
+    double inv;
+} tp_divisor;
+
+static inline int64_t ceil_div_by(int64_t a, const tp_divisor *t)
 {
-    if (o->tp == 1 || u < 0) return b;
-    int64_t sh = (int64_t)((double)b * frac[u]);
-    return on_rank((shard_bytes){ b - sh, sh }, o, u < a->nlayers);
+    if (t->d <= 1) return a;
+    int64_t n = a + t->d - 1;
+    if (n < 0 || n > ((int64_t)1 << 52)) return n / t->d;
+    int64_t q = (int64_t)((double)n * t->inv);
+    while (q * t->d > n) q--;
+    while ((q + 1) * t->d <= n) q++;
+    return q;
+}
+
+/* b on one rank of unit u, out[0] without and out[1] with sequence
+ * parallelism: tp divides the part of it the unit's saved activations
+ * say tp divides (frac[u]; on_rank's split), sequence parallelism the
+ * rest too, in a layer. */
+static void scaled(const mtk_shard_analysis *a, const tp_divisor *tp, const double *frac, int32_t u, int64_t b,
+                   int64_t out[2])
+{
+    if (tp->d == 1 || u < 0) {
+        out[0] = out[1] = b;
+        return;
+    }
+    int64_t sh = (int64_t)((double)b * frac[u]), shard = ceil_div_by(sh, tp);
+    out[0] = shard + (b - sh);
+    out[1] = u < a->nlayers ? shard + ceil_div_by(b - sh, tp) : out[0];
 }
 
 /* The stage of unit u (SHARD_UNIT_* or a layer) under layer_stage. */
@@ -245,25 +275,28 @@ static bool replay_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_s
     return true;
 }
 
-shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
-                                             const shard_replay_index *same_params)
+/* The index rx of the plan under its recompute: its parameter bytes
+ * (units, stage, whole) already there when have_params, and its buffers
+ * reused where they hold what this replay needs (rx->cap_slots: the
+ * slots its points, saved and other arrays hold; the rest sized by the
+ * mesh's stages and the model's layers, the same for a rebuild). */
+static bool replay_index_fill(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                              shard_replay_index *rx, bool have_params)
 {
     const mtk_shard_options *o = &plan->options;
     int32_t pp = o->pp;
-    shard_replay_index *rx = mtk_ctx_alloc(ctx, sizeof *rx);
-    int32_t *layer_stage = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nlayers ? a->nlayers : 1) * sizeof *layer_stage);
-    if (!rx || !layer_stage) return NULL;
-    memset(rx, 0, sizeof *rx);
-    rx->point_start = mtk_ctx_alloc(ctx, (size_t)(pp + 1) * sizeof *rx->point_start);
-    if (!rx->point_start) return NULL;
+    if (!rx->layer_stage) {
+        rx->layer_stage = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nlayers ? a->nlayers : 1) * sizeof *rx->layer_stage);
+        rx->point_start = mtk_ctx_alloc_uninit(ctx, (size_t)(pp + 1) * sizeof *rx->point_start);
+        rx->fill = mtk_ctx_alloc_uninit(ctx, (size_t)pp * sizeof *rx->fill);
+        rx->frac = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nlayers + 2) * sizeof *rx->frac);
+        if (!rx->layer_stage || !rx->point_start || !rx->fill || !rx->frac) return false;
+    }
+    int32_t *layer_stage = rx->layer_stage;
+    memset(rx->point_start, 0, (size_t)(pp + 1) * sizeof *rx->point_start);
     for (int32_t s = 0; s < pp; s++)
         for (int32_t l = plan->stage_first_layer[s]; l < plan->stage_first_layer[s + 1]; l++) layer_stage[l] = s;
-    if (same_params) {
-        /* the same mesh and stages at another micro-batch */
-        rx->units = same_params->units, rx->stage = same_params->stage, rx->whole = same_params->whole;
-    } else if (!replay_params(ctx, a, plan, rx)) {
-        return NULL;
-    }
+    if (!have_params && !replay_params(ctx, a, plan, rx)) return false;
     /* full recompute: the replay with gradient checkpointing of the
        layers; selective: of the attention cores */
     bool full = o->training && o->recompute == MTK_RECOMPUTE_FULL;
@@ -280,9 +313,22 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
         else rx->point_start[stage_of_unit(a, plan, layer_stage, p->unit) + 1]++;
     }
     for (int32_t s = 0; s < pp; s++) rx->point_start[s + 1] += rx->point_start[s] + nopt;
-    int32_t *fill = mtk_ctx_alloc(ctx, (size_t)pp * sizeof *fill);
-    rx->points = mtk_ctx_alloc_uninit(ctx, (size_t)(rx->point_start[pp] ? rx->point_start[pp] : 1) * sizeof *rx->points);
-    if (!fill || !rx->points) return NULL;
+    /* each slot's saved (without the earlier stages' saved bytes of one
+       micro-batch) and other bytes on a rank, without and with sp */
+    size_t nslots = (size_t)(rx->point_start[pp] ? rx->point_start[pp] : 1);
+    int32_t variants = o->tp > 1 ? 2 : 1; /* sp changes nothing without tp */
+    if (nslots > rx->cap_slots) {
+        rx->points = mtk_ctx_alloc_uninit(ctx, nslots * sizeof *rx->points);
+        if (!rx->points) return false;
+        for (int32_t v = 0; v < variants; v++) {
+            rx->saved[v] = mtk_ctx_alloc_uninit(ctx, nslots * sizeof *rx->saved[v]);
+            rx->other[v] = mtk_ctx_alloc_uninit(ctx, nslots * sizeof *rx->other[v]);
+            if (!rx->saved[v] || !rx->other[v]) return false;
+        }
+        if (variants == 1) rx->saved[1] = rx->saved[0], rx->other[1] = rx->other[0];
+        rx->cap_slots = nslots;
+    }
+    int32_t *fill = rx->fill;
     memcpy(fill, rx->point_start, (size_t)pp * sizeof *fill);
     rx->nopt = nopt;
     int32_t nopt_seen = 0;
@@ -296,20 +342,8 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
             rx->points[fill[s]++] = i;
         }
     }
-    /* each slot's saved (without the earlier stages' saved bytes of one
-       micro-batch) and other bytes on a rank, without and with sp */
-    size_t nslots = (size_t)(rx->point_start[pp] ? rx->point_start[pp] : 1);
-    int32_t variants = o->tp > 1 ? 2 : 1; /* sp changes nothing without tp */
-    for (int32_t v = 0; v < variants; v++) {
-        rx->saved[v] = mtk_ctx_alloc_uninit(ctx, nslots * sizeof *rx->saved[v]);
-        rx->other[v] = mtk_ctx_alloc_uninit(ctx, nslots * sizeof *rx->other[v]);
-        if (!rx->saved[v] || !rx->other[v]) return NULL;
-    }
-    if (variants == 1) rx->saved[1] = rx->saved[0], rx->other[1] = rx->other[0];
-    mtk_shard_options sp[2] = { *o, *o };
-    sp[0].sp = false, sp[1].sp = true;
-    double *frac = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nlayers + 2) * sizeof *frac);
-    if (!frac) return NULL;
+    tp_divisor tp = { o->tp, 1.0 / (double)o->tp };
+    double *frac = rx->frac;
     for (int32_t u = 0; u < a->nlayers + 2; u++) {
         shard_bytes sv = a->units[u].saved;
         int64_t total = sv.sharded + sv.replicated;
@@ -335,20 +369,43 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
             shard_bytes b = full ? un->input : un->saved;
             if (selective) b.replicated -= un->saved_attention.replicated, b.sharded -= un->saved_attention.sharded;
             own += b.replicated + b.sharded;
-            for (int32_t v = 0; v < variants; v++) own_rank[v] += scaled(a, &sp[v], frac, l, b.replicated + b.sharded);
+            int64_t r[2];
+            scaled(a, &tp, frac, l, b.replicated + b.sharded, r);
+            own_rank[0] += r[0], own_rank[1] += r[1];
         }
         for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1]; k++) {
             const shard_point *p = &points[rx->points[k]];
             int64_t mine = p->saved > before ? p->saved - before : 0;
             bool head = p->unit == SHARD_UNIT_POST(a) && mine >= own;
+            int64_t sv[2], ot[2];
+            scaled(a, &tp, frac, p->unit, head ? mine - own : mine, sv);
+            scaled(a, &tp, frac, p->unit, p->other, ot);
             for (int32_t v = 0; v < variants; v++) {
-                rx->saved[v][k] = head ? scaled(a, &sp[v], frac, p->unit, mine - own) + own_rank[v]
-                                       : scaled(a, &sp[v], frac, p->unit, mine);
-                rx->other[v][k] = scaled(a, &sp[v], frac, p->unit, p->other);
+                rx->saved[v][k] = head ? sv[v] + own_rank[v] : sv[v];
+                rx->other[v][k] = ot[v];
             }
         }
     }
-    return rx;
+    return true;
+}
+
+shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                                             const shard_replay_index *same_params)
+{
+    shard_replay_index *rx = mtk_ctx_alloc(ctx, sizeof *rx);
+    if (!rx) return NULL;
+    memset(rx, 0, sizeof *rx);
+    if (same_params) {
+        /* the same mesh and stages at another micro-batch */
+        rx->units = same_params->units, rx->stage = same_params->stage, rx->whole = same_params->whole;
+    }
+    return replay_index_fill(ctx, a, plan, rx, same_params != NULL) ? rx : NULL;
+}
+
+bool shard_replay_index_rebuild(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                                shard_replay_index *rx)
+{
+    return replay_index_fill(ctx, a, plan, rx, true);
 }
 
 /* The peak of stage s replayed over the traced step: at each point the
@@ -358,43 +415,74 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
  * gathered then: the root's all step, a layer's in its forward and its
  * backward with the all-gather buffer of the next layer to run
  * (FSDP2's reshard_after_forward and backward prefetch), gradients
- * reduce-scattered to padded shards as each layer's backward ends. */
-void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
-                        int32_t s, int32_t in_flight, int64_t saved_per_mb, shard_moment *mo)
+ * reduce-scattered to padded shards as each layer's backward ends.
+ * One pass over the stage's points serves every class and sp asked:
+ * what a point holds apart from the class (its saved and other bytes,
+ * its gradients' parts) is read once. */
+void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+                         int32_t s, int32_t in_flight, const shard_moment_class *cls, int32_t ncls,
+                         const bool *sps, const int64_t *saved_per_mb, int32_t nsp, shard_moment *mo)
 {
     const mtk_shard_options *o = &plan->options;
     int32_t first = plan->stage_first_layer[s], last = plan->stage_first_layer[s + 1] - 1;
     const shard_unit_params *u = rx->units; /* the layers' */
-    bool fsdp = (o->fsdp || o->zero == 3) && o->dp > 1;
     int64_t root = u[a->nlayers + 2 * s].padded + u[a->nlayers + 2 * s + 1].padded;
     int64_t global = rx->stage[s].global, local = rx->stage[s].local, later = rx->stage[s].later;
     double tp_ratio = global > 0 ? (double)local / (double)global : 1.0;
-    const int64_t *saved_at = rx->saved[o->sp], *other_at = rx->other[o->sp];
-    int64_t in_flight_held = in_flight > 1 ? (in_flight - 1) * saved_per_mb : 0;
-    memset(mo, 0, sizeof *mo);
-    mo->extra = -1;
-    /* FSDP2's mixed precision reduces in float32 into float32 shards
-       (MixedPrecisionPolicy reduce_dtype) */
-    int64_t item = (int64_t)mtk_dtype_size(a->dtype), up = o->fsdp && item < 4 ? 4 / item : 1;
-    bool mixed = o->fsdp && o->training && !rx->full && item < 4;
+    const int64_t *saved_at[2], *other_at[2];
+    int64_t in_flight_held[2];
+    for (int32_t v = 0; v < 2; v++) {
+        /* the loop below runs both sp: a second one as the first */
+        int32_t w = v < nsp ? v : 0;
+        saved_at[v] = rx->saved[sps[w]], other_at[v] = rx->other[sps[w]];
+        in_flight_held[v] = in_flight > 1 ? (in_flight - 1) * saved_per_mb[w] : 0;
+    }
+    /* per class: gathered (FSDP or ZeRO-3 over dp > 1), ZeRO >= 2, and
+       FSDP2's mixed precision reducing in float32 into float32 shards
+       (MixedPrecisionPolicy reduce_dtype); the loop below runs every
+       class, those not asked as the first */
+    int64_t item = (int64_t)mtk_dtype_size(a->dtype);
+    bool fsdp[SHARD_MOMENT_CLASSES], zero2[SHARD_MOMENT_CLASSES], mixed[SHARD_MOMENT_CLASSES];
+    int64_t up[SHARD_MOMENT_CLASSES];
+    bool any_fsdp = false, any_zero2 = false;
+    tp_divisor dp = { o->dp, 1.0 / (double)o->dp }; /* ZeRO-2's gradient shards */
+    for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
+        const shard_moment_class *k = &cls[c < ncls ? c : 0];
+        fsdp[c] = (k->fsdp || k->zero == 3) && o->dp > 1;
+        zero2[c] = k->zero >= 2;
+        up[c] = k->fsdp && item < 4 ? 4 / item : 1;
+        mixed[c] = k->fsdp && o->training && !rx->full && item < 4;
+        any_fsdp |= fsdp[c];
+        any_zero2 |= zero2[c] && !fsdp[c];
+    }
+    shard_moment best[SHARD_MOMENT_CLASSES][2];
+    for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++)
+        for (int32_t v = 0; v < 2; v++) {
+            memset(&best[c][v], 0, sizeof best[c][v]);
+            best[c][v].extra = -1;
+        }
+    int64_t kv = a->kv_layer_bytes && a->kv_heads % o->tp == 0 ? ceil_div(a->kv_layer_bytes, o->tp) : a->kv_layer_bytes;
     for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1] - rx->nopt; k++) {
         const shard_point *p = &rx->pts[rx->points[k]];
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
-        int64_t grads = 0, gathered = 0;
-        if (fsdp && bwd) {
-            /* layers after this one are done: their shards, the last
-               reduce-scatter's input; the rest unsharded in flight */
-            int32_t done_from = p->unit == SHARD_UNIT_PRE(a) ? first : p->unit == SHARD_UNIT_POST(a) ? last + 1 : p->unit + 1;
-            int64_t done_global = 0;
-            if (done_from <= last) {
-                grads = up * (u[done_from].shard_after + u[done_from].padded);
-                done_global = u[done_from].global_after;
+        bool layer = p->unit < a->nlayers, post = p->unit == SHARD_UNIT_POST(a);
+        /* gathered: fsdp_gathered under a gathering class, plus kv */
+        int64_t plain_grads = 0, zero2_grads = 0, fsdp_shards = 0, fsdp_flying = 0, fsdp_gathered = 0, fsdp_mixed = 0, kv_held = 0;
+        if (bwd) {
+            plain_grads = p->grads > later ? (int64_t)((double)(p->grads - later) * tp_ratio) : 0;
+            if (any_zero2) zero2_grads = ceil_div_by(plain_grads, &dp);
+            if (any_fsdp) {
+                /* layers after this one are done: their shards, the last
+                   reduce-scatter's input; the rest unsharded in flight */
+                int32_t done_from = p->unit == SHARD_UNIT_PRE(a) ? first : post ? last + 1 : p->unit + 1;
+                int64_t done_global = 0;
+                if (done_from <= last) {
+                    fsdp_shards = u[done_from].shard_after + u[done_from].padded;
+                    done_global = u[done_from].global_after;
+                }
+                int64_t flying = p->grads - later - done_global;
+                fsdp_flying = flying > 0 ? (int64_t)((double)flying * tp_ratio) : 0;
             }
-            int64_t flying = p->grads - later - done_global;
-            grads += flying > 0 ? (int64_t)((double)flying * tp_ratio) : 0;
-        } else if (bwd) {
-            grads = p->grads > later ? (int64_t)((double)(p->grads - later) * tp_ratio) : 0;
-            if (o->zero >= 2) grads = ceil_div(grads, o->dp);
         }
         if (!o->training) {
             /* inference: the root's unsharded parameters and all-gather
@@ -404,35 +492,53 @@ void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
                root's parameters: within 1.5%; with layers 3.3x the root's
                it falls 9% short, docs/plan-shard.md), and the DynamicCache
                of the layers run */
-            bool layer = p->unit < a->nlayers, post = p->unit == SHARD_UNIT_POST(a);
             int32_t upto = layer ? p->unit : post ? last : first - 1;
-            if (fsdp) {
-                gathered = 2 * root;
-                if (upto >= first) gathered += u[upto].padded;
-                if (upto > first) gathered += u[upto - 1].padded;
-            }
-            int64_t kv = a->kv_layer_bytes && a->kv_heads % o->tp == 0 ? ceil_div(a->kv_layer_bytes, o->tp)
-                                                                       : a->kv_layer_bytes;
-            gathered += (upto >= first ? upto - first + 1 : 0) * kv;
-        } else if (fsdp) {
-            gathered = root;
-            bool layer = p->unit < a->nlayers;
-            if (!bwd && layer) gathered += 2 * u[p->unit].padded;                /* copy and all-gather buffer */
-            else if (!bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* the buffer kept */
-            else if (bwd && layer) /* and the latest all-gather's output:
-                                      the prefetched layer's; the first
-                                      layer's own under FSDP2's mixed
-                                      precision (the tracker's ALL_GATHER
-                                      there, bf16 llama and qwen2) */
-                gathered += u[p->unit].padded + (p->unit > first ? u[p->unit - 1].padded : mixed ? u[p->unit].padded : 0);
-            else if (bwd && p->unit == SHARD_UNIT_POST(a)) gathered += u[last].padded; /* prefetched */
+            fsdp_gathered = 2 * root;
+            if (upto >= first) fsdp_gathered += u[upto].padded;
+            if (upto > first) fsdp_gathered += u[upto - 1].padded;
+            kv_held = (upto >= first ? upto - first + 1 : 0) * kv;
+        } else {
+            fsdp_gathered = root;
+            if (!bwd && layer) fsdp_gathered += 2 * u[p->unit].padded;          /* copy and all-gather buffer */
+            else if (!bwd && post) fsdp_gathered += u[last].padded;              /* the buffer kept */
+            else if (bwd && layer) { /* and the latest all-gather's output:
+                                        the prefetched layer's; the first
+                                        layer's own under FSDP2's mixed
+                                        precision (the tracker's ALL_GATHER
+                                        there, bf16 llama and qwen2) */
+                fsdp_gathered += u[p->unit].padded;
+                if (p->unit > first) fsdp_gathered += u[p->unit - 1].padded;
+                else fsdp_mixed = u[p->unit].padded;
+            } else if (bwd && post) fsdp_gathered += u[last].padded;           /* prefetched */
         }
-        int64_t held = in_flight_held + saved_at[k], transient = other_at[k] + gathered;
-        if (grads + held + transient > mo->extra) {
-            mo->extra = grads + held + transient;
-            mo->gradients = grads, mo->activations_saved = held, mo->transient_at_peak = transient;
+        int64_t held[2], other[2];
+        for (int32_t v = 0; v < 2; v++) held[v] = in_flight_held[v] + saved_at[v][k], other[v] = other_at[v][k];
+        for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
+            int64_t grads = 0, gathered = kv_held;
+            if (fsdp[c] && bwd) grads = up[c] * fsdp_shards + fsdp_flying;
+            else if (bwd) grads = zero2[c] ? zero2_grads : plain_grads;
+            if (fsdp[c]) gathered += fsdp_gathered + (mixed[c] ? fsdp_mixed : 0);
+            for (int32_t v = 0; v < 2; v++) {
+                int64_t transient = other[v] + gathered;
+                if (grads + held[v] + transient > best[c][v].extra) {
+                    best[c][v].extra = grads + held[v] + transient;
+                    best[c][v].gradients = grads, best[c][v].activations_saved = held[v];
+                    best[c][v].transient_at_peak = transient;
+                }
+            }
         }
     }
+    for (int32_t c = 0; c < ncls; c++)
+        for (int32_t v = 0; v < nsp; v++) mo[c * nsp + v] = best[c][v];
+}
+
+void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+                        int32_t s, int32_t in_flight, int64_t saved_per_mb, shard_moment *mo)
+{
+    const mtk_shard_options *o = &plan->options;
+    shard_moment_class c = { o->zero, o->fsdp };
+    bool sp = o->sp;
+    shard_stage_moments(a, plan, rx, s, in_flight, &c, 1, &sp, &saved_per_mb, 1, mo);
 }
 
 void shard_stage_peak_of(const mtk_shard_plan *plan, const shard_replay_index *rx,

@@ -202,6 +202,10 @@ void shard_stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *
 
 /* A rank's memory and peak from its sums and its stage's activations,
  * under the plan's options (zero, fsdp) and micro-batches. */
+/* The micro-batches stage s holds at once under 1F1B (training; 0 in
+ * inference). */
+int32_t shard_stage_in_flight(const mtk_shard_plan *plan, int32_t s);
+
 void shard_rank_memory(const mtk_shard_plan *plan, const shard_state_sums *sums, int64_t saved, int64_t transient,
                        mtk_shard_rank *rank);
 
@@ -240,6 +244,9 @@ typedef struct shard_replay_index {
     int32_t *point_start, *points;
     int32_t nopt;               /* the optimizer's: each stage's last slots */
     int64_t *saved[2], *other[2]; /* [sp] a slot's point's bytes on a rank */
+    size_t cap_slots;           /* the slots points, saved, other hold     */
+    int32_t *layer_stage, *fill; /* scratch of a build                     */
+    double *frac;
 } shard_replay_index;
 
 /* The index of a placed plan (mesh) for shard_stage_peak.  same_params
@@ -248,6 +255,14 @@ typedef struct shard_replay_index {
  * whole) are shared rather than summed again.  NULL on out of memory. */
 shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
                                              const shard_replay_index *same_params);
+
+/* rx rebuilt in place for the plan, a plan with the same mesh,
+ * placements and stages as rx's at another micro-batch or recompute:
+ * its parameter bytes kept, its buffers reused where big enough (a
+ * search keeps one index a recompute, not one a micro-batch).  False on
+ * out of memory. */
+bool shard_replay_index_rebuild(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                                shard_replay_index *rx);
 
 /* The largest moment of stage s's forward and backward (the optimizer's
  * aside): the gradients, saved activations and transient bytes then
@@ -260,6 +275,22 @@ typedef struct shard_moment {
 
 void shard_stage_moment(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
                         int32_t s, int32_t in_flight, int64_t saved_per_mb, shard_moment *mo);
+
+/* What of the options changes a stage's moment besides sp: ZeRO's stage
+ * and FSDP (ZeRO 0 and 1 share theirs). */
+typedef struct shard_moment_class {
+    int32_t zero;
+    bool fsdp;
+} shard_moment_class;
+#define SHARD_MOMENT_CLASSES 4 /* the most shard_stage_moments takes */
+
+/* shard_stage_moment of each of ncls classes (up to SHARD_MOMENT_CLASSES)
+ * under each of nsp sp values (sps[v], with its saved_per_mb[v]; up to
+ * 2), the plan's other options as they are: mo[c * nsp + v].  One pass
+ * over the stage's points, the same moments as a call per class and sp. */
+void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
+                         int32_t s, int32_t in_flight, const shard_moment_class *cls, int32_t ncls,
+                         const bool *sps, const int64_t *saved_per_mb, int32_t nsp, shard_moment *mo);
 
 /* Stage s's peak from its moment and the optimizer's points, given m as
  * for shard_stage_peak. */

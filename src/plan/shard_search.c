@@ -181,7 +181,7 @@ typedef struct mesh_cache {
     shard_state_sums *sums;     /* stage s's distinct ones: [start[s],
                                    start[s + 1]), its rank (t 0, d 0) first */
     int32_t *start;
-    const shard_replay_index *rx[3]; /* per recompute (none, selective,
+    shard_replay_index *rx[3];       /* per recompute (none, selective,
                                         full)                               */
 } mesh_cache;
 
@@ -309,15 +309,16 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
         ro.recompute = (mtk_shard_recompute)f;
         if (!shard_replays(a, &ro)) continue;
         plan->options.recompute = ro.recompute;
-        rxs[f] = shard_replay_index_build(ctx, a, plan, mc->rx[f]);
+        bool built = mc->rx[f] ? shard_replay_index_rebuild(ctx, a, plan, mc->rx[f])
+                               : (mc->rx[f] = shard_replay_index_build(ctx, a, plan, NULL)) != NULL;
         plan->options.recompute = base.recompute;
-        if (!rxs[f]) return false;
-        mc->rx[f] = rxs[f];
+        if (!built) return false;
+        rxs[f] = mc->rx[f];
     }
-    /* [class][sp][stage]: ZeRO 0 and 1 share their forward and backward
-       moments; ZeRO-2, ZeRO-3 and FSDP (its float32 reduce-scatters under
-       mixed precision) have their own; the optimizer's differ */
-    bool have[3][8] = { { false } };
+    /* fb [recompute][class][sp][stage]: ZeRO 0 and 1 share their forward
+       and backward moments; ZeRO-2, ZeRO-3 and FSDP (its float32
+       reduce-scatters under mixed precision) have their own; the
+       optimizer's differ */
     memset(tpc, 0, 5 * cells * sizeof *tpc);
     for (int32_t v = 0; v < 5; v++) {
         o->sp = v == 1 && tp > 1;
@@ -333,6 +334,24 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
             o->sp = sp, o->recompute = (mtk_shard_recompute)rc;
             int64_t *at = act + (size_t)(sp * 3 + rc) * 2 * (size_t)pp;
             for (int32_t s = 0; s < pp; s++) shard_stage_activations(a, plan, s, &at[2 * s], &at[2 * s + 1]);
+        }
+    /* each stage's moments: a pass over its points a recompute, for
+       every class of ZeRO and FSDP searched and both sp */
+    static const shard_moment_class classes[SHARD_MOMENT_CLASSES] = { { 0, false }, { 2, false }, { 3, false },
+                                                                     { 0, true } };
+    static const bool sps[2] = { false, true };
+    int32_t ncls = o->dp > 1 ? SHARD_MOMENT_CLASSES : 1, nsp = tp > 1 ? 2 : 1;
+    for (int32_t rc = 0; rc < (o->training ? 3 : 1); rc++)
+        for (int32_t s = 0; rxs[rc] && s < pp; s++) {
+            shard_moment mo[2 * SHARD_MOMENT_CLASSES];
+            int64_t per_mb[2] = { act[(size_t)rc * 2 * (size_t)pp + 2 * (size_t)s], 0 };
+            if (nsp == 2) per_mb[1] = act[(size_t)(3 + rc) * 2 * (size_t)pp + 2 * (size_t)s];
+            shard_stage_moments(a, plan, rxs[rc], s, shard_stage_in_flight(plan, s), classes, ncls, sps, per_mb, nsp,
+                                mo);
+            for (int32_t c = 0; c < ncls; c++)
+                for (int32_t v = 0; v < nsp; v++)
+                    fb[((size_t)(rc * SHARD_MOMENT_CLASSES + c) * 2 + (size_t)v) * (size_t)pp + (size_t)s] =
+                        mo[c * nsp + v];
         }
     for (int32_t z = 0; z < 5; z++) {           /* ZeRO 0, 1, 2, 3, then FSDP */
         o->zero = z < 4 ? z : 0;
@@ -350,17 +369,16 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
                 mtk_shard_rank rank;
                 const shard_replay_index *rx = rxs[rc];
                 bool replay = rx && shard_replays(a, o);
-                int32_t cls = (z < 2 ? 0 : z - 1) * 2 + sp;
+                int32_t cls = z < 2 ? 0 : z - 1;
                 for (int32_t s = 0; replay && s < pp; s++) {
                     /* the stage's first rank (tp 0, dp 0) leads its sums */
                     rank.stage = s;
                     shard_rank_memory(plan, &mc->sums[mc->start[s]], at[2 * s], at[2 * s + 1], &rank);
-                    shard_moment *mo = &fb[((size_t)rc * 8 + (size_t)cls) * (size_t)pp + (size_t)s];
-                    if (!have[rc][cls]) shard_stage_moment(a, plan, rx, s, rank.in_flight, at[2 * s], mo);
+                    const shard_moment *mo =
+                        &fb[((size_t)(rc * SHARD_MOMENT_CLASSES + cls) * 2 + (size_t)sp) * (size_t)pp + (size_t)s];
                     shard_stage_peak_of(plan, rx, s, mo, &rank.at_peak);
                     moment[s] = rank.at_peak;
                 }
-                if (replay) have[rc][cls] = true;
                 for (int32_t s = 0; s < pp; s++) {
                     rank.stage = s;
                     for (int32_t g = mc->start[s]; g < mc->start[s + 1]; g++) {
