@@ -41,6 +41,7 @@ void ag_saved_matmul(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_linear(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_indices(const mtk_autograd_query *q, mtk_autograd_result *r); /* embedding */
 void ag_saved_index_select(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_saved_gather(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_topk(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_saved_extreme(const mtk_autograd_query *q, mtk_autograd_result *r); /* max, min */
 void ag_saved_masked_fill(const mtk_autograd_query *q, mtk_autograd_result *r);

@@ -312,6 +312,15 @@ void ag_saved_index_select(const mtk_autograd_query *q, mtk_autograd_result *r)
     if (ag_rg(q, 0)) ag_save_arg(q, r, 2);
 }
 
+/* gather: self and the index (GatherBackward0's self_ and index_), for
+ * self's gradient. */
+void ag_saved_gather(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    if (!ag_rg(q, 0)) return;
+    ag_save_arg(q, r, 0);
+    ag_save_arg(q, r, 2);
+}
+
 /* topk: the indices (output 1), where self's gradient scatters to. */
 void ag_saved_topk(const mtk_autograd_query *q, mtk_autograd_result *r)
 {

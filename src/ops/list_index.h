@@ -70,7 +70,7 @@ MTK_OP(INDEX_SELECT, .name = "index_select",
        .saved = ag_saved_index_select)
 MTK_OP(GATHER, .name = "gather",
        .signature = "gather(Tensor input, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-       .meta = mtk_gather_meta, .cpu = mtk_gather_cpu, .cost = mtk_outputs_cost)
+       .meta = mtk_gather_meta, .cpu = mtk_gather_cpu, .cost = mtk_outputs_cost, .saved = ag_saved_gather)
 MTK_OP(TAKE_ALONG_DIM, .name = "take_along_dim",
        .signature = "take_along_dim(Tensor input, Tensor indices, int? dim=None) -> Tensor",
        .meta = mtk_take_along_dim_meta, .cpu = mtk_take_along_dim_cpu, .cost = mtk_outputs_cost)

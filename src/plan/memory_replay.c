@@ -228,10 +228,50 @@ static void autocast_weights(mem_sim *s, int32_t n)
     }
 }
 
+/* Node n of a training forward that autograd records but the backward
+ * never reaches (its outputs are dropped, as the index of topk(...)[1]):
+ * torch saves what it saves, then frees the node, and that, before the
+ * forward ends.  Only noted: it counts in what the forward saved (each
+ * storage once) but holds nothing here. */
+static void note_dropped_saves(mem_sim *s, int32_t n)
+{
+    const mem_graph *g = s->g;
+    const mtk_graph_node *node = &g->nodes[n];
+    for (int32_t k = 0; k < node->nsaved; k++) {
+        const mtk_saved *sv = &node->saved[k];
+        int64_t bytes = 0;
+        if (sv->kind == MTK_SAVED_NEW) {
+            bytes = saved_new_bytes(sv);
+            s->dropped_new += bytes;
+        } else {
+            int32_t t = saved_tensor(node, sv);
+            if (t < 0) continue;
+            int32_t st = g->tensors[t].storage;
+            if (g->storages[st].kind == MTK_STORAGE_PARAMETER || s->sbuf[st] < 0 || s->saved_seen[st]) continue;
+            s->saved_seen[st] |= MEM_SEEN_DROPPED;
+            bytes = g->storages[st].nbytes;
+        }
+        if (s->count_saved && s->mod_saved) s->mod_saved[node->module >= 0 ? node->module : 0] += bytes;
+    }
+}
+
+/* What the forward just run saved, each storage once, as torch's saved
+ * tensor hooks see it: what autograd still holds, and what the nodes it
+ * dropped during the forward saved and nothing kept. */
+static int64_t saved_by_forward(const mem_sim *s)
+{
+    int64_t bytes = s->cat[MEM_CAT_SAVED] + s->dropped_new;
+    for (int32_t st = 0; st < s->g->nstorages; st++)
+        if (s->saved_seen[st] == MEM_SEEN_DROPPED) bytes += s->g->storages[st].nbytes;
+    return bytes;
+}
+
 /* Runs node n of the forward.  `save`: autograd records it (holds what it
  * saves); `recompute`: a checkpointed layer's recompute (every output is
- * a new allocation; only what this recompute made is freed here). */
-static void forward_node(mem_sim *s, int32_t n, bool save, bool recompute)
+ * a new allocation; only what this recompute made is freed here);
+ * `dropped`: autograd records it but the backward never reaches it
+ * (note_dropped_saves). */
+static void forward_node(mem_sim *s, int32_t n, bool save, bool recompute, bool dropped)
 {
     const mem_graph *g = s->g;
     const mtk_graph_node *node = &g->nodes[n];
@@ -269,9 +309,14 @@ static void forward_node(mem_sim *s, int32_t n, bool save, bool recompute)
                 first = hold(s, b);
             }
             holds[k] = b;
-            if (first && s->count_saved && s->mod_saved) s->mod_saved[node->module >= 0 ? node->module : 0] += s->bufs[b].bytes;
+            int32_t st = s->bufs[b].storage;
+            bool dropped_first = st >= 0 && (s->saved_seen[st] & MEM_SEEN_DROPPED);
+            if (st >= 0) s->saved_seen[st] |= MEM_SEEN_KEPT;
+            if (first && !dropped_first && s->count_saved && s->mod_saved)
+                s->mod_saved[node->module >= 0 ? node->module : 0] += s->bufs[b].bytes;
         }
     }
+    if (dropped) note_dropped_saves(s, n); /* before its dead inputs and outputs go */
     mem_observe(s, mem_alloc_bytes(s->o, save ? node->transient_bytes : node->transient_nograd_bytes));
     for (int32_t i = s->free_start[n]; i < s->free_start[n + 1]; i++) {
         int32_t st = s->free_list[i];
@@ -316,11 +361,13 @@ static void run_forward(mem_sim *s, bool training)
 {
     const mem_graph *g = s->g;
     s->phase = s->prefill_phase;
+    memset(s->saved_seen, 0, (size_t)g->nstorages);
+    s->dropped_new = 0;
     for (int32_t n = 0; n < g->nnodes && !s->oom; n++) {
         int32_t u = s->unit_of ? s->unit_of[n] : -1;
         if (u >= 0 && n == s->unit_first[u] && training) pin_unit_inputs(s, u, true);
         bool save = training && s->need[n] && u < 0;
-        forward_node(s, n, save, false);
+        forward_node(s, n, save, false, training && !s->need[n] && u < 0);
     }
 }
 
@@ -335,7 +382,7 @@ static void recompute_unit(mem_sim *s, int32_t u)
     s->rc_first = first;
     s->rc_stop = stop;
     int32_t fork = rng_state(s); /* fork_rng keeps the generator's state while it recomputes */
-    for (int32_t n = first; n <= stop && !s->oom; n++) forward_node(s, n, s->need[n], true);
+    for (int32_t n = first; n <= stop && !s->oom; n++) forward_node(s, n, s->need[n], true, false);
     if (fork >= 0) mem_buf_unref(s, fork);
     /* what the recompute made and still holds for the forward's sake */
     for (int32_t n = first; n <= stop; n++) {
@@ -542,7 +589,7 @@ static void run_training_step(mem_sim *s, mtk_memory_step *step, bool first)
         s->count_saved = s->record && mb == 0;
         run_forward(s, true);
         release_held(s, held, nheld); /* loss = model(...): the previous one goes */
-        if (mb == 0 && first) s->saved_forward = s->cat[MEM_CAT_SAVED];
+        if (mb == 0 && first) s->saved_forward = saved_by_forward(s);
         s->count_saved = false;
         run_backward(s);
         nheld = take_kept(s, held, 8);

@@ -287,6 +287,7 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
     s->is_kv = owned(s, (size_t)ns, 1, 0);
     s->pgrad = owned(s, (size_t)ns, sizeof *s->pgrad, 0xff);
     s->rc_stamp = owned(s, (size_t)ns, sizeof *s->rc_stamp, 0);
+    s->saved_seen = owned(s, (size_t)ns, 1, 0);
     s->wcopy = owned(s, (size_t)ns, sizeof *s->wcopy, 0xff);
     s->wcopy_node = owned(s, (size_t)ns, sizeof *s->wcopy_node, 0xff);
     s->free_start = owned(s, (size_t)nn + 2, sizeof *s->free_start, 0);

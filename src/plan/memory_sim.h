@@ -15,6 +15,8 @@ enum {
     MEM_CAT_COUNT
 };
 
+enum { MEM_SEEN_KEPT = 1, MEM_SEEN_DROPPED = 2 };
+
 typedef struct mem_buf {
     int64_t bytes;      /* as allocated (rounded on CUDA)   */
     int32_t refs;       /* every reference, holds included  */
@@ -63,6 +65,11 @@ typedef struct mem_sim {
     int32_t rc_first, rc_stop;
     int32_t *rc_stamp;  /* per storage: the recompute that made it */
     int32_t rc_epoch;
+    /* per storage, in a training forward: MEM_SEEN_KEPT when a node autograd
+       keeps saved it, MEM_SEEN_DROPPED when a node whose outputs the forward
+       drops (torch frees it, and what it saved, before the forward ends) */
+    uint8_t *saved_seen;
+    int64_t dropped_new; /* bytes such nodes saved as new tensors */
     /* per tensor */
     int32_t *gbuf;      /* its gradient in flight            */
     /* modules */
@@ -79,7 +86,7 @@ typedef struct mem_sim {
     int32_t ntl, tl_cap;
     int64_t saved_forward;
     /* every heap array, freed at the end */
-    void *owned[40];
+    void *owned[48];
     int32_t nowned;
 } mem_sim;
 
