@@ -21,14 +21,6 @@
 #include <string.h>
 
 /* One traced forward of the generation and its replay. */
-typedef struct gen_step {
-    mtk_memory_plan plan;
-    mtk_memory_phase phase;
-    int64_t vocab;   /* the logits' last dim                              */
-    int64_t extra;   /* generate's tensors alive beside the graph's       */
-    int64_t after;   /* live after the forward, when generate copies the
-                        last logits to float32 and appends the next token */
-} gen_step;
 
 /* Graph ids of `t` and its storage's base, appended to ids (skipping
  * tensors that took no part). */
@@ -74,7 +66,7 @@ static bool sliding_keeps_old_keys(mtk_ctx *ctx, const mtk_graph *graph, mem_gra
  * replays it: the cache it was given is consumed, the logits and the new
  * cache kept. */
 static bool plan_step(mtk_ctx *ctx, mtk_module *model, mtk_kv_cache *cache, int64_t b, int64_t s,
-                      const mtk_lm_step *how, const mtk_memory_options *o, gen_step *step)
+                      const mtk_lm_step *how, const mtk_memory_options *o, mem_generate_step *step)
 {
     int32_t nl = mtk_kv_cache_layer_count(cache);
     mtk_tensor **past = mtk_ctx_alloc(ctx, (size_t)(2 * nl + 1) * sizeof *past);
@@ -120,11 +112,61 @@ static bool plan_step(mtk_ctx *ctx, mtk_module *model, mtk_kv_cache *cache, int6
 }
 
 /* The phase of every point of a decode step's replay. */
-static void set_phase(gen_step *st)
+static void set_phase(mem_generate_step *st)
 {
     st->plan.peak.peak_at.phase = st->phase;
     mtk_memory_point *tl = (mtk_memory_point *)st->plan.timeline;
     for (int32_t i = 0; i < st->plan.ntimeline; i++) tl[i].phase = st->phase;
+}
+
+mtk_memory_plan *mem_generate_join_steps(mtk_ctx *ctx, mem_generate_step *steps, int32_t nsteps,
+                                         const mtk_memory_options *o, const mtk_model_info *info,
+                                         const char *model_name, int64_t phase_peak[2])
+{
+    /* the peak: each step's own, or just after it */
+    int32_t best = 0;
+    int64_t best_bytes = -1;
+    bool best_after = false;
+    phase_peak[0] = phase_peak[1] = 0;
+    for (int32_t i = 0; i < nsteps; i++) {
+        set_phase(&steps[i]);
+        int64_t during = steps[i].plan.peak.peak_bytes + steps[i].extra;
+        if (during > best_bytes) best = i, best_bytes = during, best_after = false;
+        if (steps[i].after > best_bytes) best = i, best_bytes = steps[i].after, best_after = true;
+        int64_t most = during > steps[i].after ? during : steps[i].after;
+        int32_t k = steps[i].phase == MTK_PHASE_DECODE;
+        if (most > phase_peak[k]) phase_peak[k] = most;
+    }
+    mtk_memory_plan *plan = mem_generate_result_plan(ctx, &steps[best].plan, o, info, model_name);
+    if (!plan) return NULL;
+    mtk_memory_step *peak = &plan->peak;
+    if (best_after) {
+        peak->peak_at = (mtk_memory_point){ .op = "generate: next-token logits to float32", .module = "",
+                                            .node = -1, .phase = steps[best].phase, .live_bytes = best_bytes };
+        /* at the end of the step everything but the parameters and the
+         * cache is in flight */
+        peak->breakdown.transient_at_peak = best_bytes - peak->breakdown.parameters - peak->breakdown.kv_cache;
+    } else {
+        peak->breakdown.transient_at_peak += steps[best].extra;
+    }
+    peak->peak_bytes = best_bytes;
+    peak->peak_at.live_bytes = best_bytes;
+    plan->first_step = *peak;
+    /* one timeline: the prefill, then the decode steps planned */
+    int32_t total = 0;
+    for (int32_t i = 0; i < nsteps; i++) total += steps[i].plan.ntimeline;
+    mtk_memory_point *tl = mtk_ctx_alloc(ctx, (size_t)(total ? total : 1) * sizeof *tl);
+    if (!tl) return NULL;
+    total = 0;
+    for (int32_t i = 0; i < nsteps; i++)
+        for (int32_t k = 0; k < steps[i].plan.ntimeline; k++) {
+            tl[total] = steps[i].plan.timeline[k];
+            tl[total++].live_bytes += steps[i].extra;
+        }
+    plan->timeline = tl;
+    plan->ntimeline = total;
+    plan->nnotes = 0;
+    return plan;
 }
 
 /* generate's own tensors around the forward that sees `tokens` ids so far
@@ -138,7 +180,7 @@ static void set_phase(gen_step *st)
  *   column, are the graph's);
  * - in both, each sliding-window cache layer's window as a 0-dim int64
  *   tensor (DynamicSlidingWindowLayer._sliding_window_tensor). */
-static void scaffolding(gen_step *st, int64_t b, int64_t prompt, int64_t tokens, int64_t vocab, int64_t end_live,
+static void scaffolding(mem_generate_step *st, int64_t b, int64_t prompt, int64_t tokens, int64_t vocab, int64_t end_live,
                         int64_t sliding_layers)
 {
     bool decode = st->phase == MTK_PHASE_DECODE;
@@ -163,7 +205,7 @@ static int64_t sliding_layers(const mtk_kv_cache *cache)
     return n;
 }
 
-static int64_t end_live(const gen_step *st)
+static int64_t end_live(const mem_generate_step *st)
 {
     return st->plan.ntimeline ? st->plan.timeline[st->plan.ntimeline - 1].live_bytes : 0;
 }
@@ -245,7 +287,7 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
     const mtk_lm_step how = { .logits_to_keep = 1, .attention_mask = true };
     mtk_memory_options so = *o;
     so.mode = MTK_MEMORY_GENERATE;
-    gen_step steps[3];
+    mem_generate_step steps[3];
     int32_t nsteps = 0;
     memset(steps, 0, sizeof steps);
     /* the prefill, then the first decode step on its cache */
@@ -270,55 +312,12 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model_name, const m
         nsteps++;
         cache = late;
     }
-    /* the peak: each step's own, or just after it */
-    int32_t best = 0;
-    int64_t best_bytes = -1;
-    bool best_after = false;
-    for (int32_t i = 0; i < nsteps; i++) {
-        set_phase(&steps[i]);
-        int64_t during = steps[i].plan.peak.peak_bytes + steps[i].extra;
-        if (during > best_bytes) best = i, best_bytes = during, best_after = false;
-        if (steps[i].after > best_bytes) best = i, best_bytes = steps[i].after, best_after = true;
-    }
-    mtk_memory_plan *plan = mem_generate_result_plan(ctx, &steps[best].plan, o, &info, model_name);
+    int64_t phase_peak[2]; /* prefill, decode */
+    mtk_memory_plan *plan = mem_generate_join_steps(ctx, steps, nsteps, o, &info, model_name, phase_peak);
     if (!plan) return NULL;
-    mtk_memory_step *peak = &plan->peak;
-    if (best_after) {
-        peak->peak_at = (mtk_memory_point){ .op = "generate: next-token logits to float32", .module = "",
-                                            .node = -1, .phase = steps[best].phase, .live_bytes = best_bytes };
-        /* at the end of the step everything but the parameters and the
-         * cache is in flight */
-        peak->breakdown.transient_at_peak = best_bytes - peak->breakdown.parameters - peak->breakdown.kv_cache;
-    } else {
-        peak->breakdown.transient_at_peak += steps[best].extra;
-    }
-    peak->peak_bytes = best_bytes;
-    peak->peak_at.live_bytes = best_bytes;
-    plan->first_step = *peak;
-    /* one timeline: the prefill, then the decode steps planned */
-    int32_t total = 0;
-    for (int32_t i = 0; i < nsteps; i++) total += steps[i].plan.ntimeline;
-    mtk_memory_point *tl = mtk_ctx_alloc(ctx, (size_t)(total ? total : 1) * sizeof *tl);
-    if (!tl) return NULL;
-    total = 0;
-    for (int32_t i = 0; i < nsteps; i++)
-        for (int32_t k = 0; k < steps[i].plan.ntimeline; k++) {
-            tl[total] = steps[i].plan.timeline[k];
-            tl[total++].live_bytes += steps[i].extra;
-        }
-    plan->timeline = tl;
-    plan->ntimeline = total;
-    plan->nnotes = 0;
     mem_note(plan, note_bytes(ctx, "generate: prefill of %lld tokens, then %lld decode steps of one token "
                                    "(the first and the last planned; the ones between grow monotonically)",
                               (long long)s, (long long)(n - 1)));
-    int64_t phase_peak[2] = { 0, 0 }; /* prefill, decode */
-    for (int32_t i = 0; i < nsteps; i++) {
-        int64_t during = steps[i].plan.peak.peak_bytes + steps[i].extra;
-        int64_t most = during > steps[i].after ? during : steps[i].after;
-        int32_t k = steps[i].phase == MTK_PHASE_DECODE;
-        if (most > phase_peak[k]) phase_peak[k] = most;
-    }
     mem_note(plan, note_bytes(ctx, "peak of the prefill: %lld bytes; of the decode steps: %lld bytes",
                               (long long)phase_peak[0], (long long)phase_peak[1]));
     mtk_kv_cache *final = mtk_kv_cache_new(model);
@@ -342,7 +341,7 @@ mtk_memory_plan *mem_plan_inference_cached(mtk_ctx *ctx, const char *model_name,
     }
     /* model(input_ids): every position's logits, no attention mask */
     const mtk_lm_step how = { .logits_to_keep = 0, .attention_mask = false };
-    gen_step step;
+    mem_generate_step step;
     memset(&step, 0, sizeof step);
     if (!plan_step(ctx, model, cache, o->batch, o->seq, &how, o, &step)) return NULL;
     mtk_memory_plan *plan = mem_generate_result_plan(ctx, &step.plan, o, &info, model_name);

@@ -26,13 +26,6 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct t5_step {
-    mtk_memory_plan plan;
-    int64_t extra; /* generate's tensors alive beside the graph's       */
-    int64_t after; /* live after the forward: the logits' float32 copy,
-                      the next tokens, the decoder ids grown           */
-} t5_step;
-
 static int32_t add_id(const mtk_graph *graph, int32_t *ids, int32_t n, const mtk_tensor *t)
 {
     int32_t id = t ? mtk_graph_tensor_id(graph, t) : -1;
@@ -97,7 +90,7 @@ static bool bias_frame_keeps_positions(mtk_ctx *ctx, mem_graph *g)
  * S-token prompt.  Each layer's new self keys and values, the cross ones
  * and the logits are kept; the encoder's output too in the first step. */
 static bool trace_step(mtk_ctx *ctx, mtk_module *model, mtk_dtype dtype, int64_t b, int64_t s, int64_t past,
-                       const mtk_memory_options *o, t5_step *step, int64_t *vocab, int64_t *encoded_bytes)
+                       const mtk_memory_options *o, mem_generate_step *step, int64_t *vocab, int64_t *encoded_bytes)
 {
     const t5_spec *spec = mtk_module_config(model);
     mtk_module *blocks = mtk_module_child_at(mtk_module_child_at(model, 2, NULL), 1, NULL);
@@ -173,7 +166,7 @@ static bool trace_step(mtk_ctx *ctx, mtk_module *model, mtk_dtype dtype, int64_t
     return mem_replay(ctx, &g, o, &step->plan);
 }
 
-static int64_t end_live(const t5_step *st)
+static int64_t end_live(const mem_generate_step *st)
 {
     return st->plan.ntimeline ? st->plan.timeline[st->plan.ntimeline - 1].live_bytes : 0;
 }
@@ -197,13 +190,13 @@ mtk_memory_plan *mem_plan_generate_t5(mtk_ctx *ctx, mtk_module *model, const mtk
     mtk_memory_options so = *o;
     so.mode = MTK_MEMORY_GENERATE;
     mtk_dtype dtype = o->dtype == MTK_DTYPE_UNDEFINED ? info->dtype : o->dtype;
-    t5_step steps[3];
-    mtk_memory_phase phases[3] = { MTK_PHASE_PREFILL, MTK_PHASE_DECODE, MTK_PHASE_DECODE };
+    mem_generate_step steps[3];
     memset(steps, 0, sizeof steps);
     int32_t nsteps = 0;
     int64_t pasts[3] = { -1, 1, n - 1 };
     for (int32_t i = 0; i < 3 && i < n; i++) {
         if (!trace_step(ctx, model, dtype, b, s, pasts[i], &so, &steps[i], &vocab, &encoded)) return NULL;
+        steps[i].phase = i == 0 ? MTK_PHASE_PREFILL : MTK_PHASE_DECODE;
         nsteps++;
     }
     for (int32_t i = 0; i < nsteps; i++) {
@@ -217,47 +210,9 @@ mtk_memory_plan *mem_plan_generate_t5(mtk_ctx *ctx, mtk_module *model, const mtk
         steps[i].after = end_live(&steps[i]) + steps[i].extra + b * 8 +
                          (i == 0 ? logits + grown : (logits > grown ? logits : grown));
     }
-    int32_t best = 0;
-    int64_t best_bytes = -1;
-    bool best_after = false;
-    int64_t phase_peak[2] = { 0, 0 };
-    for (int32_t i = 0; i < nsteps; i++) {
-        mtk_memory_plan *p = &steps[i].plan;
-        p->peak.peak_at.phase = phases[i];
-        mtk_memory_point *tl = (mtk_memory_point *)p->timeline;
-        for (int32_t k = 0; k < p->ntimeline; k++) tl[k].phase = phases[i];
-        int64_t during = p->peak.peak_bytes + steps[i].extra;
-        if (during > best_bytes) best = i, best_bytes = during, best_after = false;
-        if (steps[i].after > best_bytes) best = i, best_bytes = steps[i].after, best_after = true;
-        int64_t most = during > steps[i].after ? during : steps[i].after;
-        if (most > phase_peak[i > 0]) phase_peak[i > 0] = most;
-    }
-    mtk_memory_plan *plan = mem_generate_result_plan(ctx, &steps[best].plan, o, info, model_name);
+    int64_t phase_peak[2]; /* prefill (encoder and first decoder forward), decode */
+    mtk_memory_plan *plan = mem_generate_join_steps(ctx, steps, nsteps, o, info, model_name, phase_peak);
     if (!plan) return NULL;
-    mtk_memory_step *peak = &plan->peak;
-    if (best_after) {
-        peak->peak_at = (mtk_memory_point){ .op = "generate: next-token logits to float32", .module = "",
-                                            .node = -1, .phase = phases[best], .live_bytes = best_bytes };
-        peak->breakdown.transient_at_peak = best_bytes - peak->breakdown.parameters - peak->breakdown.kv_cache;
-    } else {
-        peak->breakdown.transient_at_peak += steps[best].extra;
-    }
-    peak->peak_bytes = best_bytes;
-    peak->peak_at.live_bytes = best_bytes;
-    plan->first_step = *peak;
-    int32_t total = 0;
-    for (int32_t i = 0; i < nsteps; i++) total += steps[i].plan.ntimeline;
-    mtk_memory_point *tl = mtk_ctx_alloc(ctx, (size_t)(total ? total : 1) * sizeof *tl);
-    if (!tl) return NULL;
-    total = 0;
-    for (int32_t i = 0; i < nsteps; i++)
-        for (int32_t k = 0; k < steps[i].plan.ntimeline; k++) {
-            tl[total] = steps[i].plan.timeline[k];
-            tl[total++].live_bytes += steps[i].extra;
-        }
-    plan->timeline = tl;
-    plan->ntimeline = total;
-    plan->nnotes = 0;
     char buf[256];
     int64_t self = 0, cross = 0;
     cache_bytes(model, dtype, b, s, n, &self, &cross);

@@ -98,6 +98,26 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model, const mtk_me
  * EncoderDecoderCache; `model` is built on meta in eval mode. */
 mtk_memory_plan *mem_plan_generate_t5(mtk_ctx *ctx, mtk_module *model, const mtk_model_info *info,
                                       const char *model_name, const mtk_memory_options *o);
+/* One forward that generate runs, planned: its graph's plan, its phase,
+ * the logits' last dim, the bytes generate holds beside the graph (extra)
+ * and what is live just after it, when generate copies the last logits to
+ * float32 and appends the next token (after). */
+typedef struct mem_generate_step {
+    mtk_memory_plan plan;
+    mtk_memory_phase phase;
+    int64_t vocab;
+    int64_t extra;
+    int64_t after;
+} mem_generate_step;
+
+/* The plan of a generate from its planned steps (the prefill first): each
+ * step's points stamped with its phase; the peak, during a step or just
+ * after it; one timeline of every step with its extra bytes; no notes.
+ * phase_peak[0] is the prefill's largest live bytes, [1] the decode
+ * steps'.  NULL on out of memory. */
+mtk_memory_plan *mem_generate_join_steps(mtk_ctx *ctx, mem_generate_step *steps, int32_t nsteps,
+                                         const mtk_memory_options *o, const mtk_model_info *info,
+                                         const char *model_name, int64_t phase_peak[2]);
 /* The generation plan returned: a copy of `from` in ctx's arena with the
  * options asked for (the model's dtype where o left it undefined), the
  * model's name and CUDA's context as overhead.  NULL on out of memory. */
