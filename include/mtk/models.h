@@ -337,6 +337,11 @@ typedef struct mtk_generate_options {
     int32_t n_eos;               /* 0: no eos (rows run to max_new_tokens)  */
     int64_t pad_token_id;        /* written after a row's eos; with has_pad */
     bool has_pad;                /* false: eos_token_ids[0], as transformers */
+    int64_t decoder_start_token_id; /* an encoder-decoder's first decoder
+                                    token, with has_decoder_start (as
+                                    generation_config.json's)              */
+    bool has_decoder_start;      /* false: the config's decoder_start_token_id
+                                    (else pad_token_id)                    */
     bool output_logits;          /* keep each step's last logits in
                                     stats->logits (output_logits=True)     */
 } mtk_generate_options;
@@ -374,7 +379,8 @@ typedef struct mtk_generate_stats {
  * (may be NULL).  A T5ForConditionalGeneration decodes as generate does an
  * encoder-decoder: the encoder once over input_ids with the attention_mask
  * as given (none is inferred from the pad token), then the decoder from
- * the config's decoder_start_token_id (else pad_token_id) with an
+ * options->decoder_start_token_id where has_decoder_start, else the
+ * config's decoder_start_token_id (else pad_token_id), with an
  * EncoderDecoderCache (self-attention keys and values grown per step, the
  * cross-attention's computed once); it returns (B, 1 + n), the start token
  * then the generated ones, as generate's sequences, and sets

@@ -1,8 +1,8 @@
 /* mtk generate: loads a decoder language model (mtk_model_load) and
  * decodes greedily with the KV cache (mtk_lm_generate), as transformers'
- * generate(do_sample=False); prints the ids and the speed.  The eos and
- * pad tokens come from the options, else the model directory's
- * generation_config.json, else its config.json. */
+ * generate(do_sample=False); prints the ids and the speed.  The eos, pad
+ * and decoder start tokens come from the options, else the model
+ * directory's generation_config.json, else its config.json. */
 #include "cli/cli.h"
 #include "core/text.h"
 #include "mtk/mtk.h"
@@ -18,7 +18,8 @@
 static const char usage[] =
     "usage: mtk generate MODEL --weights PATH --input-ids IDS --max-new-tokens N\n"
     "                    [--attention-mask M] [--dtype D] [--eos-token-id IDS]\n"
-    "                    [--pad-token-id ID] [--threads N] [--output FILE]\n"
+    "                    [--pad-token-id ID] [--decoder-start-token-id ID]\n"
+    "                    [--threads N] [--output FILE]\n"
     "                    [--max-ram BYTES] [--json]\n"
     "\n"
     "Loads MODEL (a built-in name, a config.json, or a directory holding one)\n"
@@ -55,6 +56,10 @@ static const char usage[] =
     "                          the config's eos_token_id\n"
     "  -p, --pad-token-id ID   the pad token; default: as eos, then the first\n"
     "                          eos token (as transformers)\n"
+    "  -s, --decoder-start-token-id ID\n"
+    "                          T5's first decoder token; default: as eos\n"
+    "                          (generation_config.json, then the config's\n"
+    "                          decoder_start_token_id, else its pad token)\n"
     "  -t, --threads N         cpu threads (mtk's kernels and OpenBLAS)\n"
     "  -r, --max-ram BYTES     stream the weights under a RAM budget (\"2GB\",\n"
     "                          \"500MiB\"), as `mtk run --max-ram`: each decoder\n"
@@ -90,6 +95,8 @@ typedef struct generate_args {
     bool eos_given, eos_none;
     int64_t pad;
     bool pad_given;
+    int64_t start;
+    bool start_given;
     int32_t threads;
     uint64_t max_ram; /* 0: in RAM */
     bool json;
@@ -105,8 +112,8 @@ static bool parse_int(const char *text, long long lo, long long hi, long long *o
     return true;
 }
 
-/* eos_token_id (an int or a list) and pad_token_id of a config object,
- * where the options left them unset. */
+/* eos_token_id (an int or a list), pad_token_id and decoder_start_token_id
+ * of a config object, where the options left them unset. */
 static void tokens_from_json(generate_args *a, const cJSON *root)
 {
     const cJSON *eos = cJSON_GetObjectItemCaseSensitive(root, "eos_token_id");
@@ -124,6 +131,11 @@ static void tokens_from_json(generate_args *a, const cJSON *root)
     if (!a->pad_given && pad && cJSON_IsNumber(pad)) {
         a->pad_given = true;
         a->pad = (int64_t)pad->valuedouble;
+    }
+    const cJSON *start = cJSON_GetObjectItemCaseSensitive(root, "decoder_start_token_id");
+    if (!a->start_given && start && cJSON_IsNumber(start)) {
+        a->start_given = true;
+        a->start = (int64_t)start->valuedouble;
     }
 }
 
@@ -245,7 +257,7 @@ static int generate(mtk_ctx *ctx, generate_args *a, mtk_stream **stream)
                         "--attention-mask is %lldx%lld, --input-ids %lldx%lld: they must have the same shape",
                         (long long)mask->shape[0], (long long)mask->shape[1], (long long)ids->shape[0],
                         (long long)ids->shape[1]);
-    if (!a->eos_given || !a->pad_given) default_tokens(a);
+    if (!a->eos_given || !a->pad_given || !a->start_given) default_tokens(a);
     if (a->eos_none) a->neos = 0;
     mtk_model_resolve_options ropts = { .dtype = a->dtype, .meta = true };
     mtk_load_spec spec = { .convert_dtype = a->dtype != MTK_DTYPE_UNDEFINED, .threads = a->threads };
@@ -260,6 +272,7 @@ static int generate(mtk_ctx *ctx, generate_args *a, mtk_stream **stream)
     mtk_module_train(model, false);
     mtk_generate_options o = { .max_new_tokens = a->max_new_tokens, .attention_mask = mask, .eos_token_ids = a->eos,
                                .n_eos = a->neos, .pad_token_id = a->pad, .has_pad = a->pad_given,
+                               .decoder_start_token_id = a->start, .has_decoder_start = a->start_given,
                                .output_logits = a->output != NULL };
     mtk_generate_stats st;
     mtk_tensor *out = mtk_lm_generate(model, ids, &o, &st);
@@ -285,6 +298,7 @@ int cli_generate(int argc, char **argv)
         { "pad-token-id", required_argument, NULL, 'p' }, { "threads", required_argument, NULL, 't' },
         { "json", no_argument, NULL, 'j' },               { "help", no_argument, NULL, 'h' },
         { "output", required_argument, NULL, 'o' },       { "max-ram", required_argument, NULL, 'r' },
+        { "decoder-start-token-id", required_argument, NULL, 's' },
         { NULL, 0, NULL, 0 },
     };
     generate_args a = { .dtype = MTK_DTYPE_UNDEFINED };
@@ -292,7 +306,7 @@ int cli_generate(int argc, char **argv)
     long long v;
     int opt;
     cli_options_reset();
-    while ((opt = cli_getopt("generate", argc, argv, "w:i:m:n:d:e:p:t:o:r:jh", longopts)) != -1) {
+    while ((opt = cli_getopt("generate", argc, argv, "w:i:m:n:d:e:p:s:t:o:r:jh", longopts)) != -1) {
         switch (opt) {
         case 'w': a.weights = optarg; break;
         case 'i': a.ids = optarg; break;
@@ -326,6 +340,12 @@ int cli_generate(int argc, char **argv)
                 return cli_usage_error("generate", "--pad-token-id '%s' is not a token id", optarg);
             a.pad = v;
             a.pad_given = true;
+            break;
+        case 's':
+            if (!parse_int(optarg, 0, LLONG_MAX, &v))
+                return cli_usage_error("generate", "--decoder-start-token-id '%s' is not a token id", optarg);
+            a.start = v;
+            a.start_given = true;
             break;
         case 't':
             if (!parse_int(optarg, 1, 1024, &v)) return cli_usage_error("generate", "--threads '%s' is not 1..1024", optarg);

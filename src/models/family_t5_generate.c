@@ -158,6 +158,7 @@ mtk_tensor *models_t5_generate(mtk_module *model, mtk_tensor *input_ids, const m
     int32_t nl = mtk_module_child_count(blocks);
     int64_t b = input_ids->shape[0], n = o->max_new_tokens, width = 1 + n;
     int64_t pad = o->has_pad ? o->pad_token_id : o->n_eos > 0 ? o->eos_token_ids[0] : 0;
+    int64_t start = o->has_decoder_start ? o->decoder_start_token_id : s->decoder_start;
     if (stats) memset(stats, 0, sizeof *stats);
     if (!mtk_ctx_push_device(ctx, MTK_DEVICE_CPU)) return NULL;
     /* the sequences (B, 1 + N): decoder_start_token_id, then the steps' tokens */
@@ -171,7 +172,7 @@ mtk_tensor *models_t5_generate(mtk_module *model, mtk_tensor *input_ids, const m
     if (ok) {
         memset(done, 0, (size_t)b * sizeof *done);
         memset(cache, 0, (size_t)nl * sizeof *cache);
-        for (int64_t r = 0; r < b; r++) ((int64_t *)mtk_tensor_data(out))[r * width] = s->decoder_start;
+        for (int64_t r = 0; r < b; r++) ((int64_t *)mtk_tensor_data(out))[r * width] = start;
     }
     double t0 = now_seconds(), t_prefill = t0;
     mtk_tensor *encoded = NULL, *cross_bias = NULL;

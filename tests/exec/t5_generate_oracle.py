@@ -15,9 +15,14 @@ Per case, written once into root/<case>/:
   gen.safetensors      generate(do_sample=False, max_new_tokens=N): masked (the
                        padded batch with its mask) and masked_logits (N, B, V:
                        output_logits), plain (plain_ids, no mask, no eos)
+  model_start/         (START_CASE only) the checkpoint with its
+                       generation_config.json's decoder_start_token_id set to
+                       START, which generate uses over the config's 0
+  gen_start.safetensors  plain: generate(plain_ids) from model_start/
 Runs in its own interpreter (run_isolated), as run_oracle.py does."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -34,6 +39,8 @@ LENGTHS = (8, 5, 7)  # each row's tokens; the rest is padding (right, as T5's to
 T5 = dict(d_model=32, d_kv=8, d_ff=48, num_layers=3, num_decoder_layers=2, num_heads=4, vocab_size=VOCAB,
           relative_attention_num_buckets=8, relative_attention_max_distance=20, decoder_start_token_id=0,
           pad_token_id=0, eos_token_id=1)
+# a generation_config.json whose decoder_start_token_id differs from the config's
+START_CASE, START = "relu_scaled", 7
 # case -> (config fields, a checkpoint with its own lm_head.weight)
 CASES = {
     "relu_scaled": (dict(T5), False),
@@ -85,6 +92,18 @@ def _make(case, root):
                    "plain": plain_gen.contiguous()}, str(d / "gen.safetensors"))
         bf16 = model.to(torch.bfloat16)(input_ids=ids, attention_mask=mask, decoder_input_ids=dec)
         save_file({n: bf16[n].contiguous() for n in names}, str(d / "run_bf16.safetensors"))
+    if case == START_CASE:
+        shutil.copytree(d / "model", d / "model_start")
+        path = d / "model_start" / "generation_config.json"
+        gen_config = json.loads(path.read_text())
+        gen_config["decoder_start_token_id"] = START
+        path.write_text(json.dumps(gen_config))
+        started = transformers.T5ForConditionalGeneration.from_pretrained(d / "model_start").eval()
+        assert started.generation_config.decoder_start_token_id == START
+        with torch.no_grad():
+            out = started.generate(plain, do_sample=False, max_new_tokens=NEW, eos_token_id=None)
+        assert out[0, 0].item() == START
+        save_file({"plain": out.contiguous()}, str(d / "gen_start.safetensors"))
     (d / "case.json").write_text(json.dumps({"outputs": list(names), "new_tokens": NEW}))
 
 

@@ -6,7 +6,8 @@ with the checkpoint's own lm_head.weight (flan-t5's layout, which
 from_pretrained unties).  Greedy generation of 20 tokens token-for-token
 equal on a right-padded batch with its mask (the encoder's self-attention
 and the decoder's cross-attention masked), every step's logits within 1e-4;
-an unpadded row without eos; the padded forward within 1e-4 in float32,
+an unpadded row without eos; the decoder's start token from
+generation_config.json or --decoder-start-token-id over the config's; the padded forward within 1e-4 in float32,
 argmax equal, bfloat16 within torch's own bf16-vs-f32 gap."""
 import hashlib
 import json
@@ -67,6 +68,27 @@ def test_generate_without_a_mask_or_eos_runs_every_step(fixtures, run, case):
     want = load_file(str(d / "gen.safetensors"))["plain"]
     assert doc["sequences"] == want.tolist()
     assert doc["new_tokens"] == oracle.NEW and len(doc["sequences"][0]) == 1 + oracle.NEW
+
+
+def test_the_start_token_comes_from_generation_config_then_the_option(fixtures, run):
+    d, weights = _model(fixtures, oracle.START_CASE)
+    plain = ",".join(map(str, load_file(str(d / "inputs.safetensors"))["plain_ids"][0].tolist()))
+    want = load_file(str(d / "gen_start.safetensors"))["plain"].tolist()
+    common = ["--input-ids", plain, "--max-new-tokens", oracle.NEW, "--eos-token-id", "none", "--json"]
+    from_file = run("generate", d / "model_start", "--weights", d / "model_start", *common)
+    assert from_file.returncode == 0, from_file.stdout + from_file.stderr
+    assert json.loads(from_file.stdout)["sequences"] == want and want[0][0] == oracle.START
+    given = run("generate", d / "model", *weights, *common, "--decoder-start-token-id", oracle.START)
+    assert given.returncode == 0, given.stdout + given.stderr
+    assert json.loads(given.stdout)["sequences"] == want
+
+
+def test_a_start_token_outside_the_vocabulary_is_an_error(fixtures, run):
+    d, weights = _model(fixtures, oracle.START_CASE)
+    result = run("generate", d / "model", *weights, "--input-ids", "5,6,1", "--max-new-tokens", 2,
+                 "--decoder-start-token-id", oracle.VOCAB)
+    assert result.returncode == 1
+    assert "index out of range" in result.stderr and str(oracle.VOCAB) in result.stderr
 
 
 def _run_padded(run, d, tmp_path, *extra):
