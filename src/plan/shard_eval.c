@@ -83,6 +83,23 @@ static bool check(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_opt
     return true;
 }
 
+/* Per recompute mode and stage, the forward FLOPs one micro-batch of
+ * the stage's units recomputes (recompute[mode * P + s]; none's 0). */
+static double *stage_recompute(mtk_ctx *ctx, const mtk_shard_analysis *a, int32_t P, const int32_t *first)
+{
+    double *out = mtk_ctx_alloc(ctx, 3 * (size_t)P * sizeof *out);
+    if (!out) return NULL;
+    for (int32_t r = MTK_RECOMPUTE_SELECTIVE; r <= MTK_RECOMPUTE_FULL; r++) {
+        for (int32_t s = 0; s < P; s++) {
+            double sum = s == 0 ? a->units[SHARD_UNIT_PRE(a)].recompute_flops[r] : 0.0;
+            if (s == P - 1) sum += a->units[SHARD_UNIT_POST(a)].recompute_flops[r];
+            for (int32_t l = first[s]; l < first[s + 1]; l++) sum += a->units[l].recompute_flops[r];
+            out[(size_t)r * (size_t)P + (size_t)s] = sum;
+        }
+    }
+    return out;
+}
+
 /* Contiguous stages minimizing the most expensive one (FLOPs; the
  * embedding with layer 0, the head and loss with the last layer). */
 static int32_t *partition(mtk_ctx *ctx, const mtk_shard_analysis *a, int32_t P, double **stage_flops)
@@ -312,11 +329,14 @@ mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mt
     if (same_pp && same_pp->options.pp == o->pp) {
         plan->stage_first_layer = same_pp->stage_first_layer;
         plan->stage_flops = same_pp->stage_flops;
+        plan->stage_recompute_flops = same_pp->stage_recompute_flops;
     } else {
         double *flops;
         plan->stage_first_layer = partition(ctx, a, o->pp, &flops);
         if (!plan->stage_first_layer) return NULL;
         plan->stage_flops = flops;
+        plan->stage_recompute_flops = stage_recompute(ctx, a, o->pp, plan->stage_first_layer);
+        if (!plan->stage_recompute_flops) return NULL;
     }
     bool sharded = o->fsdp || o->zero == 3;
     const mtk_shard_options *lo = same_tp ? &same_tp->options : NULL;

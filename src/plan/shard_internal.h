@@ -37,6 +37,9 @@ typedef struct shard_unit {
                                    selective recompute drops               */
     shard_bytes transient;      /* the largest node working set             */
     shard_bytes input;          /* the layer's input (full recompute keeps) */
+    double recompute_flops[3];  /* [mtk_shard_recompute]: forward FLOPs of
+                                   the nodes its backward recomputes (the
+                                   replay's checkpoints'; none: 0)         */
 } shard_unit;
 
 /* A module that tensor or expert parallelism makes communicate. */
@@ -70,6 +73,9 @@ typedef struct shard_raw {
     int32_t *node_unit;         /* per node: SHARD_UNIT_* or a layer         */
     bool *node_sharded;         /* its first output sharded by tp            */
     int64_t *flops;             /* per node its FLOPs, then ws               */
+    uint8_t *node_recomputed;   /* per node: bit 1 << mtk_shard_recompute
+                                   when that mode's replay recomputes it;
+                                   NULL: not replayed                      */
     int64_t *ws;                /* per node [forward, backward] working set  */
     int32_t *saved_unit;        /* per saved storage (each once)             */
     uint8_t *saved_flags;       /* 1: sharded by tp, 2: an attention core's
