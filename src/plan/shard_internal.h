@@ -143,6 +143,26 @@ bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis
 mtk_shard_analysis *shard_analysis_at(mtk_ctx *ctx, const mtk_shard_analysis *a1, const mtk_shard_analysis *a2,
                                       int64_t m);
 
+/* Expert parallelism on transformers' expert mesh: the ep ranks of a
+ * group are consecutive in the stage's tp x dp world (position t + tp d),
+ * so an ep that is a multiple of tp spans the tensor-parallel ranks.
+ * The expert-parallel index of rank (t, d), and the replica of its
+ * experts (of tp dp / ep, the ranks that hold the same ones). */
+static inline int32_t shard_expert_index(const mtk_shard_options *o, int32_t t, int32_t d)
+{
+    return (int32_t)(((int64_t)t + (int64_t)o->tp * d) % o->ep);
+}
+
+static inline int32_t shard_expert_replica(const mtk_shard_options *o, int32_t t, int32_t d)
+{
+    return (int32_t)(((int64_t)t + (int64_t)o->tp * d) / o->ep);
+}
+
+static inline int32_t shard_expert_replicas(const mtk_shard_options *o)
+{
+    return (int32_t)((int64_t)o->tp * o->dp / o->ep);
+}
+
 #define SHARD_UNIT_PRE(a) ((a)->nlayers)
 #define SHARD_UNIT_POST(a) ((a)->nlayers + 1)
 

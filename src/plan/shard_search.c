@@ -55,7 +55,7 @@ static int64_t budget_of(const mtk_shard_search_options *so)
 static double link_gbps(const mtk_shard_search_options *so, const mtk_shard_options *o, int32_t g)
 {
     int64_t span = g == 0 ? o->tp : g == 1 ? (int64_t)o->tp * o->dp : g == 2 ? (int64_t)o->tp * o->dp * o->pp
-                                                                             : (int64_t)o->tp * o->ep;
+                                                                             : (int64_t)o->ep;
     return span <= so->gpu.gpus_per_node ? so->gpu.nvlink_gbps : so->gpu.ib_gbps;
 }
 
@@ -471,8 +471,9 @@ static bool search_meshes(search_state *st)
         for (int32_t pp = 1; pp <= n / tp; pp++) {
             if ((n / tp) % pp) continue;
             int32_t dp = n / tp / pp;
-            for (int32_t ep = 1; ep <= dp; ep++) {
-                if (dp % ep) continue;
+            for (int32_t ep = 1; ep <= tp * dp; ep++) {
+                /* transformers' expert mesh: a multiple of tp dividing tp x dp */
+                if (ep > 1 && (ep % tp || (tp * dp) % ep)) continue;
                 if (!search_mesh_micros(st, tp, pp, dp, ep)) return false;
             }
         }
