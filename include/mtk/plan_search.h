@@ -67,6 +67,8 @@ typedef struct mtk_shard_estimate {
     double bubble_seconds;      /* (pp - 1) micro-batch slots idle           */
     double bubble;              /* (pp - 1) / (micro_batches + pp - 1)       */
     double mfu;                 /* model FLOPs / (step x gpus x peak)        */
+    double recompute_flops;     /* FLOPs the step's backward recomputes, all
+                                   GPUs (counted in compute, not in MFU)   */
 } mtk_shard_estimate;
 
 /* The estimate of a plan made by mtk_shard_evaluate (or

@@ -168,6 +168,11 @@ typedef struct mtk_shard_plan {
     const int32_t *stage_first_layer; /* pp + 1 entries: stage s holds layers
                                    [first[s], first[s + 1])                  */
     const double *stage_flops;  /* forward FLOPs of each stage's micro-batch */
+    const double *stage_recompute_flops; /* [recompute * pp + stage], per
+                                   mtk_shard_recompute: the forward FLOPs
+                                   one micro-batch of the stage recomputes
+                                   in its backward (training; the traced
+                                   nodes the replay's checkpoints rerun)   */
     const mtk_shard_param *params;
     int32_t nparams;
     const mtk_shard_rank *ranks; /* world_size, by rank                      */

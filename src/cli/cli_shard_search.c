@@ -43,6 +43,7 @@ cJSON *cli_shard_estimate_json(const mtk_shard_estimate *e)
     cJSON_AddNumberToObject(j, "bubble", e->bubble);
     cJSON_AddNumberToObject(j, "bottleneck_stage", e->bottleneck_stage);
     cJSON_AddNumberToObject(j, "mfu", e->mfu);
+    cJSON_AddNumberToObject(j, "recompute_flops", e->recompute_flops);
     cJSON_AddNumberToObject(j, "peak_bytes", (double)e->peak_bytes);
     cJSON_AddNumberToObject(j, "budget_bytes", (double)e->budget_bytes);
     cJSON_AddNumberToObject(j, "headroom_bytes", (double)(e->budget_bytes - e->peak_bytes));
@@ -58,6 +59,9 @@ void cli_shard_estimate_print(const mtk_shard_estimate *e, FILE *out)
             e->step_seconds, e->compute_seconds, e->communication_seconds, e->bubble_seconds, 100.0 * e->mfu,
             (double)e->peak_bytes / GIB, (double)e->budget_bytes / GIB, e->fits ? "headroom" : "OVER by",
             (double)(e->fits ? e->budget_bytes - e->peak_bytes : e->peak_bytes - e->budget_bytes) / GIB);
+    if (e->recompute_flops > 0)
+        fprintf(out, "recompute: %.6g FLOPs a step rerun in the backward (in compute, not in MFU)\n",
+                e->recompute_flops);
 }
 
 static void print_row(int i, const mtk_shard_estimate *e)

@@ -43,6 +43,9 @@ typedef struct mem_graph {
     bool attention_cores;       /* checkpointing wraps each attention core
                                    (mem_attention_cores: selective
                                    recompute) instead of the units         */
+    uint8_t *recomputed;        /* not NULL (nnodes, zeroed by the caller):
+                                   set to 1 for each node a checkpoint's
+                                   recompute runs in the backward          */
     bool node_peaks;            /* the timeline also records a node's own
                                    peak (its outputs, gradients and
                                    workspace with what it frees still

@@ -373,6 +373,21 @@ static void run_forward(mem_sim *s, bool training)
 
 /* ----------------------------------------------------------- backward */
 
+/* The nodes torch's non-reentrant checkpoint reruns of a unit [first,
+ * stop] (stop: its last node that saves): with early stopping (torch's
+ * default) the recompute ends when the last saved tensor is packed, and
+ * a node packs the inputs it saves before its kernel runs, its outputs
+ * after; so the last node runs only when it saves an output of its own
+ * or a new tensor (sdpa's logsumexp), not when it saves only its inputs
+ * (a matmul's).  The replay still allocates that node's outputs. */
+static void mark_recomputed(const mem_graph *g, int32_t first, int32_t stop)
+{
+    const mtk_graph_node *last = &g->nodes[stop];
+    bool runs = false;
+    for (int32_t k = 0; k < last->nsaved; k++) runs |= last->saved[k].kind != MTK_SAVED_INPUT;
+    for (int32_t n = first; n <= stop; n++) g->recomputed[n] = (uint8_t)(n < stop || runs);
+}
+
 static void recompute_unit(mem_sim *s, int32_t u)
 {
     int32_t first = s->unit_first[u], stop = s->unit_stop[u];
@@ -383,6 +398,7 @@ static void recompute_unit(mem_sim *s, int32_t u)
     s->rc_stop = stop;
     int32_t fork = rng_state(s); /* fork_rng keeps the generator's state while it recomputes */
     for (int32_t n = first; n <= stop && !s->oom; n++) forward_node(s, n, s->need[n], true, false);
+    if (s->g->recomputed) mark_recomputed(s->g, first, stop);
     if (fork >= 0) mem_buf_unref(s, fork);
     /* what the recompute made and still holds for the forward's sake */
     for (int32_t n = first; n <= stop; n++) {

@@ -246,6 +246,8 @@ static void measure_units(mtk_shard_analysis *a, const shard_raw *raw)
         int32_t u = raw->node_unit[n];
         shard_unit *unit = &a->units[u];
         unit->flops += (double)raw->flops[n];
+        for (int32_t r = MTK_RECOMPUTE_SELECTIVE; raw->node_recomputed && r <= MTK_RECOMPUTE_FULL; r++)
+            if (raw->node_recomputed[n] & (1u << r)) unit->recompute_flops[r] += (double)raw->flops[n];
         int64_t fwd = raw->ws[2 * n], bwd = raw->ws[2 * n + 1];
         int64_t ws = a->options.training && bwd > fwd ? bwd : fwd;
         if (ws > best[u]) {
@@ -302,7 +304,8 @@ static bool covers(const shard_point *q, const shard_point *p)
  * its second step) without recompute, with gradient checkpointing of each
  * layer (full) or of each attention core (selective), or inference's
  * forward under no_grad. */
-static mtk_memory_plan *replay_one(mtk_shard_analysis *a, const mtk_plan_model *pm, mtk_shard_recompute recompute)
+static mtk_memory_plan *replay_one(mtk_shard_analysis *a, const mtk_plan_model *pm, mtk_shard_recompute recompute,
+                                   uint8_t *recomputed)
 {
     const mtk_graph *g = pm->graph;
     bool training = a->options.training;
@@ -321,6 +324,7 @@ static mtk_memory_plan *replay_one(mtk_shard_analysis *a, const mtk_plan_model *
     mg.units = pm->layers;
     mg.nunits = pm->nlayers;
     mg.attention_cores = recompute == MTK_RECOMPUTE_SELECTIVE;
+    mg.recomputed = recomputed;
     /* a node's own peak (a backward node's gradients with its saved
        tensors still held: the training step's, often); inference keeps
        the states after each node, which FSDP's no_grad rule was fitted
@@ -342,9 +346,10 @@ static mtk_memory_plan *replay_one(mtk_shard_analysis *a, const mtk_plan_model *
 
 /* The step as mtk memory replays it, each timeline point tagged with the
  * unit of its node: what the evaluation lays FSDP's gathers and the
- * ranks' shares over.  Training replays it twice, without gradient
- * checkpointing (points [0, nfirst)) and with it (full recompute, the
- * rest); inference once, its forward. */
+ * ranks' shares over.  Training replays it three times, without gradient
+ * checkpointing, with each layer checkpointed (full recompute) and with
+ * each attention core (selective), and marks the nodes each recompute
+ * reruns (raw->node_recomputed); inference once, its forward. */
 static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, shard_raw *raw)
 {
     int32_t nn = raw->nnodes, runs = a->options.training ? 3 : 1;
@@ -352,9 +357,15 @@ static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, shard
     const mtk_shard_recompute modes[3] = { MTK_RECOMPUTE_NONE, MTK_RECOMPUTE_FULL, MTK_RECOMPUTE_SELECTIVE };
     mtk_memory_plan *plans[3];
     int32_t nt = 0;
+    uint8_t *once = mtk_ctx_alloc_uninit(a->ctx, (size_t)(nn ? nn : 1));
+    raw->node_recomputed = mtk_ctx_alloc(a->ctx, (size_t)(nn ? nn : 1));
+    if (!once || !raw->node_recomputed) return false;
     for (int32_t r = 0; r < runs; r++) {
-        if (!(plans[r] = replay_one(a, pm, modes[r]))) return false;
+        memset(once, 0, (size_t)(nn ? nn : 1));
+        if (!(plans[r] = replay_one(a, pm, modes[r], modes[r] != MTK_RECOMPUTE_NONE ? once : NULL))) return false;
         nt += plans[r]->ntimeline;
+        for (int32_t n = 0; modes[r] != MTK_RECOMPUTE_NONE && n < nn; n++)
+            if (once[n]) raw->node_recomputed[n] |= (uint8_t)(1u << modes[r]);
     }
     if (nt < 1) nt = 1;
     raw->point_unit = mtk_ctx_alloc_uninit(a->ctx, (size_t)nt * sizeof *raw->point_unit);

@@ -83,13 +83,13 @@ void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         const mtk_shard_param *p = &plan->params[i];
         bool copy = i == a->tied_param && s == o->pp - 1 && s != p->stage;
         if (p->stage != s && !copy) continue;
-        int32_t index = p->expert ? d % o->ep : p->nlocal > 1 ? t : 0;
+        int32_t index = p->expert ? shard_expert_index(o, t, d) : p->nlocal > 1 ? t : 0;
         int64_t n = numel(p->local_shapes + (size_t)index * (size_t)p->ndim, p->ndim);
         int64_t item = (int64_t)mtk_dtype_size(p->dtype);
         sums->params[p->expert] += n * item;
         sums->states[p->expert] += n * state_bytes(p->dtype);
         /* FSDP2 pads each shard's storage to ceil(dim 0 / dp) rows */
-        int64_t groups = p->expert ? o->dp / o->ep : o->dp;
+        int64_t groups = p->expert ? shard_expert_replicas(o) : o->dp;
         const int64_t *ls = p->local_shapes + (size_t)index * (size_t)p->ndim;
         int64_t fn = p->ndim > 0 && ls[0] > 0 ? ceil_div(ls[0], groups) * (n / ls[0]) : n;
         sums->fsdp_params += fn * item;
@@ -111,7 +111,7 @@ static void model_states(const shard_state_sums *sums, const mtk_shard_options *
                          int64_t *gathered)
 {
     const int64_t *pb = sums->params, *ob = sums->states;
-    int64_t groups[2] = { o->dp, o->dp / (o->ep > 0 ? o->ep : 1) };
+    int64_t groups[2] = { o->dp, o->ep > 0 ? shard_expert_replicas(o) : o->dp };
     int64_t params = pb[0] + pb[1], grads = params, states = ob[0] + ob[1];
     if (o->fsdp || o->zero == 3) {
         params = sums->fsdp_params, grads = sums->fsdp_params, states = sums->fsdp_states;
@@ -242,7 +242,7 @@ static bool replay_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_s
         const mtk_shard_param *p = &plan->params[i];
         int64_t item = (int64_t)mtk_dtype_size(p->dtype), n = numel(p->local_shapes, p->ndim);
         int64_t global = numel(p->shape, p->ndim) * item;
-        int64_t groups = p->expert ? o->dp / o->ep : o->dp;
+        int64_t groups = p->expert ? shard_expert_replicas(o) : o->dp;
         int64_t rows = p->ndim > 0 ? p->local_shapes[0] : 1, rest = rows > 0 ? n / rows : 0;
         int64_t shard = p->ndim > 0 ? ceil_div(rows, groups) * rest : n;
         int64_t padded = p->ndim > 0 ? shard * groups : n;
@@ -648,6 +648,41 @@ static void add(comm_list *l, mtk_collective op, const char *group, int32_t stag
     l->items[l->n++] = (mtk_shard_comm){ op, group, stage, what, count, bytes };
 }
 
+/* transformers' expert dispatch (its ep_dispatch_experts rule) of one
+ * MoE layer, per micro-batch.  The tp ranks share their batch.  At
+ * inference with ep == tp (the expert group is the tp group) AutoEP
+ * takes AllReduceEP: each rank runs its own experts on the whole batch
+ * and the outputs are all-reduced.  Otherwise AllToAllEP: each rank
+ * keeps its torch.chunk of the rows over tp (the first, ceil(rows / tp),
+ * on the rank counted), all-to-alls the per-expert token counts (int64,
+ * one per global expert; no backward), then its (row, expert) pairs out
+ * and their results back, and the tp ranks all-gather the combined rows;
+ * the backward all-to-alls those two again and all-gathers the slices'
+ * gradients (the rows and their routing weights). */
+static void ep_comms(const mtk_shard_analysis *a, const mtk_shard_options *o, const shard_site *site, int32_t s,
+                     int64_t m, comm_list *l)
+{
+    int64_t in = site->in_bytes, out = site->out_bytes, k = a->top_k > 0 ? a->top_k : 1;
+    if (!o->training && o->ep == o->tp) {
+        add(l, MTK_COLL_ALL_REDUCE, "ep", s, "experts' partial outputs", m, m * out);
+        return;
+    }
+    int64_t item = (int64_t)mtk_dtype_size(a->dtype), row = a->hidden * item;
+    int64_t rows = row > 0 && in % row == 0 ? in / row : 0; /* (rows, hidden) */
+    int64_t slice = rows > 0 ? ceil_div(rows, o->tp) : 0; /* rows a rank keeps */
+    int64_t sent = rows > 0 ? slice * row * k : ceil_div(in, o->tp) * k;
+    /* DTensor gathers the uneven Shard(0) slices padded to tp x slice rows */
+    int64_t gathered = rows > 0 ? slice * o->tp : 0;
+    add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "tokens per expert", m, m * a->experts * 8);
+    add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "token dispatch and combine", 2 * m, 2 * m * sent);
+    if (o->tp > 1) add(l, MTK_COLL_ALL_GATHER, "tp", s, "combined expert rows", m, m * (rows > 0 ? gathered * row : out));
+    if (!o->training) return;
+    add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "their gradients", 2 * m, 2 * m * sent);
+    if (o->tp > 1)
+        add(l, MTK_COLL_ALL_GATHER, "tp", s, "row slices' and routing weights' gradients", 2 * m,
+            m * (rows > 0 ? gathered * (row + k * item) : in));
+}
+
 /* Tensor and expert parallelism: per site, per micro-batch. */
 static void tp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, comm_list *l)
 {
@@ -662,15 +697,7 @@ static void tp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
         int64_t in = site->in_bytes, out = site->out_bytes;
         switch (site->style) {
         case MTK_TP_EP_DISPATCH:
-            if (o->ep > 1) {
-                /* transformers' AllToAllEP: the tokens' per-expert counts
-                   (int64, one per global expert; no backward), then each
-                   (token, expert) row out and its result back */
-                int64_t bytes = in * (a->top_k > 0 ? a->top_k : 1);
-                add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "tokens per expert", m, m * a->experts * 8);
-                add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "token dispatch and combine", 2 * m, 2 * m * bytes);
-                if (train) add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "their gradients", 2 * m, 2 * m * bytes);
-            }
+            if (o->ep > 1) ep_comms(a, o, site, s, m, l);
             break;
         default: break;
         }

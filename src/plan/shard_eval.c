@@ -63,7 +63,13 @@ static bool check(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_opt
                       o->ep, a->family);
             return false;
         }
-        if (o->dp % o->ep) return fail(ctx, "%s %lld does not divide --dp %lld (experts split inside dp)", o->ep, o->dp, "--ep");
+        /* transformers' DistributedConfig: the expert group spans the
+           tensor-parallel ranks and divides the tp x dp world */
+        if (o->ep % o->tp)
+            return fail(ctx, "%s %lld is not a multiple of --tp %lld (the expert group spans the tensor-parallel ranks)",
+                        o->ep, o->tp, "--ep");
+        if ((int64_t)o->tp * o->dp % o->ep)
+            return fail(ctx, "%s %lld does not divide --tp x --dp = %lld", o->ep, (long long)o->tp * o->dp, "--ep");
         if (a->experts % o->ep) return fail(ctx, "%s: %lld experts are not divisible by --ep %lld", a->experts, o->ep, "model");
     }
     int64_t slices = (int64_t)o->tp * o->dp * (a->nparams + 1);
@@ -81,6 +87,23 @@ static bool check(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_opt
         return false;
     }
     return true;
+}
+
+/* Per recompute mode and stage, the forward FLOPs one micro-batch of
+ * the stage's units recomputes (recompute[mode * P + s]; none's 0). */
+static double *stage_recompute(mtk_ctx *ctx, const mtk_shard_analysis *a, int32_t P, const int32_t *first)
+{
+    double *out = mtk_ctx_alloc(ctx, 3 * (size_t)P * sizeof *out);
+    if (!out) return NULL;
+    for (int32_t r = MTK_RECOMPUTE_SELECTIVE; r <= MTK_RECOMPUTE_FULL; r++) {
+        for (int32_t s = 0; s < P; s++) {
+            double sum = s == 0 ? a->units[SHARD_UNIT_PRE(a)].recompute_flops[r] : 0.0;
+            if (s == P - 1) sum += a->units[SHARD_UNIT_POST(a)].recompute_flops[r];
+            for (int32_t l = first[s]; l < first[s + 1]; l++) sum += a->units[l].recompute_flops[r];
+            out[(size_t)r * (size_t)P + (size_t)s] = sum;
+        }
+    }
+    return out;
 }
 
 /* Contiguous stages minimizing the most expensive one (FLOPs; the
@@ -244,17 +267,17 @@ static bool place_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_sh
         int32_t n = o->without_slices ? 0 : o->tp * o->dp * copies;
         mtk_shard_slice *slices = mtk_ctx_alloc(ctx, (size_t)(n ? n : 1) * sizeof *slices);
         if (!slices) return false;
-        int32_t dp_groups = p->expert ? o->dp / o->ep : o->dp;
+        int32_t dp_groups = p->expert ? shard_expert_replicas(o) : o->dp;
         for (int32_t c = 0; n > 0 && c < copies; c++)
         for (int32_t d = 0; d < o->dp; d++) {
             for (int32_t t = 0; t < o->tp; t++) {
                 mtk_shard_slice *sl = &slices[c * o->tp * o->dp + d * o->tp + t];
                 sl->rank = t + o->tp * (d + o->dp * (c ? o->pp - 1 : p->stage));
-                int32_t index = p->expert ? d % o->ep : parts > 1 ? t : 0;
+                int32_t index = p->expert ? shard_expert_index(o, t, d) : parts > 1 ? t : 0;
                 int32_t nb = place_boxes(p, p->placement, parts, index, boxes);
                 if (p->dp_sharded) {
                     /* FSDP2's Shard(0) over dp of the local tensor */
-                    int32_t di = p->expert ? d / o->ep : d;
+                    int32_t di = p->expert ? shard_expert_replica(o, t, d) : d;
                     for (int32_t b = 0; b < nb; b++) {
                         int64_t off, len;
                         shard_chunk(boxes[b].shape[0], dp_groups, di, &off, &len);
@@ -312,11 +335,14 @@ mtk_shard_plan *shard_layout(mtk_ctx *ctx, const mtk_shard_analysis *a, const mt
     if (same_pp && same_pp->options.pp == o->pp) {
         plan->stage_first_layer = same_pp->stage_first_layer;
         plan->stage_flops = same_pp->stage_flops;
+        plan->stage_recompute_flops = same_pp->stage_recompute_flops;
     } else {
         double *flops;
         plan->stage_first_layer = partition(ctx, a, o->pp, &flops);
         if (!plan->stage_first_layer) return NULL;
         plan->stage_flops = flops;
+        plan->stage_recompute_flops = stage_recompute(ctx, a, o->pp, plan->stage_first_layer);
+        if (!plan->stage_recompute_flops) return NULL;
     }
     bool sharded = o->fsdp || o->zero == 3;
     const mtk_shard_options *lo = same_tp ? &same_tp->options : NULL;

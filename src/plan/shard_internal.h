@@ -37,6 +37,9 @@ typedef struct shard_unit {
                                    selective recompute drops               */
     shard_bytes transient;      /* the largest node working set             */
     shard_bytes input;          /* the layer's input (full recompute keeps) */
+    double recompute_flops[3];  /* [mtk_shard_recompute]: forward FLOPs of
+                                   the nodes its backward recomputes (the
+                                   replay's checkpoints'; none: 0)         */
 } shard_unit;
 
 /* A module that tensor or expert parallelism makes communicate. */
@@ -70,6 +73,9 @@ typedef struct shard_raw {
     int32_t *node_unit;         /* per node: SHARD_UNIT_* or a layer         */
     bool *node_sharded;         /* its first output sharded by tp            */
     int64_t *flops;             /* per node its FLOPs, then ws               */
+    uint8_t *node_recomputed;   /* per node: bit 1 << mtk_shard_recompute
+                                   when that mode's replay recomputes it;
+                                   NULL: not replayed                      */
     int64_t *ws;                /* per node [forward, backward] working set  */
     int32_t *saved_unit;        /* per saved storage (each once)             */
     uint8_t *saved_flags;       /* 1: sharded by tp, 2: an attention core's
@@ -136,6 +142,26 @@ bool shard_analyses_scale(const mtk_shard_analysis *a1, const mtk_shard_analysis
  * memory. */
 mtk_shard_analysis *shard_analysis_at(mtk_ctx *ctx, const mtk_shard_analysis *a1, const mtk_shard_analysis *a2,
                                       int64_t m);
+
+/* Expert parallelism on transformers' expert mesh: the ep ranks of a
+ * group are consecutive in the stage's tp x dp world (position t + tp d),
+ * so an ep that is a multiple of tp spans the tensor-parallel ranks.
+ * The expert-parallel index of rank (t, d), and the replica of its
+ * experts (of tp dp / ep, the ranks that hold the same ones). */
+static inline int32_t shard_expert_index(const mtk_shard_options *o, int32_t t, int32_t d)
+{
+    return (int32_t)(((int64_t)t + (int64_t)o->tp * d) % o->ep);
+}
+
+static inline int32_t shard_expert_replica(const mtk_shard_options *o, int32_t t, int32_t d)
+{
+    return (int32_t)(((int64_t)t + (int64_t)o->tp * d) / o->ep);
+}
+
+static inline int32_t shard_expert_replicas(const mtk_shard_options *o)
+{
+    return (int32_t)((int64_t)o->tp * o->dp / o->ep);
+}
 
 #define SHARD_UNIT_PRE(a) ((a)->nlayers)
 #define SHARD_UNIT_POST(a) ((a)->nlayers + 1)

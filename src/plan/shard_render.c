@@ -89,6 +89,29 @@ static cJSON *param_json(const mtk_shard_plan *plan, const mtk_shard_param *p, i
     return o;
 }
 
+/* The FLOPs one micro-batch of stage s recomputes under the plan's
+ * recompute (training only). */
+static double stage_recompute(const mtk_shard_plan *plan, int32_t s)
+{
+    const mtk_shard_options *o = &plan->options;
+    if (!o->training || !plan->stage_recompute_flops) return 0.0;
+    return plan->stage_recompute_flops[(size_t)o->recompute * (size_t)o->pp + (size_t)s];
+}
+
+/* The step's forward and recomputed FLOPs over every rank: each stage's
+ * per micro-batch, times the micro-batches and the data-parallel
+ * replicas. */
+static void step_flops(const mtk_shard_plan *plan, double *forward, double *recomputed)
+{
+    const mtk_shard_options *o = &plan->options;
+    double k = (double)plan->micro_batches * (double)o->dp;
+    *forward = *recomputed = 0.0;
+    for (int32_t s = 0; s < o->pp; s++) {
+        *forward += plan->stage_flops[s] * k;
+        *recomputed += stage_recompute(plan, s) * k;
+    }
+}
+
 char *mtk_shard_plan_json(mtk_ctx *ctx, const mtk_shard_plan *plan, int32_t rank)
 {
     if (!ctx) return NULL;
@@ -121,6 +144,9 @@ char *mtk_shard_plan_json(mtk_ctx *ctx, const mtk_shard_plan *plan, int32_t rank
     cJSON_AddItemToObject(root, "options", opts);
     cJSON_AddItemToObject(root, "micro_batches", text_json_int(plan->micro_batches));
     cJSON_AddNumberToObject(root, "bubble", plan->bubble);
+    double fwd_step, rc_step;
+    step_flops(plan, &fwd_step, &rc_step);
+    cJSON_AddNumberToObject(root, "recompute_flops", rc_step);
     cJSON *stages = cJSON_CreateArray();
     for (int32_t s = 0; s < o->pp; s++) {
         cJSON *st = cJSON_CreateObject();
@@ -128,6 +154,7 @@ char *mtk_shard_plan_json(mtk_ctx *ctx, const mtk_shard_plan *plan, int32_t rank
         int64_t layers[2] = { plan->stage_first_layer[s], plan->stage_first_layer[s + 1] };
         cJSON_AddItemToObject(st, "layers", ints(layers, 2));
         cJSON_AddNumberToObject(st, "flops", plan->stage_flops[s]);
+        cJSON_AddNumberToObject(st, "recompute_flops", stage_recompute(plan, s));
         cJSON_AddItemToArray(stages, st);
     }
     cJSON_AddItemToObject(root, "stages", stages);
@@ -214,8 +241,15 @@ char *mtk_shard_plan_text(mtk_ctx *ctx, const mtk_shard_plan *plan, int32_t rank
     mtk_text_printf(&t, "mesh: tp %d x pp %d x dp %d = %d ranks (ep %d)%s%s%s\n", o->tp, o->pp, o->dp,
                     plan->world_size, o->ep, o->zero ? ", ZeRO-" : "", o->zero ? (o->zero == 1 ? "1" : o->zero == 2 ? "2" : "3") : "",
                     o->fsdp ? ", FSDP" : "");
-    mtk_text_printf(&t, "micro-batches per step: %" PRId64 ", pipeline bubble (1F1B): %.1f%%\n\n", plan->micro_batches,
+    mtk_text_printf(&t, "micro-batches per step: %" PRId64 ", pipeline bubble (1F1B): %.1f%%\n", plan->micro_batches,
                     100.0 * plan->bubble);
+    double fwd_step, rc_step;
+    step_flops(plan, &fwd_step, &rc_step);
+    if (o->training && o->recompute != MTK_RECOMPUTE_NONE)
+        mtk_text_printf(&t, "recompute (%s): %.6g FLOPs a step rerun in the backward, %.1f%% of the forward's %.6g\n",
+                        o->recompute == MTK_RECOMPUTE_FULL ? "full" : "selective", rc_step,
+                        fwd_step > 0 ? 100.0 * rc_step / fwd_step : 0.0, fwd_step);
+    mtk_text_printf(&t, "\n");
     mtk_text_printf(&t, "%-6s %-8s %12s %12s %12s %12s %12s %12s\n", "stage", "layers", "params", "grads", "optimizer",
                     "activations", "transient", "peak");
     for (int32_t s = 0; s < o->pp; s++) {

@@ -55,7 +55,7 @@ static int64_t budget_of(const mtk_shard_search_options *so)
 static double link_gbps(const mtk_shard_search_options *so, const mtk_shard_options *o, int32_t g)
 {
     int64_t span = g == 0 ? o->tp : g == 1 ? (int64_t)o->tp * o->dp : g == 2 ? (int64_t)o->tp * o->dp * o->pp
-                                                                             : (int64_t)o->tp * o->ep;
+                                                                             : (int64_t)o->ep;
     return span <= so->gpu.gpus_per_node ? so->gpu.nvlink_gbps : so->gpu.ib_gbps;
 }
 
@@ -73,18 +73,24 @@ static double wire_factor(int32_t op, int64_t n)
     }
 }
 
-/* The estimate from a plan's per-stage FLOPs and collectives' bytes
- * (pp x CELLS) and its largest peak. */
+/* The estimate from a plan's per-stage FLOPs (forward, and recomputed
+ * under each mode: stage_recompute[mode * pp + s]) and collectives'
+ * bytes (pp x CELLS) and its largest peak. */
 static void estimate(const mtk_shard_search_options *so, const mtk_shard_options *o, int64_t m,
-                     const double *stage_flops, const int64_t *bytes, int64_t peak, mtk_shard_estimate *e)
+                     const double *stage_flops, const double *stage_recompute, const int64_t *bytes, int64_t peak,
+                     mtk_shard_estimate *e)
 {
     double flops_s = so->gpu.tflops * 1e12 * so->efficiency;
-    double passes = o->training ? (o->recompute == MTK_RECOMPUTE_FULL ? 4.0 : 3.0) : 1.0;
+    double passes = o->training ? 3.0 : 1.0;
+    const double *recompute = o->training ? stage_recompute + (size_t)o->recompute * (size_t)o->pp : NULL;
     double worst = -1.0, worst_compute = 0.0, worst_comm = 0.0, dp_seconds = 0.0, model_flops = 0.0;
+    double recompute_flops = 0.0;
     int32_t bottleneck = 0;
     for (int32_t s = 0; s < o->pp; s++) {
-        double compute = stage_flops[s] * passes / (double)o->tp / flops_s, comm = 0.0, dp = 0.0;
+        double rc = recompute ? recompute[s] : 0.0;
+        double compute = (stage_flops[s] * passes + rc) / (double)o->tp / flops_s, comm = 0.0, dp = 0.0;
         model_flops += stage_flops[s];
+        recompute_flops += rc;
         for (int32_t op = 0; op < SHARD_NOPS; op++) {
             for (int32_t g = 0; g < SHARD_NGROUPS; g++) {
                 int64_t b = bytes[(size_t)s * CELLS + (size_t)(op * SHARD_NGROUPS + g)];
@@ -112,6 +118,7 @@ static void estimate(const mtk_shard_search_options *so, const mtk_shard_options
     e->step_seconds = e->compute_seconds + e->communication_seconds + e->bubble_seconds;
     e->bubble = o->pp > 1 ? (double)(o->pp - 1) / (double)(m + o->pp - 1) : 0.0;
     model_flops *= (o->training ? 3.0 : 1.0) * (double)m * (double)o->dp;
+    e->recompute_flops = recompute_flops * (double)m * (double)o->dp;
     int64_t world = (int64_t)o->tp * o->pp * o->dp;
     e->mfu = e->step_seconds > 0 ? model_flops / (e->step_seconds * (double)world * so->gpu.tflops * 1e12) : 0.0;
 }
@@ -163,7 +170,7 @@ bool mtk_shard_plan_estimate(mtk_ctx *ctx, const mtk_shard_plan *plan, const mtk
     int64_t peak = 0;
     for (int32_t r = 0; r < plan->world_size; r++)
         if (plan->ranks[r].peak_bytes > peak) peak = plan->ranks[r].peak_bytes;
-    estimate(so, o, plan->micro_batches, plan->stage_flops, bytes, peak, e);
+    estimate(so, o, plan->micro_batches, plan->stage_flops, plan->stage_recompute_flops, bytes, peak, e);
     return true;
 }
 
@@ -388,7 +395,8 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
                     }
                 }
                 mtk_shard_estimate e;
-                estimate(st->so, o, plan->micro_batches, plan->stage_flops, bytes, peak, &e);
+                estimate(st->so, o, plan->micro_batches, plan->stage_flops, plan->stage_recompute_flops, bytes, peak,
+                         &e);
                 e.options.without_slices = false;
                 st->result->searched++;
                 if (e.fits) {
@@ -463,8 +471,9 @@ static bool search_meshes(search_state *st)
         for (int32_t pp = 1; pp <= n / tp; pp++) {
             if ((n / tp) % pp) continue;
             int32_t dp = n / tp / pp;
-            for (int32_t ep = 1; ep <= dp; ep++) {
-                if (dp % ep) continue;
+            for (int32_t ep = 1; ep <= tp * dp; ep++) {
+                /* transformers' expert mesh: a multiple of tp dividing tp x dp */
+                if (ep > 1 && (ep % tp || (tp * dp) % ep)) continue;
                 if (!search_mesh_micros(st, tp, pp, dp, ep)) return false;
             }
         }

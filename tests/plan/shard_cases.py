@@ -94,6 +94,22 @@ def ep_cases():
     return [(f, dict(config=config(f), eps=EPS, forward=FORWARD)) for f in EP_FAMILIES]
 
 
+# expert parallelism with tensor parallelism (torch_ep_tp.py, cached in
+# torch_ep_tp_cache.json): [tp, fsdp (mtk's dp), ep] meshes, the last one
+# transformers refuses (ep not a multiple of tp)
+EP_TP_CACHE = os.path.join(HERE, "torch_ep_tp_cache.json")
+EP_TP_FAMILIES = ["mixtral", "qwen3_moe"]
+EP_TP_MESHES = [[2, 2, 2], [2, 2, 4], [2, 4, 4], [4, 2, 4], [4, 2, 2]]
+
+
+def ep_tp_cases():
+    return [(f, dict(config=config(f), meshes=EP_TP_MESHES, forward=FORWARD)) for f in EP_TP_FAMILIES]
+
+
+def ep_tp_measured(case, cache):
+    return measured(case, cache, "torch_ep_tp.py", EP_TP_CACHE)
+
+
 def key(case, scripts=("torch_shard.py",)):
     src = b""
     for name in scripts:
@@ -113,7 +129,8 @@ def load_cache(path=CACHE):
 def measured(case, cache, script="torch_shard.py", path=CACHE):
     """transformers' answer for case, measured now (a fresh process: the
     fake process group is per process) if the cache lacks it."""
-    k = key(case, (script, "torch_shard.py") if script != "torch_shard.py" else (script,))
+    scripts = {"torch_shard.py": ("torch_shard.py",), "torch_ep_tp.py": (script, "torch_ep.py", "torch_shard.py")}
+    k = key(case, scripts.get(script, (script, "torch_shard.py")))
     if k not in cache:
         r = subprocess.run([sys.executable, os.path.join(HERE, script), json.dumps(case)],
                            capture_output=True, text=True, timeout=600, cwd=HERE)

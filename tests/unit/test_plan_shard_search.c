@@ -41,12 +41,13 @@ static int32_t brute_force(mtk_ctx *ctx, const char *model, const mtk_shard_sear
         for (int32_t pp = 1; tp * pp <= so->gpus; pp++) {
             if (so->gpus % (tp * pp)) continue;
             int32_t dp = so->gpus / (tp * pp);
-            for (int32_t ep = 1; ep <= dp; ep++)
+            for (int32_t ep = 1; ep <= tp * dp; ep++)
             for (int32_t z = 0; z < 5; z++)
             for (int32_t sp = 0; sp <= (tp > 1); sp++)
             for (int32_t rc = 0; rc < 3; rc++) {
                 if (dp == 1 && z > 0) continue;
-                if (dp % ep) break;
+                /* transformers' expert mesh: ep a multiple of tp dividing tp x dp */
+                if (ep > 1 && (ep % tp || (tp * dp) % ep)) break;
                 o.tp = tp, o.pp = pp, o.dp = dp, o.ep = ep;
                 o.zero = z < 4 ? z : 0, o.fsdp = z == 4, o.sp = sp, o.recompute = (mtk_shard_recompute)rc;
                 o.without_slices = true;
