@@ -462,6 +462,22 @@ static void linear_gradients_are_views_where_torch_makes_them_by_t_and_reshape(v
     mtk_ctx_free(ctx);
 }
 
+static mtk_tensor *transpose_of(mtk_ctx *ctx, mtk_tensor *x) { return mtk_transpose(ctx, x, 0, 1); }
+
+static void transposes_gradient_is_the_incoming_one_as_a_view(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    const mtk_graph *g = graph_of(ctx, net, transpose_of, grad_input(ctx, MTK_FLOAT32, 2, SHAPE(3, 5)),
+                                  MTK_DEVICE_KIND_CPU);
+    const mtk_graph_node *n = node_named(g, "transpose");
+    assert_int_equal(n->nbackward, 1);
+    assert_int_equal(n->backward[0].nbytes, 0);
+    assert_true(n->backward[0].view);
+    mtk_ctx_free(ctx);
+}
+
 /* ------------------------------------------------------- tracing a model */
 
 static void plan_trace_model_traces_the_training_forward_with_its_loss(void **state)
@@ -602,6 +618,7 @@ int main(void)
         cmocka_unit_test(matmul_saves_a_copy_where_the_batch_reshape_cannot_view),
         cmocka_unit_test(backward_column_gives_gradients_and_forward_workspace),
         cmocka_unit_test(linear_gradients_are_views_where_torch_makes_them_by_t_and_reshape),
+        cmocka_unit_test(transposes_gradient_is_the_incoming_one_as_a_view),
         cmocka_unit_test(fused_ops_report_the_transients_of_transformers_compositions),
         cmocka_unit_test(plan_trace_model_traces_the_training_forward_with_its_loss),
         cmocka_unit_test(plan_trace_model_refuses_what_it_does_not_model),
