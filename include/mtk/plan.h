@@ -80,6 +80,10 @@ typedef struct mtk_backward_alloc {
                                    -1: a temporary freed when the node's
                                    backward ends                            */
     int64_t nbytes;
+    bool view;                  /* the gradient reaches its input as a view
+                                   of this allocation (linear's weight: the
+                                   t() of TBackward0), so an InputBuffer
+                                   cannot add into it in place              */
 } mtk_backward_alloc;
 
 typedef struct mtk_graph_node {

@@ -169,7 +169,9 @@ static mtk_module *feed_forward(const model_config *c, const t5_spec *s)
 
 /* _relative_position_bucket of (Q, K) int64 relative positions (memory -
  * query): bidirectional halves the buckets by sign; below max_exact
- * exact, then logarithmic up to max_distance, capped at the last. */
+ * exact, then logarithmic up to max_distance, capped at the last.  Its
+ * locals (the positions' abs or clamp, is_small, the large buckets) live
+ * until it returns, as the Python frame keeps them. */
 static mtk_tensor *relative_bucket(mtk_ctx *ctx, mtk_tensor *rel, const t5_attention_config *c)
 {
     int64_t buckets = c->buckets;
@@ -191,7 +193,10 @@ static mtk_tensor *relative_bucket(mtk_ctx *ctx, mtk_tensor *rel, const t5_atten
     mtk_tensor *large = mtk_add_scalar(ctx, mtk_to_dtype(ctx, scaled, MTK_INT64), mtk_value_int(max_exact));
     large = mtk_minimum(ctx, large, mtk_full_like(ctx, large, (double)(buckets - 1), MTK_DTYPE_UNDEFINED));
     mtk_tensor *picked = mtk_where(ctx, is_small, rel, large);
-    return base ? mtk_add(ctx, base, picked) : mtk_add_scalar(ctx, picked, mtk_value_int(0));
+    mtk_tensor *out = base ? mtk_add(ctx, base, picked) : mtk_add_scalar(ctx, picked, mtk_value_int(0));
+    bool held = models_blocks_held_until_here(ctx, rel) && models_blocks_held_until_here(ctx, is_small) &&
+                models_blocks_held_until_here(ctx, large);
+    return held ? out : NULL;
 }
 
 mtk_tensor *models_t5_position_bias(mtk_module *m, int64_t q_len, int64_t k_len, int64_t past, const mtk_tensor *like)
@@ -203,11 +208,17 @@ mtk_tensor *models_t5_position_bias(mtk_module *m, int64_t q_len, int64_t k_len,
     mtk_tensor *context = mtk_add_scalar(ctx, mtk_view(ctx, mtk_arange_int(ctx, 0, q_len, 1, MTK_INT64), col, 2),
                                          mtk_value_int(past)); /* (Q, 1) + past_seen_tokens */
     mtk_tensor *memory = mtk_view(ctx, mtk_arange_int(ctx, 0, k_len, 1, MTK_INT64), row, 2); /* (1, K) */
-    mtk_tensor *bucket = relative_bucket(ctx, mtk_sub(ctx, memory, context), c); /* (Q, K) */
+    mtk_tensor *rel = mtk_sub(ctx, memory, context);
+    mtk_tensor *bucket = relative_bucket(ctx, rel, c); /* (Q, K) */
     mtk_ctx_pop_device(ctx);
     mtk_tensor *values = mtk_module_forward(child(m, 4), bucket); /* (Q, K, H) */
     int64_t perm[3] = { 2, 0, 1 };
-    return mtk_unsqueeze(ctx, mtk_permute(ctx, values, perm, 3), 0); /* (1, H, Q, K) */
+    mtk_tensor *bias = mtk_unsqueeze(ctx, mtk_permute(ctx, values, perm, 3), 0); /* (1, H, Q, K) */
+    /* compute_bias's locals, the (Q, K) int64 positions and buckets among
+       them, live until it returns */
+    bool held = models_blocks_held_until_here(ctx, context) && models_blocks_held_until_here(ctx, memory) &&
+                models_blocks_held_until_here(ctx, rel) && models_blocks_held_until_here(ctx, bucket);
+    return held ? bias : NULL;
 }
 
 mtk_tensor *models_t5_cross_padding_bias(mtk_ctx *ctx, mtk_tensor *attention_mask, int64_t heads, int64_t t_len,

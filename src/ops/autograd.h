@@ -67,6 +67,7 @@ void ag_backward_passthrough(const mtk_autograd_query *q, mtk_autograd_result *r
 void ag_backward_rms_norm(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_rope(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_matmul(const mtk_autograd_query *q, mtk_autograd_result *r);
+void ag_backward_linear(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_cross_entropy(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_softmax(const mtk_autograd_query *q, mtk_autograd_result *r);
 void ag_backward_sdpa(const mtk_autograd_query *q, mtk_autograd_result *r);

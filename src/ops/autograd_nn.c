@@ -307,7 +307,8 @@ void ag_backward_grads(const mtk_autograd_query *q, mtk_autograd_result *r)
 void ag_backward_passthrough(const mtk_autograd_query *q, mtk_autograd_result *r)
 {
     for (int32_t i = 0; i < q->ninputs && r->nbackward < MTK_MAX_SAVED; i++)
-        if (q->input_requires_grad[i]) r->backward[r->nbackward++] = (mtk_backward_alloc){ .grad_of = i, .nbytes = 0 };
+        if (q->input_requires_grad[i])
+            r->backward[r->nbackward++] = (mtk_backward_alloc){ .grad_of = i, .nbytes = 0, .view = true };
 }
 
 /* LlamaRMSNorm's forward beyond its output, at its highest (n: x's

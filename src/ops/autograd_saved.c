@@ -283,6 +283,21 @@ void ag_backward_matmul(const mtk_autograd_query *q, mtk_autograd_result *r)
     }
 }
 
+/* linear: a gradient per input that requires it, as matmul(input,
+ * weight.t()) makes them.  The weight's is TBackward0's t() of the mm's
+ * result, a view; so is the input's when the input has 3 or more dims
+ * (matmul folds it to a matrix and ViewBackward0 reshapes the gradient
+ * back).  The bias's is a sum, a tensor of its own. */
+void ag_backward_linear(const mtk_autograd_query *q, mtk_autograd_result *r)
+{
+    ag_backward_grads(q, r);
+    const mtk_tensor *x = ag_arg(q, 0);
+    for (int32_t k = 0; k < r->nbackward; k++) {
+        int32_t i = r->backward[k].grad_of;
+        r->backward[k].view = i == 1 || (i == 0 && x && x->ndim >= 3);
+    }
+}
+
 /* linear: the input as a matrix (a view when it folds, else a copy), for
  * the weight's gradient; the weight for the input's. */
 void ag_saved_linear(const mtk_autograd_query *q, mtk_autograd_result *r)

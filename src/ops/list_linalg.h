@@ -23,7 +23,8 @@ MTK_OP(MV, .name = "mv",
 MTK_OP(LINEAR, .name = "linear",
        .signature = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
        .meta = mtk_linalg_meta, .cpu = mtk_linalg_cpu, .cost = mtk_linalg_cost,
-       .info = &mtk_linalg_linear_info, .saved = ag_saved_linear)
+       .info = &mtk_linalg_linear_info, .saved = ag_saved_linear,
+       .backward = ag_backward_linear)
 MTK_OP(GROUPED_MM, .name = "_grouped_mm",
        .signature = "_grouped_mm(Tensor self, Tensor mat2, Tensor? offs=None) -> Tensor",
        .meta = mtk_grouped_mm_meta, .cpu = mtk_grouped_mm_cpu, .cost = mtk_grouped_mm_cost,

@@ -40,50 +40,6 @@ static mtk_tensor *cache_tensor(mtk_ctx *ctx, int64_t b, int64_t h, int64_t len,
     return mtk_tensor_new(ctx, dtype, shape, 4, NULL, MTK_DEVICE_META);
 }
 
-static bool op_is(const mtk_graph_node *node, const char *name)
-{
-    return node->op && strcmp(node->op->name, name) == 0;
-}
-
-/* T5Attention.compute_bias hands relative_position (Q, K) int64 to
- * _relative_position_bucket and its frame keeps it until the buckets
- * return, while the bucket function works on its abs (the encoder's
- * bidirectional buckets): the node that makes the buckets (the input of
- * the relative_attention_bias embedding) reads it too, in a copy of the
- * graph's nodes. */
-static bool bias_frame_keeps_positions(mtk_ctx *ctx, mem_graph *g)
-{
-    mtk_graph_node *nodes = NULL;
-    for (int32_t n = 0; n < g->nnodes; n++) {
-        const mtk_graph_node *a = &g->nodes[n];
-        if (!op_is(a, "abs") || a->ninputs < 1 || a->inputs[0] < 0) continue;
-        int32_t rel = a->inputs[0], from = g->tensors[rel].producer;
-        if (from < 0 || !op_is(&g->nodes[from], "sub")) continue;
-        int32_t m = n + 1;
-        while (m < g->nnodes && !op_is(&g->nodes[m], "embedding")) m++;
-        if (m >= g->nnodes) continue;
-        int32_t bucket = -1; /* the embedding's indices: the made tensor */
-        for (int32_t k = 0; k < g->nodes[m].ninputs; k++) {
-            int32_t t = g->nodes[m].inputs[k];
-            if (t >= 0 && g->tensors[t].producer > n) bucket = g->tensors[t].producer;
-        }
-        if (bucket < 0) continue;
-        if (!nodes) {
-            nodes = mtk_ctx_alloc(ctx, (size_t)g->nnodes * sizeof *nodes);
-            if (!nodes) return false;
-            memcpy(nodes, g->nodes, (size_t)g->nnodes * sizeof *nodes);
-            g->nodes = nodes;
-        }
-        int32_t *inputs = mtk_ctx_alloc(ctx, (size_t)(nodes[bucket].ninputs + 1) * sizeof *inputs);
-        if (!inputs) return false;
-        memcpy(inputs, nodes[bucket].inputs, (size_t)nodes[bucket].ninputs * sizeof *inputs);
-        inputs[nodes[bucket].ninputs] = rel;
-        nodes[bucket].inputs = inputs;
-        nodes[bucket].ninputs++;
-    }
-    return true;
-}
-
 /* Traces one step and replays it.  past < 0: the encoder (ids (B, S)),
  * the cross keys and values and the first decoder forward; otherwise one
  * decoder forward over `past` cached positions and the cross cache of an
@@ -146,7 +102,7 @@ static bool trace_step(mtk_ctx *ctx, mtk_module *model, mtk_dtype dtype, int64_t
     if (encoded) *encoded_bytes = mtk_tensor_nbytes(encoded);
     mtk_graph *graph = mtk_graph_from_trace_on(trace, (mtk_device_kind)o->device_kind);
     mem_graph g;
-    if (!graph || !mem_graph_of(ctx, graph, &g) || !bias_frame_keeps_positions(ctx, &g)) return false;
+    if (!graph || !mem_graph_of(ctx, graph, &g)) return false;
     int32_t nkeep = add_id(graph, keep, 0, logits), nkv = 0;
     nkeep = add_id(graph, keep, nkeep, encoded);
     for (int32_t i = 0; i < nl; i++) {

@@ -14,10 +14,12 @@
  *             allocating its input gradients (a zero-byte one aliases the
  *             incoming gradient, as add's backward passes it through), then
  *             freeing its incoming gradient and its saved tensors; input
- *             gradients are accumulated per tensor (InputBuffer: in place
- *             when not shared, else old + new) and parameters' stolen into
- *             .grad (AccumulateGrad: stolen when not shared, else cloned;
- *             added in place once .grad exists).
+ *             gradients are accumulated per tensor and per parameter
+ *             (InputBuffer: into the first in place when it is a tensor of
+ *             its own, not shared and not a view, else old + new); a
+ *             parameter's sum goes to .grad when its last edge reports
+ *             (AccumulateGrad: stolen when not shared, else cloned; added
+ *             in place once .grad exists).
  *   checkpointing (transformers 5: torch.utils.checkpoint, use_reentrant
  *             False): a layer's nodes save nothing in the forward, its
  *             inputs are kept; its backward starts by recomputing the
@@ -421,18 +423,39 @@ static int64_t tensor_bytes(const mem_sim *s, int32_t t)
     return s->g->storages[tt->storage].nbytes;
 }
 
-/* AccumulateGrad: the first gradient is stolen into .grad when nothing
- * else shares it (cloned otherwise); later ones are added in place. */
-static void accumulate_param(mem_sim *s, int32_t st, int32_t b)
+/* InputBuffer::accumulate, a second gradient b for a slot that holds one:
+ * added into the held one in place when that is a tensor of its own that
+ * only the buffer references (not a view, as linear's weight gradient is,
+ * and not shared); otherwise old + new is a new tensor (all three live at
+ * once) and both go.  The incoming gradient is never the target. */
+static void buffer_add(mem_sim *s, int32_t *slot, uint8_t *slot_view, int32_t b, bool view, int64_t bytes)
 {
-    if (s->g->master_scale > 1) {
-        /* the cast's backward makes a float32 gradient (stolen, or added) */
-        int32_t f32 = mem_buf_new(s, mem_param_bytes(s, st), s->pgrad[st] >= 0 ? MEM_CAT_OTHER : MEM_CAT_GRAD);
-        mem_buf_unref(s, b);
-        if (s->pgrad[st] >= 0) mem_buf_unref(s, f32);
-        else s->pgrad[st] = f32;
+    int32_t old = *slot;
+    if (old < 0) {
+        *slot = b;
+        *slot_view = view;
         return;
     }
+    if (s->bufs[old].refs == 1 && !*slot_view) {
+        mem_buf_unref(s, b); /* old += new */
+        return;
+    }
+    /* the node's moments so far make a point of their own: the sum's
+       moment is another (each grows with the batch on its own line) */
+    mem_timeline(s);
+    int32_t sum = mem_buf_new(s, bytes, MEM_CAT_OTHER);
+    if (sum < 0) return;
+    mem_buf_unref(s, old);
+    mem_buf_unref(s, b);
+    *slot = sum;
+    *slot_view = 0;
+}
+
+/* AccumulateGrad on parameter storage st's summed gradient b: stolen into
+ * .grad when nothing else references it (a view too: it keeps its base),
+ * cloned otherwise; added into .grad in place once .grad exists. */
+static void accumulate_grad(mem_sim *s, int32_t st, int32_t b)
+{
     if (s->pgrad[st] >= 0) {
         mem_buf_unref(s, b);
         return;
@@ -446,36 +469,43 @@ static void accumulate_param(mem_sim *s, int32_t st, int32_t b)
     mem_buf_unref(s, b);
 }
 
-/* InputBuffer::accumulate for tensor t's gradient. */
-static void deliver(mem_sim *s, int32_t t, int32_t b)
+/* Parameter storage st's AccumulateGrad, once its last edge has reported
+ * (the engine runs it next: its priority is the highest). */
+static void param_edge_done(mem_sim *s, int32_t st)
+{
+    if (--s->pleft[st] > 0 || s->pbuf[st] < 0) return;
+    int32_t b = s->pbuf[st];
+    s->pbuf[st] = -1;
+    accumulate_grad(s, st, b);
+}
+
+/* Gradient b (a view of its buffer when `view`) for tensor t: into t's
+ * InputBuffer, or its parameter's AccumulateGrad's. */
+static void deliver(mem_sim *s, int32_t t, int32_t b, bool view)
 {
     const mtk_graph_tensor *tt = &s->g->tensors[t];
     if (!tt->requires_grad) {
         mem_buf_unref(s, b);
         return;
     }
-    if (tt->view_of < 0 && tt->producer < 0 && s->g->storages[tt->storage].kind == MTK_STORAGE_PARAMETER) {
-        accumulate_param(s, tt->storage, b);
+    if (mem_is_param_tensor(s->g, t)) {
+        int32_t st = tt->storage;
+        if (s->g->master_scale > 1) {
+            /* the cast's backward makes a float32 gradient of its own */
+            int32_t f32 = mem_buf_new(s, mem_param_bytes(s, st), MEM_CAT_OTHER);
+            mem_buf_unref(s, b);
+            if (f32 < 0) return;
+            b = f32;
+            view = false;
+        }
+        buffer_add(s, &s->pbuf[st], &s->pbuf_view[st], b, view, mem_param_bytes(s, st));
         return;
     }
     if (tt->producer < 0 || !s->need[tt->producer]) {
         mem_buf_unref(s, b);
         return;
     }
-    int32_t old = s->gbuf[t];
-    if (old < 0) {
-        s->gbuf[t] = b;
-    } else if (s->bufs[old].refs == 1) {
-        mem_buf_unref(s, b); /* old += new */
-    } else if (s->bufs[b].refs == 1) {
-        mem_buf_unref(s, old); /* new += old */
-        s->gbuf[t] = b;
-    } else {
-        int32_t sum = mem_buf_new(s, tensor_bytes(s, t), MEM_CAT_OTHER);
-        mem_buf_unref(s, old);
-        mem_buf_unref(s, b);
-        s->gbuf[t] = sum;
-    }
+    buffer_add(s, &s->gbuf[t], &s->gbuf_view[t], b, view, tensor_bytes(s, t));
 }
 
 static void backward_node(mem_sim *s, int32_t n)
@@ -488,6 +518,7 @@ static void backward_node(mem_sim *s, int32_t n)
     for (int32_t k = 0; k < node->noutputs && gout < 0; k++)
         if (node->outputs[k] >= 0) gout = s->gbuf[node->outputs[k]];
     int32_t *grads = s->scratch;
+    uint8_t *views = s->scratch_view;
     for (int32_t i = 0; i < node->ninputs; i++) grads[i] = -1;
     int32_t ntemps = 0, *temps = s->scratch + node->ninputs;
     for (int32_t k = 0; k < node->nbackward; k++) {
@@ -504,8 +535,12 @@ static void backward_node(mem_sim *s, int32_t n)
         } else {
             continue;
         }
-        if (is_grad) grads[i] = b;
-        else temps[ntemps++] = b;
+        if (is_grad) {
+            grads[i] = b;
+            views[i] = a->view;
+        } else {
+            temps[ntemps++] = b;
+        }
     }
     mem_observe(s, 0);
     for (int32_t k = 0; k < ntemps; k++) mem_buf_unref(s, temps[k]);
@@ -527,7 +562,9 @@ static void backward_node(mem_sim *s, int32_t n)
         s->wcopy[st] = s->wcopy_node[st] = -1;
     }
     for (int32_t i = 0; i < node->ninputs; i++)
-        if (grads[i] >= 0) deliver(s, node->inputs[i], grads[i]);
+        if (grads[i] >= 0) deliver(s, node->inputs[i], grads[i], views[i]);
+    for (int32_t i = 0; i < node->ninputs; i++)
+        if (mem_is_param_tensor(g, node->inputs[i])) param_edge_done(s, g->tensors[node->inputs[i]].storage);
     mem_timeline(s);
 }
 
@@ -539,6 +576,7 @@ static void run_backward(mem_sim *s)
     s->node = -1;
     s->op = "backward";
     s->gbuf[g->loss] = mem_buf_new(s, tensor_bytes(s, g->loss), MEM_CAT_OTHER);
+    memcpy(s->pleft, s->pedges, (size_t)g->nstorages * sizeof *s->pleft);
     int32_t unit = -1;
     for (int32_t n = g->nnodes - 1; n >= 0 && !s->oom; n--) {
         int32_t u = s->unit_of ? s->unit_of[n] : -1;
@@ -552,6 +590,11 @@ static void run_backward(mem_sim *s)
         if (s->need[n]) backward_node(s, n);
     }
     if (unit >= 0) pin_unit_inputs(s, unit, false);
+    for (int32_t st = 0; st < g->nstorages; st++) /* every edge has reported: none left */
+        if (s->pbuf[st] >= 0) {
+            accumulate_grad(s, st, s->pbuf[st]);
+            s->pbuf[st] = -1;
+        }
     /* gradients nobody consumed (inputs' that no node produced) */
     for (int32_t t = 0; t < g->ntensors; t++)
         if (s->gbuf[t] >= 0) {

@@ -202,6 +202,29 @@ static void mark_backward_path(mem_sim *s)
     }
 }
 
+/* Per parameter storage, the backward edges into its AccumulateGrad:
+ * one per input slot of a node on the loss's path that reads the
+ * parameter itself (a tied weight read by the embedding and lm_head has
+ * two).  torch's engine runs AccumulateGrad when the last one reports. */
+static void count_param_edges(mem_sim *s)
+{
+    const mem_graph *g = s->g;
+    for (int32_t n = 0; n < g->nnodes; n++) {
+        if (!s->need[n]) continue;
+        const mtk_graph_node *node = &g->nodes[n];
+        for (int32_t k = 0; k < node->ninputs; k++)
+            if (mem_is_param_tensor(g, node->inputs[k])) s->pedges[g->tensors[node->inputs[k]].storage]++;
+    }
+}
+
+bool mem_is_param_tensor(const mem_graph *g, int32_t t)
+{
+    if (t < 0 || t >= g->ntensors) return false;
+    const mtk_graph_tensor *tt = &g->tensors[t];
+    return tt->requires_grad && tt->view_of < 0 && tt->producer < 0 &&
+           g->storages[tt->storage].kind == MTK_STORAGE_PARAMETER;
+}
+
 /* Modules' parents from the pre-order depths, and their tables. */
 static bool module_parents(mem_sim *s)
 {
@@ -286,6 +309,10 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
     s->produced_by = owned(s, (size_t)ns, sizeof *s->produced_by, 0xff);
     s->is_kv = owned(s, (size_t)ns, 1, 0);
     s->pgrad = owned(s, (size_t)ns, sizeof *s->pgrad, 0xff);
+    s->pbuf = owned(s, (size_t)ns, sizeof *s->pbuf, 0xff);
+    s->pbuf_view = owned(s, (size_t)ns, 1, 0);
+    s->pedges = owned(s, (size_t)ns, sizeof *s->pedges, 0);
+    s->pleft = owned(s, (size_t)ns, sizeof *s->pleft, 0);
     s->rc_stamp = owned(s, (size_t)ns, sizeof *s->rc_stamp, 0);
     s->saved_seen = owned(s, (size_t)ns, 1, 0);
     s->wcopy = owned(s, (size_t)ns, sizeof *s->wcopy, 0xff);
@@ -295,6 +322,7 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
     s->need = owned(s, (size_t)nn, sizeof *s->need, 0);
     s->hold_start = owned(s, (size_t)nn + 1, sizeof *s->hold_start, 0);
     s->gbuf = owned(s, (size_t)nt, sizeof *s->gbuf, 0xff);
+    s->gbuf_view = owned(s, (size_t)nt, 1, 0);
     s->parent = owned(s, (size_t)g->nmodules, sizeof *s->parent, 0xff);
     s->params = owned(s, (size_t)ns, sizeof *s->params, 0);
     s->trainable = owned(s, (size_t)ns, sizeof *s->trainable, 0);
@@ -312,6 +340,7 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
     s->hold_start[nn] = nsaved;
     s->holdbuf = owned(s, (size_t)nsaved, sizeof *s->holdbuf, 0xff);
     s->scratch = owned(s, (size_t)scratch, sizeof *s->scratch, 0);
+    s->scratch_view = owned(s, (size_t)scratch, 1, 0);
     if (s->oom) return false;
 
     /* storages: producers, last uses (kept ones never), kv */
@@ -348,6 +377,7 @@ bool mem_sim_init(mem_sim *s, mtk_ctx *ctx, const mem_graph *g, const mtk_memory
 
     if (training) {
         mark_backward_path(s);
+        count_param_edges(s);
         if (o->checkpointing && !find_units(s)) return false;
     }
 

@@ -49,6 +49,10 @@ typedef struct mem_sim {
     int32_t *produced_by; /* node of its base tensor, -1     */
     uint8_t *is_kv;
     int32_t *pgrad;     /* a parameter's .grad buffer        */
+    int32_t *pbuf;      /* its AccumulateGrad's InputBuffer, -1 */
+    uint8_t *pbuf_view; /* that gradient is a view           */
+    int32_t *pedges;    /* backward edges into its AccumulateGrad */
+    int32_t *pleft;     /* those yet to report this backward */
     int32_t *wcopy;     /* mixed precision: its 16-bit copy  */
     int32_t *wcopy_node;/* the node whose backward frees it  */
     int32_t *free_start, *free_list; /* storages by last use */
@@ -56,6 +60,7 @@ typedef struct mem_sim {
     bool *need;         /* on the loss's backward path       */
     int32_t *hold_start, *holdbuf; /* per saved entry        */
     int32_t *scratch;
+    uint8_t *scratch_view; /* beside scratch: a gradient is a view */
     /* checkpointed layers */
     int32_t nunits;
     int32_t *unit_of;   /* per node, -1; NULL: no units      */
@@ -72,6 +77,7 @@ typedef struct mem_sim {
     int64_t dropped_new; /* bytes such nodes saved as new tensors */
     /* per tensor */
     int32_t *gbuf;      /* its gradient in flight            */
+    uint8_t *gbuf_view; /* that gradient is a view           */
     /* modules */
     int32_t *parent;
     int64_t *mod_peak, *mod_saved;
@@ -106,6 +112,10 @@ void mem_observe(mem_sim *s, int64_t extra);
 mtk_memory_point mem_point(const mem_sim *s, int64_t live);
 void mem_timeline(mem_sim *s);
 const char *mem_op_name(const mtk_op_def *op);
+
+/* Tensor t is a parameter that requires grad, itself (not a view): its
+ * gradients go to its AccumulateGrad. */
+bool mem_is_param_tensor(const mem_graph *g, int32_t t);
 
 /* Bytes of parameter storage st as the step sees it (float32 masters
  * under mixed precision). */

@@ -17,11 +17,7 @@ import memory_cases
 # graph makes them pass without editing this).  The MoE families run
 # transformers' batched_mm experts (memory_cases.MOE) and, in the
 # "-grouped-" cases, its default grouped_mm experts, both traced op by op.
-KNOWN_GAPS = {
-    "qwen2_moe-grouped-train-sgd-ckpt": "the tied embedding's two gradients at the end of a float32 checkpointed "
-                                        "backward: torch adds them out of place (3 x vocab x hidden live), the "
-                                        "plan in place (-6.9%); not the experts",
-}
+KNOWN_GAPS = {}
 
 
 def _param(case_id, case):

@@ -430,6 +430,54 @@ static void backward_column_gives_gradients_and_forward_workspace(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* linear with a weight (7, 5) and a bias that require grad */
+static mtk_tensor *linear_of(mtk_ctx *ctx, mtk_tensor *x)
+{
+    mtk_tensor *w = grad_input(ctx, x->dtype, 2, SHAPE(7, 5)), *b = grad_input(ctx, x->dtype, 1, SHAPE(7));
+    return mtk_linear(ctx, x, w, b);
+}
+
+static void linear_gradients_are_views_where_torch_makes_them_by_t_and_reshape(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    /* (2, 3, 5) input: folded to (6, 5), its gradient reshaped back */
+    const mtk_graph *g = graph_of(ctx, net, linear_of, grad_input(ctx, MTK_FLOAT32, 3, SHAPE(2, 3, 5)),
+                                  MTK_DEVICE_KIND_CPU);
+    const mtk_graph_node *n = node_named(g, "linear");
+    assert_int_equal(n->nbackward, 3);
+    for (int32_t k = 0; k < 3; k++) {
+        int32_t i = n->backward[k].grad_of;
+        static const int64_t bytes[3] = { 2 * 3 * 5 * 4, 7 * 5 * 4, 7 * 4 };
+        assert_true(i >= 0 && i < 3);
+        assert_int_equal(n->backward[k].nbytes, bytes[i]);
+        /* the weight's: TBackward0's t(); the bias's: a sum of its own */
+        assert_int_equal(n->backward[k].view, i != 2);
+    }
+    /* a (6, 5) input: addmm's gradient itself */
+    g = graph_of(ctx, net, linear_of, grad_input(ctx, MTK_FLOAT32, 2, SHAPE(6, 5)), MTK_DEVICE_KIND_CPU);
+    n = node_named(g, "linear");
+    for (int32_t k = 0; k < n->nbackward; k++) assert_int_equal(n->backward[k].view, n->backward[k].grad_of == 1);
+    mtk_ctx_free(ctx);
+}
+
+static mtk_tensor *transpose_of(mtk_ctx *ctx, mtk_tensor *x) { return mtk_transpose(ctx, x, 0, 1); }
+
+static void transposes_gradient_is_the_incoming_one_as_a_view(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = meta_ctx();
+    mtk_module *net = mtk_model_simplenet(ctx, NULL);
+    const mtk_graph *g = graph_of(ctx, net, transpose_of, grad_input(ctx, MTK_FLOAT32, 2, SHAPE(3, 5)),
+                                  MTK_DEVICE_KIND_CPU);
+    const mtk_graph_node *n = node_named(g, "transpose");
+    assert_int_equal(n->nbackward, 1);
+    assert_int_equal(n->backward[0].nbytes, 0);
+    assert_true(n->backward[0].view);
+    mtk_ctx_free(ctx);
+}
+
 /* ------------------------------------------------------- tracing a model */
 
 static void plan_trace_model_traces_the_training_forward_with_its_loss(void **state)
@@ -569,6 +617,8 @@ int main(void)
         cmocka_unit_test(dropout_keeps_a_float_noise_on_cpu_and_a_bool_mask_on_cuda),
         cmocka_unit_test(matmul_saves_a_copy_where_the_batch_reshape_cannot_view),
         cmocka_unit_test(backward_column_gives_gradients_and_forward_workspace),
+        cmocka_unit_test(linear_gradients_are_views_where_torch_makes_them_by_t_and_reshape),
+        cmocka_unit_test(transposes_gradient_is_the_incoming_one_as_a_view),
         cmocka_unit_test(fused_ops_report_the_transients_of_transformers_compositions),
         cmocka_unit_test(plan_trace_model_traces_the_training_forward_with_its_loss),
         cmocka_unit_test(plan_trace_model_refuses_what_it_does_not_model),

@@ -107,6 +107,14 @@ static void grad(hg *h, int32_t n, int32_t grad_of, int64_t bytes)
     nd->nbackward++;
 }
 
+/* A gradient for input grad_of that reaches it as a view of its buffer
+ * (linear's weight gradient, TBackward0's t()). */
+static void grad_view(hg *h, int32_t n, int32_t grad_of, int64_t bytes)
+{
+    grad(h, n, grad_of, bytes);
+    h->bw[h->nbw - 1].view = true;
+}
+
 static const mem_graph *finish(hg *h, int32_t loss)
 {
     h->g = (mem_graph){ .nodes = h->nodes, .nnodes = h->nn, .tensors = h->tensors, .ntensors = h->nt,
@@ -444,6 +452,84 @@ static void a_tied_parameter_gets_one_grad_buffer(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* A tied weight read by an embedding-like node a, then by a linear-like
+ * node b whose weight gradient is a view: b's backward runs first, and
+ * its view waits in the weight's AccumulateGrad's InputBuffer; a's fresh
+ * gradient cannot be added into a view (nor does torch add into the
+ * incoming one), so old + new is a third 1000 while both live, and the
+ * sum is stolen into .grad when a's edge, the last, reports. */
+static void a_tied_weight_whose_first_gradient_is_a_view_is_summed_out_of_place(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static hg h;
+    memset(&h, 0, sizeof h);
+    int32_t x = input(&h, 8), w = param(&h, 1000, "w");
+    int32_t a = node(&h, -1, 8, 2, (int32_t[]){ x, w });
+    grad(&h, a, 1, 1000);
+    int32_t b = node(&h, -1, 8, 2, (int32_t[]){ out_of(&h, a), w });
+    grad(&h, b, 0, 8);
+    grad_view(&h, b, 1, 1000);
+    mtk_memory_plan p = plan_of(ctx, finish(&h, out_of(&h, b)), MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
+    /* at a's backward, its incoming gradient gone: x, w, the view, a's
+     * new gradient, their sum, the loss (b) */
+    assert_int_equal(p.peak.peak_bytes, 8 + 1000 + 1000 + 1000 + 1000 + 8);
+    assert_int_equal(p.peak.peak_at.node, a);
+    assert_int_equal(p.peak.peak_at.phase, MTK_PHASE_BACKWARD);
+    /* and the gradient counts as .grad only once it is stolen */
+    assert_int_equal(p.peak.breakdown.gradients, 0);
+    for (int32_t i = 0; i < p.ntimeline; i++)
+        if (p.timeline[i].phase == MTK_PHASE_OPTIMIZER) assert_int_equal(p.timeline[i].grad_bytes, 1000);
+    mtk_ctx_free(ctx);
+}
+
+/* The same weight read twice through fresh gradients (two embeddings):
+ * the first waits in the InputBuffer and the second is added into it in
+ * place, so no third buffer. */
+static void a_tied_weight_whose_first_gradient_is_its_own_is_summed_in_place(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static hg h;
+    memset(&h, 0, sizeof h);
+    int32_t x = input(&h, 8), w = param(&h, 1000, "w");
+    int32_t a = node(&h, -1, 8, 2, (int32_t[]){ x, w });
+    grad(&h, a, 1, 1000);
+    int32_t b = node(&h, -1, 8, 2, (int32_t[]){ out_of(&h, a), w });
+    grad(&h, b, 0, 8);
+    grad(&h, b, 1, 1000);
+    mtk_memory_plan p = plan_of(ctx, finish(&h, out_of(&h, b)), MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
+    assert_int_equal(p.peak.peak_bytes, 8 + 1000 + 1000 + 1000 + 8 + 8);
+    mtk_ctx_free(ctx);
+}
+
+/* With gradient accumulation the second micro-batch's first gradient of
+ * a tied weight waits in the InputBuffer beside the existing .grad until
+ * the last edge reports (torch does not add it to .grad on arrival): at
+ * a's backward .grad, the view, a's gradient and their sum are live. */
+static void a_tied_weights_gradients_wait_beside_an_existing_grad(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    static hg h;
+    memset(&h, 0, sizeof h);
+    int32_t x = input(&h, 8), w = param(&h, 1000, "w");
+    int32_t a = node(&h, -1, 8, 2, (int32_t[]){ x, w });
+    grad(&h, a, 1, 1000);
+    int32_t b = node(&h, -1, 8, 2, (int32_t[]){ out_of(&h, a), w });
+    grad(&h, b, 0, 8);
+    grad_view(&h, b, 1, 1000);
+    mtk_memory_options o = options_of(MTK_MEMORY_TRAINING, MTK_OPTIMIZER_SGD);
+    o.grad_accum = 2;
+    mtk_memory_plan p = { 0 };
+    assert_true(mem_replay(ctx, finish(&h, out_of(&h, b)), &o, &p));
+    /* x, w, .grad, the view, a's gradient, the sum and the loss (the
+     * first micro-batch's went when the second forward replaced it) */
+    assert_int_equal(p.peak.peak_bytes, 8 + 1000 + 1000 + 1000 + 1000 + 1000 + 8);
+    assert_int_equal(p.peak.breakdown.gradients, 1000);
+    mtk_ctx_free(ctx);
+}
+
 static void a_passed_through_gradient_shared_by_two_inputs_is_summed_out_of_place(void **state)
 {
     (void)state;
@@ -740,6 +826,9 @@ int main(void)
         cmocka_unit_test(foreach_adam_on_cuda_allocates_all_square_roots_at_once),
         cmocka_unit_test(momentum_clones_gradients_on_the_first_step_only),
         cmocka_unit_test(a_tied_parameter_gets_one_grad_buffer),
+        cmocka_unit_test(a_tied_weight_whose_first_gradient_is_a_view_is_summed_out_of_place),
+        cmocka_unit_test(a_tied_weight_whose_first_gradient_is_its_own_is_summed_in_place),
+        cmocka_unit_test(a_tied_weights_gradients_wait_beside_an_existing_grad),
         cmocka_unit_test(a_passed_through_gradient_shared_by_two_inputs_is_summed_out_of_place),
         cmocka_unit_test(checkpointing_keeps_layer_inputs_and_recomputes_in_backward),
         cmocka_unit_test(checkpointing_keeps_each_layers_rng_state_on_the_cpu),
