@@ -4,6 +4,7 @@
  * one step. */
 #include "plan/shard_internal.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #define DDP_BUCKET_BYTES (25LL << 20) /* DistributedDataParallel's bucket_cap_mb=25 */
@@ -408,6 +409,80 @@ bool shard_replay_index_rebuild(mtk_ctx *ctx, const mtk_shard_analysis *a, const
     return replay_index_fill(ctx, a, plan, rx, true);
 }
 
+/* The backward points of one unit so far (a unit's come together):
+ * the least saved bytes on a rank of its backward proper (the state
+ * after its last node) and of its recompute, the most saved, and the most
+ * .grad bytes (after its last node). */
+typedef struct bwd_run {
+    int32_t unit;               /* -1: none yet                              */
+    int64_t least_saved[2], least_recomputed[2], most_saved[2], grads;
+} bwd_run;
+
+static void bwd_run_start(bwd_run *r, int32_t unit)
+{
+    r->unit = unit;
+    r->grads = 0;
+    for (int32_t v = 0; v < 2; v++) r->least_saved[v] = r->least_recomputed[v] = INT64_MAX, r->most_saved[v] = 0;
+}
+
+static void bwd_run_add(bwd_run *r, const shard_point *p, const int64_t saved[2])
+{
+    for (int32_t v = 0; v < 2; v++) {
+        int64_t *least = p->phase == MTK_PHASE_RECOMPUTE ? &r->least_recomputed[v] : &r->least_saved[v];
+        if (saved[v] < *least) *least = saved[v];
+        if (saved[v] > r->most_saved[v]) r->most_saved[v] = saved[v];
+    }
+    if (p->grads > r->grads) r->grads = p->grads;
+}
+
+/* What a stage's moments share while its points are walked. */
+typedef struct moment_walk {
+    const shard_unit_params *u;
+    int32_t last, post;          /* the stage's last layer, the head's unit  */
+    int64_t root, later, in_flight_held[2], out_grad[2];
+    double tp_ratio;
+    bool fsdp2[SHARD_MOMENT_CLASSES];
+    int64_t up[SHARD_MOMENT_CLASSES];
+    shard_moment (*best)[2];
+} moment_walk;
+
+static void take(shard_moment *best, int64_t grads, int64_t held, int64_t transient)
+{
+    if (grads + held + transient <= best->extra) return;
+    best->extra = grads + held + transient;
+    best->gradients = grads, best->activations_saved = held, best->transient_at_peak = transient;
+}
+
+/* FSDP2's pre-backward of layer l (the hook on its output's gradient,
+ * before its first backward node): the unit before it in the backward
+ * (prev, the later layer or the head) done, its gradients reduce-
+ * scattered into shards, the last reduce-scatter's input kept; its saved
+ * bytes released (under full recompute only the checkpointed inputs
+ * held); l's output gradient in flight; and gathered the root and l's
+ * all-gather output with the unsharded copy made from it (wait_for_unshard
+ * copies out, then frees the output; the prefetch of the layer before
+ * comes after).  Without the unit before on the stage (a later stage
+ * holds it) l's own points say what it holds. */
+static void pre_backward_moment(const moment_walk *w, const bwd_run *prev, const bwd_run *cur, bool full)
+{
+    int32_t l = cur->unit;
+    bool after = prev->unit == (l == w->last ? w->post : l + 1);
+    const int64_t *held = after ? prev->least_saved : full ? cur->least_recomputed : cur->most_saved;
+    int64_t grads_raw = after ? prev->grads : w->later;
+    int64_t shards = 0, done_global = 0;
+    if (l < w->last) shards = w->u[l + 1].shard_after + w->u[l + 1].padded, done_global = w->u[l + 1].global_after;
+    int64_t flying = grads_raw - w->later - done_global;
+    int64_t flying_rank = flying > 0 ? (int64_t)((double)flying * w->tp_ratio) : 0;
+    for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
+        if (!w->fsdp2[c]) continue;
+        for (int32_t v = 0; v < 2; v++) {
+            if (held[v] == INT64_MAX) continue;
+            take(&w->best[c][v], w->up[c] * shards + flying_rank, w->in_flight_held[v] + held[v],
+                 w->out_grad[v] + w->root + 2 * w->u[l].padded);
+        }
+    }
+}
+
 /* The peak of stage s replayed over the traced step: at each point the
  * rank's model states, its share of the point's activations (with the
  * in-flight micro-batches of 1F1B and without the earlier stages'),
@@ -415,7 +490,8 @@ bool shard_replay_index_rebuild(mtk_ctx *ctx, const mtk_shard_analysis *a, const
  * gathered then: the root's all step, a layer's in its forward and its
  * backward with the all-gather buffer of the next layer to run
  * (FSDP2's reshard_after_forward and backward prefetch), gradients
- * reduce-scattered to padded shards as each layer's backward ends.
+ * reduce-scattered to padded shards as each layer's backward ends; and
+ * under FSDP each layer's pre-backward (pre_backward_moment).
  * One pass over the stage's points serves every class and sp asked:
  * what a point holds apart from the class (its saved and other bytes,
  * its gradients' parts) is read once. */
@@ -442,8 +518,11 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
        (MixedPrecisionPolicy reduce_dtype); the loop below runs every
        class, those not asked as the first */
     int64_t item = (int64_t)mtk_dtype_size(a->dtype);
-    bool fsdp[SHARD_MOMENT_CLASSES], zero2[SHARD_MOMENT_CLASSES], mixed[SHARD_MOMENT_CLASSES];
+    bool fsdp[SHARD_MOMENT_CLASSES], zero2[SHARD_MOMENT_CLASSES];
     int64_t up[SHARD_MOMENT_CLASSES];
+    shard_moment best[SHARD_MOMENT_CLASSES][2];
+    moment_walk w = { .u = u, .last = last, .post = SHARD_UNIT_POST(a), .root = root, .later = later, .tp_ratio = tp_ratio,
+                      .best = best };
     bool any_fsdp = false, any_zero2 = false;
     tp_divisor dp = { o->dp, 1.0 / (double)o->dp }; /* ZeRO-2's gradient shards */
     for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
@@ -451,23 +530,42 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         fsdp[c] = (k->fsdp || k->zero == 3) && o->dp > 1;
         zero2[c] = k->zero >= 2;
         up[c] = k->fsdp && item < 4 ? 4 / item : 1;
-        mixed[c] = k->fsdp && o->training && !rx->full && item < 4;
+        w.fsdp2[c] = fsdp[c] && k->fsdp && o->training;
+        w.up[c] = up[c];
         any_fsdp |= fsdp[c];
         any_zero2 |= zero2[c] && !fsdp[c];
     }
-    shard_moment best[SHARD_MOMENT_CLASSES][2];
     for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++)
         for (int32_t v = 0; v < 2; v++) {
             memset(&best[c][v], 0, sizeof best[c][v]);
             best[c][v].extra = -1;
         }
     int64_t kv = a->kv_layer_bytes && a->kv_heads % o->tp == 0 ? ceil_div(a->kv_layer_bytes, o->tp) : a->kv_layer_bytes;
+    bool any_fsdp2 = false;
+    for (int32_t v = 0; v < 2; v++) {
+        /* a layer's output gradient on a rank (sp divides it) */
+        w.in_flight_held[v] = in_flight_held[v];
+        w.out_grad[v] = sps[v < nsp ? v : 0] ? ceil_div(a->boundary_bytes, o->tp) : a->boundary_bytes;
+    }
+    for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) any_fsdp2 |= w.fsdp2[c];
+    bwd_run run[2]; /* the unit whose backward points come now, the one before */
+    bwd_run_start(&run[0], -1);
+    bwd_run_start(&run[1], -1);
     for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1] - rx->nopt; k++) {
         const shard_point *p = &rx->pts[rx->points[k]];
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
         bool layer = p->unit < a->nlayers, post = p->unit == SHARD_UNIT_POST(a);
+        if (any_fsdp2 && bwd) {
+            if (p->unit != run[0].unit) {
+                if (run[0].unit >= 0 && run[0].unit < a->nlayers) pre_backward_moment(&w, &run[1], &run[0], rx->full);
+                run[1] = run[0];
+                bwd_run_start(&run[0], p->unit);
+            }
+            int64_t sv[2] = { saved_at[0][k], saved_at[1][k] };
+            bwd_run_add(&run[0], p, sv);
+        }
         /* gathered: fsdp_gathered under a gathering class, plus kv */
-        int64_t plain_grads = 0, zero2_grads = 0, fsdp_shards = 0, fsdp_flying = 0, fsdp_gathered = 0, fsdp_mixed = 0, kv_held = 0;
+        int64_t plain_grads = 0, zero2_grads = 0, fsdp_shards = 0, fsdp_flying = 0, fsdp_gathered = 0, kv_held = 0;
         if (bwd) {
             plain_grads = p->grads > later ? (int64_t)((double)(p->grads - later) * tp_ratio) : 0;
             if (any_zero2) zero2_grads = ceil_div_by(plain_grads, &dp);
@@ -501,14 +599,9 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
             fsdp_gathered = root;
             if (!bwd && layer) fsdp_gathered += 2 * u[p->unit].padded;          /* copy and all-gather buffer */
             else if (!bwd && post) fsdp_gathered += u[last].padded;              /* the buffer kept */
-            else if (bwd && layer) { /* and the latest all-gather's output:
-                                        the prefetched layer's; the first
-                                        layer's own under FSDP2's mixed
-                                        precision (the tracker's ALL_GATHER
-                                        there, bf16 llama and qwen2) */
+            else if (bwd && layer) {                                           /* and the prefetched layer */
                 fsdp_gathered += u[p->unit].padded;
                 if (p->unit > first) fsdp_gathered += u[p->unit - 1].padded;
-                else fsdp_mixed = u[p->unit].padded;
             } else if (bwd && post) fsdp_gathered += u[last].padded;           /* prefetched */
         }
         int64_t held[2], other[2];
@@ -517,17 +610,11 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
             int64_t grads = 0, gathered = kv_held;
             if (fsdp[c] && bwd) grads = up[c] * fsdp_shards + fsdp_flying;
             else if (bwd) grads = zero2[c] ? zero2_grads : plain_grads;
-            if (fsdp[c]) gathered += fsdp_gathered + (mixed[c] ? fsdp_mixed : 0);
-            for (int32_t v = 0; v < 2; v++) {
-                int64_t transient = other[v] + gathered;
-                if (grads + held[v] + transient > best[c][v].extra) {
-                    best[c][v].extra = grads + held[v] + transient;
-                    best[c][v].gradients = grads, best[c][v].activations_saved = held[v];
-                    best[c][v].transient_at_peak = transient;
-                }
-            }
+            if (fsdp[c]) gathered += fsdp_gathered;
+            for (int32_t v = 0; v < 2; v++) take(&best[c][v], grads, held[v], other[v] + gathered);
         }
     }
+    if (run[0].unit >= 0 && run[0].unit < a->nlayers) pre_backward_moment(&w, &run[1], &run[0], rx->full);
     for (int32_t c = 0; c < ncls; c++)
         for (int32_t v = 0; v < nsp; v++) mo[c * nsp + v] = best[c][v];
 }
