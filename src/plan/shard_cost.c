@@ -438,7 +438,7 @@ static void bwd_run_add(bwd_run *r, const shard_point *p, const int64_t saved[2]
 /* What a stage's moments share while its points are walked. */
 typedef struct moment_walk {
     const shard_unit_params *u;
-    int32_t last, post;          /* the stage's last layer, the head's unit  */
+    int32_t first, last, post;   /* the stage's layers, the head's unit      */
     int64_t root, later, in_flight_held[2], out_grad[2];
     double tp_ratio;
     bool fsdp2[SHARD_MOMENT_CLASSES];
@@ -483,6 +483,25 @@ static void pre_backward_moment(const moment_walk *w, const bwd_run *prev, const
     }
 }
 
+/* FSDP2's pre-forward of layer l: in the state after the unit before
+ * it (its point k), the all-gather of l's parameters is issued while the
+ * one before (the layer before's, or the first layer's: the root's) is
+ * still held, and l's unsharded copy is made from it before the one
+ * before is freed (wait_for_unshard drops it, but its local reference
+ * keeps it until the copy-out is done); inference holds the cache of
+ * the layers before. */
+static void pre_forward_moment(const moment_walk *w, int32_t l, int32_t k, const int64_t *const saved_at[2],
+                               const int64_t *const other_at[2], int64_t kv)
+{
+    int64_t before = l > w->first ? w->u[l - 1].padded : w->root;
+    int64_t gathered = w->root + before + 2 * w->u[l].padded + (l - w->first) * kv;
+    for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
+        if (!w->fsdp2[c]) continue;
+        for (int32_t v = 0; v < 2; v++)
+            take(&w->best[c][v], 0, w->in_flight_held[v] + saved_at[v][k], other_at[v][k] + gathered);
+    }
+}
+
 /* The peak of stage s replayed over the traced step: at each point the
  * rank's model states, its share of the point's activations (with the
  * in-flight micro-batches of 1F1B and without the earlier stages'),
@@ -521,7 +540,7 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
     bool fsdp[SHARD_MOMENT_CLASSES], zero2[SHARD_MOMENT_CLASSES];
     int64_t up[SHARD_MOMENT_CLASSES];
     shard_moment best[SHARD_MOMENT_CLASSES][2];
-    moment_walk w = { .u = u, .last = last, .post = SHARD_UNIT_POST(a), .root = root, .later = later, .tp_ratio = tp_ratio,
+    moment_walk w = { .u = u, .first = first, .last = last, .post = SHARD_UNIT_POST(a), .root = root, .later = later, .tp_ratio = tp_ratio,
                       .best = best };
     bool any_fsdp = false, any_zero2 = false;
     tp_divisor dp = { o->dp, 1.0 / (double)o->dp }; /* ZeRO-2's gradient shards */
@@ -530,7 +549,7 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         fsdp[c] = (k->fsdp || k->zero == 3) && o->dp > 1;
         zero2[c] = k->zero >= 2;
         up[c] = k->fsdp && item < 4 ? 4 / item : 1;
-        w.fsdp2[c] = fsdp[c] && k->fsdp && o->training;
+        w.fsdp2[c] = fsdp[c] && k->fsdp;
         w.up[c] = up[c];
         any_fsdp |= fsdp[c];
         any_zero2 |= zero2[c] && !fsdp[c];
@@ -555,7 +574,7 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         const shard_point *p = &rx->pts[rx->points[k]];
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
         bool layer = p->unit < a->nlayers, post = p->unit == SHARD_UNIT_POST(a);
-        if (any_fsdp2 && bwd) {
+        if (any_fsdp2 && o->training && bwd) {
             if (p->unit != run[0].unit) {
                 if (run[0].unit >= 0 && run[0].unit < a->nlayers) pre_backward_moment(&w, &run[1], &run[0], rx->full);
                 run[1] = run[0];
@@ -564,6 +583,11 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
             int64_t sv[2] = { saved_at[0][k], saved_at[1][k] };
             bwd_run_add(&run[0], p, sv);
         }
+        /* a layer's first point in the forward follows the state after
+           the unit before it (the stage's first layer on a later stage:
+           none) */
+        bool pre_forward = any_fsdp2 && !bwd && layer && k > rx->point_start[s] &&
+                           rx->pts[rx->points[k - 1]].unit != p->unit;
         /* gathered: fsdp_gathered under a gathering class, plus kv */
         int64_t plain_grads = 0, zero2_grads = 0, fsdp_shards = 0, fsdp_flying = 0, fsdp_gathered = 0, kv_held = 0;
         if (bwd) {
@@ -582,27 +606,25 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
                 fsdp_flying = flying > 0 ? (int64_t)((double)flying * tp_ratio) : 0;
             }
         }
-        if (!o->training) {
-            /* inference: the root's unsharded parameters and all-gather
-               output, and the all-gather outputs of the latest two layers
-               run (FSDP2 under no_grad as FSDPMemTracker sees it, fitted
-               at 2-4 layers of llama's shape, where a layer holds 2x the
-               root's parameters: within 1.5%; with layers 3.3x the root's
-               it falls 9% short, docs/plan-shard.md), and the DynamicCache
-               of the layers run */
-            int32_t upto = layer ? p->unit : post ? last : first - 1;
-            fsdp_gathered = 2 * root;
-            if (upto >= first) fsdp_gathered += u[upto].padded;
-            if (upto > first) fsdp_gathered += u[upto - 1].padded;
-            kv_held = (upto >= first ? upto - first + 1 : 0) * kv;
+        if (!bwd) {
+            /* the forward (training's, or inference's under no_grad): the
+               root's unsharded parameters all step and its all-gather
+               output until the first layer's copy-out; a layer's
+               unsharded copy and its all-gather output (kept until the
+               next layer's copy-out, the last one's until the root's
+               post-forward); inference also the DynamicCache of the layers
+               run */
+            fsdp_gathered = root + (layer ? 2 * u[p->unit].padded : post ? u[last].padded : root);
+            if (!o->training) {
+                int32_t upto = layer ? p->unit : post ? last : first - 1;
+                kv_held = (upto >= first ? upto - first + 1 : 0) * kv;
+            }
         } else {
             fsdp_gathered = root;
-            if (!bwd && layer) fsdp_gathered += 2 * u[p->unit].padded;          /* copy and all-gather buffer */
-            else if (!bwd && post) fsdp_gathered += u[last].padded;              /* the buffer kept */
-            else if (bwd && layer) {                                           /* and the prefetched layer */
+            if (layer) {                                                       /* and the prefetched layer */
                 fsdp_gathered += u[p->unit].padded;
                 if (p->unit > first) fsdp_gathered += u[p->unit - 1].padded;
-            } else if (bwd && post) fsdp_gathered += u[last].padded;           /* prefetched */
+            } else if (post) fsdp_gathered += u[last].padded;                  /* prefetched */
         }
         int64_t held[2], other[2];
         for (int32_t v = 0; v < 2; v++) held[v] = in_flight_held[v] + saved_at[v][k], other[v] = other_at[v][k];
@@ -613,6 +635,7 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
             if (fsdp[c]) gathered += fsdp_gathered;
             for (int32_t v = 0; v < 2; v++) take(&best[c][v], grads, held[v], other[v] + gathered);
         }
+        if (pre_forward) pre_forward_moment(&w, p->unit, k - 1, saved_at, other_at, kv);
     }
     if (run[0].unit >= 0 && run[0].unit < a->nlayers) pre_backward_moment(&w, &run[1], &run[0], rx->full);
     for (int32_t c = 0; c < ncls; c++)
