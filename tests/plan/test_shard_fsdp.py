@@ -34,6 +34,10 @@ LLAMA = dict(BASE, model_type="llama", architectures=["LlamaForCausalLM"])
 QWEN2 = dict(BASE, model_type="qwen2", architectures=["Qwen2ForCausalLM"], vocab_size=130)
 LLAMA3 = dict(LLAMA, num_hidden_layers=3)
 LLAMA4 = dict(LLAMA, num_hidden_layers=4)
+# a wider qwen2: a layer 3.3x the root's parameters (llama's above: 2x)
+WIDE = dict(QWEN2, hidden_size=96, intermediate_size=200, num_attention_heads=6, num_key_value_heads=2)
+WIDE3 = dict(WIDE, num_hidden_layers=3)
+WIDE4 = dict(WIDE, num_hidden_layers=4)
 
 
 def case(config, world, batch, seq, mode="training", recompute="none", dtype="float32"):
@@ -46,12 +50,16 @@ CASES = [
     pytest.param(case(QWEN2, 8, 1, 12), id="qwen2-w8"),
     pytest.param(case(QWEN2, 2, 2, 24), id="qwen2-w2"),
     pytest.param(case(LLAMA3, 2, 4, 8), id="llama3-w2"),
+    pytest.param(case(WIDE3, 2, 2, 16), id="wide3-w2"),
+    pytest.param(case(WIDE4, 4, 2, 16), id="wide4-w4"),
     # FSDP2's mixed precision
     pytest.param(case(QWEN2, 2, 2, 24, dtype="bfloat16"), id="qwen2-w2-bf16"),
     # the peak is layer 0's pre-backward: its all-gather output and the
     # unsharded copy made from it, with layer 1's float32 reduce-scatter
     # input still held
     pytest.param(case(LLAMA, 4, 2, 16, dtype="bfloat16"), id="llama-w4-bf16"),
+    pytest.param(case(WIDE3, 2, 2, 16, dtype="bfloat16"), id="wide3-w2-bf16"),
+    pytest.param(case(WIDE4, 4, 2, 16, dtype="bfloat16"), id="wide4-w4-bf16"),
     # gradient checkpointing of each layer
     pytest.param(case(LLAMA, 4, 2, 16, recompute="full"), id="llama-w4-full"),
     pytest.param(case(QWEN2, 2, 2, 24, recompute="full"), id="qwen2-w2-full"),
@@ -65,6 +73,10 @@ CASES = [
     pytest.param(case(LLAMA, 4, 2, 16, mode="inference"), id="llama-w4-inference"),
     pytest.param(case(QWEN2, 2, 2, 24, mode="inference"), id="qwen2-w2-inference"),
     pytest.param(case(LLAMA4, 4, 2, 16, mode="inference"), id="llama4-w4-inference"),
+    pytest.param(case(WIDE3, 2, 2, 16, mode="inference"), id="wide3-w2-inference"),
+    pytest.param(case(WIDE4, 4, 2, 16, mode="inference"), id="wide4-w4-inference"),
+    pytest.param(case(WIDE3, 2, 2, 16, mode="inference", dtype="bfloat16"), id="wide3-w2-inference-bf16"),
+    pytest.param(case(WIDE4, 4, 2, 16, mode="inference", dtype="bfloat16"), id="wide4-w4-inference-bf16"),
 ]
 
 
