@@ -7,16 +7,18 @@ by FSDPMemTracker: float32 training, bfloat16 (mtk: 16-bit weights and
 gradients with a float32 master copy and moments; torch: FSDP2's mixed
 precision over float32 shards, the same 16 bytes a parameter), full
 activation checkpointing, selective recompute (the attention core) and
-forward-only inference, at 2, 3 and 4 layers.
+forward-only inference, at 2, 3 and 4 layers, on llama's shape (a layer
+2x the root's parameters) and a wider qwen2 (3.3x).
 world 1 is one process without FSDP, measured by MemTracker: where
 selective recompute's saving shows alone.
 
 mtk replays the traced step in each mode (gradient checkpointing of the
 layers under --recompute full, of the attention cores under selective,
 the forward under no_grad for inference) and lays FSDP2's gathers over
-it: unsharded parameters, all-gather outputs (the previous group's kept
-through the next group's forward under no_grad), backward prefetch,
-float32 reduce-scatters under mixed precision."""
+it: unsharded parameters, all-gather outputs (each kept until the next
+group's copy-out), backward prefetch, the copy-outs of each layer's
+pre-forward and pre-backward hooks, float32 reduce-scatters under mixed
+precision."""
 import hashlib
 import json
 import os
