@@ -385,8 +385,8 @@ static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, shard
 
 /* The raw timeline's points [from, to) into out (*n of them): points a
  * same-unit, same-phase point covers dropped, except the state after a
- * unit's last node, which ends its unit's points (where FSDP2's hooks of
- * the next unit run, shard_stage_moments). */
+ * unit's last node in the forward, which ends its unit's points (where
+ * FSDP2's pre-forward hook of the next unit runs, shard_stage_moments). */
 static void finish_points(const shard_raw *raw, int32_t from, int32_t to, shard_point *out, int32_t *n)
 {
     *n = 0;
@@ -402,7 +402,8 @@ static void finish_points(const shard_raw *raw, int32_t from, int32_t to, shard_
             covered = covers(&out[k], &p);
             if (!covered && covers(&p, &out[k])) out[k] = out[--*n];
         }
-        if (!covered || i + 1 == to || raw->point_unit[i + 1] != p.unit) out[(*n)++] = p;
+        if (!covered || (p.phase == MTK_PHASE_FORWARD && (i + 1 == to || raw->point_unit[i + 1] != p.unit)))
+            out[(*n)++] = p;
     }
 }
 

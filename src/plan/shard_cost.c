@@ -410,9 +410,10 @@ bool shard_replay_index_rebuild(mtk_ctx *ctx, const mtk_shard_analysis *a, const
 }
 
 /* The backward points of one unit so far (a unit's come together):
- * the least saved bytes on a rank of its backward proper (the state
- * after its last node) and of its recompute, the most saved, and the most
- * .grad bytes (after its last node). */
+ * the least saved bytes on a rank of its backward proper (about the state
+ * after its last node: the point that covers that state, if it was
+ * dropped, adds the last node's own saved bytes) and of its recompute,
+ * the most saved, and the most .grad bytes (after its last node). */
 typedef struct bwd_run {
     int32_t unit;               /* -1: none yet                              */
     int64_t least_saved[2], least_recomputed[2], most_saved[2], grads;
