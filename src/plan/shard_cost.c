@@ -4,7 +4,6 @@
  * one step. */
 #include "plan/shard_internal.h"
 
-#include <stdint.h>
 #include <string.h>
 
 #define DDP_BUCKET_BYTES (25LL << 20) /* DistributedDataParallel's bucket_cap_mb=25 */
@@ -409,33 +408,6 @@ bool shard_replay_index_rebuild(mtk_ctx *ctx, const mtk_shard_analysis *a, const
     return replay_index_fill(ctx, a, plan, rx, true);
 }
 
-/* The backward points of one unit so far (a unit's come together):
- * the least saved bytes on a rank of its backward proper (about the state
- * after its last node: the point that covers that state, if it was
- * dropped, adds the last node's own saved bytes) and of its recompute,
- * the most saved, and the most .grad bytes (after its last node). */
-typedef struct bwd_run {
-    int32_t unit;               /* -1: none yet                              */
-    int64_t least_saved[2], least_recomputed[2], most_saved[2], grads;
-} bwd_run;
-
-static void bwd_run_start(bwd_run *r, int32_t unit)
-{
-    r->unit = unit;
-    r->grads = 0;
-    for (int32_t v = 0; v < 2; v++) r->least_saved[v] = r->least_recomputed[v] = INT64_MAX, r->most_saved[v] = 0;
-}
-
-static void bwd_run_add(bwd_run *r, const shard_point *p, const int64_t saved[2])
-{
-    for (int32_t v = 0; v < 2; v++) {
-        int64_t *least = p->phase == MTK_PHASE_RECOMPUTE ? &r->least_recomputed[v] : &r->least_saved[v];
-        if (saved[v] < *least) *least = saved[v];
-        if (saved[v] > r->most_saved[v]) r->most_saved[v] = saved[v];
-    }
-    if (p->grads > r->grads) r->grads = p->grads;
-}
-
 /* What a stage's moments share while its points are walked. */
 typedef struct moment_walk {
     const shard_unit_params *u;
@@ -455,32 +427,27 @@ static void take(shard_moment *best, int64_t grads, int64_t held, int64_t transi
 }
 
 /* FSDP2's pre-backward of layer l (the hook on its output's gradient,
- * before its first backward node): the unit before it in the backward
- * (prev, the later layer or the head) done, its gradients reduce-
- * scattered into shards, the last reduce-scatter's input kept; its saved
- * bytes released (under full recompute only the checkpointed inputs
- * held); l's output gradient in flight; and gathered the root and l's
- * all-gather output with the unsharded copy made from it (wait_for_unshard
- * copies out, then frees the output; the prefetch of the layer before
- * comes after).  Without the unit before on the stage (a later stage
- * holds it) l's own points say what it holds. */
-static void pre_backward_moment(const moment_walk *w, const bwd_run *prev, const bwd_run *cur, bool full)
+ * before its first backward node), in the state after the unit before it
+ * in the backward (q, its point k: the later layer or the head, its
+ * saved bytes released; under full recompute only the checkpointed
+ * inputs held): that unit's gradients reduce-scattered into shards, its
+ * reduce-scatter input kept; l's output gradient in flight; and gathered
+ * the root and l's all-gather output with the unsharded copy made from it
+ * (wait_for_unshard copies out, then frees the output; the prefetch of
+ * the layer before comes after). */
+static void pre_backward_moment(const moment_walk *w, int32_t l, const shard_point *q, int32_t k,
+                                const int64_t *const saved_at[2])
 {
-    int32_t l = cur->unit;
-    bool after = prev->unit == (l == w->last ? w->post : l + 1);
-    const int64_t *held = after ? prev->least_saved : full ? cur->least_recomputed : cur->most_saved;
-    int64_t grads_raw = after ? prev->grads : w->later;
     int64_t shards = 0, done_global = 0;
     if (l < w->last) shards = w->u[l + 1].shard_after + w->u[l + 1].padded, done_global = w->u[l + 1].global_after;
-    int64_t flying = grads_raw - w->later - done_global;
+    int64_t flying = q->grads - w->later - done_global;
     int64_t flying_rank = flying > 0 ? (int64_t)((double)flying * w->tp_ratio) : 0;
+    int64_t gathered = w->root + 2 * w->u[l].padded;
     for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
         if (!w->fsdp2[c]) continue;
-        for (int32_t v = 0; v < 2; v++) {
-            if (held[v] == INT64_MAX) continue;
-            take(&w->best[c][v], w->up[c] * shards + flying_rank, w->in_flight_held[v] + held[v],
-                 w->out_grad[v] + w->root + 2 * w->u[l].padded);
-        }
+        for (int32_t v = 0; v < 2; v++)
+            take(&w->best[c][v], w->up[c] * shards + flying_rank, w->in_flight_held[v] + saved_at[v][k],
+                 w->out_grad[v] + gathered);
     }
 }
 
@@ -568,27 +535,22 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         w.out_grad[v] = sps[v < nsp ? v : 0] ? ceil_div(a->boundary_bytes, o->tp) : a->boundary_bytes;
     }
     for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) any_fsdp2 |= w.fsdp2[c];
-    bwd_run run[2]; /* the unit whose backward points come now, the one before */
-    bwd_run_start(&run[0], -1);
-    bwd_run_start(&run[1], -1);
     for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1] - rx->nopt; k++) {
         const shard_point *p = &rx->pts[rx->points[k]];
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
         bool layer = p->unit < a->nlayers, post = p->unit == SHARD_UNIT_POST(a);
-        if (any_fsdp2 && o->training && bwd) {
-            if (p->unit != run[0].unit) {
-                if (run[0].unit >= 0 && run[0].unit < a->nlayers) pre_backward_moment(&w, &run[1], &run[0], rx->full);
-                run[1] = run[0];
-                bwd_run_start(&run[0], p->unit);
-            }
-            int64_t sv[2] = { saved_at[0][k], saved_at[1][k] };
-            bwd_run_add(&run[0], p, sv);
+        /* a layer's first point in the forward or the backward follows
+           the state after the unit before it (finish_points keeps it):
+           FSDP2's hooks run there; on a stage but the first (the last),
+           its first layer's forward (its last layer's backward) follows
+           none */
+        if (any_fsdp2 && layer && k > rx->point_start[s]) {
+            const shard_point *q = &rx->pts[rx->points[k - 1]];
+            if (q->unit != p->unit && !bwd) pre_forward_moment(&w, p->unit, k - 1, saved_at, other_at, kv);
+            else if (q->unit != p->unit && o->training && q->phase == MTK_PHASE_BACKWARD)
+                pre_backward_moment(&w, p->unit, q, k - 1, saved_at);
         }
-        /* a layer's first point in the forward follows the state after
-           the unit before it (the stage's first layer on a later stage:
-           none) */
-        bool pre_forward = any_fsdp2 && !bwd && layer && k > rx->point_start[s] &&
-                           rx->pts[rx->points[k - 1]].unit != p->unit;
+        if (p->entry) continue;
         /* gathered: fsdp_gathered under a gathering class, plus kv */
         int64_t plain_grads = 0, zero2_grads = 0, fsdp_shards = 0, fsdp_flying = 0, fsdp_gathered = 0, kv_held = 0;
         if (bwd) {
@@ -636,9 +598,7 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
             if (fsdp[c]) gathered += fsdp_gathered;
             for (int32_t v = 0; v < 2; v++) take(&best[c][v], grads, held[v], other[v] + gathered);
         }
-        if (pre_forward) pre_forward_moment(&w, p->unit, k - 1, saved_at, other_at, kv);
     }
-    if (run[0].unit >= 0 && run[0].unit < a->nlayers) pre_backward_moment(&w, &run[1], &run[0], rx->full);
     for (int32_t c = 0; c < ncls; c++)
         for (int32_t v = 0; v < nsp; v++) mo[c * nsp + v] = best[c][v];
 }
