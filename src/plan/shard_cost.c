@@ -411,7 +411,7 @@ bool shard_replay_index_rebuild(mtk_ctx *ctx, const mtk_shard_analysis *a, const
 /* What a stage's moments share while its points are walked. */
 typedef struct moment_walk {
     const shard_unit_params *u;
-    int32_t first, last, post;   /* the stage's layers, the head's unit      */
+    int32_t first, last;         /* the stage's layers                       */
     int64_t root, later, in_flight_held[2], out_grad[2];
     double tp_ratio;
     bool fsdp2[SHARD_MOMENT_CLASSES];
@@ -508,8 +508,8 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
     bool fsdp[SHARD_MOMENT_CLASSES], zero2[SHARD_MOMENT_CLASSES];
     int64_t up[SHARD_MOMENT_CLASSES];
     shard_moment best[SHARD_MOMENT_CLASSES][2];
-    moment_walk w = { .u = u, .first = first, .last = last, .post = SHARD_UNIT_POST(a), .root = root, .later = later, .tp_ratio = tp_ratio,
-                      .best = best };
+    moment_walk walk = { .u = u, .first = first, .last = last, .root = root, .later = later, .tp_ratio = tp_ratio,
+                         .best = best };
     bool any_fsdp = false, any_zero2 = false;
     tp_divisor dp = { o->dp, 1.0 / (double)o->dp }; /* ZeRO-2's gradient shards */
     for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
@@ -517,8 +517,8 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         fsdp[c] = (k->fsdp || k->zero == 3) && o->dp > 1;
         zero2[c] = k->zero >= 2;
         up[c] = k->fsdp && item < 4 ? 4 / item : 1;
-        w.fsdp2[c] = fsdp[c] && k->fsdp;
-        w.up[c] = up[c];
+        walk.fsdp2[c] = fsdp[c] && k->fsdp;
+        walk.up[c] = up[c];
         any_fsdp |= fsdp[c];
         any_zero2 |= zero2[c] && !fsdp[c];
     }
@@ -531,10 +531,10 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
     bool any_fsdp2 = false;
     for (int32_t v = 0; v < 2; v++) {
         /* a layer's output gradient on a rank (sp divides it) */
-        w.in_flight_held[v] = in_flight_held[v];
-        w.out_grad[v] = sps[v < nsp ? v : 0] ? ceil_div(a->boundary_bytes, o->tp) : a->boundary_bytes;
+        walk.in_flight_held[v] = in_flight_held[v];
+        walk.out_grad[v] = sps[v < nsp ? v : 0] ? ceil_div(a->boundary_bytes, o->tp) : a->boundary_bytes;
     }
-    for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) any_fsdp2 |= w.fsdp2[c];
+    for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) any_fsdp2 |= walk.fsdp2[c];
     for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1] - rx->nopt; k++) {
         const shard_point *p = &rx->pts[rx->points[k]];
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
@@ -546,9 +546,9 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
            none */
         if (any_fsdp2 && layer && k > rx->point_start[s]) {
             const shard_point *q = &rx->pts[rx->points[k - 1]];
-            if (q->unit != p->unit && !bwd) pre_forward_moment(&w, p->unit, k - 1, saved_at, other_at, kv);
+            if (q->unit != p->unit && !bwd) pre_forward_moment(&walk, p->unit, k - 1, saved_at, other_at, kv);
             else if (q->unit != p->unit && o->training && q->phase == MTK_PHASE_BACKWARD)
-                pre_backward_moment(&w, p->unit, q, k - 1, saved_at);
+                pre_backward_moment(&walk, p->unit, q, k - 1, saved_at);
         }
         if (p->entry) continue;
         /* gathered: fsdp_gathered under a gathering class, plus kv */
