@@ -395,14 +395,18 @@ static bool replay_points(mtk_shard_analysis *a, const mtk_plan_model *pm, shard
 }
 
 /* The raw timeline's points [from, to) into out (*n of them): points a
- * same-unit, same-phase point covers dropped. */
-static void finish_points(const shard_raw *raw, int32_t from, int32_t to, shard_point *out, int32_t *n)
+ * same-unit, same-phase point covers dropped, except the state after a
+ * unit's last node before a layer's (where FSDP2's hooks of the layer
+ * run, shard_stage_moments), which ends its unit's points, an entry if
+ * covered. */
+static void finish_points(const shard_raw *raw, int32_t nlayers, int32_t from, int32_t to, shard_point *out,
+                          int32_t *n)
 {
     *n = 0;
     for (int32_t i = from; i < to; i++) {
         const int64_t *b = &raw->point_bytes[4 * i];
         shard_point p = {
-            .unit = raw->point_unit[i], .phase = raw->point_phase[i], .saved = b[0], .grads = b[1],
+            .unit = raw->point_unit[i], .phase = (int16_t)raw->point_phase[i], .saved = b[0], .grads = b[1],
             .other = b[2] - b[3] - b[1] - b[0],
         };
         if (p.other < 0) p.other = 0;
@@ -411,7 +415,9 @@ static void finish_points(const shard_raw *raw, int32_t from, int32_t to, shard_
             covered = covers(&out[k], &p);
             if (!covered && covers(&p, &out[k])) out[k] = out[--*n];
         }
-        if (!covered) out[(*n)++] = p;
+        int32_t next = i + 1 < to ? raw->point_unit[i + 1] : -1;
+        p.entry = covered;
+        if (!covered || (next != p.unit && next >= 0 && next < nlayers)) out[(*n)++] = p;
     }
 }
 
@@ -424,9 +430,9 @@ void shard_analysis_finish(mtk_shard_analysis *a)
     a->boundary_bytes = raw->boundary;
     a->kv_layer_bytes = raw->kv_layer;
     if (a->points) {
-        finish_points(raw, 0, raw->run_end[0], a->points, &a->npoints);
-        finish_points(raw, raw->run_end[0], raw->run_end[1], a->points_full, &a->npoints_full);
-        finish_points(raw, raw->run_end[1], raw->run_end[2], a->points_selective, &a->npoints_selective);
+        finish_points(raw, a->nlayers, 0, raw->run_end[0], a->points, &a->npoints);
+        finish_points(raw, a->nlayers, raw->run_end[0], raw->run_end[1], a->points_full, &a->npoints_full);
+        finish_points(raw, a->nlayers, raw->run_end[1], raw->run_end[2], a->points_selective, &a->npoints_selective);
     }
 }
 

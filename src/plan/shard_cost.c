@@ -408,6 +408,68 @@ bool shard_replay_index_rebuild(mtk_ctx *ctx, const mtk_shard_analysis *a, const
     return replay_index_fill(ctx, a, plan, rx, true);
 }
 
+/* What a stage's moments share while its points are walked. */
+typedef struct moment_walk {
+    const shard_unit_params *u;
+    int32_t first, last;         /* the stage's layers                       */
+    int64_t root, later, in_flight_held[2], out_grad[2];
+    double tp_ratio;
+    bool fsdp2[SHARD_MOMENT_CLASSES];
+    int64_t up[SHARD_MOMENT_CLASSES];
+    shard_moment (*best)[2];
+} moment_walk;
+
+static void take(shard_moment *best, int64_t grads, int64_t held, int64_t transient)
+{
+    if (grads + held + transient <= best->extra) return;
+    best->extra = grads + held + transient;
+    best->gradients = grads, best->activations_saved = held, best->transient_at_peak = transient;
+}
+
+/* FSDP2's pre-backward of layer l (the hook on its output's gradient,
+ * before its first backward node), in the state after the unit before it
+ * in the backward (q, its point k: the later layer or the head, its
+ * saved bytes released; under full recompute only the checkpointed
+ * inputs held): that unit's gradients reduce-scattered into shards, its
+ * reduce-scatter input kept; l's output gradient in flight; and gathered
+ * the root and l's all-gather output with the unsharded copy made from it
+ * (wait_for_unshard copies out, then frees the output; the prefetch of
+ * the layer before comes after). */
+static void pre_backward_moment(const moment_walk *w, int32_t l, const shard_point *q, int32_t k,
+                                const int64_t *const saved_at[2])
+{
+    int64_t shards = 0, done_global = 0;
+    if (l < w->last) shards = w->u[l + 1].shard_after + w->u[l + 1].padded, done_global = w->u[l + 1].global_after;
+    int64_t flying = q->grads - w->later - done_global;
+    int64_t flying_rank = flying > 0 ? (int64_t)((double)flying * w->tp_ratio) : 0;
+    int64_t gathered = w->root + 2 * w->u[l].padded;
+    for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
+        if (!w->fsdp2[c]) continue;
+        for (int32_t v = 0; v < 2; v++)
+            take(&w->best[c][v], w->up[c] * shards + flying_rank, w->in_flight_held[v] + saved_at[v][k],
+                 w->out_grad[v] + gathered);
+    }
+}
+
+/* FSDP2's pre-forward of layer l: in the state after the unit before
+ * it (its point k), the all-gather of l's parameters is issued while the
+ * one before (the layer before's, or the first layer's: the root's) is
+ * still held, and l's unsharded copy is made from it before the one
+ * before is freed (wait_for_unshard drops it, but its local reference
+ * keeps it until the copy-out is done); inference holds the cache of
+ * the layers before. */
+static void pre_forward_moment(const moment_walk *w, int32_t l, int32_t k, const int64_t *const saved_at[2],
+                               const int64_t *const other_at[2], int64_t kv)
+{
+    int64_t before = l > w->first ? w->u[l - 1].padded : w->root;
+    int64_t gathered = w->root + before + 2 * w->u[l].padded + (l - w->first) * kv;
+    for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
+        if (!w->fsdp2[c]) continue;
+        for (int32_t v = 0; v < 2; v++)
+            take(&w->best[c][v], 0, w->in_flight_held[v] + saved_at[v][k], other_at[v][k] + gathered);
+    }
+}
+
 /* The peak of stage s replayed over the traced step: at each point the
  * rank's model states, its share of the point's activations (with the
  * in-flight micro-batches of 1F1B and without the earlier stages'),
@@ -415,7 +477,8 @@ bool shard_replay_index_rebuild(mtk_ctx *ctx, const mtk_shard_analysis *a, const
  * gathered then: the root's all step, a layer's in its forward and its
  * backward with the all-gather buffer of the next layer to run
  * (FSDP2's reshard_after_forward and backward prefetch), gradients
- * reduce-scattered to padded shards as each layer's backward ends.
+ * reduce-scattered to padded shards as each layer's backward ends; and
+ * under FSDP each layer's pre-backward (pre_backward_moment).
  * One pass over the stage's points serves every class and sp asked:
  * what a point holds apart from the class (its saved and other bytes,
  * its gradients' parts) is read once. */
@@ -442,8 +505,11 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
        (MixedPrecisionPolicy reduce_dtype); the loop below runs every
        class, those not asked as the first */
     int64_t item = (int64_t)mtk_dtype_size(a->dtype);
-    bool fsdp[SHARD_MOMENT_CLASSES], zero2[SHARD_MOMENT_CLASSES], mixed[SHARD_MOMENT_CLASSES];
+    bool fsdp[SHARD_MOMENT_CLASSES], zero2[SHARD_MOMENT_CLASSES];
     int64_t up[SHARD_MOMENT_CLASSES];
+    shard_moment best[SHARD_MOMENT_CLASSES][2];
+    moment_walk walk = { .u = u, .first = first, .last = last, .root = root, .later = later, .tp_ratio = tp_ratio,
+                         .best = best };
     bool any_fsdp = false, any_zero2 = false;
     tp_divisor dp = { o->dp, 1.0 / (double)o->dp }; /* ZeRO-2's gradient shards */
     for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
@@ -451,23 +517,42 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         fsdp[c] = (k->fsdp || k->zero == 3) && o->dp > 1;
         zero2[c] = k->zero >= 2;
         up[c] = k->fsdp && item < 4 ? 4 / item : 1;
-        mixed[c] = k->fsdp && o->training && !rx->full && item < 4;
+        walk.fsdp2[c] = fsdp[c] && k->fsdp;
+        walk.up[c] = up[c];
         any_fsdp |= fsdp[c];
         any_zero2 |= zero2[c] && !fsdp[c];
     }
-    shard_moment best[SHARD_MOMENT_CLASSES][2];
     for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++)
         for (int32_t v = 0; v < 2; v++) {
             memset(&best[c][v], 0, sizeof best[c][v]);
             best[c][v].extra = -1;
         }
     int64_t kv = a->kv_layer_bytes && a->kv_heads % o->tp == 0 ? ceil_div(a->kv_layer_bytes, o->tp) : a->kv_layer_bytes;
+    bool any_fsdp2 = false;
+    for (int32_t v = 0; v < 2; v++) {
+        /* a layer's output gradient on a rank (sp divides it) */
+        walk.in_flight_held[v] = in_flight_held[v];
+        walk.out_grad[v] = sps[v < nsp ? v : 0] ? ceil_div(a->boundary_bytes, o->tp) : a->boundary_bytes;
+    }
+    for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) any_fsdp2 |= walk.fsdp2[c];
     for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1] - rx->nopt; k++) {
         const shard_point *p = &rx->pts[rx->points[k]];
         bool bwd = p->phase == MTK_PHASE_BACKWARD || p->phase == MTK_PHASE_RECOMPUTE;
         bool layer = p->unit < a->nlayers, post = p->unit == SHARD_UNIT_POST(a);
+        /* a layer's first point in the forward or the backward follows
+           the state after the unit before it (finish_points keeps it):
+           FSDP2's hooks run there; on a stage but the first (the last),
+           its first layer's forward (its last layer's backward) follows
+           none */
+        if (any_fsdp2 && layer && k > rx->point_start[s]) {
+            const shard_point *q = &rx->pts[rx->points[k - 1]];
+            if (q->unit != p->unit && !bwd) pre_forward_moment(&walk, p->unit, k - 1, saved_at, other_at, kv);
+            else if (q->unit != p->unit && o->training && q->phase == MTK_PHASE_BACKWARD)
+                pre_backward_moment(&walk, p->unit, q, k - 1, saved_at);
+        }
+        if (p->entry) continue;
         /* gathered: fsdp_gathered under a gathering class, plus kv */
-        int64_t plain_grads = 0, zero2_grads = 0, fsdp_shards = 0, fsdp_flying = 0, fsdp_gathered = 0, fsdp_mixed = 0, kv_held = 0;
+        int64_t plain_grads = 0, zero2_grads = 0, fsdp_shards = 0, fsdp_flying = 0, fsdp_gathered = 0, kv_held = 0;
         if (bwd) {
             plain_grads = p->grads > later ? (int64_t)((double)(p->grads - later) * tp_ratio) : 0;
             if (any_zero2) zero2_grads = ceil_div_by(plain_grads, &dp);
@@ -484,32 +569,25 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
                 fsdp_flying = flying > 0 ? (int64_t)((double)flying * tp_ratio) : 0;
             }
         }
-        if (!o->training) {
-            /* inference: the root's unsharded parameters and all-gather
-               output, and the all-gather outputs of the latest two layers
-               run (FSDP2 under no_grad as FSDPMemTracker sees it, fitted
-               at 2-4 layers of llama's shape, where a layer holds 2x the
-               root's parameters: within 1.5%; with layers 3.3x the root's
-               it falls 9% short, docs/plan-shard.md), and the DynamicCache
-               of the layers run */
-            int32_t upto = layer ? p->unit : post ? last : first - 1;
-            fsdp_gathered = 2 * root;
-            if (upto >= first) fsdp_gathered += u[upto].padded;
-            if (upto > first) fsdp_gathered += u[upto - 1].padded;
-            kv_held = (upto >= first ? upto - first + 1 : 0) * kv;
+        if (!bwd) {
+            /* the forward (training's, or inference's under no_grad): the
+               root's unsharded parameters all step and its all-gather
+               output until the first layer's copy-out; a layer's
+               unsharded copy and its all-gather output (kept until the
+               next layer's copy-out, the last one's until the root's
+               post-forward); inference also the DynamicCache of the layers
+               run */
+            fsdp_gathered = root + (layer ? 2 * u[p->unit].padded : post ? u[last].padded : root);
+            if (!o->training) {
+                int32_t upto = layer ? p->unit : post ? last : first - 1;
+                kv_held = (upto >= first ? upto - first + 1 : 0) * kv;
+            }
         } else {
             fsdp_gathered = root;
-            if (!bwd && layer) fsdp_gathered += 2 * u[p->unit].padded;          /* copy and all-gather buffer */
-            else if (!bwd && post) fsdp_gathered += u[last].padded;              /* the buffer kept */
-            else if (bwd && layer) { /* and the latest all-gather's output:
-                                        the prefetched layer's; the first
-                                        layer's own under FSDP2's mixed
-                                        precision (the tracker's ALL_GATHER
-                                        there, bf16 llama and qwen2) */
+            if (layer) {                                                       /* and the prefetched layer */
                 fsdp_gathered += u[p->unit].padded;
                 if (p->unit > first) fsdp_gathered += u[p->unit - 1].padded;
-                else fsdp_mixed = u[p->unit].padded;
-            } else if (bwd && post) fsdp_gathered += u[last].padded;           /* prefetched */
+            } else if (post) fsdp_gathered += u[last].padded;                  /* prefetched */
         }
         int64_t held[2], other[2];
         for (int32_t v = 0; v < 2; v++) held[v] = in_flight_held[v] + saved_at[v][k], other[v] = other_at[v][k];
@@ -517,15 +595,8 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
             int64_t grads = 0, gathered = kv_held;
             if (fsdp[c] && bwd) grads = up[c] * fsdp_shards + fsdp_flying;
             else if (bwd) grads = zero2[c] ? zero2_grads : plain_grads;
-            if (fsdp[c]) gathered += fsdp_gathered + (mixed[c] ? fsdp_mixed : 0);
-            for (int32_t v = 0; v < 2; v++) {
-                int64_t transient = other[v] + gathered;
-                if (grads + held[v] + transient > best[c][v].extra) {
-                    best[c][v].extra = grads + held[v] + transient;
-                    best[c][v].gradients = grads, best[c][v].activations_saved = held[v];
-                    best[c][v].transient_at_peak = transient;
-                }
-            }
+            if (fsdp[c]) gathered += fsdp_gathered;
+            for (int32_t v = 0; v < 2; v++) take(&best[c][v], grads, held[v], other[v] + gathered);
         }
     }
     for (int32_t c = 0; c < ncls; c++)

@@ -56,7 +56,11 @@ typedef struct shard_site {
  * rescales.  Points a same-unit, same-phase point covers are dropped. */
 typedef struct shard_point {
     int32_t unit;               /* SHARD_UNIT_*, or a layer; -1: optimizer  */
-    int32_t phase;              /* mtk_memory_phase                         */
+    int16_t phase;              /* mtk_memory_phase                         */
+    int16_t entry;              /* 1: kept only as the state entering the
+                                   next unit (a layer's), where FSDP2's
+                                   hooks run: another point of its unit and
+                                   phase covers it                          */
     int64_t saved;              /* kept for backward                        */
     int64_t other;              /* gradients in flight, outputs, workspaces */
     int64_t grads;              /* the parameters' .grad                    */
