@@ -290,7 +290,8 @@ static bool replay_index_fill(mtk_ctx *ctx, const mtk_shard_analysis *a, const m
         rx->point_start = mtk_ctx_alloc_uninit(ctx, (size_t)(pp + 1) * sizeof *rx->point_start);
         rx->fill = mtk_ctx_alloc_uninit(ctx, (size_t)pp * sizeof *rx->fill);
         rx->frac = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nlayers + 2) * sizeof *rx->frac);
-        if (!rx->layer_stage || !rx->point_start || !rx->fill || !rx->frac) return false;
+        rx->before = mtk_ctx_alloc_uninit(ctx, (size_t)pp * sizeof *rx->before);
+        if (!rx->layer_stage || !rx->point_start || !rx->fill || !rx->frac || !rx->before) return false;
     }
     int32_t *layer_stage = rx->layer_stage;
     memset(rx->point_start, 0, (size_t)(pp + 1) * sizeof *rx->point_start);
@@ -301,8 +302,8 @@ static bool replay_index_fill(mtk_ctx *ctx, const mtk_shard_analysis *a, const m
        layers; selective: of the attention cores */
     bool full = o->training && o->recompute == MTK_RECOMPUTE_FULL;
     bool selective = o->training && o->recompute == MTK_RECOMPUTE_SELECTIVE;
-    const shard_point *points = full ? a->points_full : selective ? a->points_selective : a->points;
-    int32_t npoints = full ? a->npoints_full : selective ? a->npoints_selective : a->npoints;
+    int32_t npoints;
+    const shard_point *points = shard_replay_points(a, o, &npoints);
     rx->pts = points;
     rx->full = full;
     /* each stage's points in step order: its units', then the optimizer's */
@@ -349,17 +350,9 @@ static bool replay_index_fill(mtk_ctx *ctx, const mtk_shard_analysis *a, const m
         int64_t total = sv.sharded + sv.replicated;
         frac[u] = total > 0 ? (double)sv.sharded / (double)total : 0.0;
     }
-    int64_t before = 0;
+    shard_replay_before(a, plan, rx->before);
     for (int32_t s = 0; s < pp; s++) {
-        if (s == 1) before += a->units[SHARD_UNIT_PRE(a)].saved.replicated + a->units[SHARD_UNIT_PRE(a)].saved.sharded;
-        /* an earlier layer keeps its saved activations (less its
-           attention core's own under selective recompute), or under full
-           recompute its checkpointed input */
-        for (int32_t l = s > 0 ? plan->stage_first_layer[s - 1] : 0; s > 0 && l < plan->stage_first_layer[s]; l++) {
-            const shard_unit *un = &a->units[l];
-            before += full ? un->input.replicated + un->input.sharded : un->saved.replicated + un->saved.sharded;
-            if (selective) before -= un->saved_attention.replicated + un->saved_attention.sharded;
-        }
+        int64_t before = rx->before[s];
         /* the head's points (after the stage's layers ran forward, before
            their backward) hold the layers' saved bytes too: those scale
            as the layers' (sp divides them), the rest as the head's */
