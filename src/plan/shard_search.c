@@ -199,6 +199,8 @@ typedef struct search_state {
     const mtk_shard_plan *by_pp[MAX_MICRO][64]; /* one partition per pp and
                                    micro-batch, to reuse                    */
     int32_t nby_pp[MAX_MICRO];
+    bool doubled[MAX_MICRO];    /* the units' FLOPs twice the micro-batch
+                                   before's: its partitions serve          */
     const mtk_shard_plan *by_tp[64]; /* per tp x ep the latest plan laid out
                                    in its placement array (restaged in place,
                                    meshes searched one at a time)           */
@@ -489,6 +491,37 @@ static bool search_mesh(search_state *st, int32_t k, const mtk_shard_analysis *a
     return true;
 }
 
+/* The stages of pp at micro-batch k from those of micro-batch k - 1 (half
+ * of it) when every unit's FLOPs at k are exactly twice those at k - 1:
+ * the partition's sums and comparisons are then all exactly twice its
+ * (a product by two is exact), so its cuts are the same and its stage
+ * FLOPs twice.  NULL when not (or out of memory: the context says). */
+static const mtk_shard_plan *stages_of_half(search_state *st, int32_t k, int32_t pp)
+{
+    if (k == 0 || !st->doubled[k]) return NULL;
+    const mtk_shard_plan *half = NULL;
+    for (int32_t i = 0; i < st->nby_pp[k - 1]; i++)
+        if (st->by_pp[k - 1][i]->options.pp == pp) half = st->by_pp[k - 1][i];
+    if (!half) return NULL;
+    mtk_shard_plan *p = mtk_ctx_alloc(st->ctx, sizeof *p);
+    double *flops = mtk_ctx_alloc_uninit(st->ctx, (size_t)pp * sizeof *flops);
+    if (!p || !flops) return NULL;
+    for (int32_t s = 0; s < pp; s++) flops[s] = 2.0 * half->stage_flops[s];
+    p->options.pp = pp;
+    p->stage_first_layer = half->stage_first_layer;
+    p->stage_flops = flops;
+    return p;
+}
+
+/* Whether every unit's FLOPs in b are exactly twice a's. */
+static bool flops_doubled(const mtk_shard_analysis *a, const mtk_shard_analysis *b)
+{
+    if (a->nlayers != b->nlayers) return false;
+    for (int32_t u = 0; u < a->nlayers + 2; u++)
+        if (b->units[u].flops != 2.0 * a->units[u].flops) return false;
+    return true;
+}
+
 /* One mesh at every micro-batch: laid out once a micro-batch, its
  * placements and (while its stages stay) its sums shared. */
 static bool search_mesh_micros(search_state *st, int32_t tp, int32_t pp, int32_t dp, int32_t ep)
@@ -518,6 +551,8 @@ static bool search_mesh_micros(search_state *st, int32_t tp, int32_t pp, int32_t
         int32_t same_tp = -1;
         for (int32_t i = 0; i < st->nby_pp[k]; i++)
             if (st->by_pp[k][i]->options.pp == pp) same_pp = st->by_pp[k][i];
+        bool listed = same_pp != NULL;
+        if (!same_pp && !(same_pp = stages_of_half(st, k, pp)) && mtk_ctx_status(st->ctx) != MTK_OK) return false;
         for (int32_t i = 0; i < st->nby_tp; i++)
             if (st->by_tp[i]->options.tp == tp && st->by_tp[i]->options.ep == ep) same_tp = i;
         const mtk_shard_plan *prev = same_tp >= 0 ? st->by_tp[same_tp] : NULL;
@@ -532,7 +567,7 @@ static bool search_mesh_micros(search_state *st, int32_t tp, int32_t pp, int32_t
             mtk_ctx_clear_error(st->ctx);
             continue;
         }
-        if (!same_pp && st->nby_pp[k] < 64) st->by_pp[k][st->nby_pp[k]++] = plan;
+        if (!listed && st->nby_pp[k] < 64) st->by_pp[k][st->nby_pp[k]++] = plan;
         if (same_tp >= 0) st->by_tp[same_tp] = plan;
         else if (st->nby_tp < 64) st->by_tp[st->nby_tp++] = plan;
         st->meshes++;
@@ -611,6 +646,7 @@ mtk_shard_search_result *mtk_shard_search(mtk_ctx *ctx, const char *model, const
         traced_half = !scale;
         r->scaled += scale;
         st->micros[st->nmicro] = micro;
+        st->doubled[st->nmicro] = st->nmicro > 0 && flops_doubled(st->analyses[st->nmicro - 1], a);
         st->analyses[st->nmicro++] = a;
     }
     double t1 = now_seconds();
