@@ -181,18 +181,30 @@ bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o)
     return a->npoints > 0;
 }
 
-/* ceil_div(a, d) for one divisor d (tp, dp) used many times: a double product
- * by 1/d, corrected to the exact quotient (an integer division costs
- * the replay index most of its time). */
+/* ceil_div(a, d) for one divisor d (tp, dp) used many times: a shift
+ * when d is a power of two, else a double product by 1/d corrected to
+ * the exact quotient (an integer division costs the replay index most of
+ * its time). */
 typedef struct tp_divisor {
     int64_t d;
     double inv;
+    int32_t shift;              /* log2(d) when d is a power of two, else -1 */
 } tp_divisor;
+
+static tp_divisor divisor_of(int64_t d)
+{
+    tp_divisor t = { d, 1.0 / (double)d, -1 };
+    int32_t k = 0;
+    while (k < 62 && ((int64_t)1 << k) < d) k++;
+    if (d > 0 && ((int64_t)1 << k) == d) t.shift = k;
+    return t;
+}
 
 static inline int64_t ceil_div_by(int64_t a, const tp_divisor *t)
 {
     if (t->d <= 1) return a;
     int64_t n = a + t->d - 1;
+    if (n >= 0 && t->shift >= 0) return n >> t->shift;
     if (n < 0 || n > ((int64_t)1 << 52)) return n / t->d;
     int64_t q = (int64_t)((double)n * t->inv);
     while (q * t->d > n) q--;
@@ -343,7 +355,7 @@ static bool replay_index_fill(mtk_ctx *ctx, const mtk_shard_analysis *a, const m
             rx->points[fill[s]++] = i;
         }
     }
-    tp_divisor tp = { o->tp, 1.0 / (double)o->tp };
+    tp_divisor tp = divisor_of(o->tp);
     double *frac = rx->frac;
     for (int32_t u = 0; u < a->nlayers + 2; u++) {
         shard_bytes sv = a->units[u].saved;
@@ -438,7 +450,7 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
     bool fsdp[SHARD_MOMENT_CLASSES], zero2[SHARD_MOMENT_CLASSES], mixed[SHARD_MOMENT_CLASSES];
     int64_t up[SHARD_MOMENT_CLASSES];
     bool any_fsdp = false, any_zero2 = false;
-    tp_divisor dp = { o->dp, 1.0 / (double)o->dp }; /* ZeRO-2's gradient shards */
+    tp_divisor dp = divisor_of(o->dp); /* ZeRO-2's gradient shards */
     for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
         const shard_moment_class *k = &cls[c < ncls ? c : 0];
         fsdp[c] = (k->fsdp || k->zero == 3) && o->dp > 1;
