@@ -4,6 +4,7 @@
  * communication are shard_cost.c's. */
 #include "plan/shard_internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -157,6 +158,23 @@ static int32_t place_boxes(const mtk_shard_param *p, mtk_placement pl, int64_t p
         boxes[k].shape[d] = len;
     }
     return pl.split_factor;
+}
+
+bool shard_param_uniform(const mtk_shard_param *p)
+{
+    const mtk_placement *pl = &p->placement;
+    if (p->nlocal <= 1 || pl->kind == MTK_PLACEMENT_REPLICATE) return true;
+    /* torch.chunk's pieces (place_boxes') are all alike when the length
+       chunked divides: the whole dim, or each of _StridedShard's blocks */
+    int64_t n = p->shape[pl->dim];
+    if (pl->kind == MTK_PLACEMENT_STRIDED) n /= pl->split_factor;
+    bool alike = n % p->nlocal == 0;
+#ifndef NDEBUG
+    for (int32_t k = 1; alike && k < p->nlocal; k++)
+        assert(memcmp(p->local_shapes + (size_t)k * (size_t)p->ndim, p->local_shapes,
+                      (size_t)p->ndim * sizeof *p->local_shapes) == 0);
+#endif
+    return alike;
 }
 
 static mtk_placement placement_of(mtk_tp_style style, const char *name, int32_t ndim)

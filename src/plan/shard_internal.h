@@ -189,6 +189,11 @@ typedef struct shard_stage_index {
 /* The index of a placed plan's stages.  NULL on out of memory. */
 shard_stage_index *shard_stage_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan);
 
+/* Whether every index of p's mesh dim (tp, or ep for an expert) holds
+ * the same local shape: its placement chunks a length its indices
+ * divide, or it is whole. */
+bool shard_param_uniform(const mtk_shard_param *p);
+
 /* The sums of the rank (t, d, s) of a placed plan: ranks with the same t,
  * d % ep and s have the same.  ix (may be NULL: every parameter is
  * looked at) limits the walk to the stage's own. */
