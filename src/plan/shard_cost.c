@@ -78,6 +78,8 @@ void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan
     int32_t cur_layer = -2;
     int64_t cur = 0;
     int32_t lo = ix ? ix->param_start[s] : 0, hi = ix ? ix->param_start[s + 1] : plan->nparams;
+    mtk_dtype dtype = MTK_DTYPE_UNDEFINED; /* the latest parameter's, and its sizes */
+    int64_t item = 0, state = 0;
     for (int32_t k = lo; k < hi; k++) {
         int32_t i = ix ? ix->params[k] : k;
         const mtk_shard_param *p = &plan->params[i];
@@ -85,15 +87,15 @@ void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         if (p->stage != s && !copy) continue;
         int32_t index = p->expert ? d % o->ep : p->nlocal > 1 ? t : 0;
         int64_t n = numel(p->local_shapes + (size_t)index * (size_t)p->ndim, p->ndim);
-        int64_t item = (int64_t)mtk_dtype_size(p->dtype);
+        if (p->dtype != dtype) dtype = p->dtype, item = (int64_t)mtk_dtype_size(dtype), state = state_bytes(dtype);
         sums->params[p->expert] += n * item;
-        sums->states[p->expert] += n * state_bytes(p->dtype);
+        sums->states[p->expert] += n * state;
         /* FSDP2 pads each shard's storage to ceil(dim 0 / dp) rows */
         int64_t groups = p->expert ? o->dp / o->ep : o->dp;
         const int64_t *ls = p->local_shapes + (size_t)index * (size_t)p->ndim;
         int64_t fn = p->ndim > 0 && ls[0] > 0 ? ceil_div(ls[0], groups) * (n / ls[0]) : n;
         sums->fsdp_params += fn * item;
-        sums->fsdp_states += fn * state_bytes(p->dtype);
+        sums->fsdp_states += fn * state;
         if (item < 4) sums->fsdp_master += fn * 4;
         if (p->layer != cur_layer) {
             if (cur > best) best = cur;

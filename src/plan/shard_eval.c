@@ -160,15 +160,20 @@ static int32_t place_boxes(const mtk_shard_param *p, mtk_placement pl, int64_t p
     return pl.split_factor;
 }
 
+/* Whether place_boxes gives every index of `parts` the same shape:
+ * torch.chunk's pieces are all alike when the length chunked divides
+ * (the whole dim, or each of _StridedShard's blocks). */
+static bool pieces_alike(const mtk_shard_param *p, mtk_placement pl, int64_t parts)
+{
+    if (parts <= 1 || pl.kind == MTK_PLACEMENT_REPLICATE) return true;
+    int64_t n = p->shape[pl.dim];
+    if (pl.kind == MTK_PLACEMENT_STRIDED) n /= pl.split_factor;
+    return n % parts == 0;
+}
+
 bool shard_param_uniform(const mtk_shard_param *p)
 {
-    const mtk_placement *pl = &p->placement;
-    if (p->nlocal <= 1 || pl->kind == MTK_PLACEMENT_REPLICATE) return true;
-    /* torch.chunk's pieces (place_boxes') are all alike when the length
-       chunked divides: the whole dim, or each of _StridedShard's blocks */
-    int64_t n = p->shape[pl->dim];
-    if (pl->kind == MTK_PLACEMENT_STRIDED) n /= pl->split_factor;
-    bool alike = n % p->nlocal == 0;
+    bool alike = pieces_alike(p, p->placement, p->nlocal);
 #ifndef NDEBUG
     for (int32_t k = 1; alike && k < p->nlocal; k++)
         assert(memcmp(p->local_shapes + (size_t)k * (size_t)p->ndim, p->local_shapes,
@@ -244,7 +249,12 @@ static bool place_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_sh
         int64_t *local = mtk_ctx_alloc(ctx, (size_t)parts * (size_t)(p->ndim ? p->ndim : 1) * sizeof *local);
         if (!local) return false;
         mtk_shard_box boxes[8];
+        bool alike = pieces_alike(p, p->placement, parts); /* index 0's shape for all */
         for (int32_t k = 0; k < parts; k++) {
+            if (k > 0 && alike) {
+                memcpy(local + (size_t)k * (size_t)p->ndim, local, (size_t)p->ndim * sizeof *local);
+                continue;
+            }
             int32_t nb = place_boxes(p, p->placement, parts, k, boxes);
             for (int32_t d = 0; d < p->ndim; d++) {
                 int64_t len = 0;
