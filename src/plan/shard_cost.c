@@ -332,7 +332,7 @@ static bool replay_index_fill(mtk_ctx *ctx, const mtk_shard_analysis *a, const m
        micro-batch) and other bytes on a rank, without and with sp */
     size_t nslots = (size_t)(rx->point_start[pp] ? rx->point_start[pp] : 1);
     int32_t variants = o->tp > 1 ? 2 : 1; /* sp changes nothing without tp */
-    if (nslots > rx->cap_slots) {
+    if (nslots > rx->cap_slots || (variants == 2 && rx->saved[1] == rx->saved[0])) { /* sp's own, for a tp > 1 */
         rx->points = mtk_ctx_alloc_uninit(ctx, nslots * sizeof *rx->points);
         if (!rx->points) return false;
         for (int32_t v = 0; v < variants; v++) {
@@ -413,6 +413,12 @@ bool shard_replay_index_rebuild(mtk_ctx *ctx, const mtk_shard_analysis *a, const
                                 shard_replay_index *rx)
 {
     return replay_index_fill(ctx, a, plan, rx, true);
+}
+
+bool shard_replay_index_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                               shard_replay_index *rx)
+{
+    return replay_params(ctx, a, plan, rx);
 }
 
 /* The peak of stage s replayed over the traced step: at each point the

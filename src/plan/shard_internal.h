@@ -270,6 +270,14 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
 bool shard_replay_index_rebuild(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
                                 shard_replay_index *rx);
 
+/* Only rx's parameter bytes (units, stage, whole) for the plan: what a
+ * rebuild keeps.  rx's other fields are left as they are, so an index
+ * of the same analysis, recompute, tp and stages (its points, saved and
+ * other bytes: the same whatever dp, ep and placements) can lend them.
+ * False on out of memory. */
+bool shard_replay_index_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                               shard_replay_index *rx);
+
 /* The largest moment of stage s's forward and backward (the optimizer's
  * aside): the gradients, saved activations and transient bytes then
  * held, and their sum (extra; -1: no point).  It depends on tp, sp, dp,

@@ -181,9 +181,19 @@ typedef struct mesh_cache {
     shard_state_sums *sums;     /* stage s's distinct ones: [start[s],
                                    start[s + 1]), its rank (t 0, d 0) first */
     int32_t *start;
-    shard_replay_index *rx[3];       /* per recompute (none, selective,
-                                        full)                               */
+    shard_replay_index *params; /* the replay index's parameter bytes,
+                                   NULL until a replay needs them           */
 } mesh_cache;
+
+/* The points part of a replay index (shard_replay_index_params aside):
+ * the same for every mesh of one micro-batch, recompute, tp and stages,
+ * kept per micro-batch and recompute for the latest of those and rebuilt
+ * in place for the next. */
+typedef struct points_cache {
+    shard_replay_index *rx;     /* NULL until built                          */
+    int32_t tp, pp;
+    const int32_t *stage_first_layer; /* its pp + 1 cuts                      */
+} points_cache;
 
 typedef struct search_state {
     mtk_ctx *ctx;
@@ -208,6 +218,7 @@ typedef struct search_state {
     /* scratch of one mesh and micro-batch, for pp up to max_pp */
     int32_t max_pp;
     int64_t budget;             /* the GPU's memory less the margin          */
+    points_cache points[MAX_MICRO][3]; /* per micro-batch and recompute  */
     const int64_t *unit_max[MAX_MICRO][3]; /* per micro-batch and recompute:
                                    shard_unit_saved_max's, made once        */
     int64_t *tpc;               /* 5 x cells: sp 0, sp 1, dp none, zero, sharded */
@@ -269,7 +280,7 @@ static bool mesh_cache_fill(search_state *st, const mtk_shard_analysis *a, const
     const mtk_shard_options *o = &plan->options;
     int32_t tp = o->tp, pp = o->pp, ep = o->ep;
     mc->plan = plan;
-    mc->rx[0] = mc->rx[1] = mc->rx[2] = NULL;
+    mc->params = NULL;
     mc->ix = shard_stage_index_build(st->ctx, a, plan);
     mc->sums = mtk_ctx_alloc_uninit(st->ctx, (size_t)tp * (size_t)ep * (size_t)pp * sizeof *mc->sums);
     mc->start = mtk_ctx_alloc_uninit(st->ctx, (size_t)(pp + 1) * sizeof *mc->start);
@@ -333,6 +344,38 @@ static const int64_t *unit_saved_max(search_state *st, int32_t k, const mtk_shar
         st->unit_max[k][rc] = m;
     }
     return st->unit_max[k][rc];
+}
+
+/* The points part of the replay index of the plan (its recompute rc) at
+ * micro-batch k: the cached one when its tp and stages are the plan's,
+ * else rebuilt in place (its scratch sized for the most stages).  NULL
+ * on out of memory. */
+static const shard_replay_index *points_index(search_state *st, int32_t k, int32_t rc, const mtk_shard_analysis *a,
+                                              const mtk_shard_plan *plan)
+{
+    points_cache *pc = &st->points[k][rc];
+    int32_t tp = plan->options.tp, pp = plan->options.pp;
+    if (pc->rx && pc->tp == tp && pc->pp == pp &&
+        (pc->stage_first_layer == plan->stage_first_layer ||
+         memcmp(pc->stage_first_layer, plan->stage_first_layer, (size_t)(pp + 1) * sizeof(int32_t)) == 0))
+        return pc->rx;
+    if (!pc->rx) {
+        /* the scratch a build sizes by the plan's stages, for any */
+        size_t most = (size_t)(st->max_pp > 0 ? st->max_pp : 1);
+        shard_replay_index *rx = mtk_ctx_alloc(st->ctx, sizeof *rx);
+        if (!rx) return NULL;
+        rx->layer_stage = mtk_ctx_alloc_uninit(st->ctx, (size_t)(a->nlayers ? a->nlayers : 1) * sizeof *rx->layer_stage);
+        rx->point_start = mtk_ctx_alloc_uninit(st->ctx, (most + 1) * sizeof *rx->point_start);
+        rx->fill = mtk_ctx_alloc_uninit(st->ctx, most * sizeof *rx->fill);
+        rx->frac = mtk_ctx_alloc_uninit(st->ctx, (size_t)(a->nlayers + 2) * sizeof *rx->frac);
+        rx->before = mtk_ctx_alloc_uninit(st->ctx, most * sizeof *rx->before);
+        if (!rx->layer_stage || !rx->point_start || !rx->fill || !rx->frac || !rx->before) return NULL;
+        pc->rx = rx;
+    }
+    pc->tp = -1; /* until rebuilt */
+    if (!shard_replay_index_rebuild(st->ctx, a, plan, pc->rx)) return NULL;
+    pc->tp = tp, pc->pp = pp, pc->stage_first_layer = plan->stage_first_layer;
+    return pc->rx;
 }
 
 /* Every variant of one laid-out mesh at micro-batch k.  A variant's peak
@@ -419,14 +462,20 @@ static bool search_mesh(search_state *st, int32_t k, const mtk_shard_analysis *a
        here: training without, with selective and with full recompute
        (each its replay, kept per mesh), inference */
     const shard_replay_index *rxs[3] = { NULL, NULL, NULL };
+    shard_replay_index rx_of[3];
     for (int32_t f = 0; f < nrc; f++) {
         if (!need[f]) continue;
+        if (!mc->params) {
+            mc->params = mtk_ctx_alloc(ctx, sizeof *mc->params);
+            if (!mc->params || !shard_replay_index_params(ctx, a, plan, mc->params)) return false;
+        }
         plan->options.recompute = (mtk_shard_recompute)f;
-        bool built = mc->rx[f] ? shard_replay_index_rebuild(ctx, a, plan, mc->rx[f])
-                               : (mc->rx[f] = shard_replay_index_build(ctx, a, plan, NULL)) != NULL;
+        const shard_replay_index *px = points_index(st, k, f, a, plan);
         plan->options.recompute = base.recompute;
-        if (!built) return false;
-        rxs[f] = mc->rx[f];
+        if (!px) return false;
+        rx_of[f] = *px;
+        rx_of[f].units = mc->params->units, rx_of[f].stage = mc->params->stage, rx_of[f].whole = mc->params->whole;
+        rxs[f] = &rx_of[f];
     }
     /* fb [recompute][class][sp][stage]: ZeRO 0 and 1 share their forward
        and backward moments; ZeRO-2, ZeRO-3 and FSDP (its float32
