@@ -31,6 +31,8 @@ CASES = [
     ("llama-3.1-70b", 480, "1x4096", 7680, 256),
     ("qwen3-32b", 480, "1x4096", 7680, 256),
     ("llama-3-8b", 480, "1x4096", 7680, 256),
+    # a mixture of experts over 10,000 configurations (ep up to 256)
+    ("deepseek-v3", 512, "1x4096", 4096, 4),
 ]
 
 

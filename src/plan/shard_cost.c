@@ -78,6 +78,8 @@ void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan
     int32_t cur_layer = -2;
     int64_t cur = 0;
     int32_t lo = ix ? ix->param_start[s] : 0, hi = ix ? ix->param_start[s + 1] : plan->nparams;
+    mtk_dtype dtype = MTK_DTYPE_UNDEFINED; /* the latest parameter's, and its sizes */
+    int64_t item = 0, state = 0;
     for (int32_t k = lo; k < hi; k++) {
         int32_t i = ix ? ix->params[k] : k;
         const mtk_shard_param *p = &plan->params[i];
@@ -85,15 +87,15 @@ void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         if (p->stage != s && !copy) continue;
         int32_t index = p->expert ? shard_expert_index(o, t, d) : p->nlocal > 1 ? t : 0;
         int64_t n = numel(p->local_shapes + (size_t)index * (size_t)p->ndim, p->ndim);
-        int64_t item = (int64_t)mtk_dtype_size(p->dtype);
+        if (p->dtype != dtype) dtype = p->dtype, item = (int64_t)mtk_dtype_size(dtype), state = state_bytes(dtype);
         sums->params[p->expert] += n * item;
-        sums->states[p->expert] += n * state_bytes(p->dtype);
+        sums->states[p->expert] += n * state;
         /* FSDP2 pads each shard's storage to ceil(dim 0 / dp) rows */
         int64_t groups = p->expert ? shard_expert_replicas(o) : o->dp;
         const int64_t *ls = p->local_shapes + (size_t)index * (size_t)p->ndim;
         int64_t fn = p->ndim > 0 && ls[0] > 0 ? ceil_div(ls[0], groups) * (n / ls[0]) : n;
         sums->fsdp_params += fn * item;
-        sums->fsdp_states += fn * state_bytes(p->dtype);
+        sums->fsdp_states += fn * state;
         if (item < 4) sums->fsdp_master += fn * 4;
         if (p->layer != cur_layer) {
             if (cur > best) best = cur;
@@ -181,18 +183,30 @@ bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o)
     return a->npoints > 0;
 }
 
-/* ceil_div(a, d) for one divisor d (tp, dp) used many times: a double product
- * by 1/d, corrected to the exact quotient (an integer division costs
- * the replay index most of its time). */
+/* ceil_div(a, d) for one divisor d (tp, dp) used many times: a shift
+ * when d is a power of two, else a double product by 1/d corrected to
+ * the exact quotient (an integer division costs the replay index most of
+ * its time). */
 typedef struct tp_divisor {
     int64_t d;
     double inv;
+    int32_t shift;              /* log2(d) when d is a power of two, else -1 */
 } tp_divisor;
+
+static tp_divisor divisor_of(int64_t d)
+{
+    tp_divisor t = { d, 1.0 / (double)d, -1 };
+    int32_t k = 0;
+    while (k < 62 && ((int64_t)1 << k) < d) k++;
+    if (d > 0 && ((int64_t)1 << k) == d) t.shift = k;
+    return t;
+}
 
 static inline int64_t ceil_div_by(int64_t a, const tp_divisor *t)
 {
     if (t->d <= 1) return a;
     int64_t n = a + t->d - 1;
+    if (n >= 0 && t->shift >= 0) return n >> t->shift;
     if (n < 0 || n > ((int64_t)1 << 52)) return n / t->d;
     int64_t q = (int64_t)((double)n * t->inv);
     while (q * t->d > n) q--;
@@ -290,7 +304,8 @@ static bool replay_index_fill(mtk_ctx *ctx, const mtk_shard_analysis *a, const m
         rx->point_start = mtk_ctx_alloc_uninit(ctx, (size_t)(pp + 1) * sizeof *rx->point_start);
         rx->fill = mtk_ctx_alloc_uninit(ctx, (size_t)pp * sizeof *rx->fill);
         rx->frac = mtk_ctx_alloc_uninit(ctx, (size_t)(a->nlayers + 2) * sizeof *rx->frac);
-        if (!rx->layer_stage || !rx->point_start || !rx->fill || !rx->frac) return false;
+        rx->before = mtk_ctx_alloc_uninit(ctx, (size_t)pp * sizeof *rx->before);
+        if (!rx->layer_stage || !rx->point_start || !rx->fill || !rx->frac || !rx->before) return false;
     }
     int32_t *layer_stage = rx->layer_stage;
     memset(rx->point_start, 0, (size_t)(pp + 1) * sizeof *rx->point_start);
@@ -301,8 +316,8 @@ static bool replay_index_fill(mtk_ctx *ctx, const mtk_shard_analysis *a, const m
        layers; selective: of the attention cores */
     bool full = o->training && o->recompute == MTK_RECOMPUTE_FULL;
     bool selective = o->training && o->recompute == MTK_RECOMPUTE_SELECTIVE;
-    const shard_point *points = full ? a->points_full : selective ? a->points_selective : a->points;
-    int32_t npoints = full ? a->npoints_full : selective ? a->npoints_selective : a->npoints;
+    int32_t npoints;
+    const shard_point *points = shard_replay_points(a, o, &npoints);
     rx->pts = points;
     rx->full = full;
     /* each stage's points in step order: its units', then the optimizer's */
@@ -317,7 +332,7 @@ static bool replay_index_fill(mtk_ctx *ctx, const mtk_shard_analysis *a, const m
        micro-batch) and other bytes on a rank, without and with sp */
     size_t nslots = (size_t)(rx->point_start[pp] ? rx->point_start[pp] : 1);
     int32_t variants = o->tp > 1 ? 2 : 1; /* sp changes nothing without tp */
-    if (nslots > rx->cap_slots) {
+    if (nslots > rx->cap_slots || (variants == 2 && rx->saved[1] == rx->saved[0])) { /* sp's own, for a tp > 1 */
         rx->points = mtk_ctx_alloc_uninit(ctx, nslots * sizeof *rx->points);
         if (!rx->points) return false;
         for (int32_t v = 0; v < variants; v++) {
@@ -342,24 +357,16 @@ static bool replay_index_fill(mtk_ctx *ctx, const mtk_shard_analysis *a, const m
             rx->points[fill[s]++] = i;
         }
     }
-    tp_divisor tp = { o->tp, 1.0 / (double)o->tp };
+    tp_divisor tp = divisor_of(o->tp);
     double *frac = rx->frac;
     for (int32_t u = 0; u < a->nlayers + 2; u++) {
         shard_bytes sv = a->units[u].saved;
         int64_t total = sv.sharded + sv.replicated;
         frac[u] = total > 0 ? (double)sv.sharded / (double)total : 0.0;
     }
-    int64_t before = 0;
+    shard_replay_before(a, plan, rx->before);
     for (int32_t s = 0; s < pp; s++) {
-        if (s == 1) before += a->units[SHARD_UNIT_PRE(a)].saved.replicated + a->units[SHARD_UNIT_PRE(a)].saved.sharded;
-        /* an earlier layer keeps its saved activations (less its
-           attention core's own under selective recompute), or under full
-           recompute its checkpointed input */
-        for (int32_t l = s > 0 ? plan->stage_first_layer[s - 1] : 0; s > 0 && l < plan->stage_first_layer[s]; l++) {
-            const shard_unit *un = &a->units[l];
-            before += full ? un->input.replicated + un->input.sharded : un->saved.replicated + un->saved.sharded;
-            if (selective) before -= un->saved_attention.replicated + un->saved_attention.sharded;
-        }
+        int64_t before = rx->before[s];
         /* the head's points (after the stage's layers ran forward, before
            their backward) hold the layers' saved bytes too: those scale
            as the layers' (sp divides them), the rest as the head's */
@@ -470,6 +477,12 @@ static void pre_forward_moment(const moment_walk *w, int32_t l, int32_t k, const
     }
 }
 
+bool shard_replay_index_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                               shard_replay_index *rx)
+{
+    return replay_params(ctx, a, plan, rx);
+}
+
 /* The peak of stage s replayed over the traced step: at each point the
  * rank's model states, its share of the point's activations (with the
  * in-flight micro-batches of 1F1B and without the earlier stages'),
@@ -511,7 +524,7 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
     moment_walk walk = { .u = u, .first = first, .last = last, .root = root, .later = later, .tp_ratio = tp_ratio,
                          .best = best };
     bool any_fsdp = false, any_zero2 = false;
-    tp_divisor dp = { o->dp, 1.0 / (double)o->dp }; /* ZeRO-2's gradient shards */
+    tp_divisor dp = divisor_of(o->dp); /* ZeRO-2's gradient shards */
     for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) {
         const shard_moment_class *k = &cls[c < ncls ? c : 0];
         fsdp[c] = (k->fsdp || k->zero == 3) && o->dp > 1;

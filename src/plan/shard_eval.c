@@ -4,6 +4,7 @@
  * communication are shard_cost.c's. */
 #include "plan/shard_internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -182,6 +183,28 @@ static int32_t place_boxes(const mtk_shard_param *p, mtk_placement pl, int64_t p
     return pl.split_factor;
 }
 
+/* Whether place_boxes gives every index of `parts` the same shape:
+ * torch.chunk's pieces are all alike when the length chunked divides
+ * (the whole dim, or each of _StridedShard's blocks). */
+static bool pieces_alike(const mtk_shard_param *p, mtk_placement pl, int64_t parts)
+{
+    if (parts <= 1 || pl.kind == MTK_PLACEMENT_REPLICATE) return true;
+    int64_t n = p->shape[pl.dim];
+    if (pl.kind == MTK_PLACEMENT_STRIDED) n /= pl.split_factor;
+    return n % parts == 0;
+}
+
+bool shard_param_uniform(const mtk_shard_param *p)
+{
+    bool alike = pieces_alike(p, p->placement, p->nlocal);
+#ifndef NDEBUG
+    for (int32_t k = 1; alike && k < p->nlocal; k++)
+        assert(memcmp(p->local_shapes + (size_t)k * (size_t)p->ndim, p->local_shapes,
+                      (size_t)p->ndim * sizeof *p->local_shapes) == 0);
+#endif
+    return alike;
+}
+
 static mtk_placement placement_of(mtk_tp_style style, const char *name, int32_t ndim)
 {
     mtk_placement pl = { MTK_PLACEMENT_REPLICATE, 0, 0 };
@@ -219,12 +242,62 @@ static int32_t stage_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan,
     return 0;
 }
 
+/* Local shapes made for a shape, placement and mesh dim size: a pure
+ * function of those, so parameters alike in them (a model's experts and
+ * layers) share one read-only array. */
+typedef struct local_memo {
+    int32_t ndim, parts;
+    mtk_placement placement;
+    int64_t shape[MTK_MAX_DIMS];
+    const int64_t *local;
+} local_memo;
+#define LOCAL_MEMOS 8
+
+/* p's local shapes on each of its p->nlocal indices (NULL on out of
+ * memory), from memo when made before for its shape and placement. */
+static const int64_t *local_shapes_of(mtk_ctx *ctx, const mtk_shard_param *p, local_memo *memo)
+{
+    const mtk_placement *pl = &p->placement;
+    int32_t parts = p->nlocal;
+    for (int32_t m = 0; m < LOCAL_MEMOS; m++) {
+        const local_memo *e = &memo[m];
+        if (e->local && e->ndim == p->ndim && e->parts == parts && e->placement.kind == pl->kind &&
+            e->placement.dim == pl->dim && e->placement.split_factor == pl->split_factor &&
+            memcmp(e->shape, p->shape, (size_t)p->ndim * sizeof *p->shape) == 0)
+            return e->local;
+    }
+    int64_t *local = mtk_ctx_alloc(ctx, (size_t)parts * (size_t)(p->ndim ? p->ndim : 1) * sizeof *local);
+    if (!local) return NULL;
+    mtk_shard_box boxes[8];
+    bool alike = pieces_alike(p, *pl, parts); /* index 0's shape for all */
+    for (int32_t k = 0; k < parts; k++) {
+        if (k > 0 && alike) {
+            memcpy(local + (size_t)k * (size_t)p->ndim, local, (size_t)p->ndim * sizeof *local);
+            continue;
+        }
+        int32_t nb = place_boxes(p, *pl, parts, k, boxes);
+        for (int32_t d = 0; d < p->ndim; d++) {
+            int64_t len = 0;
+            for (int32_t b = 0; b < nb; b++)
+                len = (pl->kind == MTK_PLACEMENT_STRIDED && d == pl->dim) ? len + boxes[b].shape[d] : boxes[b].shape[d];
+            local[(size_t)k * (size_t)p->ndim + (size_t)d] = len;
+        }
+    }
+    /* the oldest entry makes room (memo[0] the newest) */
+    memmove(&memo[1], &memo[0], (LOCAL_MEMOS - 1) * sizeof *memo);
+    memo[0] = (local_memo){ .ndim = p->ndim, .parts = parts, .placement = *pl, .local = local };
+    memcpy(memo[0].shape, p->shape, (size_t)p->ndim * sizeof *p->shape);
+    return local;
+}
+
 /* Placement, local shapes and slices of every parameter. */
 static bool place_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_options *o, mtk_shard_plan *plan)
 {
     mtk_shard_param *params = mtk_ctx_alloc(ctx, (size_t)(a->nparams ? a->nparams : 1) * sizeof *params);
     if (!params) return false;
     bool dp_shard = o->fsdp || o->zero == 3;
+    local_memo memo[LOCAL_MEMOS];
+    memset(memo, 0, sizeof memo);
     for (int32_t i = 0; i < a->nparams; i++) {
         const shard_param_info *info = &a->params[i];
         mtk_shard_param *p = &params[i];
@@ -246,21 +319,10 @@ static bool place_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_sh
             parts = o->tp;
         }
         p->dp_sharded = dp_shard && o->dp > 1 && p->ndim > 0;
-        int64_t *local = mtk_ctx_alloc(ctx, (size_t)parts * (size_t)(p->ndim ? p->ndim : 1) * sizeof *local);
-        if (!local) return false;
-        mtk_shard_box boxes[8];
-        for (int32_t k = 0; k < parts; k++) {
-            int32_t nb = place_boxes(p, p->placement, parts, k, boxes);
-            for (int32_t d = 0; d < p->ndim; d++) {
-                int64_t len = 0;
-                for (int32_t b = 0; b < nb; b++)
-                    len = (p->placement.kind == MTK_PLACEMENT_STRIDED && d == p->placement.dim) ? len + boxes[b].shape[d]
-                                                                                               : boxes[b].shape[d];
-                local[(size_t)k * (size_t)p->ndim + (size_t)d] = len;
-            }
-        }
-        p->local_shapes = local;
         p->nlocal = parts;
+        p->local_shapes = local_shapes_of(ctx, p, memo);
+        if (!p->local_shapes) return false;
+        mtk_shard_box boxes[8];
         /* every rank of the stage, ascending: t fastest, then d; a tied
            embedding also on the last stage's ranks */
         int32_t copies = i == a->tied_param && o->pp > 1 ? 2 : 1;

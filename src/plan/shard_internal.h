@@ -219,6 +219,11 @@ typedef struct shard_stage_index {
 /* The index of a placed plan's stages.  NULL on out of memory. */
 shard_stage_index *shard_stage_index_build(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan);
 
+/* Whether every index of p's mesh dim (tp, or ep for an expert) holds
+ * the same local shape: its placement chunks a length its indices
+ * divide, or it is whole. */
+bool shard_param_uniform(const mtk_shard_param *p);
+
 /* The sums of the rank (t, d, s) of a placed plan: ranks with the same t,
  * d % ep and s have the same.  ix (may be NULL: every parameter is
  * looked at) limits the walk to the stage's own. */
@@ -277,6 +282,7 @@ typedef struct shard_replay_index {
     size_t cap_slots;           /* the slots points, saved, other hold     */
     int32_t *layer_stage, *fill; /* scratch of a build                     */
     double *frac;
+    int64_t *before;
 } shard_replay_index;
 
 /* The index of a placed plan (mesh) for shard_stage_peak.  same_params
@@ -293,6 +299,14 @@ shard_replay_index *shard_replay_index_build(mtk_ctx *ctx, const mtk_shard_analy
  * out of memory. */
 bool shard_replay_index_rebuild(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
                                 shard_replay_index *rx);
+
+/* Only rx's parameter bytes (units, stage, whole) for the plan: what a
+ * rebuild keeps.  rx's other fields are left as they are, so an index
+ * of the same analysis, recompute, tp and stages (its points, saved and
+ * other bytes: the same whatever dp, ep and placements) can lend them.
+ * False on out of memory. */
+bool shard_replay_index_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                               shard_replay_index *rx);
 
 /* The largest moment of stage s's forward and backward (the optimizer's
  * aside): the gradients, saved activations and transient bytes then
@@ -333,6 +347,28 @@ void shard_stage_peak_of(const mtk_shard_plan *plan, const shard_replay_index *r
  * the peak.  m is unchanged when the stage has no points. */
 void shard_stage_peak(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_replay_index *rx,
                       int32_t s, int32_t in_flight, int64_t saved_per_mb, mtk_memory_breakdown *m);
+
+/* The replayed points of the plan's options (training without, with
+ * full or with selective recompute; inference): *npoints of them. */
+const shard_point *shard_replay_points(const mtk_shard_analysis *a, const mtk_shard_options *o, int32_t *npoints);
+
+/* Per stage (pp of them), the saved bytes of one micro-batch that the
+ * earlier stages' units hold in the replay (each stage's points are less
+ * those), under the plan's recompute. */
+void shard_replay_before(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int64_t *before);
+
+/* Per unit (nlayers + 2), the largest saved bytes of its forward and
+ * backward points under o's recompute; -1 where it has none.  The same
+ * for every mesh of the analysis. */
+void shard_unit_saved_max(const mtk_shard_analysis *a, const mtk_shard_options *o, int64_t *unit_max);
+
+/* A floor of the largest saved bytes on a rank (either sp) of stage s's
+ * forward and backward points in the replay index, from unit_max and the
+ * stage's shard_replay_before: the stage's moment (shard_stage_moments)
+ * holds at least its in-flight micro-batches' saved bytes and this.  -1
+ * when the stage has no such point. */
+int64_t shard_stage_saved_floor(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const int64_t *unit_max,
+                                int64_t before, int32_t s);
 
 /* Which collectives shard_stage_comm_bytes adds up. */
 enum { SHARD_COMMS_TP = 1, SHARD_COMMS_DP = 2, SHARD_COMMS_PP = 4 };

@@ -188,9 +188,19 @@ typedef struct mesh_cache {
     shard_state_sums *sums;     /* stage s's distinct ones: [start[s],
                                    start[s + 1]), its rank (t 0, d 0) first */
     int32_t *start;
-    shard_replay_index *rx[3];       /* per recompute (none, selective,
-                                        full)                               */
+    shard_replay_index *params; /* the replay index's parameter bytes,
+                                   NULL until a replay needs them           */
 } mesh_cache;
+
+/* The points part of a replay index (shard_replay_index_params aside):
+ * the same for every mesh of one micro-batch, recompute, tp and stages,
+ * kept per micro-batch and recompute for the latest of those and rebuilt
+ * in place for the next. */
+typedef struct points_cache {
+    shard_replay_index *rx;     /* NULL until built                          */
+    int32_t tp, pp;
+    const int32_t *stage_first_layer; /* its pp + 1 cuts                      */
+} points_cache;
 
 typedef struct search_state {
     mtk_ctx *ctx;
@@ -206,17 +216,25 @@ typedef struct search_state {
     const mtk_shard_plan *by_pp[MAX_MICRO][64]; /* one partition per pp and
                                    micro-batch, to reuse                    */
     int32_t nby_pp[MAX_MICRO];
+    bool doubled[MAX_MICRO];    /* the units' FLOPs twice the micro-batch
+                                   before's: its partitions serve          */
     const mtk_shard_plan *by_tp[64]; /* per tp x ep the latest plan laid out
                                    in its placement array (restaged in place,
                                    meshes searched one at a time)           */
     int32_t nby_tp;
     /* scratch of one mesh and micro-batch, for pp up to max_pp */
     int32_t max_pp;
+    int64_t budget;             /* the GPU's memory less the margin          */
+    points_cache points[MAX_MICRO][3]; /* per micro-batch and recompute  */
+    const int64_t *unit_max[MAX_MICRO][3]; /* per micro-batch and recompute:
+                                   shard_unit_saved_max's, made once        */
     int64_t *tpc;               /* 5 x cells: sp 0, sp 1, dp none, zero, sharded */
     int64_t *bytes;             /* cells                                     */
     int64_t *act;               /* [sp][recompute][stage][saved, transient]  */
     mtk_memory_breakdown *moment; /* pp                                     */
     shard_moment *fb;           /* [recompute][class][sp][stage]             */
+    int64_t *floor;             /* [zero][stage], then [sp][recompute][stage] */
+    int64_t *before;            /* pp: shard_replay_before's                 */
 } search_state;
 
 static void note_why(search_state *st, const char *fmt, int32_t tp, int32_t pp, int32_t dp, const char *reason)
@@ -269,7 +287,7 @@ static bool mesh_cache_fill(search_state *st, const mtk_shard_analysis *a, const
     const mtk_shard_options *o = &plan->options;
     int32_t tp = o->tp, pp = o->pp, ep = o->ep;
     mc->plan = plan;
-    mc->rx[0] = mc->rx[1] = mc->rx[2] = NULL;
+    mc->params = NULL;
     mc->ix = shard_stage_index_build(st->ctx, a, plan);
     mc->sums = mtk_ctx_alloc_uninit(st->ctx, (size_t)tp * (size_t)ep * (size_t)pp * sizeof *mc->sums);
     mc->start = mtk_ctx_alloc_uninit(st->ctx, (size_t)(pp + 1) * sizeof *mc->start);
@@ -277,8 +295,18 @@ static bool mesh_cache_fill(search_state *st, const mtk_shard_analysis *a, const
     int32_t n = 0;
     for (int32_t s = 0; s < pp; s++) {
         mc->start[s] = n;
-        for (int32_t e = 0; e < ep; e++)
-            for (int32_t t = 0; t < tp; t++) {
+        /* the ranks of a stage whose tp-split (expert) parameters hold
+           alike shapes on every tp (ep) index have the same sums whatever
+           that index: the first (0) only */
+        bool same_t = true, same_e = true;
+        for (int32_t k = mc->ix->param_start[s]; k < mc->ix->param_start[s + 1] && (same_t || same_e); k++) {
+            const mtk_shard_param *p = &plan->params[mc->ix->params[k]];
+            if (shard_param_uniform(p)) continue;
+            if (p->expert) same_e = false;
+            else same_t = false;
+        }
+        for (int32_t e = 0; e < (same_e ? 1 : ep); e++)
+            for (int32_t t = 0; t < (same_t ? 1 : tp); t++) {
                 /* ranks with the same sums have the same memory and peak */
                 shard_state_sums_of(a, plan, mc->ix, t, e, s, &mc->sums[n]);
                 bool seen = false;
@@ -291,64 +319,181 @@ static bool mesh_cache_fill(search_state *st, const mtk_shard_analysis *a, const
     return true;
 }
 
-/* Every variant of one laid-out mesh at one micro-batch. */
-static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard_plan *plan, mesh_cache *mc)
+/* Each stage's collective bytes (tpc: sp off and on, DDP, ZeRO 1/2 and
+ * ZeRO 3/FSDP), under the mesh's own options. */
+static void mesh_comms(search_state *st, const mtk_shard_analysis *a, mtk_shard_plan *plan, const shard_stage_index *ix,
+                       const mtk_shard_options *base)
+{
+    mtk_shard_options *o = &plan->options, now = *o;
+    size_t cells = (size_t)o->pp * CELLS;
+    *o = *base;
+    memset(st->tpc, 0, 5 * cells * sizeof *st->tpc);
+    for (int32_t v = 0; v < 5; v++) {
+        o->sp = v == 1 && o->tp > 1;
+        o->zero = v == 3 ? 1 : v == 4 ? 3 : 0;
+        for (int32_t s = 0; s < o->pp; s++)
+            shard_stage_comm_bytes(a, plan, ix, s, v < 2 ? SHARD_COMMS_TP | SHARD_COMMS_PP : SHARD_COMMS_DP,
+                                   st->tpc + (size_t)v * cells + (size_t)s * CELLS);
+    }
+    *o = now;
+}
+
+/* The largest saved bytes of each unit's points under recompute rc at
+ * micro-batch k (the same for every mesh): made once. */
+static const int64_t *unit_saved_max(search_state *st, int32_t k, const mtk_shard_analysis *a, int32_t rc)
+{
+    if (!st->unit_max[k][rc]) {
+        int64_t *m = mtk_ctx_alloc_uninit(st->ctx, (size_t)(a->nlayers + 2) * sizeof *m);
+        if (!m) return NULL;
+        mtk_shard_options o = a->options;
+        o.recompute = (mtk_shard_recompute)rc;
+        shard_unit_saved_max(a, &o, m);
+        st->unit_max[k][rc] = m;
+    }
+    return st->unit_max[k][rc];
+}
+
+/* The points part of the replay index of the plan (its recompute rc) at
+ * micro-batch k: the cached one when its tp and stages are the plan's,
+ * else rebuilt in place (its scratch sized for the most stages).  NULL
+ * on out of memory. */
+static const shard_replay_index *points_index(search_state *st, int32_t k, int32_t rc, const mtk_shard_analysis *a,
+                                              const mtk_shard_plan *plan)
+{
+    points_cache *pc = &st->points[k][rc];
+    int32_t tp = plan->options.tp, pp = plan->options.pp;
+    if (pc->rx && pc->tp == tp && pc->pp == pp &&
+        (pc->stage_first_layer == plan->stage_first_layer ||
+         memcmp(pc->stage_first_layer, plan->stage_first_layer, (size_t)(pp + 1) * sizeof(int32_t)) == 0))
+        return pc->rx;
+    if (!pc->rx) {
+        /* the scratch a build sizes by the plan's stages, for any */
+        size_t most = (size_t)(st->max_pp > 0 ? st->max_pp : 1);
+        shard_replay_index *rx = mtk_ctx_alloc(st->ctx, sizeof *rx);
+        if (!rx) return NULL;
+        rx->layer_stage = mtk_ctx_alloc_uninit(st->ctx, (size_t)(a->nlayers ? a->nlayers : 1) * sizeof *rx->layer_stage);
+        rx->point_start = mtk_ctx_alloc_uninit(st->ctx, (most + 1) * sizeof *rx->point_start);
+        rx->fill = mtk_ctx_alloc_uninit(st->ctx, most * sizeof *rx->fill);
+        rx->frac = mtk_ctx_alloc_uninit(st->ctx, (size_t)(a->nlayers + 2) * sizeof *rx->frac);
+        rx->before = mtk_ctx_alloc_uninit(st->ctx, most * sizeof *rx->before);
+        if (!rx->layer_stage || !rx->point_start || !rx->fill || !rx->frac || !rx->before) return NULL;
+        pc->rx = rx;
+    }
+    pc->tp = -1; /* until rebuilt */
+    if (!shard_replay_index_rebuild(st->ctx, a, plan, pc->rx)) return NULL;
+    pc->tp = tp, pc->pp = pp, pc->stage_first_layer = plan->stage_first_layer;
+    return pc->rx;
+}
+
+/* Every variant of one laid-out mesh at micro-batch k.  A variant's peak
+ * is at least its ranks' parameters and optimizer states with the
+ * saved bytes its stages' replays hold at least (their in-flight
+ * micro-batches' and shard_stage_saved_floor's): a recompute whose
+ * variants are all over the GPU's memory so is not replayed, and only
+ * the variants that fit are timed. */
+static bool search_mesh(search_state *st, int32_t k, const mtk_shard_analysis *a, mtk_shard_plan *plan,
+                        mesh_cache *mc)
 {
     mtk_ctx *ctx = st->ctx;
     mtk_shard_options *o = &plan->options, base = plan->options; /* restored after */
     int32_t tp = o->tp, pp = o->pp;
+    int32_t nrc = o->training ? 3 : 1, nsp = tp > 1 ? 2 : 1, nz = o->dp > 1 ? 5 : 1;
     size_t cells = (size_t)pp * CELLS;
     if (!mc->plan || mc->plan->params != plan->params || mc->plan->options.pp != pp ||
         memcmp(mc->plan->stage_first_layer, plan->stage_first_layer, (size_t)(pp + 1) * sizeof(int32_t)) != 0) {
         if (!mesh_cache_fill(st, a, plan, mc)) return false;
     }
-    const shard_stage_index *ix = mc->ix;
-    int64_t *tpc = st->tpc, *bytes = st->bytes, *act = st->act;
+    int64_t *bytes = st->bytes, *act = st->act, budget = st->budget;
     mtk_memory_breakdown *moment = st->moment;
     shard_moment *fb = st->fb;
-    /* each stage's peak replayed (once a stage and variant, as
-       mtk_shard_evaluate does), the moments here: training without,
-       with selective and with full recompute (each its replay, kept per
-       mesh), inference */
-    const shard_replay_index *rxs[3] = { NULL, NULL, NULL };
-    for (int32_t f = 0; f < (o->training ? 3 : 1); f++) {
-        mtk_shard_options ro = *o;
-        ro.recompute = (mtk_shard_recompute)f;
-        if (!shard_replays(a, &ro)) continue;
-        plan->options.recompute = ro.recompute;
-        bool built = mc->rx[f] ? shard_replay_index_rebuild(ctx, a, plan, mc->rx[f])
-                               : (mc->rx[f] = shard_replay_index_build(ctx, a, plan, NULL)) != NULL;
-        plan->options.recompute = base.recompute;
-        if (!built) return false;
-        rxs[f] = mc->rx[f];
-    }
-    /* fb [recompute][class][sp][stage]: ZeRO 0 and 1 share their forward
-       and backward moments; ZeRO-2, ZeRO-3 and FSDP (its float32
-       reduce-scatters under mixed precision) have their own; the
-       optimizer's differ */
-    memset(tpc, 0, 5 * cells * sizeof *tpc);
-    for (int32_t v = 0; v < 5; v++) {
-        o->sp = v == 1 && tp > 1;
-        o->zero = v == 3 ? 1 : v == 4 ? 3 : 0;
-        for (int32_t s = 0; s < pp; s++)
-            shard_stage_comm_bytes(a, plan, ix, s, v < 2 ? SHARD_COMMS_TP | SHARD_COMMS_PP : SHARD_COMMS_DP,
-                                   tpc + (size_t)v * cells + (size_t)s * CELLS);
-    }
     /* a stage's activations depend on sp and recompute only */
     o->zero = 0;
-    for (int32_t sp = 0; sp <= (tp > 1); sp++)
-        for (int32_t rc = 0; rc < (o->training ? 3 : 1); rc++) {
+    for (int32_t sp = 0; sp < nsp; sp++)
+        for (int32_t rc = 0; rc < nrc; rc++) {
             o->sp = sp, o->recompute = (mtk_shard_recompute)rc;
             int64_t *at = act + (size_t)(sp * 3 + rc) * 2 * (size_t)pp;
             for (int32_t s = 0; s < pp; s++) shard_stage_activations(a, plan, s, &at[2 * s], &at[2 * s + 1]);
         }
-    /* each stage's moments: a pass over its points a recompute, for
-       every class of ZeRO and FSDP searched and both sp */
+    /* floors: each stage's largest parameters and optimizer states of a
+       rank [z][stage], and the saved bytes its replay holds at least
+       [sp][recompute][stage] */
+    int64_t *states = st->floor, *held = st->floor + 5 * (size_t)pp;
+    mtk_shard_rank rank;
+    for (int32_t z = 0; z < nz; z++) {
+        o->zero = z < 4 ? z : 0;
+        o->fsdp = z == 4;
+        for (int32_t s = 0; s < pp; s++) {
+            int64_t most = 0;
+            rank.stage = s;
+            for (int32_t g = mc->start[s]; g < mc->start[s + 1]; g++) {
+                shard_rank_memory(plan, &mc->sums[g], 0, 0, &rank);
+                int64_t b = rank.memory.parameters + rank.memory.optimizer_states;
+                if (b > most) most = b;
+            }
+            states[(size_t)z * (size_t)pp + (size_t)s] = most;
+        }
+    }
+    o->zero = base.zero, o->fsdp = base.fsdp;
+    bool replays[3] = { false, false, false }, need[3] = { false, false, false };
+    bool alive[5][2][3];
+    for (int32_t rc = 0; rc < nrc; rc++) {
+        o->recompute = (mtk_shard_recompute)rc;
+        if (!(replays[rc] = shard_replays(a, o))) continue;
+        const int64_t *unit_max = unit_saved_max(st, k, a, rc);
+        if (!unit_max) return false;
+        shard_replay_before(a, plan, st->before);
+        for (int32_t s = 0; s < pp; s++) {
+            int64_t floor = shard_stage_saved_floor(a, plan, unit_max, st->before[s], s);
+            int32_t in_flight = shard_stage_in_flight(plan, s);
+            for (int32_t sp = 0; sp < nsp; sp++) {
+                int64_t per_mb = act[(size_t)(sp * 3 + rc) * 2 * (size_t)pp + 2 * (size_t)s];
+                held[((size_t)sp * 3 + (size_t)rc) * (size_t)pp + (size_t)s] =
+                    floor < 0 ? 0 : floor + (in_flight > 1 ? (in_flight - 1) * per_mb : 0);
+            }
+        }
+        for (int32_t z = 0; z < nz; z++)
+            for (int32_t sp = 0; sp < nsp; sp++) {
+                int64_t least = 0;
+                for (int32_t s = 0; s < pp; s++) {
+                    int64_t b = states[(size_t)z * (size_t)pp + (size_t)s] +
+                                held[((size_t)sp * 3 + (size_t)rc) * (size_t)pp + (size_t)s];
+                    if (b > least) least = b;
+                }
+                alive[z][sp][rc] = least <= budget;
+                need[rc] |= alive[z][sp][rc];
+            }
+    }
+    o->recompute = base.recompute;
+    /* each stage's peak replayed (once a stage and variant, as
+       mtk_shard_evaluate does) where some variant may fit, the moments
+       here: training without, with selective and with full recompute
+       (each its replay, kept per mesh), inference */
+    const shard_replay_index *rxs[3] = { NULL, NULL, NULL };
+    shard_replay_index rx_of[3];
+    for (int32_t f = 0; f < nrc; f++) {
+        if (!need[f]) continue;
+        if (!mc->params) {
+            mc->params = mtk_ctx_alloc(ctx, sizeof *mc->params);
+            if (!mc->params || !shard_replay_index_params(ctx, a, plan, mc->params)) return false;
+        }
+        plan->options.recompute = (mtk_shard_recompute)f;
+        const shard_replay_index *px = points_index(st, k, f, a, plan);
+        plan->options.recompute = base.recompute;
+        if (!px) return false;
+        rx_of[f] = *px;
+        rx_of[f].units = mc->params->units, rx_of[f].stage = mc->params->stage, rx_of[f].whole = mc->params->whole;
+        rxs[f] = &rx_of[f];
+    }
+    /* fb [recompute][class][sp][stage]: ZeRO 0 and 1 share their forward
+       and backward moments; ZeRO-2, ZeRO-3 and FSDP (its float32
+       reduce-scatters under mixed precision) have their own; the
+       optimizer's differ.  Each stage's moments: a pass over its points
+       a recompute, for every class of ZeRO and FSDP searched and both sp */
     static const shard_moment_class classes[SHARD_MOMENT_CLASSES] = { { 0, false }, { 2, false }, { 3, false },
                                                                      { 0, true } };
     static const bool sps[2] = { false, true };
-    int32_t ncls = o->dp > 1 ? SHARD_MOMENT_CLASSES : 1, nsp = tp > 1 ? 2 : 1;
-    for (int32_t rc = 0; rc < (o->training ? 3 : 1); rc++)
+    int32_t ncls = o->dp > 1 ? SHARD_MOMENT_CLASSES : 1;
+    for (int32_t rc = 0; rc < nrc; rc++)
         for (int32_t s = 0; rxs[rc] && s < pp; s++) {
             shard_moment mo[2 * SHARD_MOMENT_CLASSES];
             int64_t per_mb[2] = { act[(size_t)rc * 2 * (size_t)pp + 2 * (size_t)s], 0 };
@@ -360,22 +505,20 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
                     fb[((size_t)(rc * SHARD_MOMENT_CLASSES + c) * 2 + (size_t)v) * (size_t)pp + (size_t)s] =
                         mo[c * nsp + v];
         }
-    for (int32_t z = 0; z < 5; z++) {           /* ZeRO 0, 1, 2, 3, then FSDP */
+    bool have_comms = false;
+    for (int32_t z = 0; z < nz; z++) {          /* ZeRO 0, 1, 2, 3, then FSDP */
         o->zero = z < 4 ? z : 0;
         o->fsdp = z == 4;
-        if (o->dp == 1 && z > 0) continue;      /* nothing to shard over      */
-        const int64_t *dpc = tpc + (size_t)(z == 0 ? 2 : z < 3 ? 3 : 4) * cells;
-        for (int32_t sp = 0; sp <= (tp > 1); sp++) {
+        for (int32_t sp = 0; sp < nsp; sp++) {
             o->sp = sp;
-            const int64_t *tpcs = tpc + (size_t)sp * cells;
-            for (size_t i = 0; i < cells; i++) bytes[i] = tpcs[i] + dpc[i];
-            for (int32_t rc = 0; rc < (o->training ? 3 : 1); rc++) {
+            bool have_bytes = false;
+            for (int32_t rc = 0; rc < nrc; rc++) {
                 o->recompute = (mtk_shard_recompute)rc;
+                st->result->searched++;
+                bool replay = replays[rc];
+                if (replay && !alive[z][sp][rc]) continue; /* over memory already */
                 const int64_t *at = act + (size_t)(sp * 3 + rc) * 2 * (size_t)pp;
                 int64_t peak = 0;
-                mtk_shard_rank rank;
-                const shard_replay_index *rx = rxs[rc];
-                bool replay = rx && shard_replays(a, o);
                 int32_t cls = z < 2 ? 0 : z - 1;
                 for (int32_t s = 0; replay && s < pp; s++) {
                     /* the stage's first rank (tp 0, dp 0) leads its sums */
@@ -383,7 +526,7 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
                     shard_rank_memory(plan, &mc->sums[mc->start[s]], at[2 * s], at[2 * s + 1], &rank);
                     const shard_moment *mo =
                         &fb[((size_t)(rc * SHARD_MOMENT_CLASSES + cls) * 2 + (size_t)sp) * (size_t)pp + (size_t)s];
-                    shard_stage_peak_of(plan, rx, s, mo, &rank.at_peak);
+                    shard_stage_peak_of(plan, rxs[rc], s, mo, &rank.at_peak);
                     moment[s] = rank.at_peak;
                 }
                 for (int32_t s = 0; s < pp; s++) {
@@ -394,19 +537,62 @@ static bool search_mesh(search_state *st, const mtk_shard_analysis *a, mtk_shard
                         if (rank.peak_bytes > peak) peak = rank.peak_bytes;
                     }
                 }
+                if (peak > budget) continue;
+                if (!have_comms) mesh_comms(st, a, plan, mc->ix, &base), have_comms = true;
+                if (!have_bytes) {
+                    const int64_t *tpcs = st->tpc + (size_t)sp * cells;
+                    const int64_t *dpc = st->tpc + (size_t)(z == 0 ? 2 : z < 3 ? 3 : 4) * cells;
+                    for (size_t i = 0; i < cells; i++) bytes[i] = tpcs[i] + dpc[i];
+                    have_bytes = true;
+                }
                 mtk_shard_estimate e;
                 estimate(st->so, o, plan->micro_batches, plan->stage_flops, plan->stage_recompute_flops, bytes, peak,
                          &e);
                 e.options.without_slices = false;
-                st->result->searched++;
-                if (e.fits) {
-                    st->result->feasible++;
-                    keep(st, &e);
-                }
+                st->result->feasible++;
+                keep(st, &e);
             }
         }
     }
     *o = base;
+    return true;
+}
+
+/* The stages of pp at micro-batch k from those of micro-batch k - 1 (half
+ * of it) when every unit's FLOPs at k are exactly twice those at k - 1:
+ * the partition's sums and comparisons are then all exactly twice its
+ * (a product by two is exact), so its cuts are the same and its stage
+ * FLOPs twice.  NULL when not (or out of memory: the context says). */
+static const mtk_shard_plan *stages_of_half(search_state *st, int32_t k, int32_t pp)
+{
+    if (k == 0 || !st->doubled[k]) return NULL;
+    const mtk_shard_plan *half = NULL;
+    for (int32_t i = 0; i < st->nby_pp[k - 1]; i++)
+        if (st->by_pp[k - 1][i]->options.pp == pp) half = st->by_pp[k - 1][i];
+    if (!half) return NULL;
+    mtk_shard_plan *p = mtk_ctx_alloc(st->ctx, sizeof *p);
+    double *flops = mtk_ctx_alloc_uninit(st->ctx, (size_t)pp * sizeof *flops);
+    double *recompute = mtk_ctx_alloc_uninit(st->ctx, 3 * (size_t)pp * sizeof *recompute);
+    if (!p || !flops || !recompute) return NULL;
+    for (int32_t s = 0; s < pp; s++) flops[s] = 2.0 * half->stage_flops[s];
+    for (int32_t i = 0; i < 3 * pp; i++) recompute[i] = 2.0 * half->stage_recompute_flops[i];
+    p->options.pp = pp;
+    p->stage_first_layer = half->stage_first_layer;
+    p->stage_flops = flops;
+    p->stage_recompute_flops = recompute;
+    return p;
+}
+
+/* Whether every unit's FLOPs in b, and those each recompute mode
+ * reruns, are exactly twice a's. */
+static bool flops_doubled(const mtk_shard_analysis *a, const mtk_shard_analysis *b)
+{
+    if (a->nlayers != b->nlayers) return false;
+    for (int32_t u = 0; u < a->nlayers + 2; u++) {
+        if (b->units[u].flops != 2.0 * a->units[u].flops) return false;
+        for (int32_t r = MTK_RECOMPUTE_SELECTIVE; r <= MTK_RECOMPUTE_FULL; r++)
+            if (b->units[u].recompute_flops[r] != 2.0 * a->units[u].recompute_flops[r]) return false;
+    }
     return true;
 }
 
@@ -439,6 +625,8 @@ static bool search_mesh_micros(search_state *st, int32_t tp, int32_t pp, int32_t
         int32_t same_tp = -1;
         for (int32_t i = 0; i < st->nby_pp[k]; i++)
             if (st->by_pp[k][i]->options.pp == pp) same_pp = st->by_pp[k][i];
+        bool listed = same_pp != NULL;
+        if (!same_pp && !(same_pp = stages_of_half(st, k, pp)) && mtk_ctx_status(st->ctx) != MTK_OK) return false;
         for (int32_t i = 0; i < st->nby_tp; i++)
             if (st->by_tp[i]->options.tp == tp && st->by_tp[i]->options.ep == ep) same_tp = i;
         const mtk_shard_plan *prev = same_tp >= 0 ? st->by_tp[same_tp] : NULL;
@@ -453,11 +641,11 @@ static bool search_mesh_micros(search_state *st, int32_t tp, int32_t pp, int32_t
             mtk_ctx_clear_error(st->ctx);
             continue;
         }
-        if (!same_pp && st->nby_pp[k] < 64) st->by_pp[k][st->nby_pp[k]++] = plan;
+        if (!listed && st->nby_pp[k] < 64) st->by_pp[k][st->nby_pp[k]++] = plan;
         if (same_tp >= 0) st->by_tp[same_tp] = plan;
         else if (st->nby_tp < 64) st->by_tp[st->nby_tp++] = plan;
         st->meshes++;
-        if (!search_mesh(st, a, plan, &mc)) return false;
+        if (!search_mesh(st, k, a, plan, &mc)) return false;
     }
     return true;
 }
@@ -491,7 +679,9 @@ static bool alloc_scratch(search_state *st, int32_t max_pp)
     st->act = mtk_ctx_alloc_uninit(st->ctx, 6 * 2 * pp * sizeof *st->act);
     st->moment = mtk_ctx_alloc_uninit(st->ctx, pp * sizeof *st->moment);
     st->fb = mtk_ctx_alloc_uninit(st->ctx, 3 * 8 * pp * sizeof *st->fb);
-    return st->tpc && st->bytes && st->act && st->moment && st->fb;
+    st->floor = mtk_ctx_alloc_uninit(st->ctx, (5 + 6) * pp * sizeof *st->floor);
+    st->before = mtk_ctx_alloc_uninit(st->ctx, pp * sizeof *st->before);
+    return st->tpc && st->bytes && st->act && st->moment && st->fb && st->floor && st->before;
 }
 
 mtk_shard_search_result *mtk_shard_search(mtk_ctx *ctx, const char *model, const mtk_shard_search_options *so)
@@ -509,6 +699,7 @@ mtk_shard_search_result *mtk_shard_search(mtk_ctx *ctx, const char *model, const
     memset(st, 0, sizeof *st);
     memset(r, 0, sizeof *r);
     st->ctx = ctx, st->so = so, st->result = r, st->top = top;
+    st->budget = budget_of(so);
     /* the model traced at micro-batches 1, 2 and 4; each larger one
        scaled from the two before it (checked against the last two traced
        in a row) where that is exact, else traced too */
@@ -530,6 +721,7 @@ mtk_shard_search_result *mtk_shard_search(mtk_ctx *ctx, const char *model, const
         traced_half = !scale;
         r->scaled += scale;
         st->micros[st->nmicro] = micro;
+        st->doubled[st->nmicro] = st->nmicro > 0 && flops_doubled(st->analyses[st->nmicro - 1], a);
         st->analyses[st->nmicro++] = a;
     }
     double t1 = now_seconds();

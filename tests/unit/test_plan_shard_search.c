@@ -144,6 +144,60 @@ static void large_dense_search_with_scaled_micro_batches_equals_brute_force(void
     check_against_brute_force("llama-3-8b", &so, false, 2);
 }
 
+/* Every plan the search keeps (top: all of them) has the numbers of the
+ * brute force's plan of the same configuration, and the search keeps
+ * exactly the brute force's plans that fit: what the search shares
+ * between configurations (stages across micro-batches, replays across
+ * variants) and what it skips (replays and step times of variants over
+ * memory) changes no number. */
+static void check_every_plan(const char *model, const mtk_shard_search_options *base)
+{
+    mtk_ctx *ctx = mtk_ctx_new();
+    enum { CAP = 8192 };
+    mtk_shard_search_options so = *base;
+    so.top = CAP;
+    mtk_shard_search_result *r = mtk_shard_search(ctx, model, &so);
+    assert_non_null(r);
+    mtk_shard_estimate *all = calloc(CAP, sizeof *all);
+    int64_t feasible;
+    int32_t n = brute_force(ctx, model, &so, all, CAP, &feasible);
+    assert_int_equal(r->searched, n);
+    assert_int_equal(r->feasible, feasible);
+    assert_int_equal(r->nplans, feasible);
+    int32_t matched = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (!all[i].fits) continue;
+        const mtk_shard_estimate *want = &all[i], *got = NULL;
+        for (int32_t k = 0; k < r->nplans && !got; k++)
+            if (same_configuration(&r->plans[k].options, &want->options)) got = &r->plans[k];
+        assert_non_null(got);
+        assert_int_equal(got->peak_bytes, want->peak_bytes);
+        assert_int_equal(got->micro_batches, want->micro_batches);
+        assert_int_equal(got->bottleneck_stage, want->bottleneck_stage);
+        assert_true(got->step_seconds == want->step_seconds && got->compute_seconds == want->compute_seconds);
+        assert_true(got->communication_seconds == want->communication_seconds);
+        assert_true(got->bubble_seconds == want->bubble_seconds && got->mfu == want->mfu);
+        matched++;
+    }
+    assert_int_equal(matched, r->nplans);
+    free(all);
+    mtk_ctx_free(ctx);
+}
+
+static void every_plan_of_a_search_equals_its_own_evaluation(void **state)
+{
+    (void)state;
+    mtk_shard_search_options so;
+    mtk_shard_search_options_init(&so);
+    /* 16 GPUs: tp 1-8 meet the same pp, micro-batches 1-8 the same
+       stages; first every configuration fits, then about half */
+    so.gpus = 16, so.seq = 64, so.global_batch = 64, so.max_micro_batch = 8;
+    so.gpu.memory_gib = 1000.0;
+    check_every_plan(MODEL, &so);
+    so.gpu.memory_gib = 3.0, so.margin_bytes = 0;
+    check_every_plan(MODEL, &so);
+}
+
 static void search_returns_nothing_over_memory(void **state)
 {
     (void)state;
@@ -196,6 +250,7 @@ int main(void)
         cmocka_unit_test(search_best_equals_brute_force_over_evaluate),
         cmocka_unit_test(moe_search_with_expert_parallel_equals_brute_force),
         cmocka_unit_test(large_dense_search_with_scaled_micro_batches_equals_brute_force),
+        cmocka_unit_test(every_plan_of_a_search_equals_its_own_evaluation),
         cmocka_unit_test(search_returns_nothing_over_memory),
         cmocka_unit_test(search_of_world_no_mesh_fits_names_the_numbers),
         cmocka_unit_test(gpu_table_has_sourced_specs),
