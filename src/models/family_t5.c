@@ -245,7 +245,8 @@ mtk_tensor *models_t5_cross_padding_bias(mtk_ctx *ctx, mtk_tensor *attention_mas
 }
 
 /* io: hidden (B, Q, D) [, key_value_states (B, K, D) when cross]
- * [, position_bias (1, H, Q, K)] -> output (B, Q, D), position_bias */
+ * [, position_bias (1, H, Q, K)] -> output (B, Q, D), position_bias
+ * [, in a decoder: the cached keys and values (B, H, K, d)] */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
@@ -256,6 +257,15 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *q = models_blocks_split_heads(ctx, mtk_module_forward(child(m, 0), x), c->heads, c->d_kv);  /* (B, H, Q, d) */
     mtk_tensor *k = models_blocks_split_heads(ctx, mtk_module_forward(child(m, 1), kv), c->heads, c->d_kv); /* (B, H, K, d) */
     mtk_tensor *v = models_blocks_split_heads(ctx, mtk_module_forward(child(m, 2), kv), c->heads, c->d_kv);
+    if (c->decoder && k && v) {
+        /* a decoder's T5Stack builds an EncoderDecoderCache (use_cache,
+           the config's default; off only under gradient checkpointing in
+           training): DynamicLayer.update concatenates the new keys and
+           values onto its empty cache, copies (B, H, K, d) the model's
+           output holds (outputs 2 and 3); the projections are freed */
+        k = mtk_cat(ctx, &k, 1, 2);
+        v = mtk_cat(ctx, &v, 1, 2);
+    }
     if (!q || !k || !v) return false;
     int64_t q_len = x->shape[1], k_len = k->shape[2];
     if (!bias) {
@@ -285,7 +295,9 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, mask, dropout, false, 1.0, false);
     io->out[0] = mtk_module_forward(child(m, 3), mtk_contiguous(ctx, models_blocks_merge_heads(ctx, attn)));
     io->out[1] = bias;
-    return done(io, 2);
+    io->out[2] = k;
+    io->out[3] = v;
+    return done(io, c->decoder ? 4 : 2);
 }
 
 static const mtk_module_type attention_type = { "T5Attention", attention_forward, NULL, NULL };
