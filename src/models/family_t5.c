@@ -280,17 +280,21 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     }
     /* sdpa_attention_forward: the decoder's causal self-attention over
        more than one query folds the causal mask into the bias */
-    mtk_tensor *mask = bias;
+    mtk_tensor *mask = bias, *causal = NULL;
     if (c->decoder && !c->cross && q_len > 1) {
         if (!mtk_ctx_push_device(ctx, q->device)) return false;
         int64_t col[2] = { q_len, 1 }, row[2] = { 1, k_len }, shape[4] = { 1, 1, q_len, k_len };
-        mtk_tensor *causal = mtk_ge(ctx, mtk_view(ctx, mtk_arange_int(ctx, 0, q_len, 1, MTK_INT64), col, 2),
+        causal = mtk_ge(ctx, mtk_view(ctx, mtk_arange_int(ctx, 0, q_len, 1, MTK_INT64), col, 2),
                                     mtk_view(ctx, mtk_arange_int(ctx, 0, k_len, 1, MTK_INT64), row, 2));
         mtk_tensor *low = mtk_full(ctx, NULL, 0, models_t5_dtype_min(k->dtype), bias ? bias->dtype : k->dtype);
         mask = mtk_where(ctx, mtk_view(ctx, causal, shape, 4), bias, low);
         mtk_ctx_pop_device(ctx);
     }
     mask = mtk_contiguous(ctx, mask);
+    /* create_position_bias_mask's causal_mask (Q, K) bool lives until it
+       returns: through the copy contiguous makes of where's output, laid
+       out as the permuted bias */
+    if (causal && !models_blocks_held_until_here(ctx, causal)) return false;
     double dropout = mtk_module_is_training(m) ? c->dropout : 0.0;
     mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, mask, dropout, false, 1.0, false);
     io->out[0] = mtk_module_forward(child(m, 3), mtk_contiguous(ctx, models_blocks_merge_heads(ctx, attn)));
