@@ -4,7 +4,12 @@
 (torch_t5_inference.py, cached by its source).  The encoder's relative
 position bias is where long inputs peak: compute_bias and
 _relative_position_bucket keep their (S, S) int64 locals (the positions,
-their abs, the buckets, the large buckets, is_small) until they return."""
+their abs, the buckets, the large buckets, is_small) until they return.
+A decoder as long as the encoder peaks in the decoder, over the
+EncoderDecoderCache the forward fills (use_cache): each decoder layer's
+self and cross keys and values, copies the output holds to the end; and
+create_position_bias_mask's causal mask lives through the contiguous
+copy of the causal bias."""
 import json
 import statistics
 import sys
@@ -17,14 +22,6 @@ sys.path.insert(0, str(HERE))
 import torch_t5_inference  # noqa: E402
 from test_memory_generate_t5 import _config  # noqa: E402
 
-# Configurations that disagree today, and why (strict=False).
-KNOWN_GAPS = {
-    "relu-tied-bfloat16-sdpa-2x40+40": "the forward's EncoderDecoderCache (each decoder layer's self and cross "
-                                       "keys and values) is not planned for T5 inference: a decoder as long as the "
-                                       "encoder peaks in its attention, -4.2%",
-}
-
-
 def _cases():
     out = []
     for ffn, tied, dtype, (b, s, t) in [
@@ -34,6 +31,10 @@ def _cases():
         ("gated-gelu", True, "float32", (2, 48, 16)),
         ("relu", False, "bfloat16", (1, 96, 5)),
         ("relu", True, "bfloat16", (2, 40, 40)),
+        # decoders as long as or longer than the encoder: the peak is in
+        # the decoder, over the EncoderDecoderCache
+        ("gated-gelu", False, "float32", (2, 24, 48)),
+        ("relu", True, "float32", (3, 8, 64)),
     ]:
         out.append({"config": _config(ffn, tied), "dtype": dtype, "attention": "sdpa", "batch": b, "seq": s,
                     "decoder_seq": t})
@@ -66,8 +67,7 @@ def _plan(run, tmp_path, c):
 _errors = {}
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=_name(c), marks=[pytest.mark.xfail(
-    reason=KNOWN_GAPS[_name(c)], strict=False)] if _name(c) in KNOWN_GAPS else []) for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, id=_name(c)) for c in CASES])
 def test_t5_inference_peak_matches_torch(run, tmp_path, measured, case):
     want = measured[_name(case)]
     got = _plan(run, tmp_path, case)
