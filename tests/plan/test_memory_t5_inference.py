@@ -85,3 +85,20 @@ def test_t5_inference_median_error_within_one_percent():
     if len(_errors) < len(CASES):
         pytest.skip("needs every configuration's run (run the whole file)")
     assert statistics.median(_errors.values()) <= 0.01
+
+
+
+@pytest.mark.parametrize("b,s,t", [(2, 24, 48), (1, 64, 4)])
+def test_t5_inference_output_holds_the_encoder_decoder_cache(run, tmp_path, b, s, t):
+    """After the forward what is live is the parameters, both ids and the
+    Seq2SeqLMOutput: the logits, the encoder's last hidden state and the
+    EncoderDecoderCache (every decoder layer's self keys and values (B, H,
+    T, d_kv) and cross ones (B, H, S, d_kv))."""
+    case = {"config": _config("gated-gelu", False, 3, 2), "dtype": "float32", "attention": "sdpa", "batch": b,
+            "seq": s, "decoder_seq": t}
+    cfg = case["config"]
+    got = _plan(run, tmp_path, case)
+    cache = 2 * cfg["num_decoder_layers"] * b * cfg["num_heads"] * cfg["d_kv"] * 4 * (s + t)
+    output = b * t * cfg["vocab_size"] * 4 + b * s * cfg["d_model"] * 4 + cache
+    assert got["timeline"][-1]["live_bytes"] == got["breakdown"]["parameters"] + 8 * b * (s + t) + output
+    assert any("EncoderDecoderCache" in n and "is counted" in n for n in got["notes"])
