@@ -13,7 +13,9 @@
  * (bidirectionally in the encoder, causally in the decoder; exact below
  * half the buckets, logarithmic up to relative_attention_max_distance),
  * the bias computed once per stack and passed to the later blocks.  The
- * decoder's cross-attention bias is zeros, made in block 0.  Attention is
+ * decoder's cross-attention bias is zeros, made in block 0.  The decoder's
+ * attentions copy their keys and values into transformers'
+ * EncoderDecoderCache (use_cache) and return the copies.  Attention is
  * sdpa with the bias as the float mask, unscaled (scale 1): what
  * transformers' sdpa_attention_forward does with a position_bias (the
  * decoder's causal mask folded in with torch.where).

@@ -17,7 +17,10 @@
  * output (B, S, D), the decoder ids (B, k) int64, unfinished_sequences,
  * the float32 copy of the last logits (B, vocab) and the next tokens.
  * generate's attention_mask of ones reaches the encoder only under eager
- * attention (sdpa's mask creation drops a mask without padding). */
+ * attention (sdpa's mask creation drops a mask without padding).
+ *
+ * Also what --mode inference keeps of the plain forward
+ * (mem_t5_forward_keep): the output and the EncoderDecoderCache it holds. */
 #include "models/t5.h"
 #include "plan/memory_internal.h"
 #include "mtk/nn.h"
