@@ -13,7 +13,9 @@
  * (bidirectionally in the encoder, causally in the decoder; exact below
  * half the buckets, logarithmic up to relative_attention_max_distance),
  * the bias computed once per stack and passed to the later blocks.  The
- * decoder's cross-attention bias is zeros, made in block 0.  Attention is
+ * decoder's cross-attention bias is zeros, made in block 0.  The decoder's
+ * attentions copy their keys and values into transformers'
+ * EncoderDecoderCache (use_cache) and return the copies.  Attention is
  * sdpa with the bias as the float mask, unscaled (scale 1): what
  * transformers' sdpa_attention_forward does with a position_bias (the
  * decoder's causal mask folded in with torch.where).
@@ -245,7 +247,8 @@ mtk_tensor *models_t5_cross_padding_bias(mtk_ctx *ctx, mtk_tensor *attention_mas
 }
 
 /* io: hidden (B, Q, D) [, key_value_states (B, K, D) when cross]
- * [, position_bias (1, H, Q, K)] -> output (B, Q, D), position_bias */
+ * [, position_bias (1, H, Q, K)] -> output (B, Q, D), position_bias
+ * [, in a decoder: the cached keys and values (B, H, K, d)] */
 static bool attention_forward(mtk_module *m, mtk_module_io *io)
 {
     mtk_ctx *ctx = mtk_module_ctx(m);
@@ -256,6 +259,15 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     mtk_tensor *q = models_blocks_split_heads(ctx, mtk_module_forward(child(m, 0), x), c->heads, c->d_kv);  /* (B, H, Q, d) */
     mtk_tensor *k = models_blocks_split_heads(ctx, mtk_module_forward(child(m, 1), kv), c->heads, c->d_kv); /* (B, H, K, d) */
     mtk_tensor *v = models_blocks_split_heads(ctx, mtk_module_forward(child(m, 2), kv), c->heads, c->d_kv);
+    if (c->decoder && k && v) {
+        /* a decoder's T5Stack builds an EncoderDecoderCache (use_cache,
+           the config's default; off only under gradient checkpointing in
+           training): DynamicLayer.update concatenates the new keys and
+           values onto its empty cache, copies (B, H, K, d) the model's
+           output holds (outputs 2 and 3); the projections are freed */
+        k = mtk_cat(ctx, &k, 1, 2);
+        v = mtk_cat(ctx, &v, 1, 2);
+    }
     if (!q || !k || !v) return false;
     int64_t q_len = x->shape[1], k_len = k->shape[2];
     if (!bias) {
@@ -270,22 +282,28 @@ static bool attention_forward(mtk_module *m, mtk_module_io *io)
     }
     /* sdpa_attention_forward: the decoder's causal self-attention over
        more than one query folds the causal mask into the bias */
-    mtk_tensor *mask = bias;
+    mtk_tensor *mask = bias, *causal = NULL;
     if (c->decoder && !c->cross && q_len > 1) {
         if (!mtk_ctx_push_device(ctx, q->device)) return false;
         int64_t col[2] = { q_len, 1 }, row[2] = { 1, k_len }, shape[4] = { 1, 1, q_len, k_len };
-        mtk_tensor *causal = mtk_ge(ctx, mtk_view(ctx, mtk_arange_int(ctx, 0, q_len, 1, MTK_INT64), col, 2),
+        causal = mtk_ge(ctx, mtk_view(ctx, mtk_arange_int(ctx, 0, q_len, 1, MTK_INT64), col, 2),
                                     mtk_view(ctx, mtk_arange_int(ctx, 0, k_len, 1, MTK_INT64), row, 2));
         mtk_tensor *low = mtk_full(ctx, NULL, 0, models_t5_dtype_min(k->dtype), bias ? bias->dtype : k->dtype);
         mask = mtk_where(ctx, mtk_view(ctx, causal, shape, 4), bias, low);
         mtk_ctx_pop_device(ctx);
     }
     mask = mtk_contiguous(ctx, mask);
+    /* create_position_bias_mask's causal_mask (Q, K) bool lives until it
+       returns: through the copy contiguous makes of where's output, laid
+       out as the permuted bias */
+    if (causal && !models_blocks_held_until_here(ctx, causal)) return false;
     double dropout = mtk_module_is_training(m) ? c->dropout : 0.0;
     mtk_tensor *attn = mtk_scaled_dot_product_attention(ctx, q, k, v, mask, dropout, false, 1.0, false);
     io->out[0] = mtk_module_forward(child(m, 3), mtk_contiguous(ctx, models_blocks_merge_heads(ctx, attn)));
     io->out[1] = bias;
-    return done(io, 2);
+    io->out[2] = k;
+    io->out[3] = v;
+    return done(io, c->decoder ? 4 : 2);
 }
 
 static const mtk_module_type attention_type = { "T5Attention", attention_forward, NULL, NULL };

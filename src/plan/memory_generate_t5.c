@@ -17,7 +17,10 @@
  * output (B, S, D), the decoder ids (B, k) int64, unfinished_sequences,
  * the float32 copy of the last logits (B, vocab) and the next tokens.
  * generate's attention_mask of ones reaches the encoder only under eager
- * attention (sdpa's mask creation drops a mask without padding). */
+ * attention (sdpa's mask creation drops a mask without padding).
+ *
+ * Also what --mode inference keeps of the plain forward
+ * (mem_t5_forward_keep): the output and the EncoderDecoderCache it holds. */
 #include "models/t5.h"
 #include "plan/memory_internal.h"
 #include "mtk/nn.h"
@@ -120,6 +123,35 @@ static bool trace_step(mtk_ctx *ctx, mtk_module *model, mtk_dtype dtype, int64_t
     g.nkv = nkv;
     g.loss = -1;
     return mem_replay(ctx, &g, o, &step->plan);
+}
+
+bool mem_t5_forward_keep(mtk_ctx *ctx, const mtk_plan_model *pm, mem_graph *g)
+{
+    int32_t nmod = mtk_trace_module_count(pm->trace), n = 0, nkv = 0;
+    const mtk_trace_module *root = mtk_trace_module_at(pm->trace, 0);
+    int32_t cap = (root ? root->noutputs : 0) + 1;
+    for (int32_t i = 0; i < nmod; i++) cap += mtk_trace_module_at(pm->trace, i)->noutputs;
+    int32_t *keep = mtk_ctx_alloc(ctx, (size_t)cap * sizeof *keep), *kv = mtk_ctx_alloc(ctx, (size_t)cap * sizeof *kv);
+    if (!keep || !kv) return false;
+    /* Seq2SeqLMOutput: the logits and encoder_last_hidden_state */
+    n = add_id(pm->graph, keep, n, pm->output);
+    for (int32_t i = 0; root && i < root->noutputs; i++) n = add_id(pm->graph, keep, n, root->outputs[i]);
+    /* its cache: a decoder T5Attention returns the keys and values
+       DynamicLayer.update concatenated as outputs 2 and 3 */
+    for (int32_t i = 0; i < nmod; i++) {
+        const mtk_trace_module *m = mtk_trace_module_at(pm->trace, i);
+        if (strcmp(mtk_module_type_name(m->module), "T5Attention") != 0 || m->noutputs != 4) continue;
+        for (int32_t k = 2; k < 4; k++) {
+            int32_t before = n;
+            n = add_id(pm->graph, keep, n, m->outputs[k]);
+            if (n > before) kv[nkv++] = keep[before];
+        }
+    }
+    g->keep = keep;
+    g->nkeep = n;
+    g->kv = kv;
+    g->nkv = nkv;
+    return true;
 }
 
 static int64_t end_live(const mem_generate_step *st)

@@ -101,6 +101,13 @@ mtk_memory_plan *mem_plan_generate(mtk_ctx *ctx, const char *model, const mtk_me
  * EncoderDecoderCache; `model` is built on meta in eval mode. */
 mtk_memory_plan *mem_plan_generate_t5(mtk_ctx *ctx, mtk_module *model, const mtk_model_info *info,
                                       const char *model_name, const mtk_memory_options *o);
+/* --mode inference of an encoder-decoder traced as its plain forward
+ * (pm): what model(input_ids, decoder_input_ids) returns stays live to
+ * the end: the root's outputs (the logits, the encoder's last hidden
+ * state) and the EncoderDecoderCache, each decoder attention's cached
+ * keys and values (memory_generate_t5.c).  Sets g's keep and kv; false
+ * on out of memory. */
+bool mem_t5_forward_keep(mtk_ctx *ctx, const mtk_plan_model *pm, mem_graph *g);
 /* One forward that generate runs, planned: its graph's plan, its phase,
  * the logits' last dim, the bytes generate holds beside the graph (extra)
  * and what is live just after it, when generate copies the last logits to

@@ -41,7 +41,11 @@ mtk_memory_plan *mtk_memory_plan_model(mtk_ctx *ctx, const char *model, const mt
         keep[g.nkeep++] = g.loss;
     } else {
         g.loss = -1;
-        if (pm->output) keep[g.nkeep++] = mtk_graph_tensor_id(pm->graph, pm->output);
+        if (pm->decoder_input) {
+            if (!mem_t5_forward_keep(ctx, pm, &g)) return NULL;
+        } else if (pm->output) {
+            keep[g.nkeep++] = mtk_graph_tensor_id(pm->graph, pm->output);
+        }
     }
     g.units = pm->layers;
     if (o->mixed_precision != MTK_MIXED_NONE) g.master_scale = 2; /* float32 masters of a 16-bit trace */
@@ -56,7 +60,8 @@ mtk_memory_plan *mtk_memory_plan_model(mtk_ctx *ctx, const char *model, const mt
     for (int32_t i = 0; i < pm->info.nnotes; i++) mem_note(plan, pm->info.notes[i]);
     if (pm->decoder_input && !training)
         mem_note(plan, "an encoder-decoder's inference as model(input_ids, decoder_input_ids) under no_grad: the "
-                       "EncoderDecoderCache transformers fills (use_cache) is not counted");
+                       "EncoderDecoderCache transformers fills (use_cache: each decoder layer's self- and "
+                       "cross-attention keys and values) is counted, live with the output to the end");
     if (training && o->checkpointing)
         mem_note(plan, "gradient checkpointing as transformers 5's gradient_checkpointing_enable(): "
                        "torch.utils.checkpoint per decoder layer, use_reentrant=False");
