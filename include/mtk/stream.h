@@ -57,6 +57,12 @@ typedef struct mtk_stream_stats {
     double bring_in_seconds; /* cpu seconds making pages resident, both
                                 threads (read ahead and fault in)          */
     double release_seconds;  /* cpu seconds dropping them (MADV_DONTNEED) */
+    const char *fill;        /* how streamed layers come in: "map" (their
+                                pages mapped in, dropped after) or "read"
+                                (read into two reused slots)             */
+    double map_probe_seconds;  /* the measure that picked it: cpu seconds */
+    double read_probe_seconds; /* of one layer mapped + dropped, and read;
+                                  0 when MTK_STREAM_FILL chose            */
 } mtk_stream_stats;
 
 /* Loads `model` (on meta, from mtk_model_resolve) from the open
