@@ -41,6 +41,10 @@ typedef struct unit_state {
  * matrix-vector products). */
 #define READ_OVER_MAP 1.25
 
+/* The most threads reading one slot (MTK_STREAM_READERS, default 1: the
+ * prefetch thread, and the forward's when it finds its layer not ready). */
+#define STREAM_MAX_READERS 4
+
 struct mtk_stream {
     mtk_ctx *ctx;
     stream_unit *units;
@@ -64,6 +68,14 @@ struct mtk_stream {
     int32_t nslots;
     stream_file *files;
     int32_t nfiles;
+    /* reader threads beside the prefetch thread (MTK_STREAM_READERS - 1):
+       each fill begun is announced to them, and they claim its chunks too */
+    pthread_t helpers[STREAM_MAX_READERS];
+    int32_t nhelpers;
+    pthread_cond_t announce;
+    uint32_t fills_begun;
+    int32_t fill_slot, fill_unit;
+    uint32_t fill_gen;
 };
 
 double stream_now(void)
@@ -169,6 +181,13 @@ static void fill_unit(mtk_stream *s, int32_t i, bool help)
         atomic_store(&sl->next, (uint64_t)sl->gen << 32);
         atomic_store(&sl->done, 0);
         s->state[i].slot = k;
+        if (s->nhelpers > 0) {
+            s->fills_begun++;
+            s->fill_slot = k;
+            s->fill_unit = i;
+            s->fill_gen = sl->gen;
+            pthread_cond_broadcast(&s->announce);
+        }
     }
     stream_slot *sl = &s->slots[k];
     const stream_unit *u = &s->units[i];
@@ -179,6 +198,27 @@ static void fill_unit(mtk_stream *s, int32_t i, bool help)
     if (s->has_thread) pthread_mutex_lock(&s->lock);
     s->stats.bring_in_seconds += cpu;
     fill_done(s, k, i, gen);
+}
+
+/* A reader thread: reads chunks of each fill announced, until stop. */
+static void *reader_main(void *arg)
+{
+    mtk_stream *s = arg;
+    pthread_mutex_lock(&s->lock);
+    uint32_t seen = s->fills_begun;
+    for (;;) {
+        while (!s->stop && seen == s->fills_begun) pthread_cond_wait(&s->announce, &s->lock);
+        if (s->stop) break;
+        seen = s->fills_begun;
+        int32_t k = s->fill_slot, i = s->fill_unit;
+        uint32_t gen = s->fill_gen;
+        pthread_mutex_unlock(&s->lock);
+        double cpu = stream_slot_fill(&s->slots[k], &s->units[i], gen); /* nothing when it is over */
+        pthread_mutex_lock(&s->lock);
+        s->stats.bring_in_seconds += cpu;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
 }
 
 /* The thread: queued releases first (so the resident set shrinks before it
@@ -421,6 +461,7 @@ mtk_stream *stream_start(mtk_ctx *ctx, stream_unit *units, int32_t count, const 
     for (int32_t k = 0; k < 2; k++) s->slots[k].unit = -1;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->wake, NULL);
+    pthread_cond_init(&s->announce, NULL);
     if (s->stats.releases && !pick_fill(s)) {
         mtk_stream_free(s);
         return NULL;
@@ -434,6 +475,13 @@ mtk_stream *stream_start(mtk_ctx *ctx, stream_unit *units, int32_t count, const 
             return NULL;
         }
         s->has_thread = true;
+        const char *env = getenv("MTK_STREAM_READERS");
+        int32_t readers = env ? atoi(env) : 1;
+        readers = readers < 1 ? 1 : readers > STREAM_MAX_READERS ? STREAM_MAX_READERS : readers;
+        for (int32_t h = 0; s->reads && h < readers - 1; h++) {
+            if (pthread_create(&s->helpers[h], NULL, reader_main, s) != 0) break; /* fewer readers */
+            s->nhelpers++;
+        }
         pthread_mutex_lock(&s->lock);
         s->requested = 0; /* the first layer, while the embeddings run */
         pthread_cond_signal(&s->wake);
@@ -465,14 +513,17 @@ void mtk_stream_free(mtk_stream *s)
         pthread_mutex_lock(&s->lock);
         s->stop = true;
         pthread_cond_signal(&s->wake);
+        pthread_cond_broadcast(&s->announce);
         pthread_mutex_unlock(&s->lock);
         pthread_join(s->thread, NULL);
+        for (int32_t h = 0; h < s->nhelpers; h++) pthread_join(s->helpers[h], NULL);
     }
     for (int32_t i = 0; i < s->count; i++)
         if (s->state[i].slot >= 0 && s->slots[s->state[i].slot].in_use) stream_unit_point(&s->units[i], NULL, false);
     for (int32_t k = 0; k < s->nslots; k++) stream_slot_fini(&s->slots[k]);
     for (int32_t i = 0; i < s->nfiles; i++) close(s->files[i].fd);
     pthread_cond_destroy(&s->wake);
+    pthread_cond_destroy(&s->announce);
     pthread_mutex_destroy(&s->lock);
     free(s->state);
     free(s);

@@ -8,7 +8,8 @@ the budget keeps layers resident across decode steps; a budget
 below the tensors outside the layers plus one layer is refused, naming the
 sizes.  Each runs with both fills of a streamed layer (MTK_STREAM_FILL): its
 pages mapped in and dropped, or its bytes read into two reused slots; without
-the variable the stream measures one layer both ways and picks."""
+the variable the stream measures one layer both ways and picks.  Reads may
+run on several threads (MTK_STREAM_READERS)."""
 import json
 import re
 
@@ -129,9 +130,11 @@ def test_peak_resident_memory_stays_within_the_budget_plus_activations(mtk_bin, 
 
 
 @pytest.mark.parametrize("case", ["llama", "mistral_window"])
-@pytest.mark.parametrize("fill", ["map", "read"])
-def test_streamed_generation_gives_the_in_ram_tokens_and_logits(fixtures, run, tmp_path, monkeypatch, case, fill):
+@pytest.mark.parametrize("fill,readers", [("map", 1), ("read", 1), ("read", 3)])
+def test_streamed_generation_gives_the_in_ram_tokens_and_logits(fixtures, run, tmp_path, monkeypatch, case, fill,
+                                                                readers):
     monkeypatch.setenv("MTK_STREAM_FILL", fill)
+    monkeypatch.setenv("MTK_STREAM_READERS", str(readers))  # threads reading a slot's chunks
     case_dir = fixtures / case
     fixed, largest, total = _stream_sizes(run, case_dir, tmp_path, "model.layers")
     args = ["generate", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "5,6,7,8;9,10,11,12",
