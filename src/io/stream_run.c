@@ -13,7 +13,9 @@
  * (no page-table work at all for them), both the populate and the drop
  * run on the prefetch thread, and the forward's thread never sleeps on
  * that thread (on a loaded machine a wake-up costs a time slice): when the
- * layer it needs is not ready it brings it in itself, alongside. */
+ * layer it needs is not ready it brings it in itself, alongside.  With 4
+ * KiB folios the read fill (stream_fill.c: slots) costs the same cpu and
+ * leaves the forward warm huge pages; pick_fill measures which applies. */
 #include "io/stream_internal.h"
 
 #include <pthread.h>
