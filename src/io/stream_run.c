@@ -308,7 +308,7 @@ static bool on_call(void *user, mtk_module *m, bool after)
     if (i < 0) return ok;
     bool streamed = s->stats.releases && !s->units[i].kept;
     if (s->has_thread) pthread_mutex_lock(&s->lock);
-    if (after && streamed && reads_unit(s, i)) { /* back to the mapping; the slot is free */
+    if (after && streamed && reads_unit(s, i) && s->state[i].slot >= 0) { /* back to the mapping; slot free */
         stream_unit_point(&s->units[i], NULL, false);
         stream_slot *sl = &s->slots[s->state[i].slot];
         sl->in_use = sl->filled = false;
