@@ -18,7 +18,7 @@ run interleaved, --runs rounds; each keeps its fastest round (the machine is sha
 
     python3 bench/bench_stream.py [--model small|100m|1b] [--dtype float32|bfloat16]
         [--bin build/mtk] [--threads 1] [--seq 128] [--new-tokens 20] [--runs 3]
-        [--dir build] [--json]
+        [--dir build] [--fills auto,map,read] [--folios as-is|large|small] [--json]
 """
 import argparse
 import hashlib
@@ -83,18 +83,42 @@ _CHILD = ("import json, resource, subprocess, sys\n"
           "print(json.dumps([r.returncode, r.stdout, r.stderr, u.ru_maxrss * 1024, u.ru_utime + u.ru_stime]))\n")
 
 
-def once(args):
+def once(args, fill=None):
     """(JSON doc, peak RSS bytes, user + sys cpu seconds) of one run, from
     the child's rusage as a fresh interpreter reads it (a child forked from
     this process would count this process's pages in its peak); exits on a
     failure."""
     import subprocess
+    env = dict(os.environ)
+    env.pop("MTK_STREAM_FILL", None)
+    if fill and fill != "auto":
+        env["MTK_STREAM_FILL"] = fill
     r = subprocess.run([sys.executable, "-c", _CHILD, *map(str, args)], capture_output=True, text=True,
-                       timeout=3600)
+                       timeout=3600, env=env)
     code, out, err, peak, cpu = json.loads(r.stdout)
     if code != 0:
         sys.exit(f"bench_stream: {' '.join(map(str, args[:3]))}: {out[-400:]}{err}")
     return json.loads(out), peak, cpu
+
+
+def cache(path, folios):
+    """Puts the file in the page cache: as it is (reading whatever is not
+    there), or dropped first and read back in large folios (sequential reads,
+    readahead) or in 4 KiB ones (4 KiB reads, no readahead: how a page
+    cache under memory pressure may hold it, which makes mapping pages in
+    and dropping them cost 4-6x more)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if folios != "as-is":
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        if folios == "small":
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+        step = 4096 if folios == "small" else 64 * MIB
+        at, size = 0, os.fstat(fd).st_size
+        while at < size:
+            at += len(os.pread(fd, step, at))
+    finally:
+        os.close(fd)
 
 
 def main():
@@ -107,6 +131,11 @@ def main():
     ap.add_argument("--new-tokens", type=int, default=20)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dir", default=os.path.join(REPO, "build"))
+    ap.add_argument("--fills", default="auto",
+                    help="how streamed layers come in, comma-separated, each a row per budget: auto (what the "
+                         "stream measures), map, read (MTK_STREAM_FILL)")
+    ap.add_argument("--folios", choices=["as-is", "large", "small"], default="as-is",
+                    help="the checkpoint's page-cache folios: as they are, or dropped and read back large / 4 KiB")
     ap.add_argument("--json", action="store_true")
     o = ap.parse_args()
     if o.model == "small":
@@ -116,9 +145,7 @@ def main():
     else:
         model = sized_llama(o.dir, o.model, o.dtype)
     size = os.path.getsize(model / "model.safetensors")
-    with open(model / "model.safetensors", "rb") as f:  # into the page cache
-        while f.read(64 * MIB):
-            pass
+    cache(model / "model.safetensors", o.folios)
     ids = ",".join(str(1 + i % 999) for i in range(o.seq))
     run = [o.bin, "run", model, "--weights", model, "--input-ids", ids, "--threads", o.threads, "--top", "0",
            "--json"]
@@ -126,20 +153,22 @@ def main():
            "--max-new-tokens", o.new_tokens, "--eos-token-id", "none", "--threads", o.threads, "--json"]
     sizes = once([*run[:5], "--input-ids", "1", "--top", "0", "--json", "--max-ram", 4 * size])[0]["stream"]
     fixed, layer, count = sizes["fixed_bytes"], sizes["layer_bytes"], sizes["layer_count"]
-    budgets = [("in RAM", None), ("2 layers (prefetch)", fixed + 2 * layer), ("half the model", size // 2),
-               ("3/4 of the model", size * 3 // 4)]
+    fills = o.fills.split(",")
+    budgets = [("in RAM", None, None)]
+    for label, budget in (("2 layers", fixed + 2 * layer), ("half", size // 2), ("3/4", size * 3 // 4)):
+        budgets += [(label if len(fills) == 1 else f"{label} {fill}", budget, fill) for fill in fills]
     # the cpu seconds of a phase: the command's less the same command with
     # the least work (one token; one new token), which loads alike
     run0 = [*run[:5], "--input-ids", "1", *run[7:]]
     gen0 = [*gen[:8], 1, *gen[9:]]
-    found = {label: {k: [] for k in ("run", "run0", "gen", "gen0")} for label, _ in budgets}
+    found = {label: {k: [] for k in ("run", "run0", "gen", "gen0")} for label, _, _ in budgets}
     for _ in range(o.runs):  # interleaved rounds: the machine's load hits every case alike
-        for label, budget in budgets:
+        for label, budget, fill in budgets:
             extra = [] if budget is None else ["--max-ram", budget]
             for k, cmd in (("run", run), ("run0", run0), ("gen", gen), ("gen0", gen0)):
-                found[label][k].append(once(cmd + extra))
+                found[label][k].append(once(cmd + extra, fill))
     rows = []
-    for label, budget in budgets:
+    for label, budget, _ in budgets:
         f = found[label]
         r, r_peak, _ = min(f["run"], key=lambda x: x[0]["seconds"])
         g, g_peak, _ = max(f["gen"], key=lambda x: x[0]["decode_tokens_per_s"])
@@ -148,7 +177,7 @@ def main():
                          prefill_cpu=min(x[2] for x in f["run"]) - min(x[2] for x in f["run0"]),
                          decode_tokens_per_s=g["decode_tokens_per_s"], decode_peak_rss=g_peak,
                          decode_cpu=min(x[2] for x in f["gen"]) - min(x[2] for x in f["gen0"]),
-                         kept_layers=s["kept_layers"] if s else None,
+                         kept_layers=s["kept_layers"] if s else None, fill=s.get("fill") if s else None,
                          brought_in=s["brought_in"] if s else None,
                          bring_in_cpu_seconds=s["bring_in_seconds"] if s else None,
                          release_cpu_seconds=s["release_seconds"] if s else None,
@@ -159,15 +188,15 @@ def main():
         row["prefill_cpu_speed"] = ref["prefill_cpu"] / row["prefill_cpu"]
         row["decode_speed"] = row["decode_tokens_per_s"] / ref["decode_tokens_per_s"]
         row["decode_cpu_speed"] = ref["decode_cpu"] / row["decode_cpu"]
-    result = dict(model=o.model, dtype=o.dtype, model_bytes=size, fixed_bytes=fixed, layer_bytes=layer,
+    result = dict(folios=o.folios, model=o.model, dtype=o.dtype, model_bytes=size, fixed_bytes=fixed, layer_bytes=layer,
                   layer_count=count, seq=o.seq, new_tokens=o.new_tokens, threads=o.threads, runs=o.runs, rows=rows)
     if o.json:
         print(json.dumps(result, indent=1))
         return
     print(f"{o.model} {o.dtype}: {size / MIB:.1f} MiB ({count} layers of {layer / MIB:.1f} MiB, "
           f"{fixed / MIB:.1f} MiB outside); prefill {o.seq} tokens, decode {o.new_tokens}, {o.threads} threads, "
-          f"best of {o.runs}; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'case':<20}{'budget':>7}{'kept':>5}{'prefill s':>10}{'x RAM':>7}{'cpu s':>7}{'x RAM':>7}{'peak':>6}"
+          f"best of {o.runs}; {o.folios} folios; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'case':<16}{'fill':>5}{'budget':>7}{'kept':>5}{'prefill s':>10}{'x RAM':>7}{'cpu s':>7}{'x RAM':>7}{'peak':>6}"
           f"{'dec t/s':>8}{'x RAM':>7}{'cpu s':>7}{'x RAM':>7}{'peak':>6}{'in':>5}{'pop s':>7}{'drop s':>7}"
           f"{'wait s':>7}")
     for r in rows:
@@ -175,11 +204,11 @@ def main():
         st = "" if r["brought_in"] is None else (f"{r['brought_in']:>5}{r['bring_in_cpu_seconds']:>7.3f}"
                                                   f"{r['release_cpu_seconds']:>7.3f}{r['wait_seconds']:>7.3f}")
         kept = "-" if r["kept_layers"] is None else str(r["kept_layers"])
-        print(f"{r['case']:<20}{b:>7}{kept:>5}{r['prefill_seconds']:>10.3f}{r['prefill_speed']:>6.2f}x"
+        print(f"{r['case']:<16}{r['fill'] or '-':>5}{b:>7}{kept:>5}{r['prefill_seconds']:>10.3f}{r['prefill_speed']:>6.2f}x"
               f"{r['prefill_cpu']:>7.2f}{r['prefill_cpu_speed']:>6.2f}x{r['prefill_peak_rss'] / MIB:>6.0f}"
               f"{r['decode_tokens_per_s']:>8.2f}{r['decode_speed']:>6.2f}x{r['decode_cpu']:>7.2f}"
               f"{r['decode_cpu_speed']:>6.2f}x{r['decode_peak_rss'] / MIB:>6.0f}{st}")
-    print("(budget, peak RSS: MiB; x RAM: in-RAM time / streamed, wall (best round) and cpu (user + sys of the "
+    print("(fill: how streamed layers came in, map or read; budget, peak RSS: MiB; x RAM: in-RAM time / streamed, wall (best round) and cpu (user + sys of the "
           "phase: the command's less its one-token twin's); in: layers brought in during generate; pop/drop: "
           "cpu s of bringing pages in / MADV_DONTNEED; wait: the forward's wall s at layer starts)")
 

@@ -23,6 +23,16 @@
  * layer.  Dropping a finished layer's pages is the prefetch thread's work
  * too (before it brings in the next), so the forward's thread only waits
  * when the thread is behind, and then brings the layer in itself.
+ *
+ * That is the map fill.  The read fill instead reads a streamed layer's
+ * tensors (pread) into one of two reused, pre-faulted huge-page slots and
+ * points the tensors at the slot for the layer's forward (back at the
+ * mapping after): no page tables change per layer, one copy per byte.
+ * The stream picks the cheaper by measuring one layer both ways when it
+ * starts (the mapping wins when the page cache holds the file in large
+ * folios); MTK_STREAM_FILL=map|read forces one, MTK_STREAM_READERS=N
+ * reads a slot on N threads.  Either way the resident weights are the
+ * same and the outputs are the in-RAM run's.
  */
 #ifndef MTK_STREAM_H
 #define MTK_STREAM_H
@@ -57,6 +67,12 @@ typedef struct mtk_stream_stats {
     double bring_in_seconds; /* cpu seconds making pages resident, both
                                 threads (read ahead and fault in)          */
     double release_seconds;  /* cpu seconds dropping them (MADV_DONTNEED) */
+    const char *fill;        /* how streamed layers come in: "map" (their
+                                pages mapped in, dropped after) or "read"
+                                (read into two reused slots)             */
+    double map_probe_seconds;  /* the measure that picked it: cpu seconds */
+    double read_probe_seconds; /* of one layer mapped + dropped, and read;
+                                  0 when MTK_STREAM_FILL chose            */
 } mtk_stream_stats;
 
 /* Loads `model` (on meta, from mtk_model_resolve) from the open

@@ -28,6 +28,9 @@ cJSON *cli_stream_json(const mtk_stream *stream)
     cJSON_AddItemToObject(o, "brought_in", text_json_int(st.brought_in));
     cJSON_AddNumberToObject(o, "bring_in_seconds", st.bring_in_seconds);
     cJSON_AddNumberToObject(o, "release_seconds", st.release_seconds);
+    cJSON_AddStringToObject(o, "fill", st.fill);
+    cJSON_AddNumberToObject(o, "map_probe_seconds", st.map_probe_seconds);
+    cJSON_AddNumberToObject(o, "read_probe_seconds", st.read_probe_seconds);
     return o;
 }
 
@@ -38,10 +41,10 @@ void cli_stream_text(const mtk_stream *stream)
     mtk_stream_get_stats(stream, &st);
     double mib = 1024.0 * 1024.0;
     printf("  stream:  budget %.1f MiB: %.1f MiB outside %d layers of %s + %.1f MiB per layer (model %.1f MiB);"
-           " %s%s, %d kept; %lld of %lld layers ready, %lld brought in (%.3f s cpu, %.3f s to drop), %.3f s waited\n",
+           " %s%s, %d kept, %s fill; %lld of %lld layers ready, %lld brought in (%.3f s cpu, %.3f s to drop), %.3f s waited\n",
            (double)st.budget / mib, (double)st.fixed_bytes / mib, (int)st.layer_count, st.layers,
            (double)st.layer_bytes / mib, (double)st.total_bytes / mib, st.prefetch ? "prefetch" : "no prefetch",
-           st.releases ? "" : ", all kept (the budget holds the model)", (int)st.kept_layers,
+           st.releases ? "" : ", all kept (the budget holds the model)", (int)st.kept_layers, st.fill,
            (long long)st.prefetched, (long long)st.layer_calls, (long long)st.brought_in, st.bring_in_seconds,
            st.release_seconds, st.wait_seconds);
 }

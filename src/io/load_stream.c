@@ -3,6 +3,7 @@
  * forward (a prefetch thread runs one layer ahead) and dropped from the
  * process just after it.  The loading half: match keys, assign views,
  * recompute buffers, size the layers against the budget. */
+#include "io/io_internal.h"
 #include "io/load_internal.h"
 #include "io/stream_internal.h"
 
@@ -80,6 +81,25 @@ static bool assign_views(mtk_ctx *ctx, mtk_module *model, const load_plan *plan)
     mtk_load_options o = { .strict = false, .assign = true };
     mtk_load_report report;
     return mtk_module_load_state_dict(model, sd, &o, &report);
+}
+
+/* A descriptor (dup) of each distinct checkpoint file the reads map,
+ * with its mapping, into *files (the context's arena); -1 on failure. */
+static int32_t open_files(mtk_ctx *ctx, const load_plan *plan, stream_file **files)
+{
+    *files = mtk_ctx_alloc(ctx, (size_t)(plan->nreads ? plan->nreads : 1) * sizeof **files);
+    if (!*files) return -1;
+    int32_t n = 0;
+    for (int64_t i = 0; i < plan->nreads; i++) {
+        const mtk_st_file *f = plan->reads[i].file;
+        bool seen = f->fd < 0;
+        for (int32_t k = 0; k < n && !seen; k++) seen = (*files)[k].mapping == f->mapping;
+        if (seen) continue;
+        int fd = dup(f->fd);
+        if (fd < 0) continue; /* its layers stay mapped */
+        (*files)[n++] = (stream_file){ f->mapping, fd };
+    }
+    return n;
 }
 
 /* The bytes of the distinct parameters and buffers under `m`. */
@@ -201,8 +221,11 @@ mtk_stream *mtk_stream_load(mtk_ctx *ctx, mtk_module *model, mtk_checkpoint *ckp
     for (int32_t i = 0; i < count; i++)
         if (!unit_ranges(ctx, mtk_module_child_at(layers, i, NULL), &units[i])) return NULL;
     result->seconds = stream_now() - start;
+    stream_file *files;
+    int32_t nfiles = open_files(ctx, &plan, &files);
+    if (nfiles < 0) return NULL;
     mtk_stream_stats stats = { .budget = max_ram, .total_bytes = total, .fixed_bytes = fixed,
                                .layer_bytes = largest, .layers = path, .layer_count = count,
                                .prefetch = max_ram >= fixed + 2 * largest, .releases = max_ram < total };
-    return stream_start(ctx, units, count, &stats);
+    return stream_start(ctx, units, count, &stats, files, nfiles);
 }

@@ -6,7 +6,10 @@ on a ~400 MB random llama the peak resident memory stays within the budget
 plus the activations while the in-RAM run's holds the whole model, also when
 the budget keeps layers resident across decode steps; a budget
 below the tensors outside the layers plus one layer is refused, naming the
-sizes."""
+sizes.  Each runs with both fills of a streamed layer (MTK_STREAM_FILL): its
+pages mapped in and dropped, or its bytes read into two reused slots; without
+the variable the stream measures one layer both ways and picks.  Reads may
+run on several threads (MTK_STREAM_READERS)."""
 import json
 import re
 
@@ -58,7 +61,10 @@ def _stream_sizes(run, case_dir, tmp_path, layers):
                                          ("gpt2", "transformer.h"), ("bert", "encoder.layer"),
                                          ("gemma", "model.layers"), ("modernbert", "layers"),
                                          ("t5_encoder", "encoder.block")])
-def test_streamed_outputs_are_the_in_ram_outputs_bit_for_bit(fixtures, run, tmp_path, case, layers):
+@pytest.mark.parametrize("fill", ["map", "read"])
+def test_streamed_outputs_are_the_in_ram_outputs_bit_for_bit(fixtures, run, tmp_path, monkeypatch, case, layers,
+                                                              fill):
+    monkeypatch.setenv("MTK_STREAM_FILL", fill)
     case_dir = fixtures / case
     fixed, largest, total = _stream_sizes(run, case_dir, tmp_path, layers)
     doc, in_ram = _run(run, case_dir, tmp_path)
@@ -69,6 +75,7 @@ def test_streamed_outputs_are_the_in_ram_outputs_bit_for_bit(fixtures, run, tmp_
         s = doc["stream"]
         assert (s["budget"], s["layers"], s["prefetch"]) == (budget, layers, prefetch)
         assert s["releases"] == (budget < total)
+        assert s["fill"] == (fill if s["releases"] else "map")
         assert s["layer_calls"] == s["layer_count"] > 1
         assert streamed.keys() == in_ram.keys()
         for name in in_ram:
@@ -98,7 +105,9 @@ def test_streaming_refuses_a_dtype_conversion_naming_the_tensor(fixtures, run):
     assert "is F32 in the checkpoint and bfloat16 in the model" in result.stderr, result.stderr
 
 
-def test_peak_resident_memory_stays_within_the_budget_plus_activations(mtk_bin, tmp_path):
+@pytest.mark.parametrize("fill", ["map", "read"])
+def test_peak_resident_memory_stays_within_the_budget_plus_activations(mtk_bin, tmp_path, monkeypatch, fill):
+    monkeypatch.setenv("MTK_STREAM_FILL", fill)
     model = stream_model.big_llama(build_dir())
     size = stream_model.model_bytes()
     budget = 160 * 2**20  # the 8 MiB outside the layers + two 64 MiB layers
@@ -109,6 +118,7 @@ def test_peak_resident_memory_stays_within_the_budget_plus_activations(mtk_bin, 
     streamed, peak = stream_model.run_peak([*args, "--output", tmp_path / "b.safetensors", "--max-ram", budget])
     assert streamed.returncode == 0, streamed.stderr
     assert json.loads(streamed.stdout)["stream"]["prefetch"]
+    assert json.loads(streamed.stdout)["stream"]["fill"] == fill
     # the measure tells: holding the model shows in the in-RAM run
     assert in_ram_peak > size
     # activations of 16 tokens, the process's code and libraries: well under 64 MiB
@@ -120,7 +130,11 @@ def test_peak_resident_memory_stays_within_the_budget_plus_activations(mtk_bin, 
 
 
 @pytest.mark.parametrize("case", ["llama", "mistral_window"])
-def test_streamed_generation_gives_the_in_ram_tokens_and_logits(fixtures, run, tmp_path, case):
+@pytest.mark.parametrize("fill,readers", [("map", 1), ("read", 1), ("read", 3)])
+def test_streamed_generation_gives_the_in_ram_tokens_and_logits(fixtures, run, tmp_path, monkeypatch, case, fill,
+                                                                readers):
+    monkeypatch.setenv("MTK_STREAM_FILL", fill)
+    monkeypatch.setenv("MTK_STREAM_READERS", str(readers))  # threads reading a slot's chunks
     case_dir = fixtures / case
     fixed, largest, total = _stream_sizes(run, case_dir, tmp_path, "model.layers")
     args = ["generate", case_dir / "model", "--weights", case_dir / "model", "--input-ids", "5,6,7,8;9,10,11,12",
@@ -139,7 +153,9 @@ def test_streamed_generation_gives_the_in_ram_tokens_and_logits(fixtures, run, t
             assert a[name].numpy().tobytes() == b[name].numpy().tobytes(), name
 
 
-def test_a_budget_beyond_two_layers_keeps_the_first_layers_and_stays_within_it(mtk_bin, tmp_path):
+@pytest.mark.parametrize("fill", ["map", "read"])
+def test_a_budget_beyond_two_layers_keeps_the_first_layers_and_stays_within_it(mtk_bin, tmp_path, monkeypatch, fill):
+    monkeypatch.setenv("MTK_STREAM_FILL", fill)
     model = stream_model.big_llama(build_dir())
     fixed, layer = 8196608, 67117056  # test_peak_resident_memory's llama: 6 layers of 64 MiB
     budget = fixed + 4 * layer  # two streamed slots and two layers kept
@@ -152,7 +168,7 @@ def test_a_budget_beyond_two_layers_keeps_the_first_layers_and_stays_within_it(m
     assert streamed.returncode == 0, streamed.stderr
     s = json.loads(streamed.stdout)["stream"]
     assert (s["fixed_bytes"], s["layer_bytes"]) == (fixed, layer)
-    assert s["prefetch"] and s["releases"] and s["kept_layers"] == 2
+    assert s["prefetch"] and s["releases"] and s["kept_layers"] == 2 and s["fill"] == fill
     assert s["layer_calls"] == steps * 6
     # all six once, then only the four streamed ones each step (one ahead at the end)
     assert s["brought_in"] in (6 + (steps - 1) * 4, 6 + (steps - 1) * 4 + 1), s
@@ -161,3 +177,17 @@ def test_a_budget_beyond_two_layers_keeps_the_first_layers_and_stays_within_it(m
     a, b = load_file(str(tmp_path / "a.safetensors")), load_file(str(tmp_path / "b.safetensors"))
     for name in a:
         assert a[name].numpy().tobytes() == b[name].numpy().tobytes(), name
+
+
+def test_without_a_fill_named_the_stream_measures_both_and_picks_the_cheaper(fixtures, run, tmp_path, monkeypatch):
+    monkeypatch.delenv("MTK_STREAM_FILL", raising=False)
+    case_dir = fixtures / "llama"
+    fixed, largest, total = _stream_sizes(run, case_dir, tmp_path, "model.layers")
+    doc, in_ram = _run(run, case_dir, tmp_path)
+    doc, streamed = _run(run, case_dir, tmp_path, "--max-ram", fixed + 2 * largest)
+    s = doc["stream"]
+    assert s["map_probe_seconds"] > 0 and s["read_probe_seconds"] > 0, s
+    # a read wins when its cpu seconds are within 1.25x the mapping's (map in + drop)
+    assert s["fill"] == ("read" if s["read_probe_seconds"] <= 1.25 * s["map_probe_seconds"] else "map"), s
+    for name in in_ram:
+        assert streamed[name].numpy().tobytes() == in_ram[name].numpy().tobytes(), name
