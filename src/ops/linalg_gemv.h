@@ -23,9 +23,12 @@ bool linalg_gemv_fit(int64_t m, mtk_dtype b_dtype, int64_t b_stride_k);
  * file).  Each c[i][j] is a dot product summed in float32 over 16
  * partial sums, sum l taking the elements p % 16 == l in order, the
  * remainder added into sums 0.., then the sums pairwise (0+8, 1+9, ...,
- * then 0+4, ...): the same operations in every instruction-set variant,
- * so the bits do not depend on it.  The n columns are split over the
- * threads in scope (mtk_parallel_threads(0)). */
+ * then 0+4, ...).  Each term is added with one rounding (a fused
+ * multiply-add) by the AVX2 and AVX-512 variants, with two (product,
+ * then sum) by the baseline: the bits depend on that alone, not on the
+ * vector width or the threads.  The n columns are handed out in tasks
+ * of about 64 KiB of weights to the threads in scope
+ * (mtk_parallel_threads(0)). */
 void linalg_gemv(float *c, const float *a, int64_t lda, const void *b, int64_t ldb, int64_t m, int64_t n,
                  int64_t k);
 

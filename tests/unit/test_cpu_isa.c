@@ -172,9 +172,10 @@ static void every_isa_gives_the_same_bits(void **state)
     (void)state;
     static const char *kernels[] = { "softmax_f32", "log_softmax_f32", "softmax_bf16", "layer_norm_f32",
                                      "rms_norm_f32", "layer_norm_f64", "add_f32", "sub_f32", "mul_f32",
-                                     "linear_bf16_1row", "linear_bf16_3rows", "linear_f32_1row",
-                                     "linear_f32_3rows" };
-    static const char *convs[] = { "conv_3x3", "conv_7x7_s2", "conv_3x3_chunked" };
+                                     "linear_bf16_1row", "linear_bf16_3rows" };
+    /* the FMA kernels: AVX2 and AVX-512 agree (the baseline rounds more) */
+    static const char *convs[] = { "conv_3x3", "conv_7x7_s2", "conv_3x3_chunked", "linear_f32_1row",
+                                   "linear_f32_3rows" };
     static char out[CPU_ISA_COUNT][MAX_OUT];
     char want[128], got[128], isa[64];
     for (int i = 0; i <= (int)cpu_isa_best(); i++) {
@@ -188,7 +189,7 @@ static void every_isa_gives_the_same_bits(void **state)
             if (strlen(want) <= strlen(kernels[k]) || strstr(want, "error")) fail_msg("%s: no digest", kernels[k]);
             if (strcmp(want, got)) fail_msg("%s: baseline gives %s, %s gives %s", kernels[k], want, isa, got);
         }
-        for (size_t k = 0; i >= 2 && k < sizeof convs / sizeof *convs; k++) { /* the direct tiles */
+        for (size_t k = 0; i >= 2 && k < sizeof convs / sizeof *convs; k++) { /* the FMA kernels */
             line_of(out[1], convs[k], want, sizeof want);
             line_of(out[i], convs[k], got, sizeof got);
             if (strcmp(want, got)) fail_msg("%s: avx2 gives %s, %s gives %s", convs[k], want, isa, got);

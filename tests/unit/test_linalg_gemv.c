@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "mtk/mtk.h"
+#include "core/cpu_isa.h"
 #include "core/parallel.h"
 #include "ops/linalg_gemv.h"
 
@@ -32,13 +33,17 @@ static void fill(uint32_t *state, float *dst, int64_t n)
 
 /* The documented float32 sum (linalg_gemv.h) of x . w over k: 16
  * partial sums, sum l taking the elements p % 16 == l in order, the
- * remainder added into sums 0.., then pairwise 0+8, 1+9, ..., 0+4, ... */
+ * remainder added into sums 0.., then pairwise 0+8, 1+9, ..., 0+4, ...;
+ * each term fused (one rounding) on AVX2 / AVX-512, product then sum on
+ * the baseline. */
 static float lane_sum(const float *x, const float *w, int64_t k)
 {
+    bool fused = cpu_isa_active() != CPU_ISA_BASELINE;
     float lanes[16] = { 0 };
-    int64_t p = 0;
-    for (; p < k - k % 16; p++) lanes[p % 16] += x[p] * w[p];
-    for (int64_t l = 0; p < k; p++, l++) lanes[l] += x[p] * w[p];
+    for (int64_t p = 0, tail = k - k % 16; p < k; p++) {
+        int64_t l = p < tail ? p % 16 : p - tail;
+        lanes[l] = fused ? fmaf(x[p], w[p], lanes[l]) : lanes[l] + x[p] * w[p];
+    }
     for (int half = 8; half > 0; half /= 2)
         for (int l = 0; l < half; l++) lanes[l] += lanes[l + half];
     return lanes[0];
@@ -89,30 +94,30 @@ static void f32_rows_product_matches_a_float64_reference_at_odd_sizes(void **sta
             }
 }
 
-/* Products big enough to be split: the columns are cut into ranges that
- * are no multiple of 4 (3 and 5 threads over 37 and 4099 columns), and
- * every output has the bits of the one-thread run */
-static void f32_rows_product_splits_columns_over_threads_with_the_same_bits(void **state)
+/* Products big enough to be shared by threads: tasks of 4 columns
+ * (k = 5000) and of 52 (k = 300), the last one short (37 and 4099
+ * columns), 3 and 5 threads: every output has the bits of the
+ * one-thread run */
+static void f32_rows_product_shares_columns_over_threads_with_the_same_bits(void **state)
 {
     (void)state;
-    static const int64_t ns[] = { 37, 4099 }, ms[] = { 1, 8 };
+    static const int64_t ns[] = { 37, 4099 }, ks[] = { 5000, 300 }, ms[] = { 1, 8 };
     static const int32_t threads[] = { 3, 5 };
-    enum { K = 300 };
     uint32_t seed = 9;
     for (size_t ni = 0; ni < 2; ni++)
         for (size_t mi = 0; mi < 2; mi++) {
-            int64_t n = ns[ni], m = ms[mi];
-            float *x = test_malloc((size_t)(m * K) * sizeof *x), *w = test_malloc((size_t)(n * K) * sizeof *w);
+            int64_t n = ns[ni], k = ks[ni], m = ms[mi];
+            float *x = test_malloc((size_t)(m * k) * sizeof *x), *w = test_malloc((size_t)(n * k) * sizeof *w);
             float *one = test_malloc((size_t)(m * n) * sizeof *one), *many = test_malloc((size_t)(m * n) * sizeof *many);
-            fill(&seed, x, m * K);
-            fill(&seed, w, n * K);
+            fill(&seed, x, m * k);
+            fill(&seed, w, n * k);
             int32_t previous = mtk_parallel_scope_begin(1);
-            linalg_gemv(one, x, K, w, K, m, n, K);
-            assert_product(one, x, K, w, K, m, n, K);
+            linalg_gemv(one, x, k, w, k, m, n, k);
+            assert_product(one, x, k, w, k, m, n, k);
             for (size_t t = 0; t < 2; t++) {
                 mtk_parallel_scope_begin(threads[t]);
                 memset(many, 0, (size_t)(m * n) * sizeof *many);
-                linalg_gemv(many, x, K, w, K, m, n, K);
+                linalg_gemv(many, x, k, w, k, m, n, k);
                 assert_memory_equal(one, many, (size_t)(m * n) * sizeof *one);
             }
             mtk_parallel_scope_end(previous);
@@ -181,7 +186,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(f32_rows_product_matches_a_float64_reference_at_odd_sizes),
-        cmocka_unit_test(f32_rows_product_splits_columns_over_threads_with_the_same_bits),
+        cmocka_unit_test(f32_rows_product_shares_columns_over_threads_with_the_same_bits),
         cmocka_unit_test(f32_linear_of_few_rows_sums_in_the_documented_order),
         cmocka_unit_test(f32_rows_product_fits_only_few_rows_of_adjacent_float32),
     };
