@@ -2,7 +2,8 @@
  *
  * Each such kernel (ops/nn_fast.c, the float32 fast loop of
  * ops/elementwise_kernel.c, the direct convolution of ops/conv_direct.c,
- * the bfloat16 dot products of ops/linalg_half.c)
+ * the bfloat16 and float32 dot products of ops/linalg_half.c and
+ * ops/linalg_gemv.c, the float32 -> bfloat16 arrays of core/bf16_round.c)
  * is compiled once per instruction set, as plain functions with a
  * target attribute, and picks its variant from a table indexed by
  * cpu_isa_active().  The choice is made once per process: the best set

@@ -3,6 +3,7 @@
  * float32 and rounded once; integers in a plain loop that wraps as the
  * dtype does), then linear's bias. */
 #include "ops/linalg.h"
+#include "ops/linalg_gemv.h"
 #include "ops/linalg_half.h"
 #include "ops/op_util.h"
 #include "core/scalar.h"
@@ -108,6 +109,21 @@ static void gemm_half_rows(const matrix *a, const matrix *b, float *scratch, flo
     else
         gather_f32(scratch, a);
     linalg_half_rows(c, scratch, b->base, a->rows, b->cols, a->cols, b->stride_col);
+}
+
+/* c (m x n, float32, contiguous) = a @ b for a float32 b read in place
+ * on mtk's threads (linalg_gemv_fit): a is read in place when its rows'
+ * elements are adjacent, else gathered into `scratch` (m x k floats). */
+static void gemm_f32_rows(const matrix *a, const matrix *b, float *scratch, float *c)
+{
+    const float *x = (const float *)a->base;
+    int64_t lda = a->rows > 1 ? a->stride_row : a->cols;
+    if (!(a->cols == 1 || a->stride_col == 1) || (uintptr_t)a->base % sizeof(float)) {
+        gather_f32(scratch, a);
+        x = scratch;
+        lda = a->cols;
+    }
+    linalg_gemv(c, x, lda, b->base, b->stride_col, a->rows, b->cols, a->cols);
 }
 
 /* c (m x n, contiguous, in the compute dtype) = a @ b */
@@ -226,7 +242,9 @@ bool mtk_linalg_cpu(mtk_op_call *call)
     /* a few rows times a bfloat16 weight: the weight is read in place */
     bool half_rows = kind == COMPUTE_LOW_PRECISION && linalg_half_rows_fit(plan.m, b->dtype, plan.b_stride_k);
     size_t a_bytes = (size_t)(plan.m * plan.k) * compute_size, b_bytes = (size_t)(plan.k * plan.n) * compute_size;
-    if (half_rows) b_bytes = 0;
+    /* a few float32 rows times a weight as stored: mtk's threads */
+    bool f32_rows = kind == COMPUTE_F32 && linalg_gemv_fit(plan.m, b->dtype, plan.b_stride_k);
+    if (half_rows || f32_rows) b_bytes = 0;
     blas_operand oa = { 0 }, ob = { 0 };
     if (kind != COMPUTE_INT) {
         oa.scratch = mtk_ctx_malloc(call->ctx, a_bytes ? a_bytes : 1);
@@ -258,6 +276,7 @@ bool mtk_linalg_cpu(mtk_op_call *call)
         if (plan.k == 0) memset(c, 0, (size_t)(plan.m * plan.n) * compute_size);
         else if (kind == COMPUTE_INT) gemm_int(&ma, &mb, dtype, c);
         else if (half_rows) gemm_half_rows(&ma, &mb, oa.scratch, (float *)c);
+        else if (f32_rows) gemm_f32_rows(&ma, &mb, oa.scratch, (float *)c);
         else gemm_blas(f64, &oa, &ma, &ob, &mb, c, kind == COMPUTE_LOW_PRECISION);
         for (int32_t d = plan.batch_ndim - 1; d >= 0; d--) {
             if (++counter[d] < plan.batch_shape[d]) break;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/bf16_round.h"
 #include "core/scalar.h"
 #include "data/scalar_table.h"
 
@@ -50,6 +51,37 @@ static void f32_to_bf16_matches_torch(void **state)
     for (size_t i = 0; i < COUNT(f32_encode_table); i++) {
         const f32_encode_row *r = &f32_encode_table[i];
         CHECK_BITS(mtk_f32_to_bf16(f32_of(r->f32)), r->bf16, "bf16", r->f32);
+    }
+    assert_int_equal(bad, 0);
+}
+
+/* The array conversion of loads (core/bf16_round.h, vectorized per
+ * instruction set: ctest runs this under each) against torch's bits for
+ * every row of the table -- ties, one ulp either side of them, float32
+ * subnormals, infinities, the carry into infinity, NaNs of both signs
+ * and any payload (-> 0x7fc0) -- with each value in every vector lane
+ * and in the scalar tail: the table converted at 17 start offsets, dst
+ * and src at odd byte addresses. */
+static void f32_to_bf16_arrays_match_torch_in_every_lane(void **state)
+{
+    (void)state;
+    enum { N = COUNT(f32_encode_table), SHIFTS = 17 };
+    static unsigned char src[4 * (N + SHIFTS) + 1], dst[2 * (N + SHIFTS) + 1];
+    int bad = 0;
+    for (size_t shift = 0; shift < SHIFTS; shift++) {
+        /* element j of the array is row (j + shift) % N: a count that is
+         * no multiple of 16 leaves the last rows to the tail */
+        size_t count = N - shift;
+        for (size_t j = 0; j < count; j++) memcpy(src + 1 + 4 * j, &f32_encode_table[(j + shift) % N].f32, 4);
+        memset(dst, 0xa5, sizeof dst);
+        bf16_round_f32(dst + 1, src + 1, count);
+        for (size_t j = 0; j < count; j++) {
+            const f32_encode_row *r = &f32_encode_table[(j + shift) % N];
+            uint16_t got;
+            memcpy(&got, dst + 1 + 2 * j, 2);
+            CHECK_BITS(got, r->bf16, "bf16 array", r->f32);
+        }
+        assert_int_equal(dst[1 + 2 * count], 0xa5); /* nothing past the end */
     }
     assert_int_equal(bad, 0);
 }
@@ -372,6 +404,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(f32_to_f16_matches_torch),
         cmocka_unit_test(f32_to_bf16_matches_torch),
+        cmocka_unit_test(f32_to_bf16_arrays_match_torch_in_every_lane),
         cmocka_unit_test(f32_to_f8e4m3fn_matches_torch),
         cmocka_unit_test(f32_to_f8e5m2_matches_torch),
         cmocka_unit_test(f8e4m3fn_saturates_to_448_on_overflow),
