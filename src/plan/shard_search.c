@@ -298,17 +298,12 @@ static bool mesh_cache_fill(search_state *st, const mtk_shard_analysis *a, const
         /* the ranks of a stage whose tp-split (expert) parameters hold
            alike shapes on every tp (ep) index have the same sums whatever
            that index: the first (0) only */
-        bool same_t = true, same_e = true;
-        for (int32_t k = mc->ix->param_start[s]; k < mc->ix->param_start[s + 1] && (same_t || same_e); k++) {
-            const mtk_shard_param *p = &plan->params[mc->ix->params[k]];
-            if (shard_param_uniform(p)) continue;
-            if (p->expert) same_e = false;
-            else same_t = false;
-        }
-        for (int32_t e = 0; e < (same_e ? 1 : ep); e++)
-            for (int32_t t = 0; t < (same_t ? 1 : tp); t++) {
+        shard_stage_sums ss;
+        if (!shard_stage_sums_split(st->ctx, a, plan, mc->ix, s, &ss)) return false;
+        for (int32_t e = 0; e < (ss.vary_e ? ep : 1); e++)
+            for (int32_t t = 0; t < (ss.vary_t ? tp : 1); t++) {
                 /* ranks with the same sums have the same memory and peak */
-                shard_state_sums_of(a, plan, mc->ix, t, e, s, &mc->sums[n]);
+                shard_stage_sums_at(plan, &ss, t, e, &mc->sums[n]);
                 bool seen = false;
                 for (int32_t k = mc->start[s]; k < n && !seen; k++)
                     seen = memcmp(&mc->sums[k], &mc->sums[n], sizeof mc->sums[n]) == 0;
