@@ -769,6 +769,7 @@ typedef struct comm_list {
     mtk_ctx *ctx;
     int64_t *sums;              /* not NULL: only add bytes up, per op and group */
     const shard_stage_index *ix;/* not NULL: each stage's sites and parameters */
+    const int64_t *dp_walk;     /* not NULL: the stage's shard_stage_dp_walk */
 } comm_list;
 
 int32_t shard_group_index(const char *group)
@@ -899,20 +900,32 @@ static void tp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
 }
 
 /* Data parallelism over the stage's parameters (one rank's share of tp). */
-static void dp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, comm_list *l)
+void shard_stage_dp_walk(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
+                         int32_t s, int64_t walk[2])
 {
     const mtk_shard_options *o = &plan->options;
-    if (o->dp == 1) return;
-    int64_t m = plan->micro_batches, bytes = 0, units = 0, last = -3;
-    const shard_stage_index *ix = l->ix;
+    int64_t bytes = 0, units = 0, last = -3, item = 0;
+    mtk_dtype dtype = MTK_DTYPE_UNDEFINED; /* the latest parameter's, and its size */
     int32_t lo = ix ? ix->param_start[s] : 0, hi = ix ? ix->param_start[s + 1] : plan->nparams;
     for (int32_t k = lo; k < hi; k++) {
         int32_t i = ix ? ix->params[k] : k;
         const mtk_shard_param *p = &plan->params[i];
         if (p->stage != s && !(i == a->tied_param && s == o->pp - 1)) continue;
-        bytes += numel(p->local_shapes, p->ndim) * (int64_t)mtk_dtype_size(p->dtype);
+        if (p->dtype != dtype) dtype = p->dtype, item = (int64_t)mtk_dtype_size(dtype);
+        bytes += numel(p->local_shapes, p->ndim) * item;
         if (p->layer != last) units++, last = p->layer;
     }
+    walk[0] = bytes, walk[1] = units;
+}
+
+static void dp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, comm_list *l)
+{
+    const mtk_shard_options *o = &plan->options;
+    if (o->dp == 1) return;
+    int64_t walk[2];
+    if (l->dp_walk) walk[0] = l->dp_walk[0], walk[1] = l->dp_walk[1];
+    else shard_stage_dp_walk(a, plan, l->ix, s, walk);
+    int64_t m = plan->micro_batches, bytes = walk[0], units = walk[1];
     int64_t buckets = ceil_div(bytes, DDP_BUCKET_BYTES);
     if (o->fsdp || o->zero == 3) {
         add(l, MTK_COLL_ALL_GATHER, "dp", s, "parameters for the forward", units * m, bytes * m);
@@ -945,9 +958,9 @@ static void pp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
 }
 
 void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
-                            int32_t s, int which, int64_t *bytes)
+                            int32_t s, int which, const int64_t *dp_walk, int64_t *bytes)
 {
-    comm_list l = { .sums = bytes, .ix = ix };
+    comm_list l = { .sums = bytes, .ix = ix, .dp_walk = dp_walk };
     if (which & SHARD_COMMS_TP) tp_comms(a, plan, s, &l);
     if (which & SHARD_COMMS_DP) dp_comms(a, plan, s, &l);
     if (which & SHARD_COMMS_PP) pp_comms(a, plan, s, &l);

@@ -404,11 +404,18 @@ enum { SHARD_COMMS_TP = 1, SHARD_COMMS_DP = 2, SHARD_COMMS_PP = 4 };
 #define SHARD_NGROUPS 4 /* tp, dp, pp, ep */
 #define SHARD_NOPS 6    /* mtk_collective */
 
+/* Stage s's parameter bytes on a rank of tp index 0 (walk[0]) and the
+ * runs of one layer among them (walk[1]), what its data-parallel
+ * collectives move; ix as for shard_state_sums_of. */
+void shard_stage_dp_walk(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
+                         int32_t s, int64_t walk[2]);
+
 /* The bytes of stage s's collectives (those of `which`) added into
  * bytes[op * SHARD_NGROUPS + group], as shard_cost lists them; ix as for
- * shard_state_sums_of. */
+ * shard_state_sums_of; dp_walk (may be NULL: walked here) the stage's
+ * shard_stage_dp_walk, the same whatever zero, fsdp and sp. */
 void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
-                            int32_t s, int which, int64_t *bytes);
+                            int32_t s, int which, const int64_t *dp_walk, int64_t *bytes);
 
 /* The group index of "tp", "dp", "pp" or "ep". */
 int32_t shard_group_index(const char *group);

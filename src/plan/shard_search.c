@@ -323,12 +323,16 @@ static void mesh_comms(search_state *st, const mtk_shard_analysis *a, mtk_shard_
     size_t cells = (size_t)o->pp * CELLS;
     *o = *base;
     memset(st->tpc, 0, 5 * cells * sizeof *st->tpc);
-    for (int32_t v = 0; v < 5; v++) {
-        o->sp = v == 1 && o->tp > 1;
-        o->zero = v == 3 ? 1 : v == 4 ? 3 : 0;
-        for (int32_t s = 0; s < o->pp; s++)
-            shard_stage_comm_bytes(a, plan, ix, s, v < 2 ? SHARD_COMMS_TP | SHARD_COMMS_PP : SHARD_COMMS_DP,
+    for (int32_t s = 0; s < o->pp; s++) {
+        /* the stage's parameters walked once for its three DP schemes */
+        int64_t walk[2] = { 0, 0 };
+        if (o->dp > 1) shard_stage_dp_walk(a, plan, ix, s, walk);
+        for (int32_t v = 0; v < 5; v++) {
+            o->sp = v == 1 && o->tp > 1;
+            o->zero = v == 3 ? 1 : v == 4 ? 3 : 0;
+            shard_stage_comm_bytes(a, plan, ix, s, v < 2 ? SHARD_COMMS_TP | SHARD_COMMS_PP : SHARD_COMMS_DP, walk,
                                    st->tpc + (size_t)v * cells + (size_t)s * CELLS);
+        }
     }
     *o = now;
 }
