@@ -142,12 +142,15 @@ bool shard_stage_sums_split(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk
             if (run_varies) ss->run_bytes[nruns++] = run;
             else if (run > best) best = run;
             cur_layer = p->layer, run = 0, run_varies = false;
+            ss->dp_walk[1]++;
         }
         if ((!p->expert && p->nlocal <= 1) || shard_param_uniform(p)) {
             /* the same local shape on every index: index 0's */
-            run += sums_add(&ss->base, p, p->local_shapes, item, state, groups);
+            int64_t bytes = sums_add(&ss->base, p, p->local_shapes, item, state, groups);
+            run += bytes, ss->dp_walk[0] += bytes;
             continue;
         }
+        ss->dp_walk[0] += numel(p->local_shapes, p->ndim) * item;
         run_varies = true;
         if (p->expert) ss->vary_e = true;
         else ss->vary_t = true;

@@ -247,6 +247,7 @@ typedef struct shard_stage_sums {
                                    holds a varying parameter                */
     int64_t *cur;               /* nruns: shard_stage_sums_at's scratch      */
     bool vary_t, vary_e;        /* a tp-split (expert) parameter varies      */
+    int64_t dp_walk[2];         /* the stage's shard_stage_dp_walk           */
 } shard_stage_sums;
 
 /* Split stage s of a placed plan (ix its stage index) into ss, from ctx.

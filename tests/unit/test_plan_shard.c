@@ -97,7 +97,8 @@ static void one_analysis_evaluates_many_configurations(void **state)
 /* The search's stage sums, split once into what every rank holds alike
  * and the parameters whose chunks differ by tp index (deepseek-v3 at tp
  * 32: some dims torch.chunk splits unevenly), equal each rank's own walk
- * for every rank, stage and mesh, including the tied and expert ones. */
+ * for every rank, stage and mesh, including the tied and expert ones;
+ * so do the bytes and layer runs its data-parallel collectives move. */
 static void split_stage_sums_equal_each_ranks_own_walk(void **state)
 {
     (void)state;
@@ -122,6 +123,10 @@ static void split_stage_sums_equal_each_ranks_own_walk(void **state)
                 shard_stage_sums ss;
                 assert_true(shard_stage_sums_split(ctx, a, plan, ix, s, &ss));
                 varying += ss.nvary > 0;
+                int64_t walk[2];
+                shard_stage_dp_walk(a, plan, NULL, s, walk);
+                assert_int_equal(ss.dp_walk[0], walk[0]);
+                assert_int_equal(ss.dp_walk[1], walk[1]);
                 for (int32_t d = 0; d < o.dp; d++)
                     for (int32_t t = 0; t < o.tp; t++) {
                         shard_state_sums want, got;
