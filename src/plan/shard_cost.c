@@ -67,6 +67,22 @@ void shard_stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *
     *transient += recompute;
 }
 
+/* One parameter's part of a rank's sums, ls its local shape there and
+ * groups the data-parallel ranks FSDP2 pads its shard over; its bytes. */
+static int64_t sums_add(shard_state_sums *sums, const mtk_shard_param *p, const int64_t *ls, int64_t item,
+                        int64_t state, int64_t groups)
+{
+    int64_t n = numel(ls, p->ndim);
+    sums->params[p->expert] += n * item;
+    sums->states[p->expert] += n * state;
+    /* FSDP2 pads each shard's storage to ceil(dim 0 / dp) rows */
+    int64_t fn = p->ndim > 0 && ls[0] > 0 ? ceil_div(ls[0], groups) * (n / ls[0]) : n;
+    sums->fsdp_params += fn * item;
+    sums->fsdp_states += fn * state;
+    if (item < 4) sums->fsdp_master += fn * 4;
+    return n * item;
+}
+
 /* Model-state sums of one rank (parameters and optimizer states of its
  * stage, FSDP2's padded shards, the largest layer's parameters). */
 void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
@@ -86,25 +102,82 @@ void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan
         bool copy = i == a->tied_param && s == o->pp - 1 && s != p->stage;
         if (p->stage != s && !copy) continue;
         int32_t index = p->expert ? shard_expert_index(o, t, d) : p->nlocal > 1 ? t : 0;
-        int64_t n = numel(p->local_shapes + (size_t)index * (size_t)p->ndim, p->ndim);
         if (p->dtype != dtype) dtype = p->dtype, item = (int64_t)mtk_dtype_size(dtype), state = state_bytes(dtype);
-        sums->params[p->expert] += n * item;
-        sums->states[p->expert] += n * state;
-        /* FSDP2 pads each shard's storage to ceil(dim 0 / dp) rows */
         int64_t groups = p->expert ? shard_expert_replicas(o) : o->dp;
-        const int64_t *ls = p->local_shapes + (size_t)index * (size_t)p->ndim;
-        int64_t fn = p->ndim > 0 && ls[0] > 0 ? ceil_div(ls[0], groups) * (n / ls[0]) : n;
-        sums->fsdp_params += fn * item;
-        sums->fsdp_states += fn * state;
-        if (item < 4) sums->fsdp_master += fn * 4;
         if (p->layer != cur_layer) {
             if (cur > best) best = cur;
             cur_layer = p->layer, cur = 0;
         }
-        cur += n * item;
+        cur += sums_add(sums, p, p->local_shapes + (size_t)index * (size_t)p->ndim, item, state, groups);
     }
     if (cur > best) best = cur;
     sums->largest_layer = best;
+}
+
+bool shard_stage_sums_split(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                            const shard_stage_index *ix, int32_t s, shard_stage_sums *ss)
+{
+    const mtk_shard_options *o = &plan->options;
+    int32_t lo = ix->param_start[s], hi = ix->param_start[s + 1], n = hi - lo;
+    memset(ss, 0, sizeof *ss);
+    ss->vary = mtk_ctx_alloc_uninit(ctx, (size_t)(n > 0 ? n : 1) * sizeof *ss->vary);
+    ss->run_bytes = mtk_ctx_alloc_uninit(ctx, (size_t)(n > 0 ? n : 1) * sizeof *ss->run_bytes);
+    ss->cur = mtk_ctx_alloc_uninit(ctx, (size_t)(n > 0 ? n : 1) * sizeof *ss->cur);
+    if (!ss->vary || !ss->run_bytes || !ss->cur) return false;
+    /* runs: the walk's stretches of one layer, as shard_state_sums_of
+       takes its largest; a run holding no varying parameter is final */
+    int32_t cur_layer = -2, nruns = 0;
+    bool run_varies = false;
+    int64_t run = 0, best = 0;
+    mtk_dtype dtype = MTK_DTYPE_UNDEFINED;
+    int64_t item = 0, state = 0;
+    for (int32_t k = lo; k < hi; k++) {
+        int32_t i = ix->params[k];
+        const mtk_shard_param *p = &plan->params[i];
+        bool copy = i == a->tied_param && s == o->pp - 1 && s != p->stage;
+        if (p->stage != s && !copy) continue;
+        if (p->dtype != dtype) dtype = p->dtype, item = (int64_t)mtk_dtype_size(dtype), state = state_bytes(dtype);
+        int64_t groups = p->expert ? shard_expert_replicas(o) : o->dp;
+        if (p->layer != cur_layer) {
+            if (run_varies) ss->run_bytes[nruns++] = run;
+            else if (run > best) best = run;
+            cur_layer = p->layer, run = 0, run_varies = false;
+            ss->dp_walk[1]++;
+        }
+        if ((!p->expert && p->nlocal <= 1) || shard_param_uniform(p)) {
+            /* the same local shape on every index: index 0's */
+            int64_t bytes = sums_add(&ss->base, p, p->local_shapes, item, state, groups);
+            run += bytes, ss->dp_walk[0] += bytes;
+            continue;
+        }
+        ss->dp_walk[0] += numel(p->local_shapes, p->ndim) * item;
+        run_varies = true;
+        if (p->expert) ss->vary_e = true;
+        else ss->vary_t = true;
+        ss->vary[ss->nvary++] = (shard_vary_param){ i, nruns, item, state, groups };
+    }
+    if (run_varies) ss->run_bytes[nruns++] = run;
+    else if (run > best) best = run;
+    ss->nruns = nruns;
+    ss->base.largest_layer = best;
+    return true;
+}
+
+void shard_stage_sums_at(const mtk_shard_plan *plan, const shard_stage_sums *ss, int32_t t, int32_t d,
+                         shard_state_sums *sums)
+{
+    const mtk_shard_options *o = &plan->options;
+    *sums = ss->base;
+    memcpy(ss->cur, ss->run_bytes, (size_t)ss->nruns * sizeof *ss->cur);
+    for (int32_t v = 0; v < ss->nvary; v++) {
+        const shard_vary_param *q = &ss->vary[v];
+        const mtk_shard_param *p = &plan->params[q->param];
+        int32_t index = p->expert ? shard_expert_index(o, t, d) : t;
+        ss->cur[q->run] += sums_add(sums, p, p->local_shapes + (size_t)index * (size_t)p->ndim, q->item, q->state,
+                                    q->groups);
+    }
+    for (int32_t r = 0; r < ss->nruns; r++)
+        if (ss->cur[r] > sums->largest_layer) sums->largest_layer = ss->cur[r];
 }
 
 /* Model states of one rank (parameters, gradients, optimizer states) as
@@ -699,6 +772,7 @@ typedef struct comm_list {
     mtk_ctx *ctx;
     int64_t *sums;              /* not NULL: only add bytes up, per op and group */
     const shard_stage_index *ix;/* not NULL: each stage's sites and parameters */
+    const int64_t *dp_walk;     /* not NULL: the stage's shard_stage_dp_walk */
 } comm_list;
 
 int32_t shard_group_index(const char *group)
@@ -829,20 +903,32 @@ static void tp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
 }
 
 /* Data parallelism over the stage's parameters (one rank's share of tp). */
-static void dp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, comm_list *l)
+void shard_stage_dp_walk(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
+                         int32_t s, int64_t walk[2])
 {
     const mtk_shard_options *o = &plan->options;
-    if (o->dp == 1) return;
-    int64_t m = plan->micro_batches, bytes = 0, units = 0, last = -3;
-    const shard_stage_index *ix = l->ix;
+    int64_t bytes = 0, units = 0, last = -3, item = 0;
+    mtk_dtype dtype = MTK_DTYPE_UNDEFINED; /* the latest parameter's, and its size */
     int32_t lo = ix ? ix->param_start[s] : 0, hi = ix ? ix->param_start[s + 1] : plan->nparams;
     for (int32_t k = lo; k < hi; k++) {
         int32_t i = ix ? ix->params[k] : k;
         const mtk_shard_param *p = &plan->params[i];
         if (p->stage != s && !(i == a->tied_param && s == o->pp - 1)) continue;
-        bytes += numel(p->local_shapes, p->ndim) * (int64_t)mtk_dtype_size(p->dtype);
+        if (p->dtype != dtype) dtype = p->dtype, item = (int64_t)mtk_dtype_size(dtype);
+        bytes += numel(p->local_shapes, p->ndim) * item;
         if (p->layer != last) units++, last = p->layer;
     }
+    walk[0] = bytes, walk[1] = units;
+}
+
+static void dp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, comm_list *l)
+{
+    const mtk_shard_options *o = &plan->options;
+    if (o->dp == 1) return;
+    int64_t walk[2];
+    if (l->dp_walk) walk[0] = l->dp_walk[0], walk[1] = l->dp_walk[1];
+    else shard_stage_dp_walk(a, plan, l->ix, s, walk);
+    int64_t m = plan->micro_batches, bytes = walk[0], units = walk[1];
     int64_t buckets = ceil_div(bytes, DDP_BUCKET_BYTES);
     if (o->fsdp || o->zero == 3) {
         add(l, MTK_COLL_ALL_GATHER, "dp", s, "parameters for the forward", units * m, bytes * m);
@@ -875,9 +961,9 @@ static void pp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, in
 }
 
 void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
-                            int32_t s, int which, int64_t *bytes)
+                            int32_t s, int which, const int64_t *dp_walk, int64_t *bytes)
 {
-    comm_list l = { .sums = bytes, .ix = ix };
+    comm_list l = { .sums = bytes, .ix = ix, .dp_walk = dp_walk };
     if (which & SHARD_COMMS_TP) tp_comms(a, plan, s, &l);
     if (which & SHARD_COMMS_DP) dp_comms(a, plan, s, &l);
     if (which & SHARD_COMMS_PP) pp_comms(a, plan, s, &l);

@@ -230,6 +230,36 @@ bool shard_param_uniform(const mtk_shard_param *p);
 void shard_state_sums_of(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
                          int32_t t, int32_t d, int32_t s, shard_state_sums *sums);
 
+/* A stage's sums split once for all its ranks: base, what every rank
+ * holds alike (the parameters whose local shape does not depend on the
+ * tp or ep index, and the largest layer among the walk's runs of one
+ * layer that hold only those), and the parameters to add per rank. */
+typedef struct shard_vary_param {
+    int32_t param, run;         /* its index, its run in run_bytes          */
+    int64_t item, state, groups;/* element and optimizer bytes, FSDP groups */
+} shard_vary_param;
+
+typedef struct shard_stage_sums {
+    shard_state_sums base;
+    shard_vary_param *vary;
+    int32_t nvary, nruns;
+    int64_t *run_bytes;         /* nruns: the alike bytes of each run that
+                                   holds a varying parameter                */
+    int64_t *cur;               /* nruns: shard_stage_sums_at's scratch      */
+    bool vary_t, vary_e;        /* a tp-split (expert) parameter varies      */
+    int64_t dp_walk[2];         /* the stage's shard_stage_dp_walk           */
+} shard_stage_sums;
+
+/* Split stage s of a placed plan (ix its stage index) into ss, from ctx.
+ * False on out of memory (the error on ctx). */
+bool shard_stage_sums_split(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_shard_plan *plan,
+                            const shard_stage_index *ix, int32_t s, shard_stage_sums *ss);
+
+/* The sums of the rank (t, d) of ss's stage: shard_state_sums_of's
+ * exactly.  Uses ss's scratch (not reentrant on one ss). */
+void shard_stage_sums_at(const mtk_shard_plan *plan, const shard_stage_sums *ss, int32_t t, int32_t d,
+                         shard_state_sums *sums);
+
 /* One micro-batch's saved activations and the largest working set of
  * stage s under the plan's options (tp, sp, recompute). */
 void shard_stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, int64_t *saved,
@@ -375,11 +405,18 @@ enum { SHARD_COMMS_TP = 1, SHARD_COMMS_DP = 2, SHARD_COMMS_PP = 4 };
 #define SHARD_NGROUPS 4 /* tp, dp, pp, ep */
 #define SHARD_NOPS 6    /* mtk_collective */
 
+/* Stage s's parameter bytes on a rank of tp index 0 (walk[0]) and the
+ * runs of one layer among them (walk[1]), what its data-parallel
+ * collectives move; ix as for shard_state_sums_of. */
+void shard_stage_dp_walk(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
+                         int32_t s, int64_t walk[2]);
+
 /* The bytes of stage s's collectives (those of `which`) added into
  * bytes[op * SHARD_NGROUPS + group], as shard_cost lists them; ix as for
- * shard_state_sums_of. */
+ * shard_state_sums_of; dp_walk (may be NULL: walked here) the stage's
+ * shard_stage_dp_walk, the same whatever zero, fsdp and sp. */
 void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
-                            int32_t s, int which, int64_t *bytes);
+                            int32_t s, int which, const int64_t *dp_walk, int64_t *bytes);
 
 /* The group index of "tp", "dp", "pp" or "ep". */
 int32_t shard_group_index(const char *group);

@@ -188,6 +188,7 @@ typedef struct mesh_cache {
     shard_state_sums *sums;     /* stage s's distinct ones: [start[s],
                                    start[s + 1]), its rank (t 0, d 0) first */
     int32_t *start;
+    int64_t *dp_walk;           /* pp x 2: each stage's shard_stage_dp_walk  */
     shard_replay_index *params; /* the replay index's parameter bytes,
                                    NULL until a replay needs them           */
 } mesh_cache;
@@ -291,24 +292,21 @@ static bool mesh_cache_fill(search_state *st, const mtk_shard_analysis *a, const
     mc->ix = shard_stage_index_build(st->ctx, a, plan);
     mc->sums = mtk_ctx_alloc_uninit(st->ctx, (size_t)tp * (size_t)ep * (size_t)pp * sizeof *mc->sums);
     mc->start = mtk_ctx_alloc_uninit(st->ctx, (size_t)(pp + 1) * sizeof *mc->start);
-    if (!mc->ix || !mc->sums || !mc->start) return false;
+    mc->dp_walk = mtk_ctx_alloc_uninit(st->ctx, 2 * (size_t)pp * sizeof *mc->dp_walk);
+    if (!mc->ix || !mc->sums || !mc->start || !mc->dp_walk) return false;
     int32_t n = 0;
     for (int32_t s = 0; s < pp; s++) {
         mc->start[s] = n;
         /* the ranks of a stage whose tp-split (expert) parameters hold
            alike shapes on every tp (ep) index have the same sums whatever
            that index: the first (0) only */
-        bool same_t = true, same_e = true;
-        for (int32_t k = mc->ix->param_start[s]; k < mc->ix->param_start[s + 1] && (same_t || same_e); k++) {
-            const mtk_shard_param *p = &plan->params[mc->ix->params[k]];
-            if (shard_param_uniform(p)) continue;
-            if (p->expert) same_e = false;
-            else same_t = false;
-        }
-        for (int32_t e = 0; e < (same_e ? 1 : ep); e++)
-            for (int32_t t = 0; t < (same_t ? 1 : tp); t++) {
+        shard_stage_sums ss;
+        if (!shard_stage_sums_split(st->ctx, a, plan, mc->ix, s, &ss)) return false;
+        mc->dp_walk[2 * s] = ss.dp_walk[0], mc->dp_walk[2 * s + 1] = ss.dp_walk[1];
+        for (int32_t e = 0; e < (ss.vary_e ? ep : 1); e++)
+            for (int32_t t = 0; t < (ss.vary_t ? tp : 1); t++) {
                 /* ranks with the same sums have the same memory and peak */
-                shard_state_sums_of(a, plan, mc->ix, t, e, s, &mc->sums[n]);
+                shard_stage_sums_at(plan, &ss, t, e, &mc->sums[n]);
                 bool seen = false;
                 for (int32_t k = mc->start[s]; k < n && !seen; k++)
                     seen = memcmp(&mc->sums[k], &mc->sums[n], sizeof mc->sums[n]) == 0;
@@ -321,19 +319,22 @@ static bool mesh_cache_fill(search_state *st, const mtk_shard_analysis *a, const
 
 /* Each stage's collective bytes (tpc: sp off and on, DDP, ZeRO 1/2 and
  * ZeRO 3/FSDP), under the mesh's own options. */
-static void mesh_comms(search_state *st, const mtk_shard_analysis *a, mtk_shard_plan *plan, const shard_stage_index *ix,
+static void mesh_comms(search_state *st, const mtk_shard_analysis *a, mtk_shard_plan *plan, const mesh_cache *mc,
                        const mtk_shard_options *base)
 {
     mtk_shard_options *o = &plan->options, now = *o;
     size_t cells = (size_t)o->pp * CELLS;
     *o = *base;
     memset(st->tpc, 0, 5 * cells * sizeof *st->tpc);
-    for (int32_t v = 0; v < 5; v++) {
-        o->sp = v == 1 && o->tp > 1;
-        o->zero = v == 3 ? 1 : v == 4 ? 3 : 0;
-        for (int32_t s = 0; s < o->pp; s++)
-            shard_stage_comm_bytes(a, plan, ix, s, v < 2 ? SHARD_COMMS_TP | SHARD_COMMS_PP : SHARD_COMMS_DP,
-                                   st->tpc + (size_t)v * cells + (size_t)s * CELLS);
+    for (int32_t s = 0; s < o->pp; s++) {
+        /* the stage's parameters walked once (mesh_cache_fill) for its
+           three DP schemes */
+        for (int32_t v = 0; v < 5; v++) {
+            o->sp = v == 1 && o->tp > 1;
+            o->zero = v == 3 ? 1 : v == 4 ? 3 : 0;
+            shard_stage_comm_bytes(a, plan, mc->ix, s, v < 2 ? SHARD_COMMS_TP | SHARD_COMMS_PP : SHARD_COMMS_DP,
+                                   mc->dp_walk + 2 * (size_t)s, st->tpc + (size_t)v * cells + (size_t)s * CELLS);
+        }
     }
     *o = now;
 }
@@ -538,7 +539,7 @@ static bool search_mesh(search_state *st, int32_t k, const mtk_shard_analysis *a
                     }
                 }
                 if (peak > budget) continue;
-                if (!have_comms) mesh_comms(st, a, plan, mc->ix, &base), have_comms = true;
+                if (!have_comms) mesh_comms(st, a, plan, mc, &base), have_comms = true;
                 if (!have_bytes) {
                     const int64_t *tpcs = st->tpc + (size_t)sp * cells;
                     const int64_t *dpc = st->tpc + (size_t)(z == 0 ? 2 : z < 3 ? 3 : 4) * cells;

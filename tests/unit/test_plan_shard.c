@@ -94,12 +94,66 @@ static void one_analysis_evaluates_many_configurations(void **state)
     mtk_ctx_free(ctx);
 }
 
+/* The search's stage sums, split once into what every rank holds alike
+ * and the parameters whose chunks differ by tp index (deepseek-v3 at tp
+ * 32: some dims torch.chunk splits unevenly), equal each rank's own walk
+ * for every rank, stage and mesh, including the tied and expert ones;
+ * so do the bytes and layer runs its data-parallel collectives move. */
+static void split_stage_sums_equal_each_ranks_own_walk(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    mtk_shard_options o;
+    mtk_shard_options_init(&o);
+    o.micro_batch = 1, o.seq = 16;
+    mtk_shard_analysis *a = mtk_shard_analyze(ctx, "deepseek-v3", &o);
+    assert_non_null(a);
+    static const int32_t meshes[][4] = { { 1, 1, 2, 1 }, { 32, 2, 1, 1 }, { 32, 3, 2, 64 }, { 8, 4, 4, 32 } };
+    int32_t varying = 0;
+    for (size_t m = 0; m < sizeof meshes / sizeof meshes[0]; m++) {
+        o.tp = meshes[m][0], o.pp = meshes[m][1], o.dp = meshes[m][2], o.ep = meshes[m][3];
+        o.global_batch = o.dp, o.without_slices = true;
+        for (int32_t z = 0; z <= 4; z++) {
+            o.zero = z < 4 ? z : 0, o.fsdp = z == 4;
+            mtk_shard_plan *plan = mtk_shard_evaluate(ctx, a, &o);
+            assert_non_null(plan);
+            shard_stage_index *ix = shard_stage_index_build(ctx, a, plan);
+            assert_non_null(ix);
+            for (int32_t s = 0; s < o.pp; s++) {
+                shard_stage_sums ss;
+                assert_true(shard_stage_sums_split(ctx, a, plan, ix, s, &ss));
+                varying += ss.nvary > 0;
+                int64_t walk[2];
+                shard_stage_dp_walk(a, plan, NULL, s, walk);
+                assert_int_equal(ss.dp_walk[0], walk[0]);
+                assert_int_equal(ss.dp_walk[1], walk[1]);
+                for (int32_t d = 0; d < o.dp; d++)
+                    for (int32_t t = 0; t < o.tp; t++) {
+                        shard_state_sums want, got;
+                        shard_state_sums_of(a, plan, NULL, t, d, s, &want);
+                        shard_stage_sums_at(plan, &ss, t, d, &got);
+                        assert_memory_equal(&got, &want, sizeof want);
+                        /* a stage without varying parameters: one sum */
+                        if (!ss.vary_t && !ss.vary_e) {
+                            shard_state_sums first;
+                            shard_state_sums_of(a, plan, ix, 0, 0, s, &first);
+                            assert_memory_equal(&got, &first, sizeof first);
+                        }
+                    }
+            }
+        }
+    }
+    assert_true(varying > 0); /* the per-rank part was exercised */
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(chunks_split_like_torch_chunk),
         cmocka_unit_test(tp_plan_table_has_transformers_styles),
         cmocka_unit_test(one_analysis_evaluates_many_configurations),
+        cmocka_unit_test(split_stage_sums_equal_each_ranks_own_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
