@@ -1,39 +1,21 @@
 /* What a placed plan costs each rank: memory (model states as ZeRO and
  * FSDP divide them, the activations of its stage for the micro-batches
- * 1F1B keeps in flight, the largest working set) and the collectives of
- * one step. */
+ * 1F1B keeps in flight, the largest working set); the collectives of one
+ * step are shard_comms.c's. */
 #include "plan/shard_internal.h"
 
 #include <string.h>
-
-#define DDP_BUCKET_BYTES (25LL << 20) /* DistributedDataParallel's bucket_cap_mb=25 */
-
-static int64_t ceil_div(int64_t a, int64_t b) { return b > 1 ? (a + b - 1) / b : a; }
 
 /* Bytes of one parameter element in the optimizer: Adam's exp_avg and
  * exp_avg_sq in float32, and a float32 master copy of a 16-bit weight. */
 static int64_t state_bytes(mtk_dtype dtype) { return (mtk_dtype_size(dtype) < 4 ? 4 : 0) + 8; }
 
-static int64_t numel(const int64_t *shape, int32_t ndim)
-{
-    int64_t n = 1;
-    for (int32_t d = 0; d < ndim; d++) n *= shape[d];
-    return n;
-}
-
-static bool in_stage(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t unit, int32_t s)
-{
-    if (unit == SHARD_UNIT_PRE(a)) return s == 0;
-    if (unit == SHARD_UNIT_POST(a)) return s == plan->options.pp - 1;
-    return unit >= plan->stage_first_layer[s] && unit < plan->stage_first_layer[s + 1];
-}
-
 /* b's bytes on one rank: the sharded part over tp, and with sequence
  * parallelism inside a layer the replicated part too. */
 static int64_t on_rank(shard_bytes b, const mtk_shard_options *o, bool layer)
 {
-    int64_t shard = ceil_div(b.sharded, o->tp);
-    return shard + (o->sp && layer ? ceil_div(b.replicated, o->tp) : b.replicated);
+    int64_t shard = shard_ceil_div(b.sharded, o->tp);
+    return shard + (o->sp && layer ? shard_ceil_div(b.replicated, o->tp) : b.replicated);
 }
 
 /* One micro-batch's saved activations and the largest working set of
@@ -49,7 +31,7 @@ void shard_stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *
         /* the stage's layers, the embedding before the first stage's and
            the head after the last's */
         int32_t u = k < plan->stage_first_layer[s] ? pre : k == plan->stage_first_layer[s + 1] ? post : k;
-        if (!in_stage(a, plan, u, s)) continue;
+        if (!shard_unit_in_stage(a, plan, u, s)) continue;
         const shard_unit *unit = &a->units[u];
         bool layer = u < a->nlayers;
         int64_t full = on_rank(unit->saved, o, layer);
@@ -72,11 +54,11 @@ void shard_stage_activations(const mtk_shard_analysis *a, const mtk_shard_plan *
 static int64_t sums_add(shard_state_sums *sums, const mtk_shard_param *p, const int64_t *ls, int64_t item,
                         int64_t state, int64_t groups)
 {
-    int64_t n = numel(ls, p->ndim);
+    int64_t n = shard_numel(ls, p->ndim);
     sums->params[p->expert] += n * item;
     sums->states[p->expert] += n * state;
     /* FSDP2 pads each shard's storage to ceil(dim 0 / dp) rows */
-    int64_t fn = p->ndim > 0 && ls[0] > 0 ? ceil_div(ls[0], groups) * (n / ls[0]) : n;
+    int64_t fn = p->ndim > 0 && ls[0] > 0 ? shard_ceil_div(ls[0], groups) * (n / ls[0]) : n;
     sums->fsdp_params += fn * item;
     sums->fsdp_states += fn * state;
     if (item < 4) sums->fsdp_master += fn * 4;
@@ -150,7 +132,7 @@ bool shard_stage_sums_split(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk
             run += bytes, ss->dp_walk[0] += bytes;
             continue;
         }
-        ss->dp_walk[0] += numel(p->local_shapes, p->ndim) * item;
+        ss->dp_walk[0] += shard_numel(p->local_shapes, p->ndim) * item;
         run_varies = true;
         if (p->expert) ss->vary_e = true;
         else ss->vary_t = true;
@@ -198,13 +180,13 @@ static void model_states(const shard_state_sums *sums, const mtk_shard_options *
             states = sums->fsdp_states - sums->fsdp_master;
         }
         if (o->zero == 3) {
-            params = grads = ceil_div(pb[0], groups[0]) + ceil_div(pb[1], groups[1]);
-            states = ceil_div(ob[0], groups[0]) + ceil_div(ob[1], groups[1]);
+            params = grads = shard_ceil_div(pb[0], groups[0]) + shard_ceil_div(pb[1], groups[1]);
+            states = shard_ceil_div(ob[0], groups[0]) + shard_ceil_div(ob[1], groups[1]);
         }
         *gathered = o->dp > 1 ? sums->largest_layer : 0;
     } else {
-        if (o->zero >= 1) states = ceil_div(ob[0], groups[0]) + ceil_div(ob[1], groups[1]);
-        if (o->zero >= 2) grads = ceil_div(pb[0], groups[0]) + ceil_div(pb[1], groups[1]);
+        if (o->zero >= 1) states = shard_ceil_div(ob[0], groups[0]) + shard_ceil_div(ob[1], groups[1]);
+        if (o->zero >= 2) grads = shard_ceil_div(pb[0], groups[0]) + shard_ceil_div(pb[1], groups[1]);
         *gathered = 0;
     }
     m->parameters = params;
@@ -256,7 +238,7 @@ bool shard_replays(const mtk_shard_analysis *a, const mtk_shard_options *o)
     return a->npoints > 0;
 }
 
-/* ceil_div(a, d) for one divisor d (tp, dp) used many times: a shift
+/* shard_ceil_div(a, d) for one divisor d (tp, dp) used many times: a shift
  * when d is a power of two, else a double product by 1/d corrected to
  * the exact quotient (an integer division costs the replay index most of
  * its time). */
@@ -327,11 +309,11 @@ static bool replay_params(mtk_ctx *ctx, const mtk_shard_analysis *a, const mtk_s
        shard; the tied embedding again in the last stage's head */
     for (int32_t i = 0; i < plan->nparams; i++) {
         const mtk_shard_param *p = &plan->params[i];
-        int64_t item = (int64_t)mtk_dtype_size(p->dtype), n = numel(p->local_shapes, p->ndim);
-        int64_t global = numel(p->shape, p->ndim) * item;
+        int64_t item = (int64_t)mtk_dtype_size(p->dtype), n = shard_numel(p->local_shapes, p->ndim);
+        int64_t global = shard_numel(p->shape, p->ndim) * item;
         int64_t groups = p->expert ? shard_expert_replicas(o) : o->dp;
         int64_t rows = p->ndim > 0 ? p->local_shapes[0] : 1, rest = rows > 0 ? n / rows : 0;
-        int64_t shard = p->ndim > 0 ? ceil_div(rows, groups) * rest : n;
+        int64_t shard = p->ndim > 0 ? shard_ceil_div(rows, groups) * rest : n;
         int64_t padded = p->ndim > 0 ? shard * groups : n;
         rx->whole += global;
         own[p->stage] += global;
@@ -613,12 +595,12 @@ void shard_stage_moments(const mtk_shard_analysis *a, const mtk_shard_plan *plan
             memset(&best[c][v], 0, sizeof best[c][v]);
             best[c][v].extra = -1;
         }
-    int64_t kv = a->kv_layer_bytes && a->kv_heads % o->tp == 0 ? ceil_div(a->kv_layer_bytes, o->tp) : a->kv_layer_bytes;
+    int64_t kv = a->kv_layer_bytes && a->kv_heads % o->tp == 0 ? shard_ceil_div(a->kv_layer_bytes, o->tp) : a->kv_layer_bytes;
     bool any_fsdp2 = false;
     for (int32_t v = 0; v < 2; v++) {
         /* a layer's output gradient on a rank (sp divides it) */
         walk.in_flight_held[v] = in_flight_held[v];
-        walk.out_grad[v] = sps[v < nsp ? v : 0] ? ceil_div(a->boundary_bytes, o->tp) : a->boundary_bytes;
+        walk.out_grad[v] = sps[v < nsp ? v : 0] ? shard_ceil_div(a->boundary_bytes, o->tp) : a->boundary_bytes;
     }
     for (int32_t c = 0; c < SHARD_MOMENT_CLASSES; c++) any_fsdp2 |= walk.fsdp2[c];
     for (int32_t k = rx->point_start[s]; k < rx->point_start[s + 1] - rx->nopt; k++) {
@@ -715,7 +697,7 @@ void shard_stage_peak_of(const mtk_shard_plan *plan, const shard_replay_index *r
     }
     for (int32_t k = rx->point_start[s + 1] - rx->nopt; k < rx->point_start[s + 1]; k++) {
         int64_t other = (int64_t)((double)rx->other[o->sp][k] * optim_share);
-        if (fsdp || o->zero >= 1) other = ceil_div(other, o->dp);
+        if (fsdp || o->zero >= 1) other = shard_ceil_div(other, o->dp);
         int64_t saved = rx->saved[o->sp][k];
         if (base + grads + saved + other > best) {
             best = base + grads + saved + other;
@@ -764,216 +746,11 @@ static bool memory(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *pl
     return true;
 }
 
-/* ------------------------------------------------------------ collectives */
-
-typedef struct comm_list {
-    mtk_shard_comm *items;
-    int32_t n, cap;
-    mtk_ctx *ctx;
-    int64_t *sums;              /* not NULL: only add bytes up, per op and group */
-    const shard_stage_index *ix;/* not NULL: each stage's sites and parameters */
-    const int64_t *dp_walk;     /* not NULL: the stage's shard_stage_dp_walk */
-} comm_list;
-
-int32_t shard_group_index(const char *group)
-{
-    return group[0] == 't' ? 0 : group[0] == 'd' ? 1 : group[0] == 'p' ? 2 : 3;
-}
-
-static void add(comm_list *l, mtk_collective op, const char *group, int32_t stage, const char *what, int64_t count,
-                int64_t bytes)
-{
-    if (count <= 0) return;
-    if (l->sums) {
-        l->sums[(int32_t)op * SHARD_NGROUPS + shard_group_index(group)] += bytes;
-        return;
-    }
-    for (int32_t i = 0; i < l->n; i++) {
-        mtk_shard_comm *c = &l->items[i];
-        if (c->op == op && c->stage == stage && strcmp(c->group, group) == 0 && strcmp(c->what, what) == 0) {
-            c->count += count;
-            c->bytes += bytes;
-            return;
-        }
-    }
-    if (l->n == l->cap) {
-        int32_t cap = l->cap ? 2 * l->cap : 32;
-        mtk_shard_comm *items = mtk_ctx_alloc(l->ctx, (size_t)cap * sizeof *items);
-        if (!items) return;
-        if (l->n) memcpy(items, l->items, (size_t)l->n * sizeof *items);
-        l->items = items, l->cap = cap;
-    }
-    l->items[l->n++] = (mtk_shard_comm){ op, group, stage, what, count, bytes };
-}
-
-/* transformers' expert dispatch (its ep_dispatch_experts rule) of one
- * MoE layer, per micro-batch.  The tp ranks share their batch.  At
- * inference with ep == tp (the expert group is the tp group) AutoEP
- * takes AllReduceEP: each rank runs its own experts on the whole batch
- * and the outputs are all-reduced.  Otherwise AllToAllEP: each rank
- * keeps its torch.chunk of the rows over tp (the first, ceil(rows / tp),
- * on the rank counted), all-to-alls the per-expert token counts (int64,
- * one per global expert; no backward), then its (row, expert) pairs out
- * and their results back, and the tp ranks all-gather the combined rows;
- * the backward all-to-alls those two again and all-gathers the slices'
- * gradients (the rows and their routing weights). */
-static void ep_comms(const mtk_shard_analysis *a, const mtk_shard_options *o, const shard_site *site, int32_t s,
-                     int64_t m, comm_list *l)
-{
-    int64_t in = site->in_bytes, out = site->out_bytes, k = a->top_k > 0 ? a->top_k : 1;
-    if (!o->training && o->ep == o->tp) {
-        add(l, MTK_COLL_ALL_REDUCE, "ep", s, "experts' partial outputs", m, m * out);
-        return;
-    }
-    int64_t item = (int64_t)mtk_dtype_size(a->dtype), row = a->hidden * item;
-    int64_t rows = row > 0 && in % row == 0 ? in / row : 0; /* (rows, hidden) */
-    int64_t slice = rows > 0 ? ceil_div(rows, o->tp) : 0; /* rows a rank keeps */
-    int64_t sent = rows > 0 ? slice * row * k : ceil_div(in, o->tp) * k;
-    /* DTensor gathers the uneven Shard(0) slices padded to tp x slice rows */
-    int64_t gathered = rows > 0 ? slice * o->tp : 0;
-    add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "tokens per expert", m, m * a->experts * 8);
-    add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "token dispatch and combine", 2 * m, 2 * m * sent);
-    if (o->tp > 1) add(l, MTK_COLL_ALL_GATHER, "tp", s, "combined expert rows", m, m * (rows > 0 ? gathered * row : out));
-    if (!o->training) return;
-    add(l, MTK_COLL_ALL_TO_ALL, "ep", s, "their gradients", 2 * m, 2 * m * sent);
-    if (o->tp > 1)
-        add(l, MTK_COLL_ALL_GATHER, "tp", s, "row slices' and routing weights' gradients", 2 * m,
-            m * (rows > 0 ? gathered * (row + k * item) : in));
-}
-
-/* Tensor and expert parallelism: per site, per micro-batch. */
-static void tp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, comm_list *l)
-{
-    const mtk_shard_options *o = &plan->options;
-    int64_t m = plan->micro_batches;
-    bool train = o->training;
-    const shard_stage_index *ix = l->ix;
-    int32_t lo = ix ? ix->site_start[s] : 0, hi = ix ? ix->site_start[s + 1] : a->nsites;
-    for (int32_t k = lo; k < hi; k++) {
-        const shard_site *site = &a->sites[ix ? ix->sites[k] : k];
-        if (!in_stage(a, plan, site->unit, s)) continue;
-        int64_t in = site->in_bytes, out = site->out_bytes;
-        switch (site->style) {
-        case MTK_TP_EP_DISPATCH:
-            if (o->ep > 1) ep_comms(a, o, site, s, m, l);
-            break;
-        default: break;
-        }
-        if (o->tp == 1) continue;
-        switch (site->style) {
-        case MTK_TP_COLWISE_GATHER_OUTPUT: {
-            /* DTensor gathers shards padded to ceil(n / tp) */
-            int64_t n = site->out_features, padded = out;
-            if (n > 0) padded = out / n * ceil_div(n, o->tp) * o->tp;
-            add(l, MTK_COLL_ALL_GATHER, "tp", s, "gathered outputs", m, m * padded);
-        } /* fall through */
-        case MTK_TP_COLWISE:
-        case MTK_TP_PACKED_COLWISE:
-            if (o->sp) {
-                add(l, MTK_COLL_ALL_GATHER, "tp", s, "sequence-parallel inputs", m, m * in);
-                if (train) add(l, MTK_COLL_REDUCE_SCATTER, "tp", s, "input gradients", m, m * in);
-            } else if (train) {
-                add(l, MTK_COLL_ALL_REDUCE, "tp", s, "input gradients", m, m * in);
-            }
-            break;
-        case MTK_TP_ROWWISE:
-        case MTK_TP_ROWWISE_SPLIT_INPUT:
-        case MTK_TP_EMBEDDING_ROWWISE:
-            if (o->sp && site->style != MTK_TP_EMBEDDING_ROWWISE) {
-                add(l, MTK_COLL_REDUCE_SCATTER, "tp", s, "partial outputs", m, m * out);
-                if (train) add(l, MTK_COLL_ALL_GATHER, "tp", s, "output gradients", m, m * out);
-            } else {
-                add(l, MTK_COLL_ALL_REDUCE, "tp", s, "partial outputs", m, m * out);
-            }
-            if (train && site->style == MTK_TP_ROWWISE_SPLIT_INPUT)
-                add(l, MTK_COLL_ALL_GATHER, "tp", s, "input gradients", m, m * in);
-            break;
-        case MTK_TP_REPLICATED_GRAD_ALLREDUCE:
-            if (train) add(l, MTK_COLL_ALL_REDUCE, "tp", s, "replicated parameters' gradients", m, m * site->param_bytes);
-            break;
-        case MTK_TP_MOE_EXPERTS:
-            if (o->ep == 1) {
-                add(l, MTK_COLL_ALL_REDUCE, "tp", s, "partial outputs", m, m * out);
-                if (train) add(l, MTK_COLL_ALL_REDUCE, "tp", s, "input gradients", m, m * in);
-            }
-            break;
-        default: break;
-        }
-    }
-}
-
-/* Data parallelism over the stage's parameters (one rank's share of tp). */
-void shard_stage_dp_walk(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
-                         int32_t s, int64_t walk[2])
-{
-    const mtk_shard_options *o = &plan->options;
-    int64_t bytes = 0, units = 0, last = -3, item = 0;
-    mtk_dtype dtype = MTK_DTYPE_UNDEFINED; /* the latest parameter's, and its size */
-    int32_t lo = ix ? ix->param_start[s] : 0, hi = ix ? ix->param_start[s + 1] : plan->nparams;
-    for (int32_t k = lo; k < hi; k++) {
-        int32_t i = ix ? ix->params[k] : k;
-        const mtk_shard_param *p = &plan->params[i];
-        if (p->stage != s && !(i == a->tied_param && s == o->pp - 1)) continue;
-        if (p->dtype != dtype) dtype = p->dtype, item = (int64_t)mtk_dtype_size(dtype);
-        bytes += numel(p->local_shapes, p->ndim) * item;
-        if (p->layer != last) units++, last = p->layer;
-    }
-    walk[0] = bytes, walk[1] = units;
-}
-
-static void dp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, comm_list *l)
-{
-    const mtk_shard_options *o = &plan->options;
-    if (o->dp == 1) return;
-    int64_t walk[2];
-    if (l->dp_walk) walk[0] = l->dp_walk[0], walk[1] = l->dp_walk[1];
-    else shard_stage_dp_walk(a, plan, l->ix, s, walk);
-    int64_t m = plan->micro_batches, bytes = walk[0], units = walk[1];
-    int64_t buckets = ceil_div(bytes, DDP_BUCKET_BYTES);
-    if (o->fsdp || o->zero == 3) {
-        add(l, MTK_COLL_ALL_GATHER, "dp", s, "parameters for the forward", units * m, bytes * m);
-        if (o->training) {
-            add(l, MTK_COLL_ALL_GATHER, "dp", s, "parameters for the backward", units * m, bytes * m);
-            add(l, MTK_COLL_REDUCE_SCATTER, "dp", s, "gradients", units * m, bytes * m);
-        }
-    } else if (o->training && o->zero >= 1) {
-        add(l, MTK_COLL_REDUCE_SCATTER, "dp", s, "gradients", buckets, bytes);
-        add(l, MTK_COLL_ALL_GATHER, "dp", s, "updated parameters", buckets, bytes);
-    } else if (o->training) {
-        add(l, MTK_COLL_ALL_REDUCE, "dp", s, "gradients", buckets, bytes);
-    }
-}
-
-static void pp_comms(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t s, comm_list *l)
-{
-    const mtk_shard_options *o = &plan->options;
-    int64_t m = plan->micro_batches, b = o->sp ? ceil_div(a->boundary_bytes, o->tp) : a->boundary_bytes;
-    if (a->tied_param >= 0 && o->training && (s == 0 || s == o->pp - 1) && o->pp > 1) {
-        const mtk_shard_param *p = &plan->params[a->tied_param];
-        add(l, MTK_COLL_ALL_REDUCE, "pp", s, "tied embeddings' gradients", 1,
-            numel(p->local_shapes, p->ndim) * (int64_t)mtk_dtype_size(p->dtype));
-    }
-    if (s < o->pp - 1) add(l, MTK_COLL_SEND, "pp", s, "activations to the next stage", m, m * b);
-    if (s > 0) add(l, MTK_COLL_RECV, "pp", s, "activations from the previous stage", m, m * b);
-    if (!o->training) return;
-    if (s > 0) add(l, MTK_COLL_SEND, "pp", s, "gradients to the previous stage", m, m * b);
-    if (s < o->pp - 1) add(l, MTK_COLL_RECV, "pp", s, "gradients from the next stage", m, m * b);
-}
-
-void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *plan, const shard_stage_index *ix,
-                            int32_t s, int which, const int64_t *dp_walk, int64_t *bytes)
-{
-    comm_list l = { .sums = bytes, .ix = ix, .dp_walk = dp_walk };
-    if (which & SHARD_COMMS_TP) tp_comms(a, plan, s, &l);
-    if (which & SHARD_COMMS_DP) dp_comms(a, plan, s, &l);
-    if (which & SHARD_COMMS_PP) pp_comms(a, plan, s, &l);
-}
-
 /* The stage of a unit. */
 static int32_t unit_stage(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t unit)
 {
     for (int32_t s = 0; s < plan->options.pp; s++)
-        if (in_stage(a, plan, unit, s)) return s;
+        if (shard_unit_in_stage(a, plan, unit, s)) return s;
     return 0;
 }
 
@@ -1009,15 +786,7 @@ shard_stage_index *shard_stage_index_build(mtk_ctx *ctx, const mtk_shard_analysi
 bool shard_cost(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan)
 {
     if (!memory(ctx, a, plan)) return false;
-    comm_list l = { .ctx = ctx };
-    for (int32_t s = 0; s < plan->options.pp; s++) {
-        tp_comms(a, plan, s, &l);
-        dp_comms(a, plan, s, &l);
-        pp_comms(a, plan, s, &l);
-    }
-    if (mtk_ctx_status(ctx) != MTK_OK) return false;
-    plan->comms = l.items;
-    plan->ncomms = l.n;
+    if (!shard_comms_list(ctx, a, plan)) return false;
     const mtk_shard_options *o = &plan->options;
     if (o->training)
         shard_note(plan, "model states: the parameters' dtype for weights and gradients, Adam's two float32 moments, "

@@ -170,6 +170,25 @@ static inline int32_t shard_expert_replicas(const mtk_shard_options *o)
 #define SHARD_UNIT_PRE(a) ((a)->nlayers)
 #define SHARD_UNIT_POST(a) ((a)->nlayers + 1)
 
+static inline int64_t shard_ceil_div(int64_t a, int64_t b) { return b > 1 ? (a + b - 1) / b : a; }
+
+static inline int64_t shard_numel(const int64_t *shape, int32_t ndim)
+{
+    int64_t n = 1;
+    for (int32_t d = 0; d < ndim; d++) n *= shape[d];
+    return n;
+}
+
+/* Whether unit (a layer, or the embedding before them or the head after)
+ * runs on stage s of the plan. */
+static inline bool shard_unit_in_stage(const mtk_shard_analysis *a, const mtk_shard_plan *plan, int32_t unit,
+                                       int32_t s)
+{
+    if (unit == SHARD_UNIT_PRE(a)) return s == 0;
+    if (unit == SHARD_UNIT_POST(a)) return s == plan->options.pp - 1;
+    return unit >= plan->stage_first_layer[s] && unit < plan->stage_first_layer[s + 1];
+}
+
 /* Whether `path` (a full dotted name) matches `rule` of analysis a's plan. */
 bool shard_rule_matches(const mtk_shard_analysis *a, const mtk_tp_rule *rule, const char *path);
 
@@ -420,5 +439,9 @@ void shard_stage_comm_bytes(const mtk_shard_analysis *a, const mtk_shard_plan *p
 
 /* The group index of "tp", "dp", "pp" or "ep". */
 int32_t shard_group_index(const char *group);
+
+/* Every collective of one step, stage by stage, into plan->comms and
+ * plan->ncomms.  False with the context's error on out of memory. */
+bool shard_comms_list(mtk_ctx *ctx, const mtk_shard_analysis *a, mtk_shard_plan *plan);
 
 #endif
