@@ -100,6 +100,8 @@ static int32_t pool_sleepers;     /* under pool_sleep */
 static atomic_ullong generation;
 static share *job_shares;         /* published by the generation bump */
 static atomic_int job_pending;    /* workers still running their share */
+static atomic_bool pool_parked;   /* mtk_parallel_park: spin no more until
+                                     the next job */
 
 static uint64_t now_ns(void)
 {
@@ -124,6 +126,7 @@ static unsigned long long wait_for_job(unsigned long long seen)
     for (int32_t i = 0;; i++) {
         unsigned long long g = atomic_load_explicit(&generation, memory_order_acquire);
         if (g != seen) return g;
+        if (atomic_load_explicit(&pool_parked, memory_order_relaxed)) break;
         spin_turn();
         if ((i & 7) == 7 && now_ns() - start > POOL_SPIN_NS) break;
     }
@@ -159,6 +162,8 @@ static void *pool_worker(void *arg)
     }
     return NULL;
 }
+
+void mtk_parallel_park(void) { atomic_store_explicit(&pool_parked, true, memory_order_relaxed); }
 
 /* After fork() the child has no workers: start again from none. */
 static void pool_after_fork(void)
@@ -198,6 +203,7 @@ static void run_shares(share *shares, int32_t count)
     }
     int32_t pooled = count - 1 < pool_size ? count - 1 : pool_size;
     job_shares = shares;
+    atomic_store_explicit(&pool_parked, false, memory_order_relaxed);
     atomic_store_explicit(&job_pending, pooled, memory_order_relaxed);
     unsigned long long seq = (atomic_load_explicit(&generation, memory_order_relaxed) >> JOB_COUNT_BITS) + 1;
     atomic_store_explicit(&generation, seq << JOB_COUNT_BITS | (unsigned long long)(pooled + 1), memory_order_release);

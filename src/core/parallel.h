@@ -39,6 +39,12 @@ void mtk_parallel_range(int64_t n, int32_t parts, mtk_parallel_range_fn fn, void
 typedef void (*mtk_parallel_task_fn)(int64_t i, int32_t worker, void *user);
 void mtk_parallel_tasks(int64_t ntasks, int32_t workers, mtk_parallel_task_fn fn, void *user);
 
+/* Sends the pool's idle workers to sleep now instead of spinning for
+ * their next job: called before work on threads the pool does not own
+ * (OpenBLAS's), which a spinning worker would take cores from.  The next
+ * job wakes them as usual. */
+void mtk_parallel_park(void);
+
 /* Start of part t of [0, n) split into `parts` near-equal ranges. */
 static inline int64_t mtk_parallel_split(int64_t n, int32_t t, int32_t parts)
 {

@@ -1,5 +1,6 @@
 /* OpenBLAS opened on first use, with a probe for its buffers (blas.h). */
 #include "ops/blas.h"
+#include "core/parallel.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -105,18 +106,21 @@ bool ops_blas_loaded(void) { return blas.status == MTK_OK; }
 void ops_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n, int k,
                float alpha, const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc)
 {
+    mtk_parallel_park(); /* OpenBLAS's threads take the cores */
     blas.sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void ops_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, int m, int n, float alpha, const float *a, int lda,
                const float *x, int incx, float beta, float *y, int incy)
 {
+    mtk_parallel_park(); /* OpenBLAS's threads take the cores */
     blas.sgemv(order, ta, m, n, alpha, a, lda, x, incx, beta, y, incy);
 }
 
 void ops_dgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n, int k,
                double alpha, const double *a, int lda, const double *b, int ldb, double beta, double *c, int ldc)
 {
+    mtk_parallel_park(); /* OpenBLAS's threads take the cores */
     blas.dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
@@ -132,4 +136,29 @@ int ops_blas_threads(void) { return blas.get_threads ? blas.get_threads() : 1; }
 void ops_blas_set_threads(int n)
 {
     if (blas.set_threads) blas.set_threads(n);
+}
+
+/* OpenBLAS runs single-threaded while mtk's own workers each call it
+ * (its threads would only queue behind each other, and spin on the cores
+ * the workers need); the first of overlapping callers saves the setting,
+ * the last restores it (process-wide: a product running beside them
+ * meanwhile runs on one thread too). */
+static pthread_mutex_t single_lock = PTHREAD_MUTEX_INITIALIZER;
+static int single_users, single_saved_threads;
+
+void ops_blas_single_begin(void)
+{
+    pthread_mutex_lock(&single_lock);
+    if (single_users++ == 0) {
+        single_saved_threads = ops_blas_threads();
+        if (single_saved_threads > 1) ops_blas_set_threads(1);
+    }
+    pthread_mutex_unlock(&single_lock);
+}
+
+void ops_blas_single_end(void)
+{
+    pthread_mutex_lock(&single_lock);
+    if (--single_users == 0 && single_saved_threads > 1) ops_blas_set_threads(single_saved_threads);
+    pthread_mutex_unlock(&single_lock);
 }

@@ -46,4 +46,10 @@ void ops_dgesvd(const char *jobu, const char *jobvt, const int *m, const int *n,
 int ops_blas_threads(void);
 void ops_blas_set_threads(int n);
 
+/* OpenBLAS on one thread from the first begin to the last end, for
+ * kernels whose own workers (mtk's pool) each call it; nests and
+ * overlaps across threads. */
+void ops_blas_single_begin(void);
+void ops_blas_single_end(void);
+
 #endif

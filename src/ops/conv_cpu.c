@@ -429,30 +429,6 @@ static void run_task(int64_t task, int32_t worker, void *user)
     else store_block(j, n, g, acc);
 }
 
-/* OpenBLAS runs single-threaded while the conv's own workers each call
- * it (its threads would only queue behind each other); the first of
- * overlapping callers saves the setting, the last restores it
- * (ops_blas_set_threads is process-wide: a matmul running beside a
- * conv meanwhile runs on one thread too). */
-static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
-static int blas_users, blas_saved_threads;
-
-static void blas_single_begin(void)
-{
-    pthread_mutex_lock(&blas_lock);
-    if (blas_users++ == 0) {
-        blas_saved_threads = ops_blas_threads();
-        if (blas_saved_threads > 1) ops_blas_set_threads(1);
-    }
-    pthread_mutex_unlock(&blas_lock);
-}
-
-static void blas_single_end(void)
-{
-    pthread_mutex_lock(&blas_lock);
-    if (--blas_users == 0 && blas_saved_threads > 1) ops_blas_set_threads(blas_saved_threads);
-    pthread_mutex_unlock(&blas_lock);
-}
 
 
 /* ------------------------------------ stride-1 fast path (kw-unrolled) */
@@ -614,9 +590,9 @@ static bool run_fast(mtk_ctx *ctx, conv_job *j, int32_t threads)
         j->xbuf = xs;
         j->obuf = os;
         bool single_blas = workers > 1;
-        if (single_blas) blas_single_begin();
+        if (single_blas) ops_blas_single_begin();
         mtk_conv_parallel_for(ntasks, workers, fast_task, &f);
-        if (single_blas) blas_single_end();
+        if (single_blas) ops_blas_single_end();
     }
     for (int32_t w = 0; w < workers; w++) {
         mtk_ctx_mfree(ctx, xs[w]);
@@ -744,9 +720,9 @@ bool mtk_conv_cpu(mtk_op_call *call)
             j.colbuf = scratch[1];
             j.obuf = scratch[2];
             bool single_blas = workers > 1 && j.kind != COMPUTE_INT;
-            if (single_blas) blas_single_begin();
+            if (single_blas) ops_blas_single_begin();
             mtk_conv_parallel_for(ntasks, workers, run_task, &j);
-            if (single_blas) blas_single_end();
+            if (single_blas) ops_blas_single_end();
         }
     }
     for (int32_t w = 0; w < workers; w++)

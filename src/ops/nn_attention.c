@@ -540,7 +540,10 @@ bool mtk_nn_sdpa_cpu(mtk_op_call *call)
     job.dropout_p = call->args[ARG_DROPOUT].as.f;
     if (job.dropout_p > 0) job.seed = mtk_ctx_next_seed(call->ctx);
     job.out = out;
+    /* each worker's (batch, head) products on one OpenBLAS thread */
+    ops_blas_single_begin();
     nn_parallel(p.out_batch, 1, sdpa_range, &job);
+    ops_blas_single_end();
     if (job.failed) return mtk_call_error(call, MTK_ERR_OUT_OF_MEMORY, "out of memory for attention scratch");
     return true;
 }
