@@ -87,6 +87,41 @@ static double negated(mtk_dtype d, double v)
     return (double)mtk_load_i64(d, elem);
 }
 
+/* rope in float32 (x, cos, sin and the result): each product and the sum
+ * rounded to float as torch's composition does (a float product or sum
+ * is the double one rounded once, so this equals the double path bit
+ * for bit), x and the tables read through their strides (x may be
+ * attention's transposed view), the output contiguous. */
+static void rope_f32(const mtk_tensor *x_t, const mtk_tensor *c, const mtk_tensor *s, bool interleaved,
+                     mtk_tensor *out_t)
+{
+    int32_t nd = x_t->ndim, cd = c->ndim;
+    int64_t d = x_t->shape[nd - 1], half = d / 2, width = c->shape[cd - 1], rows = d ? mtk_tensor_numel(x_t) / d : 0;
+    int64_t xs = x_t->stride[nd - 1], cs = c->stride[cd - 1], ss = s->stride[cd - 1];
+    const float *x = mtk_tensor_data(x_t), *cos = mtk_tensor_data(c), *sin = mtk_tensor_data(s);
+    float *out = mtk_tensor_data(out_t);
+    int64_t idx[MTK_MAX_DIMS] = { 0 };
+    for (int64_t r = 0; r < rows; r++) {
+        /* the row's offsets: x's leading dims, the tables' (broadcast) */
+        int64_t xo = 0, co = 0, so = 0;
+        for (int32_t i = 0; i < nd - 1; i++) {
+            xo += idx[i] * x_t->stride[i];
+            int32_t k = i - (nd - cd); /* the table's dim, right-aligned */
+            if (k >= 0 && c->shape[k] != 1) co += idx[i] * c->stride[k], so += idx[i] * s->stride[k];
+        }
+        const float *xr = x + xo, *cr = cos + co, *sr = sin + so;
+        float *o = out + r * d;
+        for (int64_t j = 0; j < d; j++) {
+            float rotated = interleaved ? (j % 2 == 0 ? -xr[(j + 1) * xs] : xr[(j - 1) * xs])
+                                        : (j < half ? -xr[(j + half) * xs] : xr[(j - half) * xs]);
+            int64_t at = width == d ? j : interleaved ? j / 2 : j % half;
+            float a = xr[j * xs] * cr[at * cs], b = rotated * sr[at * ss];
+            o[j] = a + b;
+        }
+        for (int32_t i = nd - 2; i >= 0 && ++idx[i] == x_t->shape[i]; i--) idx[i] = 0;
+    }
+}
+
 bool mtk_nn_rope_cpu(mtk_op_call *call)
 {
     const mtk_tensor *x_t = arg_tensor(call, 0);
@@ -95,6 +130,11 @@ bool mtk_nn_rope_cpu(mtk_op_call *call)
     if (mtk_dtype_is_float8(dtype)) return nn_cpu_dtype_error(call, "rope", dtype);
     mtk_ctx *ctx = call->ctx;
     mtk_tensor c = aligned(arg_tensor(call, 1), x_t), s = aligned(arg_tensor(call, 2), x_t);
+    if (dtype == MTK_FLOAT32 && x_t->dtype == MTK_FLOAT32 && c.dtype == MTK_FLOAT32 && s.dtype == MTK_FLOAT32 &&
+        call->out[0]->dtype == MTK_FLOAT32 && mtk_tensor_is_contiguous(call->out[0])) {
+        rope_f32(x_t, &c, &s, arg_bool(call, 3), call->out[0]);
+        return true;
+    }
     int64_t d = x_t->shape[x_t->ndim - 1], half = d / 2, n = mtk_tensor_numel(x_t);
     int64_t width = c.shape[c.ndim - 1], shape[MTK_MAX_DIMS]; /* x's shape, cos's width last */
     memcpy(shape, x_t->shape, (size_t)x_t->ndim * sizeof *shape);
