@@ -5,25 +5,18 @@
  * (magnitude bits above 0x7f800000) is replaced by 0x7fc0.  On GCC
  * vectors of W words (4: SSE2, 8: AVX2, 16: AVX-512) that is a few
  * integer instructions per W elements, against a branch and a shift per
- * element of the scalar loop; the tail takes the scalar form of the same
- * arithmetic, so every variant writes the same bits. */
+ * element of the scalar loop; the tail is that scalar conversion
+ * (mtk_f32_to_bf16), so every variant writes the same bits. */
 #include "core/bf16_round.h"
 #include "core/cpu_isa.h"
+#include "core/scalar.h"
 
 #include <stdint.h>
 #include <string.h>
 
-#define INLINE static inline __attribute__((always_inline))
-
 #if defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
-
-INLINE uint16_t round_one(uint32_t u)
-{
-    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 
 #define DEFINE_ROUND(SUFFIX, TARGET, W)                                                                      \
     typedef uint32_t vword##W __attribute__((vector_size(W * sizeof(uint32_t))));                           \
@@ -44,9 +37,9 @@ INLINE uint16_t round_one(uint32_t u)
             memcpy(dst + 2 * i, &h, sizeof h);                                                               \
         }                                                                                                    \
         for (; i < count; i++) {                                                                             \
-            uint32_t u;                                                                                      \
-            memcpy(&u, src + 4 * i, sizeof u);                                                               \
-            uint16_t h = round_one(u);                                                                       \
+            float f;                                                                                         \
+            memcpy(&f, src + 4 * i, sizeof f);                                                               \
+            uint16_t h = mtk_f32_to_bf16(f);                                                                 \
             memcpy(dst + 2 * i, &h, sizeof h);                                                               \
         }                                                                                                    \
     }
