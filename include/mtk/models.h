@@ -262,8 +262,12 @@ typedef struct mtk_lm_step {
  * where sdpa can use is_causal); each layer's cache updated.  Returns the
  * logits (B, k or S, vocab) of a ForCausalLM, the last hidden states (B, S,
  * hidden) of a base model.  `step` may be NULL (all logits, no attention
- * mask).  NULL with the context's error (a batch other than the cache's,
- * a model that is not the cache's). */
+ * mask).  On a real device (not meta) the tensors a layer makes are freed
+ * as it ends, except its hidden state and the cache's tensors, as torch
+ * frees them with their last reference: a module hook that keeps a
+ * layer's intermediate tensors must copy them.  NULL with the context's
+ * error (a batch other than the cache's, a model that is not the
+ * cache's). */
 MTK_API mtk_tensor *mtk_lm_forward_cached(mtk_module *model, mtk_tensor *input_ids, mtk_kv_cache *cache,
                                           const mtk_lm_step *step);
 
