@@ -299,11 +299,11 @@ static void drop_pending(mtk_stream *s)
  * kept layer; when the thread is behind, pending drops first), then ask
  * the thread for the next layer not resident.  After a
  * streamed layer: queue its release (the thread's, or here without one). */
-static bool on_call(void *user, mtk_module *m, bool after)
+static bool on_call(void *user, mtk_module *m, const mtk_module_io *io, bool after)
 {
     mtk_stream *s = user;
     bool ok = true;
-    if (s->previous_hook) ok = s->previous_hook(s->previous_user, m, after);
+    if (s->previous_hook) ok = s->previous_hook(s->previous_user, m, io, after);
     int32_t i = unit_of(s, m);
     if (i < 0) return ok;
     bool streamed = s->stats.releases && !s->units[i].kept;

@@ -31,15 +31,17 @@ static const char llama_config[] =
 typedef struct calls {
     mtk_module *seen[64];
     bool after[64];
+    const mtk_tensor *input[64]; /* the call's first input */
     int n;
     mtk_module *refuse; /* the pre-call of this module fails */
 } calls;
 
-static bool record(void *user, mtk_module *m, bool after)
+static bool record(void *user, mtk_module *m, const mtk_module_io *io, bool after)
 {
     calls *c = user;
     if (c->n < 64) {
         c->seen[c->n] = m;
+        c->input[c->n] = io && io->nin > 0 ? io->in[0] : NULL;
         c->after[c->n++] = after;
     }
     if (!after && m == c->refuse) return mtk_error(mtk_module_ctx(m), MTK_ERR_IO, "refused by the observer");
@@ -70,6 +72,11 @@ static void module_observer_brackets_every_call_and_can_refuse_one(void **state)
         assert_ptr_equal(c.seen[i], order[i]);
         assert_int_equal(c.after[i], after[i]);
     }
+    /* each call's inputs, as torch's pre-hook gets the args: x into seq and a, a's output into b */
+    assert_ptr_equal(c.input[0], x);
+    assert_ptr_equal(c.input[1], x);
+    assert_ptr_equal(c.input[3], c.input[4]);
+    assert_true(c.input[3] != x && c.input[3] != NULL);
     c.n = 0;
     c.refuse = b;
     assert_null(mtk_module_forward(seq, x));
