@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/stream_internal.h"
 #include "mtk/mtk.h"
 #include "unit_files.h"
 #include "unit_models.h"
@@ -260,10 +261,75 @@ static void budget_beyond_two_layers_keeps_the_first_layers_across_forwards(void
     rmdir(dir);
 }
 
+/* The thread policy (io/stream_threads.c): a decode step (at most 8 rows)
+ * whose threads take every core brings its layers in inline on them; a
+ * prefill, fewer threads than cores, or MTK_STREAM_COMPUTE_THREADS keep
+ * the prefetch thread. */
+static void decode_steps_on_every_core_bring_their_layers_in_inline(void **state)
+{
+    (void)state;
+    stream_step_plan p = stream_step_plan_for(2, 2, 1, STREAM_THREADS_AUTO); /* decode, threads == cores */
+    assert_int_equal(p.threads, 2);
+    assert_true(p.inline_fill);
+    p = stream_step_plan_for(4, 2, STREAM_FEW_ROWS, STREAM_THREADS_AUTO); /* more threads than cores, 8 rows */
+    assert_int_equal(p.threads, 4);
+    assert_true(p.inline_fill);
+    p = stream_step_plan_for(2, 2, STREAM_FEW_ROWS + 1, STREAM_THREADS_AUTO); /* a prefill keeps the prefetch */
+    assert_int_equal(p.threads, 2);
+    assert_false(p.inline_fill);
+    p = stream_step_plan_for(1, 2, 1, STREAM_THREADS_AUTO); /* a core is free for the prefetch thread */
+    assert_int_equal(p.threads, 1);
+    assert_false(p.inline_fill);
+    p = stream_step_plan_for(2, 2, 1, 0); /* MTK_STREAM_COMPUTE_THREADS=0: the context's, with prefetch */
+    assert_int_equal(p.threads, 2);
+    assert_false(p.inline_fill);
+    p = stream_step_plan_for(2, 2, 3, 1); /* =1: one thread beside the prefetch */
+    assert_int_equal(p.threads, 1);
+    assert_false(p.inline_fill);
+    p = stream_step_plan_for(2, 2, 64, 1); /* not for a prefill */
+    assert_int_equal(p.threads, 2);
+    assert_false(p.inline_fill);
+    p = stream_step_plan_for(0, 1, 1, STREAM_THREADS_AUTO); /* one core: inline on one thread */
+    assert_int_equal(p.threads, 1);
+    assert_true(p.inline_fill);
+}
+
+static void compute_threads_setting_parses_auto_and_counts(void **state)
+{
+    (void)state;
+    assert_int_equal(stream_threads_setting(NULL), STREAM_THREADS_AUTO);
+    assert_int_equal(stream_threads_setting(""), STREAM_THREADS_AUTO);
+    assert_int_equal(stream_threads_setting("auto"), STREAM_THREADS_AUTO);
+    assert_int_equal(stream_threads_setting("0"), 0);
+    assert_int_equal(stream_threads_setting("3"), 3);
+    assert_int_equal(stream_threads_setting("1024"), 1024);
+    assert_int_equal(stream_threads_setting("1025"), STREAM_THREADS_AUTO);
+    assert_int_equal(stream_threads_setting("-1"), STREAM_THREADS_AUTO);
+    assert_int_equal(stream_threads_setting("2x"), STREAM_THREADS_AUTO);
+}
+
+static void a_calls_rows_are_its_first_inputs_leading_dimensions(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    int64_t shape[3] = { 2, 3, 16 };
+    mtk_module_io io = { .in = { mtk_empty(ctx, shape, 3, MTK_FLOAT32) }, .nin = 1 };
+    assert_int_equal(stream_io_rows(&io), 6); /* (B, S, E): B x S */
+    io.in[0] = mtk_empty(ctx, shape + 2, 1, MTK_FLOAT32);
+    assert_int_equal(stream_io_rows(&io), 1);
+    io.nin = 0;
+    assert_int_equal(stream_io_rows(&io), 0);
+    assert_int_equal(stream_io_rows(NULL), 0);
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(module_observer_brackets_every_call_and_can_refuse_one),
+        cmocka_unit_test(decode_steps_on_every_core_bring_their_layers_in_inline),
+        cmocka_unit_test(compute_threads_setting_parses_auto_and_counts),
+        cmocka_unit_test(a_calls_rows_are_its_first_inputs_leading_dimensions),
         cmocka_unit_test(streamed_llama_gives_the_in_ram_logits_under_the_least_budget),
         cmocka_unit_test(budget_beyond_two_layers_keeps_the_first_layers_across_forwards),
     };
