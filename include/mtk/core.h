@@ -244,16 +244,20 @@ MTK_API void mtk_ctx_set_op_hook(mtk_ctx *ctx, mtk_op_hook hook, void *user);
  * user_out is not NULL. */
 MTK_API mtk_op_hook mtk_ctx_op_hook(const mtk_ctx *ctx, void **user_out);
 
-/* The module call observer: `hook(user, module, after)` runs in
+/* The module call observer: `hook(user, module, io, after)` runs in
  * mtk_module_call before the module's forward (after = false) and after
  * it returns (after = true, whether or not it succeeded), for every module
  * called, nested ones included: a forward pre-hook and post-hook on every
- * module at once.  A pre-call returning false fails the call (the hook sets
- * the context's error); a post-call's result is ignored.  Weight streaming
- * (mtk/stream.h) installs one; NULL removes it.  One observer at a time,
- * as for the op hook. */
+ * module at once.  `io` is the call's inputs and outputs (mtk/nn.h; the
+ * outputs filled in the post-call), as torch's hooks get the args; NULL
+ * when a forward announces a module it runs piecewise without one call
+ * (T5's generate fills cross-attention keys).  A pre-call returning false
+ * fails the call (the hook sets the context's error); a post-call's result
+ * is ignored.  Weight streaming (mtk/stream.h) installs one; NULL removes
+ * it.  One observer at a time, as for the op hook. */
 struct mtk_module;
-typedef bool (*mtk_module_hook)(void *user, struct mtk_module *module, bool after);
+struct mtk_module_io;
+typedef bool (*mtk_module_hook)(void *user, struct mtk_module *module, const struct mtk_module_io *io, bool after);
 MTK_API void mtk_ctx_set_module_hook(mtk_ctx *ctx, mtk_module_hook hook, void *user);
 /* The installed module observer (NULL: none), its user in *user_out. */
 MTK_API mtk_module_hook mtk_ctx_module_hook(const mtk_ctx *ctx, void **user_out);

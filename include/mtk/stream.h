@@ -33,6 +33,20 @@
  * folios); MTK_STREAM_FILL=map|read forces one, MTK_STREAM_READERS=N
  * reads a slot on N threads.  Either way the resident weights are the
  * same and the outputs are the in-RAM run's.
+ *
+ * Threads: a step of at most 8 rows (batch x tokens: a decode step)
+ * whose threads (mtk_ctx_set_num_threads) take every core does without
+ * the prefetch thread, which would take a core from the forward's (whose
+ * kernels then wait for it): each streamed layer is brought in by the
+ * forward's own threads, in parallel, just before it runs, and dropped by
+ * them just after (so too under a budget too small for the prefetch
+ * thread).  A prefill, and a forward that leaves a core free, keep the
+ * prefetch thread.  MTK_STREAM_COMPUTE_THREADS=N runs such
+ * steps on N threads beside the prefetch thread (the stream puts N in the
+ * context before each layer and gives the caller's setting back in
+ * mtk_stream_free), 0 on the context's threads beside it.  The kernels'
+ * results do not depend on their thread count, so no bit of the outputs
+ * changes.
  */
 #ifndef MTK_STREAM_H
 #define MTK_STREAM_H
@@ -73,6 +87,17 @@ typedef struct mtk_stream_stats {
     double map_probe_seconds;  /* the measure that picked it: cpu seconds */
     double read_probe_seconds; /* of one layer mapped + dropped, and read;
                                   0 when MTK_STREAM_FILL chose            */
+    int32_t prefill_threads; /* the threads the layers of the latest step of
+                                more than 8 rows (batch x tokens: a
+                                prefill) ran on: the context's; 0: none  */
+    int32_t decode_threads;  /* those of the latest step of at most 8 rows
+                                (a decode step); 0: none ran.  The
+                                context's, or MTK_STREAM_COMPUTE_THREADS */
+    int64_t decode_calls;    /* layer forwards of such steps              */
+    bool decode_inline;      /* the latest such step brought its streamed
+                                layers in on its own threads, just before
+                                each ran (no prefetch: its threads take
+                                every core)                               */
 } mtk_stream_stats;
 
 /* Loads `model` (on meta, from mtk_model_resolve) from the open

@@ -68,7 +68,16 @@ static const char usage[] =
     "                          tokens are the same.  The budget must hold the\n"
     "                          tensors outside the layers and one layer; what\n"
     "                          is left keeps the first layers resident across\n"
-    "                          steps.  The KV cache and activations come on top\n"
+    "                          steps.  The KV cache and activations come on top.\n"
+    "                          A decode step whose --threads take every cpu\n"
+    "                          brings each streamed layer in on those threads,\n"
+    "                          just before it runs (a prefetch thread would\n"
+    "                          take a core from them: measured slower); the\n"
+    "                          prefill, and fewer threads, keep the prefetch.\n"
+    "                          MTK_STREAM_COMPUTE_THREADS=N decodes on N\n"
+    "                          threads beside the prefetch, 0 on --threads;\n"
+    "                          the JSON's \"stream\" says which (\"decode_threads\",\n"
+    "                          \"decode_inline\")\n"
     "  -o, --output FILE       also write FILE.safetensors: \"sequences\" (B, S + n)\n"
     "                          int64 and \"logits\" (n, B, vocab) float32, each\n"
     "                          step's last logits (generate's output_logits)\n"
@@ -275,6 +284,7 @@ static int generate(mtk_ctx *ctx, generate_args *a, mtk_stream **stream)
                                .decoder_start_token_id = a->start, .has_decoder_start = a->start_given,
                                .output_logits = a->output != NULL };
     mtk_generate_stats st;
+    int32_t threads = mtk_ctx_num_threads(ctx); /* the setting (a stream decodes on fewer: its "decode_threads") */
     mtk_tensor *out = mtk_lm_generate(model, ids, &o, &st);
     if (!out) return cli_fail_ctx(a->json, ctx);
     if (a->output) {
@@ -284,7 +294,7 @@ static int generate(mtk_ctx *ctx, generate_args *a, mtk_stream **stream)
         mtk_st_writer_free(w);
         if (!ok) return cli_fail_ctx(a->json, ctx);
     }
-    if (a->json) print_json(a, &info, ids, out, &st, r.seconds, mtk_ctx_num_threads(ctx), *stream);
+    if (a->json) print_json(a, &info, ids, out, &st, r.seconds, threads, *stream);
     else print_text(a, &info, ids, out, &st, r.seconds, *stream);
     return CLI_EXIT_OK;
 }

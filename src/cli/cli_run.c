@@ -61,7 +61,13 @@ static const char usage[] =
     "                           layers plus one layer (two to prefetch); what\n"
     "                           is left keeps the first layers resident.  The\n"
     "                           activations come on top.  --dtype must then be\n"
-    "                           the checkpoint's (the file's bytes are used)\n"
+    "                           the checkpoint's (the file's bytes are used).\n"
+    "                           A forward of at most 8 tokens (batch x\n"
+    "                           sequence) whose --threads take every cpu brings\n"
+    "                           each streamed layer in on those threads (the\n"
+    "                           prefetch thread would take a core from them);\n"
+    "                           MTK_STREAM_COMPUTE_THREADS=N runs it on N\n"
+    "                           threads beside the prefetch, 0 on --threads\n"
     "  -j, --json               print one JSON document: {\"model\",\n"
     "                           \"architecture\", \"dtype\", \"batch\", \"sequence\",\n"
     "                           \"load_seconds\", \"seconds\", \"tokens_per_s\",\n"
@@ -71,7 +77,9 @@ static const char usage[] =
     "                           \"layer_bytes\", \"layers\", \"prefetch\", \"releases\",\n"
     "                           \"prefetched\", \"wait_seconds\", \"kept_layers\",\n"
     "                           \"brought_in\", \"bring_in_seconds\",\n"
-    "                           \"release_seconds\"}}\n"
+    "                           \"release_seconds\", \"prefill_threads\",\n"
+    "                           \"decode_threads\", \"decode_calls\",\n"
+    "                           \"decode_inline\"}}\n"
     "\n"
     "diffusers components (UNet2DConditionModel, AutoencoderKL,\n"
     "SD3Transformer2DModel, FluxTransformer2DModel, Lumina2Transformer2DModel;\n"
@@ -181,7 +189,7 @@ bool cli_run_write_outputs(mtk_ctx *ctx, const mtk_model_outputs *out, const cha
 
 static int report(mtk_ctx *ctx, const run_args *a, const mtk_model_info *info, const mtk_tensor *ids,
                   const mtk_tensor *mask, const mtk_model_outputs *out, const mtk_stream *stream, double load_s,
-                  double run_s)
+                  double run_s, int32_t threads)
 {
     int64_t batch = ids->shape[0], seq = ids->shape[1];
     double tokens = (double)(batch * seq), speed = run_s > 0 ? tokens / run_s : 0;
@@ -238,8 +246,7 @@ static int report(mtk_ctx *ctx, const run_args *a, const mtk_model_info *info, c
     printf("ran %s (%s, %s) on %lld x %lld tokens\n", a->model, info->architecture ? info->architecture : "?",
            mtk_dtype_name(info->dtype), (long long)batch, (long long)seq);
     printf("  load:    %.3f s\n", load_s);
-    printf("  forward: %.3f s, %.1f tokens/s with %d thread%s\n", run_s, speed, mtk_ctx_num_threads(ctx),
-           mtk_ctx_num_threads(ctx) == 1 ? "" : "s");
+    printf("  forward: %.3f s, %.1f tokens/s with %d thread%s\n", run_s, speed, (int)threads, threads == 1 ? "" : "s");
     for (int32_t i = 0; i < out->count; i++) {
         char shape[128];
         printf("  %-17s %s %s\n", out->names[i], mtk_dtype_name(out->tensors[i]->dtype),
@@ -278,13 +285,14 @@ static int run(mtk_ctx *ctx, const run_args *a, mtk_stream **stream)
     if (!a->json && info.ambiguity) fprintf(stderr, "mtk: note: %s\n", info.ambiguity);
     if (!model) return cli_fail_ctx(a->json, ctx);
     double t1 = now_seconds();
+    int32_t threads = mtk_ctx_num_threads(ctx); /* the setting (a stream may run a few tokens on fewer) */
     mtk_model_outputs out;
     if (!mtk_model_run(model, &in, &out)) return cli_fail_ctx(a->json, ctx);
     double t2 = now_seconds();
     if (a->output && !cli_run_write_outputs(ctx, &out, a->output)) return cli_fail_ctx(a->json, ctx);
     /* an encoder-decoder's logits are the decoder's: its rows have no padding */
     return report(ctx, a, &info, in.input_ids, in.decoder_input_ids ? NULL : in.attention_mask, &out, *stream,
-                  t1 - t0, t2 - t1);
+                  t1 - t0, t2 - t1, threads);
 }
 
 int cli_run(int argc, char **argv)

@@ -31,6 +31,10 @@ cJSON *cli_stream_json(const mtk_stream *stream)
     cJSON_AddStringToObject(o, "fill", st.fill);
     cJSON_AddNumberToObject(o, "map_probe_seconds", st.map_probe_seconds);
     cJSON_AddNumberToObject(o, "read_probe_seconds", st.read_probe_seconds);
+    cJSON_AddItemToObject(o, "prefill_threads", text_json_int(st.prefill_threads));
+    cJSON_AddItemToObject(o, "decode_threads", text_json_int(st.decode_threads));
+    cJSON_AddItemToObject(o, "decode_calls", text_json_int(st.decode_calls));
+    cJSON_AddBoolToObject(o, "decode_inline", st.decode_inline);
     return o;
 }
 
@@ -47,4 +51,8 @@ void cli_stream_text(const mtk_stream *stream)
            st.releases ? "" : ", all kept (the budget holds the model)", (int)st.kept_layers, st.fill,
            (long long)st.prefetched, (long long)st.layer_calls, (long long)st.brought_in, st.bring_in_seconds,
            st.release_seconds, st.wait_seconds);
+    if (st.prefill_threads > 0 || st.decode_threads > 0)
+        printf("  threads: %d for the prefill's layers, %d for a decode step's (%lld layer calls%s)\n",
+               (int)st.prefill_threads, (int)st.decode_threads, (long long)st.decode_calls,
+               st.decode_inline ? ", layers brought in by them: no core for the prefetch" : "");
 }

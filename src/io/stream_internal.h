@@ -102,4 +102,38 @@ mtk_stream *stream_start(mtk_ctx *ctx, stream_unit *units, int32_t count, const 
 /* CLOCK_MONOTONIC seconds. */
 double stream_now(void);
 
+/* The thread policy of a streamed forward (stream_threads.c).  A step of
+ * at most STREAM_FEW_ROWS rows (batch x tokens: a decode step, whose
+ * products take the matrix-vector path) whose threads take every core
+ * brings each streamed layer in on the forward's own threads just before
+ * it runs and drops it just after (inline), instead of leaving that to
+ * the prefetch thread, which would take a core from the forward; a bigger
+ * step (a prefill) and one leaving a core free keep the prefetch thread. */
+#define STREAM_FEW_ROWS 8
+
+/* MTK_STREAM_COMPUTE_THREADS: unset, empty or "auto": the policy above
+ * (STREAM_THREADS_AUTO); N in 1..1024: steps of few rows on N threads
+ * beside the prefetch thread; 0: on the context's threads beside the
+ * prefetch thread (never inline).  Anything else: auto. */
+#define STREAM_THREADS_AUTO (-1)
+int32_t stream_threads_setting(const char *text);
+
+/* The rows of a module call's first input (every dimension but the
+ * last: batch x tokens of a layer's hidden states); 0 without one. */
+int64_t stream_io_rows(const mtk_module_io *io);
+
+/* How a step runs its streamed layers: on `threads` threads, inline or
+ * beside the prefetch thread. */
+typedef struct stream_step_plan {
+    int32_t threads;
+    bool inline_fill;
+} stream_step_plan;
+
+/* The plan of a step of `rows` rows given the context's `threads`, the
+ * online `cores` and the `setting` (stream_threads_setting): the
+ * context's threads with prefetch for more than STREAM_FEW_ROWS rows or
+ * setting 0; the setting's threads with prefetch when > 0; else the
+ * context's threads, inline when they take every core. */
+stream_step_plan stream_step_plan_for(int32_t threads, int32_t cores, int64_t rows, int32_t setting);
+
 #endif

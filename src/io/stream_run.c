@@ -17,6 +17,7 @@
  * KiB folios the read fill (stream_fill.c: slots) costs the same cpu and
  * leaves the forward warm huge pages; pick_fill measures which applies. */
 #include "io/stream_internal.h"
+#include "core/parallel.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -78,6 +79,15 @@ struct mtk_stream {
     uint32_t fills_begun;
     int32_t fill_slot, fill_unit;
     uint32_t fill_gen;
+    /* the thread policy (stream_threads.c), the forward's thread only:
+       `shares` when some layers are streamed (not kept) */
+    bool shares;
+    int32_t cores;        /* online cpus                                  */
+    int32_t setting;      /* MTK_STREAM_COMPUTE_THREADS                   */
+    int32_t base_threads; /* the context's setting, the caller's          */
+    int32_t set_threads;  /* what the stream last put there; 0: nothing  */
+    bool inline_fill;     /* this step's layers come in on the forward's threads */
+    int32_t inline_parts; /* that many                                    */
 };
 
 double stream_now(void)
@@ -115,6 +125,58 @@ static double bring_in(const stream_unit *u)
     }
     (void)sum;
     return thread_cpu() - t0;
+}
+
+/* One part of a unit's pages brought in or dropped by the pool's threads
+ * (unit_pages): the unit's ranges as one sequence of STREAM_TOUCH
+ * windows, split in near-equal parts. */
+typedef struct pages_job {
+    const stream_unit *u;
+    bool drop;
+    double cpu[64]; /* each part's cpu seconds */
+} pages_job;
+
+static void pages_part(int64_t begin, int64_t end, int32_t part, void *user)
+{
+    pages_job *job = user;
+    double t0 = thread_cpu();
+    unsigned char sum = 0;
+    int64_t base = 0;
+    for (int32_t i = 0; i < job->u->nranges && base < end; i++) {
+        const stream_range *r = &job->u->ranges[i];
+        int64_t n = (int64_t)((r->length + STREAM_TOUCH - 1) / STREAM_TOUCH);
+        int64_t k0 = begin > base ? begin - base : 0, k1 = end - base < n ? end - base : n;
+        base += n;
+        if (k0 >= k1) continue;
+        size_t from = (size_t)k0 * STREAM_TOUCH, to = (size_t)k1 * STREAM_TOUCH;
+        to = to < r->length ? to : r->length;
+        unsigned char *p = (unsigned char *)r->start;
+        if (job->drop) {
+            (void)madvise(p + from, to - from, MADV_DONTNEED);
+            continue;
+        }
+        (void)madvise(p + from, to - from, MADV_WILLNEED);
+        volatile const unsigned char *v = p;
+        for (size_t at = from; at < to; at += STREAM_TOUCH) sum ^= v[at];
+        sum ^= v[to - 1];
+    }
+    (void)sum;
+    job->cpu[part] = thread_cpu() - t0;
+}
+
+/* bring_in (drop: release) of `u` on `parts` of the pool's threads; the
+ * cpu seconds of all. */
+static double unit_pages(const stream_unit *u, bool drop, int32_t parts)
+{
+    pages_job job = { .u = u, .drop = drop };
+    int64_t windows = 0;
+    for (int32_t i = 0; i < u->nranges; i++)
+        windows += (int64_t)((u->ranges[i].length + STREAM_TOUCH - 1) / STREAM_TOUCH);
+    parts = parts < 1 ? 1 : parts > 64 ? 64 : parts;
+    mtk_parallel_range(windows, parts, pages_part, &job);
+    double cpu = 0;
+    for (int32_t k = 0; k < parts; k++) cpu += job.cpu[k];
+    return cpu;
 }
 
 /* Drops `u`'s pages from the process; the page cache keeps them.  Its cpu
@@ -157,6 +219,35 @@ static void fill_done(mtk_stream *s, int32_t k, int32_t i, uint32_t gen)
     s->stats.brought_in++;
 }
 
+/* stream_slot_fill on several of the pool's threads (slot_fill_on). */
+typedef struct slot_job {
+    stream_slot *slot;
+    const stream_unit *u;
+    uint32_t gen;
+    double cpu[64];
+} slot_job;
+
+static void slot_part(int64_t begin, int64_t end, int32_t part, void *user)
+{
+    (void)begin;
+    (void)end;
+    slot_job *job = user;
+    job->cpu[part] = stream_slot_fill(job->slot, job->u, job->gen);
+}
+
+/* Reads the chunks of `slot`'s fill `gen` left to claim on `parts` of the
+ * pool's threads; their cpu seconds. */
+static double slot_fill_on(stream_slot *slot, const stream_unit *u, uint32_t gen, int32_t parts)
+{
+    if (parts <= 1) return stream_slot_fill(slot, u, gen);
+    slot_job job = { .slot = slot, .u = u, .gen = gen };
+    parts = parts > 64 ? 64 : parts;
+    mtk_parallel_range(parts, parts, slot_part, &job);
+    double cpu = 0;
+    for (int32_t k = 0; k < parts; k++) cpu += job.cpu[k];
+    return cpu;
+}
+
 /* With the lock held (released while reading): reads unit i into a slot,
  * or, when another thread is reading it already (`help`), reads its
  * remaining chunks alongside; returns when every chunk is in.  The
@@ -194,8 +285,9 @@ static void fill_unit(mtk_stream *s, int32_t i, bool help)
     stream_slot *sl = &s->slots[k];
     const stream_unit *u = &s->units[i];
     uint32_t gen = sl->gen;
+    int32_t parts = help && s->inline_fill ? s->inline_parts : 1; /* the forward's threads, inline */
     if (s->has_thread) pthread_mutex_unlock(&s->lock);
-    double cpu = stream_slot_fill(sl, u, gen);
+    double cpu = slot_fill_on(sl, u, gen, parts);
     while (atomic_load(&sl->done) < u->nchunks) sched_yield();
     if (s->has_thread) pthread_mutex_lock(&s->lock);
     s->stats.bring_in_seconds += cpu;
@@ -295,15 +387,42 @@ static void drop_pending(mtk_stream *s)
     }
 }
 
+/* With the lock held, before a layer's forward: the plan of the step
+ * whose hidden states `io` brings (stream_step_plan_for), its threads put
+ * in the context until the next layer's call (so the step's lm_head runs
+ * on them too) or mtk_stream_free.  A setting found there that the stream did not
+ * put is the caller's and becomes the base. */
+static void step_threads(mtk_stream *s, const mtk_module_io *io)
+{
+    int64_t rows = stream_io_rows(io);
+    if (rows < 1) return;
+    int32_t now = mtk_ctx_num_threads(s->ctx);
+    if (s->set_threads == 0 || now != s->set_threads) s->base_threads = now;
+    stream_step_plan plan = { s->base_threads, false };
+    if (s->shares) plan = stream_step_plan_for(s->base_threads, s->cores, rows, s->setting);
+    int32_t want = plan.threads;
+    s->inline_fill = plan.inline_fill;
+    s->inline_parts = want;
+    if (want != now) mtk_ctx_set_num_threads(s->ctx, want);
+    s->set_threads = want;
+    if (rows <= STREAM_FEW_ROWS) {
+        s->stats.decode_threads = want;
+        s->stats.decode_calls++;
+        s->stats.decode_inline = plan.inline_fill;
+    } else {
+        s->stats.prefill_threads = want;
+    }
+}
+
 /* Before layer i: bring it in unless it is ready (the thread's work, or a
  * kept layer; when the thread is behind, pending drops first), then ask
  * the thread for the next layer not resident.  After a
  * streamed layer: queue its release (the thread's, or here without one). */
-static bool on_call(void *user, mtk_module *m, bool after)
+static bool on_call(void *user, mtk_module *m, const mtk_module_io *io, bool after)
 {
     mtk_stream *s = user;
     bool ok = true;
-    if (s->previous_hook) ok = s->previous_hook(s->previous_user, m, after);
+    if (s->previous_hook) ok = s->previous_hook(s->previous_user, m, io, after);
     int32_t i = unit_of(s, m);
     if (i < 0) return ok;
     bool streamed = s->stats.releases && !s->units[i].kept;
@@ -320,7 +439,10 @@ static bool on_call(void *user, mtk_module *m, bool after)
         return ok;
     }
     if (after) {
-        if (streamed && s->has_thread) {
+        if (streamed && s->inline_fill) {
+            s->state[i].ready = false;
+            s->stats.release_seconds += unit_pages(&s->units[i], true, s->inline_parts);
+        } else if (streamed && s->has_thread) {
             s->state[i].ready = false;
             if (!s->state[i].dropping) s->drops++;
             s->state[i].dropping = true;
@@ -334,6 +456,7 @@ static bool on_call(void *user, mtk_module *m, bool after)
     }
     double t0 = stream_now();
     s->stats.layer_calls++;
+    step_threads(s, io);
     if (s->state[i].dropping) { /* not dropped yet: keep it */
         s->state[i].dropping = false;
         s->drops--;
@@ -350,14 +473,14 @@ static bool on_call(void *user, mtk_module *m, bool after)
     if (s->requested == i) s->requested = -1; /* not started: do it here */
     if (!ready && s->has_thread) drop_pending(s);
     if (s->has_thread) pthread_mutex_unlock(&s->lock);
-    double cpu = ready ? 0.0 : bring_in(&s->units[i]);
+    double cpu = ready ? 0.0 : s->inline_fill ? unit_pages(&s->units[i], false, s->inline_parts) : bring_in(&s->units[i]);
     if (s->has_thread) pthread_mutex_lock(&s->lock);
     if (!ready) {
         s->stats.bring_in_seconds += cpu;
         if (!s->state[i].ready) s->stats.brought_in++; /* the thread did not, alongside */
         s->state[i].ready = true;
     }
-    if (s->has_thread) {
+    if (s->has_thread && !s->inline_fill) {
         int32_t j = next_needed(s, i);
         if (j >= 0 && !s->state[j].ready) {
             s->requested = j;
@@ -490,6 +613,10 @@ mtk_stream *stream_start(mtk_ctx *ctx, stream_unit *units, int32_t count, const 
         pthread_mutex_unlock(&s->lock);
     }
     s->stats.prefetch = s->has_thread;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    s->cores = cores < 1 ? 1 : cores > 1024 ? 1024 : (int32_t)cores;
+    s->setting = stream_threads_setting(getenv("MTK_STREAM_COMPUTE_THREADS"));
+    s->shares = s->stats.releases && s->stats.kept_layers < count; /* streamed layers */
     s->previous_hook = mtk_ctx_module_hook(ctx, &s->previous_user);
     mtk_ctx_set_module_hook(ctx, on_call, s);
     return s;
@@ -511,6 +638,8 @@ void mtk_stream_free(mtk_stream *s)
     void *user;
     if (mtk_ctx_module_hook(s->ctx, &user) == on_call && user == s)
         mtk_ctx_set_module_hook(s->ctx, s->previous_hook, s->previous_user);
+    if (s->set_threads > 0 && mtk_ctx_num_threads(s->ctx) == s->set_threads) /* the caller's setting back */
+        mtk_ctx_set_num_threads(s->ctx, s->base_threads);
     if (s->has_thread) {
         pthread_mutex_lock(&s->lock);
         s->stop = true;

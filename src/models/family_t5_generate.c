@@ -56,10 +56,10 @@ bool models_t5_fill_cross(mtk_ctx *ctx, mtk_module *blocks, mtk_tensor *encoded,
     for (int32_t i = 0; i < nl; i++) {
         mtk_module *block = child(blocks, i), *attn = child(sublayer(block, 1), 0); /* EncDecAttention */
         const t5_attention_config *c = mtk_module_config(attn);
-        if (hook && !hook(hook_user, block, false)) return false;
+        if (hook && !hook(hook_user, block, NULL, false)) return false;
         cache[i].cross_k = models_blocks_split_heads(ctx, mtk_module_forward(child(attn, 1), encoded), c->heads, c->d_kv);
         cache[i].cross_v = models_blocks_split_heads(ctx, mtk_module_forward(child(attn, 2), encoded), c->heads, c->d_kv);
-        if (hook) hook(hook_user, block, true);
+        if (hook) hook(hook_user, block, NULL, true);
         if (!cache[i].cross_k || !cache[i].cross_v) return false;
     }
     return true;
@@ -115,9 +115,12 @@ mtk_tensor *models_t5_decoder_step(mtk_module *model, mtk_tensor *ids, int64_t p
            mtk_module_call would: weight streaming (mtk/stream.h) maps a
            layer in before it runs */
         mtk_module *block = child(blocks, i);
-        if (hook && !hook(hook_user, block, false)) return NULL;
+        mtk_module_io io = { .in = { h }, .nin = 1 };
+        if (hook && !hook(hook_user, block, &io, false)) return NULL;
         h = block_step(ctx, block, h, self_bias, &cache[i], cross_bias);
-        if (hook) hook(hook_user, block, true);
+        io.out[0] = h;
+        io.nout = 1;
+        if (hook) hook(hook_user, block, &io, true);
     }
     h = mtk_module_forward(child(decoder, 3), mtk_module_forward(child(decoder, 2), h));
     if (s->scale_output) h = mtk_mul_scalar(ctx, h, mtk_value_float(pow((double)s->d_model, -0.5)));

@@ -27,11 +27,11 @@ bool mtk_module_call(mtk_module *m, mtk_module_io *io)
                          "%s is a container with no forward: call the modules it holds", m->type->name);
     void *hook_user;
     mtk_module_hook hook = mtk_ctx_module_hook(ctx, &hook_user);
-    if (hook && !hook(hook_user, m, false)) return false;
+    if (hook && !hook(hook_user, m, io, false)) return false;
     mtk_trace *tr = nn_active_trace(ctx);
     int32_t token = tr ? nn_trace_enter(tr, m, io) : -1;
     bool ok = m->type->forward(m, io);
-    if (hook) (void)hook(hook_user, m, true);
+    if (hook) (void)hook(hook_user, m, io, true);
     if (ok && (io->nout < 1 || !io->out[0])) {
         ok = false;
         if (mtk_ctx_status(ctx) == MTK_OK)

@@ -11,6 +11,7 @@ pages mapped in and dropped, or its bytes read into two reused slots; without
 the variable the stream measures one layer both ways and picks.  Reads may
 run on several threads (MTK_STREAM_READERS)."""
 import json
+import os
 import re
 
 import pytest
@@ -191,3 +192,48 @@ def test_without_a_fill_named_the_stream_measures_both_and_picks_the_cheaper(fix
     assert s["fill"] == ("read" if s["read_probe_seconds"] <= 1.25 * s["map_probe_seconds"] else "map"), s
     for name in in_ram:
         assert streamed[name].numpy().tobytes() == in_ram[name].numpy().tobytes(), name
+
+
+@pytest.mark.parametrize("fill", ["map", "read"])
+def test_a_decode_on_every_core_brings_its_layers_in_on_its_threads_and_keeps_the_in_ram_bits(
+        fixtures, run, tmp_path, monkeypatch, fill):
+    # a decode step whose threads take every core does without the prefetch thread (it would take
+    # a core from them): its layers come in on its own threads; fewer threads, the prefill, and
+    # MTK_STREAM_COMPUTE_THREADS keep the prefetch; the tokens and logits are the in-RAM run's
+    monkeypatch.setenv("MTK_STREAM_FILL", fill)
+    cores = os.cpu_count()
+    case_dir = fixtures / "llama"
+    fixed, largest, total = _stream_sizes(run, case_dir, tmp_path, "model.layers")
+    steps = 6
+    args = ["generate", case_dir / "model", "--weights", case_dir / "model", "--input-ids",
+            "5,6,7,8,9;9,10,11,12,13", "--max-new-tokens", steps, "--eos-token-id", "none", "--json"]
+    monkeypatch.delenv("MTK_STREAM_COMPUTE_THREADS", raising=False)
+    in_ram = run(*args, "--threads", cores, "--output", tmp_path / "a.safetensors")
+    assert in_ram.returncode == 0, in_ram.stderr
+    a = load_file(str(tmp_path / "a.safetensors"))
+    # (threads, MTK_STREAM_COMPUTE_THREADS) -> the decode's threads, inline
+    cases = [(cores, None, cores, True), (cores, "0", cores, False), (cores, "1", 1, False)]
+    if cores > 1:
+        cases.append((cores - 1, None, cores - 1, False))
+    # the least budget has no prefetch thread: its layers come in on the decode's threads too
+    cases.append((cores, None, cores, True, False))
+    for threads, setting, decode_threads, inline, *prefetch in cases:
+        if setting is None:
+            monkeypatch.delenv("MTK_STREAM_COMPUTE_THREADS", raising=False)
+        else:
+            monkeypatch.setenv("MTK_STREAM_COMPUTE_THREADS", setting)
+        prefetch = prefetch[0] if prefetch else True
+        streamed = run(*args, "--threads", threads, "--max-ram", fixed + (2 if prefetch else 1) * largest,
+                       "--output", tmp_path / "b.safetensors")
+        assert streamed.returncode == 0, streamed.stderr
+        doc = json.loads(streamed.stdout)
+        s = doc["stream"]
+        assert s["prefetch"] == prefetch and s["releases"] and s["fill"] == fill, s
+        assert doc["threads"] == threads  # the setting, not the decode's
+        assert s["prefill_threads"] == threads, s  # 10 rows: the prefill keeps them
+        assert (s["decode_threads"], s["decode_inline"]) == (decode_threads, inline), (threads, setting, s)
+        assert s["decode_calls"] == (steps - 1) * s["layer_count"], s
+        assert doc["sequences"] == json.loads(in_ram.stdout)["sequences"]
+        b = load_file(str(tmp_path / "b.safetensors"))
+        for name in a:
+            assert a[name].numpy().tobytes() == b[name].numpy().tobytes(), (name, threads, setting)

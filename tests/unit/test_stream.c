@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/stream_internal.h"
 #include "mtk/mtk.h"
 #include "unit_files.h"
 #include "unit_models.h"
@@ -31,15 +32,17 @@ static const char llama_config[] =
 typedef struct calls {
     mtk_module *seen[64];
     bool after[64];
+    const mtk_tensor *input[64]; /* the call's first input */
     int n;
     mtk_module *refuse; /* the pre-call of this module fails */
 } calls;
 
-static bool record(void *user, mtk_module *m, bool after)
+static bool record(void *user, mtk_module *m, const mtk_module_io *io, bool after)
 {
     calls *c = user;
     if (c->n < 64) {
         c->seen[c->n] = m;
+        c->input[c->n] = io && io->nin > 0 ? io->in[0] : NULL;
         c->after[c->n++] = after;
     }
     if (!after && m == c->refuse) return mtk_error(mtk_module_ctx(m), MTK_ERR_IO, "refused by the observer");
@@ -70,6 +73,11 @@ static void module_observer_brackets_every_call_and_can_refuse_one(void **state)
         assert_ptr_equal(c.seen[i], order[i]);
         assert_int_equal(c.after[i], after[i]);
     }
+    /* each call's inputs, as torch's pre-hook gets the args: x into seq and a, a's output into b */
+    assert_ptr_equal(c.input[0], x);
+    assert_ptr_equal(c.input[1], x);
+    assert_ptr_equal(c.input[3], c.input[4]);
+    assert_true(c.input[3] != x && c.input[3] != NULL);
     c.n = 0;
     c.refuse = b;
     assert_null(mtk_module_forward(seq, x));
@@ -253,10 +261,75 @@ static void budget_beyond_two_layers_keeps_the_first_layers_across_forwards(void
     rmdir(dir);
 }
 
+/* The thread policy (io/stream_threads.c): a decode step (at most 8 rows)
+ * whose threads take every core brings its layers in inline on them; a
+ * prefill, fewer threads than cores, or MTK_STREAM_COMPUTE_THREADS keep
+ * the prefetch thread. */
+static void decode_steps_on_every_core_bring_their_layers_in_inline(void **state)
+{
+    (void)state;
+    stream_step_plan p = stream_step_plan_for(2, 2, 1, STREAM_THREADS_AUTO); /* decode, threads == cores */
+    assert_int_equal(p.threads, 2);
+    assert_true(p.inline_fill);
+    p = stream_step_plan_for(4, 2, STREAM_FEW_ROWS, STREAM_THREADS_AUTO); /* more threads than cores, 8 rows */
+    assert_int_equal(p.threads, 4);
+    assert_true(p.inline_fill);
+    p = stream_step_plan_for(2, 2, STREAM_FEW_ROWS + 1, STREAM_THREADS_AUTO); /* a prefill keeps the prefetch */
+    assert_int_equal(p.threads, 2);
+    assert_false(p.inline_fill);
+    p = stream_step_plan_for(1, 2, 1, STREAM_THREADS_AUTO); /* a core is free for the prefetch thread */
+    assert_int_equal(p.threads, 1);
+    assert_false(p.inline_fill);
+    p = stream_step_plan_for(2, 2, 1, 0); /* MTK_STREAM_COMPUTE_THREADS=0: the context's, with prefetch */
+    assert_int_equal(p.threads, 2);
+    assert_false(p.inline_fill);
+    p = stream_step_plan_for(2, 2, 3, 1); /* =1: one thread beside the prefetch */
+    assert_int_equal(p.threads, 1);
+    assert_false(p.inline_fill);
+    p = stream_step_plan_for(2, 2, 64, 1); /* not for a prefill */
+    assert_int_equal(p.threads, 2);
+    assert_false(p.inline_fill);
+    p = stream_step_plan_for(0, 1, 1, STREAM_THREADS_AUTO); /* one core: inline on one thread */
+    assert_int_equal(p.threads, 1);
+    assert_true(p.inline_fill);
+}
+
+static void compute_threads_setting_parses_auto_and_counts(void **state)
+{
+    (void)state;
+    assert_int_equal(stream_threads_setting(NULL), STREAM_THREADS_AUTO);
+    assert_int_equal(stream_threads_setting(""), STREAM_THREADS_AUTO);
+    assert_int_equal(stream_threads_setting("auto"), STREAM_THREADS_AUTO);
+    assert_int_equal(stream_threads_setting("0"), 0);
+    assert_int_equal(stream_threads_setting("3"), 3);
+    assert_int_equal(stream_threads_setting("1024"), 1024);
+    assert_int_equal(stream_threads_setting("1025"), STREAM_THREADS_AUTO);
+    assert_int_equal(stream_threads_setting("-1"), STREAM_THREADS_AUTO);
+    assert_int_equal(stream_threads_setting("2x"), STREAM_THREADS_AUTO);
+}
+
+static void a_calls_rows_are_its_first_inputs_leading_dimensions(void **state)
+{
+    (void)state;
+    mtk_ctx *ctx = mtk_ctx_new();
+    int64_t shape[3] = { 2, 3, 16 };
+    mtk_module_io io = { .in = { mtk_empty(ctx, shape, 3, MTK_FLOAT32) }, .nin = 1 };
+    assert_int_equal(stream_io_rows(&io), 6); /* (B, S, E): B x S */
+    io.in[0] = mtk_empty(ctx, shape + 2, 1, MTK_FLOAT32);
+    assert_int_equal(stream_io_rows(&io), 1);
+    io.nin = 0;
+    assert_int_equal(stream_io_rows(&io), 0);
+    assert_int_equal(stream_io_rows(NULL), 0);
+    mtk_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(module_observer_brackets_every_call_and_can_refuse_one),
+        cmocka_unit_test(decode_steps_on_every_core_bring_their_layers_in_inline),
+        cmocka_unit_test(compute_threads_setting_parses_auto_and_counts),
+        cmocka_unit_test(a_calls_rows_are_its_first_inputs_leading_dimensions),
         cmocka_unit_test(streamed_llama_gives_the_in_ram_logits_under_the_least_budget),
         cmocka_unit_test(budget_beyond_two_layers_keeps_the_first_layers_across_forwards),
     };
